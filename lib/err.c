@@ -1,0 +1,61 @@
+/* err: formatting of the error type every fallible call fills. */
+#include "lib/err.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+static int
+err_vset (hk_err *err, int errnum, const char *fmt, va_list ap)
+{
+  int n = vsnprintf (err->msg, sizeof err->msg, fmt, ap);
+  if (n < 0)
+    n = 0;
+  if (errnum != 0 && (size_t) n < sizeof err->msg)
+    snprintf (err->msg + n, sizeof err->msg - n, ": %s", strerror (errnum));
+  err->errnum = errnum;
+  return -1;
+}
+
+int
+err_set (hk_err *err, int errnum, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  err_vset (err, errnum, fmt, ap);
+  va_end (ap);
+  return -1;
+}
+
+int
+err_sys (hk_err *err, const char *fmt, ...)
+{
+  int saved = errno;
+  va_list ap;
+  va_start (ap, fmt);
+  err_vset (err, saved, fmt, ap);
+  va_end (ap);
+  errno = saved;
+  return -1;
+}
+
+int
+err_prefix (hk_err *err, const char *fmt, ...)
+{
+  char prefix[512];
+  char old[sizeof err->msg];
+  va_list ap;
+  va_start (ap, fmt);
+  vsnprintf (prefix, sizeof prefix, fmt, ap);
+  va_end (ap);
+  memcpy (old, err->msg, sizeof old);
+  snprintf (err->msg, sizeof err->msg, "%s: %s", prefix, old);
+  return -1;
+}
+
+void
+err_clear (hk_err *err)
+{
+  err->errnum = 0;
+  err->msg[0] = '\0';
+}

@@ -1,0 +1,314 @@
+/* util: memory, cleanup attributes, whole-file I/O, directory helpers, small parsers. */
+#include "lib/util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+void
+cleanup_freep (void *p)
+{
+  free (*(void **) p);
+}
+
+void
+cleanup_closep (int *fd)
+{
+  if (*fd >= 0)
+    {
+      int saved = errno;
+      close (*fd);
+      errno = saved;
+    }
+}
+
+static void *
+oom_check (void *p)
+{
+  if (p == NULL)
+    {
+      fputs ("hako: out of memory\n", stderr);
+      abort ();
+    }
+  return p;
+}
+
+void *
+xmalloc (size_t n)
+{
+  return oom_check (malloc (n ? n : 1));
+}
+
+void *
+xcalloc (size_t n, size_t size)
+{
+  return oom_check (calloc (n ? n : 1, size ? size : 1));
+}
+
+void *
+xrealloc (void *p, size_t n)
+{
+  return oom_check (realloc (p, n ? n : 1));
+}
+
+char *
+xstrdup (const char *s)
+{
+  return s ? oom_check (strdup (s)) : NULL;
+}
+
+char *
+xstrndup (const char *s, size_t n)
+{
+  return oom_check (strndup (s, n));
+}
+
+char *
+xasprintf (const char *fmt, ...)
+{
+  char *s = NULL;
+  va_list ap;
+  va_start (ap, fmt);
+  int r = vasprintf (&s, fmt, ap);
+  va_end (ap);
+  if (r < 0)
+    oom_check (NULL);
+  return s;
+}
+
+bool
+str_has_prefix (const char *s, const char *prefix)
+{
+  return strncmp (s, prefix, strlen (prefix)) == 0;
+}
+
+bool
+str_has_suffix (const char *s, const char *suffix)
+{
+  size_t a = strlen (s), b = strlen (suffix);
+  return a >= b && strcmp (s + a - b, suffix) == 0;
+}
+
+int
+fd_read_all (int fd, size_t max, char **out, size_t *len, hk_err *err)
+{
+  size_t cap = 4096, n = 0;
+  cleanup_free char *buf = xmalloc (cap + 1);
+  for (;;)
+    {
+      if (n == cap)
+        {
+          if (cap >= max)
+            return err_set (err, EFBIG, "more than %zu bytes", max);
+          cap = cap * 2 > max ? max : cap * 2;
+          buf = xrealloc (buf, cap + 1);
+        }
+      ssize_t r = read (fd, buf + n, cap - n);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r < 0)
+        return err_sys (err, "read");
+      if (r == 0)
+        break;
+      n += r;
+    }
+  buf[n] = '\0';
+  if (len)
+    *len = n;
+  *out = steal_pointer (&buf);
+  return 0;
+}
+
+int
+file_read_all (const char *path, size_t max, char **out, size_t *len, hk_err *err)
+{
+  cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return err_sys (err, "open %s", path);
+  if (fd_read_all (fd, max, out, len, err) < 0)
+    return err_prefix (err, "%s", path);
+  return 0;
+}
+
+int
+fd_write_all (int fd, const void *buf, size_t len)
+{
+  const char *p = buf;
+  while (len > 0)
+    {
+      ssize_t w = write (fd, p, len);
+      if (w < 0 && errno == EINTR)
+        continue;
+      if (w < 0)
+        return -1;
+      p += w;
+      len -= w;
+    }
+  return 0;
+}
+
+int
+file_write_atomic (const char *path, const char *data, size_t len, mode_t mode, hk_err *err)
+{
+  cleanup_free char *tmp = xasprintf ("%s.tmp.%d", path, (int) getpid ());
+  cleanup_close int fd = open (tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+  if (fd < 0)
+    return err_sys (err, "create %s", tmp);
+  if (fd_write_all (fd, data, len) < 0 || fsync (fd) < 0)
+    {
+      err_sys (err, "write %s", tmp);
+      unlink (tmp);
+      return -1;
+    }
+  if (rename (tmp, path) < 0)
+    {
+      err_sys (err, "rename %s to %s", tmp, path);
+      unlink (tmp);
+      return -1;
+    }
+  return 0;
+}
+
+int
+mkdir_p (const char *path, mode_t mode, hk_err *err)
+{
+  cleanup_free char *p = xstrdup (path);
+  for (char *s = p + 1;; s++)
+    {
+      if (*s != '/' && *s != '\0')
+        continue;
+      char c = *s;
+      *s = '\0';
+      if (mkdir (p, mode) < 0 && errno != EEXIST)
+        return err_sys (err, "mkdir %s", p);
+      *s = c;
+      if (c == '\0')
+        break;
+    }
+  return 0;
+}
+
+static int
+rm_rf_at (int dirfd, const char *name, dev_t dev, hk_err *err)
+{
+  struct stat st;
+  if (fstatat (dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return errno == ENOENT ? 0 : err_sys (err, "stat %s", name);
+  if (!S_ISDIR (st.st_mode))
+    {
+      if (unlinkat (dirfd, name, 0) < 0 && errno != ENOENT)
+        return err_sys (err, "unlink %s", name);
+      return 0;
+    }
+  /* A different device below us is a mount point: leave it for its owner. */
+  if (st.st_dev != dev)
+    return err_set (err, EBUSY, "%s is a mount point", name);
+  cleanup_close int fd = openat (dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return err_sys (err, "open %s", name);
+  int dupfd = dup (fd);
+  if (dupfd < 0)
+    return err_sys (err, "dup");
+  DIR *d = fdopendir (dupfd);
+  if (d == NULL)
+    {
+      close (dupfd);
+      return err_sys (err, "opendir %s", name);
+    }
+  int ret = 0;
+  struct dirent *de;
+  while ((de = readdir (d)) != NULL)
+    {
+      if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
+        continue;
+      if (rm_rf_at (fd, de->d_name, dev, err) < 0)
+        {
+          err_prefix (err, "%s", name);
+          ret = -1;
+          break;
+        }
+    }
+  closedir (d);
+  if (ret == 0 && unlinkat (dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+    return err_sys (err, "rmdir %s", name);
+  return ret;
+}
+
+int
+rm_rf (const char *path, hk_err *err)
+{
+  struct stat st;
+  if (lstat (path, &st) < 0)
+    return errno == ENOENT ? 0 : err_sys (err, "stat %s", path);
+  return rm_rf_at (AT_FDCWD, path, st.st_dev, err);
+}
+
+int
+parse_duration_ms (const char *s, uint64_t *ms)
+{
+  char *end;
+  if (s == NULL || *s == '\0' || *s == '-')
+    return -1;
+  errno = 0;
+  double v = strtod (s, &end);
+  if (errno != 0 || end == s || v < 0)
+    return -1;
+  double mult;
+  if (*end == '\0' || strcmp (end, "s") == 0)
+    mult = 1000;
+  else if (strcmp (end, "ms") == 0)
+    mult = 1;
+  else if (strcmp (end, "m") == 0)
+    mult = 60000;
+  else if (strcmp (end, "h") == 0)
+    mult = 3600000;
+  else
+    return -1;
+  if (v * mult > 1e15)
+    return -1;
+  *ms = (uint64_t) (v * mult + 0.5);
+  return 0;
+}
+
+int
+parse_size (const char *s, uint64_t *bytes)
+{
+  char *end;
+  if (s == NULL || *s < '0' || *s > '9')
+    return -1;
+  errno = 0;
+  unsigned long long v = strtoull (s, &end, 10);
+  if (errno != 0)
+    return -1;
+  unsigned shift = 0;
+  switch (*end)
+    {
+    case '\0': break;
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    default: return -1;
+    }
+  if (*end == 'b' || *end == 'B')
+    end++;
+  if (*end != '\0' || (shift && v > (ULLONG_MAX >> shift)))
+    return -1;
+  *bytes = v << shift;
+  return 0;
+}
+
+uint64_t
+now_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (uint64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}

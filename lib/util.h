@@ -1,0 +1,55 @@
+/* util: memory, cleanup attributes, whole-file I/O, directory helpers, small parsers. */
+#ifndef HAKO_LIB_UTIL_H
+#define HAKO_LIB_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "lib/err.h"
+
+void cleanup_freep (void *p);
+void cleanup_closep (int *fd);
+#define cleanup_free __attribute__ ((cleanup (cleanup_freep)))
+#define cleanup_close __attribute__ ((cleanup (cleanup_closep)))
+
+/* Allocation failure is not recoverable in a short-lived CLI: abort loudly. */
+void *xmalloc (size_t n);
+void *xcalloc (size_t n, size_t size);
+void *xrealloc (void *p, size_t n);
+char *xstrdup (const char *s);
+char *xstrndup (const char *s, size_t n);
+char *xasprintf (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
+
+/* Take ownership of *p and leave NULL behind (for returning cleanup_free values). */
+#define steal_pointer(pp) ({ __typeof__ (*(pp)) _v = *(pp); *(pp) = NULL; _v; })
+#define steal_fd(fdp) ({ int _f = *(fdp); *(fdp) = -1; _f; })
+
+bool str_has_prefix (const char *s, const char *prefix);
+bool str_has_suffix (const char *s, const char *suffix);
+
+/* Read a whole file (at most max bytes; more is an error).  *out is
+ * NUL-terminated; *len (if not NULL) excludes the NUL. */
+int file_read_all (const char *path, size_t max, char **out, size_t *len, hk_err *err);
+int fd_read_all (int fd, size_t max, char **out, size_t *len, hk_err *err);
+/* Write all of buf, retrying on EINTR and short writes. */
+int fd_write_all (int fd, const void *buf, size_t len);
+/* Write path through a temporary file in the same directory, fsync, rename:
+ * a reader sees the old contents or the new ones, never half. */
+int file_write_atomic (const char *path, const char *data, size_t len, mode_t mode, hk_err *err);
+/* mkdir -p with mode for the created components. */
+int mkdir_p (const char *path, mode_t mode, hk_err *err);
+/* rm -rf that never crosses a mount point (so a stale bind mount's target is left
+ * alone, not emptied) and never follows symlinks.  A missing path is success. */
+int rm_rf (const char *path, hk_err *err);
+
+/* "500ms", "30s", "5m", "1h", "2" (seconds).  Returns -1 on bad input. */
+int parse_duration_ms (const char *s, uint64_t *ms);
+/* Decimal, with an optional k/m/g (binary) suffix. */
+int parse_size (const char *s, uint64_t *bytes);
+
+/* Monotonic milliseconds. */
+uint64_t now_ms (void);
+
+#endif

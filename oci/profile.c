@@ -1,0 +1,1 @@
+/* profile: placeholder until written. */

@@ -1,0 +1,1 @@
+/* spec: placeholder until written. */

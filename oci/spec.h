@@ -1,0 +1,316 @@
+/* spec: the OCI runtime config plus hako's `sandbox` object, as plain structs.
+ * Parsed once (oci_spec_parse); the runtime only walks these, never JSON. */
+#ifndef HAKO_OCI_SPEC_H
+#define HAKO_OCI_SPEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "lib/err.h"
+
+/* A NULL-terminated array of strings; NULL means "absent". */
+typedef char **strv;
+size_t strv_len (char *const *v);
+void strv_free (char **v);
+char **strv_dup (char *const *v);
+
+struct oci_kv
+{
+  char *key;
+  char *value;
+};
+
+struct oci_mount
+{
+  char *destination;
+  char *type;            /* NULL: bind when options has bind/rbind */
+  char *source;
+  char **options;        /* raw option strings, e.g. "nosuid", "ro", "rbind", "mode=755" */
+  /* Decoded from options by the parser: */
+  unsigned long flags;       /* MS_* to set (MS_RDONLY, MS_NOSUID, MS_BIND, MS_REC, ...) */
+  unsigned long clear_flags; /* MS_* explicitly cleared ("rw", "suid", "dev", "exec", ...) */
+  unsigned long propagation; /* MS_PRIVATE|MS_SLAVE|MS_SHARED|MS_UNBINDABLE (+MS_REC), 0 none */
+  char *data;                /* the options that are not flags, joined with ',' (fs data) */
+  bool is_bind;
+};
+
+struct oci_rlimit
+{
+  int resource;   /* RLIMIT_* */
+  char *type;     /* "RLIMIT_NOFILE" as written */
+  uint64_t soft;
+  uint64_t hard;
+};
+
+struct oci_user
+{
+  uid_t uid;
+  gid_t gid;
+  bool has_umask;
+  mode_t umask;
+  gid_t *additional_gids;
+  size_t n_additional_gids;
+  char *username;  /* Windows-only in OCI; kept for completeness */
+};
+
+struct oci_caps
+{
+  /* Each set: NULL-terminated names ("CAP_NET_RAW"); NULL when absent. */
+  char **bounding, **effective, **inheritable, **permitted, **ambient;
+};
+
+struct oci_process
+{
+  bool terminal;
+  unsigned int console_height, console_width;
+  struct oci_user user;
+  char **args;        /* non-empty */
+  char **env;         /* "K=V" */
+  char *cwd;          /* absolute */
+  struct oci_caps caps;
+  bool has_caps;
+  struct oci_rlimit *rlimits;
+  size_t n_rlimits;
+  bool no_new_privileges;
+  char *apparmor_profile;
+  char *selinux_label;
+  bool has_oom_score_adj;
+  int oom_score_adj;
+};
+
+enum oci_ns_type
+{
+  OCI_NS_PID,
+  OCI_NS_NETWORK,
+  OCI_NS_MOUNT,
+  OCI_NS_IPC,
+  OCI_NS_UTS,
+  OCI_NS_USER,
+  OCI_NS_CGROUP,
+  OCI_NS_TIME,
+  OCI_NS_COUNT
+};
+
+struct oci_namespace
+{
+  enum oci_ns_type type;
+  char *path;  /* NULL: create a new one; else join this one */
+};
+
+struct oci_idmap
+{
+  uint32_t container_id;
+  uint32_t host_id;
+  uint32_t size;
+};
+
+struct oci_device
+{
+  char type;          /* 'c', 'b', 'u', 'p' */
+  char *path;
+  int64_t major, minor;
+  bool has_file_mode;
+  mode_t file_mode;
+  bool has_uid, has_gid;
+  uid_t uid;
+  gid_t gid;
+};
+
+/* linux.resources.devices[] (cgroup device rules) */
+struct oci_device_rule
+{
+  bool allow;
+  char type;         /* 'a', 'c', 'b'; 0 when absent (= 'a') */
+  int64_t major, minor; /* -1 = wildcard */
+  char *access;      /* "rwm" */
+};
+
+/* Every limit has a has_ flag: absent means "leave the kernel's default". */
+struct oci_resources
+{
+  bool has_memory_limit, has_memory_reservation, has_memory_swap, has_memory_kernel;
+  int64_t memory_limit, memory_reservation, memory_swap, memory_kernel;
+  bool has_memory_swappiness;
+  uint64_t memory_swappiness;
+  bool disable_oom_killer;
+  bool has_cpu_shares, has_cpu_quota, has_cpu_period, has_cpu_realtime_runtime, has_cpu_realtime_period;
+  uint64_t cpu_shares, cpu_period, cpu_realtime_period;
+  int64_t cpu_quota, cpu_realtime_runtime;
+  char *cpu_cpus, *cpu_mems;
+  bool has_pids_limit;
+  int64_t pids_limit;
+  bool has_blkio_weight;
+  uint16_t blkio_weight;
+  struct oci_device_rule *devices;
+  size_t n_devices;
+  struct oci_kv *hugepage_limits; /* key: page size ("2MB"), value: limit as decimal */
+  size_t n_hugepage_limits;
+  struct oci_kv *unified;         /* cgroup v2 file -> value */
+  size_t n_unified;
+};
+
+struct oci_seccomp_arg
+{
+  unsigned int index;
+  uint64_t value, value_two;
+  char *op;  /* "SCMP_CMP_EQ", ... */
+};
+
+struct oci_seccomp_rule
+{
+  char **names;
+  char *action;  /* "SCMP_ACT_ERRNO", ... */
+  bool has_errno_ret;
+  unsigned int errno_ret;
+  struct oci_seccomp_arg *args;
+  size_t n_args;
+};
+
+struct oci_seccomp
+{
+  char *default_action;
+  bool has_default_errno_ret;
+  unsigned int default_errno_ret;
+  char **architectures;
+  char **flags;
+  char *listener_path;
+  char *listener_metadata;
+  struct oci_seccomp_rule *syscalls;
+  size_t n_syscalls;
+};
+
+struct oci_linux
+{
+  struct oci_namespace *namespaces;
+  size_t n_namespaces;
+  struct oci_idmap *uid_mappings, *gid_mappings;
+  size_t n_uid_mappings, n_gid_mappings;
+  struct oci_kv *sysctl;
+  size_t n_sysctl;
+  struct oci_device *devices;
+  size_t n_devices;
+  bool has_resources;
+  struct oci_resources resources;
+  char *cgroups_path;
+  unsigned long rootfs_propagation; /* MS_* (with MS_REC); 0 when absent */
+  char **masked_paths;
+  char **readonly_paths;
+  char *mount_label;
+  struct oci_seccomp *seccomp;      /* NULL when absent */
+};
+
+struct oci_hook
+{
+  char *path;
+  char **args;
+  char **env;
+  bool has_timeout;
+  int timeout;  /* seconds, > 0 */
+};
+
+enum oci_hook_kind
+{
+  OCI_HOOK_PRESTART,
+  OCI_HOOK_CREATE_RUNTIME,
+  OCI_HOOK_CREATE_CONTAINER,
+  OCI_HOOK_START_CONTAINER,
+  OCI_HOOK_POSTSTART,
+  OCI_HOOK_POSTSTOP,
+  OCI_HOOK_COUNT
+};
+
+struct oci_hooks
+{
+  struct oci_hook *list[OCI_HOOK_COUNT];
+  size_t n[OCI_HOOK_COUNT];
+};
+
+/* hako's `sandbox` object. */
+enum hako_net_mode
+{
+  HAKO_NET_UNSET = 0,  /* follow linux.namespaces */
+  HAKO_NET_NONE,
+  HAKO_NET_HOST,
+  HAKO_NET_ALLOWLIST
+};
+
+enum hako_root_kind
+{
+  HAKO_ROOT_BUNDLE = 0,  /* root.path, relative to the bundle */
+  HAKO_ROOT_TMPFS        /* an empty tmpfs: the host profile builds its root from mounts */
+};
+
+struct hako_landlock
+{
+  bool present;
+  char **read, **write, **exec;
+  uint16_t *tcp_connect, *tcp_bind;
+  size_t n_tcp_connect, n_tcp_bind;
+  bool scoped;
+  bool required;  /* default true: no silent downgrade */
+};
+
+struct hako_sandbox
+{
+  bool present;
+  enum hako_root_kind root;
+  enum hako_net_mode net_mode;
+  char **net_allow;
+  char *profile;            /* "host", "default", or NULL */
+  struct hako_landlock landlock;
+  bool has_timeout;
+  uint64_t timeout_ms;
+  bool has_max_output;
+  uint64_t max_output;
+  char *image;
+  /* workdir: a directory under the data root that survives stop/start,
+   * mounted at workdir_path (default /work) when workdir_persist is set. */
+  bool workdir_persist;
+  char *workdir_path;
+};
+
+struct oci_spec
+{
+  char *oci_version;
+  char *root_path;  /* as written; relative to the bundle unless absolute */
+  bool root_readonly;
+  struct oci_mount *mounts;
+  size_t n_mounts;
+  struct oci_process *process;  /* NULL when absent */
+  char *hostname;
+  char *domainname;
+  struct oci_linux linux;
+  struct oci_hooks hooks;
+  struct oci_kv *annotations;
+  size_t n_annotations;
+  struct hako_sandbox sandbox;
+};
+
+/* Parse config.json text.  Errors name the JSON path:
+ * ".process.args: must be a non-empty array".  Unknown fields are ignored. */
+int oci_spec_parse (const char *json, size_t len, struct oci_spec **out, hk_err *err);
+int oci_spec_load (const char *path, struct oci_spec **out, hk_err *err);
+void oci_spec_free (struct oci_spec *spec);
+
+const char *oci_ns_name (enum oci_ns_type t);   /* "pid", "network", ... */
+int oci_ns_from_name (const char *name);        /* -1 if unknown */
+/* The CLONE_NEW* flag of a namespace type. */
+unsigned long oci_ns_clone_flag (enum oci_ns_type t);
+/* The spec's namespace entry of that type, or NULL. */
+const struct oci_namespace *oci_spec_ns (const struct oci_spec *spec, enum oci_ns_type t);
+
+/* Profiles for `hako spec` and `run --profile`: complete config.json text. */
+enum oci_profile
+{
+  OCI_PROFILE_DEFAULT,  /* runc-like bundle: rootfs dir, all namespaces */
+  OCI_PROFILE_HOST      /* no image: host /usr,/lib*,/bin,/sbin,/etc read-only, tmpfs /tmp, /work */
+};
+int oci_profile_from_name (const char *name);  /* -1 if unknown */
+/* args: the process args (NULL: the profile's default "sh").  rootless adds a
+ * user namespace mapping the caller's uid/gid to 0 and drops what needs real root. */
+int oci_profile_generate (enum oci_profile profile, bool rootless, char *const *args,
+                          char **json_out, hk_err *err);
+
+#endif

@@ -1,0 +1,52 @@
+/* state: the sandbox state record (OCI state fields + hako's) and its JSON. */
+#ifndef HAKO_OCI_STATE_H
+#define HAKO_OCI_STATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "lib/err.h"
+#include "oci/spec.h"
+
+/* status as stored; the runtime refines it (a dead pid reads as stopped). */
+enum oci_status
+{
+  OCI_STATUS_CREATING,
+  OCI_STATUS_CREATED,
+  OCI_STATUS_RUNNING,
+  OCI_STATUS_STOPPED,
+  OCI_STATUS_PAUSED
+};
+
+struct oci_state
+{
+  char *oci_version;
+  char *id;
+  enum oci_status status;
+  pid_t pid;                    /* 0 when none */
+  uint64_t pid_start_time;      /* /proc/PID/stat field 22: pid + start time = identity */
+  char *bundle;                 /* absolute; may be NULL (host profile) */
+  struct oci_kv *annotations;
+  size_t n_annotations;
+  char *created;                /* RFC 3339 UTC */
+  char *started;                /* RFC 3339 UTC, when started */
+  bool has_exit;                /* exit_status and reason are known */
+  int exit_status;              /* the process's status: code, or 128+N for signal N */
+  char *reason;                 /* "exited", "signaled", "timeout", "oom" */
+  char *rootfs;                 /* absolute path of the root (bundle rootfs or state dir mount) */
+  char *workdir;                /* host path of the persistent work dir, or NULL */
+};
+
+const char *oci_status_name (enum oci_status s);
+int oci_status_from_name (const char *name);  /* -1 if unknown */
+
+/* The OCI state JSON (`hako state`), pretty when asked. */
+int oci_state_to_json (const struct oci_state *st, bool pretty, char **out, size_t *len, hk_err *err);
+int oci_state_parse (const char *json, size_t len, struct oci_state **out, hk_err *err);
+void oci_state_free (struct oci_state *st);
+
+/* `hako features` JSON. */
+int oci_features_json (char **out, size_t *len, hk_err *err);
+
+#endif

@@ -1,0 +1,1 @@
+/* strv: placeholder until written. */

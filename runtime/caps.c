@@ -1,0 +1,1 @@
+/* caps: placeholder until written. */

@@ -1,0 +1,1 @@
+/* mount: placeholder until written. */

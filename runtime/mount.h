@@ -1,0 +1,31 @@
+/* mount: the sandbox's filesystem view, built in the child's new mount namespace:
+ * rootfs, the spec's mounts, /dev, pivot_root, masked and read-only paths. */
+#ifndef HAKO_RUNTIME_MOUNT_H
+#define HAKO_RUNTIME_MOUNT_H
+
+#include <stdbool.h>
+
+#include "lib/err.h"
+#include "oci/spec.h"
+
+struct mnt_ctx
+{
+  const struct oci_spec *spec;
+  /* Absolute host path of the directory that becomes "/": the bundle's rootfs,
+   * or (spec->sandbox.root == HAKO_ROOT_TMPFS) an empty directory in the state
+   * dir onto which a tmpfs is mounted. */
+  const char *rootfs;
+  const char *bundle;   /* absolute; relative mount sources are resolved against it */
+  const char *workdir;  /* host dir mounted read-write at sandbox.workdir_path, or NULL */
+  bool userns;          /* in a new user namespace: device nodes are bind-mounted, not mknod'ed */
+};
+
+/* Before pivot_root: propagation, the root bind (or tmpfs), the spec's mounts in
+ * order with every destination resolved inside the root, /dev and its nodes. */
+int mnt_prepare_root (const struct mnt_ctx *ctx, hk_err *err);
+/* pivot_root into ctx->rootfs, detach the old root, chdir("/"). */
+int mnt_pivot (const struct mnt_ctx *ctx, hk_err *err);
+/* After pivot_root and sysctls: readonlyPaths, maskedPaths, then root.readonly. */
+int mnt_finish (const struct mnt_ctx *ctx, hk_err *err);
+
+#endif

@@ -1,0 +1,1 @@
+/* pidinfo: placeholder until written. */

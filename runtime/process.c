@@ -1,0 +1,1 @@
+/* process: placeholder until written. */

@@ -1,0 +1,1 @@
+/* sandbox: placeholder until written. */

@@ -1,0 +1,1 @@
+/* spawn: placeholder until written. */

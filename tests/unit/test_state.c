@@ -1,0 +1,2 @@
+#include "tests/unit/tap.h"
+int main (void) { return tap_done (); }
