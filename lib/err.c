@@ -42,14 +42,22 @@ err_sys (hk_err *err, const char *fmt, ...)
 int
 err_prefix (hk_err *err, const char *fmt, ...)
 {
-  char prefix[512];
   char old[sizeof err->msg];
   va_list ap;
-  va_start (ap, fmt);
-  vsnprintf (prefix, sizeof prefix, fmt, ap);
-  va_end (ap);
   memcpy (old, err->msg, sizeof old);
-  snprintf (err->msg, sizeof err->msg, "%s: %s", prefix, old);
+  va_start (ap, fmt);
+  int n = vsnprintf (err->msg, sizeof err->msg - 2, fmt, ap);
+  va_end (ap);
+  if (n < 0)
+    n = 0;
+  if ((size_t) n > sizeof err->msg - 3)
+    n = sizeof err->msg - 3;
+  err->msg[n++] = ':';
+  err->msg[n++] = ' ';
+  size_t room = sizeof err->msg - n - 1;
+  size_t olen = strnlen (old, room);
+  memcpy (err->msg + n, old, olen);
+  err->msg[n + olen] = '\0';
   return -1;
 }
 
