@@ -1,0 +1,65 @@
+/* cmd: the verb table's shared pieces — global options, errors, config loading. */
+#ifndef HAKO_CMD_H
+#define HAKO_CMD_H
+
+#include <stdbool.h>
+
+#include "lib/err.h"
+#include "oci/spec.h"
+#include "runtime/store.h"
+
+struct globals
+{
+  const char *root;
+  const char *data_root;
+  const char *log;
+  const char *log_format;
+  bool debug;
+};
+
+extern struct globals globals;
+
+/* A verb: argv[0] is the verb name; returns the process exit status. */
+typedef int (*verb_fn) (int argc, char **argv);
+
+int cmd_spec (int argc, char **argv);
+int cmd_create (int argc, char **argv);
+int cmd_start (int argc, char **argv);
+int cmd_run (int argc, char **argv);
+int cmd_state (int argc, char **argv);
+int cmd_list (int argc, char **argv);
+int cmd_kill (int argc, char **argv);
+int cmd_delete (int argc, char **argv);
+int cmd_features (int argc, char **argv);
+
+#define EXIT_HAKO 125
+
+/* "hako: VERB ID: MSG" on stderr and in the log; returns 125. */
+int cmd_fail (const char *verb, const char *id, const hk_err *err);
+/* Usage error: "hako: VERB: MSG" plus a hint to --help; returns 125. */
+int cmd_usage (const char *verb, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
+/* Print a verb's help text (usage line + options) to stdout and return 0. */
+int cmd_help (const char *text);
+
+int cmd_store (struct store *st, hk_err *err);
+
+/* Where a sandbox's config comes from: a bundle's config.json or a profile. */
+struct config_src
+{
+  char *bundle;      /* absolute, or NULL for the host profile */
+  char *json;
+  size_t len;
+  struct oci_spec *spec;
+};
+
+/* profile may be NULL (bundle's config.json); args (may be NULL) replace
+ * process.args.  host_fallback: with no profile and no BUNDLE/config.json,
+ * use the host profile (run's "no bundle needed"). */
+int cmd_load_config (const char *bundle, const char *profile, char *const *args, bool host_fallback,
+                     struct config_src *out, hk_err *err);
+void cmd_config_free (struct config_src *c);
+
+/* Split argv at "--": *cmd points after it (NULL if absent) and argc shrinks. */
+void cmd_split_dashdash (int *argc, char **argv, char ***cmd);
+
+#endif

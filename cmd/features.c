@@ -1,1 +1,23 @@
-/* features */
+/* features: the OCI runtime features JSON. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "lib/util.h"
+#include "oci/state.h"
+
+int
+cmd_features (int argc, char **argv)
+{
+  if (argc > 1 && (strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0))
+    return cmd_help ("Usage: hako features\n\nPrint what this hako supports, as OCI features JSON.\n");
+  if (argc > 1)
+    return cmd_usage ("features", "takes no arguments");
+  hk_err err = { 0 };
+  cleanup_free char *json = NULL;
+  size_t len;
+  if (oci_features_json (&json, &len, &err) < 0)
+    return cmd_fail ("features", NULL, &err);
+  printf ("%s\n", json);
+  return 0;
+}

@@ -1,1 +1,66 @@
-/* kill */
+/* kill: send a signal (name or number) to a sandbox's process, or all of them. */
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cmd/cmd.h"
+#include "runtime/sandbox.h"
+
+static const char kill_help[] =
+  "Usage: hako kill [--all] ID [SIGNAL]\n\n"
+  "Send SIGNAL (a name such as TERM or SIGKILL, or a number; default TERM).\n"
+  "  -a, --all   signal every process in the sandbox\n";
+
+/* "TERM", "SIGTERM", "sigterm" or "15"; -1 if none of those. */
+static int
+parse_signal (const char *s)
+{
+  char *end;
+  long n = strtol (s, &end, 10);
+  if (*s && *end == '\0')
+    return n > 0 && n < NSIG ? (int) n : -1;
+  if (strncasecmp (s, "SIG", 3) == 0)
+    s += 3;
+  for (int sig = 1; sig < NSIG; sig++)
+    {
+      const char *name = sigabbrev_np (sig);
+      if (name && strcasecmp (name, s) == 0)
+        return sig;
+    }
+  return -1;
+}
+
+int
+cmd_kill (int argc, char **argv)
+{
+  static const struct option opts[] = {
+    { "all", no_argument, NULL, 'a' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+  };
+  bool all = false;
+  int c;
+  while ((c = getopt_long (argc, argv, "ah", opts, NULL)) != -1)
+    switch (c)
+      {
+      case 'a': all = true; break;
+      case 'h': return cmd_help (kill_help);
+      default: return cmd_usage ("kill", "bad option");
+      }
+  int n = argc - optind;
+  if (n < 1 || n > 2)
+    return cmd_usage ("kill", "expects ID [SIGNAL]");
+  const char *id = argv[optind];
+  int sig = n == 2 ? parse_signal (argv[optind + 1]) : SIGTERM;
+  if (sig < 0)
+    return cmd_usage ("kill", "unknown signal \"%s\"", argv[optind + 1]);
+  hk_err err = { 0 };
+  struct store st = { 0 };
+  int r = 0;
+  if (cmd_store (&st, &err) < 0 || sbx_kill (&st, id, sig, all, &err) < 0)
+    r = cmd_fail ("kill", id, &err);
+  store_fini (&st);
+  return r;
+}

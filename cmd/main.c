@@ -1,1 +1,173 @@
-/* main */
+/* main: global options, the verb table, and the helpers every verb shares. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "lib/log.h"
+#include "lib/util.h"
+
+struct globals globals;
+
+struct verb
+{
+  const char *name;
+  verb_fn fn;
+  const char *summary;
+};
+
+static const struct verb verbs[] = {
+  { "spec", cmd_spec, "write a config.json (profiles: default, host)" },
+  { "create", cmd_create, "build a sandbox; its process waits for start" },
+  { "start", cmd_start, "start a created sandbox's process" },
+  { "run", cmd_run, "create and start a sandbox, wait for it" },
+  { "state", cmd_state, "print a sandbox's state as JSON" },
+  { "list", cmd_list, "list sandboxes" },
+  { "kill", cmd_kill, "send a signal to a sandbox" },
+  { "delete", cmd_delete, "remove a sandbox and everything it holds" },
+  { "features", cmd_features, "print the OCI features JSON" },
+};
+
+static void
+usage (FILE *out)
+{
+  fputs ("Usage: hako [GLOBAL OPTIONS] VERB [OPTIONS] [ID] [-- CMD...]\n\n"
+         "A sandbox runtime for untrusted code.\n\nVerbs:\n", out);
+  for (size_t i = 0; i < sizeof verbs / sizeof *verbs; i++)
+    fprintf (out, "  %-10s %s\n", verbs[i].name, verbs[i].summary);
+  fputs ("\nGlobal options:\n"
+         "  --root DIR          state directory (default /run/hako)\n"
+         "  --data-root DIR     data directory (default /var/lib/hako)\n"
+         "  --log FILE          also write errors to FILE\n"
+         "  --log-format F      text or json (one JSON object per line)\n"
+         "  --debug             debug messages on stderr\n"
+         "  --version           print the version\n"
+         "  --help              this text; `hako VERB --help` for a verb\n"
+         "\nSee hako(8) and hako-VERB(8).\n", out);
+}
+
+int
+cmd_fail (const char *verb, const char *id, const hk_err *err)
+{
+  if (id)
+    log_error ("%s %s: %s", verb, id, err->msg);
+  else
+    log_error ("%s: %s", verb, err->msg);
+  return EXIT_HAKO;
+}
+
+int
+cmd_usage (const char *verb, const char *fmt, ...)
+{
+  char msg[1024];
+  va_list ap;
+  va_start (ap, fmt);
+  vsnprintf (msg, sizeof msg, fmt, ap);
+  va_end (ap);
+  log_error ("%s: %s (see `hako %s --help`)", verb, msg, verb);
+  return EXIT_HAKO;
+}
+
+int
+cmd_help (const char *text)
+{
+  fputs (text, stdout);
+  return 0;
+}
+
+int
+cmd_store (struct store *st, hk_err *err)
+{
+  return store_init (st, globals.root, globals.data_root, err);
+}
+
+void
+cmd_split_dashdash (int *argc, char **argv, char ***cmd)
+{
+  *cmd = NULL;
+  for (int i = 1; i < *argc; i++)
+    if (strcmp (argv[i], "--") == 0)
+      {
+        *cmd = argv + i + 1;
+        argv[i] = NULL;
+        *argc = i;
+        return;
+      }
+}
+
+static int
+parse_globals (int argc, char **argv)
+{
+  enum { OPT_ROOT = 256, OPT_DATA_ROOT, OPT_LOG, OPT_LOG_FORMAT, OPT_DEBUG, OPT_VERSION,
+         OPT_HELP, OPT_IGNORED };
+  static const struct option opts[] = {
+    { "root", required_argument, NULL, OPT_ROOT },
+    { "data-root", required_argument, NULL, OPT_DATA_ROOT },
+    { "log", required_argument, NULL, OPT_LOG },
+    { "log-format", required_argument, NULL, OPT_LOG_FORMAT },
+    { "debug", no_argument, NULL, OPT_DEBUG },
+    { "version", no_argument, NULL, OPT_VERSION },
+    { "help", no_argument, NULL, OPT_HELP },
+    /* runc globals shims pass; hako has nothing to change for them. */
+    { "systemd-cgroup", no_argument, NULL, OPT_IGNORED },
+    { NULL, 0, NULL, 0 },
+  };
+  int c;
+  while ((c = getopt_long (argc, argv, "+hv", opts, NULL)) != -1)
+    switch (c)
+      {
+      case OPT_ROOT: globals.root = optarg; break;
+      case OPT_DATA_ROOT: globals.data_root = optarg; break;
+      case OPT_LOG: globals.log = optarg; break;
+      case OPT_LOG_FORMAT:
+        if (strcmp (optarg, "text") != 0 && strcmp (optarg, "json") != 0)
+          return cmd_usage ("hako", "--log-format: \"%s\" is not text or json", optarg), -1;
+        globals.log_format = optarg;
+        break;
+      case OPT_DEBUG: globals.debug = true; break;
+      case 'v':
+      case OPT_VERSION:
+        printf ("hako version %s\nspec: 1.2.0\n", HAKO_VERSION);
+        exit (0);
+      case 'h':
+      case OPT_HELP:
+        usage (stdout);
+        exit (0);
+      case OPT_IGNORED: break;
+      default:
+        return -1;
+      }
+  return optind;
+}
+
+int
+main (int argc, char **argv)
+{
+  int first = parse_globals (argc, argv);
+  if (first < 0)
+    return EXIT_HAKO;
+  bool json = globals.log_format && strcmp (globals.log_format, "json") == 0;
+  if (log_init (globals.log, json ? LOG_JSON : LOG_TEXT, globals.debug) < 0)
+    {
+      fprintf (stderr, "hako: --log %s: %s\n", globals.log, strerror (errno));
+      return EXIT_HAKO;
+    }
+  if (first >= argc)
+    {
+      usage (stderr);
+      return EXIT_HAKO;
+    }
+  const char *name = argv[first];
+  for (size_t i = 0; i < sizeof verbs / sizeof *verbs; i++)
+    if (strcmp (verbs[i].name, name) == 0)
+      {
+        optind = 1;  /* each verb runs its own getopt over its own argv */
+        return verbs[i].fn (argc - first, argv + first);
+      }
+  log_error ("unknown verb \"%s\" (see `hako --help`)", name);
+  return EXIT_HAKO;
+}

@@ -1,1 +1,122 @@
-/* run */
+/* run: create + start in one go; in the foreground, wait and exit with the
+ * process's own status. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "lib/util.h"
+#include "runtime/sandbox.h"
+
+static const char run_help[] =
+  "Usage: hako run [OPTIONS] ID [-- CMD...]\n\n"
+  "Create and start a sandbox.  In the foreground, wait for its process and exit\n"
+  "with its status (128+N for signal N).  With a command after -- and no\n"
+  "config.json in the bundle directory, the host profile is used: no bundle needed.\n\n"
+  "  -b, --bundle DIR        bundle with config.json (default: current directory)\n"
+  "      --profile P         use profile P (host, default) instead of config.json\n"
+  "      --rm                delete the sandbox when its process has exited\n"
+  "  -d, --detach            return once the process has started\n"
+  "      --pid-file FILE     write the sandbox process's host pid to FILE\n"
+  "      --keep              accepted for runc compatibility (the default)\n"
+  "  -h, --help              this text\n";
+
+struct run_opts
+{
+  const char *bundle, *profile, *pid_file;
+  bool rm, detach;
+};
+
+static int
+run_parse (int argc, char **argv, struct run_opts *o)
+{
+  static const struct option opts[] = {
+    { "bundle", required_argument, NULL, 'b' },
+    { "profile", required_argument, NULL, 'P' },
+    { "pid-file", required_argument, NULL, 'p' },
+    { "rm", no_argument, NULL, 'r' },
+    { "detach", no_argument, NULL, 'd' },
+    { "keep", no_argument, NULL, 'k' },
+    { "no-new-keyring", no_argument, NULL, 'n' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+  };
+  int c;
+  while ((c = getopt_long (argc, argv, "b:dh", opts, NULL)) != -1)
+    switch (c)
+      {
+      case 'b': o->bundle = optarg; break;
+      case 'P': o->profile = optarg; break;
+      case 'p': o->pid_file = optarg; break;
+      case 'r': o->rm = true; break;
+      case 'd': o->detach = true; break;
+      case 'k': case 'n': break;
+      case 'h': cmd_help (run_help); return 1;
+      default: return cmd_usage ("run", "bad option");
+      }
+  if (argc - optind != 1)
+    return cmd_usage ("run", "expects exactly one sandbox ID (put the command after --)");
+  if (o->rm && o->detach)
+    return cmd_usage ("run", "--rm and --detach cannot be combined");
+  return 0;
+}
+
+/* Foreground: start, wait, record, and with --rm delete.  Returns the exit status. */
+static int
+run_foreground (const struct store *st, struct sbx_fg *fg, bool rm)
+{
+  hk_err err = { 0 };
+  int status;
+  if (sbx_run_wait (st, fg, &status, &err) < 0)
+    cmd_fail ("run", fg->id, &err);
+  if (rm && sbx_delete (st, fg->id, true, &err) < 0)
+    {
+      cmd_fail ("run", fg->id, &err);
+      if (status == 0)
+        status = EXIT_HAKO;
+    }
+  return status;
+}
+
+int
+cmd_run (int argc, char **argv)
+{
+  char **command;
+  struct run_opts o = { 0 };
+  cmd_split_dashdash (&argc, argv, &command);
+  int r = run_parse (argc, argv, &o);
+  if (r != 0)
+    return r > 0 ? 0 : EXIT_HAKO;
+  const char *id = argv[optind];
+  hk_err err = { 0 };
+  struct store st = { 0 };
+  struct config_src cfg = { 0 };
+  struct sbx_fg fg = { 0 };
+  int status = EXIT_HAKO;
+  if (cmd_store (&st, &err) < 0 || cmd_load_config (o.bundle, o.profile, command, true, &cfg, &err) < 0)
+    {
+      cmd_fail ("run", id, &err);
+      goto out;
+    }
+  struct sbx_create_opts co = { .id = id, .bundle = cfg.bundle, .config_json = cfg.json,
+                                .config_len = cfg.len, .spec = cfg.spec, .pid_file = o.pid_file,
+                                .foreground = !o.detach };
+  if (sbx_create (&st, &co, &fg, &status, &err) < 0)
+    cmd_fail ("run", id, &err);
+  else if (o.detach)
+    {
+      status = 0;
+      if (sbx_start (&st, id, &err) < 0)
+        {
+          status = cmd_fail ("run", id, &err);
+          sbx_delete (&st, id, true, &err);  /* a failed run leaves nothing behind */
+        }
+    }
+  else
+    status = run_foreground (&st, &fg, o.rm);
+out:
+  sbx_fg_free (&fg);
+  cmd_config_free (&cfg);
+  store_fini (&st);
+  return status;
+}

@@ -1,1 +1,66 @@
-/* spec */
+/* spec: write a ready config.json from a profile. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "lib/util.h"
+
+static const char spec_help[] =
+  "Usage: hako spec [--profile default|host] [--rootless] [--bundle DIR]\n\n"
+  "Write DIR/config.json (default: ./config.json); an existing one is kept.\n"
+  "  -p, --profile P   default (runc-like bundle with a rootfs/) or host (no image)\n"
+  "      --rootless    add a user namespace mapping the caller to root\n"
+  "  -b, --bundle DIR  where to write config.json\n";
+
+int
+cmd_spec (int argc, char **argv)
+{
+  static const struct option opts[] = {
+    { "profile", required_argument, NULL, 'p' },
+    { "rootless", no_argument, NULL, 'r' },
+    { "bundle", required_argument, NULL, 'b' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+  };
+  const char *profile = "default", *bundle = ".";
+  bool rootless = false;
+  int c;
+  while ((c = getopt_long (argc, argv, "p:b:h", opts, NULL)) != -1)
+    switch (c)
+      {
+      case 'p': profile = optarg; break;
+      case 'r': rootless = true; break;
+      case 'b': bundle = optarg; break;
+      case 'h': return cmd_help (spec_help);
+      default: return cmd_usage ("spec", "bad option");
+      }
+  if (optind != argc)
+    return cmd_usage ("spec", "takes no arguments");
+  int p = oci_profile_from_name (profile);
+  if (p < 0)
+    return cmd_usage ("spec", "unknown profile \"%s\" (default, host)", profile);
+  hk_err err = { 0 };
+  cleanup_free char *json = NULL;
+  cleanup_free char *path = xasprintf ("%s/config.json", bundle);
+  if (oci_profile_generate (p, rootless, NULL, &json, &err) < 0)
+    return cmd_fail ("spec", NULL, &err);
+  /* O_EXCL: never overwrite a config someone edited (runc refuses too). */
+  cleanup_close int fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0)
+    {
+      err_sys (&err, "%s", path);
+      if (errno == EEXIST)
+        err_prefix (&err, "remove it first");
+      return cmd_fail ("spec", NULL, &err);
+    }
+  if (fd_write_all (fd, json, strlen (json)) < 0 || fd_write_all (fd, "\n", 1) < 0)
+    {
+      err_sys (&err, "write %s", path);
+      return cmd_fail ("spec", NULL, &err);
+    }
+  return 0;
+}

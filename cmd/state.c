@@ -1,1 +1,41 @@
-/* state */
+/* state: print one sandbox's state as OCI state JSON. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cmd/cmd.h"
+#include "lib/util.h"
+#include "runtime/sandbox.h"
+
+static const char state_help[] = "Usage: hako state ID\n\n"
+                                 "Print the sandbox's state as JSON (OCI state plus hako's fields).\n";
+
+int
+cmd_state (int argc, char **argv)
+{
+  static const struct option opts[] = { { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+  int c;
+  while ((c = getopt_long (argc, argv, "h", opts, NULL)) != -1)
+    if (c == 'h')
+      return cmd_help (state_help);
+    else
+      return cmd_usage ("state", "bad option");
+  if (argc - optind != 1)
+    return cmd_usage ("state", "expects exactly one sandbox ID");
+  const char *id = argv[optind];
+  hk_err err = { 0 };
+  struct store st = { 0 };
+  struct oci_state *s = NULL;
+  cleanup_free char *json = NULL;
+  size_t len;
+  int r = 0;
+  if (cmd_store (&st, &err) < 0 || sbx_state (&st, id, &s, &err) < 0
+      || oci_state_to_json (s, true, &json, &len, &err) < 0)
+    r = cmd_fail ("state", id, &err);
+  else
+    printf ("%s\n", json);
+  if (s)
+    oci_state_free (s);
+  store_fini (&st);
+  return r;
+}

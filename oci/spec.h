@@ -10,6 +10,10 @@
 
 #include "lib/err.h"
 
+/* -std=gnu11 predefines the old `linux` macro (use __linux__ instead); it
+ * would clobber the spec's `linux` member. */
+#undef linux
+
 /* A NULL-terminated array of strings; NULL means "absent". */
 typedef char **strv;
 size_t strv_len (char *const *v);

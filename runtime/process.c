@@ -1,1 +1,202 @@
-/* process: placeholder until written. */
+/* process: the per-process settings applied in the child after pivot_root —
+ * hostname, sysctls, rlimits, user, cwd — and the final execve. */
+#include "runtime/process.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/syscalls.h"
+#include "lib/util.h"
+#include "runtime/caps.h"
+
+int
+proc_set_hostname (const struct oci_spec *spec, hk_err *err)
+{
+  if (spec->hostname && sethostname (spec->hostname, strlen (spec->hostname)) < 0)
+    return err_sys (err, "set hostname \"%s\"", spec->hostname);
+  if (spec->domainname && setdomainname (spec->domainname, strlen (spec->domainname)) < 0)
+    return err_sys (err, "set domainname \"%s\"", spec->domainname);
+  return 0;
+}
+
+int
+proc_set_sysctls (const struct oci_spec *spec, hk_err *err)
+{
+  for (size_t i = 0; i < spec->linux.n_sysctl; i++)
+    {
+      const char *key = spec->linux.sysctl[i].key;
+      const char *val = spec->linux.sysctl[i].value;
+      /* "net.ipv4.ip_forward" -> /proc/sys/net/ipv4/ip_forward; a key with
+       * ".." or "/" could walk out of /proc/sys, so refuse those. */
+      if (strstr (key, "..") || strchr (key, '/') || key[0] == '.' || key[0] == '\0')
+        return err_set (err, EINVAL, "sysctl \"%s\": invalid name", key);
+      cleanup_free char *path = xasprintf ("/proc/sys/%s", key);
+      for (char *p = path + strlen ("/proc/sys/"); *p; p++)
+        if (*p == '.')
+          *p = '/';
+      cleanup_close int fd = open (path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+      if (fd < 0)
+        return err_sys (err, "sysctl %s", key);
+      if (fd_write_all (fd, val, strlen (val)) < 0)
+        return err_sys (err, "sysctl %s = %s", key, val);
+    }
+  return 0;
+}
+
+int
+proc_set_rlimits (const struct oci_process *p, hk_err *err)
+{
+  for (size_t i = 0; i < p->n_rlimits; i++)
+    {
+      const struct oci_rlimit *r = &p->rlimits[i];
+      struct rlimit want = { .rlim_cur = r->soft, .rlim_max = r->hard }, cur;
+      if (setrlimit (r->resource, &want) == 0)
+        continue;
+      int e = errno;
+      if (e == EPERM && getrlimit (r->resource, &cur) == 0 && want.rlim_max > cur.rlim_max)
+        return err_set (err, EPERM,
+                        "%s: hard limit %llu is above the current hard limit %llu, and raising "
+                        "it needs CAP_SYS_RESOURCE, which hako does not have here",
+                        r->type, (unsigned long long) r->hard, (unsigned long long) cur.rlim_max);
+      return err_set (err, e, "set %s to %llu/%llu", r->type, (unsigned long long) r->soft,
+                      (unsigned long long) r->hard);
+    }
+  return 0;
+}
+
+int
+proc_set_oom_score_adj (const struct oci_process *p, hk_err *err)
+{
+  if (!p->has_oom_score_adj)
+    return 0;
+  char buf[32];
+  int n = snprintf (buf, sizeof buf, "%d", p->oom_score_adj);
+  cleanup_close int fd = open ("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+  if (fd < 0 || fd_write_all (fd, buf, n) < 0)
+    return err_sys (err, "set oom_score_adj %d", p->oom_score_adj);
+  return 0;
+}
+
+int
+proc_set_user_and_caps (const struct oci_process *p, hk_err *err)
+{
+  static const struct oci_caps none;
+  const struct oci_caps *caps = p->has_caps ? &p->caps : &none;
+  if (caps_drop_bounding (caps, err) < 0)
+    return -1;
+  /* Keep the permitted set across the uid change; caps_apply then trims it. */
+  if (prctl (PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
+    return err_sys (err, "prctl PR_SET_KEEPCAPS");
+  if (setgroups (p->user.n_additional_gids, p->user.additional_gids) < 0
+      && !(errno == EPERM && p->user.n_additional_gids == 0))
+    return err_sys (err, "setgroups");
+  if (setresgid (p->user.gid, p->user.gid, p->user.gid) < 0)
+    return err_sys (err, "setgid %u", (unsigned) p->user.gid);
+  if (setresuid (p->user.uid, p->user.uid, p->user.uid) < 0)
+    return err_sys (err, "setuid %u", (unsigned) p->user.uid);
+  if (prctl (PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0)
+    return err_sys (err, "prctl PR_SET_KEEPCAPS");
+  if (caps_apply (caps, err) < 0)
+    return -1;
+  if (p->user.has_umask)
+    umask (p->user.umask);
+  return 0;
+}
+
+int
+proc_chdir (const struct oci_process *p, hk_err *err)
+{
+  const char *cwd = p->cwd ? p->cwd : "/";
+  if (chdir (cwd) < 0)
+    return err_sys (err, "cwd %s", cwd);
+  /* CVE-2024-21626: a cwd reached through a leaked host fd (/proc/self/fd/N)
+   * lies outside the new root, and getcwd then reports "(unreachable)". */
+  cleanup_free char *real = getcwd (NULL, 0);
+  if (real == NULL || real[0] != '/')
+    return err_set (err, EPERM, "cwd %s resolves outside the sandbox root", cwd);
+  return 0;
+}
+
+static const char *
+env_get (char *const *env, const char *name)
+{
+  size_t n = strlen (name);
+  for (size_t i = 0; env && env[i]; i++)
+    if (strncmp (env[i], name, n) == 0 && env[i][n] == '=')
+      return env[i] + n + 1;
+  return NULL;
+}
+
+/* 0 if path is a regular executable file; else 126 or 127 with errno set. */
+static int
+exec_status (const char *path)
+{
+  struct stat st;
+  if (stat (path, &st) < 0)
+    return errno == ENOENT || errno == ENOTDIR ? 127 : 126;
+  if (S_ISDIR (st.st_mode))
+    {
+      errno = EISDIR;
+      return 126;
+    }
+  if (access (path, X_OK) < 0)
+    return 126;
+  return 0;
+}
+
+char *
+proc_find_exec (const struct oci_process *p, int *status, hk_err *err)
+{
+  const char *name = p->args[0];
+  if (strchr (name, '/'))
+    {
+      *status = exec_status (name);
+      if (*status == 0)
+        return xstrdup (name);
+      return err_sys (err, "exec %s", name), NULL;
+    }
+  const char *path = env_get (p->env, "PATH");
+  if (path == NULL)
+    path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+  int found_status = 127;
+  cleanup_free char *dirs = xstrdup (path);
+  char *save = NULL;
+  for (char *d = strtok_r (dirs, ":", &save); d; d = strtok_r (NULL, ":", &save))
+    {
+      cleanup_free char *cand = xasprintf ("%s/%s", *d ? d : ".", name);
+      int s = exec_status (cand);
+      if (s == 0)
+        {
+          *status = 0;
+          return steal_pointer (&cand);
+        }
+      if (s == 126)
+        found_status = 126;
+    }
+  *status = found_status;
+  if (found_status == 127)
+    err_set (err, ENOENT, "exec %s: executable file not found in $PATH", name);
+  else
+    err_set (err, EACCES, "exec %s: found in $PATH but not executable", name);
+  return NULL;
+}
+
+int
+proc_exec (const struct oci_process *p, const char *path, int *status, hk_err *err)
+{
+  /* No host fd may survive into the sandbox (CVE-2024-21626 leaked one). */
+  if (sys_close_range (3, ~0U, 0) < 0)
+    for (int fd = 3; fd < 1024; fd++)
+      close (fd);
+  execve (path, p->args, p->env ? p->env : (char *[]){ NULL });
+  *status = (errno == ENOENT || errno == ENOTDIR) ? 127 : 126;
+  return err_sys (err, "exec %s", p->args[0]);
+}

@@ -1,1 +1,29 @@
-/* process */
+/* process: the per-process settings applied in the child after pivot_root —
+ * hostname, sysctls, rlimits, user, cwd — and the final execve. */
+#ifndef HAKO_RUNTIME_PROCESS_H
+#define HAKO_RUNTIME_PROCESS_H
+
+#include "lib/err.h"
+#include "oci/spec.h"
+
+int proc_set_hostname (const struct oci_spec *spec, hk_err *err);
+/* Writes under /proc/sys of the sandbox's own /proc (call before mnt_finish
+ * makes /proc/sys read-only). */
+int proc_set_sysctls (const struct oci_spec *spec, hk_err *err);
+/* A value above the current hard limit without CAP_SYS_RESOURCE is a clear
+ * error naming the limit, not a crash. */
+int proc_set_rlimits (const struct oci_process *p, hk_err *err);
+int proc_set_oom_score_adj (const struct oci_process *p, hk_err *err);
+/* Groups, gid, uid, with the capability sets applied around the switch. */
+int proc_set_user_and_caps (const struct oci_process *p, hk_err *err);
+/* chdir into p->cwd and check the result is inside the new root. */
+int proc_chdir (const struct oci_process *p, hk_err *err);
+/* Resolve args[0] through the process's PATH as execvp would, inside the new
+ * root.  Returns a malloc'ed path, or NULL with err set and *status 127
+ * (not found) or 126 (not executable). */
+char *proc_find_exec (const struct oci_process *p, int *status, hk_err *err);
+/* Close every fd above 2 except keep (-1: none), then execve.  Returns only on
+ * failure, with *status 126 or 127. */
+int proc_exec (const struct oci_process *p, const char *path, int *status, hk_err *err);
+
+#endif

@@ -1,1 +1,604 @@
-/* sandbox: placeholder until written. */
+/* sandbox: the lifecycle verbs over the state store and spawn — create, start,
+ * wait, kill, delete, state.  cmd/ calls these; nothing here prints. */
+#include "runtime/sandbox.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/syscalls.h"
+#include "lib/util.h"
+#include "runtime/caps.h"
+#include "runtime/pidinfo.h"
+
+static char *
+rfc3339_now (void)
+{
+  struct timespec ts;
+  struct tm tm;
+  char buf[64];
+  clock_gettime (CLOCK_REALTIME, &ts);
+  gmtime_r (&ts.tv_sec, &tm);
+  strftime (buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  return xasprintf ("%s.%09ldZ", buf, ts.tv_nsec);
+}
+
+/* ---- validation ------------------------------------------------------------ */
+
+static void
+ns_remove (struct oci_spec *spec, enum oci_ns_type t)
+{
+  size_t j = 0;
+  for (size_t i = 0; i < spec->linux.n_namespaces; i++)
+    {
+      if (spec->linux.namespaces[i].type == t)
+        free (spec->linux.namespaces[i].path);
+      else
+        spec->linux.namespaces[j++] = spec->linux.namespaces[i];
+    }
+  spec->linux.n_namespaces = j;
+}
+
+static void
+ns_add (struct oci_spec *spec, enum oci_ns_type t)
+{
+  if (oci_spec_ns (spec, t))
+    return;
+  spec->linux.namespaces = xrealloc (spec->linux.namespaces,
+                                     (spec->linux.n_namespaces + 1) * sizeof *spec->linux.namespaces);
+  spec->linux.namespaces[spec->linux.n_namespaces++] = (struct oci_namespace){ .type = t };
+}
+
+/* sandbox.network.mode decides the network namespace, whatever linux.namespaces says. */
+static int
+apply_network_mode (struct oci_spec *spec, hk_err *err)
+{
+  switch (spec->sandbox.net_mode)
+    {
+    case HAKO_NET_UNSET:
+      return 0;
+    case HAKO_NET_NONE:
+      ns_remove (spec, OCI_NS_NETWORK);
+      ns_add (spec, OCI_NS_NETWORK);
+      return 0;
+    case HAKO_NET_HOST:
+      ns_remove (spec, OCI_NS_NETWORK);
+      return 0;
+    case HAKO_NET_ALLOWLIST:
+    default:
+      return err_set (err, ENOTSUP, "sandbox.network.mode: \"allowlist\" is not supported by this "
+                      "hako yet; refusing rather than running with a different network");
+    }
+}
+
+/* Features the spec may ask for that this hako cannot enforce yet: refused,
+ * never silently dropped (DESIGN.md: isolation fails closed). */
+static int
+refuse_unsupported (const struct oci_spec *spec, hk_err *err)
+{
+  const struct oci_resources *r = &spec->linux.resources;
+  if (spec->sandbox.landlock.present)
+    return err_set (err, ENOTSUP, "sandbox.landlock: not supported by this hako yet");
+  if (spec->sandbox.has_timeout || spec->sandbox.has_max_output)
+    return err_set (err, ENOTSUP, "sandbox.limits: not supported by this hako yet");
+  if (spec->sandbox.image)
+    return err_set (err, ENOTSUP, "sandbox.image: images are not supported by this hako yet");
+  if (spec->linux.seccomp)
+    return err_set (err, ENOTSUP, "linux.seccomp: not supported by this hako yet");
+  if (r->has_memory_limit || r->has_memory_reservation || r->has_memory_swap || r->has_pids_limit
+      || r->has_cpu_shares || r->has_cpu_quota || r->cpu_cpus || r->cpu_mems || r->n_unified
+      || r->n_hugepage_limits || r->has_blkio_weight)
+    return err_set (err, ENOTSUP, "linux.resources: cgroup limits are not supported by this hako yet");
+  for (int k = 0; k < OCI_HOOK_COUNT; k++)
+    if (spec->hooks.n[k])
+      return err_set (err, ENOTSUP, "hooks: not supported by this hako yet");
+  return 0;
+}
+
+int
+sbx_validate (struct oci_spec *spec, hk_err *err)
+{
+  if (spec->process == NULL)
+    return err_set (err, EINVAL, ".process: required to create a sandbox");
+  if (spec->process->terminal)
+    return err_set (err, ENOTSUP, ".process.terminal: true needs a console socket, which this hako "
+                    "does not support yet; set it to false");
+  if (spec->process->has_caps && caps_validate (&spec->process->caps, err) < 0)
+    return -1;
+  if (apply_network_mode (spec, err) < 0 || refuse_unsupported (spec, err) < 0)
+    return -1;
+  const struct oci_namespace *mnt = oci_spec_ns (spec, OCI_NS_MOUNT);
+  if (mnt == NULL || mnt->path)
+    return err_set (err, EINVAL, ".linux.namespaces: a new mount namespace is required");
+  const struct oci_namespace *user = oci_spec_ns (spec, OCI_NS_USER);
+  if (user && user->path)
+    return err_set (err, ENOTSUP, ".linux.namespaces: joining an existing user namespace is not "
+                    "supported yet");
+  if (user && (spec->linux.n_uid_mappings == 0 || spec->linux.n_gid_mappings == 0))
+    return err_set (err, EINVAL, ".linux.uidMappings: a user namespace needs uid and gid mappings");
+  if (!user && (spec->linux.n_uid_mappings || spec->linux.n_gid_mappings))
+    return err_set (err, EINVAL, ".linux.uidMappings: mappings given without a user namespace");
+  if ((spec->hostname || spec->domainname) && !oci_spec_ns (spec, OCI_NS_UTS))
+    return err_set (err, EINVAL, ".hostname: setting a hostname needs a uts namespace");
+  return 0;
+}
+
+/* ---- create ------------------------------------------------------------------ */
+
+struct build
+{
+  struct store_entry entry;
+  char *data_dir;   /* set when we made it */
+  struct spawn_child child;
+};
+
+/* Undo a failed create: the process, the data dir and the state dir. */
+static void
+build_abort (struct build *b)
+{
+  hk_err ignored;
+  spawn_abort (&b->child);
+  spawn_close (&b->child);
+  if (b->data_dir)
+    rm_rf (b->data_dir, &ignored);
+  if (b->entry.dir)
+    store_remove (&b->entry, &ignored);
+  store_close (&b->entry);
+  free (b->data_dir);
+}
+
+static int
+resolve_rootfs (const struct sbx_create_opts *o, struct build *b, char **rootfs, hk_err *err)
+{
+  const struct oci_spec *spec = o->spec;
+  if (spec->sandbox.root == HAKO_ROOT_TMPFS)
+    {
+      *rootfs = store_path (&b->entry, "rootfs");
+      if (mkdir (*rootfs, 0755) < 0)
+        return err_sys (err, "mkdir %s", *rootfs);
+      return 0;
+    }
+  if (spec->root_path == NULL)
+    return err_set (err, EINVAL, ".root.path: required");
+  cleanup_free char *joined = spec->root_path[0] == '/' || o->bundle == NULL
+                                  ? xstrdup (spec->root_path)
+                                  : xasprintf ("%s/%s", o->bundle, spec->root_path);
+  char *real = realpath (joined, NULL);
+  struct stat sb;
+  if (real == NULL)
+    return err_sys (err, "root.path %s", joined);
+  if (stat (real, &sb) < 0 || !S_ISDIR (sb.st_mode))
+    {
+      free (real);
+      return err_set (err, ENOTDIR, "root.path %s: not a directory", joined);
+    }
+  *rootfs = real;
+  return 0;
+}
+
+static int
+write_pid_file (const char *path, pid_t pid, hk_err *err)
+{
+  char buf[32];
+  int n = snprintf (buf, sizeof buf, "%d", (int) pid);
+  cleanup_free char *abs = path[0] == '/' ? xstrdup (path) : NULL;
+  if (abs == NULL)
+    {
+      cleanup_free char *cwd = getcwd (NULL, 0);
+      abs = xasprintf ("%s/%s", cwd ? cwd : ".", path);
+    }
+  if (file_write_atomic (abs, buf, n, 0644, err) < 0)
+    return err_prefix (err, "pid file");
+  return 0;
+}
+
+static int
+prepare_workdir (const struct store *st, const struct sbx_create_opts *o, struct build *b,
+                 hk_err *err)
+{
+  if (!o->spec->sandbox.workdir_persist)
+    return 0;
+  b->data_dir = store_data_dir (st, o->id);
+  /* A leftover from an interrupted delete must not leak into a new sandbox. */
+  if (rm_rf (b->data_dir, err) < 0)
+    return -1;
+  cleanup_free char *work = xasprintf ("%s/work", b->data_dir);
+  return mkdir_p (work, 0755, err);
+}
+
+static int
+record_state (struct build *b, const struct sbx_create_opts *o, enum oci_status status,
+              const char *rootfs, hk_err *err)
+{
+  struct oci_state s = {
+    .oci_version = o->spec->oci_version, .id = (char *) o->id, .status = status,
+    .pid = b->child.pid, .pid_start_time = b->child.start_time, .bundle = (char *) o->bundle,
+    .annotations = o->spec->annotations, .n_annotations = o->spec->n_annotations,
+    .rootfs = (char *) rootfs,
+  };
+  cleanup_free char *created = rfc3339_now ();
+  cleanup_free char *work = b->data_dir ? xasprintf ("%s/work", b->data_dir) : NULL;
+  s.created = created;
+  s.workdir = work;
+  return store_write_state (&b->entry, &s, err);
+}
+
+static int
+create_spawn (const struct sbx_create_opts *o, struct build *b, const char *rootfs, int *status,
+              hk_err *err)
+{
+  cleanup_close int fifo_fd = -1;
+  if (!o->foreground)
+    {
+      cleanup_free char *fifo = store_path (&b->entry, "exec.fifo");
+      /* 0622: the sandbox's process may run as any uid by the time it opens it. */
+      if (mkfifo (fifo, 0622) < 0 || chmod (fifo, 0622) < 0)
+        return err_sys (err, "mkfifo %s", fifo);
+      fifo_fd = open (fifo, O_PATH | O_CLOEXEC);
+      if (fifo_fd < 0)
+        return err_sys (err, "open %s", fifo);
+    }
+  cleanup_free char *work = b->data_dir ? xasprintf ("%s/work", b->data_dir) : NULL;
+  struct spawn_cfg cfg = { .spec = o->spec, .rootfs = rootfs, .bundle = o->bundle,
+                           .workdir = work, .fifo_fd = fifo_fd };
+  if (spawn_clone (&cfg, &b->child, err) < 0)
+    return -1;
+  /* Record the pid before the child builds anything: a hako killed from here
+   * on leaves a state.json that `delete --force` can clean up after. */
+  if (record_state (b, o, OCI_STATUS_CREATING, rootfs, err) < 0)
+    return -1;
+  if (spawn_wait_ready (&b->child, status, err) < 0)
+    return -1;
+  return record_state (b, o, OCI_STATUS_CREATED, rootfs, err);
+}
+
+int
+sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_fg *fg, int *status,
+            hk_err *err)
+{
+  struct build b = { .entry = { .lock_fd = -1 }, .child = { .pid = -1, .pidfd = -1, .sync_fd = -1 } };
+  cleanup_free char *rootfs = NULL;
+  *status = 125;
+  if (sbx_validate (o->spec, err) < 0)
+    return -1;
+  if (store_create (st, o->id, &b.entry, err) < 0)
+    return -1;
+  cleanup_free char *config = store_path (&b.entry, "config.json");
+  if (resolve_rootfs (o, &b, &rootfs, err) < 0
+      || file_write_atomic (config, o->config_json, o->config_len, 0600, err) < 0
+      || prepare_workdir (st, o, &b, err) < 0
+      || create_spawn (o, &b, rootfs, status, err) < 0
+      || (o->pid_file && write_pid_file (o->pid_file, b.child.pid, err) < 0))
+    {
+      build_abort (&b);
+      return -1;
+    }
+  free (b.data_dir);
+  store_close (&b.entry);
+  if (o->foreground)
+    {
+      fg->id = xstrdup (o->id);
+      fg->child = b.child;
+    }
+  else
+    spawn_close (&b.child);
+  return 0;
+}
+
+/* ---- state ------------------------------------------------------------------- */
+
+static void
+refresh_status (const struct store_entry *e, struct oci_state *s)
+{
+  if (s->status == OCI_STATUS_STOPPED)
+    return;
+  if (!pid_alive (s->pid, s->pid_start_time))
+    {
+      s->status = OCI_STATUS_STOPPED;
+      return;
+    }
+  if (s->status == OCI_STATUS_CREATED)
+    {
+      cleanup_free char *fifo = store_path (e, "exec.fifo");
+      if (access (fifo, F_OK) < 0)
+        s->status = OCI_STATUS_RUNNING;  /* started, or a start was interrupted after release */
+    }
+}
+
+int
+sbx_state (const struct store *st, const char *id, struct oci_state **out, hk_err *err)
+{
+  struct store_entry e;
+  if (store_open (st, id, false, &e, err) < 0)
+    return -1;
+  int r = store_read_state (&e, out, err);
+  if (r == 0)
+    refresh_status (&e, *out);
+  store_close (&e);
+  return r;
+}
+
+/* Open, lock and read a sandbox with its status refreshed. */
+static int
+open_locked (const struct store *st, const char *id, struct store_entry *e, struct oci_state **s,
+             hk_err *err)
+{
+  if (store_open (st, id, true, e, err) < 0)
+    return -1;
+  if (store_read_state (e, s, err) < 0)
+    {
+      store_close (e);
+      return -1;
+    }
+  refresh_status (e, *s);
+  return 0;
+}
+
+/* ---- start ------------------------------------------------------------------- */
+
+/* Read the fifo's byte: the sandbox's process has then left its wait and is
+ * about to exec.  Gives up if that process dies first. */
+static int
+release_fifo (const char *fifo, const struct oci_state *s, hk_err *err)
+{
+  cleanup_close int pidfd = pid_open (s->pid, s->pid_start_time);
+  if (pidfd < 0)
+    return err_set (err, ESRCH, "sandbox %s: container not running", s->id);
+  cleanup_close int fd = open (fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
+    return err_sys (err, "open %s", fifo);
+  struct pollfd p[2] = { { .fd = fd, .events = POLLIN }, { .fd = pidfd, .events = POLLIN } };
+  for (;;)
+    {
+      if (poll (p, 2, -1) < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          return err_sys (err, "poll exec fifo");
+        }
+      char c;
+      if ((p[0].revents & POLLIN) && read (fd, &c, 1) == 1)
+        return 0;
+      if (p[1].revents & POLLIN)
+        return err_set (err, ESRCH, "sandbox %s: its process exited before it could start", s->id);
+    }
+}
+
+int
+sbx_start (const struct store *st, const char *id, hk_err *err)
+{
+  struct store_entry e;
+  struct oci_state *s = NULL;
+  if (open_locked (st, id, &e, &s, err) < 0)
+    return -1;
+  int r = -1;
+  cleanup_free char *fifo = store_path (&e, "exec.fifo");
+  if (s->status != OCI_STATUS_CREATED)
+    err_set (err, EINVAL, "cannot start sandbox %s: it is %s, not created", id,
+             oci_status_name (s->status));
+  else if (release_fifo (fifo, s, err) == 0)
+    {
+      unlink (fifo);
+      s->status = OCI_STATUS_RUNNING;
+      free (s->started);
+      s->started = rfc3339_now ();
+      r = store_write_state (&e, s, err);
+    }
+  oci_state_free (s);
+  store_close (&e);
+  return r;
+}
+
+/* ---- foreground run --------------------------------------------------------- */
+
+static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH };
+
+/* Wait for the child, passing the signals a terminal or supervisor sends on to it. */
+static int
+wait_forwarding (struct spawn_child *c, int *wstatus, hk_err *err)
+{
+  sigset_t set, old;
+  sigemptyset (&set);
+  for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++)
+    sigaddset (&set, forwarded[i]);
+  sigprocmask (SIG_BLOCK, &set, &old);
+  cleanup_close int sfd = signalfd (-1, &set, SFD_CLOEXEC);
+  if (sfd < 0)
+    return err_sys (err, "signalfd");
+  struct pollfd p[2] = { { .fd = c->pidfd, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
+  for (;;)
+    {
+      if (poll (p, 2, -1) < 0 && errno != EINTR)
+        return err_sys (err, "poll");
+      if (p[1].revents & POLLIN)
+        {
+          struct signalfd_siginfo si;
+          if (read (sfd, &si, sizeof si) == sizeof si)
+            sys_pidfd_send_signal (c->pidfd, (int) si.ssi_signo, NULL, 0);
+        }
+      if (p[0].revents & POLLIN)
+        break;
+    }
+  sigprocmask (SIG_SETMASK, &old, NULL);
+  if (waitpid (c->pid, wstatus, 0) < 0)
+    return err_sys (err, "wait for sandbox process");
+  c->pid = -1;
+  return 0;
+}
+
+static int
+record_exit (const struct store *st, const char *id, int wstatus, hk_err *err)
+{
+  struct store_entry e;
+  struct oci_state *s = NULL;
+  if (open_locked (st, id, &e, &s, err) < 0)
+    return -1;
+  s->status = OCI_STATUS_STOPPED;
+  s->has_exit = true;
+  free (s->reason);
+  if (WIFSIGNALED (wstatus))
+    {
+      s->exit_status = 128 + WTERMSIG (wstatus);
+      s->reason = xstrdup ("signaled");
+    }
+  else
+    {
+      s->exit_status = WEXITSTATUS (wstatus);
+      s->reason = xstrdup ("exited");
+    }
+  int r = store_write_state (&e, s, err);
+  oci_state_free (s);
+  store_close (&e);
+  return r;
+}
+
+static int
+mark_running (const struct store *st, const char *id, hk_err *err)
+{
+  struct store_entry e;
+  struct oci_state *s = NULL;
+  if (open_locked (st, id, &e, &s, err) < 0)
+    return -1;
+  s->status = OCI_STATUS_RUNNING;
+  free (s->started);
+  s->started = rfc3339_now ();
+  int r = store_write_state (&e, s, err);
+  oci_state_free (s);
+  store_close (&e);
+  return r;
+}
+
+int
+sbx_run_wait (const struct store *st, struct sbx_fg *fg, int *status, hk_err *err)
+{
+  int wstatus;
+  *status = 125;
+  if (mark_running (st, fg->id, err) < 0 || spawn_release (&fg->child, err) < 0)
+    {
+      spawn_abort (&fg->child);
+      return -1;
+    }
+  if (wait_forwarding (&fg->child, &wstatus, err) < 0)
+    return -1;
+  *status = WIFSIGNALED (wstatus) ? 128 + WTERMSIG (wstatus) : WEXITSTATUS (wstatus);
+  /* The sandbox may have been deleted meanwhile: then there is nothing to record. */
+  hk_err ignored;
+  record_exit (st, fg->id, wstatus, &ignored);
+  return 0;
+}
+
+void
+sbx_fg_free (struct sbx_fg *fg)
+{
+  spawn_close (&fg->child);
+  free (fg->id);
+  fg->id = NULL;
+}
+
+/* ---- kill / delete ---------------------------------------------------------- */
+
+static int
+kill_all (const struct oci_state *s, int sig, hk_err *err)
+{
+  struct stat mine, theirs;
+  cleanup_free char *ns = xasprintf ("/proc/%d/ns/pid", (int) s->pid);
+  if (stat ("/proc/self/ns/pid", &mine) < 0 || stat (ns, &theirs) < 0)
+    return err_sys (err, "pid namespace of sandbox %s", s->id);
+  /* Without its own pid namespace, "every process of the sandbox" would be
+   * every process of the host. */
+  if (mine.st_ino == theirs.st_ino && mine.st_dev == theirs.st_dev)
+    return err_set (err, EINVAL, "sandbox %s shares the host's pid namespace: --all refused", s->id);
+  cleanup_free pid_t *pids = NULL;
+  size_t n;
+  if (pid_list_ns (s->pid, &pids, &n, err) < 0)
+    return -1;
+  for (size_t i = 0; i < n; i++)
+    kill (pids[i], sig);
+  return 0;
+}
+
+static int
+signal_sandbox (const struct oci_state *s, int sig, bool all, hk_err *err)
+{
+  cleanup_close int pidfd = pid_open (s->pid, s->pid_start_time);
+  if (pidfd < 0)
+    return err_set (err, ESRCH, "sandbox %s: container not running", s->id);
+  if (all && kill_all (s, sig, err) < 0)
+    return -1;
+  if (sys_pidfd_send_signal (pidfd, sig, NULL, 0) < 0 && errno != ESRCH)
+    return err_sys (err, "signal %d to sandbox %s", sig, s->id);
+  return 0;
+}
+
+int
+sbx_kill (const struct store *st, const char *id, int sig, bool all, hk_err *err)
+{
+  struct store_entry e;
+  struct oci_state *s = NULL;
+  if (open_locked (st, id, &e, &s, err) < 0)
+    return -1;
+  int r = 0;
+  if (s->status == OCI_STATUS_STOPPED)
+    r = err_set (err, ESRCH, "sandbox %s: container not running", id);
+  else
+    r = signal_sandbox (s, sig, all, err);
+  oci_state_free (s);
+  store_close (&e);
+  return r;
+}
+
+/* SIGKILL the sandbox's first process (the pid namespace takes the rest with
+ * it) and wait until it is gone. */
+static int
+kill_and_wait (const struct oci_state *s, hk_err *err)
+{
+  cleanup_close int pidfd = pid_open (s->pid, s->pid_start_time);
+  if (pidfd < 0)
+    return 0;
+  if (sys_pidfd_send_signal (pidfd, SIGKILL, NULL, 0) < 0 && errno != ESRCH)
+    return err_sys (err, "kill sandbox %s", s->id);
+  if (pid_wait_exit (pidfd, 10000) != 1)
+    return err_set (err, ETIMEDOUT, "sandbox %s: process %d did not exit after SIGKILL", s->id,
+                    (int) s->pid);
+  return 0;
+}
+
+int
+sbx_delete (const struct store *st, const char *id, bool force, hk_err *err)
+{
+  struct store_entry e;
+  struct oci_state *s = NULL;
+  if (store_open (st, id, true, &e, err) < 0)
+    return -1;
+  int r = 0;
+  /* No state.json: a create died before recording a pid, so its child (which
+   * dies with its parent until ready) is gone too; only files remain. */
+  if (store_read_state (&e, &s, err) == 0)
+    {
+      refresh_status (&e, s);
+      if (s->status == OCI_STATUS_RUNNING && !force)
+        r = err_set (err, EBUSY, "cannot delete sandbox %s: it is running (stop it, or use --force)", id);
+      else
+        r = kill_and_wait (s, err);
+    }
+  else if (err->errnum != ENOENT && !force)
+    r = err_prefix (err, "cannot delete sandbox %s (--force removes it anyway)", id);
+  if (r == 0)
+    {
+      cleanup_free char *data = store_data_dir (st, id);
+      r = rm_rf (data, err) < 0 ? -1 : store_remove (&e, err);
+    }
+  oci_state_free (s);
+  store_close (&e);
+  return r;
+}

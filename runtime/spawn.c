@@ -1,1 +1,347 @@
-/* spawn: placeholder until written. */
+/* spawn: one clone3 with the spec's namespaces, the parent<->child sync
+ * channel, id maps written by the parent, and the child's setup sequence. */
+#include "runtime/spawn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lib/syscalls.h"
+#include "lib/util.h"
+#include "runtime/mount.h"
+#include "runtime/pidinfo.h"
+#include "runtime/process.h"
+
+enum sync_type
+{
+  SYNC_GO = 1,  /* parent -> child: id maps are written, build the sandbox */
+  SYNC_READY,   /* child -> parent: set up, about to wait for start */
+  SYNC_ERROR,   /* child -> parent: setup failed; status and message follow */
+  SYNC_START    /* parent -> child (foreground): exec now */
+};
+
+struct sync_msg
+{
+  int type;
+  int status;
+  char msg[sizeof ((hk_err *) 0)->msg];
+};
+
+static int
+sync_send (int fd, int type, int status, const char *msg)
+{
+  struct sync_msg m = { .type = type, .status = status };
+  if (msg)
+    snprintf (m.msg, sizeof m.msg, "%s", msg);
+  ssize_t r;
+  do
+    r = send (fd, &m, sizeof m, MSG_NOSIGNAL);
+  while (r < 0 && errno == EINTR);
+  return r == (ssize_t) sizeof m ? 0 : -1;
+}
+
+/* 0 on a message, -1 on EOF or error (the peer is gone). */
+static int
+sync_recv (int fd, struct sync_msg *m)
+{
+  ssize_t r;
+  do
+    r = recv (fd, m, sizeof *m, 0);
+  while (r < 0 && errno == EINTR);
+  return r == (ssize_t) sizeof *m ? 0 : -1;
+}
+
+/* ---- child ---------------------------------------------------------------- */
+
+/* Close every fd but 0-2 and the ones in keep (sorted ascending). */
+static void
+close_all_but (const int *keep, size_t n)
+{
+  unsigned int from = 3;
+  for (size_t i = 0; i < n; i++)
+    {
+      if (keep[i] < 0 || (unsigned int) keep[i] < from)
+        continue;
+      if ((unsigned int) keep[i] > from)
+        sys_close_range (from, keep[i] - 1, 0);
+      from = keep[i] + 1;
+    }
+  sys_close_range (from, ~0U, 0);
+}
+
+static int
+join_namespaces (const struct oci_spec *spec, hk_err *err)
+{
+  for (size_t i = 0; i < spec->linux.n_namespaces; i++)
+    {
+      const struct oci_namespace *ns = &spec->linux.namespaces[i];
+      if (ns->path == NULL || ns->type == OCI_NS_PID)
+        continue;
+      cleanup_close int fd = open (ns->path, O_RDONLY | O_CLOEXEC);
+      if (fd < 0)
+        return err_sys (err, "open %s namespace %s", oci_ns_name (ns->type), ns->path);
+      if (setns (fd, oci_ns_clone_flag (ns->type)) < 0)
+        return err_sys (err, "join %s namespace %s", oci_ns_name (ns->type), ns->path);
+    }
+  return 0;
+}
+
+/* Everything between "go" and exec, in the order of DESIGN.md. */
+static int
+child_setup (const struct spawn_cfg *cfg, bool userns, hk_err *err)
+{
+  const struct oci_spec *spec = cfg->spec;
+  struct mnt_ctx mc = { .spec = spec, .rootfs = cfg->rootfs, .bundle = cfg->bundle,
+                        .workdir = cfg->workdir, .userns = userns };
+  if (join_namespaces (spec, err) < 0)
+    return -1;
+  /* In a fresh user namespace we start as the unmapped overflow uid: become
+   * the namespace's root before building anything. */
+  if (userns && (setresgid (0, 0, 0) < 0 || setresuid (0, 0, 0) < 0))
+    return err_sys (err, "become root in the user namespace (is uid/gid 0 mapped?)");
+  if (mnt_prepare_root (&mc, err) < 0 || mnt_pivot (&mc, err) < 0)
+    return -1;
+  if (proc_set_hostname (spec, err) < 0 || proc_set_sysctls (spec, err) < 0)
+    return -1;
+  if (mnt_finish (&mc, err) < 0)
+    return -1;
+  if (proc_set_rlimits (spec->process, err) < 0 || proc_set_oom_score_adj (spec->process, err) < 0)
+    return -1;
+  if (proc_set_user_and_caps (spec->process, err) < 0)
+    return -1;
+  if (spec->process->no_new_privileges && prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+    return err_sys (err, "prctl PR_SET_NO_NEW_PRIVS");
+  return proc_chdir (spec->process, err);
+}
+
+static int
+child_wait_start (const struct spawn_cfg *cfg, int sync_fd, hk_err *err)
+{
+  if (cfg->fifo_fd < 0)
+    {
+      struct sync_msg m;
+      if (sync_recv (sync_fd, &m) < 0 || m.type != SYNC_START)
+        _exit (125);  /* `run` went away before starting us: nothing to report to */
+      return 0;
+    }
+  /* Reopen the fifo through our own fd: this blocks until `hako start` opens
+   * the read side, and needs no path lookup from inside the new root. */
+  char path[64];
+  snprintf (path, sizeof path, "/proc/self/fd/%d", cfg->fifo_fd);
+  cleanup_close int fd = open (path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    return err_sys (err, "open exec fifo");
+  if (write (fd, "0", 1) != 1)
+    return err_sys (err, "write exec fifo");
+  return 0;
+}
+
+static void __attribute__ ((noreturn))
+child_fail (int sync_fd, bool reported, int status, const hk_err *err)
+{
+  if (!reported || sync_send (sync_fd, SYNC_ERROR, status, err->msg) < 0)
+    dprintf (2, "hako: %s\n", err->msg);
+  _exit (status);
+}
+
+static void __attribute__ ((noreturn))
+child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns)
+{
+  hk_err err = { 0 };
+  struct sync_msg m;
+  int status = 125;
+
+  /* If hako dies before the sandbox is ready, the half-built sandbox dies too
+   * (and if it died before this line, the "go" read below sees EOF). */
+  prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  sigset_t none;
+  sigemptyset (&none);
+  sigprocmask (SIG_SETMASK, &none, NULL);
+  /* CVE-2019-5736: until execve replaces it, this process's /proc/PID/exe is
+   * the hako binary; not dumpable, other processes in the sandbox cannot open it. */
+  prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
+  int keep[2] = { sync_fd < cfg->fifo_fd ? sync_fd : cfg->fifo_fd,
+                  sync_fd < cfg->fifo_fd ? cfg->fifo_fd : sync_fd };
+  close_all_but (keep, 2);
+
+  if (sync_recv (sync_fd, &m) < 0 || m.type != SYNC_GO)
+    _exit (125);
+  if (child_setup (cfg, userns, &err) < 0)
+    child_fail (sync_fd, true, 125, &err);
+  cleanup_free char *path = proc_find_exec (cfg->spec->process, &status, &err);
+  if (path == NULL)
+    child_fail (sync_fd, true, status, &err);
+
+  if (cfg->fifo_fd >= 0)
+    prctl (PR_SET_PDEATHSIG, 0, 0, 0, 0);  /* detached: outlives `hako create` */
+  if (sync_send (sync_fd, SYNC_READY, 0, NULL) < 0)
+    _exit (125);
+  if (child_wait_start (cfg, sync_fd, &err) < 0)
+    child_fail (sync_fd, false, 125, &err);
+  close (sync_fd);
+  proc_exec (cfg->spec->process, path, &status, &err);
+  child_fail (sync_fd, false, status, &err);
+}
+
+/* ---- parent --------------------------------------------------------------- */
+
+static int
+write_map (pid_t pid, const char *file, const struct oci_idmap *map, size_t n, hk_err *err)
+{
+  char buf[4096];
+  size_t len = 0;
+  for (size_t i = 0; i < n && len < sizeof buf - 64; i++)
+    len += snprintf (buf + len, sizeof buf - len, "%u %u %u\n", map[i].container_id,
+                     map[i].host_id, map[i].size);
+  cleanup_free char *path = xasprintf ("/proc/%d/%s", (int) pid, file);
+  cleanup_close int fd = open (path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0 || write (fd, buf, len) != (ssize_t) len)
+    return err_sys (err, "write %s", file);
+  return 0;
+}
+
+static int
+write_id_maps (pid_t pid, const struct oci_spec *spec, hk_err *err)
+{
+  if (geteuid () != 0)
+    {
+      /* Unprivileged: the kernel allows a gid map only once setgroups is denied. */
+      cleanup_free char *path = xasprintf ("/proc/%d/setgroups", (int) pid);
+      cleanup_close int fd = open (path, O_WRONLY | O_CLOEXEC);
+      if (fd < 0 || write (fd, "deny", 4) != 4)
+        return err_sys (err, "write setgroups");
+    }
+  if (write_map (pid, "uid_map", spec->linux.uid_mappings, spec->linux.n_uid_mappings, err) < 0
+      || write_map (pid, "gid_map", spec->linux.gid_mappings, spec->linux.n_gid_mappings, err) < 0)
+    return err_prefix (err, "user namespace id maps");
+  return 0;
+}
+
+/* A pid namespace given by path is joined by the parent: setns(CLONE_NEWPID)
+ * only affects children, which is exactly the process we are about to clone. */
+static int
+join_pid_namespace (const struct oci_spec *spec, hk_err *err)
+{
+  const struct oci_namespace *ns = oci_spec_ns (spec, OCI_NS_PID);
+  if (ns == NULL || ns->path == NULL)
+    return 0;
+  cleanup_close int fd = open (ns->path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || setns (fd, CLONE_NEWPID) < 0)
+    return err_sys (err, "join pid namespace %s", ns->path);
+  return 0;
+}
+
+static uint64_t
+clone_flags (const struct oci_spec *spec, bool *userns)
+{
+  uint64_t flags = 0;
+  *userns = false;
+  for (size_t i = 0; i < spec->linux.n_namespaces; i++)
+    {
+      const struct oci_namespace *ns = &spec->linux.namespaces[i];
+      if (ns->path)
+        continue;
+      flags |= oci_ns_clone_flag (ns->type);
+      if (ns->type == OCI_NS_USER)
+        *userns = true;
+    }
+  return flags;
+}
+
+int
+spawn_clone (const struct spawn_cfg *cfg, struct spawn_child *out, hk_err *err)
+{
+  int sv[2];
+  bool userns;
+  uint64_t ns_flags = clone_flags (cfg->spec, &userns);
+  int pidfd = -1;
+
+  *out = (struct spawn_child){ .pid = -1, .pidfd = -1, .sync_fd = -1 };
+  if (join_pid_namespace (cfg->spec, err) < 0)
+    return -1;
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+    return err_sys (err, "socketpair");
+  struct clone_args args = { .flags = ns_flags | CLONE_PIDFD, .pidfd = (uint64_t) (uintptr_t) &pidfd,
+                             .exit_signal = SIGCHLD };
+  long pid = sys_clone3 (&args);
+  if (pid < 0)
+    {
+      int e = errno;
+      close (sv[0]);
+      close (sv[1]);
+      return err_set (err, e, "clone3 with namespaces 0x%llx", (unsigned long long) ns_flags);
+    }
+  if (pid == 0)
+    {
+      close (sv[0]);
+      child_main (cfg, sv[1], userns);
+    }
+  close (sv[1]);
+  *out = (struct spawn_child){ .pid = (pid_t) pid, .pidfd = pidfd, .sync_fd = sv[0] };
+  pid_stat (out->pid, &out->start_time, NULL);
+  if (userns && write_id_maps (out->pid, cfg->spec, err) < 0)
+    return -1;
+  if (sync_send (out->sync_fd, SYNC_GO, 0, NULL) < 0)
+    return err_sys (err, "start sandbox setup");
+  return 0;
+}
+
+int
+spawn_wait_ready (struct spawn_child *c, int *status, hk_err *err)
+{
+  struct sync_msg m;
+  *status = 125;
+  if (sync_recv (c->sync_fd, &m) < 0)
+    {
+      int ws = 0;
+      waitpid (c->pid, &ws, 0);
+      c->pid = -1;
+      if (WIFSIGNALED (ws))
+        return err_set (err, 0, "sandbox process killed by signal %d during setup", WTERMSIG (ws));
+      return err_set (err, 0, "sandbox process exited during setup (status %d)", WEXITSTATUS (ws));
+    }
+  if (m.type == SYNC_READY)
+    return 0;
+  *status = m.status;
+  return err_set (err, 0, "%s", m.msg);
+}
+
+int
+spawn_release (struct spawn_child *c, hk_err *err)
+{
+  if (sync_send (c->sync_fd, SYNC_START, 0, NULL) < 0)
+    return err_sys (err, "start sandbox process");
+  return 0;
+}
+
+void
+spawn_abort (struct spawn_child *c)
+{
+  if (c->pid > 0)
+    {
+      if (c->pidfd >= 0)
+        sys_pidfd_send_signal (c->pidfd, SIGKILL, NULL, 0);
+      else
+        kill (c->pid, SIGKILL);
+      waitpid (c->pid, NULL, 0);
+      c->pid = -1;
+    }
+}
+
+void
+spawn_close (struct spawn_child *c)
+{
+  if (c->sync_fd >= 0)
+    close (c->sync_fd);
+  if (c->pidfd >= 0)
+    close (c->pidfd);
+  c->sync_fd = c->pidfd = -1;
+}

@@ -1,1 +1,44 @@
-/* spawn */
+/* spawn: one clone3 with the spec's namespaces, the parent<->child sync
+ * channel, id maps written by the parent, and the child's setup sequence. */
+#ifndef HAKO_RUNTIME_SPAWN_H
+#define HAKO_RUNTIME_SPAWN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "lib/err.h"
+#include "oci/spec.h"
+
+struct spawn_cfg
+{
+  const struct oci_spec *spec;
+  const char *rootfs;   /* absolute host path of the directory that becomes / */
+  const char *bundle;   /* absolute; may be NULL */
+  const char *workdir;  /* absolute host path of the persistent work dir, or NULL */
+  /* Detached (create): an O_PATH fd of the exec fifo the child blocks on until
+   * `start`.  Foreground (run): -1, and the child waits for spawn_release. */
+  int fifo_fd;
+};
+
+struct spawn_child
+{
+  pid_t pid;
+  int pidfd;
+  int sync_fd;
+  uint64_t start_time;
+};
+
+/* Clone the sandbox's first process into its namespaces, write its id maps and
+ * let it build its root.  The child then reports ready or an error. */
+int spawn_clone (const struct spawn_cfg *cfg, struct spawn_child *out, hk_err *err);
+/* Wait until the child is ready to exec.  On failure, *status is what `run`
+ * exits with: 126/127 when the command cannot be run, else 125. */
+int spawn_wait_ready (struct spawn_child *c, int *status, hk_err *err);
+/* Foreground only: let the ready child exec its process. */
+int spawn_release (struct spawn_child *c, hk_err *err);
+/* Kill and reap a child that never got going (failed create). */
+void spawn_abort (struct spawn_child *c);
+void spawn_close (struct spawn_child *c);
+
+#endif

@@ -1,1 +1,249 @@
-/* store: placeholder until written. */
+/* store: the state tree <root>/<id>/ — id validation, per-sandbox flock,
+ * atomic state.json, and the data root's per-sandbox directories. */
+#include "runtime/store.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/util.h"
+
+bool
+store_id_valid (const char *id)
+{
+  size_t n = 0;
+  if (id == NULL)
+    return false;
+  for (const char *p = id; *p; p++, n++)
+    {
+      char c = *p;
+      bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+      if (!alnum && (n == 0 || (c != '_' && c != '.' && c != '-')))
+        return false;
+    }
+  return n >= 1 && n <= 64;
+}
+
+static char *
+default_root (void)
+{
+  const char *xdg = getenv ("XDG_RUNTIME_DIR");
+  if (geteuid () == 0 || xdg == NULL || *xdg == '\0')
+    return xstrdup ("/run/hako");
+  return xasprintf ("%s/hako", xdg);
+}
+
+static char *
+default_data_root (void)
+{
+  const char *home = getenv ("HOME");
+  if (geteuid () == 0 || home == NULL || *home == '\0')
+    return xstrdup ("/var/lib/hako");
+  return xasprintf ("%s/.local/share/hako", home);
+}
+
+static char *
+absolute (const char *path)
+{
+  if (path[0] == '/')
+    return xstrdup (path);
+  cleanup_free char *cwd = getcwd (NULL, 0);
+  return xasprintf ("%s/%s", cwd ? cwd : "", path);
+}
+
+int
+store_init (struct store *st, const char *root, const char *data_root, hk_err *err)
+{
+  st->root = root ? absolute (root) : default_root ();
+  st->data_root = data_root ? absolute (data_root) : default_data_root ();
+  /* 0700: state and sync files of other users' sandboxes are nobody else's business. */
+  if (mkdir_p (st->root, 0700, err) < 0)
+    return err_prefix (err, "state root");
+  return 0;
+}
+
+void
+store_fini (struct store *st)
+{
+  free (st->root);
+  free (st->data_root);
+  st->root = st->data_root = NULL;
+}
+
+static int
+lock_entry (struct store_entry *e, bool create, hk_err *err)
+{
+  cleanup_free char *path = store_path (e, "lock");
+  int flags = O_RDWR | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT : 0);
+  e->lock_fd = open (path, flags, 0600);
+  if (e->lock_fd < 0)
+    {
+      if (errno == ENOENT)
+        return err_set (err, ENOENT, "sandbox %s does not exist", e->id);
+      return err_sys (err, "open %s", path);
+    }
+  while (flock (e->lock_fd, LOCK_EX) < 0)
+    if (errno != EINTR)
+      return err_sys (err, "lock %s", path);
+  /* The sandbox may have been deleted while we waited for its lock. */
+  struct stat sb;
+  if (fstat (e->lock_fd, &sb) < 0)
+    return err_sys (err, "stat %s", path);
+  if (sb.st_nlink == 0)
+    return err_set (err, ENOENT, "sandbox %s does not exist", e->id);
+  return 0;
+}
+
+static void
+entry_init (const struct store *st, const char *id, struct store_entry *e)
+{
+  e->id = xstrdup (id);
+  e->dir = xasprintf ("%s/%s", st->root, id);
+  e->lock_fd = -1;
+}
+
+int
+store_create (const struct store *st, const char *id, struct store_entry *out, hk_err *err)
+{
+  if (!store_id_valid (id))
+    return err_set (err, EINVAL, "invalid sandbox id \"%s\": must match [A-Za-z0-9][A-Za-z0-9_.-]{0,63}", id);
+  entry_init (st, id, out);
+  /* mkdir is the arbiter: of two concurrent creates of one id exactly one wins. */
+  if (mkdir (out->dir, 0700) < 0)
+    {
+      int e = errno;
+      store_close (out);
+      if (e == EEXIST)
+        return err_set (err, EEXIST, "sandbox %s already exists", id);
+      return err_set (err, e, "mkdir %s/%s", st->root, id);
+    }
+  if (lock_entry (out, true, err) < 0)
+    {
+      rmdir (out->dir);
+      store_close (out);
+      return -1;
+    }
+  return 0;
+}
+
+int
+store_open (const struct store *st, const char *id, bool lock, struct store_entry *out,
+            hk_err *err)
+{
+  if (!store_id_valid (id))
+    return err_set (err, EINVAL, "invalid sandbox id \"%s\": must match [A-Za-z0-9][A-Za-z0-9_.-]{0,63}", id);
+  entry_init (st, id, out);
+  if (!lock)
+    {
+      struct stat sb;
+      if (stat (out->dir, &sb) == 0 && S_ISDIR (sb.st_mode))
+        return 0;
+      store_close (out);
+      return err_set (err, ENOENT, "sandbox %s does not exist", id);
+    }
+  if (lock_entry (out, false, err) < 0)
+    {
+      store_close (out);
+      return -1;
+    }
+  return 0;
+}
+
+void
+store_close (struct store_entry *e)
+{
+  if (e->lock_fd >= 0)
+    close (e->lock_fd);
+  free (e->id);
+  free (e->dir);
+  e->id = e->dir = NULL;
+  e->lock_fd = -1;
+}
+
+char *
+store_path (const struct store_entry *e, const char *name)
+{
+  return xasprintf ("%s/%s", e->dir, name);
+}
+
+char *
+store_data_dir (const struct store *st, const char *id)
+{
+  return xasprintf ("%s/sandboxes/%s", st->data_root, id);
+}
+
+int
+store_read_state (const struct store_entry *e, struct oci_state **out, hk_err *err)
+{
+  cleanup_free char *path = store_path (e, "state.json");
+  cleanup_free char *buf = NULL;
+  size_t len;
+  if (file_read_all (path, 1 << 20, &buf, &len, err) < 0)
+    {
+      if (err->errnum == ENOENT)
+        return err_set (err, ENOENT, "sandbox %s has no state.json (a create was interrupted; "
+                        "`hako delete --force %s` removes it)", e->id, e->id);
+      return -1;
+    }
+  if (oci_state_parse (buf, len, out, err) < 0)
+    return err_prefix (err, "%s", path);
+  return 0;
+}
+
+int
+store_write_state (const struct store_entry *e, const struct oci_state *s, hk_err *err)
+{
+  cleanup_free char *path = store_path (e, "state.json");
+  cleanup_free char *json = NULL;
+  size_t len;
+  if (oci_state_to_json (s, false, &json, &len, err) < 0)
+    return -1;
+  return file_write_atomic (path, json, len, 0600, err);
+}
+
+int
+store_remove (struct store_entry *e, hk_err *err)
+{
+  return rm_rf (e->dir, err);
+}
+
+static int
+cmp_str (const void *a, const void *b)
+{
+  return strcmp (*(char *const *) a, *(char *const *) b);
+}
+
+int
+store_list (const struct store *st, char ***ids, hk_err *err)
+{
+  DIR *d = opendir (st->root);
+  size_t n = 0, cap = 16;
+  char **v = xcalloc (cap + 1, sizeof *v);
+  if (d == NULL)
+    {
+      *ids = v;
+      return errno == ENOENT ? 0 : err_sys (err, "open %s", st->root);
+    }
+  struct dirent *de;
+  while ((de = readdir (d)) != NULL)
+    {
+      if (!store_id_valid (de->d_name) || de->d_type != DT_DIR)
+        continue;
+      if (n == cap)
+        {
+          cap *= 2;
+          v = xrealloc (v, (cap + 1) * sizeof *v);
+        }
+      v[n++] = xstrdup (de->d_name);
+    }
+  closedir (d);
+  v[n] = NULL;
+  qsort (v, n, sizeof *v, cmp_str);
+  *ids = v;
+  return 0;
+}

@@ -1,1 +1,58 @@
-/* store */
+/* store: the state tree <root>/<id>/ — id validation, per-sandbox flock,
+ * atomic state.json, and the data root's per-sandbox directories. */
+#ifndef HAKO_RUNTIME_STORE_H
+#define HAKO_RUNTIME_STORE_H
+
+#include <stdbool.h>
+
+#include "lib/err.h"
+#include "oci/state.h"
+
+struct store
+{
+  char *root;       /* state root: /run/hako */
+  char *data_root;  /* data root: /var/lib/hako */
+};
+
+/* A locked sandbox directory.  While it is open, no other hako verb changes
+ * this sandbox: they wait on the same flock. */
+struct store_entry
+{
+  char *id;
+  char *dir;     /* <root>/<id> */
+  int lock_fd;
+};
+
+/* [A-Za-z0-9][A-Za-z0-9_.-]{0,63}: checked before any path is built from it. */
+bool store_id_valid (const char *id);
+
+/* Defaults: /run/hako and /var/lib/hako for root; $XDG_RUNTIME_DIR/hako and
+ * ~/.local/share/hako otherwise.  Either may be overridden (NULL: default). */
+int store_init (struct store *st, const char *root, const char *data_root, hk_err *err);
+void store_fini (struct store *st);
+
+/* Make <root>/<id> and lock it.  An existing id fails with EEXIST and
+ * "sandbox ID already exists". */
+int store_create (const struct store *st, const char *id, struct store_entry *out, hk_err *err);
+/* Open an existing sandbox; with lock, wait for other verbs and hold its flock.
+ * Readers (state, list) pass lock=false: state.json is replaced atomically.
+ * A missing one fails with ENOENT and "sandbox ID does not exist". */
+int store_open (const struct store *st, const char *id, bool lock, struct store_entry *out,
+                hk_err *err);
+void store_close (struct store_entry *e);
+
+/* Path of a file in the sandbox directory (caller frees). */
+char *store_path (const struct store_entry *e, const char *name);
+/* <data_root>/sandboxes/<id> (caller frees). */
+char *store_data_dir (const struct store *st, const char *id);
+
+int store_read_state (const struct store_entry *e, struct oci_state **out, hk_err *err);
+int store_write_state (const struct store_entry *e, const struct oci_state *s, hk_err *err);
+
+/* Remove the sandbox directory (the entry stays locked until store_close). */
+int store_remove (struct store_entry *e, hk_err *err);
+
+/* Sorted ids of every sandbox directory under the root (NULL-terminated). */
+int store_list (const struct store *st, char ***ids, hk_err *err);
+
+#endif
