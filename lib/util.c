@@ -100,24 +100,25 @@ str_has_suffix (const char *s, const char *suffix)
 int
 fd_read_all (int fd, size_t max, char **out, size_t *len, hk_err *err)
 {
-  size_t cap = 4096, n = 0;
+  size_t cap = max < 4096 ? max : 4096, n = 0;
   cleanup_free char *buf = xmalloc (cap + 1);
   for (;;)
     {
-      if (n == cap)
+      if (n == cap && cap < max)
         {
-          if (cap >= max)
-            return err_set (err, EFBIG, "more than %zu bytes", max);
           cap = cap * 2 > max ? max : cap * 2;
           buf = xrealloc (buf, cap + 1);
         }
-      ssize_t r = read (fd, buf + n, cap - n);
+      char extra;
+      ssize_t r = n < cap ? read (fd, buf + n, cap - n) : read (fd, &extra, 1);
       if (r < 0 && errno == EINTR)
         continue;
       if (r < 0)
         return err_sys (err, "read");
       if (r == 0)
         break;
+      if (n == cap)
+        return err_set (err, EFBIG, "more than %zu bytes", max);
       n += r;
     }
   buf[n] = '\0';

@@ -1,2 +1,93 @@
+/* Unit tests for lib/: errors, parsers, whole-file I/O, rm_rf. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/err.h"
+#include "lib/util.h"
 #include "tests/unit/tap.h"
-int main (void) { return tap_done (); }
+
+static void
+test_err (void)
+{
+  hk_err err = { 0 };
+  ok (err_set (&err, ENOENT, "open %s", "/x") == -1, "err_set returns -1");
+  is_str (err.msg, "open /x: No such file or directory", "err_set appends strerror");
+  ok (err.errnum == ENOENT, "err_set keeps errno");
+  err_prefix (&err, "bundle %s", "b");
+  is_str (err.msg, "bundle b: open /x: No such file or directory", "err_prefix puts context in front");
+  err_set (&err, 0, "plain");
+  is_str (err.msg, "plain", "errnum 0 adds nothing");
+}
+
+static void
+test_duration (void)
+{
+  uint64_t ms = 0;
+  ok (parse_duration_ms ("500ms", &ms) == 0 && ms == 500, "500ms");
+  ok (parse_duration_ms ("30s", &ms) == 0 && ms == 30000, "30s");
+  ok (parse_duration_ms ("5m", &ms) == 0 && ms == 300000, "5m");
+  ok (parse_duration_ms ("2", &ms) == 0 && ms == 2000, "bare number is seconds");
+  ok (parse_duration_ms ("1.5s", &ms) == 0 && ms == 1500, "fractions");
+  ok (parse_duration_ms ("-1s", &ms) < 0, "negative refused");
+  ok (parse_duration_ms ("10x", &ms) < 0, "unknown unit refused");
+  ok (parse_duration_ms ("", &ms) < 0, "empty refused");
+}
+
+static void
+test_size (void)
+{
+  uint64_t b = 0;
+  ok (parse_size ("1024", &b) == 0 && b == 1024, "plain bytes");
+  ok (parse_size ("2k", &b) == 0 && b == 2048, "k suffix");
+  ok (parse_size ("3M", &b) == 0 && b == 3u << 20, "M suffix");
+  ok (parse_size ("1g", &b) == 0 && b == 1u << 30, "g suffix");
+  ok (parse_size ("12q", &b) < 0, "bad suffix refused");
+  ok (parse_size ("-1", &b) < 0, "negative refused");
+  ok (parse_size ("99999999999999999999g", &b) < 0, "overflow refused");
+}
+
+static void
+test_files (const char *dir)
+{
+  hk_err err = { 0 };
+  char *path = xasprintf ("%s/a/b/c", dir);
+  ok (mkdir_p (path, 0755, &err) == 0, "mkdir_p makes every component");
+  ok (mkdir_p (path, 0755, &err) == 0, "mkdir_p of an existing path succeeds");
+  char *f = xasprintf ("%s/file", path);
+  ok (file_write_atomic (f, "hello", 5, 0600, &err) == 0, "atomic write");
+  char *buf = NULL;
+  size_t len = 0;
+  ok (file_read_all (f, 100, &buf, &len, &err) == 0 && len == 5 && strcmp (buf, "hello") == 0,
+      "read back what was written");
+  free (buf);
+  ok (file_read_all (f, 3, &buf, &len, &err) < 0 && err.errnum == EFBIG, "read cap enforced");
+  struct stat st;
+  ok (stat (f, &st) == 0 && (st.st_mode & 0777) == 0600, "atomic write keeps the mode");
+  char *tmp = xasprintf ("%s.tmp.%d", f, (int) getpid ());
+  ok (access (tmp, F_OK) < 0, "no temporary file left behind");
+  char *top = xasprintf ("%s/a", dir);
+  char *link = xasprintf ("%s/a/link", dir);
+  ok (symlink ("/etc", link) == 0, "symlink to /etc planted");
+  ok (rm_rf (top, &err) == 0 && access (top, F_OK) < 0, "rm_rf removes the tree");
+  ok (access ("/etc/passwd", F_OK) == 0, "rm_rf did not follow the symlink");
+  ok (rm_rf (top, &err) == 0, "rm_rf of a missing path succeeds");
+  free (path), free (f), free (tmp), free (top), free (link);
+}
+
+int
+main (void)
+{
+  char tmpl[] = "/tmp/hako-unit-util.XXXXXX";
+  char *dir = mkdtemp (tmpl);
+  test_err ();
+  test_duration ();
+  test_size ();
+  test_files (dir);
+  hk_err err;
+  rm_rf (dir, &err);
+  return tap_done ();
+}
