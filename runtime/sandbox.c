@@ -33,6 +33,46 @@ rfc3339_now (void)
   return xasprintf ("%s.%09ldZ", buf, ts.tv_nsec);
 }
 
+/* Test hook for the crash tests: HAKO_TEST_STALL=POINT makes create mark
+ * the state dir and wait at POINT so a test can SIGKILL it exactly there. */
+static void
+test_stall (const struct store_entry *e, const char *point)
+{
+  const char *want = getenv ("HAKO_TEST_STALL");
+  if (want == NULL || strcmp (want, point) != 0)
+    return;
+  cleanup_free char *mark = store_path (e, "stalled");
+  close (open (mark, O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+  for (;;)
+    pause ();
+}
+
+/* The pid file beside state.json: "PID START_TIME".  Written first, so even a
+ * sandbox whose state.json is damaged can still be found and killed. */
+static int
+write_pid_record (const struct store_entry *e, pid_t pid, uint64_t start, hk_err *err)
+{
+  char buf[64];
+  int n = snprintf (buf, sizeof buf, "%d %llu\n", (int) pid, (unsigned long long) start);
+  cleanup_free char *path = store_path (e, "pid");
+  return file_write_atomic (path, buf, n, 0600, err);
+}
+
+static int
+read_pid_record (const struct store_entry *e, pid_t *pid, uint64_t *start)
+{
+  cleanup_free char *path = store_path (e, "pid");
+  cleanup_free char *buf = NULL;
+  hk_err ignored;
+  int p;
+  unsigned long long t;
+  if (file_read_all (path, 64, &buf, NULL, &ignored) < 0 || sscanf (buf, "%d %llu", &p, &t) != 2)
+    return -1;
+  *pid = p;
+  *start = t;
+  return 0;
+}
+
 /* ---- validation ------------------------------------------------------------ */
 
 static void
@@ -254,12 +294,17 @@ create_spawn (const struct sbx_create_opts *o, struct build *b, const char *root
   if (spawn_clone (&cfg, &b->child, err) < 0)
     return -1;
   /* Record the pid before the child builds anything: a hako killed from here
-   * on leaves a state.json that `delete --force` can clean up after. */
-  if (record_state (b, o, OCI_STATUS_CREATING, rootfs, err) < 0)
+   * on leaves what `delete --force` needs to clean up after it. */
+  if (write_pid_record (&b->entry, b->child.pid, b->child.start_time, err) < 0
+      || record_state (b, o, OCI_STATUS_CREATING, rootfs, err) < 0)
     return -1;
+  test_stall (&b->entry, "after-clone");
   if (spawn_wait_ready (&b->child, status, err) < 0)
     return -1;
-  return record_state (b, o, OCI_STATUS_CREATED, rootfs, err);
+  if (record_state (b, o, OCI_STATUS_CREATED, rootfs, err) < 0)
+    return -1;
+  test_stall (&b->entry, "after-ready");
+  return 0;
 }
 
 int
@@ -273,6 +318,7 @@ sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_
     return -1;
   if (store_create (st, o->id, &b.entry, err) < 0)
     return -1;
+  test_stall (&b.entry, "after-mkdir");
   cleanup_free char *config = store_path (&b.entry, "config.json");
   if (resolve_rootfs (o, &b, &rootfs, err) < 0
       || file_write_atomic (config, o->config_json, o->config_len, 0600, err) < 0
@@ -593,6 +639,13 @@ sbx_delete (const struct store *st, const char *id, bool force, hk_err *err)
     }
   else if (err->errnum != ENOENT && !force)
     r = err_prefix (err, "cannot delete sandbox %s (--force removes it anyway)", id);
+  else
+    {
+      /* state.json is missing or damaged: the pid record still names the process. */
+      struct oci_state fallback = { .id = (char *) id };
+      if (read_pid_record (&e, &fallback.pid, &fallback.pid_start_time) == 0)
+        r = kill_and_wait (&fallback, err);
+    }
   if (r == 0)
     {
       cleanup_free char *data = store_data_dir (st, id);

@@ -1,0 +1,177 @@
+#!/usr/bin/env bats
+# Bad input and interrupted work: exit 125, a message naming the problem, and
+# nothing left behind (state dir, data dir, mount, process).
+
+load helpers
+
+setup_file () { hako_setup_file; }
+setup () { hako_setup; }
+teardown () { hako_teardown; }
+
+# expect_clean_failure ID: the last `run` failed with 125 and ID left nothing.
+expect_clean_failure () {
+  [ "$status" -eq 125 ]
+  [ ! -e "$STATE/$1" ]
+  [ ! -e "$DATA/sandboxes/$1" ]
+  [ -z "$(leak_report)" ]
+}
+
+@test "malformed JSON: 125, the message names the file and the problem" {
+  b=$(new_bundle badjson)
+  echo '{"ociVersion": "1.0.2", "process": {' > "$b/config.json"
+  run $H create --bundle "$b" bj
+  expect_clean_failure bj
+  [[ "$output" == "hako: create bj: $b/config.json: invalid JSON"* ]]
+}
+
+@test "a config error names its JSON path" {
+  b=$(new_bundle emptyargs)
+  edit_config "$b" '.process.args = []'
+  run $H create --bundle "$b" ea
+  expect_clean_failure ea
+  [[ "$output" == *".process.args: must be a non-empty array"* ]]
+}
+
+@test "missing rootfs: 125 naming the path" {
+  b=$(new_bundle noroot)
+  rm "$b/rootfs"
+  run $H create --bundle "$b" nr
+  expect_clean_failure nr
+  [[ "$output" == *"root.path $b/rootfs"*"No such file"* ]]
+}
+
+@test "missing bundle and missing config.json" {
+  run $H create --bundle "$TEST_ROOT/nowhere" nb
+  expect_clean_failure nb
+  [[ "$output" == *"nowhere"* ]]
+  mkdir "$TEST_ROOT/empty"
+  run $H create --bundle "$TEST_ROOT/empty" nc
+  expect_clean_failure nc
+  [[ "$output" == *"config.json"*"No such file"* ]]
+}
+
+@test "duplicate id: 125 'already exists', the first sandbox untouched" {
+  b=$(new_bundle dup)
+  $H create --bundle "$b" dup
+  pid=$($H state dup | jq -r .pid)
+  run $H create --bundle "$b" dup
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"dup already exists"* ]]
+  [ "$($H state dup | jq -r .status)" = created ]
+  kill -0 "$pid"
+}
+
+@test "ids like ../x are refused before any path is built" {
+  b=$(new_bundle ids)
+  for id in ../x x/y .x '' "$(printf 'a%.0s' $(seq 65))" 'a b'; do
+    run $H create --bundle "$b" "$id"
+    [ "$status" -eq 125 ]
+    [[ "$output" == *"invalid sandbox id"* ]]
+  done
+  [ ! -e "$TEST_ROOT/x" ] && [ ! -e "$STATE/../x" ]
+  [ -z "$(ls -A "$STATE")" ]
+}
+
+@test "a failing mount leaves nothing behind" {
+  b=$(new_bundle badmount)
+  edit_config "$b" '.mounts += [{"destination": "/mnt", "type": "bind", "source": "/no/such/dir", "options": ["rbind"]}]'
+  run $H create --bundle "$b" bm
+  expect_clean_failure bm
+  [[ "$output" == *"/no/such/dir"* ]]
+}
+
+@test "an rlimit above the hard limit is a clear error" {
+  b=$(new_bundle rl)
+  hard=$(ulimit -Hn)
+  edit_config "$b" ".process.rlimits = [{\"type\": \"RLIMIT_NOFILE\", \"soft\": 1024, \"hard\": $((hard * 4))}]"
+  run $H run --rm --bundle "$b" rl
+  if [ "$status" -eq 0 ]; then
+    skip "this host lets hako raise RLIMIT_NOFILE (CAP_SYS_RESOURCE present)"
+  fi
+  expect_clean_failure rl
+  [[ "$output" == *"RLIMIT_NOFILE"*"hard limit"* ]]
+}
+
+@test "an unknown capability is refused, naming it" {
+  b=$(new_bundle cap)
+  edit_config "$b" '.process.capabilities.bounding += ["CAP_MAGIC"]'
+  run $H create --bundle "$b" cap
+  expect_clean_failure cap
+  [[ "$output" == *"CAP_MAGIC"* ]]
+}
+
+@test "features hako cannot enforce yet are refused, not ignored" {
+  b=$(new_bundle unsup)
+  edit_config "$b" '.linux.resources.memory = {"limit": 104857600}'
+  run $H create --bundle "$b" us
+  expect_clean_failure us
+  [[ "$output" == *"linux.resources"* ]]
+  b2=$(new_bundle unsup2)
+  edit_config "$b2" '.sandbox = {"network": {"mode": "allowlist", "allow": ["example.org"]}}'
+  run $H create --bundle "$b2" us2
+  expect_clean_failure us2
+  [[ "$output" == *"allowlist"* ]]
+}
+
+@test "two concurrent creates of one id: exactly one succeeds" {
+  b=$(new_bundle race)
+  for i in 1 2 3 4; do
+    ( $H create --bundle "$b" race >/dev/null 2>&1; echo $? > "$TEST_ROOT/rc.$i" ) &
+  done
+  wait
+  [ "$(cat "$TEST_ROOT"/rc.* | grep -c '^0$')" -eq 1 ]
+  [ "$(cat "$TEST_ROOT"/rc.* | grep -c '^125$')" -eq 3 ]
+  [ "$($H state race | jq -r .status)" = created ]
+}
+
+@test "kill -9 of hako in the middle of create, then delete --force: nothing left" {
+  b=$(new_bundle crash)
+  for point in after-mkdir after-clone after-ready; do
+    HAKO_TEST_STALL=$point $H create --bundle "$b" crash & creator=$!
+    for i in $(seq 50); do [ -e "$STATE/crash/stalled" ] && break; sleep 0.1; done
+    [ -e "$STATE/crash/stalled" ]
+    kill -9 $creator
+    wait $creator || true
+    $H delete --force crash
+    [ -z "$(leak_report)" ]
+  done
+}
+
+@test "kill -9 at random moments during create, then delete --force: nothing left" {
+  b=$(new_bundle crash2)
+  for delay in 0 0.002 0.005 0.01 0.02 0.03 0.05; do
+    $H create --bundle "$b" crash2 2>/dev/null & creator=$!
+    sleep $delay
+    kill -9 $creator 2>/dev/null || true
+    wait $creator || true
+    if [ -e "$STATE/crash2" ]; then $H delete --force crash2; fi
+    [ -z "$(leak_report)" ]
+  done
+}
+
+@test "a truncated state.json is a clear error and delete --force still cleans up" {
+  b=$(new_bundle trunc)
+  $H create --bundle "$b" trunc
+  pid=$($H state trunc | jq -r .pid)
+  head -c 20 "$STATE/trunc/state.json" > "$STATE/trunc/s" && mv "$STATE/trunc/s" "$STATE/trunc/state.json"
+  run $H state trunc
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"state.json"* ]]
+  run $H delete --force trunc
+  [ "$status" -eq 0 ]
+  [ ! -e "$STATE/trunc" ]
+  ! kill -0 "$pid" 2>/dev/null
+}
+
+@test "unknown verb and bad options exit 125" {
+  run $HAKO frobnicate
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"unknown verb"* ]]
+  run $H create
+  [ "$status" -eq 125 ]
+  run $H state
+  [ "$status" -eq 125 ]
+  run $H delete nosuch
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"does not exist"* ]]
+}

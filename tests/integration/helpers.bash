@@ -1,0 +1,87 @@
+# Shared setup for the integration tests: a private state root and data root
+# per test, a busybox bundle per file, and leak checks after each test.
+
+fixtures="$BATS_TEST_DIRNAME/../fixtures"
+
+hako_setup_file () {
+  export BUNDLE_DIR="$BATS_FILE_TMPDIR/bundle"
+  "$fixtures/make-bundle.sh" "$BUNDLE_DIR" runc >/dev/null
+}
+
+hako_setup () {
+  TEST_ROOT=$(mktemp -d /tmp/hako-it.XXXXXX)
+  export TEST_ROOT
+  export STATE="$TEST_ROOT/state" DATA="$TEST_ROOT/data"
+  H="$HAKO --root $STATE --data-root $DATA"
+}
+
+# Remove every sandbox the test left, then check nothing leaked.
+hako_teardown () {
+  local id
+  for id in $(ls "$STATE" 2>/dev/null); do
+    $H delete --force "$id" >/dev/null 2>&1 || true
+  done
+  local leaks
+  leaks=$(leak_report)
+  rm -rf "$TEST_ROOT"
+  if [ -n "$leaks" ]; then
+    echo "leaked: $leaks" >&2
+    return 1
+  fi
+}
+
+# Anything under TEST_ROOT that outlived its sandbox: mounts, processes whose
+# root or cwd is there, state directories, data directories.
+leak_report () {
+  local out=""
+  if grep -q " $TEST_ROOT" /proc/self/mountinfo; then
+    out="$out mounts:$(grep " $TEST_ROOT" /proc/self/mountinfo | awk '{print $5}' | tr '\n' ' ')"
+  fi
+  local p
+  for p in /proc/[0-9]*; do
+    case "$(readlink "$p/root" 2>/dev/null)$(readlink "$p/cwd" 2>/dev/null)" in
+      *"$TEST_ROOT"*) out="$out process:${p#/proc/}" ;;
+    esac
+  done
+  if [ -n "$(ls -A "$STATE" 2>/dev/null)" ]; then
+    out="$out state:$(ls "$STATE" | tr '\n' ' ')"
+  fi
+  if [ -n "$(ls -A "$DATA/sandboxes" 2>/dev/null)" ]; then
+    out="$out data:$(ls "$DATA/sandboxes" | tr '\n' ' ')"
+  fi
+  echo "$out"
+}
+
+# A copy of the busybox bundle whose config.json the test may edit.
+new_bundle () {
+  local dir="$TEST_ROOT/bundle-$1"
+  mkdir -p "$dir"
+  ln -s "$BUNDLE_DIR/rootfs" "$dir/rootfs"
+  cp "$BUNDLE_DIR/config.json" "$dir/config.json"
+  echo "$dir"
+}
+
+# set_args BUNDLE ARG...: replace process.args in BUNDLE/config.json.
+set_args () {
+  local dir=$1; shift
+  local args
+  args=$(printf '%s\n' "$@" | jq -R . | jq -s -c .)
+  jq --argjson a "$args" '.process.args = $a' "$dir/config.json" > "$dir/config.json.new"
+  mv "$dir/config.json.new" "$dir/config.json"
+}
+
+# edit_config BUNDLE JQ-FILTER
+edit_config () {
+  jq "$2" "$1/config.json" > "$1/config.json.new" && mv "$1/config.json.new" "$1/config.json"
+}
+
+# wait_status ID STATUS: poll `state` for up to 5 s.
+wait_status () {
+  local i
+  for i in $(seq 50); do
+    [ "$($H state "$1" 2>/dev/null | jq -r .status)" = "$2" ] && return 0
+    sleep 0.1
+  done
+  echo "sandbox $1 never reached $2: $($H state "$1" 2>&1)" >&2
+  return 1
+}

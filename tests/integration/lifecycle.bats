@@ -1,0 +1,171 @@
+#!/usr/bin/env bats
+# The lifecycle a user drives: create, start, state, kill, delete, run.
+
+load helpers
+
+setup_file () { hako_setup_file; }
+setup () { hako_setup; }
+teardown () { hako_teardown; }
+
+@test "run: output and exit status of the process come through" {
+  run --separate-stderr $H run --rm b1 -- sh -c 'echo out; echo err >&2; exit 7'
+  [ "$status" -eq 7 ]
+  [ "$output" = "out" ]
+  [ "$stderr" = "err" ]
+}
+
+@test "run: a process killed by a signal gives 128+N" {
+  b=$(new_bundle sig)
+  set_args "$b" sleep 30
+  $H run --bundle "$b" sig & runner=$!
+  wait_status sig running
+  $H kill sig KILL
+  wait $runner || st=$?
+  [ "$st" -eq 137 ]
+  [ "$($H state sig | jq -r .status)" = stopped ]
+  [ "$($H state sig | jq -r .exitStatus)" = 137 ]
+  [ "$($H state sig | jq -r .reason)" = signaled ]
+}
+
+@test "run: 127 for a command that does not exist, 126 for one that cannot run" {
+  run $H run --rm nx -- no-such-command
+  [ "$status" -eq 127 ]
+  [[ "$output" == *"no-such-command"*"not found"* ]]
+  run $H run --rm nx2 -- /etc/passwd
+  [ "$status" -eq 126 ]
+  [ ! -e "$STATE/nx" ] && [ ! -e "$STATE/nx2" ]
+}
+
+@test "create, state created with a live pid, start, running, exit, stopped, delete" {
+  b=$(new_bundle life)
+  set_args "$b" sh -c 'read x < /dev/null; sleep 1'
+  $H create --bundle "$b" life
+  run $H state life
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | jq -r .status)" = created ]
+  pid=$(echo "$output" | jq -r .pid)
+  [ "$pid" -gt 0 ] && kill -0 "$pid"
+  [ "$(echo "$output" | jq -r .id)" = life ]
+  [ "$(echo "$output" | jq -r .bundle)" = "$b" ]
+  $H start life
+  [ "$($H state life | jq -r .status)" = running ]
+  run $H start life
+  [ "$status" -eq 125 ]
+  wait_status life stopped
+  $H delete life
+  [ ! -e "$STATE/life" ]
+  run $H state life
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"does not exist"* ]]
+}
+
+@test "create --pid-file holds the host pid of the sandbox process" {
+  b=$(new_bundle pf)
+  $H create --bundle "$b" --pid-file "$TEST_ROOT/pid" pf
+  [ "$(cat "$TEST_ROOT/pid")" = "$($H state pf | jq -r .pid)" ]
+}
+
+@test "a bundle made by runc spec runs unchanged" {
+  b="$TEST_ROOT/runcbundle"
+  mkdir -p "$b"
+  ln -s "$BUNDLE_DIR/rootfs" "$b/rootfs"
+  (cd "$b" && runc spec)
+  edit_config "$b" '.process.terminal = false | .process.args = ["sh", "-c", "echo hi from $(hostname)"]'
+  run $H run --rm --bundle "$b" rb
+  [ "$status" -eq 0 ]
+  [ "$output" = "hi from runc" ]
+}
+
+@test "run --detach returns while the process runs; delete refuses it without --force" {
+  b=$(new_bundle det)
+  set_args "$b" sleep 60
+  $H run --detach --bundle "$b" det
+  [ "$($H state det | jq -r .status)" = running ]
+  run $H delete det
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"running"* ]]
+  pid=$($H state det | jq -r .pid)
+  $H delete --force det
+  [ ! -e "$STATE/det" ]
+  ! kill -0 "$pid" 2>/dev/null
+}
+
+@test "delete of a created sandbox kills its waiting process" {
+  b=$(new_bundle cr)
+  $H create --bundle "$b" cr
+  pid=$($H state cr | jq -r .pid)
+  $H delete cr
+  ! kill -0 "$pid" 2>/dev/null
+}
+
+@test "list: table, json and ids" {
+  b=$(new_bundle l)
+  $H create --bundle "$b" l1
+  $H create --bundle "$b" l2
+  run $H list -q
+  [ "$output" = "$(printf 'l1\nl2')" ]
+  run $H list --format json
+  [ "$(echo "$output" | jq -r 'map(.id) | join(",")')" = "l1,l2" ]
+  [ "$(echo "$output" | jq -r '.[0].status')" = created ]
+  [ "$(echo "$output" | jq -r '.[0] | has("pid") and has("bundle") and has("created")')" = true ]
+  run $H list
+  [[ "${lines[0]}" == ID*PID*STATUS*BUNDLE*CREATED ]]
+  [[ "${lines[1]}" == l1*created* ]]
+}
+
+@test "kill: signal names and numbers; --all reaches every process" {
+  b=$(new_bundle k)
+  set_args "$b" sh -c 'trap "echo got-usr1 > /tmp/x" USR1; sleep 30 & sleep 30 & wait; wait'
+  $H run --detach --bundle "$b" k
+  run $H kill k NOSUCHSIG
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"unknown signal"* ]]
+  $H kill k SIGUSR1
+  $H kill k 10
+  $H kill --all k KILL
+  wait_status k stopped
+  run $H kill k TERM
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"not running"* ]]
+}
+
+@test "kill -9 of the run command does not orphan the sandbox process" {
+  b=$(new_bundle orphan)
+  set_args "$b" sleep 60
+  $H run --bundle "$b" orphan & runner=$!
+  wait_status orphan running
+  pid=$($H state orphan | jq -r .pid)
+  kill -9 $runner
+  wait $runner || true
+  for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  ! kill -0 "$pid" 2>/dev/null
+  [ "$($H state orphan | jq -r .status)" = stopped ]
+}
+
+@test "state and list reattach from a fresh invocation; --version and features" {
+  b=$(new_bundle re)
+  $H create --bundle "$b" re
+  [ "$($HAKO --root "$STATE" state re | jq -r .status)" = created ]
+  run $HAKO --version
+  [[ "${lines[0]}" == "hako version "* ]]
+  [[ "${lines[1]}" == "spec: 1."* ]]
+  run $HAKO features
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | jq -r .ociVersionMax)" = 1.2.0 ]
+  echo "$output" | jq -e '.linux.namespaces | index("user")'
+}
+
+@test "--log FILE --log-format json writes one JSON object per line" {
+  run $H --log "$TEST_ROOT/log.json" --log-format json state nosuch
+  [ "$status" -eq 125 ]
+  jq -e 'select(.level == "error") | .msg | test("does not exist")' "$TEST_ROOT/log.json"
+  jq -e '.time | test("^[0-9]{4}-")' "$TEST_ROOT/log.json"
+}
+
+@test "every verb has --help" {
+  for v in spec create start run state list kill delete features; do
+    run $HAKO $v --help
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"Usage: hako $v"* ]]
+  done
+}
