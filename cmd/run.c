@@ -27,6 +27,7 @@ struct run_opts
   bool rm, detach;
 };
 
+/* 0: go on; 1: help was printed; -1: usage error (already reported). */
 static int
 run_parse (int argc, char **argv, struct run_opts *o)
 {
@@ -52,12 +53,18 @@ run_parse (int argc, char **argv, struct run_opts *o)
       case 'd': o->detach = true; break;
       case 'k': case 'n': break;
       case 'h': cmd_help (run_help); return 1;
-      default: return cmd_usage ("run", "bad option");
+      default: cmd_usage ("run", "bad option"); return -1;
       }
   if (argc - optind != 1)
-    return cmd_usage ("run", "expects exactly one sandbox ID (put the command after --)");
+    {
+      cmd_usage ("run", "expects exactly one sandbox ID (put the command after --)");
+      return -1;
+    }
   if (o->rm && o->detach)
-    return cmd_usage ("run", "--rm and --detach cannot be combined");
+    {
+      cmd_usage ("run", "--rm and --detach cannot be combined");
+      return -1;
+    }
   return 0;
 }
 

@@ -2,16 +2,17 @@
 #include "lib/err.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 static int
-err_vset (hk_err *err, int errnum, const char *fmt, va_list ap)
+err_vset (hk_err *err, int errnum, bool with_strerror, const char *fmt, va_list ap)
 {
   int n = vsnprintf (err->msg, sizeof err->msg, fmt, ap);
   if (n < 0)
     n = 0;
-  if (errnum != 0 && (size_t) n < sizeof err->msg)
+  if (with_strerror && errnum != 0 && (size_t) n < sizeof err->msg)
     snprintf (err->msg + n, sizeof err->msg - n, ": %s", strerror (errnum));
   err->errnum = errnum;
   return -1;
@@ -22,7 +23,17 @@ err_set (hk_err *err, int errnum, const char *fmt, ...)
 {
   va_list ap;
   va_start (ap, fmt);
-  err_vset (err, errnum, fmt, ap);
+  err_vset (err, errnum, false, fmt, ap);
+  va_end (ap);
+  return -1;
+}
+
+int
+err_code (hk_err *err, int errnum, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  err_vset (err, errnum, true, fmt, ap);
   va_end (ap);
   return -1;
 }
@@ -33,7 +44,7 @@ err_sys (hk_err *err, const char *fmt, ...)
   int saved = errno;
   va_list ap;
   va_start (ap, fmt);
-  err_vset (err, saved, fmt, ap);
+  err_vset (err, saved, true, fmt, ap);
   va_end (ap);
   errno = saved;
   return -1;

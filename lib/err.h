@@ -11,11 +11,14 @@ typedef struct hk_err {
   char msg[2048];
 } hk_err;
 
-/* Set the error from a printf format; when errnum is not 0, ": strerror(errnum)"
- * is appended.  Always returns -1 so callers can `return err_set (...)`. */
+/* Set the error from a printf format that says everything itself; errnum is
+ * only recorded.  Always returns -1 so callers can `return err_set (...)`. */
 int err_set (hk_err *err, int errnum, const char *fmt, ...)
     __attribute__ ((format (printf, 3, 4)));
-/* Same, with errno as errnum. */
+/* Same, and ": strerror(errnum)" is appended (a system call's failure). */
+int err_code (hk_err *err, int errnum, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+/* err_code with errno. */
 int err_sys (hk_err *err, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
 /* Put "CONTEXT: " in front of the message already in err.  Returns -1. */
 int err_prefix (hk_err *err, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));

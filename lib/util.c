@@ -256,7 +256,8 @@ int
 parse_duration_ms (const char *s, uint64_t *ms)
 {
   char *end;
-  if (s == NULL || *s == '\0' || *s == '-')
+  /* A leading digit also keeps out "nan", "inf" and hex floats. */
+  if (s == NULL || *s < '0' || *s > '9')
     return -1;
   errno = 0;
   double v = strtod (s, &end);

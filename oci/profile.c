@@ -1,1 +1,236 @@
-/* profile: placeholder until written. */
+/* profile: the config.json texts `hako spec` writes and `run --profile` uses.
+ * "default" is `runc spec` made quieter (no terminal, a cgroup namespace, no
+ * network); "host" needs no image: the host's system directories bound
+ * read-only on an empty tmpfs root, a fresh /tmp and a persistent /work. */
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/util.h"
+#include "oci/json.h"
+#include "oci/spec.h"
+
+int
+oci_profile_from_name (const char *name)
+{
+  if (name && strcmp (name, "default") == 0)
+    return OCI_PROFILE_DEFAULT;
+  if (name && strcmp (name, "host") == 0)
+    return OCI_PROFILE_HOST;
+  return -1;
+}
+
+/* runc's defaults: the capabilities a shell in a box usually needs, nothing
+ * that reaches outside it. */
+static char *const default_caps[] = { "CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE", NULL };
+
+static char *const masked_paths[] = {
+  "/proc/acpi",        "/proc/asound",      "/proc/kcore",
+  "/proc/keys",        "/proc/latency_stats", "/proc/timer_list",
+  "/proc/timer_stats", "/proc/sched_debug", "/sys/firmware",
+  "/proc/scsi",        NULL,
+};
+
+static char *const readonly_paths[] = {
+  "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger", NULL,
+};
+
+/* The host directories the host profile binds read-only, when they exist here. */
+static const char *const host_dirs[] = {
+  "/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+};
+
+static const char *const path_env = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+static void
+gen_process (struct json_out *o, enum oci_profile p, char *const *args)
+{
+  static char *const sh[] = { "sh", NULL };
+  static char *const env_default[] = { (char *) path_env, "TERM=xterm", NULL };
+  static char *const env_host[] = { (char *) path_env, "HOME=/work", "TERM=xterm", NULL };
+  json_key (o, "process");
+  json_obj_open (o);
+  json_kbool (o, "terminal", false);
+  json_key (o, "user");
+  json_obj_open (o);
+  json_kint (o, "uid", 0);
+  json_kint (o, "gid", 0);
+  json_obj_close (o);
+  json_kstrv (o, "args", args && args[0] ? args : sh);
+  json_kstrv (o, "env", p == OCI_PROFILE_HOST ? env_host : env_default);
+  json_kstr (o, "cwd", p == OCI_PROFILE_HOST ? "/work" : "/");
+  json_key (o, "capabilities");
+  json_obj_open (o);
+  json_kstrv (o, "bounding", default_caps);
+  json_kstrv (o, "effective", default_caps);
+  json_kstrv (o, "permitted", default_caps);
+  json_obj_close (o);
+  json_key (o, "rlimits");
+  json_arr_open (o);
+  json_obj_open (o);
+  json_kstr (o, "type", "RLIMIT_NOFILE");
+  json_kint (o, "hard", 1024);
+  json_kint (o, "soft", 1024);
+  json_obj_close (o);
+  json_arr_close (o);
+  json_kbool (o, "noNewPrivileges", true);
+  json_obj_close (o);
+}
+
+/* One mount; OPTS is NULL-terminated (NULL: no options). */
+static void
+gen_mount (struct json_out *o, const char *dest, const char *type, const char *src,
+           char *const *opts)
+{
+  json_obj_open (o);
+  json_kstr (o, "destination", dest);
+  json_kstr (o, "type", type);
+  json_kstr (o, "source", src);
+  json_kstrv (o, "options", opts);
+  json_obj_close (o);
+}
+
+/* /proc, /dev, /dev/pts, /dev/shm, /dev/mqueue and /sys, as runc writes them.
+ * Rootless: devpts cannot use gid=5 (tty is not mapped), and sysfs cannot be
+ * mounted without owning the network namespace, so /sys is bound instead. */
+static void
+gen_system_mounts (struct json_out *o, bool rootless)
+{
+  static char *const dev[] = { "nosuid", "strictatime", "mode=755", "size=65536k", NULL };
+  static char *const pts[] = { "nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620",
+                               "gid=5", NULL };
+  static char *const shm[] = { "nosuid", "noexec", "nodev", "mode=1777", "size=65536k", NULL };
+  static char *const mqueue[] = { "nosuid", "noexec", "nodev", NULL };
+  static char *const sys[] = { "nosuid", "noexec", "nodev", "ro", NULL };
+  static char *const sys_bind[] = { "rbind", "nosuid", "noexec", "nodev", "ro", NULL };
+  gen_mount (o, "/proc", "proc", "proc", NULL);
+  gen_mount (o, "/dev", "tmpfs", "tmpfs", dev);
+  char *pts_opts[sizeof pts / sizeof *pts];
+  memcpy (pts_opts, pts, sizeof pts);
+  if (rootless)
+    pts_opts[5] = NULL; /* drop "gid=5" */
+  gen_mount (o, "/dev/pts", "devpts", "devpts", pts_opts);
+  gen_mount (o, "/dev/shm", "tmpfs", "shm", shm);
+  gen_mount (o, "/dev/mqueue", "mqueue", "mqueue", mqueue);
+  if (rootless)
+    gen_mount (o, "/sys", "bind", "/sys", sys_bind);
+  else
+    gen_mount (o, "/sys", "sysfs", "sysfs", sys);
+}
+
+static void
+gen_mounts (struct json_out *o, enum oci_profile p, bool rootless)
+{
+  static char *const cgroup[] = { "nosuid", "noexec", "nodev", "relatime", "ro", NULL };
+  static char *const ro_bind[] = { "rbind", "ro", "nosuid", "nodev", NULL };
+  static char *const tmp[] = { "nosuid", "nodev", "mode=1777", "size=512m", NULL };
+  json_key (o, "mounts");
+  json_arr_open (o);
+  gen_system_mounts (o, rootless);
+  if (p == OCI_PROFILE_DEFAULT && !rootless)
+    gen_mount (o, "/sys/fs/cgroup", "cgroup", "cgroup", cgroup);
+  if (p == OCI_PROFILE_HOST)
+    {
+      /* Decided now, on the host the sandbox will run on: on a merged-/usr
+       * system /bin is a symlink and its bind shows /usr/bin there. */
+      struct stat st;
+      for (size_t i = 0; i < sizeof host_dirs / sizeof *host_dirs; i++)
+        if (stat (host_dirs[i], &st) == 0 && S_ISDIR (st.st_mode))
+          gen_mount (o, host_dirs[i], "bind", host_dirs[i], ro_bind);
+      gen_mount (o, "/tmp", "tmpfs", "tmpfs", tmp);
+    }
+  json_arr_close (o);
+}
+
+static void
+gen_idmap (struct json_out *o, const char *key, unsigned id)
+{
+  json_key (o, key);
+  json_arr_open (o);
+  json_obj_open (o);
+  json_kint (o, "containerID", 0);
+  json_kint (o, "hostID", id);
+  json_kint (o, "size", 1);
+  json_obj_close (o);
+  json_arr_close (o);
+}
+
+static void
+gen_linux (struct json_out *o, bool rootless)
+{
+  /* Rootless, like runc --rootless: a user namespace, and no network
+   * namespace (sandbox.network still decides: "none" adds one back). */
+  static const enum oci_ns_type ns[] = { OCI_NS_PID, OCI_NS_NETWORK, OCI_NS_IPC, OCI_NS_UTS,
+                                         OCI_NS_MOUNT, OCI_NS_CGROUP, OCI_NS_USER };
+  json_key (o, "linux");
+  json_obj_open (o);
+  if (rootless)
+    {
+      gen_idmap (o, "uidMappings", getuid ());
+      gen_idmap (o, "gidMappings", getgid ());
+    }
+  json_key (o, "namespaces");
+  json_arr_open (o);
+  for (size_t i = 0; i < sizeof ns / sizeof *ns; i++)
+    {
+      if ((ns[i] == OCI_NS_NETWORK && rootless) || (ns[i] == OCI_NS_USER && !rootless))
+        continue;
+      json_obj_open (o);
+      json_kstr (o, "type", oci_ns_name (ns[i]));
+      json_obj_close (o);
+    }
+  json_arr_close (o);
+  json_kstrv (o, "maskedPaths", masked_paths);
+  json_kstrv (o, "readonlyPaths", readonly_paths);
+  json_obj_close (o);
+}
+
+static void
+gen_sandbox (struct json_out *o, enum oci_profile p)
+{
+  json_key (o, "sandbox");
+  json_obj_open (o);
+  json_kstr (o, "profile", p == OCI_PROFILE_HOST ? "host" : "default");
+  if (p == OCI_PROFILE_HOST)
+    json_kstr (o, "root", "tmpfs");
+  json_key (o, "network");
+  json_obj_open (o);
+  json_kstr (o, "mode", "none");
+  json_obj_close (o);
+  if (p == OCI_PROFILE_HOST)
+    {
+      json_key (o, "workdir");
+      json_obj_open (o);
+      json_kbool (o, "persist", true);
+      json_kstr (o, "path", "/work");
+      json_obj_close (o);
+    }
+  json_obj_close (o);
+}
+
+int
+oci_profile_generate (enum oci_profile profile, bool rootless, char *const *args,
+                      char **out, hk_err *err)
+{
+  if (profile != OCI_PROFILE_DEFAULT && profile != OCI_PROFILE_HOST)
+    return err_set (err, EINVAL, "unknown profile %d", (int) profile);
+  struct json_out o;
+  json_out_init (&o, "\t");
+  json_obj_open (&o);
+  json_kstr (&o, "ociVersion", "1.2.0");
+  gen_process (&o, profile, args);
+  /* The host profile's root is a tmpfs (sandbox.root); root.path is kept
+   * because a config without it is not a valid OCI config. */
+  json_key (&o, "root");
+  json_obj_open (&o);
+  json_kstr (&o, "path", "rootfs");
+  json_kbool (&o, "readonly", true);
+  json_obj_close (&o);
+  json_kstr (&o, "hostname", "hako");
+  gen_mounts (&o, profile, rootless);
+  gen_linux (&o, rootless);
+  gen_sandbox (&o, profile);
+  json_obj_close (&o);
+  return json_out_finish (&o, out, NULL, err);
+}

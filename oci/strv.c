@@ -1,1 +1,86 @@
-/* strv: placeholder until written. */
+/* strv: NULL-terminated string vectors, and the namespace type table. */
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/util.h"
+#include "oci/spec.h"
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+size_t
+strv_len (char *const *v)
+{
+  size_t n = 0;
+  while (v && v[n])
+    n++;
+  return n;
+}
+
+void
+strv_free (char **v)
+{
+  for (size_t i = 0; v && v[i]; i++)
+    free (v[i]);
+  free (v);
+}
+
+char **
+strv_dup (char *const *v)
+{
+  if (v == NULL)
+    return NULL;
+  size_t n = strv_len (v);
+  char **copy = xcalloc (n + 1, sizeof *copy);
+  for (size_t i = 0; i < n; i++)
+    copy[i] = xstrdup (v[i]);
+  return copy;
+}
+
+/* Indexed by enum oci_ns_type: the spec's name and the clone flag. */
+static const struct
+{
+  const char *name;
+  unsigned long flag;
+} ns_table[OCI_NS_COUNT] = {
+  [OCI_NS_PID] = { "pid", CLONE_NEWPID },
+  [OCI_NS_NETWORK] = { "network", CLONE_NEWNET },
+  [OCI_NS_MOUNT] = { "mount", CLONE_NEWNS },
+  [OCI_NS_IPC] = { "ipc", CLONE_NEWIPC },
+  [OCI_NS_UTS] = { "uts", CLONE_NEWUTS },
+  [OCI_NS_USER] = { "user", CLONE_NEWUSER },
+  [OCI_NS_CGROUP] = { "cgroup", CLONE_NEWCGROUP },
+  [OCI_NS_TIME] = { "time", CLONE_NEWTIME },
+};
+
+const char *
+oci_ns_name (enum oci_ns_type t)
+{
+  return (unsigned) t < OCI_NS_COUNT ? ns_table[t].name : NULL;
+}
+
+int
+oci_ns_from_name (const char *name)
+{
+  for (int t = 0; name && t < OCI_NS_COUNT; t++)
+    if (strcmp (ns_table[t].name, name) == 0)
+      return t;
+  return -1;
+}
+
+unsigned long
+oci_ns_clone_flag (enum oci_ns_type t)
+{
+  return (unsigned) t < OCI_NS_COUNT ? ns_table[t].flag : 0;
+}
+
+const struct oci_namespace *
+oci_spec_ns (const struct oci_spec *spec, enum oci_ns_type t)
+{
+  for (size_t i = 0; i < spec->linux.n_namespaces; i++)
+    if (spec->linux.namespaces[i].type == t)
+      return &spec->linux.namespaces[i];
+  return NULL;
+}

@@ -194,7 +194,7 @@ create_in_root (const struct root *r, const char *path, bool file, hk_err *err)
       if (fd != -2)
         return fd;
     }
-  return err_set (err, ELOOP, "create %s%s", r->label, path);
+  return err_code (err, ELOOP, "create %s%s", r->label, path);
 }
 
 /* The flags of the mount PATH is on, as MS_* (statvfs reports per-mount flags). */

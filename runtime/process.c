@@ -66,7 +66,7 @@ proc_set_rlimits (const struct oci_process *p, hk_err *err)
                         "%s: hard limit %llu is above the current hard limit %llu, and raising "
                         "it needs CAP_SYS_RESOURCE, which hako does not have here",
                         r->type, (unsigned long long) r->hard, (unsigned long long) cur.rlim_max);
-      return err_set (err, e, "set %s to %llu/%llu", r->type, (unsigned long long) r->soft,
+      return err_code (err, e, "set %s to %llu/%llu", r->type, (unsigned long long) r->soft,
                       (unsigned long long) r->hard);
     }
   return 0;

@@ -17,6 +17,7 @@
 #include "lib/syscalls.h"
 #include "lib/util.h"
 #include "runtime/mount.h"
+#include "runtime/net.h"
 #include "runtime/pidinfo.h"
 #include "runtime/process.h"
 
@@ -107,6 +108,9 @@ child_setup (const struct spawn_cfg *cfg, bool userns, hk_err *err)
    * the namespace's root before building anything. */
   if (userns && (setresgid (0, 0, 0) < 0 || setresuid (0, 0, 0) < 0))
     return err_sys (err, "become root in the user namespace (is uid/gid 0 mapped?)");
+  const struct oci_namespace *net = oci_spec_ns (spec, OCI_NS_NETWORK);
+  if (net && net->path == NULL && net_loopback_up (err) < 0)
+    return -1;
   if (mnt_prepare_root (&mc, err) < 0 || mnt_pivot (&mc, err) < 0)
     return -1;
   if (proc_set_hostname (spec, err) < 0 || proc_set_sysctls (spec, err) < 0)
@@ -277,7 +281,7 @@ spawn_clone (const struct spawn_cfg *cfg, struct spawn_child *out, hk_err *err)
       int e = errno;
       close (sv[0]);
       close (sv[1]);
-      return err_set (err, e, "clone3 with namespaces 0x%llx", (unsigned long long) ns_flags);
+      return err_code (err, e, "clone3 with namespaces 0x%llx", (unsigned long long) ns_flags);
     }
   if (pid == 0)
     {

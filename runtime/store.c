@@ -120,7 +120,7 @@ store_create (const struct store *st, const char *id, struct store_entry *out, h
       store_close (out);
       if (e == EEXIST)
         return err_set (err, EEXIST, "sandbox %s already exists", id);
-      return err_set (err, e, "mkdir %s/%s", st->root, id);
+      return err_code (err, e, "mkdir %s/%s", st->root, id);
     }
   if (lock_entry (out, true, err) < 0)
     {

@@ -175,3 +175,12 @@ expect_clean_failure () {
   [ "$status" -eq 125 ]
   [[ "$output" == *"does not exist"* ]]
 }
+
+@test "run: usage errors exit 125" {
+  run $H run --bogus x
+  [ "$status" -eq 125 ]
+  run $H run
+  [ "$status" -eq 125 ]
+  run $H run --rm --detach x -- true
+  [ "$status" -eq 125 ]
+}

@@ -14,9 +14,12 @@ static void
 test_err (void)
 {
   hk_err err = { 0 };
-  ok (err_set (&err, ENOENT, "open %s", "/x") == -1, "err_set returns -1");
-  is_str (err.msg, "open /x: No such file or directory", "err_set appends strerror");
-  ok (err.errnum == ENOENT, "err_set keeps errno");
+  ok (err_set (&err, EINVAL, "bad %s", "x") == -1, "err_set returns -1");
+  is_str (err.msg, "bad x", "err_set adds nothing to a message that says it all");
+  ok (err.errnum == EINVAL, "err_set records the code");
+  ok (err_code (&err, ENOENT, "open %s", "/x") == -1, "err_code returns -1");
+  is_str (err.msg, "open /x: No such file or directory", "err_code appends strerror");
+  ok (err.errnum == ENOENT, "err_code keeps the code");
   err_prefix (&err, "bundle %s", "b");
   is_str (err.msg, "bundle b: open /x: No such file or directory", "err_prefix puts context in front");
   err_set (&err, 0, "plain");
@@ -35,6 +38,7 @@ test_duration (void)
   ok (parse_duration_ms ("-1s", &ms) < 0, "negative refused");
   ok (parse_duration_ms ("10x", &ms) < 0, "unknown unit refused");
   ok (parse_duration_ms ("", &ms) < 0, "empty refused");
+  ok (parse_duration_ms ("nan", &ms) < 0 && parse_duration_ms ("inf", &ms) < 0, "nan and inf refused");
 }
 
 static void

@@ -1,0 +1,32 @@
+/* spec_internal: the config.json parser's parts, shared between oci/spec*.c. */
+#ifndef HAKO_OCI_SPEC_INTERNAL_H
+#define HAKO_OCI_SPEC_INTERNAL_H
+
+#include "oci/json.h"
+#include "oci/spec.h"
+
+/* spec_linux.c: the "linux" object. */
+int spec_parse_linux (yajl_val root, struct oci_linux *l, hk_err *err);
+void spec_free_linux (struct oci_linux *l);
+
+/* spec_sandbox.c: hako's "sandbox" object. */
+int spec_parse_sandbox (yajl_val root, struct hako_sandbox *sb, hk_err *err);
+void spec_free_sandbox (struct hako_sandbox *sb);
+
+/* spec.c: "rprivate" -> MS_PRIVATE|MS_REC, ...; false for other names. */
+bool spec_propagation (const char *name, unsigned long *flags);
+
+/* The mount option names the parser decodes (flags and propagation), one by
+ * one: NULL past the last.  For `hako features`. */
+const char *spec_mount_option_name (size_t i);
+/* "prestart", "createRuntime", ... */
+const char *spec_hook_name (enum oci_hook_kind k);
+
+/* An absolute path: starts with '/'. */
+static inline bool
+spec_is_abs (const char *p)
+{
+  return p && p[0] == '/';
+}
+
+#endif

@@ -1,0 +1,498 @@
+/* spec_linux: config.json's "linux" object — namespaces, id maps, devices,
+ * cgroup resources, seccomp and the rest of the Linux-only settings. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/util.h"
+#include "oci/spec_internal.h"
+
+/* ---- namespaces and id maps ---- */
+
+static int
+parse_namespace (yajl_val v, const char *path, struct oci_linux *l, hk_err *err)
+{
+  cleanup_free char *type = NULL;
+  if (!YAJL_IS_OBJECT (v))
+    return json_error (err, path, NULL, "must be an object");
+  if (json_get_string (v, path, "type", &type, err) < 0)
+    return -1;
+  if (type == NULL)
+    return json_error (err, path, "type", "required");
+  int t = oci_ns_from_name (type);
+  if (t < 0)
+    return json_error (err, path, "type", "unknown namespace type \"%s\"", type);
+  for (size_t i = 0; i < l->n_namespaces; i++)
+    if (l->namespaces[i].type == (enum oci_ns_type) t)
+      return json_error (err, path, "type", "duplicate namespace type \"%s\"", type);
+  struct oci_namespace *ns = &l->namespaces[l->n_namespaces++];
+  ns->type = t;
+  if (json_get_string (v, path, "path", &ns->path, err) < 0)
+    return -1;
+  if (ns->path && !spec_is_abs (ns->path))
+    return json_error (err, path, "path", "must be an absolute path");
+  return 0;
+}
+
+static int
+parse_namespaces (yajl_val lin, struct oci_linux *l, hk_err *err)
+{
+  yajl_val a = NULL;
+  int r = json_get_array (lin, ".linux", "namespaces", &a, err);
+  if (r <= 0)
+    return r;
+  l->namespaces = xcalloc (json_len (a), sizeof *l->namespaces);
+  for (size_t i = 0; i < json_len (a); i++)
+    {
+      cleanup_free char *path = json_index (".linux.namespaces", i);
+      if (parse_namespace (json_at (a, i), path, l, err) < 0)
+        return -1;
+    }
+  return 0;
+}
+
+static int
+parse_idmap (yajl_val v, const char *path, struct oci_idmap *m, hk_err *err)
+{
+  int c = 0, h = 0, s = 0;
+  if (!YAJL_IS_OBJECT (v))
+    return json_error (err, path, NULL, "must be an object");
+  if ((c = json_get_u32 (v, path, "containerID", &m->container_id, err)) < 0
+      || (h = json_get_u32 (v, path, "hostID", &m->host_id, err)) < 0
+      || (s = json_get_u32 (v, path, "size", &m->size, err)) < 0)
+    return -1;
+  if (!c)
+    return json_error (err, path, "containerID", "required");
+  if (!h)
+    return json_error (err, path, "hostID", "required");
+  if (!s || m->size == 0)
+    return json_error (err, path, "size", "must be greater than 0");
+  if ((uint64_t) m->container_id + m->size > (uint64_t) UINT32_MAX + 1
+      || (uint64_t) m->host_id + m->size > (uint64_t) UINT32_MAX + 1)
+    return json_error (err, path, "size", "the range runs past the last id (4294967295)");
+  return 0;
+}
+
+static int
+parse_idmaps (yajl_val lin, const char *key, struct oci_idmap **out, size_t *n, hk_err *err)
+{
+  yajl_val a = NULL;
+  int r = json_get_array (lin, ".linux", key, &a, err);
+  if (r <= 0)
+    return r;
+  cleanup_free char *base = json_path (".linux", key);
+  *out = xcalloc (json_len (a), sizeof **out);
+  for (size_t i = 0; i < json_len (a); i++)
+    {
+      cleanup_free char *path = json_index (base, i);
+      if (parse_idmap (json_at (a, i), path, &(*out)[i], err) < 0)
+        return -1;
+      (*n)++;
+    }
+  return 0;
+}
+
+/* ---- devices ---- */
+
+/* A one-letter type from ALLOWED ("cbup"). */
+static int
+parse_dev_type (yajl_val v, const char *path, const char *allowed, char *out, hk_err *err)
+{
+  cleanup_free char *type = NULL;
+  int r = json_get_string (v, path, "type", &type, err);
+  if (r <= 0)
+    return r;
+  if (strlen (type) != 1 || strchr (allowed, type[0]) == NULL)
+    return json_error (err, path, "type", "must be one of \"%s\" (one letter), got \"%s\"",
+                       allowed, type);
+  *out = type[0];
+  return 1;
+}
+
+static int
+parse_device (yajl_val v, const char *path, struct oci_device *d, hk_err *err)
+{
+  int r, maj = 0, min = 0, mode = 0, uid = 0, gid = 0;
+  uint64_t fmode = 0;
+  uint32_t id = 0;
+  if (!YAJL_IS_OBJECT (v))
+    return json_error (err, path, NULL, "must be an object");
+  if ((r = parse_dev_type (v, path, "cbup", &d->type, err)) < 0
+      || json_get_string (v, path, "path", &d->path, err) < 0
+      || (maj = json_get_i64 (v, path, "major", 0, INT64_MAX, &d->major, err)) < 0
+      || (min = json_get_i64 (v, path, "minor", 0, INT64_MAX, &d->minor, err)) < 0
+      || (mode = json_get_u64 (v, path, "fileMode", 07777, &fmode, err)) < 0)
+    return -1;
+  if (r == 0)
+    return json_error (err, path, "type", "required");
+  if (d->path == NULL)
+    return json_error (err, path, "path", "required");
+  if (!spec_is_abs (d->path))
+    return json_error (err, path, "path", "must be an absolute path");
+  if (d->type != 'p' && (!maj || !min))
+    return json_error (err, path, maj ? "minor" : "major", "required for a '%c' device", d->type);
+  d->has_file_mode = mode > 0;
+  d->file_mode = fmode;
+  if ((uid = json_get_u32 (v, path, "uid", &id, err)) < 0)
+    return -1;
+  d->has_uid = uid > 0;
+  d->uid = id;
+  if ((gid = json_get_u32 (v, path, "gid", &id, err)) < 0)
+    return -1;
+  d->has_gid = gid > 0;
+  d->gid = id;
+  return 0;
+}
+
+static int
+parse_devices (yajl_val lin, struct oci_linux *l, hk_err *err)
+{
+  yajl_val a = NULL;
+  int r = json_get_array (lin, ".linux", "devices", &a, err);
+  if (r <= 0)
+    return r;
+  l->devices = xcalloc (json_len (a), sizeof *l->devices);
+  for (size_t i = 0; i < json_len (a); i++)
+    {
+      cleanup_free char *path = json_index (".linux.devices", i);
+      l->n_devices++;
+      if (parse_device (json_at (a, i), path, &l->devices[i], err) < 0)
+        return -1;
+    }
+  return 0;
+}
+
+/* ---- resources ---- */
+
+static int
+parse_device_rule (yajl_val v, const char *path, struct oci_device_rule *d, hk_err *err)
+{
+  int allow = 0;
+  d->major = d->minor = -1;
+  if (!YAJL_IS_OBJECT (v))
+    return json_error (err, path, NULL, "must be an object");
+  if ((allow = json_get_bool (v, path, "allow", &d->allow, err)) < 0
+      || parse_dev_type (v, path, "acb", &d->type, err) < 0
+      || json_get_i64 (v, path, "major", -1, INT64_MAX, &d->major, err) < 0
+      || json_get_i64 (v, path, "minor", -1, INT64_MAX, &d->minor, err) < 0
+      || json_get_string (v, path, "access", &d->access, err) < 0)
+    return -1;
+  if (!allow)
+    return json_error (err, path, "allow", "required");
+  if (d->access == NULL)
+    d->access = xstrdup ("rwm");
+  if (d->access[0] == '\0' || d->access[strspn (d->access, "rwm")] != '\0')
+    return json_error (err, path, "access", "must be letters of \"rwm\", got \"%s\"", d->access);
+  return 0;
+}
+
+static int
+parse_device_rules (yajl_val res, struct oci_resources *r, hk_err *err)
+{
+  yajl_val a = NULL;
+  int got = json_get_array (res, ".linux.resources", "devices", &a, err);
+  if (got <= 0)
+    return got;
+  r->devices = xcalloc (json_len (a), sizeof *r->devices);
+  for (size_t i = 0; i < json_len (a); i++)
+    {
+      cleanup_free char *path = json_index (".linux.resources.devices", i);
+      r->n_devices++;
+      if (parse_device_rule (json_at (a, i), path, &r->devices[i], err) < 0)
+        return -1;
+    }
+  return 0;
+}
+
+static int
+parse_memory (yajl_val res, struct oci_resources *r, hk_err *err)
+{
+  const char *path = ".linux.resources.memory";
+  yajl_val m = NULL;
+  int lim = 0, rsv = 0, swp = 0, krn = 0, sw = 0;
+  if (json_get_object (res, ".linux.resources", "memory", &m, err) < 0
+      || (lim = json_get_i64 (m, path, "limit", -1, INT64_MAX, &r->memory_limit, err)) < 0
+      || (rsv = json_get_i64 (m, path, "reservation", -1, INT64_MAX, &r->memory_reservation,
+                              err)) < 0
+      || (swp = json_get_i64 (m, path, "swap", -1, INT64_MAX, &r->memory_swap, err)) < 0
+      || (krn = json_get_i64 (m, path, "kernel", -1, INT64_MAX, &r->memory_kernel, err)) < 0
+      || (sw = json_get_u64 (m, path, "swappiness", 100, &r->memory_swappiness, err)) < 0
+      || json_get_bool (m, path, "disableOOMKiller", &r->disable_oom_killer, err) < 0)
+    return -1;
+  r->has_memory_limit = lim > 0;
+  r->has_memory_reservation = rsv > 0;
+  r->has_memory_swap = swp > 0;
+  r->has_memory_kernel = krn > 0;
+  r->has_memory_swappiness = sw > 0;
+  return 0;
+}
+
+static int
+parse_cpu (yajl_val res, struct oci_resources *r, hk_err *err)
+{
+  const char *path = ".linux.resources.cpu";
+  yajl_val c = NULL;
+  int sh = 0, q = 0, p = 0, rr = 0, rp = 0;
+  if (json_get_object (res, ".linux.resources", "cpu", &c, err) < 0
+      || (sh = json_get_u64 (c, path, "shares", UINT64_MAX, &r->cpu_shares, err)) < 0
+      || (q = json_get_i64 (c, path, "quota", -1, INT64_MAX, &r->cpu_quota, err)) < 0
+      || (p = json_get_u64 (c, path, "period", UINT64_MAX, &r->cpu_period, err)) < 0
+      || (rr = json_get_i64 (c, path, "realtimeRuntime", -1, INT64_MAX, &r->cpu_realtime_runtime,
+                             err)) < 0
+      || (rp = json_get_u64 (c, path, "realtimePeriod", UINT64_MAX, &r->cpu_realtime_period,
+                             err)) < 0
+      || json_get_string (c, path, "cpus", &r->cpu_cpus, err) < 0
+      || json_get_string (c, path, "mems", &r->cpu_mems, err) < 0)
+    return -1;
+  r->has_cpu_shares = sh > 0;
+  r->has_cpu_quota = q > 0;
+  r->has_cpu_period = p > 0;
+  r->has_cpu_realtime_runtime = rr > 0;
+  r->has_cpu_realtime_period = rp > 0;
+  return 0;
+}
+
+static int
+parse_hugepages (yajl_val res, struct oci_resources *r, hk_err *err)
+{
+  yajl_val a = NULL;
+  int got = json_get_array (res, ".linux.resources", "hugepageLimits", &a, err);
+  if (got <= 0)
+    return got;
+  r->hugepage_limits = xcalloc (json_len (a), sizeof *r->hugepage_limits);
+  for (size_t i = 0; i < json_len (a); i++)
+    {
+      cleanup_free char *path = json_index (".linux.resources.hugepageLimits", i);
+      yajl_val v = json_at (a, i);
+      struct oci_kv *kv = &r->hugepage_limits[r->n_hugepage_limits++];
+      uint64_t limit = 0;
+      int got_limit = 0;
+      if (!YAJL_IS_OBJECT (v))
+        return json_error (err, path, NULL, "must be an object");
+      if (json_get_string (v, path, "pageSize", &kv->key, err) < 0
+          || (got_limit = json_get_u64 (v, path, "limit", UINT64_MAX, &limit, err)) < 0)
+        return -1;
+      if (kv->key == NULL || kv->key[0] == '\0')
+        return json_error (err, path, "pageSize", "required");
+      if (!got_limit)
+        return json_error (err, path, "limit", "required");
+      kv->value = xasprintf ("%" PRIu64, limit);
+    }
+  return 0;
+}
+
+static int
+parse_resources (yajl_val lin, struct oci_linux *l, hk_err *err)
+{
+  const char *path = ".linux.resources";
+  struct oci_resources *r = &l->resources;
+  yajl_val res = NULL, pids = NULL, blkio = NULL;
+  uint64_t weight = 0;
+  int got = json_get_object (lin, ".linux", "resources", &res, err);
+  if (got <= 0)
+    return got;
+  l->has_resources = true;
+  int pl = 0;
+  if (parse_device_rules (res, r, err) < 0 || parse_memory (res, r, err) < 0
+      || parse_cpu (res, r, err) < 0 || parse_hugepages (res, r, err) < 0
+      || json_get_object (res, path, "pids", &pids, err) < 0
+      || (pl = json_get_i64 (pids, ".linux.resources.pids", "limit", INT64_MIN, INT64_MAX,
+                             &r->pids_limit, err)) < 0
+      || json_get_object (res, path, "blockIO", &blkio, err) < 0
+      || json_get_u64 (blkio, ".linux.resources.blockIO", "weight", UINT16_MAX, &weight, err) < 0
+      || json_get_kv (res, path, "unified", &r->unified, &r->n_unified, err) < 0)
+    return -1;
+  r->has_pids_limit = pl > 0;
+  /* As runc: a weight of 0 means "not set". */
+  if (weight != 0 && (weight < 10 || weight > 1000))
+    return json_error (err, ".linux.resources.blockIO", "weight", "must be between 10 and 1000");
+  r->has_blkio_weight = weight != 0;
+  r->blkio_weight = weight;
+  return 0;
+}
+
+/* ---- seccomp ---- */
+
+static int
+parse_seccomp_arg (yajl_val v, const char *path, struct oci_seccomp_arg *a, hk_err *err)
+{
+  int idx = 0, val = 0;
+  uint64_t index = 0;
+  if (!YAJL_IS_OBJECT (v))
+    return json_error (err, path, NULL, "must be an object");
+  if ((idx = json_get_u64 (v, path, "index", 5, &index, err)) < 0
+      || (val = json_get_u64 (v, path, "value", UINT64_MAX, &a->value, err)) < 0
+      || json_get_u64 (v, path, "valueTwo", UINT64_MAX, &a->value_two, err) < 0
+      || json_get_string (v, path, "op", &a->op, err) < 0)
+    return -1;
+  if (!idx)
+    return json_error (err, path, "index", "required");
+  if (!val)
+    return json_error (err, path, "value", "required");
+  if (a->op == NULL)
+    return json_error (err, path, "op", "required");
+  a->index = index;
+  return 0;
+}
+
+static int
+parse_seccomp_rule (yajl_val v, const char *path, struct oci_seccomp_rule *s, hk_err *err)
+{
+  yajl_val args = NULL;
+  uint32_t ret = 0;
+  int er = 0;
+  if (!YAJL_IS_OBJECT (v))
+    return json_error (err, path, NULL, "must be an object");
+  if (json_get_strv (v, path, "names", &s->names, err) < 0
+      || json_get_string (v, path, "action", &s->action, err) < 0
+      || (er = json_get_u32 (v, path, "errnoRet", &ret, err)) < 0
+      || json_get_array (v, path, "args", &args, err) < 0)
+    return -1;
+  if (s->names == NULL || s->names[0] == NULL)
+    return json_error (err, path, "names", "must be a non-empty array");
+  if (s->action == NULL)
+    return json_error (err, path, "action", "required");
+  s->has_errno_ret = er > 0;
+  s->errno_ret = ret;
+  s->args = xcalloc (json_len (args), sizeof *s->args);
+  for (size_t i = 0; i < json_len (args); i++)
+    {
+      cleanup_free char *base = json_path (path, "args");
+      cleanup_free char *p = json_index (base, i);
+      s->n_args++;
+      if (parse_seccomp_arg (json_at (args, i), p, &s->args[i], err) < 0)
+        return -1;
+    }
+  return 0;
+}
+
+static int
+parse_seccomp (yajl_val lin, struct oci_linux *l, hk_err *err)
+{
+  const char *path = ".linux.seccomp";
+  yajl_val o = NULL, calls = NULL;
+  int got = json_get_object (lin, ".linux", "seccomp", &o, err);
+  if (got <= 0)
+    return got;
+  struct oci_seccomp *s = l->seccomp = xcalloc (1, sizeof *s);
+  uint32_t ret = 0;
+  int er = 0;
+  if (json_get_string (o, path, "defaultAction", &s->default_action, err) < 0
+      || (er = json_get_u32 (o, path, "defaultErrnoRet", &ret, err)) < 0
+      || json_get_strv (o, path, "architectures", &s->architectures, err) < 0
+      || json_get_strv (o, path, "flags", &s->flags, err) < 0
+      || json_get_string (o, path, "listenerPath", &s->listener_path, err) < 0
+      || json_get_string (o, path, "listenerMetadata", &s->listener_metadata, err) < 0
+      || json_get_array (o, path, "syscalls", &calls, err) < 0)
+    return -1;
+  if (s->default_action == NULL || s->default_action[0] == '\0')
+    return json_error (err, path, "defaultAction", "required");
+  s->has_default_errno_ret = er > 0;
+  s->default_errno_ret = ret;
+  s->syscalls = xcalloc (json_len (calls), sizeof *s->syscalls);
+  for (size_t i = 0; i < json_len (calls); i++)
+    {
+      cleanup_free char *p = json_index (".linux.seccomp.syscalls", i);
+      s->n_syscalls++;
+      if (parse_seccomp_rule (json_at (calls, i), p, &s->syscalls[i], err) < 0)
+        return -1;
+    }
+  return 0;
+}
+
+/* ---- the linux object ---- */
+
+static int
+parse_propagation (yajl_val lin, struct oci_linux *l, hk_err *err)
+{
+  cleanup_free char *name = NULL;
+  int r = json_get_string (lin, ".linux", "rootfsPropagation", &name, err);
+  if (r <= 0 || name[0] == '\0')
+    return r < 0 ? -1 : 0;
+  if (!spec_propagation (name, &l->rootfs_propagation))
+    return json_error (err, ".linux", "rootfsPropagation",
+                       "unknown propagation \"%s\" (private, rprivate, slave, rslave, shared, "
+                       "rshared, unbindable, runbindable)",
+                       name);
+  return 0;
+}
+
+int
+spec_parse_linux (yajl_val root, struct oci_linux *l, hk_err *err)
+{
+  const char *path = ".linux";
+  yajl_val lin = NULL;
+  int r = json_get_object (root, "", "linux", &lin, err);
+  if (r <= 0)
+    return r;
+  if (parse_namespaces (lin, l, err) < 0
+      || parse_idmaps (lin, "uidMappings", &l->uid_mappings, &l->n_uid_mappings, err) < 0
+      || parse_idmaps (lin, "gidMappings", &l->gid_mappings, &l->n_gid_mappings, err) < 0
+      || json_get_kv (lin, path, "sysctl", &l->sysctl, &l->n_sysctl, err) < 0
+      || parse_devices (lin, l, err) < 0 || parse_resources (lin, l, err) < 0
+      || json_get_string (lin, path, "cgroupsPath", &l->cgroups_path, err) < 0
+      || parse_propagation (lin, l, err) < 0
+      || json_get_strv (lin, path, "maskedPaths", &l->masked_paths, err) < 0
+      || json_get_strv (lin, path, "readonlyPaths", &l->readonly_paths, err) < 0
+      || json_get_string (lin, path, "mountLabel", &l->mount_label, err) < 0
+      || parse_seccomp (lin, l, err) < 0)
+    return -1;
+  return 0;
+}
+
+/* ---- free ---- */
+
+static void
+free_seccomp (struct oci_seccomp *s)
+{
+  if (s == NULL)
+    return;
+  free (s->default_action);
+  strv_free (s->architectures);
+  strv_free (s->flags);
+  free (s->listener_path);
+  free (s->listener_metadata);
+  for (size_t i = 0; i < s->n_syscalls; i++)
+    {
+      struct oci_seccomp_rule *r = &s->syscalls[i];
+      strv_free (r->names);
+      free (r->action);
+      for (size_t j = 0; j < r->n_args; j++)
+        free (r->args[j].op);
+      free (r->args);
+    }
+  free (s->syscalls);
+  free (s);
+}
+
+static void
+free_resources (struct oci_resources *r)
+{
+  free (r->cpu_cpus);
+  free (r->cpu_mems);
+  for (size_t i = 0; i < r->n_devices; i++)
+    free (r->devices[i].access);
+  free (r->devices);
+  json_kv_free (r->hugepage_limits, r->n_hugepage_limits);
+  json_kv_free (r->unified, r->n_unified);
+}
+
+void
+spec_free_linux (struct oci_linux *l)
+{
+  for (size_t i = 0; i < l->n_namespaces; i++)
+    free (l->namespaces[i].path);
+  free (l->namespaces);
+  free (l->uid_mappings);
+  free (l->gid_mappings);
+  json_kv_free (l->sysctl, l->n_sysctl);
+  for (size_t i = 0; i < l->n_devices; i++)
+    free (l->devices[i].path);
+  free (l->devices);
+  free_resources (&l->resources);
+  free (l->cgroups_path);
+  strv_free (l->masked_paths);
+  strv_free (l->readonly_paths);
+  free (l->mount_label);
+  free_seccomp (l->seccomp);
+}

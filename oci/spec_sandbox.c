@@ -1,0 +1,222 @@
+/* spec_sandbox: hako's "sandbox" object — root kind, network policy, Landlock,
+ * limits, image and work dir (DESIGN.md, "The sandbox spec"). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/util.h"
+#include "oci/spec_internal.h"
+
+static int
+parse_root_kind (yajl_val sb, struct hako_sandbox *s, hk_err *err)
+{
+  cleanup_free char *root = NULL;
+  int r = json_get_string (sb, ".sandbox", "root", &root, err);
+  if (r <= 0)
+    return r;
+  if (strcmp (root, "bundle") == 0)
+    s->root = HAKO_ROOT_BUNDLE;
+  else if (strcmp (root, "tmpfs") == 0)
+    s->root = HAKO_ROOT_TMPFS;
+  else
+    return json_error (err, ".sandbox", "root", "must be \"bundle\" or \"tmpfs\", got \"%s\"",
+                       root);
+  return 0;
+}
+
+static int
+parse_network (yajl_val sb, struct hako_sandbox *s, hk_err *err)
+{
+  const char *path = ".sandbox.network";
+  yajl_val n = NULL;
+  cleanup_free char *mode = NULL;
+  int r = json_get_object (sb, ".sandbox", "network", &n, err);
+  if (r <= 0)
+    return r;
+  if (json_get_string (n, path, "mode", &mode, err) < 0
+      || json_get_strv (n, path, "allow", &s->net_allow, err) < 0)
+    return -1;
+  if (mode == NULL)
+    return json_error (err, path, "mode", "required (none, host or allowlist)");
+  if (strcmp (mode, "none") == 0)
+    s->net_mode = HAKO_NET_NONE;
+  else if (strcmp (mode, "host") == 0)
+    s->net_mode = HAKO_NET_HOST;
+  else if (strcmp (mode, "allowlist") == 0)
+    s->net_mode = HAKO_NET_ALLOWLIST;
+  else
+    return json_error (err, path, "mode", "unknown mode \"%s\" (none, host, allowlist)", mode);
+  /* An allow-list under another mode would be silently meaningless. */
+  if (strv_len (s->net_allow) > 0 && s->net_mode != HAKO_NET_ALLOWLIST)
+    return json_error (err, path, "allow", "only valid with mode \"allowlist\" (mode is \"%s\")",
+                       mode);
+  for (size_t i = 0; s->net_allow && s->net_allow[i]; i++)
+    if (s->net_allow[i][0] == '\0')
+      {
+        cleanup_free char *p = json_index (".sandbox.network.allow", i);
+        return json_error (err, p, NULL, "must not be empty");
+      }
+  return 0;
+}
+
+static int
+parse_paths (yajl_val ll, const char *key, char ***out, hk_err *err)
+{
+  if (json_get_strv (ll, ".sandbox.landlock", key, out, err) < 0)
+    return -1;
+  for (size_t i = 0; *out && (*out)[i]; i++)
+    if (!spec_is_abs ((*out)[i]))
+      {
+        cleanup_free char *base = json_path (".sandbox.landlock", key);
+        cleanup_free char *p = json_index (base, i);
+        return json_error (err, p, NULL, "must be an absolute path");
+      }
+  return 0;
+}
+
+static int
+parse_ports (yajl_val ll, const char *key, uint16_t **out, size_t *n, hk_err *err)
+{
+  yajl_val a = NULL;
+  int r = json_get_array (ll, ".sandbox.landlock", key, &a, err);
+  if (r <= 0)
+    return r;
+  cleanup_free char *base = json_path (".sandbox.landlock", key);
+  *out = xcalloc (json_len (a), sizeof **out);
+  for (size_t i = 0; i < json_len (a); i++)
+    {
+      int64_t port;
+      cleanup_free char *p = json_index (base, i);
+      if (json_as_i64 (json_at (a, i), p, NULL, 1, 65535, &port, err) < 0)
+        return -1;
+      (*out)[(*n)++] = (uint16_t) port;
+    }
+  return 0;
+}
+
+static int
+parse_landlock (yajl_val sb, struct hako_landlock *l, hk_err *err)
+{
+  const char *path = ".sandbox.landlock";
+  yajl_val o = NULL;
+  int r = json_get_object (sb, ".sandbox", "landlock", &o, err);
+  if (r <= 0)
+    return r;
+  l->present = true;
+  l->required = true;
+  if (parse_paths (o, "read", &l->read, err) < 0 || parse_paths (o, "write", &l->write, err) < 0
+      || parse_paths (o, "exec", &l->exec, err) < 0
+      || parse_ports (o, "tcp_connect", &l->tcp_connect, &l->n_tcp_connect, err) < 0
+      || parse_ports (o, "tcp_bind", &l->tcp_bind, &l->n_tcp_bind, err) < 0
+      || json_get_bool (o, path, "scoped", &l->scoped, err) < 0
+      || json_get_bool (o, path, "required", &l->required, err) < 0)
+    return -1;
+  return 0;
+}
+
+/* "30s", "500ms", "5m", "1h", or a number of seconds (fractions allowed). */
+static int
+parse_timeout (yajl_val limits, struct hako_sandbox *s, hk_err *err)
+{
+  yajl_val v = json_get (limits, "timeout");
+  uint64_t ms = 0;
+  if (v == NULL)
+    return 0;
+  if (YAJL_IS_STRING (v))
+    {
+      const char *t = v->u.string;
+      /* Digits first: keeps "inf" and "nan" away from strtod. */
+      bool ok = (t[0] >= '0' && t[0] <= '9') || (t[0] == '.' && t[1] >= '0' && t[1] <= '9');
+      if (!ok || parse_duration_ms (t, &ms) < 0)
+        ms = 0;
+    }
+  else if (YAJL_IS_DOUBLE (v) && isfinite (v->u.number.d) && v->u.number.d > 0
+           && v->u.number.d < 1e12)
+    ms = (uint64_t) (v->u.number.d * 1000 + 0.5);
+  if (ms == 0)
+    return json_error (err, ".sandbox.limits", "timeout",
+                       "must be a positive duration (\"30s\", \"500ms\", \"5m\", \"1h\") or a "
+                       "number of seconds");
+  s->has_timeout = true;
+  s->timeout_ms = ms;
+  return 0;
+}
+
+/* Bytes: an integer, or a string with an optional k/m/g suffix ("2m"). */
+static int
+parse_max_output (yajl_val limits, struct hako_sandbox *s, hk_err *err)
+{
+  yajl_val v = json_get (limits, "max_output");
+  if (v == NULL)
+    return 0;
+  if (YAJL_IS_STRING (v))
+    {
+      if (parse_size (v->u.string, &s->max_output) < 0)
+        return json_error (err, ".sandbox.limits", "max_output",
+                           "must be a number of bytes (with an optional k, m or g suffix)");
+    }
+  else if (json_as_u64 (v, ".sandbox.limits", "max_output", UINT64_MAX, &s->max_output, err) < 0)
+    return -1;
+  s->has_max_output = true;
+  return 0;
+}
+
+static int
+parse_limits (yajl_val sb, struct hako_sandbox *s, hk_err *err)
+{
+  yajl_val o = NULL;
+  int r = json_get_object (sb, ".sandbox", "limits", &o, err);
+  if (r <= 0)
+    return r;
+  return parse_timeout (o, s, err) < 0 || parse_max_output (o, s, err) < 0 ? -1 : 0;
+}
+
+static int
+parse_workdir (yajl_val sb, struct hako_sandbox *s, hk_err *err)
+{
+  yajl_val o = NULL;
+  int r = json_get_object (sb, ".sandbox", "workdir", &o, err);
+  if (r <= 0)
+    return r;
+  if (json_get_bool (o, ".sandbox.workdir", "persist", &s->workdir_persist, err) < 0
+      || json_get_string (o, ".sandbox.workdir", "path", &s->workdir_path, err) < 0)
+    return -1;
+  if (s->workdir_path == NULL)
+    s->workdir_path = xstrdup ("/work");
+  if (!spec_is_abs (s->workdir_path))
+    return json_error (err, ".sandbox.workdir", "path", "must be an absolute path");
+  return 0;
+}
+
+int
+spec_parse_sandbox (yajl_val root, struct hako_sandbox *s, hk_err *err)
+{
+  yajl_val sb = NULL;
+  int r = json_get_object (root, "", "sandbox", &sb, err);
+  if (r <= 0)
+    return r;
+  s->present = true;
+  if (json_get_string (sb, ".sandbox", "profile", &s->profile, err) < 0
+      || parse_root_kind (sb, s, err) < 0 || parse_network (sb, s, err) < 0
+      || parse_landlock (sb, &s->landlock, err) < 0 || parse_limits (sb, s, err) < 0
+      || json_get_string (sb, ".sandbox", "image", &s->image, err) < 0
+      || parse_workdir (sb, s, err) < 0)
+    return -1;
+  if (s->image && s->image[0] == '\0')
+    return json_error (err, ".sandbox", "image", "must not be empty");
+  return 0;
+}
+
+void
+spec_free_sandbox (struct hako_sandbox *s)
+{
+  strv_free (s->net_allow);
+  free (s->profile);
+  strv_free (s->landlock.read);
+  strv_free (s->landlock.write);
+  strv_free (s->landlock.exec);
+  free (s->landlock.tcp_connect);
+  free (s->landlock.tcp_bind);
+  free (s->image);
+  free (s->workdir_path);
+}
