@@ -116,7 +116,7 @@ expect_clean_failure () {
 @test "two concurrent creates of one id: exactly one succeeds" {
   b=$(new_bundle race)
   for i in 1 2 3 4; do
-    ( $H create --bundle "$b" race >/dev/null 2>&1; echo $? > "$TEST_ROOT/rc.$i" ) &
+    ( rc=0; $H create --bundle "$b" race >/dev/null 2>&1 || rc=$?; echo $rc > "$TEST_ROOT/rc.$i" ) &
   done
   wait
   [ "$(cat "$TEST_ROOT"/rc.* | grep -c '^0$')" -eq 1 ]
@@ -160,7 +160,7 @@ expect_clean_failure () {
   run $H delete --force trunc
   [ "$status" -eq 0 ]
   [ ! -e "$STATE/trunc" ]
-  ! kill -0 "$pid" 2>/dev/null
+  pid_gone "$pid"
 }
 
 @test "unknown verb and bad options exit 125" {

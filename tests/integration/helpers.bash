@@ -1,7 +1,7 @@
 # Shared setup for the integration tests: a private state root and data root
 # per test, a busybox bundle per file, and leak checks after each test.
 
-fixtures="$BATS_TEST_DIRNAME/../fixtures"
+fixtures="${FIXTURES:-$BATS_TEST_DIRNAME/../fixtures}"
 
 hako_setup_file () {
   export BUNDLE_DIR="$BATS_FILE_TMPDIR/bundle"
@@ -31,7 +31,7 @@ hako_teardown () {
 }
 
 # Anything under TEST_ROOT that outlived its sandbox: mounts, processes whose
-# root or cwd is there, state directories, data directories.
+# root is there, state directories, data directories.
 leak_report () {
   local out=""
   if grep -q " $TEST_ROOT" /proc/self/mountinfo; then
@@ -39,7 +39,7 @@ leak_report () {
   fi
   local p
   for p in /proc/[0-9]*; do
-    case "$(readlink "$p/root" 2>/dev/null)$(readlink "$p/cwd" 2>/dev/null)" in
+    case "$(readlink "$p/root" 2>/dev/null)" in
       *"$TEST_ROOT"*) out="$out process:${p#/proc/}" ;;
     esac
   done
@@ -83,5 +83,18 @@ wait_status () {
     sleep 0.1
   done
   echo "sandbox $1 never reached $2: $($H state "$1" 2>&1)" >&2
+  return 1
+}
+
+# pid_gone PID: the process is gone or a zombie nobody reaped yet (on hosts
+# whose pid 1 does not reap, a killed sandbox process lingers as a zombie).
+pid_gone () {
+  local i state
+  for i in $(seq 50); do
+    state=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 0
+    case "$state" in Z|X|"") return 0 ;; esac
+    sleep 0.1
+  done
+  echo "process $1 is still alive (state $state)" >&2
   return 1
 }

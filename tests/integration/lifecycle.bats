@@ -87,7 +87,7 @@ teardown () { hako_teardown; }
   pid=$($H state det | jq -r .pid)
   $H delete --force det
   [ ! -e "$STATE/det" ]
-  ! kill -0 "$pid" 2>/dev/null
+  pid_gone "$pid"
 }
 
 @test "delete of a created sandbox kills its waiting process" {
@@ -95,7 +95,7 @@ teardown () { hako_teardown; }
   $H create --bundle "$b" cr
   pid=$($H state cr | jq -r .pid)
   $H delete cr
-  ! kill -0 "$pid" 2>/dev/null
+  pid_gone "$pid"
 }
 
 @test "list: table, json and ids" {
@@ -115,15 +115,20 @@ teardown () { hako_teardown; }
 
 @test "kill: signal names and numbers; --all reaches every process" {
   b=$(new_bundle k)
-  set_args "$b" sh -c 'trap "echo got-usr1 > /tmp/x" USR1; sleep 30 & sleep 30 & wait; wait'
+  set_args "$b" sh -c 'trap "" USR1 TERM; sleep 30 & sleep 31; wait'
   $H run --detach --bundle "$b" k
   run $H kill k NOSUCHSIG
   [ "$status" -eq 125 ]
   [[ "$output" == *"unknown signal"* ]]
   $H kill k SIGUSR1
   $H kill k 10
+  $H kill k usr1
+  [ "$($H state k | jq -r .status)" = running ]
+  pids=$(pgrep -f "sleep 3[01]")
+  [ "$(echo $pids | wc -w)" -ge 2 ]
   $H kill --all k KILL
   wait_status k stopped
+  for p in $pids; do pid_gone "$p"; done
   run $H kill k TERM
   [ "$status" -eq 125 ]
   [[ "$output" == *"not running"* ]]
@@ -137,8 +142,7 @@ teardown () { hako_teardown; }
   pid=$($H state orphan | jq -r .pid)
   kill -9 $runner
   wait $runner || true
-  for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  ! kill -0 "$pid" 2>/dev/null
+  pid_gone "$pid"
   [ "$($H state orphan | jq -r .status)" = stopped ]
 }
 
