@@ -74,7 +74,7 @@ run_foreground (const struct store *st, struct sbx_fg *fg, bool rm)
 {
   hk_err err = { 0 };
   int status;
-  if (sbx_run_wait (st, fg, &status, &err) < 0)
+  if (sbx_run_wait (st, fg, !rm, &status, &err) < 0)
     cmd_fail ("run", fg->id, &err);
   if (rm && sbx_delete (st, fg->id, true, &err) < 0)
     {

@@ -163,7 +163,7 @@ file_write_atomic (const char *path, const char *data, size_t len, mode_t mode, 
   cleanup_close int fd = open (tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
   if (fd < 0)
     return err_sys (err, "create %s", tmp);
-  if (fd_write_all (fd, data, len) < 0 || fsync (fd) < 0)
+  if (fd_write_all (fd, data, len) < 0)
     {
       err_sys (err, "write %s", tmp);
       unlink (tmp);
@@ -175,6 +175,17 @@ file_write_atomic (const char *path, const char *data, size_t len, mode_t mode, 
       unlink (tmp);
       return -1;
     }
+  return 0;
+}
+
+int
+file_write_new (const char *path, const char *data, size_t len, mode_t mode, hk_err *err)
+{
+  cleanup_close int fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+  if (fd < 0)
+    return err_sys (err, "create %s", path);
+  if (fd_write_all (fd, data, len) < 0)
+    return err_sys (err, "write %s", path);
   return 0;
 }
 

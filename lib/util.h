@@ -35,9 +35,14 @@ int file_read_all (const char *path, size_t max, char **out, size_t *len, hk_err
 int fd_read_all (int fd, size_t max, char **out, size_t *len, hk_err *err);
 /* Write all of buf, retrying on EINTR and short writes. */
 int fd_write_all (int fd, const void *buf, size_t len);
-/* Write path through a temporary file in the same directory, fsync, rename:
- * a reader sees the old contents or the new ones, never half. */
+/* Write path through a temporary file in the same directory, then rename: a
+ * reader, or a hako killed half-way, sees the old contents or the new ones,
+ * never half.  No fsync: this is for the state tree, which lives on tmpfs
+ * (/run) and need not survive a power loss; it costs ~1 ms a call on disk. */
 int file_write_atomic (const char *path, const char *data, size_t len, mode_t mode, hk_err *err);
+/* Create path (it must not exist) and write data: for files written once
+ * into a directory nobody reads before they are complete. */
+int file_write_new (const char *path, const char *data, size_t len, mode_t mode, hk_err *err);
 /* mkdir -p with mode for the created components. */
 int mkdir_p (const char *path, mode_t mode, hk_err *err);
 /* rm -rf that never crosses a mount point (so a stale bind mount's target is left

@@ -18,6 +18,9 @@ struct mnt_ctx
   const char *bundle;   /* absolute; relative mount sources are resolved against it */
   const char *workdir;  /* host dir mounted read-write at sandbox.workdir_path, or NULL */
   bool userns;          /* in a new user namespace: device nodes are bind-mounted, not mknod'ed */
+  /* Host path of the sandbox's cgroup2 directory, shown read-only at a
+   * "cgroup" mount; NULL when the host has no cgroup2 hierarchy. */
+  const char *cgroup_dir;
 };
 
 /* Before pivot_root: propagation, the root bind (or tmpfs), the spec's mounts in

@@ -19,6 +19,7 @@
 #include "lib/syscalls.h"
 #include "lib/util.h"
 #include "runtime/caps.h"
+#include "runtime/cgroup.h"
 #include "runtime/pidinfo.h"
 
 static char *
@@ -55,7 +56,7 @@ write_pid_record (const struct store_entry *e, pid_t pid, uint64_t start, hk_err
   char buf[64];
   int n = snprintf (buf, sizeof buf, "%d %llu\n", (int) pid, (unsigned long long) start);
   cleanup_free char *path = store_path (e, "pid");
-  return file_write_atomic (path, buf, n, 0600, err);
+  return file_write_new (path, buf, n, 0600, err);
 }
 
 static int
@@ -269,6 +270,7 @@ record_state (struct build *b, const struct sbx_create_opts *o, enum oci_status 
   cleanup_free char *created = rfc3339_now ();
   cleanup_free char *work = b->data_dir ? xasprintf ("%s/work", b->data_dir) : NULL;
   s.created = created;
+  s.started = status == OCI_STATUS_RUNNING ? created : NULL;
   s.workdir = work;
   return store_write_state (&b->entry, &s, err);
 }
@@ -289,8 +291,9 @@ create_spawn (const struct sbx_create_opts *o, struct build *b, const char *root
         return err_sys (err, "open %s", fifo);
     }
   cleanup_free char *work = b->data_dir ? xasprintf ("%s/work", b->data_dir) : NULL;
+  cleanup_free char *cgroup = cg_self_v2_dir ();
   struct spawn_cfg cfg = { .spec = o->spec, .rootfs = rootfs, .bundle = o->bundle,
-                           .workdir = work, .fifo_fd = fifo_fd };
+                           .workdir = work, .cgroup_dir = cgroup, .fifo_fd = fifo_fd };
   if (spawn_clone (&cfg, &b->child, err) < 0)
     return -1;
   /* Record the pid before the child builds anything: a hako killed from here
@@ -301,7 +304,9 @@ create_spawn (const struct sbx_create_opts *o, struct build *b, const char *root
   test_stall (&b->entry, "after-clone");
   if (spawn_wait_ready (&b->child, status, err) < 0)
     return -1;
-  if (record_state (b, o, OCI_STATUS_CREATED, rootfs, err) < 0)
+  /* A foreground run releases the process right away: record it as running
+   * now rather than rewrite the state a moment later. */
+  if (record_state (b, o, o->foreground ? OCI_STATUS_RUNNING : OCI_STATUS_CREATED, rootfs, err) < 0)
     return -1;
   test_stall (&b->entry, "after-ready");
   return 0;
@@ -321,7 +326,7 @@ sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_
   test_stall (&b.entry, "after-mkdir");
   cleanup_free char *config = store_path (&b.entry, "config.json");
   if (resolve_rootfs (o, &b, &rootfs, err) < 0
-      || file_write_atomic (config, o->config_json, o->config_len, 0600, err) < 0
+      || file_write_new (config, o->config_json, o->config_len, 0600, err) < 0
       || prepare_workdir (st, o, &b, err) < 0
       || create_spawn (o, &b, rootfs, status, err) < 0
       || (o->pid_file && write_pid_file (o->pid_file, b.child.pid, err) < 0))
@@ -508,28 +513,12 @@ record_exit (const struct store *st, const char *id, int wstatus, hk_err *err)
   return r;
 }
 
-static int
-mark_running (const struct store *st, const char *id, hk_err *err)
-{
-  struct store_entry e;
-  struct oci_state *s = NULL;
-  if (open_locked (st, id, &e, &s, err) < 0)
-    return -1;
-  s->status = OCI_STATUS_RUNNING;
-  free (s->started);
-  s->started = rfc3339_now ();
-  int r = store_write_state (&e, s, err);
-  oci_state_free (s);
-  store_close (&e);
-  return r;
-}
-
 int
-sbx_run_wait (const struct store *st, struct sbx_fg *fg, int *status, hk_err *err)
+sbx_run_wait (const struct store *st, struct sbx_fg *fg, bool record, int *status, hk_err *err)
 {
   int wstatus;
   *status = 125;
-  if (mark_running (st, fg->id, err) < 0 || spawn_release (&fg->child, err) < 0)
+  if (spawn_release (&fg->child, err) < 0)
     {
       spawn_abort (&fg->child);
       return -1;
@@ -539,7 +528,8 @@ sbx_run_wait (const struct store *st, struct sbx_fg *fg, int *status, hk_err *er
   *status = WIFSIGNALED (wstatus) ? 128 + WTERMSIG (wstatus) : WEXITSTATUS (wstatus);
   /* The sandbox may have been deleted meanwhile: then there is nothing to record. */
   hk_err ignored;
-  record_exit (st, fg->id, wstatus, &ignored);
+  if (record)
+    record_exit (st, fg->id, wstatus, &ignored);
   return 0;
 }
 

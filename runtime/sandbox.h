@@ -36,8 +36,9 @@ int sbx_create (const struct store *st, const struct sbx_create_opts *o, struct 
 /* Release a created sandbox's process. */
 int sbx_start (const struct store *st, const char *id, hk_err *err);
 /* Foreground: release the process, wait for it (forwarding the usual signals)
- * and record how it ended.  *status is the exit code or 128+N. */
-int sbx_run_wait (const struct store *st, struct sbx_fg *fg, int *status, hk_err *err);
+ * and, with record, write down how it ended (not worth it when the sandbox
+ * is deleted next).  *status is the exit code or 128+N. */
+int sbx_run_wait (const struct store *st, struct sbx_fg *fg, bool record, int *status, hk_err *err);
 void sbx_fg_free (struct sbx_fg *fg);
 /* Signal the sandbox's process, or with all every process in it. */
 int sbx_kill (const struct store *st, const char *id, int sig, bool all, hk_err *err);

@@ -101,7 +101,7 @@ child_setup (const struct spawn_cfg *cfg, bool userns, hk_err *err)
 {
   const struct oci_spec *spec = cfg->spec;
   struct mnt_ctx mc = { .spec = spec, .rootfs = cfg->rootfs, .bundle = cfg->bundle,
-                        .workdir = cfg->workdir, .userns = userns };
+                        .workdir = cfg->workdir, .userns = userns, .cgroup_dir = cfg->cgroup_dir };
   if (join_namespaces (spec, err) < 0)
     return -1;
   /* In a fresh user namespace we start as the unmapped overflow uid: become

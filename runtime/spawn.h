@@ -16,6 +16,7 @@ struct spawn_cfg
   const char *rootfs;   /* absolute host path of the directory that becomes / */
   const char *bundle;   /* absolute; may be NULL */
   const char *workdir;  /* absolute host path of the persistent work dir, or NULL */
+  const char *cgroup_dir; /* host path of the sandbox's cgroup2 dir, or NULL */
   /* Detached (create): an O_PATH fd of the exec fifo the child blocks on until
    * `start`.  Foreground (run): -1, and the child waits for spawn_release. */
   int fifo_fd;

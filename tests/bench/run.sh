@@ -47,7 +47,12 @@ command -v hyperfine > /dev/null || die "hyperfine not found: apt-get install hy
 
 tmp=$(mktemp -d /tmp/hako-bench.XXXXXX) || die "mktemp failed"
 bundle=$tmp/bundle
-hako_root=$tmp/hako-root
+# Every runtime keeps its state on a tmpfs, as under its default root (/run):
+# a disk-backed state dir would time the disk, not the runtime.
+state=$tmp/state
+mkdir -p "$state" && mount -t tmpfs -o size=64m,mode=700 hako-bench "$state" ||
+  die "cannot mount a tmpfs for the state roots"
+hako_root=$state/hako-root
 hako_data=$tmp/hako-data
 results=$tmp/results      # one line per runtime: NAME STATUS MEDIAN_S NOTE
 : > "$results"
@@ -77,14 +82,15 @@ cleanup () {
     done
   fi
   for rt in runc crun; do
-    [ -d "$tmp/$rt-root" ] || continue
-    for id in $(in_env "$rt" "$rt" --root "$tmp/$rt-root" list -q 2> /dev/null); do
-      in_env "$rt" "$rt" --root "$tmp/$rt-root" delete --force "$id" > /dev/null 2>&1
+    [ -d "$state/$rt-root" ] || continue
+    for id in $(in_env "$rt" "$rt" --root "$state/$rt-root" list -q 2> /dev/null); do
+      in_env "$rt" "$rt" --root "$state/$rt-root" delete --force "$id" > /dev/null 2>&1
     done
   done
   if [ -n "${BENCH_OUT:-}" ] && ls "$tmp"/*.json > /dev/null 2>&1; then
     mkdir -p "$BENCH_OUT" && cp "$tmp"/*.json "$BENCH_OUT"/ && say "hyperfine JSON kept in $BENCH_OUT"
   fi
+  umount "$state" 2> /dev/null
   # Never recurse into something still mounted.
   if awk -v t="$tmp" 'index($5, t) == 1 { found = 1 } END { exit !found }' /proc/self/mountinfo; then
     say "bench: mounts remain under $tmp; left in place" >&2
@@ -166,21 +172,21 @@ note=""
 if ! command -v crun > /dev/null; then
   record crun skipped - "(not installed)"
 else
-  if ! crun --root "$tmp/crun-root" run -b "$bundle" trial-crun > "$tmp/crun.plain" 2>&1 &&
+  if ! crun --root "$state/crun-root" run -b "$bundle" trial-crun > "$tmp/crun.plain" 2>&1 &&
      grep -q ' /sys/fs/cgroup/unified cgroup2 ' /proc/self/mounts; then
-    crun --root "$tmp/crun-root" delete --force trial-crun > /dev/null 2>&1
+    crun --root "$state/crun-root" delete --force trial-crun > /dev/null 2>&1
     crun_wrapped=true
     note="(hybrid cgroups: private mount ns without /sys/fs/cgroup/unified)"
   fi
-  if trial crun crun --root "$tmp/crun-root" run -b "$bundle" trial-crun2; then
-    measure crun "crun --root '$tmp/crun-root' run -b '$bundle' bench-crun"
+  if trial crun crun --root "$state/crun-root" run -b "$bundle" trial-crun2; then
+    measure crun "crun --root '$state/crun-root' run -b '$bundle' bench-crun"
   fi
 fi
 
 # runc
 note=""
-if trial runc runc --root "$tmp/runc-root" run -b "$bundle" trial-runc; then
-  measure runc "runc --root '$tmp/runc-root' run -b '$bundle' bench-runc"
+if trial runc runc --root "$state/runc-root" run -b "$bundle" trial-runc; then
+  measure runc "runc --root '$state/runc-root' run -b '$bundle' bench-runc"
 fi
 
 # bwrap
