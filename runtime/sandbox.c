@@ -128,14 +128,10 @@ static int
 refuse_unsupported (const struct oci_spec *spec, hk_err *err)
 {
   const struct oci_resources *r = &spec->linux.resources;
-  if (spec->sandbox.landlock.present)
-    return err_set (err, ENOTSUP, "sandbox.landlock: not supported by this hako yet");
   if (spec->sandbox.has_timeout || spec->sandbox.has_max_output)
     return err_set (err, ENOTSUP, "sandbox.limits: not supported by this hako yet");
   if (spec->sandbox.image)
     return err_set (err, ENOTSUP, "sandbox.image: images are not supported by this hako yet");
-  if (spec->linux.seccomp)
-    return err_set (err, ENOTSUP, "linux.seccomp: not supported by this hako yet");
   if (r->has_memory_limit || r->has_memory_reservation || r->has_memory_swap || r->has_pids_limit
       || r->has_cpu_shares || r->has_cpu_quota || r->cpu_cpus || r->cpu_mems || r->n_unified
       || r->n_hugepage_limits || r->has_blkio_weight)
@@ -181,7 +177,20 @@ struct build
   struct store_entry entry;
   char *data_dir;   /* set when we made it */
   struct spawn_child child;
+  struct landlock_plan *landlock;
+  struct seccomp_prog *seccomp;
 };
+
+static void
+build_free (struct build *b)
+{
+  free (b->data_dir);
+  landlock_plan_free (b->landlock);
+  seccomp_prog_free (b->seccomp);
+  b->data_dir = NULL;
+  b->landlock = NULL;
+  b->seccomp = NULL;
+}
 
 /* Undo a failed create: the process, the data dir and the state dir. */
 static void
@@ -195,7 +204,7 @@ build_abort (struct build *b)
   if (b->entry.dir)
     store_remove (&b->entry, &ignored);
   store_close (&b->entry);
-  free (b->data_dir);
+  build_free (b);
 }
 
 static int
@@ -293,7 +302,8 @@ create_spawn (const struct sbx_create_opts *o, struct build *b, const char *root
   cleanup_free char *work = b->data_dir ? xasprintf ("%s/work", b->data_dir) : NULL;
   cleanup_free char *cgroup = cg_self_v2_dir ();
   struct spawn_cfg cfg = { .spec = o->spec, .rootfs = rootfs, .bundle = o->bundle,
-                           .workdir = work, .cgroup_dir = cgroup, .fifo_fd = fifo_fd };
+                           .workdir = work, .cgroup_dir = cgroup, .fifo_fd = fifo_fd,
+                           .landlock = b->landlock, .seccomp = b->seccomp };
   if (spawn_clone (&cfg, &b->child, err) < 0)
     return -1;
   /* Record the pid before the child builds anything: a hako killed from here
@@ -319,10 +329,19 @@ sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_
   struct build b = { .entry = { .lock_fd = -1 }, .child = { .pid = -1, .pidfd = -1, .sync_fd = -1 } };
   cleanup_free char *rootfs = NULL;
   *status = 125;
-  if (sbx_validate (o->spec, err) < 0)
-    return -1;
+  /* Everything that can be decided without touching the host is decided
+   * first: the Landlock plan and the seccomp program are ready before clone. */
+  if (sbx_validate (o->spec, err) < 0 || landlock_prepare (o->spec, &b.landlock, err) < 0
+      || seccomp_prepare (o->spec, &b.seccomp, err) < 0)
+    {
+      build_free (&b);
+      return -1;
+    }
   if (store_create (st, o->id, &b.entry, err) < 0)
-    return -1;
+    {
+      build_free (&b);
+      return -1;
+    }
   test_stall (&b.entry, "after-mkdir");
   cleanup_free char *config = store_path (&b.entry, "config.json");
   if (resolve_rootfs (o, &b, &rootfs, err) < 0
@@ -334,7 +353,7 @@ sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_
       build_abort (&b);
       return -1;
     }
-  free (b.data_dir);
+  build_free (&b);
   store_close (&b.entry);
   if (o->foreground)
     {

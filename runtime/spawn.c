@@ -97,7 +97,7 @@ join_namespaces (const struct oci_spec *spec, hk_err *err)
 
 /* Everything between "go" and exec, in the order of DESIGN.md. */
 static int
-child_setup (const struct spawn_cfg *cfg, bool userns, hk_err *err)
+child_setup (const struct spawn_cfg *cfg, bool userns, int *ruleset_fd, hk_err *err)
 {
   const struct oci_spec *spec = cfg->spec;
   struct mnt_ctx mc = { .spec = spec, .rootfs = cfg->rootfs, .bundle = cfg->bundle,
@@ -123,7 +123,11 @@ child_setup (const struct spawn_cfg *cfg, bool userns, hk_err *err)
     return -1;
   if (spec->process->no_new_privileges && prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
     return err_sys (err, "prctl PR_SET_NO_NEW_PRIVS");
-  return proc_chdir (spec->process, err);
+  if (proc_chdir (spec->process, err) < 0)
+    return -1;
+  /* Built now so a rule naming a missing path still fails create; enforced
+   * only after the wait for start, which needs the (host) exec fifo. */
+  return landlock_build (cfg->landlock, ruleset_fd, err);
 }
 
 static int
@@ -178,7 +182,8 @@ child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns)
 
   if (sync_recv (sync_fd, &m) < 0 || m.type != SYNC_GO)
     _exit (125);
-  if (child_setup (cfg, userns, &err) < 0)
+  int ruleset_fd = -1;
+  if (child_setup (cfg, userns, &ruleset_fd, &err) < 0)
     child_fail (sync_fd, true, 125, &err);
   cleanup_free char *path = proc_find_exec (cfg->spec->process, &status, &err);
   if (path == NULL)
@@ -191,6 +196,9 @@ child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns)
   if (child_wait_start (cfg, sync_fd, &err) < 0)
     child_fail (sync_fd, false, 125, &err);
   close (sync_fd);
+  /* Landlock, then seccomp last: from here on only execve is left to do. */
+  if (landlock_enforce (ruleset_fd, &err) < 0 || seccomp_install (cfg->seccomp, &err) < 0)
+    child_fail (sync_fd, false, 125, &err);
   proc_exec (cfg->spec->process, path, &status, &err);
   child_fail (sync_fd, false, status, &err);
 }

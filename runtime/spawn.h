@@ -9,6 +9,8 @@
 
 #include "lib/err.h"
 #include "oci/spec.h"
+#include "runtime/landlock.h"
+#include "runtime/seccomp.h"
 
 struct spawn_cfg
 {
@@ -17,6 +19,8 @@ struct spawn_cfg
   const char *bundle;   /* absolute; may be NULL */
   const char *workdir;  /* absolute host path of the persistent work dir, or NULL */
   const char *cgroup_dir; /* host path of the sandbox's cgroup2 dir, or NULL */
+  const struct landlock_plan *landlock;  /* NULL: no Landlock */
+  const struct seccomp_prog *seccomp;    /* NULL: no filter */
   /* Detached (create): an O_PATH fd of the exec fifo the child blocks on until
    * `start`.  Foreground (run): -1, and the child waits for spawn_release. */
   int fifo_fd;
