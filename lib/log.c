@@ -80,10 +80,12 @@ log_to_file (const char *level, const char *msg)
     }
 }
 
-static void
+static void __attribute__ ((format (printf, 3, 0)))
 log_emit (const char *level, bool to_stderr, const char *fmt, va_list ap)
 {
   char msg[4096];
+  if (fmt == NULL)  /* never, but GCC's sanitizer build cannot prove it */
+    fmt = "";
   vsnprintf (msg, sizeof msg, fmt, ap);
   if (to_stderr)
     fprintf (stderr, "hako: %s%s\n", strcmp (level, "warning") == 0 ? "warning: " : "", msg);
