@@ -52,9 +52,10 @@ cmd_spec (int argc, char **argv)
   cleanup_close int fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0)
     {
-      err_sys (&err, "%s", path);
       if (errno == EEXIST)
-        err_prefix (&err, "remove it first");
+        err_set (&err, EEXIST, "%s already exists; remove it first", path);
+      else
+        err_sys (&err, "%s", path);
       return cmd_fail ("spec", NULL, &err);
     }
   if (fd_write_all (fd, json, strlen (json)) < 0 || fd_write_all (fd, "\n", 1) < 0)

@@ -173,3 +173,25 @@ teardown () { hako_teardown; }
     [[ "$output" == *"Usage: hako $v"* ]]
   done
 }
+
+@test "spec: default and host profiles run; an existing config.json is kept" {
+  d="$TEST_ROOT/specdir"
+  mkdir -p "$d"
+  ln -s "$BUNDLE_DIR/rootfs" "$d/rootfs"
+  $H spec --bundle "$d"
+  run $H run --rm --bundle "$d" sp -- sh -c 'echo default ok'
+  [ "$status" -eq 0 ]
+  [ "$output" = "default ok" ]
+  echo '{"keep": true}' > "$TEST_ROOT/keep.json"
+  cp "$TEST_ROOT/keep.json" "$d/config.json"
+  run $H spec --bundle "$d"
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"config.json already exists"* ]]
+  cmp "$d/config.json" "$TEST_ROOT/keep.json"
+  h="$TEST_ROOT/hostspec"
+  mkdir -p "$h"
+  $H spec --profile host --bundle "$h"
+  run $H run --rm --bundle "$h" hs -- sh -c 'test -d /work && echo host ok'
+  [ "$status" -eq 0 ]
+  [ "$output" = "host ok" ]
+}
