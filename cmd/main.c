@@ -25,11 +25,14 @@ static const struct verb verbs[] = {
   { "create", cmd_create, "build a sandbox; its process waits for start" },
   { "start", cmd_start, "start a created sandbox's process" },
   { "run", cmd_run, "create and start a sandbox, wait for it" },
+  { "exec", cmd_exec, "run one more command in a running sandbox" },
   { "state", cmd_state, "print a sandbox's state as JSON" },
   { "list", cmd_list, "list sandboxes" },
   { "kill", cmd_kill, "send a signal to a sandbox" },
   { "delete", cmd_delete, "remove a sandbox and everything it holds" },
   { "features", cmd_features, "print the OCI features JSON" },
+  { "pause", cmd_pause, "freeze every process of a sandbox" },
+  { "resume", cmd_resume, "thaw a paused sandbox" },
 };
 
 static void

@@ -75,4 +75,10 @@ sys_landlock_restrict_self (int ruleset_fd, uint32_t flags)
   return (int) syscall (SYS_landlock_restrict_self, ruleset_fd, flags);
 }
 
+static inline int
+sys_seccomp (unsigned int op, unsigned int flags, void *args)
+{
+  return (int) syscall (SYS_seccomp, op, flags, args);
+}
+
 #endif

@@ -3,6 +3,7 @@
  * network); "host" needs no image: the host's system directories bound
  * read-only on an empty tmpfs root, a fresh /tmp and a persistent /work. */
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -156,6 +157,159 @@ gen_idmap (struct json_out *o, const char *key, unsigned id)
   json_arr_close (o);
 }
 
+/* ---- seccomp: hako's default filter (documented in hako-spec(5)) ---- */
+
+/* The architecture hako is built for: the only one whose syscalls the
+ * default filter lets through (any other entry, int 0x80 or x32 on x86_64,
+ * kills the process: see runtime/seccomp.c). */
+#if defined(__x86_64__) && defined(__ILP32__)
+#define SECCOMP_NATIVE_ARCH "SCMP_ARCH_X32"
+#elif defined(__x86_64__)
+#define SECCOMP_NATIVE_ARCH "SCMP_ARCH_X86_64"
+#elif defined(__i386__)
+#define SECCOMP_NATIVE_ARCH "SCMP_ARCH_X86"
+#elif defined(__aarch64__)
+#define SECCOMP_NATIVE_ARCH "SCMP_ARCH_AARCH64"
+#elif defined(__arm__)
+#define SECCOMP_NATIVE_ARCH "SCMP_ARCH_ARM"
+#elif defined(__riscv) && __riscv_xlen == 64
+#define SECCOMP_NATIVE_ARCH "SCMP_ARCH_RISCV64"
+#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define SECCOMP_NATIVE_ARCH "SCMP_ARCH_PPC64LE"
+#elif defined(__powerpc64__)
+#define SECCOMP_NATIVE_ARCH "SCMP_ARCH_PPC64"
+#elif defined(__s390x__)
+#define SECCOMP_NATIVE_ARCH "SCMP_ARCH_S390X"
+#elif defined(__loongarch64)
+#define SECCOMP_NATIVE_ARCH "SCMP_ARCH_LOONGARCH64"
+#else
+#error "hako's default seccomp filter does not know this architecture's SCMP_ARCH_ name"
+#endif
+
+/* What no sandboxed program needs, and each a way out of the box or into
+ * the kernel's less-trodden paths: EPERM.  Names a kernel or libseccomp does
+ * not know (clock_settime64 on 64-bit) are skipped when compiled. */
+static char *const seccomp_denied[] = {
+  /* The mount table: remounting, revealing or escaping the root. */
+  "mount", "umount", "umount2", "pivot_root", "chroot",
+  "fsopen", "fsconfig", "fsmount", "fspick", "open_tree", "move_mount", "mount_setattr",
+  /* New namespaces, where root inside gets the capabilities the sandbox
+   * was denied (and the kernel surface that comes with them). */
+  "unshare", "setns",
+  /* The host itself: swap, reboot, kernels and modules, accounting, quotas,
+   * the clock, the kernel log, I/O ports. */
+  "swapon", "swapoff", "reboot", "kexec_load", "kexec_file_load",
+  "init_module", "finit_module", "delete_module", "acct", "quotactl", "quotactl_fd",
+  "settimeofday", "stime", "clock_settime", "clock_settime64", "adjtimex",
+  "clock_adjtime", "clock_adjtime64", "syslog", "iopl", "ioperm",
+  /* Kernel attack surface with a record of exploits and no everyday use:
+   * eBPF, perf, the keyring (not namespaced), userfaultfd (stalls kernel
+   * accesses at will), io_uring (bypasses seccomp for the syscalls it runs). */
+  "bpf", "perf_event_open", "keyctl", "add_key", "request_key", "userfaultfd",
+  "io_uring_setup", "io_uring_enter", "io_uring_register",
+  /* File handles reach files by inode, past the mount namespace and the root
+   * (the "shocker" escape). */
+  "open_by_handle_at", "name_to_handle_at",
+  /* ptrace, and what works like it on another process: memory, fds, kcmp. */
+  "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp",
+  /* Obsolete. */
+  "lookup_dcookie", "nfsservctl", "uselib",
+  NULL,
+};
+
+static void
+gen_seccomp_rule (struct json_out *o, char *const *names, unsigned errno_ret)
+{
+  json_kstrv (o, "names", names);
+  json_kstr (o, "action", "SCMP_ACT_ERRNO");
+  json_kuint (o, "errnoRet", errno_ret);
+}
+
+/* One "args" condition: (arg[index] & mask) == value.  Several on the same
+ * argument are ORed (runc's and hako's reading). */
+static void
+gen_seccomp_masked (struct json_out *o, unsigned index, uint64_t mask, uint64_t value)
+{
+  json_obj_open (o);
+  json_kuint (o, "index", index);
+  json_kuint (o, "value", mask);
+  json_kuint (o, "valueTwo", value);
+  json_kstr (o, "op", "SCMP_CMP_MASKED_EQ");
+  json_obj_close (o);
+}
+
+/* personality(2) with anything but 0 (PER_LINUX), 8 (PER_LINUX32, which only
+ * changes uname's machine) or 0xffffffff (the query): EPERM, which keeps
+ * ADDR_NO_RANDOMIZE, READ_IMPLIES_EXEC, MMAP_PAGE_ZERO and the like out.
+ * "Not one of three values" is a union of masked tests: a 32-bit x outside
+ * {0, 8, ~0} has a bit i set whose next bit (cyclically) is clear — i != 3,
+ * or, when 3 is its only such bit, x has bits 2 and 3 set and 4 clear.  The
+ * kernel reads the argument as 32 bits, so the upper half is not tested. */
+static void
+gen_seccomp_personality (struct json_out *o)
+{
+  static char *const names[] = { "personality", NULL };
+  json_obj_open (o);
+  gen_seccomp_rule (o, names, EPERM);
+  json_key (o, "args");
+  json_arr_open (o);
+  for (unsigned i = 0; i < 32; i++)
+    if (i != 3)
+      gen_seccomp_masked (o, 0, (1ULL << i) | (1ULL << ((i + 1) % 32)), 1ULL << i);
+  gen_seccomp_masked (o, 0, 0x1c, 0x0c);
+  json_arr_close (o);
+  json_obj_close (o);
+}
+
+/* clone with a CLONE_NEW* flag: EPERM (the flags are argument 1 on s390).
+ * clone3 passes its flags in memory, out of a filter's reach: ENOSYS, which
+ * makes glibc fall back to clone. */
+static void
+gen_seccomp_clone (struct json_out *o)
+{
+  static char *const clone[] = { "clone", NULL };
+  static char *const clone3[] = { "clone3", NULL };
+  static const uint64_t ns_flags[] = { CLONE_NEWNS,   CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC,
+                                       CLONE_NEWUSER, CLONE_NEWPID,    CLONE_NEWNET };
+#if defined(__s390__) || defined(__s390x__)
+  const unsigned flags_arg = 1;
+#else
+  const unsigned flags_arg = 0;
+#endif
+  json_obj_open (o);
+  gen_seccomp_rule (o, clone, EPERM);
+  json_key (o, "args");
+  json_arr_open (o);
+  for (size_t i = 0; i < sizeof ns_flags / sizeof *ns_flags; i++)
+    gen_seccomp_masked (o, flags_arg, ns_flags[i], ns_flags[i]);
+  json_arr_close (o);
+  json_obj_close (o);
+  json_obj_open (o);
+  gen_seccomp_rule (o, clone3, ENOSYS);
+  json_obj_close (o);
+}
+
+/* Everything allowed but a deny-list: the default profiles run arbitrary
+ * programs, and a syscall added by a newer kernel is not known to be bad. */
+static void
+gen_seccomp (struct json_out *o)
+{
+  static char *const archs[] = { SECCOMP_NATIVE_ARCH, NULL };
+  json_key (o, "seccomp");
+  json_obj_open (o);
+  json_kstr (o, "defaultAction", "SCMP_ACT_ALLOW");
+  json_kstrv (o, "architectures", archs);
+  json_key (o, "syscalls");
+  json_arr_open (o);
+  json_obj_open (o);
+  gen_seccomp_rule (o, seccomp_denied, EPERM);
+  json_obj_close (o);
+  gen_seccomp_clone (o);
+  gen_seccomp_personality (o);
+  json_arr_close (o);
+  json_obj_close (o);
+}
+
 static void
 gen_linux (struct json_out *o, bool rootless)
 {
@@ -183,6 +337,7 @@ gen_linux (struct json_out *o, bool rootless)
   json_arr_close (o);
   json_kstrv (o, "maskedPaths", masked_paths);
   json_kstrv (o, "readonlyPaths", readonly_paths);
+  gen_seccomp (o);
   json_obj_close (o);
 }
 
@@ -197,6 +352,15 @@ gen_sandbox (struct json_out *o, enum oci_profile p)
   json_key (o, "network");
   json_obj_open (o);
   json_kstr (o, "mode", "none");
+  json_obj_close (o);
+  /* Landlock from the mounts: what is mounted read-only stays so even for a
+   * process that could remount it; abstract sockets and signals stay inside.
+   * Required: a kernel without ABI 6 refuses, loudly. */
+  json_key (o, "landlock");
+  json_obj_open (o);
+  json_kbool (o, "derive", true);
+  json_kbool (o, "scoped", true);
+  json_kbool (o, "required", true);
   json_obj_close (o);
   if (p == OCI_PROFILE_HOST)
     {

@@ -254,6 +254,7 @@ struct hako_landlock
   size_t n_tcp_connect, n_tcp_bind;
   bool scoped;
   bool required;  /* default true: no silent downgrade */
+  bool derive;    /* default false: also grant what the mounts allow (runtime/landlock.c) */
 };
 
 struct hako_sandbox

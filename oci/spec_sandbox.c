@@ -109,7 +109,8 @@ parse_landlock (yajl_val sb, struct hako_landlock *l, hk_err *err)
       || parse_ports (o, "tcp_connect", &l->tcp_connect, &l->n_tcp_connect, err) < 0
       || parse_ports (o, "tcp_bind", &l->tcp_bind, &l->n_tcp_bind, err) < 0
       || json_get_bool (o, path, "scoped", &l->scoped, err) < 0
-      || json_get_bool (o, path, "required", &l->required, err) < 0)
+      || json_get_bool (o, path, "required", &l->required, err) < 0
+      || json_get_bool (o, path, "derive", &l->derive, err) < 0)
     return -1;
   return 0;
 }

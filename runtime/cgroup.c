@@ -1,70 +1,631 @@
-/* cgroup: the host's cgroup layout (v2, v1, hybrid) and where a process sits.
- * Limits, freezing and per-sandbox cgroups build on this (see the cgroups issue). */
+/* cgroup: each sandbox's own cgroups in every hierarchy hako uses — their
+ * paths, the record of them, making, placing, freezing, killing and removal.
+ * The host's hierarchies are cgroup_host.c's; the two backends (cgroup_v1.c,
+ * cgroup_v2.c) write the controller files. */
 #include "runtime/cgroup.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/vfs.h>
-#include <linux/magic.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "lib/util.h"
+#include "runtime/cgroup_internal.h"
 
-static bool
-is_fs (const char *path, long magic)
+/* ---- the sandbox's paths ------------------------------------------------------- */
+
+static const struct cg_backend *
+backend (enum cg_layout layout)
 {
-  struct statfs sf;
-  return statfs (path, &sf) == 0 && sf.f_type == magic;
+  return layout == CG_UNIFIED ? &cg_v2_backend : &cg_v1_backend;
 }
 
-enum cg_layout
-cg_layout (void)
+/* The spec item a controller is there for, for error messages. */
+static const char *
+needed_by (unsigned ctl)
 {
-  static int cached = -1;
-  if (cached >= 0)
-    return cached;
-  if (is_fs ("/sys/fs/cgroup", CGROUP2_SUPER_MAGIC))
-    cached = CG_UNIFIED;
-  else if (is_fs ("/sys/fs/cgroup/unified", CGROUP2_SUPER_MAGIC))
-    cached = CG_HYBRID;
-  else if (is_fs ("/sys/fs/cgroup", TMPFS_MAGIC))
-    cached = CG_V1;
-  else
-    cached = CG_NONE;
-  return cached;
-}
-
-const char *
-cg_v2_mount (void)
-{
-  switch (cg_layout ())
+  switch (ctl)
     {
-    case CG_UNIFIED: return "/sys/fs/cgroup";
-    case CG_HYBRID: return "/sys/fs/cgroup/unified";
-    default: return NULL;
+    case CG_MEMORY: return "linux.resources.memory";
+    case CG_PIDS: return "linux.resources.pids";
+    case CG_CPU: return "linux.resources.cpu";
+    case CG_CPUSET: return "linux.resources.cpu.cpus/mems";
+    case CG_DEVICES: return "linux.resources.devices";
+    case CG_HUGETLB: return "linux.resources.hugepageLimits";
+    case CG_BLKIO: return "linux.resources.blockIO";
+    default: return "linux.resources.unified";
     }
 }
 
-char *
-cg_self_v2_dir (void)
+static bool
+asks_limits (const struct oci_spec *spec)
 {
-  const char *mnt = cg_v2_mount ();
-  if (mnt == NULL)
-    return NULL;
-  FILE *f = fopen ("/proc/self/cgroup", "re");
-  if (f == NULL)
-    return NULL;
-  char line[4096];
-  char *dir = NULL;
-  while (fgets (line, sizeof line, f))
-    if (str_has_prefix (line, "0::/"))
-      {
-        line[strcspn (line, "\n")] = '\0';
-        /* "0::/" alone is the root; a path never contains "..", but a
-         * mangled file must not send the bind anywhere else. */
-        if (strstr (line + 3, "/..") == NULL)
-          dir = strcmp (line + 3, "/") == 0 ? xstrdup (mnt) : xasprintf ("%s%s", mnt, line + 3);
+  const struct oci_resources *r = &spec->linux.resources;
+  return r->has_memory_limit || r->has_memory_reservation || r->has_memory_swap || r->has_memory_kernel
+         || r->has_memory_swappiness || r->disable_oom_killer || r->has_cpu_shares || r->has_cpu_quota
+         || r->has_cpu_period || r->has_cpu_realtime_runtime || r->has_cpu_realtime_period || r->cpu_cpus
+         || r->cpu_mems || r->has_pids_limit || r->has_blkio_weight || r->n_devices || r->n_hugepage_limits
+         || r->n_unified;
+}
+
+static uint32_t
+fnv1a (const char *s)
+{
+  uint32_t h = 2166136261u;
+  for (; *s; s++)
+    {
+      h ^= (unsigned char)*s;
+      h *= 16777619u;
+    }
+  return h;
+}
+
+/* Under each hierarchy's root: hako/ID for the default state root, else
+ * hako-HASH/ID, so that the same id under two state roots (two test suites,
+ * two orchestrators) never names the same cgroup. */
+static char *
+default_path (const char *id, const char *state_root)
+{
+  if (strcmp (state_root, "/run/hako") == 0)
+    return xasprintf ("hako/%s", id);
+  return xasprintf ("hako-%08x/%s", fnv1a (state_root), id);
+}
+
+/* linux.cgroupsPath made canonical: no "." or ".." components (the path must
+ * not climb out of the hierarchy), no empty ones, no control characters
+ * (the record is one line per directory).  "" for the root itself. */
+static int
+clean_path (const char *in, char **out, hk_err *err)
+{
+  size_t len = strlen (in);
+  if (len >= PATH_MAX / 2)
+    return err_set (err, ENAMETOOLONG, "linux.cgroupsPath: too long");
+  for (const char *p = in; *p; p++)
+    if ((unsigned char)*p < 0x20 || *p == 0x7f)
+      return err_set (err, EINVAL, "linux.cgroupsPath: control characters are not allowed");
+  char *buf = xmalloc (len + 1);
+  size_t n = 0;
+  for (const char *p = in; *p;)
+    {
+      p += strspn (p, "/");
+      size_t c = strcspn (p, "/");
+      if (c == 0)
         break;
-      }
-  fclose (f);
-  return dir;
+      if ((c == 1 && p[0] == '.') || (c == 2 && p[0] == '.' && p[1] == '.'))
+        {
+          free (buf);
+          return err_set (err, EINVAL, "linux.cgroupsPath \"%s\": \".\" and \"..\" are not allowed", in);
+        }
+      if (n)
+        buf[n++] = '/';
+      memcpy (buf + n, p, c);
+      n += c;
+      p += c;
+    }
+  buf[n] = '\0';
+  *out = buf;
+  return 0;
+}
+
+/* "slice:prefix:name", the form runc takes with --systemd-cgroup. */
+static bool
+is_systemd_path (const char *p)
+{
+  const char *c1 = strchr (p, ':');
+  return c1 && strchr (c1 + 1, ':') && !strchr (p, '/');
+}
+
+static void
+add_dir (struct cg_sandbox *cg, const struct cg_hier *hh, const char *base, const char *rel, unsigned ctls,
+         bool required)
+{
+  cg->dirs = xrealloc (cg->dirs, (cg->n + 1) * sizeof *cg->dirs);
+  struct cg_dir *d = &cg->dirs[cg->n++];
+  /* base is "/" or "/a/b"; rel never starts with a slash. */
+  const char *sep = base[strlen (base) - 1] == '/' ? "" : "/";
+  *d = (struct cg_dir){ .path = xasprintf ("%s%s%s%s", hh->mount, base, sep, rel),
+                        .mount = xstrdup (hh->mount),
+                        .hier = xstrdup (hh->name),
+                        .ctls = ctls,
+                        .v2 = hh->v2,
+                        .required = required };
+}
+
+/* Which of the host's hierarchies the sandbox uses, and how much each matters:
+ * on v2 the one hierarchy; on v1 every controller a limit needs (required),
+ * plus freezer (pause, kill), memory and pids when mounted; on hybrid also
+ * the cgroup2 hierarchy, which tracks the processes and is what the sandbox
+ * sees at /sys/fs/cgroup. */
+static int
+choose_dirs (const struct cg_host *h, unsigned need, const char *rel, bool relative, struct cg_sandbox *cg,
+             hk_err *err)
+{
+  unsigned have = 0;
+  for (size_t i = 0; i < h->n_hier; i++)
+    {
+      const struct cg_hier *hh = &h->hier[i];
+      unsigned use = hh->v2 ? need : hh->ctls & (need | CG_FREEZER | CG_MEMORY | CG_PIDS);
+      if (hh->v2 && h->layout == CG_UNIFIED)
+        {
+          unsigned missing = need & ~hh->ctls;
+          if (missing)
+            {
+              unsigned bit = missing & -missing;
+              return err_set (err, ENOTSUP,
+                              "cgroup controller \"%s\" (needed by %s) is not available: "
+                              "not in %s/cgroup.controllers",
+                              cg_ctl_name (bit, true), needed_by (bit), hh->mount);
+            }
+        }
+      else if (hh->v2)
+        use = 0; /* hybrid: tracking only */
+      else if (use == 0)
+        continue;
+      if (relative && hh->self == NULL)
+        return err_set (err, ENOENT, "linux.cgroupsPath: hako's own cgroup in %s is not in /proc/self/cgroup",
+                        hh->mount);
+      add_dir (cg, hh, relative ? hh->self : "/", rel, use, (use & need) != 0);
+      have |= hh->v2 ? use : hh->ctls;
+    }
+  unsigned missing = need & ~have;
+  if (missing)
+    {
+      unsigned bit = missing & -missing;
+      return err_set (err, ENOTSUP, "cgroup controller \"%s\" (needed by %s) is not mounted on this host",
+                      cg_ctl_name (bit, h->layout == CG_UNIFIED), needed_by (bit));
+    }
+  return 0;
+}
+
+int
+cg_prepare (const struct cg_host *h, const struct oci_spec *spec, const char *id, const char *state_root,
+            struct cg_sandbox *out, hk_err *err)
+{
+  const char *cp = spec->linux.cgroups_path;
+  *out = (struct cg_sandbox){ .layout = h->layout };
+  if (cp && is_systemd_path (cp))
+    return err_set (err, ENOTSUP, "linux.cgroupsPath \"%s\": systemd cgroup paths are not supported yet", cp);
+  if (h->layout == CG_NONE)
+    return asks_limits (spec) ? err_set (err, ENOTSUP,
+                                         "linux.resources: this host has no cgroup "
+                                         "filesystem to enforce the limits with")
+                              : 0;
+  unsigned need = 0;
+  if (backend (h->layout)->needs (spec, &need, err) < 0)
+    return -1;
+  cleanup_free char *rel = NULL;
+  bool relative = false;
+  if (cp == NULL || *cp == '\0')
+    {
+      rel = default_path (id, state_root);
+      out->shared_parent = true;
+    }
+  else
+    {
+      if (clean_path (cp, &rel, err) < 0)
+        return -1;
+      relative = cp[0] != '/';
+      if (rel[0] == '\0')
+        return err_set (err, EINVAL, "linux.cgroupsPath \"%s\": a sandbox cannot use the root cgroup", cp);
+    }
+  if (choose_dirs (h, need, rel, relative, out, err) < 0)
+    {
+      cg_sandbox_free (out);
+      return -1;
+    }
+  return 0;
+}
+
+void
+cg_guess (const struct cg_host *h, const char *id, const char *state_root, struct cg_sandbox *out)
+{
+  cleanup_free char *rel = default_path (id, state_root);
+  *out = (struct cg_sandbox){ .layout = h->layout, .shared_parent = true, .unsure = true };
+  for (size_t i = 0; i < h->n_hier; i++)
+    add_dir (out, &h->hier[i], "/", rel, 0, false);
+}
+
+/* ---- the record ------------------------------------------------------------------ */
+
+static const char *
+layout_name (enum cg_layout l)
+{
+  switch (l)
+    {
+    case CG_V1: return "v1";
+    case CG_HYBRID: return "hybrid";
+    case CG_UNIFIED: return "unified";
+    default: return "none";
+    }
+}
+
+/* <state dir>/cgroups: written before the first mkdir, so that a hako killed
+ * at any point leaves what `delete` needs to find every directory, whatever
+ * state.json says.  "made" is added once every directory exists: only then can
+ * a process be inside, and only then is each directory surely this sandbox's. */
+int
+cg_record_write (const struct cg_sandbox *cg, const char *record, bool made, hk_err *err)
+{
+  size_t cap = 128;
+  for (size_t i = 0; i < cg->n; i++)
+    cap += strlen (cg->dirs[i].path) + strlen (cg->dirs[i].mount) + strlen (cg->dirs[i].hier) + 4;
+  cleanup_free char *buf = xmalloc (cap);
+  size_t len = snprintf (buf, cap, "hako-cgroups 1 %s %d\n", layout_name (cg->layout), cg->shared_parent);
+  for (size_t i = 0; i < cg->n; i++)
+    if (!cg->dirs[i].skipped)
+      len += snprintf (buf + len, cap - len, "%s\t%s\t%s\n", cg->dirs[i].hier, cg->dirs[i].mount,
+                       cg->dirs[i].path);
+  if (made)
+    len += snprintf (buf + len, cap - len, "made\n");
+  return file_write_atomic (record, buf, len, 0600, err);
+}
+
+static int
+parse_record_line (char *line, struct cg_sandbox *cg)
+{
+  char *t1 = strchr (line, '\t');
+  char *t2 = t1 ? strchr (t1 + 1, '\t') : NULL;
+  if (t2 == NULL || t2[1] != '/')
+    return -1;
+  *t1 = *t2 = '\0';
+  cg->dirs = xrealloc (cg->dirs, (cg->n + 1) * sizeof *cg->dirs);
+  struct cg_dir *d = &cg->dirs[cg->n++];
+  bool v2 = strcmp (line, "unified") == 0;
+  *d = (struct cg_dir){ .hier = xstrdup (line),
+                        .mount = xstrdup (t1 + 1),
+                        .path = xstrdup (t2 + 1),
+                        .v2 = v2,
+                        .ctls = v2 ? 0 : cg_parse_ctl_list (line, ",", false) };
+  return 0;
+}
+
+int
+cg_load (const char *record, struct cg_sandbox *out, hk_err *err)
+{
+  cleanup_free char *text = NULL;
+  *out = (struct cg_sandbox){ 0 };
+  if (file_read_all (record, 1 << 16, &text, NULL, err) < 0)
+    return -1;
+  char layout[16];
+  int shared;
+  if (sscanf (text, "hako-cgroups 1 %15s %d\n", layout, &shared) != 2)
+    return err_set (err, EINVAL, "%s: not a cgroup record", record);
+  out->layout = strcmp (layout, "unified") == 0  ? CG_UNIFIED
+                : strcmp (layout, "hybrid") == 0 ? CG_HYBRID
+                : strcmp (layout, "v1") == 0     ? CG_V1
+                                                 : CG_NONE;
+  out->shared_parent = shared != 0;
+  bool made = false;
+  char *save = NULL;
+  strtok_r (text, "\n", &save); /* the header */
+  for (char *line = strtok_r (NULL, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
+    {
+      if (strcmp (line, "made") == 0)
+        made = true;
+      else if (parse_record_line (line, out) < 0)
+        {
+          cg_sandbox_free (out);
+          return err_set (err, EINVAL, "%s: damaged line \"%s\"", record, line);
+        }
+    }
+  for (size_t i = 0; i < out->n; i++)
+    out->dirs[i].made = made;
+  out->unsure = !made;
+  return 0;
+}
+
+void
+cg_sandbox_free (struct cg_sandbox *cg)
+{
+  for (size_t i = 0; i < cg->n; i++)
+    {
+      free (cg->dirs[i].path);
+      free (cg->dirs[i].mount);
+      free (cg->dirs[i].hier);
+    }
+  free (cg->dirs);
+  cg->dirs = NULL;
+  cg->n = 0;
+}
+
+/* ---- making the directories ------------------------------------------------------- */
+
+/* A v1 cpuset cgroup starts with no cpus and no mems, and refuses tasks until
+ * it has both: give an empty one its parent's. */
+static int
+cpuset_init (const char *dir, hk_err *err)
+{
+  static const char *const files[] = { "cpuset.cpus", "cpuset.mems" };
+  cleanup_free char *parent = xstrndup (dir, strrchr (dir, '/') - dir);
+  for (int i = 0; i < 2; i++)
+    {
+      char mine[4096], theirs[4096];
+      if (cg_read (dir, files[i], mine, sizeof mine, err) < 0)
+        return -1;
+      if (mine[0] != '\0')
+        continue;
+      if (cg_read (parent, files[i], theirs, sizeof theirs, err) < 0
+          || cg_write (dir, files[i], theirs[0] ? theirs : "\n", err) < 0)
+        return -1;
+    }
+  return 0;
+}
+
+/* mkdir every component between the hierarchy's mount and d's parent. */
+static int
+make_parents (const struct cg_dir *d, hk_err *err)
+{
+  char buf[PATH_MAX];
+  size_t mlen = strlen (d->mount);
+  snprintf (buf, sizeof buf, "%s", d->path);
+  bool cpuset = !d->v2 && (d->ctls & CG_CPUSET);
+  for (char *p = strchr (buf + mlen + 1, '/'); p; p = strchr (p + 1, '/'))
+    {
+      *p = '\0';
+      if (mkdir (buf, 0755) < 0 && errno != EEXIST)
+        return err_sys (err, "mkdir %s", buf);
+      if (cpuset && cpuset_init (buf, err) < 0)
+        return -1;
+      *p = '/';
+    }
+  return 0;
+}
+
+static int
+make_dir (struct cg_dir *d, hk_err *err)
+{
+  /* ENOENT: a delete removed the shared parent (empty a moment ago) between
+   * our mkdir of it and of the leaf; make it again. */
+  for (int attempt = 0;; attempt++)
+    {
+      if (make_parents (d, err) == 0 && mkdir (d->path, 0755) == 0)
+        {
+          d->made = true;
+          return !d->v2 && (d->ctls & CG_CPUSET) ? cpuset_init (d->path, err) : 0;
+        }
+      int e = err->errnum ? err->errnum : errno;
+      if (e == ENOENT && attempt < 10)
+        {
+          err_clear (err);
+          continue;
+        }
+      if (e == EEXIST)
+        return err_set (err, EEXIST,
+                        "cgroup %s already exists: another sandbox uses it (delete that "
+                        "one, or set linux.cgroupsPath)",
+                        d->path);
+      /* Not needed by a limit and not ours to write (rootless): go without. */
+      if (!d->required && (e == EACCES || e == EPERM || e == EROFS))
+        {
+          err_clear (err);
+          d->skipped = true;
+          return 0;
+        }
+      if (err->errnum == 0)
+        err_code (err, e, "mkdir %s", d->path);
+      return err_prefix (err, "cgroup controller \"%s\"", d->hier);
+    }
+}
+
+int
+cg_make_dirs (struct cg_sandbox *cg, hk_err *err)
+{
+  for (size_t i = 0; i < cg->n; i++)
+    {
+      err_clear (err);
+      if (make_dir (&cg->dirs[i], err) < 0)
+        return -1;
+    }
+  return 0;
+}
+
+int
+cg_apply (const struct cg_sandbox *cg, const struct oci_spec *spec, hk_err *err)
+{
+  return backend (cg->layout)->apply (cg, spec, err);
+}
+
+int
+cg_create (struct cg_sandbox *cg, const struct oci_spec *spec, const char *record, hk_err *err)
+{
+  if (cg->n == 0)
+    return 0;
+  if (cg_record_write (cg, record, false, err) < 0 || cg_make_dirs (cg, err) < 0
+      || cg_record_write (cg, record, true, err) < 0)
+    return -1;
+  return cg_apply (cg, spec, err);
+}
+
+/* ---- using them -------------------------------------------------------------------- */
+
+const struct cg_dir *
+cg_dir_v1 (const struct cg_sandbox *cg, unsigned ctl)
+{
+  for (size_t i = 0; i < cg->n; i++)
+    if (!cg->dirs[i].v2 && cg->dirs[i].made && (cg->dirs[i].ctls & ctl))
+      return &cg->dirs[i];
+  return NULL;
+}
+
+const struct cg_dir *
+cg_dir_v2 (const struct cg_sandbox *cg)
+{
+  for (size_t i = 0; i < cg->n; i++)
+    if (cg->dirs[i].v2 && cg->dirs[i].made)
+      return &cg->dirs[i];
+  return NULL;
+}
+
+const char *
+cg_v2_path (const struct cg_sandbox *cg)
+{
+  const struct cg_dir *d = cg_dir_v2 (cg);
+  return d ? d->path : NULL;
+}
+
+int
+cg_open_v2 (const struct cg_sandbox *cg)
+{
+  const struct cg_dir *d = cg_dir_v2 (cg);
+  return d ? open (d->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+}
+
+int
+cg_enter (const struct cg_sandbox *cg, pid_t pid, bool skip_v2, hk_err *err)
+{
+  for (size_t i = 0; i < cg->n; i++)
+    {
+      const struct cg_dir *d = &cg->dirs[i];
+      if (!d->made || (skip_v2 && d->v2))
+        continue;
+      if (cg_writef (d->path, "cgroup.procs", err, "%d", (int)pid) < 0)
+        return err_prefix (err, "place process %d in its cgroup", (int)pid);
+    }
+  return 0;
+}
+
+/* On hybrid and v1 hosts the v1 freezer, which is what other tools look at;
+ * the cgroup2 freezer where it is all there is. */
+bool
+cg_can_freeze (const struct cg_sandbox *cg)
+{
+  return cg_dir_v1 (cg, CG_FREEZER) || cg_dir_v2 (cg);
+}
+
+int
+cg_freeze (const struct cg_sandbox *cg, bool frozen, hk_err *err)
+{
+  if (cg_dir_v1 (cg, CG_FREEZER))
+    return cg_v1_backend.freeze (cg, frozen, err);
+  if (cg_dir_v2 (cg))
+    return cg_v2_backend.freeze (cg, frozen, err);
+  return err_set (err, ENOTSUP,
+                  "the sandbox has no freezer cgroup (none mounted, or not writable by "
+                  "this user)");
+}
+
+int
+cg_kill (const struct cg_sandbox *cg, hk_err *err)
+{
+  const struct cg_dir *v2 = cg_dir_v2 (cg);
+  const struct cg_dir *fz = cg_dir_v1 (cg, CG_FREEZER);
+  hk_err ignored;
+  /* cgroup.kill (5.14+) is one write and races with no fork.  A task frozen
+   * by the v1 freezer dies only once thawed. */
+  if (v2 && cg_write (v2->path, "cgroup.kill", "1", &ignored) == 0)
+    return fz ? cg_write (fz->path, "freezer.state", "THAWED", err) : 0;
+  if (fz)
+    return cg_v1_backend.kill (cg, err);
+  if (v2)
+    return cg_v2_backend.kill (cg, err);
+  /* Nothing to freeze with: kill what is listed, until nothing is. */
+  for (size_t i = 0; i < cg->n; i++)
+    {
+      size_t n;
+      if (cg->dirs[i].made && cg_kill_procs (cg->dirs[i].path, &n, err) < 0)
+        return -1;
+    }
+  return 0;
+}
+
+/* ---- removing them ------------------------------------------------------------------- */
+
+static bool
+populated (const struct cg_sandbox *cg)
+{
+  for (size_t i = 0; i < cg->n; i++)
+    {
+      char buf[16];
+      hk_err ignored;
+      if (cg->dirs[i].made && cg_read (cg->dirs[i].path, "cgroup.procs", buf, sizeof buf, &ignored) == 0
+          && buf[0] != '\0')
+        return true;
+    }
+  return false;
+}
+
+/* Kill, and kill again while something is left (a fork that raced the first
+ * kill on a host without a freezer), for up to 10 s. */
+static int
+kill_until_empty (const struct cg_sandbox *cg, hk_err *err)
+{
+  uint64_t deadline = now_ms () + 10000, next_kill = 0;
+  unsigned step = 0;
+  while (populated (cg))
+    {
+      if (now_ms () >= next_kill)
+        {
+          if (cg_kill (cg, err) < 0)
+            return -1;
+          next_kill = now_ms () + 200;
+        }
+      if (!cg_backoff (&step, deadline))
+        return err_set (err, EBUSY, "the sandbox's cgroups still hold processes 10 s after SIGKILL");
+    }
+  return 0;
+}
+
+/* rmdir, retrying EBUSY: the kernel may still be letting go of the last
+ * task for a moment after cgroup.procs reads empty. */
+static int
+remove_dir (const char *path, hk_err *err)
+{
+  uint64_t deadline = now_ms () + 2000;
+  unsigned step = 0;
+  while (rmdir (path) < 0)
+    {
+      if (errno == ENOENT)
+        return 0;
+      if (errno != EBUSY || !cg_backoff (&step, deadline))
+        return err_sys (err, "remove cgroup %s", path);
+    }
+  return 0;
+}
+
+static void
+remove_shared_parent (const struct cg_dir *d)
+{
+  /* Only if nobody else's sandbox is in it: rmdir refuses a non-empty one. */
+  cleanup_free char *parent = xstrndup (d->path, strrchr (d->path, '/') - d->path);
+  if (strlen (parent) > strlen (d->mount))
+    rmdir (parent);
+}
+
+int
+cg_remove (struct cg_sandbox *cg, hk_err *err)
+{
+  int r = 0;
+  if (cg->unsure)
+    {
+      /* No process was ever placed: whatever exists of these is empty, or
+       * was never ours (rmdir refuses a populated cgroup). */
+      for (size_t i = 0; i < cg->n; i++)
+        {
+          rmdir (cg->dirs[i].path);
+          if (cg->shared_parent)
+            remove_shared_parent (&cg->dirs[i]);
+        }
+      return 0;
+    }
+  if (populated (cg) && kill_until_empty (cg, err) < 0)
+    return -1;
+  for (size_t i = 0; i < cg->n; i++)
+    {
+      struct cg_dir *d = &cg->dirs[i];
+      if (d->made && remove_dir (d->path, err) < 0)
+        {
+          r = -1;
+          continue;
+        }
+      d->made = false;
+      /* Also after a create that made the parent but not the leaf. */
+      if (cg->shared_parent)
+        remove_shared_parent (d);
+    }
+  return r;
 }

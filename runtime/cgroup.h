@@ -1,14 +1,24 @@
-/* cgroup: the host's cgroup layout (v2, v1, hybrid) and where a process sits.
- * Limits, freezing and per-sandbox cgroups build on this (see the cgroups issue). */
+/* cgroup: the host's cgroup layout (v2, v1, hybrid), and each sandbox's own
+ * cgroups in every hierarchy hako uses — their paths, limits, freezing,
+ * killing and removal.  cgroup_host.c reads the host's hierarchies,
+ * cgroup.c owns the sandbox's directories and the record of them, and two
+ * backends (cgroup_v1.c, cgroup_v2.c) write the controller files. */
 #ifndef HAKO_RUNTIME_CGROUP_H
 #define HAKO_RUNTIME_CGROUP_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "lib/err.h"
+#include "oci/spec.h"
+
 enum cg_layout
 {
-  CG_NONE,     /* no cgroup filesystem at all */
-  CG_V1,       /* legacy: v1 controllers only */
-  CG_HYBRID,   /* v1 controllers plus cgroup2 at /sys/fs/cgroup/unified */
-  CG_UNIFIED   /* cgroup2 at /sys/fs/cgroup */
+  CG_NONE,   /* no cgroup filesystem at all */
+  CG_V1,     /* legacy: v1 controllers only */
+  CG_HYBRID, /* v1 controllers plus cgroup2 at /sys/fs/cgroup/unified */
+  CG_UNIFIED /* cgroup2 at /sys/fs/cgroup */
 };
 
 /* Detected once (statfs of /sys/fs/cgroup and its unified child). */
@@ -17,5 +27,119 @@ enum cg_layout cg_layout (void);
 const char *cg_v2_mount (void);
 /* Host path of the calling process's cgroup2 directory (caller frees), or NULL. */
 char *cg_self_v2_dir (void);
+
+/* The controllers hako drives, as bits.  CG_BLKIO is "io" on v2. */
+enum
+{
+  CG_CPU = 1u << 0,
+  CG_CPUACCT = 1u << 1,
+  CG_CPUSET = 1u << 2,
+  CG_MEMORY = 1u << 3,
+  CG_DEVICES = 1u << 4,
+  CG_FREEZER = 1u << 5,
+  CG_BLKIO = 1u << 6,
+  CG_PIDS = 1u << 7,
+  CG_HUGETLB = 1u << 8,
+};
+/* "memory", or on v2 the cgroup2 name ("io" for CG_BLKIO); NULL for several bits. */
+const char *cg_ctl_name (unsigned ctl, bool v2);
+
+/* One mounted hierarchy. */
+struct cg_hier
+{
+  char *mount;   /* /sys/fs/cgroup/memory, /sys/fs/cgroup/unified, /sys/fs/cgroup */
+  char *name;    /* "memory", "cpu,cpuacct"; "unified" for the cgroup2 one */
+  unsigned ctls; /* v1: the controllers it carries; v2: those its root offers */
+  bool v2;
+  char *self; /* the calling process's cgroup in it ("/", "/user.slice/..."), or NULL */
+};
+
+struct cg_host
+{
+  enum cg_layout layout;
+  struct cg_hier *hier;
+  size_t n_hier;
+};
+
+/* Read the hierarchies under root.  layout CG_NONE detects the layout with
+ * statfs and only takes real cgroup mounts; any other layout is trusted and
+ * root read as such (unit tests point it at a fake tree in a temp dir).
+ * self_text: /proc/self/cgroup's text, NULL to read it. */
+int cg_host_probe (const char *root, enum cg_layout layout, const char *self_text, struct cg_host *out,
+                   hk_err *err);
+void cg_host_free (struct cg_host *h);
+/* This host's /sys/fs/cgroup, probed on first use. */
+int cg_host_get (const struct cg_host **out, hk_err *err);
+
+/* One of a sandbox's cgroup directories. */
+struct cg_dir
+{
+  char *path;    /* absolute host path of the sandbox's cgroup in this hierarchy */
+  char *mount;   /* where the hierarchy is mounted */
+  char *hier;    /* the hierarchy's name ("memory", "cpu,cpuacct", "unified") */
+  unsigned ctls; /* v1: the hierarchy's controllers; v2: those the limits need */
+  bool v2;
+  bool required; /* a limit needs it: not being able to make it fails create */
+  bool made;     /* it exists and is this sandbox's (processes may be inside) */
+  bool skipped;  /* optional and not writable here (rootless): not used */
+};
+
+/* A sandbox's cgroups, one directory per hierarchy it uses. */
+struct cg_sandbox
+{
+  enum cg_layout layout;
+  struct cg_dir *dirs;
+  size_t n;
+  /* The default path: the parent (hako/ or hako-HASH/) is shared by
+   * sandboxes and removed once empty. */
+  bool shared_parent;
+  /* Loaded from a record written before its directories were all made: any
+   * of them may exist, but no process was ever placed in them. */
+  bool unsure;
+};
+
+/* Decide the sandbox's cgroups: which hierarchies, which path in each, and
+ * refuse (125, naming it) what this host cannot enforce.  Reads the host,
+ * writes nothing.  linux.cgroupsPath follows runc: absolute ("/a/b", under
+ * each hierarchy's root), relative ("a/b", under hako's own cgroup in each
+ * hierarchy); absent, "/hako/ID" for the default state root /run/hako and
+ * "/hako-HASH/ID" for any other, HASH naming that root, so that two state
+ * roots never share a cgroup.  "slice:prefix:name" (systemd) is refused. */
+int cg_prepare (const struct cg_host *h, const struct oci_spec *spec, const char *id, const char *state_root,
+                struct cg_sandbox *out, hk_err *err);
+/* Write the record (before anything is made), make the directories and write
+ * the limits.  On failure what was made is still listed: cg_remove it. */
+int cg_create (struct cg_sandbox *cg, const struct oci_spec *spec, const char *record, hk_err *err);
+/* The steps of cg_create, for the unit tests. */
+int cg_record_write (const struct cg_sandbox *cg, const char *record, bool made, hk_err *err);
+int cg_make_dirs (struct cg_sandbox *cg, hk_err *err);
+int cg_apply (const struct cg_sandbox *cg, const struct oci_spec *spec, hk_err *err);
+
+/* Read the record of a sandbox's cgroups.  A missing record fails with
+ * ENOENT: then nothing was ever made. */
+int cg_load (const char *record, struct cg_sandbox *out, hk_err *err);
+/* For a sandbox whose record is damaged: its default paths in every
+ * hierarchy, to be removed where they exist and are empty (nothing else is
+ * known to be its). */
+void cg_guess (const struct cg_host *h, const char *id, const char *state_root, struct cg_sandbox *out);
+void cg_sandbox_free (struct cg_sandbox *cg);
+
+/* The sandbox's cgroup2 directory (shown in the sandbox), or NULL. */
+const char *cg_v2_path (const struct cg_sandbox *cg);
+/* An fd of it for clone3's CLONE_INTO_CGROUP, or -1. */
+int cg_open_v2 (const struct cg_sandbox *cg);
+/* Move pid into every one of the sandbox's cgroups (but the cgroup2 one when
+ * skip_v2: clone3 already put it there). */
+int cg_enter (const struct cg_sandbox *cg, pid_t pid, bool skip_v2, hk_err *err);
+
+/* Freeze (or thaw) every process, and return only once the kernel says
+ * they are all frozen (thawed). */
+bool cg_can_freeze (const struct cg_sandbox *cg);
+int cg_freeze (const struct cg_sandbox *cg, bool frozen, hk_err *err);
+/* SIGKILL every process in the sandbox's cgroups, frozen ones included. */
+int cg_kill (const struct cg_sandbox *cg, hk_err *err);
+/* Kill what is still inside, wait until the cgroups are empty, remove them
+ * (and the shared parent once empty). */
+int cg_remove (struct cg_sandbox *cg, hk_err *err);
 
 #endif

@@ -127,15 +127,10 @@ apply_network_mode (struct oci_spec *spec, hk_err *err)
 static int
 refuse_unsupported (const struct oci_spec *spec, hk_err *err)
 {
-  const struct oci_resources *r = &spec->linux.resources;
   if (spec->sandbox.has_timeout || spec->sandbox.has_max_output)
     return err_set (err, ENOTSUP, "sandbox.limits: not supported by this hako yet");
   if (spec->sandbox.image)
     return err_set (err, ENOTSUP, "sandbox.image: images are not supported by this hako yet");
-  if (r->has_memory_limit || r->has_memory_reservation || r->has_memory_swap || r->has_pids_limit
-      || r->has_cpu_shares || r->has_cpu_quota || r->cpu_cpus || r->cpu_mems || r->n_unified
-      || r->n_hugepage_limits || r->has_blkio_weight)
-    return err_set (err, ENOTSUP, "linux.resources: cgroup limits are not supported by this hako yet");
   for (int k = 0; k < OCI_HOOK_COUNT; k++)
     if (spec->hooks.n[k])
       return err_set (err, ENOTSUP, "hooks: not supported by this hako yet");
@@ -179,6 +174,7 @@ struct build
   struct spawn_child child;
   struct landlock_plan *landlock;
   struct seccomp_prog *seccomp;
+  struct cg_sandbox cgroups;  /* decided before anything is built; made just before clone */
 };
 
 static void
@@ -190,6 +186,7 @@ build_free (struct build *b)
   b->data_dir = NULL;
   b->landlock = NULL;
   b->seccomp = NULL;
+  cg_sandbox_free (&b->cgroups);
 }
 
 /* Undo a failed create: the process, the data dir and the state dir. */
@@ -199,6 +196,7 @@ build_abort (struct build *b)
   hk_err ignored;
   spawn_abort (&b->child);
   spawn_close (&b->child);
+  cg_remove (&b->cgroups, &ignored);
   if (b->data_dir)
     rm_rf (b->data_dir, &ignored);
   if (b->entry.dir)
@@ -284,6 +282,23 @@ record_state (struct build *b, const struct sbx_create_opts *o, enum oci_status 
   return store_write_state (&b->entry, &s, err);
 }
 
+/* The sandbox's cgroups, listed in the state dir before the first is made. */
+static int
+create_cgroups (struct build *b, const struct sbx_create_opts *o, hk_err *err)
+{
+  cleanup_free char *record = store_path (&b->entry, "cgroups");
+  if (cg_create (&b->cgroups, o->spec, record, err) < 0)
+    return -1;
+  test_stall (&b->entry, "after-cgroups");
+  return 0;
+}
+
+static int
+place_in_cgroups (void *arg, pid_t pid, bool in_v2, hk_err *err)
+{
+  return cg_enter (arg, pid, in_v2, err);
+}
+
 static int
 create_spawn (const struct sbx_create_opts *o, struct build *b, const char *rootfs, int *status,
               hk_err *err)
@@ -300,9 +315,10 @@ create_spawn (const struct sbx_create_opts *o, struct build *b, const char *root
         return err_sys (err, "open %s", fifo);
     }
   cleanup_free char *work = b->data_dir ? xasprintf ("%s/work", b->data_dir) : NULL;
-  cleanup_free char *cgroup = cg_self_v2_dir ();
-  struct spawn_cfg cfg = { .spec = o->spec, .rootfs = rootfs, .bundle = o->bundle,
-                           .workdir = work, .cgroup_dir = cgroup, .fifo_fd = fifo_fd,
+  cleanup_close int cgroup_fd = cg_open_v2 (&b->cgroups);
+  struct spawn_cgroup cgroup = { .v2_fd = cgroup_fd, .place = place_in_cgroups, .arg = &b->cgroups };
+  struct spawn_cfg cfg = { .spec = o->spec, .rootfs = rootfs, .bundle = o->bundle, .workdir = work,
+                           .cgroup_dir = cg_v2_path (&b->cgroups), .cgroup = &cgroup, .fifo_fd = fifo_fd,
                            .landlock = b->landlock, .seccomp = b->seccomp };
   if (spawn_clone (&cfg, &b->child, err) < 0)
     return -1;
@@ -328,11 +344,16 @@ sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_
 {
   struct build b = { .entry = { .lock_fd = -1 }, .child = { .pid = -1, .pidfd = -1, .sync_fd = -1 } };
   cleanup_free char *rootfs = NULL;
+  const struct cg_host *cg_host;
   *status = 125;
   /* Everything that can be decided without touching the host is decided
-   * first: the Landlock plan and the seccomp program are ready before clone. */
+   * first: the Landlock plan, the seccomp program and the cgroups (which
+   * hierarchies, which paths, whether this host can enforce the limits) are
+   * ready before clone. */
   if (sbx_validate (o->spec, err) < 0 || landlock_prepare (o->spec, &b.landlock, err) < 0
-      || seccomp_prepare (o->spec, &b.seccomp, err) < 0)
+      || seccomp_prepare_cached (o->spec, st->data_root, &b.seccomp, err) < 0
+      || cg_host_get (&cg_host, err) < 0
+      || cg_prepare (cg_host, o->spec, o->id, st->root, &b.cgroups, err) < 0)
     {
       build_free (&b);
       return -1;
@@ -346,7 +367,7 @@ sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_
   cleanup_free char *config = store_path (&b.entry, "config.json");
   if (resolve_rootfs (o, &b, &rootfs, err) < 0
       || file_write_new (config, o->config_json, o->config_len, 0600, err) < 0
-      || prepare_workdir (st, o, &b, err) < 0
+      || prepare_workdir (st, o, &b, err) < 0 || create_cgroups (&b, o, err) < 0
       || create_spawn (o, &b, rootfs, status, err) < 0
       || (o->pid_file && write_pid_file (o->pid_file, b.child.pid, err) < 0))
     {
@@ -612,14 +633,33 @@ sbx_kill (const struct store *st, const char *id, int sig, bool all, hk_err *err
   return r;
 }
 
-/* SIGKILL the sandbox's first process (the pid namespace takes the rest with
- * it) and wait until it is gone. */
+/* The sandbox's cgroups as recorded at create.  Without a record none was
+ * made (it is written before the first mkdir); with a damaged one, the
+ * default paths of this id are tried, removing only what is empty. */
+static void
+load_cgroups (const struct store *st, const struct store_entry *e, struct cg_sandbox *cg)
+{
+  cleanup_free char *record = store_path (e, "cgroups");
+  const struct cg_host *host;
+  hk_err err;
+  if (cg_load (record, cg, &err) == 0 || err.errnum == ENOENT)
+    return;
+  if (cg_host_get (&host, &err) == 0)
+    cg_guess (host, e->id, st->root, cg);
+}
+
+/* SIGKILL every process of the sandbox — through its cgroups, which also
+ * reaches a paused one's frozen processes and any outside its pid namespace —
+ * and its first process, and wait until that one is gone. */
 static int
-kill_and_wait (const struct oci_state *s, hk_err *err)
+kill_and_wait (const struct oci_state *s, const struct cg_sandbox *cg, hk_err *err)
 {
   cleanup_close int pidfd = pid_open (s->pid, s->pid_start_time);
   if (pidfd < 0)
     return 0;
+  /* A failure here is retried, and reported, when the cgroups are removed. */
+  hk_err ignored;
+  cg_kill (cg, &ignored);
   if (sys_pidfd_send_signal (pidfd, SIGKILL, NULL, 0) < 0 && errno != ESRCH)
     return err_sys (err, "kill sandbox %s", s->id);
   if (pid_wait_exit (pidfd, 10000) != 1)
@@ -633,18 +673,21 @@ sbx_delete (const struct store *st, const char *id, bool force, hk_err *err)
 {
   struct store_entry e;
   struct oci_state *s = NULL;
+  struct cg_sandbox cg = { 0 };
   if (store_open (st, id, true, &e, err) < 0)
     return -1;
   int r = 0;
+  load_cgroups (st, &e, &cg);
   /* No state.json: a create died before recording a pid, so its child (which
    * dies with its parent until ready) is gone too; only files remain. */
   if (store_read_state (&e, &s, err) == 0)
     {
       refresh_status (&e, s);
-      if (s->status == OCI_STATUS_RUNNING && !force)
-        r = err_set (err, EBUSY, "cannot delete sandbox %s: it is running (stop it, or use --force)", id);
+      if ((s->status == OCI_STATUS_RUNNING || s->status == OCI_STATUS_PAUSED) && !force)
+        r = err_set (err, EBUSY, "cannot delete sandbox %s: it is %s (stop it, or use --force)", id,
+                     oci_status_name (s->status));
       else
-        r = kill_and_wait (s, err);
+        r = kill_and_wait (s, &cg, err);
     }
   else if (err->errnum != ENOENT && !force)
     r = err_prefix (err, "cannot delete sandbox %s (--force removes it anyway)", id);
@@ -653,13 +696,78 @@ sbx_delete (const struct store *st, const char *id, bool force, hk_err *err)
       /* state.json is missing or damaged: the pid record still names the process. */
       struct oci_state fallback = { .id = (char *) id };
       if (read_pid_record (&e, &fallback.pid, &fallback.pid_start_time) == 0)
-        r = kill_and_wait (&fallback, err);
+        r = kill_and_wait (&fallback, &cg, err);
     }
   if (r == 0)
     {
       cleanup_free char *data = store_data_dir (st, id);
-      r = rm_rf (data, err) < 0 ? -1 : store_remove (&e, err);
+      r = cg_remove (&cg, err) < 0 || rm_rf (data, err) < 0 ? -1 : store_remove (&e, err);
     }
+  cg_sandbox_free (&cg);
+  oci_state_free (s);
+  store_close (&e);
+  return r;
+}
+
+/* ---- pause / resume --------------------------------------------------------- */
+
+int
+sbx_pause (const struct store *st, const char *id, hk_err *err)
+{
+  struct store_entry e;
+  struct oci_state *s = NULL;
+  struct cg_sandbox cg = { 0 };
+  if (open_locked (st, id, &e, &s, err) < 0)
+    return -1;
+  int r = -1;
+  enum oci_status was = s->status;
+  load_cgroups (st, &e, &cg);
+  if (was != OCI_STATUS_RUNNING && was != OCI_STATUS_CREATED)
+    err_set (err, EINVAL, "sandbox %s: container not running (it is %s)", id, oci_status_name (was));
+  else if (!cg_can_freeze (&cg))
+    err_set (err, ENOTSUP, "sandbox %s has no freezer cgroup (none mounted, or not writable)", id);
+  else
+    {
+      /* Recorded before the freeze: a hako killed in between leaves a
+       * sandbox that says paused, and resume (which thaws whatever the
+       * cgroup says) puts it right; the other order would leave a frozen
+       * sandbox that says running, which resume refuses. */
+      s->status = OCI_STATUS_PAUSED;
+      if (store_write_state (&e, s, err) == 0 && cg_freeze (&cg, true, err) == 0)
+        r = 0;
+      else
+        {
+          hk_err ignored;
+          s->status = was;
+          store_write_state (&e, s, &ignored);
+        }
+    }
+  cg_sandbox_free (&cg);
+  oci_state_free (s);
+  store_close (&e);
+  return r;
+}
+
+int
+sbx_resume (const struct store *st, const char *id, hk_err *err)
+{
+  struct store_entry e;
+  struct oci_state *s = NULL;
+  struct cg_sandbox cg = { 0 };
+  if (open_locked (st, id, &e, &s, err) < 0)
+    return -1;
+  int r = -1;
+  load_cgroups (st, &e, &cg);
+  if (s->status != OCI_STATUS_PAUSED)
+    err_set (err, EINVAL, "sandbox %s: container not paused (it is %s)", id, oci_status_name (s->status));
+  else if (cg_freeze (&cg, false, err) == 0)
+    {
+      /* Paused before its start: created again until `start` releases it. */
+      cleanup_free char *fifo = store_path (&e, "exec.fifo");
+      s->status = access (fifo, F_OK) == 0 ? OCI_STATUS_CREATED : OCI_STATUS_RUNNING;
+      r = store_write_state (&e, s, err);
+    }
+  cg_sandbox_free (&cg);
   oci_state_free (s);
   store_close (&e);
   return r;

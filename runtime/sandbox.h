@@ -44,6 +44,10 @@ void sbx_fg_free (struct sbx_fg *fg);
 int sbx_kill (const struct store *st, const char *id, int sig, bool all, hk_err *err);
 /* Remove everything the sandbox has.  A running one needs force (SIGKILL first). */
 int sbx_delete (const struct store *st, const char *id, bool force, hk_err *err);
+/* Freeze every process of the sandbox (status "paused"), returning once the
+ * kernel reports them all frozen; resume thaws them. */
+int sbx_pause (const struct store *st, const char *id, hk_err *err);
+int sbx_resume (const struct store *st, const char *id, hk_err *err);
 /* The state with its status refreshed from the process (a dead pid reads as stopped). */
 int sbx_state (const struct store *st, const char *id, struct oci_state **out, hk_err *err);
 

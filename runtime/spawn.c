@@ -104,6 +104,11 @@ child_setup (const struct spawn_cfg *cfg, bool userns, int *ruleset_fd, hk_err *
                         .workdir = cfg->workdir, .userns = userns, .cgroup_dir = cfg->cgroup_dir };
   if (join_namespaces (spec, err) < 0)
     return -1;
+  /* Made here, not by clone3: the parent has put us in the sandbox's cgroups
+   * by now, so they (not hako's) are the new namespace's root. */
+  const struct oci_namespace *cgns = oci_spec_ns (spec, OCI_NS_CGROUP);
+  if (cgns && cgns->path == NULL && unshare (CLONE_NEWCGROUP) < 0)
+    return err_sys (err, "unshare the cgroup namespace");
   /* In a fresh user namespace we start as the unmapped overflow uid: become
    * the namespace's root before building anything. */
   if (userns && (setresgid (0, 0, 0) < 0 || setresuid (0, 0, 0) < 0))
@@ -118,6 +123,12 @@ child_setup (const struct spawn_cfg *cfg, bool userns, int *ruleset_fd, hk_err *
   if (mnt_finish (&mc, err) < 0)
     return -1;
   if (proc_set_rlimits (spec->process, err) < 0 || proc_set_oom_score_adj (spec->process, err) < 0)
+    return -1;
+  /* Loading a seccomp filter needs no_new_privs or CAP_SYS_ADMIN.  Without
+   * no_new_privs the drop below may take CAP_SYS_ADMIN away, so then (as
+   * runc does) the filter goes in now and the rest of the setup runs under
+   * it; with no_new_privs it goes in last, right before execve. */
+  if (!spec->process->no_new_privileges && seccomp_install (cfg->seccomp, err) < 0)
     return -1;
   if (proc_set_user_and_caps (spec->process, err) < 0)
     return -1;
@@ -197,7 +208,8 @@ child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns)
     child_fail (sync_fd, false, 125, &err);
   close (sync_fd);
   /* Landlock, then seccomp last: from here on only execve is left to do. */
-  if (landlock_enforce (ruleset_fd, &err) < 0 || seccomp_install (cfg->seccomp, &err) < 0)
+  if (landlock_enforce (ruleset_fd, &err) < 0
+      || (cfg->spec->process->no_new_privileges && seccomp_install (cfg->seccomp, &err) < 0))
     child_fail (sync_fd, false, 125, &err);
   proc_exec (cfg->spec->process, path, &status, &err);
   child_fail (sync_fd, false, status, &err);
@@ -259,8 +271,8 @@ clone_flags (const struct oci_spec *spec, bool *userns)
   for (size_t i = 0; i < spec->linux.n_namespaces; i++)
     {
       const struct oci_namespace *ns = &spec->linux.namespaces[i];
-      if (ns->path)
-        continue;
+      if (ns->path || ns->type == OCI_NS_CGROUP)
+        continue;  /* a new cgroup namespace: see child_setup */
       flags |= oci_ns_clone_flag (ns->type);
       if (ns->type == OCI_NS_USER)
         *userns = true;
@@ -283,7 +295,17 @@ spawn_clone (const struct spawn_cfg *cfg, struct spawn_child *out, hk_err *err)
     return err_sys (err, "socketpair");
   struct clone_args args = { .flags = ns_flags | CLONE_PIDFD, .pidfd = (uint64_t) (uintptr_t) &pidfd,
                              .exit_signal = SIGCHLD };
+  if (cfg->cgroup && cfg->cgroup->v2_fd >= 0)
+    {
+      args.flags |= CLONE_INTO_CGROUP;
+      args.cgroup = (uint64_t) cfg->cgroup->v2_fd;
+    }
   long pid = sys_clone3 (&args);
+  if (pid < 0 && (args.flags & CLONE_INTO_CGROUP) && (errno == EINVAL || errno == E2BIG))
+    {
+      args.flags &= ~(uint64_t) CLONE_INTO_CGROUP;  /* before 5.7: placed by a write below */
+      pid = sys_clone3 (&args);
+    }
   if (pid < 0)
     {
       int e = errno;
@@ -300,6 +322,9 @@ spawn_clone (const struct spawn_cfg *cfg, struct spawn_child *out, hk_err *err)
   *out = (struct spawn_child){ .pid = (pid_t) pid, .pidfd = pidfd, .sync_fd = sv[0] };
   pid_stat (out->pid, &out->start_time, NULL);
   if (userns && write_id_maps (out->pid, cfg->spec, err) < 0)
+    return -1;
+  if (cfg->cgroup
+      && cfg->cgroup->place (cfg->cgroup->arg, out->pid, (args.flags & CLONE_INTO_CGROUP) != 0, err) < 0)
     return -1;
   if (sync_send (out->sync_fd, SYNC_GO, 0, NULL) < 0)
     return err_sys (err, "start sandbox setup");

@@ -12,6 +12,16 @@
 #include "runtime/landlock.h"
 #include "runtime/seccomp.h"
 
+/* The sandbox's cgroups, for spawn_clone: the child is put in them after its
+ * id maps are written and before "go", so it runs nothing of its own outside. */
+struct spawn_cgroup
+{
+  int v2_fd;  /* a cgroup2 directory for clone3's CLONE_INTO_CGROUP, or -1 */
+  /* Place the child in the rest; in_v2: clone3 already put it in v2_fd's. */
+  int (*place) (void *arg, pid_t pid, bool in_v2, hk_err *err);
+  void *arg;
+};
+
 struct spawn_cfg
 {
   const struct oci_spec *spec;
@@ -19,6 +29,7 @@ struct spawn_cfg
   const char *bundle;   /* absolute; may be NULL */
   const char *workdir;  /* absolute host path of the persistent work dir, or NULL */
   const char *cgroup_dir; /* host path of the sandbox's cgroup2 dir, or NULL */
+  const struct spawn_cgroup *cgroup;     /* NULL: no cgroups of its own */
   const struct landlock_plan *landlock;  /* NULL: no Landlock */
   const struct seccomp_prog *seccomp;    /* NULL: no filter */
   /* Detached (create): an O_PATH fd of the exec fifo the child blocks on until

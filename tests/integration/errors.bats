@@ -102,10 +102,10 @@ expect_clean_failure () {
 
 @test "features hako cannot enforce yet are refused, not ignored" {
   b=$(new_bundle unsup)
-  edit_config "$b" '.linux.resources.memory = {"limit": 104857600}'
+  edit_config "$b" '.hooks = {"prestart": [{"path": "/bin/true"}]}'
   run $H create --bundle "$b" us
   expect_clean_failure us
-  [[ "$output" == *"linux.resources"* ]]
+  [[ "$output" == *"hooks"* ]]
   b2=$(new_bundle unsup2)
   edit_config "$b2" '.sandbox = {"network": {"mode": "allowlist", "allow": ["example.org"]}}'
   run $H create --bundle "$b2" us2

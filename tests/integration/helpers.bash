@@ -49,7 +49,24 @@ leak_report () {
   if [ -n "$(ls -A "$DATA/sandboxes" 2>/dev/null)" ]; then
     out="$out data:$(ls "$DATA/sandboxes" | tr '\n' ' ')"
   fi
+  local cg
+  cg=$(ls -d /sys/fs/cgroup/"$(cgroup_parent)" /sys/fs/cgroup/*/"$(cgroup_parent)" 2>/dev/null)
+  if [ -n "$cg" ]; then
+    out="$out cgroups:$(echo $cg)"
+  fi
   echo "$out"
+}
+
+# The parent of this test's sandboxes' cgroups in every hierarchy:
+# hako-HASH, HASH the FNV-1a of the state root (see hako-spec(5)).  hako
+# removes it with its last sandbox, so any left is a leak.
+cgroup_parent () {
+  local s=$STATE h=2166136261 i c
+  for ((i = 0; i < ${#s}; i++)); do
+    printf -v c '%d' "'${s:i:1}"
+    h=$(( ((h ^ c) * 16777619) & 0xffffffff ))
+  done
+  printf 'hako-%08x' "$h"
 }
 
 # A copy of the busybox bundle whose config.json the test may edit.

@@ -1,0 +1,253 @@
+/* exec: run one more command in a running sandbox, with its own exit status,
+ * or with --json one object that says how it ended and what it wrote. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "lib/log.h"
+#include "lib/util.h"
+#include "oci/exec_result.h"
+#include "runtime/exec.h"
+
+/* What --json keeps of each stream when --max-output does not say: enough
+ * for any sensible result, and a bound on hako's memory (hako-exec(8)). */
+#define JSON_DEFAULT_CAP (16u << 20)
+
+static const char exec_help[] =
+  "Usage: hako exec [OPTIONS] ID [--] CMD [ARG...]\n\n"
+  "Run CMD inside the running sandbox ID, with the namespaces, cgroup, capabilities,\n"
+  "no_new_privs, Landlock and seccomp of its process.  Exits with CMD's status\n"
+  "(128+N for signal N); 126 not executable, 127 not found, 125 hako failed.\n\n"
+  "  -e, --env K=V           set an environment variable (repeatable)\n"
+  "      --cwd DIR           working directory inside the sandbox (absolute)\n"
+  "  -u, --user USER[:GROUP] name (from the sandbox's /etc/passwd, /etc/group) or number\n"
+  "      --timeout DUR       kill CMD and every process it started after DUR (500ms, 30s, 5m)\n"
+  "      --max-output N      pass on at most N bytes of stdout and of stderr (k, m, g)\n"
+  "      --json              print one JSON object with the exit status and the output\n"
+  "  -d, --detach            return once CMD is running\n"
+  "      --pid-file FILE     write CMD's host pid to FILE\n"
+  "  -h, --help              this text\n";
+
+struct exec_cli
+{
+  struct exec_opts o;
+  char **env;
+  size_t n_env;
+  bool json, has_max_output;
+};
+
+/* 0: go on; 1: help was printed; -1: usage error (already reported). */
+static int
+parse_args (int argc, char **argv, struct exec_cli *c)
+{
+  enum { OPT_CWD = 256, OPT_TIMEOUT, OPT_MAX_OUTPUT, OPT_JSON, OPT_PID_FILE, OPT_CONSOLE, OPT_PRESERVE };
+  static const struct option opts[] = {
+    { "env", required_argument, NULL, 'e' },
+    { "cwd", required_argument, NULL, OPT_CWD },
+    { "user", required_argument, NULL, 'u' },
+    { "timeout", required_argument, NULL, OPT_TIMEOUT },
+    { "max-output", required_argument, NULL, OPT_MAX_OUTPUT },
+    { "json", no_argument, NULL, OPT_JSON },
+    { "detach", no_argument, NULL, 'd' },
+    { "pid-file", required_argument, NULL, OPT_PID_FILE },
+    { "tty", no_argument, NULL, 't' },
+    { "console-socket", required_argument, NULL, OPT_CONSOLE },
+    { "process", required_argument, NULL, 'p' },
+    { "preserve-fds", required_argument, NULL, OPT_PRESERVE },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+  };
+  int ch, idx = 0;
+  /* "+": options end at the ID, so `exec ID ls -l` needs no "--", as in runc. */
+  while ((ch = getopt_long (argc, argv, "+e:u:dtp:h", opts, &idx)) != -1)
+    switch (ch)
+      {
+      case 'e':
+        if (strchr (optarg, '=') == NULL || optarg[0] == '=')
+          return cmd_usage ("exec", "--env \"%s\": expected K=V", optarg), -1;
+        c->env = xrealloc (c->env, (c->n_env + 2) * sizeof *c->env);
+        c->env[c->n_env++] = optarg;
+        c->env[c->n_env] = NULL;
+        break;
+      case OPT_CWD:
+        if (optarg[0] != '/')
+          return cmd_usage ("exec", "--cwd \"%s\": must be an absolute path", optarg), -1;
+        c->o.cwd = optarg;
+        break;
+      case 'u': c->o.user = optarg; break;
+      case OPT_TIMEOUT:
+        if (parse_duration_ms (optarg, &c->o.timeout_ms) < 0 || c->o.timeout_ms == 0)
+          return cmd_usage ("exec", "--timeout \"%s\": expected a duration such as 500ms, 30s or 5m",
+                            optarg), -1;
+        break;
+      case OPT_MAX_OUTPUT:
+        if (parse_size (optarg, &c->o.max_output) < 0)
+          return cmd_usage ("exec", "--max-output \"%s\": expected a byte count such as 1000 or 1m",
+                            optarg), -1;
+        c->has_max_output = true;
+        break;
+      case OPT_JSON: c->json = true; break;
+      case 'd': c->o.detach = true; break;
+      case OPT_PID_FILE: c->o.pid_file = optarg; break;
+      case 't': case OPT_CONSOLE: case 'p': case OPT_PRESERVE:
+        return cmd_usage ("exec", "%s is not supported by this hako yet",
+                          ch == 't' ? "--tty" : ch == 'p' ? "--process"
+                          : ch == OPT_CONSOLE ? "--console-socket" : "--preserve-fds"), -1;
+      case 'h': cmd_help (exec_help); return 1;
+      default: cmd_usage ("exec", "bad option"); return -1;
+      }
+  if (c->o.detach && (c->o.timeout_ms || c->json || c->has_max_output))
+    return cmd_usage ("exec", "--detach cannot be combined with --timeout, --json or --max-output"),
+           -1;
+  return 0;
+}
+
+/* --max-output without --json: the capped streams go to ours. */
+struct passthrough
+{
+  bool broken[3];  /* a reader went away: keep draining, stop writing */
+};
+
+static void
+sink_pass (void *ctx, int stream, const char *buf, size_t n)
+{
+  struct passthrough *p = ctx;
+  if (!p->broken[stream] && fd_write_all (stream, buf, n) < 0)
+    p->broken[stream] = true;
+}
+
+/* --json: the capped streams are kept for the object. */
+struct capture
+{
+  char *buf[3];
+  size_t len[3], cap[3];
+};
+
+static void
+capture_append (struct capture *c, int stream, const char *buf, size_t n)
+{
+  if (c->len[stream] + n > c->cap[stream])
+    {
+      size_t want = c->cap[stream] ? c->cap[stream] : 4096;
+      while (want < c->len[stream] + n)
+        want *= 2;
+      c->buf[stream] = xrealloc (c->buf[stream], want);
+      c->cap[stream] = want;
+    }
+  memcpy (c->buf[stream] + c->len[stream], buf, n);
+  c->len[stream] += n;
+}
+
+static void
+sink_json (void *ctx, int stream, const char *buf, size_t n)
+{
+  capture_append (ctx, stream, buf, n);
+}
+
+static int
+print_json (const struct exec_result *res, struct capture *c, const char *id)
+{
+  hk_err err = { 0 };
+  if (res->not_run)
+    {
+      /* What a shell would have said on stderr, where a reader looks for it. */
+      cleanup_free char *line = xasprintf ("hako: exec %s: %s\n", id, res->not_run);
+      capture_append (c, 2, line, strlen (line));
+    }
+  struct oci_exec_result r = {
+    .exit_code = res->status, .signal = res->signal, .reason = exec_reason_name (res->reason),
+    .timed_out = res->timed_out, .duration_ms = res->duration_ms,
+    .out = { .data = c->buf[1], .len = c->len[1], .truncated = res->truncated[0] },
+    .err = { .data = c->buf[2], .len = c->len[2], .truncated = res->truncated[1] },
+  };
+  if (oci_exec_result_write (&r, stdout, &err) < 0)
+    return cmd_fail ("exec", id, &err);
+  return res->status;
+}
+
+static void
+report_truncation (const struct exec_result *res, const struct exec_cli *c, const char *id)
+{
+  static const char *const names[] = { "stdout", "stderr" };
+  for (int s = 0; s < 2; s++)
+    if (res->truncated[s])
+      log_warn ("exec %s: %s truncated after %llu bytes (--max-output)", id, names[s],
+                (unsigned long long) c->o.max_output);
+}
+
+int
+cmd_exec (int argc, char **argv)
+{
+  char **command;
+  struct exec_cli c = { 0 };
+  cmd_split_dashdash (&argc, argv, &command);
+  int r = parse_args (argc, argv, &c);
+  if (r != 0)
+    {
+      free (c.env);
+      return r > 0 ? 0 : EXIT_HAKO;
+    }
+  if (optind >= argc)
+    {
+      free (c.env);
+      return cmd_usage ("exec", "expects a sandbox ID and a command");
+    }
+  const char *id = argv[optind];
+  /* The command after "--", or else the words after the ID. */
+  if (command == NULL)
+    command = argv + optind + 1;
+  else if (argc - optind != 1)
+    {
+      free (c.env);
+      return cmd_usage ("exec", "expects one sandbox ID before --");
+    }
+  if (command[0] == NULL)
+    {
+      free (c.env);
+      return cmd_usage ("exec", "no command to run");
+    }
+  struct passthrough pass = { 0 };
+  struct capture cap = { 0 };
+  c.o.id = id;
+  c.o.args = command;
+  c.o.env = c.env;
+  c.o.capture = c.json || c.has_max_output;
+  if (c.json && !c.has_max_output)
+    c.o.max_output = JSON_DEFAULT_CAP;
+  c.o.sink = c.json ? sink_json : sink_pass;
+  c.o.sink_ctx = c.json ? (void *) &cap : (void *) &pass;
+  signal (SIGPIPE, SIG_IGN);  /* a closed stdout is a write error, not our death */
+
+  hk_err err = { 0 };
+  struct store st = { 0 };
+  struct exec_result res = { 0 };
+  int status = EXIT_HAKO;
+  if (cmd_store (&st, &err) < 0 || exec_run (&st, &c.o, &res, &err) < 0)
+    cmd_fail ("exec", id, &err);
+  else
+    {
+      if (res.warning)
+        log_warn ("exec %s: %s", id, res.warning);
+      if (c.json)
+        status = print_json (&res, &cap, id);
+      else
+        {
+          if (res.not_run)
+            log_error ("exec %s: %s", id, res.not_run);
+          report_truncation (&res, &c, id);
+          status = res.status;
+        }
+    }
+  exec_result_free (&res);
+  for (int s = 1; s < 3; s++)
+    free (cap.buf[s]);
+  free (c.env);
+  store_fini (&st);
+  return status;
+}

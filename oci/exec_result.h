@@ -1,0 +1,40 @@
+/* exec_result: the one JSON object `hako exec --json` prints, from a plain struct. */
+#ifndef HAKO_OCI_EXEC_RESULT_H
+#define HAKO_OCI_EXEC_RESULT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "lib/err.h"
+
+struct oci_exec_stream
+{
+  const char *data;   /* raw bytes, any encoding; may hold NULs */
+  size_t len;
+  bool truncated;
+};
+
+struct oci_exec_result
+{
+  int exit_code;        /* the exit status, or 128+N when killed by signal N */
+  int signal;           /* N, or 0 when the command exited (written as null) */
+  const char *reason;   /* "exited", "signaled", "timeout", "oom" */
+  bool timed_out;
+  struct oci_exec_stream out, err;
+  uint64_t duration_ms;
+};
+
+/* Write the object and a newline to f:
+ *   {"exit_code":0,"signal":null,"reason":"exited","timed_out":false,
+ *    "stdout":"...","stderr":"...","stdout_truncated":false,
+ *    "stderr_truncated":false,"duration_ms":12}
+ * The output is valid JSON whatever bytes the streams hold: valid UTF-8 is
+ * kept (U+2028 and U+2029 escaped), control characters are escaped, and each
+ * invalid sequence (a maximal subpart, as Unicode recommends) becomes
+ * \ufffd.  Strings are escaped straight into f, so memory does not grow with
+ * the output.  Fails only when writing to f fails. */
+int oci_exec_result_write (const struct oci_exec_result *r, FILE *f, hk_err *err);
+
+#endif

@@ -1,0 +1,256 @@
+/* cgroup_v1: limits, freezing and killing with the legacy per-controller
+ * hierarchies (v1 hosts, and the controllers of hybrid ones). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/util.h"
+#include "runtime/cgroup_internal.h"
+
+/* ---- what the spec needs ----------------------------------------------------------- */
+
+static int
+v1_needs (const struct oci_spec *spec, unsigned *ctls, hk_err *err)
+{
+  const struct oci_resources *r = &spec->linux.resources;
+  unsigned n = 0;
+  if (r->has_memory_kernel)
+    return err_set (err, ENOTSUP,
+                    "linux.resources.memory.kernel: kernel memory limits are not "
+                    "supported (the kernel deprecated them)");
+  if (r->n_unified)
+    return err_set (err, ENOTSUP,
+                    "linux.resources.unified.%s: unified keys need cgroup v2, and this "
+                    "host's controllers are cgroup v1",
+                    r->unified[0].key);
+  if (r->has_memory_swap && r->memory_swap != -1 && r->has_memory_limit && r->memory_limit >= 0
+      && r->memory_swap < r->memory_limit)
+    return err_set (err, EINVAL,
+                    "linux.resources.memory.swap: it counts memory plus swap, so it cannot "
+                    "be below the memory limit");
+  if (r->has_memory_limit || r->has_memory_reservation || r->has_memory_swap || r->has_memory_swappiness
+      || r->disable_oom_killer)
+    n |= CG_MEMORY;
+  if (r->has_pids_limit)
+    n |= CG_PIDS;
+  if (r->has_cpu_shares || r->has_cpu_quota || r->has_cpu_period || r->has_cpu_realtime_runtime
+      || r->has_cpu_realtime_period)
+    n |= CG_CPU;
+  if (r->cpu_cpus || r->cpu_mems)
+    n |= CG_CPUSET;
+  if (r->n_hugepage_limits)
+    n |= CG_HUGETLB;
+  if (r->has_blkio_weight)
+    n |= CG_BLKIO;
+  if (r->n_devices)
+    {
+      /* Translated now so that a rule v1 cannot express fails before
+       * anything is made. */
+      cleanup_free struct cg_dev_write *w = NULL;
+      size_t nw;
+      if (cg_v1_device_writes (spec, &w, &nw, err) < 0)
+        return -1;
+      n |= CG_DEVICES;
+    }
+  *ctls = n;
+  return 0;
+}
+
+/* ---- writing the limits ------------------------------------------------------------ */
+
+/* The directory of ctl; cg_prepare made sure it exists when a limit needs it. */
+static const char *
+dir_of (const struct cg_sandbox *cg, unsigned ctl)
+{
+  const struct cg_dir *d = cg_dir_v1 (cg, ctl);
+  return d ? d->path : NULL;
+}
+
+static int
+v1_memory (const char *dir, const struct oci_resources *r, hk_err *err)
+{
+  /* The kernel keeps memsw >= limit at every write; both start unlimited,
+   * so the limit goes first. */
+  if (r->has_memory_limit && cg_writef (dir, "memory.limit_in_bytes", err, "%" PRId64, r->memory_limit) < 0)
+    return -1;
+  if (r->has_memory_swap)
+    {
+      if (!cg_file_exists (dir, "memory.memsw.limit_in_bytes"))
+        return err_set (err, ENOTSUP,
+                        "linux.resources.memory.swap: %s/memory.memsw.limit_in_bytes does "
+                        "not exist (swap accounting is off: swapaccount=1)",
+                        dir);
+      if (cg_writef (dir, "memory.memsw.limit_in_bytes", err, "%" PRId64, r->memory_swap) < 0)
+        return -1;
+    }
+  if (r->has_memory_reservation
+      && cg_writef (dir, "memory.soft_limit_in_bytes", err, "%" PRId64, r->memory_reservation) < 0)
+    return -1;
+  if (r->has_memory_swappiness
+      && cg_writef (dir, "memory.swappiness", err, "%" PRIu64, r->memory_swappiness) < 0)
+    return -1;
+  if (r->disable_oom_killer && cg_write (dir, "memory.oom_control", "1", err) < 0)
+    return -1;
+  return 0;
+}
+
+static int
+v1_cpu (const char *dir, const struct oci_resources *r, hk_err *err)
+{
+  /* The period before the quota: a quota is checked against the period in force. */
+  if (r->has_cpu_shares && cg_writef (dir, "cpu.shares", err, "%" PRIu64, r->cpu_shares) < 0)
+    return -1;
+  if (r->has_cpu_period && cg_writef (dir, "cpu.cfs_period_us", err, "%" PRIu64, r->cpu_period) < 0)
+    return -1;
+  if (r->has_cpu_quota && cg_writef (dir, "cpu.cfs_quota_us", err, "%" PRId64, r->cpu_quota) < 0)
+    return -1;
+  if (r->has_cpu_realtime_period
+      && cg_writef (dir, "cpu.rt_period_us", err, "%" PRIu64, r->cpu_realtime_period) < 0)
+    return -1;
+  if (r->has_cpu_realtime_runtime
+      && cg_writef (dir, "cpu.rt_runtime_us", err, "%" PRId64, r->cpu_realtime_runtime) < 0)
+    return -1;
+  return 0;
+}
+
+static int
+v1_devices (const char *dir, const struct oci_spec *spec, hk_err *err)
+{
+  cleanup_free struct cg_dev_write *w = NULL;
+  size_t n;
+  if (cg_v1_device_writes (spec, &w, &n, err) < 0)
+    return -1;
+  for (size_t i = 0; i < n; i++)
+    if (cg_write (dir, w[i].allow ? "devices.allow" : "devices.deny", w[i].line, err) < 0)
+      return err_prefix (err, "linux.resources.devices");
+  return 0;
+}
+
+static int
+v1_blkio (const char *dir, const struct oci_resources *r, hk_err *err)
+{
+  if (!r->has_blkio_weight)
+    return 0;
+  const char *file = cg_file_exists (dir, "blkio.weight") ? "blkio.weight" : "blkio.bfq.weight";
+  if (!cg_file_exists (dir, file))
+    return err_set (err, ENOTSUP,
+                    "linux.resources.blockIO.weight: %s has neither blkio.weight nor "
+                    "blkio.bfq.weight (no proportional I/O scheduler)",
+                    dir);
+  return cg_writef (dir, file, err, "%u", (unsigned)r->blkio_weight);
+}
+
+static int
+v1_hugetlb (const char *dir, const struct oci_resources *r, hk_err *err)
+{
+  for (size_t i = 0; i < r->n_hugepage_limits; i++)
+    {
+      char file[64];
+      snprintf (file, sizeof file, "hugetlb.%s.limit_in_bytes", r->hugepage_limits[i].key);
+      if (!cg_file_exists (dir, file))
+        return err_set (err, ENOTSUP, "linux.resources.hugepageLimits: no %s in %s (no such page size)", file,
+                        dir);
+      if (cg_write (dir, file, r->hugepage_limits[i].value, err) < 0)
+        return -1;
+    }
+  return 0;
+}
+
+static int
+v1_apply (const struct cg_sandbox *cg, const struct oci_spec *spec, hk_err *err)
+{
+  const struct oci_resources *r = &spec->linux.resources;
+  const char *mem = dir_of (cg, CG_MEMORY), *cpu = dir_of (cg, CG_CPU), *cpuset = dir_of (cg, CG_CPUSET);
+  const char *pids = dir_of (cg, CG_PIDS), *dev = dir_of (cg, CG_DEVICES), *blk = dir_of (cg, CG_BLKIO);
+  const char *huge = dir_of (cg, CG_HUGETLB);
+  if (mem && v1_memory (mem, r, err) < 0)
+    return -1;
+  if (pids && r->has_pids_limit)
+    {
+      int e = r->pids_limit > 0 ? cg_writef (pids, "pids.max", err, "%" PRId64, r->pids_limit)
+                                : cg_write (pids, "pids.max", "max", err);
+      if (e < 0)
+        return -1;
+    }
+  if (cpu && v1_cpu (cpu, r, err) < 0)
+    return -1;
+  if (cpuset
+      && ((r->cpu_cpus && cg_write (cpuset, "cpuset.cpus", r->cpu_cpus, err) < 0)
+          || (r->cpu_mems && cg_write (cpuset, "cpuset.mems", r->cpu_mems, err) < 0)))
+    return -1;
+  if (dev && r->n_devices && v1_devices (dev, spec, err) < 0)
+    return -1;
+  if (blk && v1_blkio (blk, r, err) < 0)
+    return -1;
+  if (huge && v1_hugetlb (huge, r, err) < 0)
+    return -1;
+  return 0;
+}
+
+/* ---- freezing and killing ---------------------------------------------------------- */
+
+/* Write want to freezer.state and read it back until the kernel reports it.
+ * Freezing can sit in FREEZING while tasks fork or are being added; writing
+ * FROZEN again now and then nudges it along (runc found the same). */
+static int
+set_freezer (const char *dir, const char *want, hk_err *err)
+{
+  uint64_t deadline = now_ms () + 10000, nudge = now_ms () + 50;
+  unsigned step = 0;
+  if (cg_write (dir, "freezer.state", want, err) < 0)
+    return -1;
+  for (;;)
+    {
+      char state[32];
+      if (cg_read (dir, "freezer.state", state, sizeof state, err) < 0)
+        return -1;
+      if (strcmp (state, want) == 0)
+        return 0;
+      if (now_ms () >= nudge)
+        {
+          if (cg_write (dir, "freezer.state", want, err) < 0)
+            return -1;
+          nudge = now_ms () + 50;
+        }
+      if (!cg_backoff (&step, deadline))
+        return err_set (err, ETIMEDOUT, "%s/freezer.state: still %s, not %s, after 10 s", dir, state, want);
+    }
+}
+
+static int
+v1_freeze (const struct cg_sandbox *cg, bool frozen, hk_err *err)
+{
+  const char *dir = dir_of (cg, CG_FREEZER);
+  if (!frozen)
+    return set_freezer (dir, "THAWED", err);
+  if (set_freezer (dir, "FROZEN", err) == 0)
+    return 0;
+  hk_err ignored;
+  cg_write (dir, "freezer.state", "THAWED", &ignored); /* half-frozen is worse than not frozen */
+  return -1;
+}
+
+/* Freeze, so that nothing forks between reading the list and the kills; kill
+ * every task; thaw, so that they can die. */
+static int
+v1_kill (const struct cg_sandbox *cg, hk_err *err)
+{
+  const char *dir = dir_of (cg, CG_FREEZER);
+  hk_err ignored;
+  size_t n;
+  set_freezer (dir, "FROZEN", &ignored);
+  int r = cg_kill_procs (dir, &n, err);
+  if (cg_write (dir, "freezer.state", "THAWED", r < 0 ? &ignored : err) < 0)
+    r = -1;
+  return r;
+}
+
+const struct cg_backend cg_v1_backend = {
+  .name = "v1",
+  .needs = v1_needs,
+  .apply = v1_apply,
+  .freeze = v1_freeze,
+  .kill = v1_kill,
+};

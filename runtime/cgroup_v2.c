@@ -1,0 +1,276 @@
+/* cgroup_v2: limits, freezing and killing in the unified (cgroup2) hierarchy. */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/util.h"
+#include "runtime/cgroup_internal.h"
+
+/* ---- what the spec needs ----------------------------------------------------------- */
+
+/* A unified key is a file of the sandbox's own cgroup: "memory.high".  Files
+ * that move, kill or freeze processes are hako's to write, not the spec's. */
+static int
+unified_key_ctl (const char *key, unsigned *ctl, hk_err *err)
+{
+  static const char *const reserved[] = { "cgroup.procs",  "cgroup.threads",         "cgroup.kill",
+                                          "cgroup.freeze", "cgroup.subtree_control", "cgroup.type" };
+  const char *dot = strchr (key, '.');
+  *ctl = 0;
+  if (dot == NULL || dot == key || strchr (key, '/') || key[0] == '.')
+    return err_set (err, EINVAL, "linux.resources.unified: \"%s\" is not a cgroup file name", key);
+  for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++)
+    if (strcmp (key, reserved[i]) == 0)
+      return err_set (err, EINVAL, "linux.resources.unified: \"%s\" is hako's to write", key);
+  if ((size_t)(dot - key) == 6 && memcmp (key, "cgroup", 6) == 0)
+    return 0;
+  *ctl = cg_ctl_bit (key, dot - key, true);
+  if (*ctl == 0)
+    return err_set (err, ENOTSUP,
+                    "linux.resources.unified: \"%s\": controller \"%.*s\" is not one hako "
+                    "manages",
+                    key, (int)(dot - key), key);
+  return 0;
+}
+
+static int
+v2_needs (const struct oci_spec *spec, unsigned *ctls, hk_err *err)
+{
+  const struct oci_resources *r = &spec->linux.resources;
+  unsigned n = 0;
+  if (r->has_memory_kernel)
+    return err_set (err, ENOTSUP,
+                    "linux.resources.memory.kernel: kernel memory limits are not "
+                    "supported (the kernel deprecated them)");
+  if (r->has_memory_swappiness)
+    return err_set (err, ENOTSUP,
+                    "linux.resources.memory.swappiness: cgroup v2 has no per-cgroup "
+                    "swappiness");
+  if (r->disable_oom_killer)
+    return err_set (err, ENOTSUP,
+                    "linux.resources.memory.disableOOMKiller: cgroup v2 cannot disable "
+                    "the OOM killer");
+  if (r->has_memory_swap && r->memory_swap != -1
+      && (!r->has_memory_limit || r->memory_limit < 0 || r->memory_swap < r->memory_limit))
+    return err_set (err, EINVAL,
+                    "linux.resources.memory.swap: it counts memory plus swap, so it needs "
+                    "a memory limit no larger than it");
+  if (r->has_memory_limit || r->has_memory_reservation || r->has_memory_swap)
+    n |= CG_MEMORY;
+  if (r->has_pids_limit)
+    n |= CG_PIDS;
+  if (r->has_cpu_realtime_runtime || r->has_cpu_realtime_period)
+    return err_set (err, ENOTSUP,
+                    "linux.resources.cpu.realtimeRuntime: cgroup v2 has no realtime "
+                    "scheduling limits");
+  if (r->has_cpu_shares || r->has_cpu_quota || r->has_cpu_period)
+    n |= CG_CPU;
+  if (r->cpu_cpus || r->cpu_mems)
+    n |= CG_CPUSET;
+  if (r->n_hugepage_limits)
+    n |= CG_HUGETLB;
+  if (r->has_blkio_weight)
+    n |= CG_BLKIO;
+  if (r->n_devices && cg_v2_devices_check (spec, err) < 0)
+    return -1;
+  for (size_t i = 0; i < r->n_unified; i++)
+    {
+      unsigned ctl;
+      if (unified_key_ctl (r->unified[i].key, &ctl, err) < 0)
+        return -1;
+      n |= ctl;
+    }
+  *ctls = n;
+  return 0;
+}
+
+/* ---- writing the limits ------------------------------------------------------------ */
+
+/* A controller's files appear in a cgroup only once every ancestor enables it
+ * for its children: from the hierarchy's root down to the sandbox's parent,
+ * add what is missing (reading first: most hosts already have it). */
+static int
+enable_controllers (const struct cg_dir *d, hk_err *err)
+{
+  char buf[PATH_MAX];
+  size_t mlen = strlen (d->mount);
+  snprintf (buf, sizeof buf, "%s", d->path);
+  char *end = strrchr (buf, '/');
+  for (char *p = buf + mlen;; p = strchr (p + 1, '/'))
+    {
+      char saved = *p;
+      *p = '\0';
+      char on[512], add[512] = "";
+      if (cg_read (buf, "cgroup.subtree_control", on, sizeof on, err) < 0)
+        return -1;
+      /* subtree_control reads "memory pids" (a fake tree may echo "+memory"). */
+      for (char *c = on; *c; c++)
+        if (*c == '+')
+          *c = ' ';
+      unsigned missing = d->ctls;
+      char *save = NULL;
+      for (char *tok = strtok_r (on, " ", &save); tok; tok = strtok_r (NULL, " ", &save))
+        missing &= ~cg_ctl_bit (tok, strlen (tok), true);
+      for (unsigned bit = 1; bit && bit <= missing; bit <<= 1)
+        if (missing & bit)
+          snprintf (add + strlen (add), sizeof add - strlen (add), "%s+%s", add[0] ? " " : "",
+                    cg_ctl_name (bit, true));
+      if (add[0] && cg_write (buf, "cgroup.subtree_control", add, err) < 0)
+        return err_prefix (err, "enable the controllers the limits need");
+      *p = saved;
+      if (p == end)
+        return 0;
+    }
+}
+
+static int
+write_max (const char *dir, const char *file, int64_t v, hk_err *err)
+{
+  return v < 0 ? cg_write (dir, file, "max", err) : cg_writef (dir, file, err, "%" PRId64, v);
+}
+
+static int
+v2_memory (const char *dir, const struct oci_resources *r, hk_err *err)
+{
+  if (r->has_memory_reservation && write_max (dir, "memory.low", r->memory_reservation, err) < 0)
+    return -1;
+  if (r->has_memory_limit && write_max (dir, "memory.max", r->memory_limit, err) < 0)
+    return -1;
+  if (!r->has_memory_swap)
+    return 0;
+  if (!cg_file_exists (dir, "memory.swap.max"))
+    return err_set (err, ENOTSUP,
+                    "linux.resources.memory.swap: %s/memory.swap.max does not exist (no "
+                    "swap accounting in this kernel)",
+                    dir);
+  /* OCI's swap is memory plus swap; cgroup v2 limits the swap alone. */
+  int64_t swap = r->memory_swap < 0 ? -1 : r->memory_swap - r->memory_limit;
+  return write_max (dir, "memory.swap.max", swap, err);
+}
+
+static int
+v2_cpu (const char *dir, const struct oci_resources *r, hk_err *err)
+{
+  /* shares 2..262144 onto weight 1..10000, as runc and crun map them. */
+  if (r->has_cpu_shares && r->cpu_shares != 0)
+    {
+      uint64_t s = r->cpu_shares < 2 ? 2 : r->cpu_shares > 262144 ? 262144 : r->cpu_shares;
+      if (cg_writef (dir, "cpu.weight", err, "%" PRIu64, 1 + ((s - 2) * 9999) / 262142) < 0)
+        return -1;
+    }
+  if (r->has_cpu_quota || r->has_cpu_period)
+    {
+      char quota[32] = "max";
+      if (r->has_cpu_quota && r->cpu_quota > 0)
+        snprintf (quota, sizeof quota, "%" PRId64, r->cpu_quota);
+      if (r->has_cpu_period)
+        return cg_writef (dir, "cpu.max", err, "%s %" PRIu64, quota, r->cpu_period);
+      return cg_write (dir, "cpu.max", quota, err);
+    }
+  return 0;
+}
+
+static int
+v2_io (const char *dir, const struct oci_resources *r, hk_err *err)
+{
+  if (!r->has_blkio_weight)
+    return 0;
+  /* BFQ takes blkio's 10..1000 as is; io.weight is 1..10000. */
+  if (cg_file_exists (dir, "io.bfq.weight"))
+    return cg_writef (dir, "io.bfq.weight", err, "%u", (unsigned)r->blkio_weight);
+  return cg_writef (dir, "io.weight", err, "default %u", 1 + ((unsigned)r->blkio_weight - 10) * 9999 / 990);
+}
+
+static int
+v2_apply (const struct cg_sandbox *cg, const struct oci_spec *spec, hk_err *err)
+{
+  const struct oci_resources *r = &spec->linux.resources;
+  const struct cg_dir *d = cg_dir_v2 (cg);
+  if (d == NULL)
+    return 0; /* optional and skipped: no limit needed it */
+  const char *dir = d->path;
+  if (d->ctls && enable_controllers (d, err) < 0)
+    return -1;
+  int64_t pids = r->pids_limit > 0 ? r->pids_limit : -1; /* 0 or -1: unlimited */
+  if (v2_memory (dir, r, err) < 0 || (r->has_pids_limit && write_max (dir, "pids.max", pids, err) < 0)
+      || v2_cpu (dir, r, err) < 0 || (r->cpu_cpus && cg_write (dir, "cpuset.cpus", r->cpu_cpus, err) < 0)
+      || (r->cpu_mems && cg_write (dir, "cpuset.mems", r->cpu_mems, err) < 0) || v2_io (dir, r, err) < 0)
+    return -1;
+  for (size_t i = 0; i < r->n_hugepage_limits; i++)
+    {
+      char file[64];
+      snprintf (file, sizeof file, "hugetlb.%s.max", r->hugepage_limits[i].key);
+      if (!cg_file_exists (dir, file))
+        return err_set (err, ENOTSUP, "linux.resources.hugepageLimits: no %s in %s (no such page size)", file,
+                        dir);
+      if (cg_write (dir, file, r->hugepage_limits[i].value, err) < 0)
+        return -1;
+    }
+  for (size_t i = 0; i < r->n_unified; i++)
+    if (cg_write (dir, r->unified[i].key, r->unified[i].value, err) < 0)
+      return err_prefix (err, "linux.resources.unified");
+  return 0;
+}
+
+/* ---- freezing and killing ---------------------------------------------------------- */
+
+/* cgroup.events reads "populated N\nfrozen N\n". */
+static int
+frozen_is (const char *dir, bool want, hk_err *err)
+{
+  char buf[256];
+  if (cg_read (dir, "cgroup.events", buf, sizeof buf, err) < 0)
+    return -1;
+  const char *f = strstr (buf, "frozen ");
+  return f && (f[7] == '1') == want;
+}
+
+static int
+v2_freeze (const struct cg_sandbox *cg, bool frozen, hk_err *err)
+{
+  const char *dir = cg_dir_v2 (cg)->path;
+  if (cg_write (dir, "cgroup.freeze", frozen ? "1" : "0", err) < 0)
+    return -1;
+  uint64_t deadline = now_ms () + 10000;
+  unsigned step = 0;
+  for (;;)
+    {
+      int r = frozen_is (dir, frozen, err);
+      if (r < 0)
+        return -1;
+      if (r)
+        return 0;
+      if (!cg_backoff (&step, deadline))
+        break;
+    }
+  hk_err ignored;
+  if (frozen)
+    cg_write (dir, "cgroup.freeze", "0", &ignored); /* half-frozen is worse than not frozen */
+  return err_set (err, ETIMEDOUT, "%s: not %s after 10 s", dir, frozen ? "frozen" : "thawed");
+}
+
+/* Without cgroup.kill (before 5.14): freeze so nothing forks meanwhile, kill
+ * every process, thaw so they die. */
+static int
+v2_kill (const struct cg_sandbox *cg, hk_err *err)
+{
+  const char *dir = cg_dir_v2 (cg)->path;
+  hk_err ignored;
+  size_t n;
+  v2_freeze (cg, true, &ignored);
+  int r = cg_kill_procs (dir, &n, err);
+  if (cg_write (dir, "cgroup.freeze", "0", r < 0 ? &ignored : err) < 0)
+    r = -1;
+  return r;
+}
+
+const struct cg_backend cg_v2_backend = {
+  .name = "v2",
+  .needs = v2_needs,
+  .apply = v2_apply,
+  .freeze = v2_freeze,
+  .kill = v2_kill,
+};

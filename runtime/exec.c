@@ -1,0 +1,883 @@
+/* exec: run one more command inside a running sandbox — its namespaces (one
+ * setns through a pidfd), its cgroup, and the process stack of its first
+ * process (rlimits, user, capabilities, no_new_privs, Landlock, seccomp).
+ * This file is hako's side: decide everything, fork the joiner
+ * (exec_enter.c), then wait, pass output on, enforce the timeout. */
+#include "runtime/exec.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lib/syscalls.h"
+#include "lib/util.h"
+#include "runtime/cgroup.h"
+#include "runtime/exec_enter.h"
+#include "runtime/pidinfo.h"
+#include "runtime/proctree.h"
+#include "runtime/sandbox.h"
+#include "runtime/userdb.h"
+
+/* hako's side of one exec. */
+struct exec_ctx
+{
+  const struct exec_opts *o;
+  struct exec_plan plan;
+  struct oci_state *state;
+  struct oci_spec *spec;
+  struct userdb_user user;
+  char **env;                   /* the merged environment (plan.proc.env) */
+  struct landlock_plan *landlock;
+  struct seccomp_prog *seccomp;
+  char *oom_file;               /* the memory cgroup's oom_kill counter, or NULL */
+  uint64_t oom_before;
+  /* Running: */
+  uint64_t t0;
+  pid_t child;                  /* hako's child: the command, or (timed) the subreaper */
+  int child_pidfd;
+  int cmd_pidfd;                /* the command's, for passing signals on */
+  int sigfd;
+  bool masked;
+  sigset_t oldmask;
+  uint64_t seen[2];             /* bytes read from stdout, stderr */
+  bool failed;                  /* errp brought a setup failure */
+  struct enter_err failure;
+};
+
+static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH };
+
+const char *
+exec_reason_name (enum exec_reason r)
+{
+  switch (r)
+    {
+    case EXEC_SIGNALED: return "signaled";
+    case EXEC_TIMEOUT: return "timeout";
+    case EXEC_OOM: return "oom";
+    case EXEC_EXITED:
+    default: return "exited";
+    }
+}
+
+void
+exec_result_free (struct exec_result *res)
+{
+  free (res->not_run);
+  free (res->warning);
+  res->not_run = res->warning = NULL;
+}
+
+/* ---- the sandbox, its spec and its process --------------------------------- */
+
+static int
+open_sandbox (const struct store *st, struct exec_ctx *x, hk_err *err)
+{
+  const char *id = x->o->id;
+  if (sbx_state (st, id, &x->state, err) < 0)
+    return -1;
+  if (x->state->status != OCI_STATUS_RUNNING)
+    return err_set (err, ESRCH, "sandbox %s: container not running (it is %s)", id,
+                    oci_status_name (x->state->status));
+  /* The spec frozen at create: the same process defaults, Landlock and
+   * seccomp as the sandbox's process, whatever the bundle says now. */
+  struct store_entry e;
+  if (store_open (st, id, false, &e, err) < 0)
+    return -1;
+  cleanup_free char *config = store_path (&e, "config.json");
+  store_close (&e);
+  if (oci_spec_load (config, &x->spec, err) < 0 || sbx_validate (x->spec, err) < 0)
+    return -1;
+  x->plan.pidfd = pid_open (x->state->pid, x->state->pid_start_time);
+  if (x->plan.pidfd < 0)
+    return err_set (err, ESRCH, "sandbox %s: container not running", id);
+  return 0;
+}
+
+/* Everything read from /proc/PID/... is checked afterwards: while the pidfd
+ * says the process has not exited, PID was still that process. */
+static int
+still_running (const struct exec_ctx *x, hk_err *err)
+{
+  if (pid_wait_exit (x->plan.pidfd, 0) != 0)
+    return err_set (err, ESRCH, "sandbox %s: container not running", x->o->id);
+  return 0;
+}
+
+/* The namespaces the sandbox's process does not share with us. */
+static int
+namespace_flags (pid_t pid, int *flags, hk_err *err)
+{
+  static const struct
+  {
+    const char *name;
+    int flag;
+  } kinds[] = {
+    { "user", CLONE_NEWUSER }, { "mnt", CLONE_NEWNS },   { "pid", CLONE_NEWPID },
+    { "net", CLONE_NEWNET },   { "ipc", CLONE_NEWIPC },  { "uts", CLONE_NEWUTS },
+    { "cgroup", CLONE_NEWCGROUP }, { "time", CLONE_NEWTIME },
+  };
+  char path[64];
+  snprintf (path, sizeof path, "/proc/%d/ns", (int) pid);
+  cleanup_close int theirs = open (path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  cleanup_close int mine = open ("/proc/self/ns", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (theirs < 0 || mine < 0)
+    return err_sys (err, "namespaces of %s", theirs < 0 ? path : "hako");
+  *flags = 0;
+  for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
+    {
+      struct stat a, b;
+      if (fstatat (theirs, kinds[i].name, &a, 0) < 0)
+        {
+          if (errno == ENOENT)
+            continue;  /* a kernel without this namespace type */
+          return err_sys (err, "%s/%s", path, kinds[i].name);
+        }
+      if (fstatat (mine, kinds[i].name, &b, 0) < 0 || a.st_ino != b.st_ino || a.st_dev != b.st_dev)
+        *flags |= kinds[i].flag;
+    }
+  return 0;
+}
+
+/* ---- cgroups ----------------------------------------------------------------- */
+
+/* The directory where the v1 hierarchy of CONTROLLERS ("cpu,cpuacct",
+ * "name=systemd") is mounted, by the usual /sys/fs/cgroup layout. */
+static char *
+v1_mount (const char *controllers)
+{
+  const char *c = str_has_prefix (controllers, "name=") ? controllers + 5 : controllers;
+  struct stat sb;
+  char *dir = xasprintf ("/sys/fs/cgroup/%s", c);
+  if (stat (dir, &sb) == 0 && S_ISDIR (sb.st_mode))
+    return dir;
+  free (dir);
+  /* "cpu,cpuacct" is often reached through a "cpu" symlink. */
+  dir = xasprintf ("/sys/fs/cgroup/%.*s", (int) strcspn (c, ","), c);
+  if (stat (dir, &sb) == 0 && S_ISDIR (sb.st_mode))
+    return dir;
+  free (dir);
+  return NULL;
+}
+
+/* Split a /proc/PID/cgroup line ("ID:CONTROLLERS:/PATH") in place. */
+static bool
+cgroup_line_split (char *line, char **controllers, char **path)
+{
+  char *c = strchr (line, ':');
+  char *p = c ? strchr (c + 1, ':') : NULL;
+  if (p == NULL)
+    return false;
+  *c++ = '\0';
+  *p++ = '\0';
+  *controllers = c;
+  *path = p;
+  /* A cgroup path never holds "..", but it must not send a write elsewhere. */
+  return p[0] == '/' && strstr (p, "/..") == NULL;
+}
+
+/* The host directory of that cgroup, or NULL when its hierarchy is not
+ * mounted where we look. */
+static char *
+cgroup_dir (bool v2, const char *controllers, const char *path)
+{
+  cleanup_free char *v1 = v2 ? NULL : v1_mount (controllers);
+  const char *mnt = v2 ? cg_v2_mount () : v1;
+  if (mnt == NULL)
+    return NULL;
+  return strcmp (path, "/") == 0 ? xstrdup (mnt) : xasprintf ("%s%s", mnt, path);
+}
+
+static char **
+read_lines (const char *path)
+{
+  cleanup_free char *text = NULL;
+  hk_err ignored;
+  if (file_read_all (path, 1 << 16, &text, NULL, &ignored) < 0)
+    return NULL;
+  size_t n = 0;
+  char **v = xcalloc (1, sizeof *v);
+  char *save = NULL;
+  for (char *l = strtok_r (text, "\n", &save); l; l = strtok_r (NULL, "\n", &save))
+    {
+      v = xrealloc (v, (n + 2) * sizeof *v);
+      v[n++] = xstrdup (l);
+      v[n] = NULL;
+    }
+  return v;
+}
+
+static bool
+strv_has (char *const *v, const char *s)
+{
+  for (size_t i = 0; v && v[i]; i++)
+    if (strcmp (v[i], s) == 0)
+      return true;
+  return false;
+}
+
+static bool
+has_controller (const char *list, const char *name)
+{
+  size_t n = strlen (name);
+  for (const char *p = list; p && *p; p = strchr (p, ',') ? strchr (p, ',') + 1 : NULL)
+    if (strncmp (p, name, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+      return true;
+  return false;
+}
+
+/* One hierarchy: where the command must be born (when the sandbox's
+ * process is elsewhere than we are), and the oom_kill counter of the memory
+ * controller, v1's winning over v2's (on a hybrid host v2 has no memory). */
+static int
+plan_cgroup_line (struct exec_ctx *x, const char *text, bool differs, size_t *n, hk_err *err)
+{
+  cleanup_free char *line = xstrdup (text);
+  char *controllers, *path;
+  if (!cgroup_line_split (line, &controllers, &path))
+    return 0;
+  bool v2 = strcmp (line, "0") == 0 && *controllers == '\0';
+  bool memory = has_controller (controllers, "memory") || (v2 && x->oom_file == NULL);
+  if (!differs && !memory)
+    return 0;
+  cleanup_free char *dir = cgroup_dir (v2, controllers, path);
+  if (dir == NULL)
+    {
+      /* A named hierarchy (name=systemd) limits nothing: not finding it is
+       * no reason to fail.  A controller's is. */
+      if (differs && !str_has_prefix (controllers, "name="))
+        return err_set (err, ENOENT, "cannot find where the cgroup hierarchy \"%s\" is mounted, "
+                        "to join the sandbox's cgroup %s in it", v2 ? "unified" : controllers, path);
+      return 0;
+    }
+  if (memory)
+    {
+      char *f = xasprintf ("%s/%s", dir, v2 ? "memory.events" : "memory.oom_control");
+      if (access (f, R_OK) == 0)
+        {
+          free (x->oom_file);
+          x->oom_file = steal_pointer (&f);
+        }
+      free (f);
+    }
+  if (!differs)
+    return 0;
+  if (v2)
+    {
+      /* Entered by clone3 (CLONE_INTO_CGROUP): see exec_enter.c. */
+      x->plan.cgroup_v2_fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (x->plan.cgroup_v2_fd < 0)
+        return err_sys (err, "the sandbox's cgroup %s", dir);
+      return 0;
+    }
+  x->plan.cgroup_procs = xrealloc (x->plan.cgroup_procs, (*n + 2) * sizeof (char *));
+  x->plan.cgroup_procs[(*n)++] = xasprintf ("%s/cgroup.procs", dir);
+  x->plan.cgroup_procs[*n] = NULL;
+  return 0;
+}
+
+/* Join the sandbox's cgroups: in every hierarchy where its process sits
+ * elsewhere than we do, the command is born in the sandbox's cgroup (the
+ * joiner writes itself into a v1 cgroup.procs before it forks; the cgroup2
+ * directory is entered by clone3), so the command and all it starts are
+ * counted and limited with the sandbox.  Read from /proc/PID/cgroup, so it
+ * holds whoever made the cgroups; a hierarchy where we already share the
+ * sandbox's cgroup needs nothing.  Also finds the memory cgroup's oom_kill
+ * counter, to tell an OOM kill from any other SIGKILL. */
+static int
+plan_cgroups (struct exec_ctx *x, hk_err *err)
+{
+  char path[64];
+  snprintf (path, sizeof path, "/proc/%d/cgroup", (int) x->state->pid);
+  char **theirs = read_lines (path);
+  char **mine = read_lines ("/proc/self/cgroup");
+  size_t n = 0;
+  if (theirs == NULL)
+    {
+      strv_free (mine);
+      return err_sys (err, "read %s", path);
+    }
+  int r = 0;
+  for (size_t i = 0; theirs[i] && r == 0; i++)
+    r = plan_cgroup_line (x, theirs[i], !strv_has (mine, theirs[i]), &n, err);
+  strv_free (theirs);
+  strv_free (mine);
+  return r;
+}
+
+/* The "oom_kill N" line of memory.events (v2) or memory.oom_control (v1). */
+static bool
+read_oom_kills (const char *file, uint64_t *n)
+{
+  cleanup_free char *text = NULL;
+  hk_err ignored;
+  if (file == NULL || file_read_all (file, 1 << 16, &text, NULL, &ignored) < 0)
+    return false;
+  for (char *l = text; l && *l; l = strchr (l, '\n') ? strchr (l, '\n') + 1 : NULL)
+    if (str_has_prefix (l, "oom_kill "))
+      {
+        *n = strtoull (l + 9, NULL, 10);
+        return true;
+      }
+  return false;
+}
+
+/* ---- the process: the sandbox's, with the exec's command, env, cwd, user ---- */
+
+static bool
+env_has (char *const *env, const char *name, size_t len)
+{
+  for (size_t i = 0; env && env[i]; i++)
+    if (strncmp (env[i], name, len) == 0 && env[i][len] == '=')
+      return true;
+  return false;
+}
+
+/* base, with each K=V of extra replacing base's K or added, then HOME=home
+ * unless HOME is set. */
+static char **
+env_merge (char *const *base, char *const *extra, const char *home)
+{
+  size_t n = strv_len (base), cap = n + strv_len (extra) + 2;
+  char **v = xcalloc (cap, sizeof *v);
+  for (size_t i = 0; i < n; i++)
+    v[i] = xstrdup (base[i]);
+  for (size_t i = 0; extra && extra[i]; i++)
+    {
+      size_t klen = strcspn (extra[i], "=");
+      size_t j = 0;
+      while (j < n && !(strncmp (v[j], extra[i], klen) == 0 && v[j][klen] == '='))
+        j++;
+      free (j < n ? v[j] : NULL);
+      v[j] = xstrdup (extra[i]);
+      if (j == n)
+        n++;
+    }
+  if (home && !env_has (v, "HOME", 4))
+    v[n++] = xasprintf ("HOME=%s", home);
+  v[n] = NULL;
+  return v;
+}
+
+/* With setgroups denied in the sandbox's user namespace (rootless), the
+ * supplementary groups of /etc/group cannot be set: leave them out, as the
+ * sandbox's own process has none either. */
+static bool
+setgroups_denied (pid_t pid)
+{
+  char path[64];
+  cleanup_free char *text = NULL;
+  hk_err ignored;
+  snprintf (path, sizeof path, "/proc/%d/setgroups", (int) pid);
+  return file_read_all (path, 64, &text, NULL, &ignored) == 0 && str_has_prefix (text, "deny");
+}
+
+static int
+plan_process (struct exec_ctx *x, int rootfd, hk_err *err)
+{
+  const struct exec_opts *o = x->o;
+  struct oci_process *p = &x->plan.proc;
+  /* A shallow copy: rlimits, capabilities and the rest stay the spec's. */
+  *p = *x->spec->process;
+  p->args = (char **) o->args;
+  if (o->cwd)
+    p->cwd = (char *) o->cwd;
+  if (o->user)
+    {
+      if (userdb_resolve (rootfd, o->user, p->user.gid, &x->user, err) < 0)
+        return -1;
+      p->user.uid = x->user.uid;
+      p->user.gid = x->user.gid;
+      p->user.additional_gids = x->user.groups;
+      p->user.n_additional_gids = setgroups_denied (x->state->pid) ? 0 : x->user.n_groups;
+    }
+  x->env = env_merge (p->env, o->env, x->user.home);
+  p->env = x->env;
+  return 0;
+}
+
+/* Decide everything about the exec before anything is forked. */
+static int
+plan_exec (const struct store *st, struct exec_ctx *x, hk_err *err)
+{
+  pid_t pid;
+  struct stat sb;
+  if (open_sandbox (st, x, err) < 0)
+    return -1;
+  pid = x->state->pid;
+  char root[64];
+  snprintf (root, sizeof root, "/proc/%d/root", (int) pid);
+  cleanup_close int rootfd = open (root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (rootfd < 0 || fstat (rootfd, &sb) < 0)
+    return err_sys (err, "the root of sandbox %s", x->o->id);
+  x->plan.root_dev = sb.st_dev;
+  x->plan.root_ino = sb.st_ino;
+  if (namespace_flags (pid, &x->plan.ns_flags, err) < 0 || plan_cgroups (x, err) < 0
+      || plan_process (x, rootfd, err) < 0 || still_running (x, err) < 0)
+    return -1;
+  if (landlock_prepare (x->spec, &x->landlock, err) < 0
+      || seccomp_prepare_cached (x->spec, st->data_root, &x->seccomp, err) < 0)
+    return -1;
+  x->plan.landlock = x->landlock;
+  x->plan.seccomp = x->seccomp;
+  x->plan.subreaper = x->o->timeout_ms > 0;
+  if (x->oom_file && !read_oom_kills (x->oom_file, &x->oom_before))
+    {
+      free (x->oom_file);
+      x->oom_file = NULL;
+    }
+  return 0;
+}
+
+/* ---- the timed command's process tree ---------------------------------------- */
+
+/* Kill the subreaper's whole tree, round after round until a walk finds
+ * nobody left: a process that forked between a walk and its SIGKILL has its
+ * child found in the next round (re-parented up to the subreaper).  A
+ * process stuck in the kernel may take long to die: give up after 5 s. */
+static void
+kill_tree (struct exec_ctx *x, struct exec_result *res)
+{
+  uint64_t until = now_ms () + 5000;
+  for (unsigned round = 0;; round++)
+    {
+      size_t left = ptree_kill (x->child);
+      if (left == 0)
+        return;
+      if (now_ms () > until)
+        {
+          free (res->warning);
+          res->warning = xasprintf ("%zu processes the command started did not die after SIGKILL",
+                                    left);
+          return;
+        }
+      usleep (round < 20 ? 500 : 10000);
+    }
+}
+
+/* ---- hako's side while the command runs -------------------------------------- */
+
+static void
+close_fd (int *fd)
+{
+  if (*fd >= 0)
+    close (*fd);
+  *fd = -1;
+}
+
+static int
+open_channels (struct exec_ctx *x, hk_err *err)
+{
+  struct exec_plan *p = &x->plan;
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, p->ctl) < 0)
+    return err_sys (err, "socketpair");
+  if (pipe2 (p->errp, O_CLOEXEC) < 0)
+    return err_sys (err, "pipe");
+  if (!x->o->capture)
+    return 0;
+  if (pipe2 (p->out, O_CLOEXEC) < 0 || pipe2 (p->err, O_CLOEXEC) < 0)
+    return err_sys (err, "pipe");
+  /* Only hako's ends: the command's must block as any pipe does. */
+  if (fcntl (p->out[0], F_SETFL, O_NONBLOCK) < 0 || fcntl (p->err[0], F_SETFL, O_NONBLOCK) < 0)
+    return err_sys (err, "pipe");
+  return 0;
+}
+
+/* Blocked before the fork (the command unblocks them), read from a signalfd
+ * and passed on to the command. */
+static int
+catch_signals (struct exec_ctx *x, hk_err *err)
+{
+  sigset_t set;
+  sigemptyset (&set);
+  for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++)
+    sigaddset (&set, forwarded[i]);
+  sigprocmask (SIG_BLOCK, &set, &x->oldmask);
+  x->masked = true;
+  x->sigfd = signalfd (-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (x->sigfd < 0)
+    return err_sys (err, "signalfd");
+  return 0;
+}
+
+/* One setup failure from errp; 0 at EOF (the command was executed). */
+static bool
+read_failure (struct exec_ctx *x)
+{
+  ssize_t r;
+  do
+    r = read (x->plan.errp[0], &x->failure, sizeof x->failure);
+  while (r < 0 && errno == EINTR);
+  if (r == (ssize_t) sizeof x->failure)
+    {
+      x->failure.msg[sizeof x->failure.msg - 1] = '\0';
+      x->failed = true;
+      return true;
+    }
+  close_fd (&x->plan.errp[0]);
+  return false;
+}
+
+/* The joiner died before it could report a pid: its message says why. */
+static int
+joiner_failed (struct exec_ctx *x, hk_err *err)
+{
+  if (read_failure (x))
+    return err_set (err, 0, "%s", x->failure.msg);
+  return err_set (err, EPIPE, "the process entering sandbox %s died", x->o->id);
+}
+
+/* The host pid behind a pidfd ("Pid:" in its fdinfo). */
+static pid_t
+pidfd_pid (int pidfd)
+{
+  char path[64];
+  cleanup_free char *text = NULL;
+  hk_err ignored;
+  snprintf (path, sizeof path, "/proc/self/fdinfo/%d", pidfd);
+  if (file_read_all (path, 4096, &text, NULL, &ignored) < 0)
+    return -1;
+  char *p = strstr (text, "\nPid:");
+  return p ? (pid_t) strtol (p + 5, NULL, 10) : -1;
+}
+
+static int
+start_joiner (struct exec_ctx *x, struct exec_result *res, hk_err *err)
+{
+  struct exec_plan *p = &x->plan;
+  struct enter_msg m;
+  x->t0 = now_ms ();
+  pid_t joiner = fork ();
+  if (joiner < 0)
+    return err_sys (err, "fork");
+  if (joiner == 0)
+    enter_joiner (p);
+  close_fd (&p->ctl[1]);
+  close_fd (&p->errp[1]);
+  close_fd (&p->out[1]);
+  close_fd (&p->err[1]);
+  int r = enter_recv (p->ctl[0], &m, NULL);
+  waitpid (joiner, NULL, 0);
+  if (r < 0 || m.type != ENTER_PID)
+    return joiner_failed (x, err);
+  /* Our child (CLONE_PARENT): its pid cannot be reused before we reap it. */
+  x->child = (pid_t) m.value;
+  x->child_pidfd = sys_pidfd_open (x->child, 0);
+  if (x->child_pidfd < 0)
+    return err_sys (err, "pidfd of the command");
+  if (!p->subreaper)
+    {
+      x->cmd_pidfd = x->child_pidfd;
+      res->pid = x->child;
+      return 0;
+    }
+  if (enter_recv (p->ctl[0], &m, &x->cmd_pidfd) < 0 || m.type != ENTER_CHILD || x->cmd_pidfd < 0)
+    {
+      waitpid (x->child, NULL, 0);
+      x->child = -1;
+      return joiner_failed (x, err);
+    }
+  res->pid = pidfd_pid (x->cmd_pidfd);
+  return 0;
+}
+
+static int
+write_pid_file (const char *path, pid_t pid, hk_err *err)
+{
+  char buf[32];
+  int n = snprintf (buf, sizeof buf, "%d", (int) pid);
+  cleanup_free char *cwd = path[0] == '/' ? NULL : getcwd (NULL, 0);
+  cleanup_free char *abs = cwd ? xasprintf ("%s/%s", cwd, path) : xstrdup (path);
+  if (file_write_atomic (abs, buf, n, 0644, err) < 0)
+    return err_prefix (err, "pid file");
+  return 0;
+}
+
+/* Pass on what fits under the cap; count everything. */
+static void
+pass_on (struct exec_ctx *x, struct exec_result *res, int s, const char *buf, size_t n)
+{
+  uint64_t cap = x->o->max_output, seen = x->seen[s];
+  if (seen < cap)
+    x->o->sink (x->o->sink_ctx, s + 1, buf, cap - seen < n ? (size_t) (cap - seen) : n);
+  if (seen + n > cap)
+    res->truncated[s] = true;
+  x->seen[s] = seen + n;
+}
+
+/* Read once from stream s (at most limit bytes).  Returns the bytes read, 0
+ * when the pipe is closed (at EOF or on error) or empty for now. */
+static size_t
+pump (struct exec_ctx *x, struct exec_result *res, int s, size_t limit)
+{
+  static char buf[65536];
+  int *fd = s == 0 ? &x->plan.out[0] : &x->plan.err[0];
+  ssize_t r = read (*fd, buf, limit < sizeof buf ? limit : sizeof buf);
+  if (r > 0)
+    {
+      pass_on (x, res, s, buf, (size_t) r);
+      return (size_t) r;
+    }
+  if (r == 0 || (errno != EAGAIN && errno != EINTR))
+    close_fd (fd);
+  return 0;
+}
+
+/* The command has ended: take what it wrote before it exited, which is all
+ * in the pipes by now, and stop.  Whatever a background job writes later is
+ * not the command's output, and waiting for an EOF it may never send would
+ * keep the exec from returning. */
+static void
+drain_pending (struct exec_ctx *x, struct exec_result *res)
+{
+  for (int s = 0; s < 2; s++)
+    {
+      int *fd = s == 0 ? &x->plan.out[0] : &x->plan.err[0];
+      int left = 0;
+      if (*fd >= 0 && ioctl (*fd, FIONREAD, &left) == 0)
+        while (left > 0 && *fd >= 0)
+          {
+            size_t got = pump (x, res, s, (size_t) left);
+            if (got == 0)
+              break;
+            left -= (int) got;
+          }
+      close_fd (fd);
+    }
+}
+
+static void
+forward_signals (struct exec_ctx *x)
+{
+  struct signalfd_siginfo si;
+  while (read (x->sigfd, &si, sizeof si) == (ssize_t) sizeof si)
+    if (x->cmd_pidfd >= 0)
+      sys_pidfd_send_signal (x->cmd_pidfd, (int) si.ssi_signo, NULL, 0);
+}
+
+/* The end of the command: its wait status, from waitpid (untimed) or from
+ * the subreaper (timed; *more when it has other children left). */
+static int
+command_ended (struct exec_ctx *x, int *ws, bool *more, bool *ended, hk_err *err)
+{
+  struct enter_msg m;
+  if (!x->plan.subreaper)
+    {
+      if (waitpid (x->child, ws, 0) < 0)
+        return err_sys (err, "wait for the command");
+      x->child = -1;
+      *ended = true;
+      return 0;
+    }
+  if (enter_recv (x->plan.ctl[0], &m, NULL) < 0)
+    return err_set (err, EPIPE, "the process holding the command's processes together in sandbox "
+                    "%s was killed", x->o->id);
+  if (m.type == ENTER_STATUS)
+    {
+      *ws = m.value;
+      *more = m.more != 0;
+      *ended = true;
+    }
+  return 0;
+}
+
+static int
+wait_command (struct exec_ctx *x, struct exec_result *res, int *ws, bool *more, hk_err *err)
+{
+  struct exec_plan *p = &x->plan;
+  uint64_t deadline = x->o->timeout_ms ? x->t0 + x->o->timeout_ms : 0;
+  for (bool ended = false; !ended;)
+    {
+      struct pollfd pf[5] = {
+        { .fd = p->subreaper ? p->ctl[0] : x->child_pidfd, .events = POLLIN },
+        { .fd = x->sigfd, .events = POLLIN },
+        { .fd = p->errp[0], .events = POLLIN },
+        { .fd = p->out[0], .events = POLLIN },
+        { .fd = p->err[0], .events = POLLIN },
+      };
+      int wait = -1;
+      if (deadline && !res->timed_out)
+        {
+          uint64_t now = now_ms ();
+          wait = now >= deadline ? 0 : (int) (deadline - now);
+        }
+      /* poll ignores the entries whose fd is -1. */
+      if (poll (pf, 5, wait) < 0 && errno != EINTR)
+        return err_sys (err, "poll");
+      if (deadline && !res->timed_out && now_ms () >= deadline)
+        {
+          res->timed_out = true;
+          kill_tree (x, res);
+        }
+      if (pf[2].revents)
+        read_failure (x);
+      for (int s = 0; s < 2; s++)
+        if (pf[3 + s].revents)
+          pump (x, res, s, SIZE_MAX);
+      if (pf[1].revents & POLLIN)
+        forward_signals (x);
+      if (pf[0].revents && command_ended (x, ws, more, &ended, err) < 0)
+        return -1;
+    }
+  return 0;
+}
+
+/* The exit status and how the command ended. */
+static int
+decide_result (struct exec_ctx *x, struct exec_result *res, int ws, hk_err *err)
+{
+  if (x->failed)
+    {
+      if (x->failure.status != 126 && x->failure.status != 127)
+        return err_set (err, 0, "%s", x->failure.msg);
+      res->status = x->failure.status;
+      res->not_run = xstrdup (x->failure.msg);
+      res->reason = EXEC_EXITED;
+      res->timed_out = false;
+      return 0;
+    }
+  uint64_t oom;
+  if (WIFSIGNALED (ws))
+    {
+      int sig = WTERMSIG (ws);
+      res->status = 128 + sig;
+      res->signal = sig;
+      if (sig == SIGKILL && res->timed_out)
+        res->reason = EXEC_TIMEOUT;
+      else if (sig == SIGKILL && read_oom_kills (x->oom_file, &oom) && oom > x->oom_before)
+        res->reason = EXEC_OOM;
+      else
+        res->reason = EXEC_SIGNALED;
+    }
+  else
+    {
+      res->status = WEXITSTATUS (ws);
+      res->reason = EXEC_EXITED;
+    }
+  /* The deadline came just as the command ended on its own: not a timeout. */
+  res->timed_out = res->reason == EXEC_TIMEOUT;
+  return 0;
+}
+
+/* Timed: what the command left behind dies with it, then the subreaper goes. */
+static void
+release_subreaper (struct exec_ctx *x, struct exec_result *res, bool kill)
+{
+  if (!x->plan.subreaper || x->child < 0)
+    return;
+  if (kill)
+    kill_tree (x, res);
+  enter_send (x->plan.ctl[0], ENTER_DONE, 0, 0, -1);
+  close_fd (&x->plan.ctl[0]);
+  waitpid (x->child, NULL, 0);
+  x->child = -1;
+}
+
+/* Hako failed after the command started: it must not run on unwatched. */
+static void
+abort_command (struct exec_ctx *x, struct exec_result *res)
+{
+  if (x->cmd_pidfd >= 0)
+    sys_pidfd_send_signal (x->cmd_pidfd, SIGKILL, NULL, 0);
+  else if (x->child > 0)
+    kill (x->child, SIGKILL);  /* our unreaped child: the pid is still its */
+  if (x->plan.subreaper)
+    release_subreaper (x, res, true);
+  else if (x->child > 0)
+    waitpid (x->child, NULL, 0);
+  x->child = -1;
+}
+
+static int
+finish_foreground (struct exec_ctx *x, struct exec_result *res, hk_err *err)
+{
+  int ws = 0;
+  bool more = false;
+  if ((x->o->pid_file && write_pid_file (x->o->pid_file, res->pid, err) < 0)
+      || wait_command (x, res, &ws, &more, err) < 0)
+    {
+      abort_command (x, res);
+      return -1;
+    }
+  res->duration_ms = now_ms () - x->t0;
+  release_subreaper (x, res, res->timed_out || more);
+  drain_pending (x, res);
+  /* Every writer of errp is gone: this cannot block. */
+  while (x->plan.errp[0] >= 0 && read_failure (x))
+    ;
+  return decide_result (x, res, ws, err);
+}
+
+/* Detached: wait only until the command is executed (errp's EOF). */
+static int
+finish_detached (struct exec_ctx *x, struct exec_result *res, hk_err *err)
+{
+  if (read_failure (x))
+    {
+      waitpid (x->child, NULL, 0);
+      x->child = -1;
+      return decide_result (x, res, 0, err);
+    }
+  res->status = 0;
+  if (x->o->pid_file && write_pid_file (x->o->pid_file, res->pid, err) < 0)
+    {
+      abort_command (x, res);
+      return -1;
+    }
+  return 0;
+}
+
+static void
+ctx_free (struct exec_ctx *x)
+{
+  struct exec_plan *p = &x->plan;
+  int *fds[] = { &p->pidfd, &p->cgroup_v2_fd, &p->ctl[0], &p->ctl[1], &p->errp[0], &p->errp[1], &p->out[0],
+                 &p->out[1], &p->err[0], &p->err[1], &x->sigfd };
+  for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
+    close_fd (fds[i]);
+  if (x->cmd_pidfd != x->child_pidfd)
+    close_fd (&x->cmd_pidfd);
+  close_fd (&x->child_pidfd);
+  if (x->masked)
+    sigprocmask (SIG_SETMASK, &x->oldmask, NULL);
+  strv_free (p->cgroup_procs);
+  strv_free (x->env);
+  userdb_user_free (&x->user);
+  landlock_plan_free (x->landlock);
+  seccomp_prog_free (x->seccomp);
+  free (x->oom_file);
+  if (x->spec)
+    oci_spec_free (x->spec);
+  oci_state_free (x->state);
+}
+
+int
+exec_run (const struct store *st, const struct exec_opts *o, struct exec_result *res, hk_err *err)
+{
+  struct exec_ctx x = {
+    .o = o, .child = -1, .child_pidfd = -1, .cmd_pidfd = -1, .sigfd = -1,
+    .plan = { .pidfd = -1, .cgroup_v2_fd = -1, .ctl = { -1, -1 }, .errp = { -1, -1 }, .out = { -1, -1 }, .err = { -1, -1 } },
+  };
+  *res = (struct exec_result){ .status = 125 };
+  int r = plan_exec (st, &x, err);
+  if (r == 0)
+    r = open_channels (&x, err);
+  if (r == 0 && !o->detach)
+    r = catch_signals (&x, err);
+  if (r == 0 && (r = start_joiner (&x, res, err)) < 0)
+    abort_command (&x, res);
+  if (r == 0)
+    r = o->detach ? finish_detached (&x, res, err) : finish_foreground (&x, res, err);
+  ctx_free (&x);
+  return r;
+}

@@ -1,0 +1,76 @@
+/* exec: run one more command inside a running sandbox — its namespaces (one
+ * setns through a pidfd), its cgroup, and the process stack of its first
+ * process (rlimits, user, capabilities, no_new_privs, Landlock, seccomp).
+ * Nothing here prints: output goes to the caller's sink. */
+#ifndef HAKO_RUNTIME_EXEC_H
+#define HAKO_RUNTIME_EXEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "lib/err.h"
+#include "runtime/store.h"
+
+/* Called with each piece of the command's output that is passed on; stream
+ * is 1 (stdout) or 2 (stderr). */
+typedef void (*exec_sink_fn) (void *ctx, int stream, const char *buf, size_t n);
+
+struct exec_opts
+{
+  const char *id;
+  char *const *args;      /* the command: non-empty */
+  char *const *env;       /* "K=V" each, replacing or adding to the spec's env; may be NULL */
+  const char *cwd;        /* absolute; NULL: the spec's */
+  const char *user;       /* "USER[:GROUP]", names or numbers; NULL: the spec's */
+  uint64_t timeout_ms;    /* 0: none */
+  bool detach;            /* return once the command runs; no timeout, no capture */
+  const char *pid_file;   /* the command's host pid goes there */
+  /* With capture, stdout and stderr are pipes read by hako: each stream is
+   * passed to sink up to max_output bytes, then drained and dropped, so the
+   * command never blocks and nothing past the cap is held.  Without, the
+   * command writes to hako's own stdout and stderr directly. */
+  bool capture;
+  uint64_t max_output;
+  exec_sink_fn sink;
+  void *sink_ctx;
+};
+
+enum exec_reason
+{
+  EXEC_EXITED,
+  EXEC_SIGNALED,
+  EXEC_TIMEOUT,
+  EXEC_OOM
+};
+
+struct exec_result
+{
+  int status;               /* what `hako exec` exits with: the code, 128+N, 126 or 127 */
+  int signal;               /* N when killed by signal N, else 0 */
+  enum exec_reason reason;
+  bool timed_out;
+  bool truncated[2];        /* stdout, stderr: output was dropped at the cap */
+  uint64_t duration_ms;     /* from the fork to the command's exit */
+  pid_t pid;                /* the command's pid on the host */
+  char *not_run;            /* 126/127: why the command could not be executed */
+  char *warning;            /* something hako could not finish, the command's result stands */
+};
+
+const char *exec_reason_name (enum exec_reason r);
+
+/* Run o->args in the sandbox o->id and wait for it (unless o->detach).
+ * Returns 0 when the command ran or could not be executed (res->status 126
+ * or 127, res->not_run says why); -1 when hako failed (exit 125): no such
+ * sandbox, not running, or joining it failed.
+ *
+ * With a timeout, when it expires the command and every process it started
+ * (daemonized or not) are killed with SIGKILL, and nothing else.  The same
+ * happens to what it left running when it exits before the timeout: a timed
+ * command is a job that leaves nothing behind.  Without a timeout, a
+ * background job keeps running after the command exits. */
+int exec_run (const struct store *st, const struct exec_opts *o, struct exec_result *res, hk_err *err);
+void exec_result_free (struct exec_result *res);
+
+#endif

@@ -1,0 +1,422 @@
+/* exec_enter: the processes that carry an exec into a sandbox — the joiner
+ * (outside: cgroup, then every namespace in one setns), the optional
+ * subreaper (inside: keeps a timed command's process tree together) and the
+ * command itself (inside: the sandbox's process stack, then execve).
+ *
+ *   hako ── joiner ─┐  cgroups, setns(pidfd, the namespaces), clone(CLONE_PARENT), exit
+ *     ├── command     (untimed: hako's child, inside the sandbox's pid namespace)
+ *     └── subreaper ── command   (timed)
+ *
+ * No re-exec of hako: the children run the code already in memory. */
+#include "runtime/exec_enter.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lib/syscalls.h"
+#include "lib/util.h"
+#include "runtime/process.h"
+
+int
+enter_send (int fd, int type, int value, int more, int pass_fd)
+{
+  struct enter_msg m = { .type = type, .value = value, .more = more };
+  struct iovec iov = { .iov_base = &m, .iov_len = sizeof m };
+  union
+  {
+    char buf[CMSG_SPACE (sizeof (int))];
+    struct cmsghdr align;
+  } u;
+  struct msghdr h = { .msg_iov = &iov, .msg_iovlen = 1 };
+  if (pass_fd >= 0)
+    {
+      memset (&u, 0, sizeof u);
+      h.msg_control = u.buf;
+      h.msg_controllen = sizeof u.buf;
+      struct cmsghdr *c = CMSG_FIRSTHDR (&h);
+      c->cmsg_level = SOL_SOCKET;
+      c->cmsg_type = SCM_RIGHTS;
+      c->cmsg_len = CMSG_LEN (sizeof (int));
+      memcpy (CMSG_DATA (c), &pass_fd, sizeof (int));
+    }
+  ssize_t r;
+  do
+    r = sendmsg (fd, &h, MSG_NOSIGNAL);
+  while (r < 0 && errno == EINTR);
+  return r == (ssize_t) sizeof m ? 0 : -1;
+}
+
+int
+enter_recv (int fd, struct enter_msg *m, int *fd_out)
+{
+  struct iovec iov = { .iov_base = m, .iov_len = sizeof *m };
+  union
+  {
+    char buf[CMSG_SPACE (sizeof (int))];
+    struct cmsghdr align;
+  } u;
+  struct msghdr h = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                      .msg_controllen = sizeof u.buf };
+  if (fd_out)
+    *fd_out = -1;
+  ssize_t r;
+  do
+    r = recvmsg (fd, &h, MSG_CMSG_CLOEXEC);
+  while (r < 0 && errno == EINTR);
+  if (r != (ssize_t) sizeof *m)
+    return -1;
+  for (struct cmsghdr *c = CMSG_FIRSTHDR (&h); c; c = CMSG_NXTHDR (&h, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+      {
+        int passed;
+        memcpy (&passed, CMSG_DATA (c), sizeof passed);
+        if (fd_out)
+          *fd_out = passed;
+        else
+          close (passed);
+      }
+  return 0;
+}
+
+static void __attribute__ ((noreturn))
+fail (const struct exec_plan *p, int status, const hk_err *err)
+{
+  struct enter_err m = { .status = status };
+  snprintf (m.msg, sizeof m.msg, "%s", err->msg);
+  if (write (p->errp[1], &m, sizeof m) != (ssize_t) sizeof m)
+    dprintf (2, "hako: exec: %s\n", err->msg);
+  _exit (status);
+}
+
+/* ---- the command ------------------------------------------------------- */
+
+static int
+setup_stdio (const struct exec_plan *p, hk_err *err)
+{
+  if (p->out[1] >= 0 && dup2 (p->out[1], 1) < 0)
+    return err_sys (err, "stdout");
+  if (p->err[1] >= 0 && dup2 (p->err[1], 2) < 0)
+    return err_sys (err, "stderr");
+  return 0;
+}
+
+/* setns(CLONE_NEWNS) put us at the root of the sandbox's mount namespace;
+ * that must be the root its process sees (pivot_root'ed), or we would run
+ * the command somewhere else. */
+static int
+check_root (const struct exec_plan *p, hk_err *err)
+{
+  struct stat sb;
+  if (stat ("/", &sb) < 0)
+    return err_sys (err, "stat /");
+  if (sb.st_dev != p->root_dev || sb.st_ino != p->root_ino)
+    return err_set (err, EXDEV, "the root of the sandbox's mount namespace is not its process's "
+                    "root; refusing to run the command anywhere else");
+  return 0;
+}
+
+/* The order of spawn.c's child: rlimits, user and capabilities, no_new_privs,
+ * cwd, then Landlock and seccomp (in command_main, right before execve). */
+static int
+command_setup (const struct exec_plan *p, int *ruleset_fd, hk_err *err)
+{
+  const struct oci_process *proc = &p->proc;
+  if (setup_stdio (p, err) < 0 || check_root (p, err) < 0)
+    return -1;
+  if (proc_set_rlimits (proc, err) < 0 || proc_set_oom_score_adj (proc, err) < 0)
+    return -1;
+  /* As in spawn.c: loading the filter needs no_new_privs or CAP_SYS_ADMIN,
+   * so without no_new_privs it goes in before the capability drop. */
+  if (!proc->no_new_privileges && seccomp_install (p->seccomp, err) < 0)
+    return -1;
+  if (proc_set_user_and_caps (proc, err) < 0)
+    return -1;
+  if (proc->no_new_privileges && prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+    return err_sys (err, "prctl PR_SET_NO_NEW_PRIVS");
+  if (proc_chdir (proc, err) < 0)
+    return -1;
+  return landlock_build (p->landlock, ruleset_fd, err);
+}
+
+static void __attribute__ ((noreturn))
+command_main (const struct exec_plan *p)
+{
+  hk_err err = { 0 };
+  int status = 125, ruleset_fd = -1;
+  sigset_t none;
+  close (p->ctl[1]);
+  sigemptyset (&none);
+  sigprocmask (SIG_SETMASK, &none, NULL);
+  signal (SIGPIPE, SIG_DFL);  /* hako ignores it; the command must not inherit that */
+  /* A session of its own: the command is not in hako's process group, so
+   * kill(0, ...) inside cannot reach the host processes of the caller's
+   * job, and the terminal's ^C goes to hako, which passes it on. */
+  setsid ();
+  if (command_setup (p, &ruleset_fd, &err) < 0)
+    fail (p, 125, &err);
+  cleanup_free char *path = proc_find_exec (&p->proc, &status, &err);
+  if (path == NULL)
+    fail (p, status, &err);
+  if (landlock_enforce (ruleset_fd, &err) < 0
+      || (p->proc.no_new_privileges && seccomp_install (p->seccomp, &err) < 0))
+    fail (p, 125, &err);
+  /* No host fd survives into the sandbox (CVE-2024-21626).  Marked
+   * close-on-exec rather than closed, so errp still reports a failed execve. */
+  if (sys_close_range (3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+    for (int fd = 3; fd < 65536; fd++)
+      fcntl (fd, F_SETFD, FD_CLOEXEC);
+  execve (path, p->proc.args, p->proc.env ? p->proc.env : (char *[]){ NULL });
+  status = (errno == ENOENT || errno == ENOTDIR) ? 127 : 126;
+  err_sys (&err, "exec %s", p->proc.args[0]);
+  fail (p, status, &err);
+}
+
+/* ---- the subreaper (timed commands) ------------------------------------ */
+
+/* Where hako's arguments are in memory (fields 48 and 49 of /proc/self/stat),
+ * read by the joiner while /proc is still the host's. */
+static unsigned long arg_start, arg_end;
+
+static void
+find_arguments (void)
+{
+  char buf[1024];
+  cleanup_close int fd = open ("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  ssize_t n = fd < 0 ? -1 : read (fd, buf, sizeof buf - 1);
+  if (n <= 0)
+    return;
+  buf[n] = '\0';
+  char *p = strrchr (buf, ')');
+  for (int field = 2; p && field < 48; field++)
+    p = strchr (p + 1, ' ');
+  if (p == NULL || sscanf (p, " %lu %lu", &arg_start, &arg_end) != 2 || arg_end <= arg_start
+      || arg_end - arg_start > (1ul << 20))
+    arg_start = arg_end = 0;
+}
+
+/* The subreaper lives in the sandbox's pid namespace, where anyone may read
+ * /proc/PID/cmdline: blank hako's arguments (host paths among them) in
+ * place, as setproctitle does.  Only once the command is forked: its argv
+ * points into the same strings. */
+static void
+hide_arguments (void)
+{
+  if (arg_start == 0)
+    return;
+  memset ((void *) arg_start, 0, arg_end - arg_start);
+  snprintf ((char *) arg_start, arg_end - arg_start, "hako-exec");
+}
+
+/* Orphans of the command's tree (a daemon's double fork, setsid) are
+ * re-parented to the nearest subreaper in their pid namespace: this process,
+ * as long as it lives, instead of the sandbox's init.  So hako finds every
+ * process the command started as a descendant of it.  It waits for the
+ * command, reports its status, and exits when hako says the tree is gone. */
+static void __attribute__ ((noreturn))
+subreaper_main (const struct exec_plan *p)
+{
+  hk_err err = { 0 };
+  sigset_t chld;
+  setsid ();  /* out of the caller's process group: a ^C is for the command */
+  if (prctl (PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+    {
+      err_sys (&err, "prctl PR_SET_CHILD_SUBREAPER");
+      fail (p, 125, &err);
+    }
+  sigemptyset (&chld);
+  sigaddset (&chld, SIGCHLD);
+  sigprocmask (SIG_BLOCK, &chld, NULL);
+  int sfd = signalfd (-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+  int cpidfd = -1;
+  struct clone_args args = { .flags = CLONE_PIDFD, .pidfd = (uint64_t) (uintptr_t) &cpidfd,
+                             .exit_signal = SIGCHLD };
+  long cpid = sfd < 0 ? -1 : sys_clone3 (&args);
+  if (cpid < 0)
+    {
+      err_sys (&err, "fork the command in the sandbox");
+      fail (p, 125, &err);
+    }
+  if (cpid == 0)
+    command_main (p);
+  hide_arguments ();
+  /* From here on only the command writes to errp and the capture pipes. */
+  close (p->errp[1]);
+  if (p->out[1] >= 0)
+    close (p->out[1]);
+  if (p->err[1] >= 0)
+    close (p->err[1]);
+  if (enter_send (p->ctl[1], ENTER_CHILD, 0, 0, cpidfd) < 0)
+    {
+      kill ((pid_t) cpid, SIGKILL);
+      _exit (125);
+    }
+  close (cpidfd);
+  bool reaped = false;
+  struct pollfd pf[2] = { { .fd = p->ctl[1], .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
+  for (;;)
+    {
+      if (poll (pf, 2, -1) < 0 && errno != EINTR)
+        _exit (125);
+      if (pf[1].revents & POLLIN)
+        {
+          struct signalfd_siginfo si;
+          while (read (sfd, &si, sizeof si) > 0)
+            ;
+          int ws;
+          pid_t w;
+          while ((w = waitpid (-1, &ws, WNOHANG)) > 0)
+            if (w == (pid_t) cpid)
+              {
+                reaped = true;
+                /* Children left (running or not yet reaped): the command's
+                 * tree may have outlived it. */
+                siginfo_t info;
+                bool more = waitid (P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) == 0;
+                enter_send (p->ctl[1], ENTER_STATUS, ws, more, -1);
+              }
+        }
+      if (pf[0].revents & (POLLIN | POLLHUP))
+        {
+          struct enter_msg m;
+          /* EOF: hako is gone, and with it the timeout.  The command must not
+           * outlive what bounded it. */
+          if (enter_recv (p->ctl[1], &m, NULL) < 0 && !reaped)
+            kill ((pid_t) cpid, SIGKILL);
+          while (waitpid (-1, NULL, WNOHANG) > 0)
+            ;
+          _exit (0);
+        }
+    }
+}
+
+/* ---- the joiner ---------------------------------------------------------- */
+
+
+static int
+int_cmp (const void *a, const void *b)
+{
+  return *(const int *) a - *(const int *) b;
+}
+
+/* Close every fd but 0-2 and the plan's own: whatever else hako had open
+ * (a --log file, the signalfd) has no business in the sandbox, not even in
+ * the subreaper, which lives there for the whole command. */
+static void
+close_other_fds (const struct exec_plan *p)
+{
+  int keep[] = { p->pidfd, p->ctl[1], p->errp[1], p->out[1], p->err[1], p->cgroup_v2_fd };
+  unsigned int from = 3;
+  qsort (keep, sizeof keep / sizeof *keep, sizeof *keep, int_cmp);
+  for (size_t i = 0; i < sizeof keep / sizeof *keep; i++)
+    {
+      if (keep[i] < (int) from)
+        continue;
+      if (keep[i] > (int) from)
+        sys_close_range (from, (unsigned int) keep[i] - 1, 0);
+      from = (unsigned int) keep[i] + 1;
+    }
+  sys_close_range (from, ~0U, 0);
+}
+
+/* The v1 hierarchies: writing "0" to cgroup.procs moves the writer.  Done
+ * before any namespace is joined (the paths are the host's) and before the
+ * fork, so the command and everything it starts are born in the sandbox's
+ * cgroups. */
+static int
+join_cgroups (const struct exec_plan *p, hk_err *err)
+{
+  for (size_t i = 0; p->cgroup_procs && p->cgroup_procs[i]; i++)
+    {
+      cleanup_close int fd = open (p->cgroup_procs[i], O_WRONLY | O_CLOEXEC);
+      if (fd < 0 || write (fd, "0", 1) != 1)
+        return err_sys (err, "join the sandbox's cgroup %s", p->cgroup_procs[i]);
+    }
+  return 0;
+}
+
+/* A pid namespace applies to children only: fork once more.  CLONE_PARENT
+ * makes the child hako's, so hako waits for it directly and the joiner can
+ * leave at once.  CLONE_INTO_CGROUP (Linux 5.7) puts it in the sandbox's
+ * cgroup2 directory as it is born: no migration, which costs an RCU grace
+ * period (milliseconds) per cgroup.procs write.  It checks that both
+ * cgroups are in the caller's cgroup namespace, so the joiner is still in
+ * hako's and the child joins the sandbox's after. */
+static long
+fork_inside (const struct exec_plan *p, hk_err *err)
+{
+  struct clone_args args = { .flags = CLONE_PARENT };
+  if (p->cgroup_v2_fd >= 0)
+    {
+      args.flags |= CLONE_INTO_CGROUP;
+      args.cgroup = (uint64_t) p->cgroup_v2_fd;
+    }
+  long pid = sys_clone3 (&args);
+  if (pid < 0 && p->cgroup_v2_fd >= 0 && (errno == EINVAL || errno == E2BIG))
+    {
+      /* An older kernel: moved by a write, as for the v1 hierarchies. */
+      cleanup_close int fd = openat (p->cgroup_v2_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+      if (fd < 0 || write (fd, "0", 1) != 1)
+        return err_sys (err, "join the sandbox's cgroup2 directory");
+      args.flags &= ~(uint64_t) CLONE_INTO_CGROUP;
+      pid = sys_clone3 (&args);
+    }
+  if (pid < 0)
+    return err_sys (err, "fork into the sandbox");
+  return pid;
+}
+
+void
+enter_joiner (const struct exec_plan *p)
+{
+  hk_err err = { 0 };
+  /* CVE-2019-5736: until execve replaces it, /proc/PID/exe of every process
+   * below is the hako binary.  Not dumpable, no process in the sandbox may
+   * open it (or ptrace us); fork keeps the flag for the children. */
+  prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
+  if (p->subreaper)
+    find_arguments ();
+  close_other_fds (p);
+  if (join_cgroups (p, &err) < 0)
+    fail (p, 125, &err);
+  /* One call, through the pidfd (Linux 5.8+): the kernel joins the user
+   * namespace first and checks the rest with its credentials, and the pidfd
+   * makes them all the namespaces of that one process, never of a reused pid.
+   * The cgroup namespace waits for the child (see fork_inside). */
+  int now = p->ns_flags & ~CLONE_NEWCGROUP;
+  if (now && setns (p->pidfd, now) < 0)
+    {
+      err_sys (&err, "join the sandbox's namespaces (setns through a pidfd needs Linux 5.8)");
+      fail (p, 125, &err);
+    }
+  long pid = fork_inside (p, &err);
+  if (pid < 0)
+    fail (p, 125, &err);
+  if (pid == 0)
+    {
+      if ((p->ns_flags & CLONE_NEWCGROUP) && setns (p->pidfd, CLONE_NEWCGROUP) < 0)
+        {
+          err_sys (&err, "join the sandbox's cgroup namespace");
+          fail (p, 125, &err);
+        }
+      close (p->pidfd);
+      if (p->cgroup_v2_fd >= 0)
+        close (p->cgroup_v2_fd);
+      if (p->subreaper)
+        subreaper_main (p);
+      command_main (p);
+    }
+  enter_send (p->ctl[1], ENTER_PID, (int) pid, 0, -1);
+  _exit (0);
+}

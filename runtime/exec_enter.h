@@ -1,0 +1,65 @@
+/* exec_enter: the processes that carry an exec into a sandbox — the joiner
+ * (outside: cgroup, then every namespace in one setns), the optional
+ * subreaper (inside: keeps a timed command's process tree together) and the
+ * command itself (inside: the sandbox's process stack, then execve). */
+#ifndef HAKO_RUNTIME_EXEC_ENTER_H
+#define HAKO_RUNTIME_EXEC_ENTER_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "lib/err.h"
+#include "oci/spec.h"
+#include "runtime/landlock.h"
+#include "runtime/seccomp.h"
+
+/* Everything decided before the fork: the children only act on it. */
+struct exec_plan
+{
+  struct oci_process proc;       /* the sandbox's process with the exec's args, env, cwd, user */
+  int pidfd;                     /* the sandbox's first process */
+  int ns_flags;                  /* CLONE_NEW* of the namespaces it does not share with us */
+  dev_t root_dev;                /* its / (checked after joining its mount namespace) */
+  ino_t root_ino;
+  char **cgroup_procs;           /* v1 cgroup.procs files to join first (host paths), or NULL */
+  int cgroup_v2_fd;              /* the sandbox's cgroup2 directory, when not ours, or -1 */
+  const struct landlock_plan *landlock;
+  const struct seccomp_prog *seccomp;
+  bool subreaper;                /* timed: a subreaper between hako and the command */
+  /* Channels (the hako end is closed in the children, and the other way round). */
+  int ctl[2];                    /* SEQPACKET: [0] hako, [1] joiner, then subreaper */
+  int errp[2];                   /* pipe: a setup failure; EOF once the command has exec'd */
+  int out[2], err[2];            /* capture pipes, or -1 */
+};
+
+/* Control messages, hako <-> joiner / subreaper. */
+enum enter_ctl
+{
+  ENTER_PID = 1,    /* joiner: the host pid of the process it forked (value) */
+  ENTER_CHILD,      /* subreaper: the command's pidfd rides along (SCM_RIGHTS) */
+  ENTER_STATUS,     /* subreaper: the command's wait status (value); more: it left processes */
+  ENTER_DONE        /* hako: the tree is cleaned up, exit */
+};
+
+struct enter_msg
+{
+  int type;
+  int value;
+  int more;
+};
+
+/* A setup failure, written once to errp (smaller than PIPE_BUF: one write). */
+struct enter_err
+{
+  int status;   /* 125, or 126/127 when the command cannot be executed */
+  char msg[sizeof ((hk_err *) 0)->msg];
+};
+
+/* The joiner, in the child of a fork of hako; never returns. */
+void enter_joiner (const struct exec_plan *p) __attribute__ ((noreturn));
+
+int enter_send (int fd, int type, int value, int more, int pass_fd);
+/* 0 on a message (*fd_out gets a passed fd or -1), -1 on EOF or error. */
+int enter_recv (int fd, struct enter_msg *m, int *fd_out);
+
+#endif

@@ -1,0 +1,260 @@
+#!/usr/bin/env bats
+# cgroups: limits in force, pause and resume, and no cgroup left behind, on
+# this host's layout (v2, v1, or hybrid: v1 controllers plus cgroup2 at
+# /sys/fs/cgroup/unified).
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+setup_file () { hako_setup_file; }
+setup () { hako_setup; }
+teardown () { hako_teardown; }
+
+v2_host () { [ "$(stat -f -c %T /sys/fs/cgroup)" = cgroup2fs ]; }
+
+# cgfile WHAT ID: the file of the sandbox's cgroups that holds WHAT.
+cgfile () {
+  local f
+  if v2_host; then
+    case $1 in
+      mem) f=memory.max ;; pids) f=pids.max ;; pids-now) f=pids.current ;;
+      freeze) f=cgroup.freeze ;; procs) f=cgroup.procs ;;
+    esac
+    echo "/sys/fs/cgroup/$(cgroup_parent)/$2/$f"
+  else
+    case $1 in
+      mem) f=memory/memory.limit_in_bytes ;; pids) f=pids/pids.max ;; pids-now) f=pids/pids.current ;;
+      freeze) f=freezer/freezer.state ;; procs) f=memory/cgroup.procs ;;
+    esac
+    echo "/sys/fs/cgroup/${f%%/*}/$(cgroup_parent)/$2/${f#*/}"
+  fi
+}
+
+frozen_word () { if v2_host; then echo 1; else echo FROZEN; fi; }
+
+# limits BUNDLE MEMORY-BYTES PIDS
+limits () {
+  edit_config "$1" ".linux.resources.memory = {\"limit\": $2} | .linux.resources.pids = {\"limit\": $3}"
+}
+
+# A bundle whose /out is TEST_ROOT/out, for files the sandbox writes.
+out_bundle () {
+  local b
+  b=$(new_bundle "$1")
+  mkdir -p "$TEST_ROOT/out"
+  edit_config "$b" ".mounts += [{\"destination\": \"/out\", \"type\": \"bind\", \"source\": \"$TEST_ROOT/out\", \"options\": [\"rbind\", \"rw\"]}]"
+  echo "$b"
+}
+
+# hako_cgroups: every cgroup directory of this test's state root.
+hako_cgroups () {
+  ls -d /sys/fs/cgroup/"$(cgroup_parent)" /sys/fs/cgroup/*/"$(cgroup_parent)" 2>/dev/null || true
+}
+
+@test "memory: the limit is in the sandbox's cgroup, which holds its process from the start" {
+  b=$(new_bundle mem)
+  limits "$b" 67108864 64
+  set_args "$b" sleep 1000
+  $H run --detach --bundle "$b" mem
+  [ "$(cat "$(cgfile mem mem)")" = 67108864 ]
+  [ "$(cat "$(cgfile pids mem)")" = 64 ]
+  pid=$($H state mem | jq -r .pid)
+  grep -qx "$pid" "$(cgfile procs mem)"
+  # The cgroup2 hierarchy (the only one on v2, process tracking on hybrid) too.
+  if [ -d /sys/fs/cgroup/unified ] || v2_host; then
+    grep -qx "0::/$(cgroup_parent)/mem" "/proc/$pid/cgroup"
+  fi
+  $H delete --force mem
+  [ ! -e "$(dirname "$(cgfile mem mem)")" ]
+}
+
+@test "memory: a program allocating past a 64 MiB limit is killed, and the host is fine" {
+  b=$(new_bundle hog)
+  limits "$b" 67108864 64
+  run $H run --rm --bundle "$b" hog -- sh -c 'x=$(head -c 200000000 /dev/zero | tr "\0" a); echo survived'
+  [ "$status" -eq 137 ]
+  [[ "$output" != *survived* ]]
+  run $H run --rm --bundle "$b" after -- echo fine
+  [ "$status" -eq 0 ]
+  [ "$output" = fine ]
+}
+
+@test "pids: a fork bomb stays at the limit of 64; delete --force still removes everything" {
+  b=$(new_bundle bomb)
+  limits "$b" 268435456 64
+  set_args "$b" sh -c 'bomb() { bomb | bomb & }; bomb; sleep 1000'
+  $H run --detach --bundle "$b" bomb > /dev/null 2>&1
+  for i in $(seq 100); do [ "$(cat "$(cgfile pids-now bomb)")" -ge 64 ] && break; sleep 0.1; done
+  [ "$(cat "$(cgfile pids-now bomb)")" -eq 64 ]
+  sleep 0.5
+  [ "$(cat "$(cgfile pids-now bomb)")" -eq 64 ]
+  $H delete --force bomb
+  [ -z "$(hako_cgroups)" ]
+  [ -z "$(leak_report)" ]
+}
+
+@test "pause: a counter stops and state says paused; resume: it grows again" {
+  b=$(out_bundle count)
+  set_args "$b" sh -c 'i=0; while :; do i=$((i+1)); echo $i > /out/n; sleep 0.02; done'
+  $H run --detach --bundle "$b" count
+  for i in $(seq 50); do [ -s "$TEST_ROOT/out/n" ] && break; sleep 0.1; done
+  $H pause count
+  [ "$($H state count | jq -r .status)" = paused ]
+  [ "$(cat "$(cgfile freeze count)")" = "$(frozen_word)" ]
+  a=$(cat "$TEST_ROOT/out/n")
+  sleep 0.5
+  [ "$(cat "$TEST_ROOT/out/n")" = "$a" ]
+  [ "$($H state count | jq -r .status)" = paused ]
+  $H resume count
+  [ "$($H state count | jq -r .status)" = running ]
+  sleep 0.5
+  [ "$(cat "$TEST_ROOT/out/n")" -gt "$a" ]
+}
+
+@test "pause: a signal sent while paused is delivered on resume; a paused sandbox needs --force to delete" {
+  b=$(out_bundle sig)
+  set_args "$b" sh -c 'trap "echo got > /out/sig; exit 3" USR1; while :; do sleep 0.05; done'
+  $H run --detach --bundle "$b" sig
+  sleep 0.3
+  $H pause sig
+  $H kill sig USR1
+  sleep 0.5
+  [ ! -e "$TEST_ROOT/out/sig" ]
+  [ "$($H state sig | jq -r .status)" = paused ]
+  run $H delete sig
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"paused"* ]]
+  $H resume sig
+  wait_status sig stopped
+  [ "$(cat "$TEST_ROOT/out/sig")" = got ]
+
+  set_args "$b" sleep 1000
+  $H run --detach --bundle "$b" sig2
+  $H pause sig2
+  $H delete --force sig2
+  [ ! -e "$STATE/sig2" ]
+  $H delete sig
+  [ -z "$(hako_cgroups)" ]
+}
+
+@test "pause and resume refuse a sandbox in the wrong state: 125, container not running / not paused" {
+  b=$(new_bundle st)
+  $H run --bundle "$b" st -- true
+  run $H pause st
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"container not running"* ]]
+  set_args "$b" sleep 1000
+  $H run --detach --bundle "$b" st2
+  run $H resume st2
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"not paused"* ]]
+  run $H pause nosuchbox
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"does not exist"* ]]
+}
+
+@test "a created sandbox paused before start is created again after resume, and starts" {
+  b=$(out_bundle cr)
+  set_args "$b" sh -c 'echo ran > /out/ran'
+  $H create --bundle "$b" cr
+  $H pause cr
+  [ "$($H state cr | jq -r .status)" = paused ]
+  $H resume cr
+  [ "$($H state cr | jq -r .status)" = created ]
+  $H start cr
+  wait_status cr stopped
+  [ "$(cat "$TEST_ROOT/out/ran")" = ran ]
+}
+
+@test "20 sandboxes created, started and deleted leave no cgroup directory of hako's" {
+  b=$(new_bundle many)
+  limits "$b" 67108864 64
+  set_args "$b" sleep 1000
+  for i in $(seq 20); do $H create --bundle "$b" "m$i"; done
+  for i in $(seq 1 2 20); do $H start "m$i"; done
+  per=$(ls -d /sys/fs/cgroup/*/"$(cgroup_parent)"/m1 /sys/fs/cgroup/"$(cgroup_parent)"/m1 2>/dev/null | wc -l)
+  [ "$per" -ge 1 ]
+  [ "$(ls -d /sys/fs/cgroup/*/"$(cgroup_parent)"/m[0-9]* /sys/fs/cgroup/"$(cgroup_parent)"/m[0-9]* 2>/dev/null | wc -l)" -eq $((20 * per)) ]
+  for i in $(seq 20); do $H delete --force "m$i"; done
+  [ -z "$(hako_cgroups)" ]
+}
+
+@test "a limit whose controller this host lacks, a unified key off v2, a systemd path: 125, nothing left" {
+  b=$(new_bundle huge)
+  edit_config "$b" '.linux.resources.hugepageLimits = [{"pageSize": "2MB", "limit": 2097152}]'
+  if [ -d /sys/fs/cgroup/hugetlb ] || grep -qw hugetlb /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+    skip "this host has the hugetlb controller"
+  fi
+  run $H create --bundle "$b" huge
+  [ "$status" -eq 125 ]
+  [[ "$output" == *'"hugetlb"'* ]]
+  [ ! -e "$STATE/huge" ]
+  if ! v2_host; then
+    b=$(new_bundle uni)
+    edit_config "$b" '.linux.resources.unified = {"memory.high": "100000000"}'
+    run $H create --bundle "$b" uni
+    [ "$status" -eq 125 ]
+    [[ "$output" == *"memory.high"*"cgroup v2"* ]]
+  fi
+  b=$(new_bundle sd)
+  edit_config "$b" '.linux.cgroupsPath = "system.slice:hako:sd"'
+  run $H create --bundle "$b" sd
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"systemd cgroup paths are not supported yet"* ]]
+  [ -z "$(leak_report)" ]
+}
+
+@test "linux.cgroupsPath: an absolute path is used in every hierarchy and removed by delete" {
+  b=$(new_bundle abs)
+  name="hako-test-abs-$$-$RANDOM"
+  edit_config "$b" ".linux.cgroupsPath = \"/$name\""
+  limits "$b" 67108864 64
+  set_args "$b" sleep 1000
+  $H run --detach --bundle "$b" abs
+  pid=$($H state abs | jq -r .pid)
+  if v2_host; then d=/sys/fs/cgroup/$name; else d=/sys/fs/cgroup/memory/$name; fi
+  grep -qx "$pid" "$d/cgroup.procs"
+  run $H create --bundle "$b" abs2
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"already exists"* ]]
+  $H delete --force abs
+  [ -z "$(ls -d /sys/fs/cgroup/$name /sys/fs/cgroup/*/$name 2>/dev/null)" ]
+}
+
+@test "with a cgroup namespace the sandbox sees its own cgroup as / and only its own processes" {
+  b=$(new_bundle ns)
+  edit_config "$b" '.linux.namespaces += [{"type": "cgroup"}]'
+  run $H run --rm --bundle "$b" ns -- sh -c 'grep "^0::" /proc/self/cgroup; cat /sys/fs/cgroup/cgroup.procs'
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "0::/" ]
+  [ "${lines[1]}" = 1 ]
+}
+
+@test "devices: runc spec's deny-all is enforced by the v1 devices cgroup, with /dev's nodes allowed" {
+  if v2_host || [ ! -d /sys/fs/cgroup/devices ]; then skip "no v1 devices controller"; fi
+  b=$(new_bundle dev)
+  set_args "$b" sleep 1000
+  $H run --detach --bundle "$b" dev
+  list=$(cat "/sys/fs/cgroup/devices/$(cgroup_parent)/dev/devices.list")
+  [[ "$list" != *"a *:* rwm"* ]]
+  [[ "$list" == *"c 1:3 rwm"* ]]
+  $H delete --force dev
+  run $H run --rm --bundle "$b" dev2 -- sh -c 'echo x > /dev/null && head -c 4 /dev/urandom | wc -c'
+  [ "$status" -eq 0 ]
+  [ "$output" -eq 4 ]
+}
+
+@test "kill -9 of hako in the middle of create, then delete --force: no cgroup left" {
+  b=$(new_bundle crash)
+  limits "$b" 67108864 64
+  for point in after-mkdir after-cgroups after-clone after-ready; do
+    HAKO_TEST_STALL=$point $H create --bundle "$b" crash & creator=$!
+    for i in $(seq 50); do [ -e "$STATE/crash/stalled" ] && break; sleep 0.1; done
+    [ -e "$STATE/crash/stalled" ]
+    kill -9 $creator
+    wait $creator || true
+    $H delete --force crash
+    [ -z "$(hako_cgroups)" ]
+    [ -z "$(leak_report)" ]
+  done
+}
