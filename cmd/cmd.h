@@ -34,6 +34,8 @@ int cmd_features (int argc, char **argv);
 int cmd_pause (int argc, char **argv);
 int cmd_resume (int argc, char **argv);
 int cmd_exec (int argc, char **argv);
+int cmd_put (int argc, char **argv);
+int cmd_get (int argc, char **argv);
 
 #define EXIT_HAKO 125
 

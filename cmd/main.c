@@ -26,6 +26,8 @@ static const struct verb verbs[] = {
   { "start", cmd_start, "start a created sandbox's process" },
   { "run", cmd_run, "create and start a sandbox, wait for it" },
   { "exec", cmd_exec, "run one more command in a running sandbox" },
+  { "put", cmd_put, "write standard input to a file inside a sandbox" },
+  { "get", cmd_get, "write a file inside a sandbox to standard output" },
   { "state", cmd_state, "print a sandbox's state as JSON" },
   { "list", cmd_list, "list sandboxes" },
   { "kill", cmd_kill, "send a signal to a sandbox" },

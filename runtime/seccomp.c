@@ -163,11 +163,7 @@ add_architectures (scmp_filter_ctx ctx, char *const *archs, hk_err *err)
 {
   for (size_t i = 0; archs && archs[i]; i++)
     {
-      uint32_t tok = arch_token (archs[i]);
-      if (tok == 0)
-        return err_set (err, EINVAL, ".linux.seccomp.architectures[%zu]: unknown architecture \"%s\"", i,
-                        archs[i]);
-      int rc = seccomp_arch_add (ctx, tok);
+      int rc = seccomp_arch_add (ctx, arch_token (archs[i]));
       if (rc < 0 && rc != -EEXIST)
         return err_code (err, -rc, ".linux.seccomp.architectures[%zu]: add %s", i, archs[i]);
     }
@@ -187,7 +183,7 @@ parse_flags (char *const *names, unsigned int *flags, hk_err *err)
         return err_set (err, EINVAL, ".linux.seccomp.flags[%zu]: unknown flag \"%s\"", i, names[i]);
       *flags |= filter_flags[j].flag;
     }
-  return check_kernel_flags (*flags, err);
+  return 0;
 }
 
 static int
@@ -217,10 +213,48 @@ parse_conditions (const struct oci_seccomp_rule *r, const char *path, struct scm
   return 0;
 }
 
-/* One syscalls[] entry.  Its conditions are ANDed, except that several on
- * the same argument become one rule each (ORed), which libseccomp cannot
- * express otherwise and which is what runc and crun do: profiles written
- * for them mean it. */
+/* One syscalls[] entry: its action and conditions (conds has n_args
+ * slots). */
+static int
+parse_rule (const struct oci_seccomp_rule *r, const char *path, uint32_t *action, struct scmp_arg_cmp *conds,
+            bool *split, hk_err *err)
+{
+  if (parse_action (path, "action", r->action, "errnoRet", r->has_errno_ret, r->errno_ret, action, err) < 0)
+    return -1;
+  return parse_conditions (r, path, conds, split, err);
+}
+
+/* Everything a profile can get wrong, on any kernel, before anything is
+ * compiled: the first malformed entry is the error. */
+static int
+validate (const struct oci_seccomp *s, uint32_t *default_action, unsigned int *flags, hk_err *err)
+{
+  if (parse_action (".linux.seccomp", "defaultAction", s->default_action, "defaultErrnoRet",
+                    s->has_default_errno_ret, s->default_errno_ret, default_action, err)
+          < 0
+      || parse_flags (s->flags, flags, err) < 0)
+    return -1;
+  for (size_t i = 0; s->architectures && s->architectures[i]; i++)
+    if (arch_token (s->architectures[i]) == 0)
+      return err_set (err, EINVAL, ".linux.seccomp.architectures[%zu]: unknown architecture \"%s\"", i,
+                      s->architectures[i]);
+  for (size_t i = 0; i < s->n_syscalls; i++)
+    {
+      const struct oci_seccomp_rule *r = &s->syscalls[i];
+      cleanup_free char *path = xasprintf (".linux.seccomp.syscalls[%zu]", i);
+      cleanup_free struct scmp_arg_cmp *conds = xcalloc (r->n_args ? r->n_args : 1, sizeof *conds);
+      uint32_t action;
+      bool split;
+      if (parse_rule (r, path, &action, conds, &split, err) < 0)
+        return -1;
+    }
+  return 0;
+}
+
+/* One syscalls[] entry, validated.  Its conditions are ANDed, except that
+ * several on the same argument become one rule each (ORed), which libseccomp
+ * cannot express otherwise and which is what runc and crun do: profiles
+ * written for them mean it. */
 static int
 add_rule (scmp_filter_ctx ctx, uint32_t default_action, const struct oci_seccomp_rule *r, size_t idx,
           hk_err *err)
@@ -229,9 +263,8 @@ add_rule (scmp_filter_ctx ctx, uint32_t default_action, const struct oci_seccomp
   cleanup_free struct scmp_arg_cmp *conds = xcalloc (r->n_args ? r->n_args : 1, sizeof *conds);
   uint32_t action;
   bool split;
-  if (parse_action (path, "action", r->action, "errnoRet", r->has_errno_ret, r->errno_ret, &action, err) < 0
-      || check_kernel_action (path, "action", r->action, action, err) < 0
-      || parse_conditions (r, path, conds, &split, err) < 0)
+  if (parse_rule (r, path, &action, conds, &split, err) < 0
+      || check_kernel_action (path, "action", r->action, action, err) < 0)
     return -1;
   /* libseccomp refuses a rule whose action is the default one; it would
    * change nothing (runc skips it the same way). */
@@ -300,11 +333,9 @@ static int
 compile (const struct oci_seccomp *s, struct seccomp_prog *p, hk_err *err)
 {
   uint32_t def;
-  if (parse_action (".linux.seccomp", "defaultAction", s->default_action, "defaultErrnoRet",
-                    s->has_default_errno_ret, s->default_errno_ret, &def, err)
-          < 0
+  if (validate (s, &def, &p->flags, err) < 0
       || check_kernel_action (".linux.seccomp", "defaultAction", s->default_action, def, err) < 0
-      || parse_flags (s->flags, &p->flags, err) < 0)
+      || check_kernel_flags (p->flags, err) < 0)
     return -1;
   scmp_filter_ctx ctx = seccomp_init (def);
   if (ctx == NULL)

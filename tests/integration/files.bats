@@ -1,0 +1,198 @@
+#!/usr/bin/env bats
+# put and get: files into and out of a sandbox, resolved inside its root,
+# whole or not at all, running or stopped.
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+setup_file () { hako_setup_file; }
+setup () { hako_setup; }
+teardown () { hako_teardown; }
+
+# files_box ID [BUNDLE]: a running busybox sandbox with a writable /tmp.
+files_box () {
+  local b=${2:-$(new_bundle "$1")}
+  edit_config "$b" '.mounts += [{"destination": "/tmp", "type": "tmpfs", "source": "tmpfs"}]'
+  set_args "$b" sleep 1000
+  $H run --detach --bundle "$b" "$1"
+}
+
+# own_rootfs BUNDLE: give the bundle a copy of the rootfs it may change.
+own_rootfs () {
+  rm "$1/rootfs"
+  cp -a "$BUNDLE_DIR/rootfs" "$1/rootfs"
+}
+
+@test "put then get of a 100 MiB random file round-trips byte for byte, in little memory" {
+  files_box rt
+  head -c 100M /dev/urandom > "$TEST_ROOT/rand"
+  if [ -x /usr/bin/time ]; then
+    /usr/bin/time -f %M -o "$TEST_ROOT/rss" $H put rt /tmp/rand < "$TEST_ROOT/rand"
+    echo "put peak RSS $(cat "$TEST_ROOT/rss") KiB"
+    [ "$(cat "$TEST_ROOT/rss")" -lt 16384 ]
+  else
+    $H put rt /tmp/rand < "$TEST_ROOT/rand"
+  fi
+  $H get rt /tmp/rand > "$TEST_ROOT/back"
+  cmp "$TEST_ROOT/rand" "$TEST_ROOT/back"
+  run $H exec rt sha256sum /tmp/rand
+  [ "${output%% *}" = "$(sha256sum < "$TEST_ROOT/rand" | cut -d' ' -f1)" ]
+}
+
+@test "an interrupted put leaves the old file intact and nothing behind" {
+  files_box ip
+  echo old > "$TEST_ROOT/old"
+  $H put ip /tmp/f < "$TEST_ROOT/old"
+  mkfifo "$TEST_ROOT/in"
+  $H put ip /tmp/f < "$TEST_ROOT/in" & putter=$!
+  exec 5> "$TEST_ROOT/in"
+  head -c 5M /dev/urandom >&5
+  kill -9 $putter
+  wait $putter || true
+  exec 5>&-
+  run $H get ip /tmp/f
+  [ "$output" = old ]
+  run $H exec ip ls -a /tmp
+  [ "$(echo $output)" = ". .. f" ]
+  # A put whose input fails is no better.
+  run $H put ip /tmp/f < /
+  [ "$status" -eq 125 ]
+  run $H get ip /tmp/f
+  [ "$output" = old ]
+}
+
+@test "get of a symlink to /etc/shadow returns the sandbox's file, never the host's" {
+  b=$(new_bundle sh)
+  own_rootfs "$b"
+  echo sandbox-shadow > "$b/rootfs/etc/shadow"
+  ln -s /etc/shadow "$b/rootfs/abs"
+  ln -s ../../../../../../../etc/shadow "$b/rootfs/rel"
+  files_box sh "$b"
+  run $H get sh /abs
+  [ "$output" = sandbox-shadow ]
+  run $H get sh /rel
+  [ "$output" = sandbox-shadow ]
+  # And where the sandbox has no such file, there is nothing to get.
+  files_box noshadow
+  $H exec noshadow ln -s /etc/shadow /tmp/link
+  run $H get noshadow /tmp/link
+  [ "$status" -eq 125 ]
+  [[ "$output" != *"root:"* ]]
+  # Stopped, the same.
+  $H kill sh KILL
+  wait_status sh stopped
+  run $H get sh /abs
+  [ "$output" = sandbox-shadow ]
+}
+
+@test "put follows a symlink inside the sandbox and never writes the host" {
+  files_box pl
+  echo host > "$TEST_ROOT/hostfile"
+  $H exec pl ln -s "$TEST_ROOT/hostfile" /tmp/evil
+  run $H put pl /tmp/evil <<< inside
+  [ "$status" -eq 125 ]
+  [ "$(cat "$TEST_ROOT/hostfile")" = host ]
+  $H exec pl sh -c 'echo a > /tmp/real; ln -s /tmp/real /tmp/ok; ln -s ../../../tmp/real /tmp/ok2'
+  $H put pl /tmp/ok <<< via-link
+  run $H exec pl cat /tmp/real
+  [ "$output" = via-link ]
+  $H put pl /tmp/ok2 <<< via-dots
+  run $H exec pl cat /tmp/real
+  [ "$output" = via-dots ]
+  run $H exec pl readlink /tmp/ok
+  [ "$output" = /tmp/real ]
+}
+
+@test "put and get refuse directories, devices, fifos and sockets" {
+  files_box ty
+  $H exec ty mkfifo /tmp/fifo
+  for p in /dev/null /tmp /tmp/fifo; do
+    run timeout 10 $H get ty "$p"
+    [ "$status" -eq 125 ]
+    [[ "$output" == *"only regular files"* ]]
+  done
+  run $H put ty /dev/null <<< x
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"character device"* ]]
+  run $H put ty /tmp <<< x
+  [ "$status" -eq 125 ]
+  run $H get ty relative/path
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"must be absolute"* ]]
+}
+
+@test "get --max-bytes: a larger file is refused before a byte is written" {
+  files_box mb
+  head -c 5000 /dev/zero | $H put mb /tmp/big
+  run --separate-stderr $H get --max-bytes 4k mb /tmp/big
+  [ "$status" -eq 125 ]
+  [ -z "$output" ]
+  [[ "$stderr" == *"5000 bytes, more than --max-bytes 4096"* ]]
+  run $H get --max-bytes 5000 mb /tmp/big
+  [ "$status" -eq 0 ]
+}
+
+@test "put --mode, --user, --mkdir; a replaced file keeps its owner and mode" {
+  files_box own
+  $H put --mkdir --user nobody --mode 0600 own /tmp/a/b/f <<< secret
+  run $H exec own stat -c '%u:%g %a' /tmp/a /tmp/a/b /tmp/a/b/f
+  [ "$(echo $output)" = "65534:65534 755 65534:65534 755 65534:65534 600" ]
+  $H put own /tmp/a/b/f <<< again
+  run $H exec own stat -c '%u:%g %a' /tmp/a/b/f
+  [ "$output" = "65534:65534 600" ]
+  $H put own /tmp/new <<< x
+  run $H exec own stat -c '%u:%g %a' /tmp/new
+  [ "$output" = "0:0 644" ]
+  run $H put own /tmp/missing/f <<< x
+  [ "$status" -eq 125 ]
+  run $H put --user nosuch own /tmp/x <<< x
+  [ "$status" -eq 125 ]
+  [[ "$output" == *'no such user'* ]]
+  run $H put --mode 999 own /tmp/x <<< x
+  [ "$status" -eq 125 ]
+}
+
+@test "get and put on a stopped host-profile sandbox reach its /work; its /tmp is gone" {
+  cd "$TEST_ROOT"
+  $H run st -- sh -c 'echo kept > /work/out; echo t > /tmp/t'
+  [ "$($H state st | jq -r .status)" = stopped ]
+  run $H get st /work/out
+  [ "$status" -eq 0 ]
+  [ "$output" = kept ]
+  run $H get st /tmp/t
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"gone while it is stopped"* ]]
+  $H put st /work/in <<< staged
+  [ "$(cat "$DATA/sandboxes/st/work/in")" = staged ]
+  run $H get nosuch /work/out
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"does not exist"* ]]
+}
+
+@test "put in a user namespace: the sandbox's ids are mapped to the host's" {
+  b=$(new_bundle userns)
+  own_rootfs "$b"
+  chown -R 100000:100000 "$b/rootfs"
+  chmod 755 "$TEST_ROOT" "$b"
+  edit_config "$b" '.linux.namespaces += [{"type": "user"}] | .linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}] | .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}] | .mounts |= map(select(.type != "cgroup")) | .mounts |= map(if .destination == "/sys" then {"destination": "/sys", "type": "bind", "source": "/sys", "options": ["rbind", "nosuid", "noexec", "nodev", "ro"]} else . end)'
+  files_box un "$b"
+  $H put un /tmp/root-owned <<< a
+  $H put --user nobody un /tmp/nobody-owned <<< b
+  run $H exec un stat -c '%u:%g' /tmp/root-owned /tmp/nobody-owned
+  [ "$(echo $output)" = "0:0 65534:65534" ]
+  run $H put --user 70000 un /tmp/x <<< c
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"not mapped"* ]]
+}
+
+@test "put and get: --help and usage errors" {
+  run $H put --help
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"Usage: hako put"* ]]
+  run $H get --help
+  [[ "$output" == *"Usage: hako get"* ]]
+  run $H put box
+  [ "$status" -eq 125 ]
+  run $H get --max-bytes lots box /x
+  [ "$status" -eq 125 ]
+}
