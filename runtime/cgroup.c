@@ -138,7 +138,7 @@ add_dir (struct cg_sandbox *cg, const struct cg_hier *hh, const char *base, cons
 
 /* Which of the host's hierarchies the sandbox uses, and how much each matters:
  * on v2 the one hierarchy; on v1 every controller a limit needs (required),
- * plus freezer (pause, kill), memory and pids when mounted; on hybrid also
+ * plus the freezer (pause, kill) when mounted; on hybrid also
  * the cgroup2 hierarchy, which tracks the processes and is what the sandbox
  * sees at /sys/fs/cgroup. */
 static int
@@ -149,7 +149,9 @@ choose_dirs (const struct cg_host *h, unsigned need, const char *rel, bool relat
   for (size_t i = 0; i < h->n_hier; i++)
     {
       const struct cg_hier *hh = &h->hier[i];
-      unsigned use = hh->v2 ? need : hh->ctls & (need | CG_FREEZER | CG_MEMORY | CG_PIDS);
+      /* No memory or pids cgroup without a limit to put there: a v1 memory
+       * cgroup costs ~1 ms to make and remove on every run. */
+      unsigned use = hh->v2 ? need : hh->ctls & (need | CG_FREEZER);
       if (hh->v2 && h->layout == CG_UNIFIED)
         {
           unsigned missing = need & ~hh->ctls;

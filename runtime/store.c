@@ -76,11 +76,13 @@ store_fini (struct store *st)
 }
 
 static int
-lock_entry (struct store_entry *e, bool create, hk_err *err)
+lock_entry (struct store_entry *e, hk_err *err)
 {
   cleanup_free char *path = store_path (e, "lock");
-  int flags = O_RDWR | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT : 0);
-  e->lock_fd = open (path, flags, 0600);
+  /* O_CREAT for existing sandboxes too: a create killed between its mkdir
+   * and its lock file leaves a directory only `delete --force` can clear.
+   * If the directory itself is gone, this still fails with ENOENT. */
+  e->lock_fd = open (path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_CREAT, 0600);
   if (e->lock_fd < 0)
     {
       if (errno == ENOENT)
@@ -122,7 +124,7 @@ store_create (const struct store *st, const char *id, struct store_entry *out, h
         return err_set (err, EEXIST, "sandbox %s already exists", id);
       return err_code (err, e, "mkdir %s/%s", st->root, id);
     }
-  if (lock_entry (out, true, err) < 0)
+  if (lock_entry (out, err) < 0)
     {
       rmdir (out->dir);
       store_close (out);
@@ -146,7 +148,7 @@ store_open (const struct store *st, const char *id, bool lock, struct store_entr
       store_close (out);
       return err_set (err, ENOENT, "sandbox %s does not exist", id);
     }
-  if (lock_entry (out, false, err) < 0)
+  if (lock_entry (out, err) < 0)
     {
       store_close (out);
       return -1;

@@ -167,7 +167,7 @@ test_probe (void)
       "hybrid: a unified key is refused, naming it: %s", err.msg);
   oci_spec_free (spec);
 
-  spec = spec_of ("{\"cgroupsPath\":\"rel/x\"}", NULL);
+  spec = spec_of ("{\"cgroupsPath\":\"rel/x\",\"resources\":{\"memory\":{\"limit\":1048576}}}", NULL);
   ok (cg_prepare (&h, spec, "box", "/run/hako", &cg, &err) == 0, "hybrid: relative cgroupsPath");
   char *want = xasprintf ("%s/memory/process_api/x/rel/x", root);
   bool found = false;
