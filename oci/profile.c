@@ -145,14 +145,14 @@ gen_mounts (struct json_out *o, enum oci_profile p, bool rootless)
 }
 
 static void
-gen_idmap (struct json_out *o, const char *key, unsigned id)
+gen_idmap (struct json_out *o, const char *key, unsigned id, unsigned size)
 {
   json_key (o, key);
   json_arr_open (o);
   json_obj_open (o);
   json_kint (o, "containerID", 0);
   json_kint (o, "hostID", id);
-  json_kint (o, "size", 1);
+  json_kint (o, "size", size);
   json_obj_close (o);
   json_arr_close (o);
 }
@@ -310,25 +310,38 @@ gen_seccomp (struct json_out *o)
   json_obj_close (o);
 }
 
+/* The host profile's user namespace, when hako runs as root: the sandbox's
+ * ids 0..65535 are host ids HOST_ID_BASE.. — ids no account and no
+ * /etc/subuid range of Debian's uses — so root inside is nobody outside: the
+ * host's /etc/shadow and every root-only file bound in stay unreadable. */
+#define HOST_ID_BASE 1000000000u
+#define HOST_ID_SIZE 65536u
+
 static void
-gen_linux (struct json_out *o, bool rootless)
+gen_linux (struct json_out *o, enum oci_profile p, bool rootless)
 {
   /* Rootless, like runc --rootless: a user namespace, and no network
    * namespace (sandbox.network still decides: "none" adds one back). */
   static const enum oci_ns_type ns[] = { OCI_NS_PID, OCI_NS_NETWORK, OCI_NS_IPC, OCI_NS_UTS,
                                          OCI_NS_MOUNT, OCI_NS_CGROUP, OCI_NS_USER };
+  bool userns = rootless || p == OCI_PROFILE_HOST;
   json_key (o, "linux");
   json_obj_open (o);
   if (rootless)
     {
-      gen_idmap (o, "uidMappings", getuid ());
-      gen_idmap (o, "gidMappings", getgid ());
+      gen_idmap (o, "uidMappings", getuid (), 1);
+      gen_idmap (o, "gidMappings", getgid (), 1);
+    }
+  else if (userns)
+    {
+      gen_idmap (o, "uidMappings", HOST_ID_BASE, HOST_ID_SIZE);
+      gen_idmap (o, "gidMappings", HOST_ID_BASE, HOST_ID_SIZE);
     }
   json_key (o, "namespaces");
   json_arr_open (o);
   for (size_t i = 0; i < sizeof ns / sizeof *ns; i++)
     {
-      if ((ns[i] == OCI_NS_NETWORK && rootless) || (ns[i] == OCI_NS_USER && !rootless))
+      if ((ns[i] == OCI_NS_NETWORK && rootless) || (ns[i] == OCI_NS_USER && !userns))
         continue;
       json_obj_open (o);
       json_kstr (o, "type", oci_ns_name (ns[i]));
@@ -393,7 +406,7 @@ oci_profile_generate (enum oci_profile profile, bool rootless, char *const *args
   json_obj_close (&o);
   json_kstr (&o, "hostname", "hako");
   gen_mounts (&o, profile, rootless);
-  gen_linux (&o, rootless);
+  gen_linux (&o, profile, rootless);
   gen_sandbox (&o, profile);
   json_obj_close (&o);
   return json_out_finish (&o, out, NULL, err);

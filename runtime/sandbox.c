@@ -250,6 +250,19 @@ write_pid_file (const char *path, pid_t pid, hk_err *err)
   return 0;
 }
 
+/* The host id that container id maps to; false when it is not mapped. */
+static bool
+map_to_host (const struct oci_idmap *m, size_t n, uint32_t id, uint32_t *host)
+{
+  for (size_t i = 0; i < n; i++)
+    if (id >= m[i].container_id && id - m[i].container_id < m[i].size)
+      {
+        *host = m[i].host_id + (id - m[i].container_id);
+        return true;
+      }
+  return false;
+}
+
 static int
 prepare_workdir (const struct store *st, const struct sbx_create_opts *o, struct build *b,
                  hk_err *err)
@@ -261,7 +274,19 @@ prepare_workdir (const struct store *st, const struct sbx_create_opts *o, struct
   if (rm_rf (b->data_dir, err) < 0)
     return -1;
   cleanup_free char *work = xasprintf ("%s/work", b->data_dir);
-  return mkdir_p (work, 0755, err);
+  if (mkdir_p (work, 0755, err) < 0)
+    return -1;
+  /* In a user namespace the work dir belongs to the host ids the process's
+   * user maps to, or it could not write its own /work. */
+  uid_t uid;
+  gid_t gid;
+  const struct oci_process *p = o->spec->process;
+  if (oci_spec_ns (o->spec, OCI_NS_USER) && map_to_host (o->spec->linux.uid_mappings,
+                                                         o->spec->linux.n_uid_mappings, p->user.uid, &uid)
+      && map_to_host (o->spec->linux.gid_mappings, o->spec->linux.n_gid_mappings, p->user.gid, &gid)
+      && chown (work, uid, gid) < 0)
+    return err_sys (err, "chown %s", work);
+  return 0;
 }
 
 static int

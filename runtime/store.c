@@ -61,8 +61,10 @@ store_init (struct store *st, const char *root, const char *data_root, hk_err *e
 {
   st->root = root ? absolute (root) : default_root ();
   st->data_root = data_root ? absolute (data_root) : default_data_root ();
-  /* 0700: state and sync files of other users' sandboxes are nobody else's business. */
-  if (mkdir_p (st->root, 0700, err) < 0)
+  /* 0711: others may pass through (a sandbox in a user namespace reaches
+   * its root mount point here as an unprivileged host id) but not list; the
+   * files inside are 0600, the exec fifo has no read bit for others. */
+  if (mkdir_p (st->root, 0711, err) < 0)
     return err_prefix (err, "state root");
   return 0;
 }
@@ -116,7 +118,7 @@ store_create (const struct store *st, const char *id, struct store_entry *out, h
     return err_set (err, EINVAL, "invalid sandbox id \"%s\": must match [A-Za-z0-9][A-Za-z0-9_.-]{0,63}", id);
   entry_init (st, id, out);
   /* mkdir is the arbiter: of two concurrent creates of one id exactly one wins. */
-  if (mkdir (out->dir, 0700) < 0)
+  if (mkdir (out->dir, 0711) < 0)
     {
       int e = errno;
       store_close (out);

@@ -4,12 +4,19 @@
 fixtures="${FIXTURES:-$BATS_TEST_DIRNAME/../fixtures}"
 
 hako_setup_file () {
+  # A sandbox in a user namespace (the host profile's) reaches binds and
+  # rootfs dirs made here as an unprivileged host id: let it pass through
+  # bats's private temporary directories.
+  local d=$BATS_FILE_TMPDIR
+  while [ "$d" != / ] && [ "$d" != /tmp ]; do chmod o+x "$d"; d=$(dirname "$d"); done
   export BUNDLE_DIR="$BATS_FILE_TMPDIR/bundle"
   "$fixtures/make-bundle.sh" "$BUNDLE_DIR" runc >/dev/null
 }
 
 hako_setup () {
   TEST_ROOT=$(mktemp -d /tmp/hako-it.XXXXXX)
+  # Sandboxes in a user namespace pass through here as an unprivileged host id.
+  chmod 711 "$TEST_ROOT"
   export TEST_ROOT
   export STATE="$TEST_ROOT/state" DATA="$TEST_ROOT/data"
   H="$HAKO --root $STATE --data-root $DATA"

@@ -264,7 +264,7 @@ host_data () {
     /usr/bin/env true && echo usr-exec-ok
     cp /usr/bin/true /tmp/t && /tmp/t && echo tmp-exec-ok
     echo 500 > /proc/self/oom_score_adj || echo proc-refused
-    echo e > /dev/stderr'
+    echo e >&2'
   [ "$status" -eq 0 ]
   for w in work-ok tmp-ok usr-exec-ok tmp-exec-ok proc-refused; do
     [[ "$output" == *"$w"* ]] || { echo "missing $w"; return 1; }
