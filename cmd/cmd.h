@@ -48,6 +48,11 @@ int cmd_help (const char *text);
 
 int cmd_store (struct store *st, hk_err *err);
 
+/* A verb that takes only --help and one sandbox ID and calls fn on it
+ * (start, pause, resume): parse, run, report.  Returns the exit status. */
+typedef int (*sandbox_fn) (const struct store *st, const char *id, hk_err *err);
+int cmd_on_sandbox (int argc, char **argv, const char *help, sandbox_fn fn);
+
 /* Where a sandbox's config comes from: a bundle's config.json or a profile. */
 struct config_src
 {

@@ -12,15 +12,6 @@
 #include "lib/util.h"
 #include "runtime/sandbox.h"
 
-static char *
-abs_path (const char *p)
-{
-  if (p[0] == '/')
-    return xstrdup (p);
-  cleanup_free char *cwd = getcwd (NULL, 0);
-  return xasprintf ("%s/%s", cwd ? cwd : ".", p);
-}
-
 static int
 replace_args (struct oci_spec *spec, char *const *args, hk_err *err)
 {
@@ -40,7 +31,7 @@ cmd_load_config (const char *bundle, const char *profile, char *const *args, boo
                  struct config_src *out, hk_err *err)
 {
   *out = (struct config_src){ 0 };
-  out->bundle = abs_path (bundle ? bundle : ".");
+  out->bundle = path_absolute (bundle ? bundle : ".");
   cleanup_free char *path = xasprintf ("%s/config.json", out->bundle);
   if (profile == NULL && host_fallback && bundle == NULL && access (path, F_OK) < 0)
     profile = "host";

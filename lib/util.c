@@ -90,6 +90,15 @@ str_has_prefix (const char *s, const char *prefix)
   return strncmp (s, prefix, strlen (prefix)) == 0;
 }
 
+char *
+path_absolute (const char *path)
+{
+  if (path[0] == '/')
+    return xstrdup (path);
+  cleanup_free char *cwd = getcwd (NULL, 0);
+  return xasprintf ("%s/%s", cwd ? cwd : ".", path);
+}
+
 bool
 str_has_suffix (const char *s, const char *suffix)
 {

@@ -27,6 +27,8 @@ char *xasprintf (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
 #define steal_fd(fdp) ({ int _f = *(fdp); *(fdp) = -1; _f; })
 
 bool str_has_prefix (const char *s, const char *prefix);
+/* path made absolute against the current directory (caller frees). */
+char *path_absolute (const char *path);
 bool str_has_suffix (const char *s, const char *suffix);
 
 /* Read a whole file (at most max bytes; more is an error).  *out is

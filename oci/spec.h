@@ -19,6 +19,7 @@ typedef char **strv;
 size_t strv_len (char *const *v);
 void strv_free (char **v);
 char **strv_dup (char *const *v);
+bool strv_contains (char *const *v, const char *s);
 
 struct oci_kv
 {

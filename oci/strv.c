@@ -84,3 +84,12 @@ oci_spec_ns (const struct oci_spec *spec, enum oci_ns_type t)
       return &spec->linux.namespaces[i];
   return NULL;
 }
+
+bool
+strv_contains (char *const *v, const char *s)
+{
+  for (size_t i = 0; v && v[i]; i++)
+    if (strcmp (v[i], s) == 0)
+      return true;
+  return false;
+}

@@ -218,15 +218,6 @@ read_lines (const char *path)
 }
 
 static bool
-strv_has (char *const *v, const char *s)
-{
-  for (size_t i = 0; v && v[i]; i++)
-    if (strcmp (v[i], s) == 0)
-      return true;
-  return false;
-}
-
-static bool
 has_controller (const char *list, const char *name)
 {
   size_t n = strlen (name);
@@ -309,7 +300,7 @@ plan_cgroups (struct exec_ctx *x, hk_err *err)
     }
   int r = 0;
   for (size_t i = 0; theirs[i] && r == 0; i++)
-    r = plan_cgroup_line (x, theirs[i], !strv_has (mine, theirs[i]), &n, err);
+    r = plan_cgroup_line (x, theirs[i], !strv_contains (mine, theirs[i]), &n, err);
   strv_free (theirs);
   strv_free (mine);
   return r;

@@ -47,20 +47,11 @@ default_data_root (void)
   return xasprintf ("%s/.local/share/hako", home);
 }
 
-static char *
-absolute (const char *path)
-{
-  if (path[0] == '/')
-    return xstrdup (path);
-  cleanup_free char *cwd = getcwd (NULL, 0);
-  return xasprintf ("%s/%s", cwd ? cwd : "", path);
-}
-
 int
 store_init (struct store *st, const char *root, const char *data_root, hk_err *err)
 {
-  st->root = root ? absolute (root) : default_root ();
-  st->data_root = data_root ? absolute (data_root) : default_data_root ();
+  st->root = root ? path_absolute (root) : default_root ();
+  st->data_root = data_root ? path_absolute (data_root) : default_data_root ();
   /* 0711: others may pass through (a sandbox in a user namespace reaches
    * its root mount point here as an unprivileged host id) but not list; the
    * files inside are 0600, the exec fifo has no read bit for others. */
