@@ -290,7 +290,7 @@ plan_build (struct landlock_plan *p, const struct oci_spec *spec, hk_err *err)
 {
   const struct hako_landlock *l = &spec->sandbox.landlock;
   bool fs = l->derive || l->read || l->write || l->exec;
-  int r;
+  int r = 0;
   /* Filesystem rules need Landlock at all (ABI 1). */
   if (fs && (r = abi_allows (p, l->required, "sandbox.landlock", 1, err)) < 0)
     return -1;

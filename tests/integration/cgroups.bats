@@ -95,7 +95,8 @@ hako_cgroups () {
 
 @test "pause: a counter stops and state says paused; resume: it grows again" {
   b=$(out_bundle count)
-  set_args "$b" sh -c 'i=0; while :; do i=$((i+1)); echo $i > /out/n; sleep 0.02; done'
+  # Written through a rename, so a reader (or a freeze) never sees it half-written.
+  set_args "$b" sh -c 'i=0; while :; do i=$((i+1)); echo $i > /out/n.t; mv /out/n.t /out/n; sleep 0.02; done'
   $H run --detach --bundle "$b" count
   for i in $(seq 50); do [ -s "$TEST_ROOT/out/n" ] && break; sleep 0.1; done
   $H pause count
