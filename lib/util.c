@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -88,6 +89,13 @@ bool
 str_has_prefix (const char *s, const char *prefix)
 {
   return strncmp (s, prefix, strlen (prefix)) == 0;
+}
+
+bool
+fs_has_magic (const char *path, long magic)
+{
+  struct statfs sf;
+  return statfs (path, &sf) == 0 && sf.f_type == magic;
 }
 
 char *

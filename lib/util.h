@@ -27,6 +27,8 @@ char *xasprintf (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
 #define steal_fd(fdp) ({ int _f = *(fdp); *(fdp) = -1; _f; })
 
 bool str_has_prefix (const char *s, const char *prefix);
+/* path is on a filesystem of this type (statfs f_type, e.g. PROC_SUPER_MAGIC). */
+bool fs_has_magic (const char *path, long magic);
 /* path made absolute against the current directory (caller frees). */
 char *path_absolute (const char *path);
 bool str_has_suffix (const char *s, const char *suffix);

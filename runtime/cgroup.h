@@ -25,8 +25,6 @@ enum cg_layout
 enum cg_layout cg_layout (void);
 /* Where the cgroup2 hierarchy is mounted, or NULL (v1 only / none). */
 const char *cg_v2_mount (void);
-/* Host path of the calling process's cgroup2 directory (caller frees), or NULL. */
-char *cg_self_v2_dir (void);
 
 /* The controllers hako drives, as bits.  CG_BLKIO is "io" on v2. */
 enum

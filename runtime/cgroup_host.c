@@ -23,22 +23,15 @@
 
 /* ---- the host's layout -------------------------------------------------------- */
 
-static bool
-is_fs (const char *path, long magic)
-{
-  struct statfs sf;
-  return statfs (path, &sf) == 0 && sf.f_type == magic;
-}
-
 static enum cg_layout
 detect_layout (const char *root)
 {
   cleanup_free char *unified = xasprintf ("%s/unified", root);
-  if (is_fs (root, CGROUP2_SUPER_MAGIC))
+  if (fs_has_magic (root, CGROUP2_SUPER_MAGIC))
     return CG_UNIFIED;
-  if (is_fs (unified, CGROUP2_SUPER_MAGIC))
+  if (fs_has_magic (unified, CGROUP2_SUPER_MAGIC))
     return CG_HYBRID;
-  if (is_fs (root, TMPFS_MAGIC))
+  if (fs_has_magic (root, TMPFS_MAGIC))
     return CG_V1;
   return CG_NONE;
 }
@@ -61,31 +54,6 @@ cg_v2_mount (void)
     case CG_HYBRID: return "/sys/fs/cgroup/unified";
     default: return NULL;
     }
-}
-
-char *
-cg_self_v2_dir (void)
-{
-  const char *mnt = cg_v2_mount ();
-  if (mnt == NULL)
-    return NULL;
-  FILE *f = fopen ("/proc/self/cgroup", "re");
-  if (f == NULL)
-    return NULL;
-  char line[4096];
-  char *dir = NULL;
-  while (fgets (line, sizeof line, f))
-    if (str_has_prefix (line, "0::/"))
-      {
-        line[strcspn (line, "\n")] = '\0';
-        /* "0::/" alone is the root; a path never contains "..", but a
-         * mangled file must not send the bind anywhere else. */
-        if (strstr (line + 3, "/..") == NULL)
-          dir = strcmp (line + 3, "/") == 0 ? xstrdup (mnt) : xasprintf ("%s%s", mnt, line + 3);
-        break;
-      }
-  fclose (f);
-  return dir;
 }
 
 /* ---- controller names ------------------------------------------------------- */
@@ -328,7 +296,7 @@ cg_host_probe (const char *root, enum cg_layout layout, const char *self_text, s
       struct stat sb;
       if ((v2 && out->layout != CG_HYBRID) || lstat (mount, &sb) < 0 || !S_ISDIR (sb.st_mode))
         continue;
-      if (detect && !is_fs (mount, v2 ? CGROUP2_SUPER_MAGIC : CGROUP_SUPER_MAGIC))
+      if (detect && !fs_has_magic (mount, v2 ? CGROUP2_SUPER_MAGIC : CGROUP_SUPER_MAGIC))
         continue;
       add_hier (out, mount, de->d_name, v2, self_text);
     }

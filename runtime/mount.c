@@ -320,13 +320,6 @@ mount_bind (const struct root *r, const struct mnt_ctx *ctx, const struct oci_mo
   return mount_settle (r, m, true, src, err);
 }
 
-static bool
-is_fs (const char *path, long magic)
-{
-  struct statfs sf;
-  return statfs (path, &sf) == 0 && sf.f_type == magic;
-}
-
 /* A filesystem of TYPE on the destination, with M's flags plus EXTRA. */
 static int
 mount_fs (const struct root *r, const struct oci_mount *m, const char *type, const char *data,
@@ -674,7 +667,7 @@ mnt_prepare_root (const struct mnt_ctx *ctx, hk_err *err)
 static int
 count_root_mounts (hk_err *err)
 {
-  if (!is_fs ("/proc/self", PROC_SUPER_MAGIC))
+  if (!fs_has_magic ("/proc/self", PROC_SUPER_MAGIC))
     return -1;
   cleanup_free char *info = NULL;
   if (file_read_all ("/proc/self/mountinfo", 64 << 20, &info, NULL, err) < 0)
@@ -813,7 +806,7 @@ mnt_finish (const struct mnt_ctx *ctx, hk_err *err)
   struct root r = {
     .fd = rootfd,
     .label = "",
-    .by_fd = is_fs ("/proc/self/fd", PROC_SUPER_MAGIC),
+    .by_fd = fs_has_magic ("/proc/self/fd", PROC_SUPER_MAGIC),
   };
   for (char **p = l->readonly_paths; p && *p; p++)
     if (readonly_path (&r, *p, err) < 0)
