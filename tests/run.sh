@@ -2,7 +2,8 @@
 # Run every test — the C unit tests and the bats integration tests — read
 # their TAP, and end with one line: "N passed, N failed, N skipped".
 # Environment: HAKO (the built binary), UNIT_TESTS (unit test binaries),
-# TESTS_FILTER (optional: only integration files whose name matches).
+# TESTS_FILTER (optional: only integration files whose name matches),
+# FUZZ_SRC/FUZZ_BUILD/FUZZ_SECONDS (the fuzz targets; tests/fuzz/run.sh).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 HAKO=${HAKO:-$here/../hako}
@@ -35,6 +36,15 @@ for t in ${UNIT_TESTS:-}; do
   grep -E '^#' "$out" | head -20
   count "$t" "$out"
 done
+
+# Fuzz targets, each for FUZZ_SECONDS (tests/fuzz/run.sh; `make fuzz` runs longer).
+if [ -n "${FUZZ_SRC:-}" ]; then
+  out="$log/fuzz.tap"
+  echo "== fuzz: ${FUZZ_SECONDS:-10}s per target"
+  "$here/fuzz/run.sh" "$FUZZ_SRC" "$FUZZ_BUILD" "${FUZZ_SECONDS:-10}" > "$out" 2>&1
+  grep -E '^(ok|#)' "$out" | head -40
+  count fuzz "$out"
+fi
 
 if [ "$(id -u)" != 0 ]; then
   echo "== integration: skipped, needs root"
