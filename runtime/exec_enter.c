@@ -28,6 +28,7 @@
 #include "lib/syscalls.h"
 #include "lib/util.h"
 #include "runtime/process.h"
+#include "runtime/proctree.h"
 
 int
 enter_send (int fd, int type, int value, int more, int pass_fd)
@@ -219,6 +220,26 @@ hide_arguments (void)
   snprintf ((char *) arg_start, arg_end - arg_start, "hako-exec");
 }
 
+/* SIGKILL the command (unless already reaped) and, round after round, every
+ * descendant of this subreaper as the sandbox's /proc shows them, reaping as
+ * they die, until none is left.  Without a /proc inside only the command can
+ * be found. */
+static void
+kill_descendants (pid_t cmd, bool reaped)
+{
+  if (!reaped)
+    kill (cmd, SIGKILL);
+  for (int round = 0; round < 200; round++)
+    {
+      size_t left = ptree_kill (getpid ());
+      while (waitpid (-1, NULL, WNOHANG) > 0)
+        ;
+      if (left == 0)
+        return;
+      usleep (round < 20 ? 500 : 10000);
+    }
+}
+
 /* Orphans of the command's tree (a daemon's double fork, setsid) are
  * re-parented to the nearest subreaper in their pid namespace: this process,
  * as long as it lives, instead of the sandbox's init.  So hako finds every
@@ -290,10 +311,11 @@ subreaper_main (const struct exec_plan *p)
       if (pf[0].revents & (POLLIN | POLLHUP))
         {
           struct enter_msg m;
-          /* EOF: hako is gone, and with it the timeout.  The command must not
-           * outlive what bounded it. */
-          if (enter_recv (p->ctl[1], &m, NULL) < 0 && !reaped)
-            kill ((pid_t) cpid, SIGKILL);
+          /* EOF: hako is gone (killed, say), and with it the timeout.  The
+           * command and everything it started must not outlive what bounded
+           * them: they are all this subreaper's descendants. */
+          if (enter_recv (p->ctl[1], &m, NULL) < 0)
+            kill_descendants ((pid_t) cpid, reaped);
           while (waitpid (-1, NULL, WNOHANG) > 0)
             ;
           _exit (0);

@@ -37,19 +37,26 @@ status_of () { $H state "$1" 2>/dev/null | jq -r .status || echo gone; }
   done
 }
 
-@test "kill -9 at random moments during exec: the sandbox keeps running and its state is intact" {
+@test "kill -9 at random moments during exec --timeout: the sandbox runs on, the command's tree dies" {
   b=$(new_bundle fexec)
   set_args "$b" sleep 1000
   $H run --detach --bundle "$b" fexec
   pid=$($H state fexec | jq -r .pid)
   for delay in $delays 0.1; do
-    $H exec --timeout 30s fexec -- sh -c 'echo started; sleep 20' > /dev/null 2>&1 & execer=$!
+    $H exec --timeout 30s fexec -- sh -c 'sleep 20 & setsid sleep 20 & sleep 20' > /dev/null 2>&1 & execer=$!
     sleep $delay
     kill -9 $execer 2>/dev/null || true
     wait $execer || true
   done
   [ "$(status_of fexec)" = running ]
   [ "$($H state fexec | jq -r .pid)" = "$pid" ]
+  # A timed command never outlives its hako: killed with it, whole tree.
+  for i in $(seq 50); do
+    n=$($H exec fexec -- sh -c 'ps -o args | grep -c "^[s]leep 20"' || true)
+    [ "$n" = 0 ] && break
+    sleep 0.1
+  done
+  [ "$n" = 0 ]
   # The sandbox still serves exec.
   [ "$($H exec fexec -- echo alive)" = alive ]
   $H delete --force fexec
