@@ -20,6 +20,7 @@
 #include "lib/util.h"
 #include "runtime/caps.h"
 #include "runtime/cgroup.h"
+#include "runtime/idmap.h"
 #include "runtime/pidinfo.h"
 
 static char *
@@ -250,19 +251,6 @@ write_pid_file (const char *path, pid_t pid, hk_err *err)
   return 0;
 }
 
-/* The host id that container id maps to; false when it is not mapped. */
-static bool
-map_to_host (const struct oci_idmap *m, size_t n, uint32_t id, uint32_t *host)
-{
-  for (size_t i = 0; i < n; i++)
-    if (id >= m[i].container_id && id - m[i].container_id < m[i].size)
-      {
-        *host = m[i].host_id + (id - m[i].container_id);
-        return true;
-      }
-  return false;
-}
-
 static int
 prepare_workdir (const struct store *st, const struct sbx_create_opts *o, struct build *b,
                  hk_err *err)
@@ -281,9 +269,9 @@ prepare_workdir (const struct store *st, const struct sbx_create_opts *o, struct
   uid_t uid;
   gid_t gid;
   const struct oci_process *p = o->spec->process;
-  if (oci_spec_ns (o->spec, OCI_NS_USER) && map_to_host (o->spec->linux.uid_mappings,
+  if (oci_spec_ns (o->spec, OCI_NS_USER) && idmap_to_host (o->spec->linux.uid_mappings,
                                                          o->spec->linux.n_uid_mappings, p->user.uid, &uid)
-      && map_to_host (o->spec->linux.gid_mappings, o->spec->linux.n_gid_mappings, p->user.gid, &gid)
+      && idmap_to_host (o->spec->linux.gid_mappings, o->spec->linux.n_gid_mappings, p->user.gid, &gid)
       && chown (work, uid, gid) < 0)
     return err_sys (err, "chown %s", work);
   return 0;
@@ -390,7 +378,7 @@ sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_
     }
   test_stall (&b.entry, "after-mkdir");
   cleanup_free char *config = store_path (&b.entry, "config.json");
-  if (resolve_rootfs (o, &b, &rootfs, err) < 0
+  if (resolve_rootfs (o, &b, &rootfs, err) < 0 || idmap_check_reachable (o->spec, rootfs, err) < 0
       || file_write_new (config, o->config_json, o->config_len, 0600, err) < 0
       || prepare_workdir (st, o, &b, err) < 0 || create_cgroups (&b, o, err) < 0
       || create_spawn (o, &b, rootfs, status, err) < 0

@@ -184,3 +184,13 @@ expect_clean_failure () {
   run $H run --rm --detach x -- true
   [ "$status" -eq 125 ]
 }
+
+@test "a state root the sandbox's user namespace cannot enter: 125 naming the directory and the fix" {
+  hidden="$TEST_ROOT/hidden"
+  mkdir -m 0700 "$hidden"
+  run $HAKO --root "$hidden/state" --data-root "$DATA" run --profile host unreachable -- true
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"cannot enter $hidden"*"chmod o+x $hidden"* ]]
+  [ -z "$(ls -A "$hidden/state" 2>/dev/null)" ]
+  rm -rf "$hidden"
+}

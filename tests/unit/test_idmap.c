@@ -1,0 +1,92 @@
+/* idmap: id translation through the mappings, and the up-front check that
+ * the sandbox's root can reach a path on the host. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/util.h"
+#include "oci/spec.h"
+#include "runtime/idmap.h"
+#include "tests/unit/tap.h"
+
+static const char userns_spec[] =
+  "{\"ociVersion\":\"1.2.0\",\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\",\"user\":{\"uid\":0,\"gid\":0}},"
+  "\"root\":{\"path\":\"rootfs\"},\"linux\":{\"namespaces\":[{\"type\":\"mount\"},{\"type\":\"user\"}],"
+  "\"uidMappings\":[{\"containerID\":0,\"hostID\":1000000000,\"size\":65536}],"
+  "\"gidMappings\":[{\"containerID\":0,\"hostID\":1000000000,\"size\":65536}]}}";
+
+static struct oci_spec *
+parse (const char *json)
+{
+  struct oci_spec *s = NULL;
+  hk_err err = { 0 };
+  if (oci_spec_parse (json, strlen (json), &s, &err) < 0)
+    printf ("# parse: %s\n", err.msg);
+  return s;
+}
+
+static void
+test_translate (void)
+{
+  const struct oci_idmap m[] = { { 0, 1000, 1 }, { 1, 100000, 65536 } };
+  uint32_t h = 0;
+  ok (idmap_to_host (m, 2, 0, &h) && h == 1000, "sandbox 0 is host 1000");
+  ok (idmap_to_host (m, 2, 1, &h) && h == 100000, "sandbox 1 is the start of the second range");
+  ok (idmap_to_host (m, 2, 65536, &h) && h == 165535, "the last id of the second range");
+  ok (!idmap_to_host (m, 2, 65537, &h), "past the ranges: not mapped");
+  ok (idmap_has_host (m, 2, 1000) && idmap_has_host (m, 2, 165535), "mapped host ids are found");
+  ok (!idmap_has_host (m, 2, 0) && !idmap_has_host (m, 2, 165536), "host root and beyond are not");
+  const struct oci_idmap wrap[] = { { 4294967000u, 10, 1000 } };
+  ok (!idmap_to_host (wrap, 1, 5, &h), "no wrap-around below a range's start");
+}
+
+static void
+test_reachable (void)
+{
+  struct oci_spec *s = parse (userns_spec);
+  char tmpl[] = "/tmp/hako-idmap.XXXXXX";
+  char *top = mkdtemp (tmpl);
+  ok (s && top, "setup");
+  if (!s || !top)
+    return;
+  cleanup_free char *mid = xasprintf ("%s/mid", top);
+  cleanup_free char *leaf = xasprintf ("%s/mid/rootfs", top);
+  mkdir (mid, 0755);
+  mkdir (leaf, 0755);
+  hk_err err = { 0 };
+  chmod (top, 0711);
+  ok (idmap_check_reachable (s, leaf, &err) == 0, "o+x all the way: reachable");
+  chmod (top, 0700);
+  ok (idmap_check_reachable (s, leaf, &err) < 0 && err.errnum == EACCES, "a 0700 parent stops it");
+  ok (strstr (err.msg, top) && strstr (err.msg, "1000000000") && strstr (err.msg, "chmod o+x"),
+      "the message names the directory, the host uid and the fix: %s", err.msg);
+  /* Owned by ids mapped into the namespace: its root's capabilities apply. */
+  if (chown (top, 1000000005, 1000000005) == 0)
+    ok (idmap_check_reachable (s, leaf, &err) == 0, "owned by mapped ids: reachable at 0700");
+  if (chown (top, 1000000000, 0) == 0)
+    ok (idmap_check_reachable (s, leaf, &err) == 0, "owned by the sandbox's root, u+x: reachable");
+  chmod (top, 0070);
+  if (chown (top, 0, 1000000000) == 0)
+    ok (idmap_check_reachable (s, leaf, &err) == 0, "group is the sandbox's root's, g+x: reachable");
+  /* No user namespace: nothing to check. */
+  struct oci_spec *plain = parse ("{\"ociVersion\":\"1.2.0\",\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\","
+                                  "\"user\":{\"uid\":0,\"gid\":0}},\"root\":{\"path\":\"r\"},"
+                                  "\"linux\":{\"namespaces\":[{\"type\":\"mount\"}]}}");
+  chmod (top, 0700);
+  ok (plain && idmap_check_reachable (plain, leaf, &err) == 0, "without a user namespace: no check");
+  rmdir (leaf);
+  rmdir (mid);
+  rmdir (top);
+  oci_spec_free (plain);
+  oci_spec_free (s);
+}
+
+int
+main (void)
+{
+  test_translate ();
+  test_reachable ();
+  return tap_done ();
+}
