@@ -4,7 +4,7 @@
 # time without a crash, leak or sanitizer report.  The seeds in corpus/<target>
 # are copied, never written to.
 #   run.sh SRCDIR BUILDDIR SECONDS
-# Environment: FUZZ_CFLAGS / FUZZ_LIBS (the dependencies' flags, from make).
+# Environment: DEP_CFLAGS / DEP_LIBS (the dependencies' flags, from make).
 set -u
 src=$1 build=$2 secs=$3
 targets="fuzz_spec fuzz_state fuzz_exec_result fuzz_parse"
@@ -21,27 +21,19 @@ echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n){(void)d;(void)n
 clang -fsanitize=fuzzer "$work/probe.c" -o "$work/probe" 2> /dev/null \
   || skip_all "clang cannot link libFuzzer (Debian: libclang-rt-14-dev)"
 
-flags="-std=gnu11 -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined"
-flags="$flags -fno-sanitize-recover=undefined -I$src -I$build -include config.h"
-flags="$flags -DHAKO_VERSION=\"fuzz\" ${FUZZ_CFLAGS:-}"
-export flags
-# Everything below cmd/, as libhako.a has it, instrumented for coverage.
-objs=""
-for c in "$src"/lib/*.c "$src"/oci/*.c "$src"/runtime/*.c; do
-  o="$work/$(basename "$(dirname "$c")")_$(basename "$c" .c).o"
-  objs="$objs $o"
-  echo "$c $o"
-done > "$work/sources"
-if ! xargs -n 2 -P "$(nproc)" sh -c 'clang $flags -fsanitize=fuzzer-no-link -c "$0" -o "$1"' \
-     < "$work/sources" > "$work/build.log" 2>&1; then
+flags="-O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined"
+flags="$flags ${DEP_CFLAGS:-}"
+if ! "$src/tests/variant.sh" "$src" "$build" "$work/lib" clang $flags -fsanitize=fuzzer-no-link \
+     > "$work/build.log" 2>&1; then
   sed 's/^/# /' "$work/build.log" | head -30
   i=1; for t in $targets; do echo "not ok $i - $t: build failed"; i=$((i + 1)); done; exit 1
 fi
+flags="-std=gnu11 -g -I$src -I$build -include config.h $flags"
 
 i=1
 for t in $targets; do
   bin="$work/$t"
-  if ! clang $flags -fsanitize=fuzzer "$src/tests/fuzz/$t.c" $objs ${FUZZ_LIBS:-} -o "$bin" \
+  if ! clang $flags -fsanitize=fuzzer "$src/tests/fuzz/$t.c" "$work/lib/libvariant.a" ${DEP_LIBS:-} -o "$bin" \
        > "$work/$t.build" 2>&1; then
     sed 's/^/# /' "$work/$t.build" | head -20
     echo "not ok $i - $t: build failed"; i=$((i + 1)); continue
