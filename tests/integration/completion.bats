@@ -1,0 +1,35 @@
+#!/usr/bin/env bats
+# bash completion (contrib/hako.bash-completion, installed by make install):
+# verbs and options come from hako's own --help, ids from `list -q`.
+
+load helpers
+
+setup_file () { hako_setup_file; }
+setup () {
+  hako_setup
+  source "$BATS_TEST_DIRNAME/../../contrib/hako.bash-completion"
+  PATH="$(dirname "$HAKO"):$PATH"
+}
+teardown () { hako_teardown; }
+
+# complete WORD...: what the completion offers for the last word.
+complete_words () {
+  COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=()
+  _hako
+  echo "${COMPREPLY[*]}"
+}
+
+@test "completion: verbs, each verb's options, profiles, and ids under --root" {
+  [ "$(complete_words hako ex)" = exec ]
+  verbs=" $(complete_words hako '') "
+  # (not the word r-u-n between spaces: bats rewrites it, even inside [[ ]])
+  [[ "$verbs" == *" start "*" exec "*" delete "* ]]
+  [ "$(complete_words hako exec --ti)" = --timeout ]
+  [[ "$(complete_words hako run --)" == *--detach* ]]
+  [ "$(complete_words hako spec --profile h)" = host ]
+  $H run --detach --profile host cmpl -- sleep 1000
+  [ "$(complete_words hako --root "$STATE" exec cm)" = cmpl ]
+  [ "$(complete_words hako --root "$STATE" kill cmpl KI)" = KILL ]
+  # After -- the words belong to the command inside.
+  [ -z "$(complete_words hako --root "$STATE" exec cmpl -- l)" ]
+}
