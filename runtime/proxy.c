@@ -10,9 +10,10 @@
  * only once the previous bytes are written, so a slow reader holds back its
  * writer instead of growing memory.
  *
- * Limits of this first version: host names are resolved with a blocking
- * getaddrinfo on the loop (one sandbox has its own proxy, so a slow name
- * only stalls that sandbox's own connections); a keep-alive connection may
+ * Host names are resolved by two worker threads (getaddrinfo blocks), the
+ * only threads; everything else is the loop's.
+ *
+ * Limits of this first version: a keep-alive connection may
  * send requests to several hosts one after another, but switching host
  * closes the previous upstream connection (pipelined requests to different
  * hosts may see the earlier response cut short); a response that ends with
@@ -23,6 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +55,17 @@ struct dir
 };
 
 struct conn;
+/* A name for the resolver threads (see "name resolution"). */
+struct resolve_job
+{
+  struct resolve_job *next;
+  struct conn *c;  /* NULL once the connection is gone */
+  char host[256];
+  char port[8];
+  struct addrinfo *res;
+  int gai;
+};
+
 struct endpoint
 {
   struct conn *c;
@@ -64,6 +77,7 @@ struct endpoint
 enum conn_state
 {
   C_HEAD,        /* reading a request head; no upstream or an idle one */
+  C_RESOLVING,   /* waiting for the resolver */
   C_CONNECTING,  /* waiting for the upstream connect */
   C_OPEN         /* upstream connected */
 };
@@ -81,6 +95,9 @@ struct conn
   size_t in_len;
   uint64_t body_left;
   char target[300];  /* host:port of the upstream */
+  char method[24];
+  uint16_t port;
+  struct resolve_job *job;  /* while resolving */
   struct sockaddr_storage addrs[MAX_ADDRS];
   socklen_t addr_len[MAX_ADDRS];
   int n_addrs, next_addr;
@@ -319,6 +336,8 @@ conn_close (struct proxy *p, struct conn *c)
   if (c->dead)
     return;
   c->dead = true;
+  if (c->job)
+    c->job->c = NULL;  /* the resolver's job outlives us; drain_resolver frees it */
   up_close (p, c);
   epoll_ctl (p->ep, EPOLL_CTL_DEL, c->cl.fd, NULL);
   close (c->cl.fd);
@@ -390,51 +409,129 @@ connect_next (struct proxy *p, struct conn *c, int *last_errno)
   return false;
 }
 
-/* The allow-list decision for host:port, and the addresses that passed it.
- * Only names the list names are resolved: an unlisted name makes no DNS
- * query, so the resolver cannot carry data out either.  0 allowed, -1
- * refused (answered and logged). */
-static int
-decide (struct proxy *p, struct conn *c, const struct http_request *req)
+static void conn_step (struct proxy *p, struct conn *c);
+
+/* ---- name resolution ------------------------------------------------------- */
+
+/* getaddrinfo blocks, so names are resolved by a few worker threads; each
+ * finished job comes back to the loop through a pipe.  A job belongs to the
+ * workers until it comes back; a connection closed meanwhile only clears
+ * job->c, and the loop frees the job when it returns. */
+#define RESOLVERS 2
+
+static struct
 {
-  const struct allowlist *al = p->cfg->al;
-  char reason[512];
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  struct resolve_job *head, *tail;
+  int done[2];
+} resolver = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .done = { -1, -1 } };
+
+static void *
+resolver_main (void *arg)
+{
+  (void) arg;
+  for (;;)
+    {
+      pthread_mutex_lock (&resolver.mu);
+      while (resolver.head == NULL)
+        pthread_cond_wait (&resolver.cv, &resolver.mu);
+      struct resolve_job *j = resolver.head;
+      resolver.head = j->next;
+      if (resolver.head == NULL)
+        resolver.tail = NULL;
+      pthread_mutex_unlock (&resolver.mu);
+      struct addrinfo hints = { .ai_flags = AI_NUMERICSERV, .ai_socktype = SOCK_STREAM };
+      j->gai = getaddrinfo (j->host, j->port, &hints, &j->res);
+      /* A pointer is far below PIPE_BUF: the write is atomic. */
+      while (write (resolver.done[1], &j, sizeof j) < 0 && errno == EINTR)
+        ;
+    }
+  return NULL;
+}
+
+static int
+resolver_init (void)
+{
+  if (pipe2 (resolver.done, O_CLOEXEC) < 0)
+    return -1;
+  fcntl (resolver.done[0], F_SETFL, O_NONBLOCK);
+  for (int i = 0; i < RESOLVERS; i++)
+    {
+      pthread_t t;
+      sigset_t all, old;
+      sigfillset (&all);
+      pthread_sigmask (SIG_SETMASK, &all, &old);  /* signals stay with the loop */
+      int r = pthread_create (&t, NULL, resolver_main, NULL);
+      pthread_sigmask (SIG_SETMASK, &old, NULL);
+      if (r != 0)
+        return -1;
+      pthread_detach (t);
+    }
+  return 0;
+}
+
+static void
+resolver_submit (struct resolve_job *j)
+{
+  pthread_mutex_lock (&resolver.mu);
+  if (resolver.tail)
+    resolver.tail->next = j;
+  else
+    resolver.head = j;
+  resolver.tail = j;
+  pthread_cond_signal (&resolver.cv);
+  pthread_mutex_unlock (&resolver.mu);
+}
+
+/* ---- the allow-list decision --------------------------------------------------- */
+
+static void
+refuse (struct proxy *p, struct conn *c, int status, const char *verdict, const char *reason,
+        const char *address)
+{
+  log_event (p, c->method, c->target, verdict, reason, address);
+  reply_error (p, c, status, reason);
+}
+
+/* Connect to the addresses that passed the allow-list. */
+static void
+begin_connect (struct proxy *p, struct conn *c)
+{
+  int e = 0;
+  char addr[INET6_ADDRSTRLEN];
+  format_addr (&c->addrs[0], addr, sizeof addr);
+  log_event (p, c->method, c->target, "allow", NULL, addr);
+  if (!connect_next (p, c, &e))
+    {
+      char reason[512];
+      snprintf (reason, sizeof reason, "cannot connect to %s: %s", c->target, strerror (e));
+      refuse (p, c, 502, "error", reason, NULL);
+    }
+}
+
+/* A name came back from the resolver: keep the addresses the allow-list
+ * lets through (a listed name's public addresses; loopback, private and
+ * link-local ones only when listed themselves). */
+static void
+resolved (struct proxy *p, struct conn *c, struct resolve_job *j)
+{
+  char reason[512], first_bad[INET6_ADDRSTRLEN] = "";
   uint8_t a[16];
+  c->job = NULL;
+  c->st = C_HEAD;
+  if (j->gai != 0)
+    {
+      snprintf (reason, sizeof reason, "cannot resolve %s: %s", j->host, gai_strerror (j->gai));
+      return refuse (p, c, 502, "error", reason, NULL);
+    }
   c->n_addrs = c->next_addr = 0;
-  if (al_parse_literal (req->host, a))
-    {
-      struct addrinfo hints = { .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV, .ai_socktype = SOCK_STREAM };
-      struct addrinfo *res = NULL;
-      char port[8];
-      snprintf (port, sizeof port, "%u", (unsigned) req->port);
-      if (!al_addr_allowed (al, a, req->port, false) || getaddrinfo (req->host, port, &hints, &res) != 0)
-        goto refused;
-      memcpy (&c->addrs[0], res->ai_addr, res->ai_addrlen);
-      c->addr_len[0] = res->ai_addrlen;
-      c->n_addrs = 1;
-      freeaddrinfo (res);
-      return 0;
-    }
-  if (!al_name_allowed (al, req->host, req->port))
-    goto refused;
-  struct addrinfo hints = { .ai_flags = AI_NUMERICSERV, .ai_socktype = SOCK_STREAM };
-  struct addrinfo *res = NULL;
-  char port[8], first_bad[INET6_ADDRSTRLEN] = "";
-  snprintf (port, sizeof port, "%u", (unsigned) req->port);
-  int g = getaddrinfo (req->host, port, &hints, &res);
-  if (g != 0)
-    {
-      snprintf (reason, sizeof reason, "cannot resolve %s: %s", req->host, gai_strerror (g));
-      log_event (p, req->method, c->target, "error", reason, NULL);
-      reply_error (p, c, 502, reason);
-      return -1;
-    }
-  for (struct addrinfo *r = res; r && c->n_addrs < MAX_ADDRS; r = r->ai_next)
+  for (struct addrinfo *r = j->res; r && c->n_addrs < MAX_ADDRS; r = r->ai_next)
     {
       if (r->ai_family != AF_INET && r->ai_family != AF_INET6)
         continue;
       al_addr_from_sockaddr (r->ai_addr, a);
-      if (al_addr_allowed (al, a, req->port, true))
+      if (al_addr_allowed (p->cfg->al, a, c->port, true))
         {
           memcpy (&c->addrs[c->n_addrs], r->ai_addr, r->ai_addrlen);
           c->addr_len[c->n_addrs++] = r->ai_addrlen;
@@ -442,42 +539,74 @@ decide (struct proxy *p, struct conn *c, const struct http_request *req)
       else if (!first_bad[0])
         format_addr ((struct sockaddr_storage *) r->ai_addr, first_bad, sizeof first_bad);
     }
-  freeaddrinfo (res);
   if (c->n_addrs > 0)
-    return 0;
+    return begin_connect (p, c);
   snprintf (reason, sizeof reason, "%s resolves to %s, a loopback, private or link-local address "
-            "the allow-list does not name", req->host, first_bad[0] ? first_bad : "no usable address");
-  log_event (p, req->method, c->target, "deny", reason, first_bad[0] ? first_bad : NULL);
-  reply_error (p, c, 403, reason);
-  return -1;
-refused:
-  snprintf (reason, sizeof reason, "%s is not in the sandbox's network allow-list", c->target);
-  log_event (p, req->method, c->target, "deny", reason, NULL);
-  reply_error (p, c, 403, reason);
-  return -1;
+            "the allow-list does not name", j->host, first_bad[0] ? first_bad : "no usable address");
+  refuse (p, c, 403, "deny", reason, first_bad[0] ? first_bad : NULL);
 }
 
+static void
+drain_resolver (struct proxy *p)
+{
+  struct resolve_job *j;
+  while (read (resolver.done[0], &j, sizeof j) == (ssize_t) sizeof j)
+    {
+      struct conn *c = j->c;
+      if (c && !c->dead)
+        {
+          c->last = now_ms ();
+          resolved (p, c, j);
+          if (!c->dead)
+            conn_step (p, c);
+        }
+      if (j->res)
+        freeaddrinfo (j->res);
+      free (j);
+    }
+}
+
+/* Check req's target against the allow-list and start on the way there.
+ * An address is decided at once; a name only when it is listed is handed
+ * to the resolver: an unlisted name makes no DNS query, so the resolver
+ * cannot carry data out either. */
 static void
 start_upstream (struct proxy *p, struct conn *c, const struct http_request *req)
 {
   up_close (p, c);
   http_authority (req->host, req->port, c->target, sizeof c->target);
-  if (decide (p, c, req) < 0)
-    return;
+  snprintf (c->method, sizeof c->method, "%s", req->method);
   c->connect = req->connect;
-  int e = 0;
-  char addr[INET6_ADDRSTRLEN];
-  format_addr (&c->addrs[0], addr, sizeof addr);
-  log_event (p, req->method, c->target, "allow", NULL, addr);
+  c->port = req->port;
   if (!req->connect)
     dir_queue (&c->c2u, req->head, req->head_len);
-  if (!connect_next (p, c, &e))
+  char reason[512];
+  snprintf (reason, sizeof reason, "%s is not in the sandbox's network allow-list", c->target);
+  uint8_t a[16];
+  if (al_parse_literal (req->host, a))
     {
-      char reason[512];
-      snprintf (reason, sizeof reason, "cannot connect to %s: %s", c->target, strerror (e));
-      log_event (p, req->method, c->target, "error", reason, NULL);
-      reply_error (p, c, 502, reason);
+      struct addrinfo hints = { .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV, .ai_socktype = SOCK_STREAM };
+      struct addrinfo *res = NULL;
+      char port[8];
+      snprintf (port, sizeof port, "%u", (unsigned) req->port);
+      if (!al_addr_allowed (p->cfg->al, a, req->port, false) || getaddrinfo (req->host, port, &hints, &res) != 0)
+        return refuse (p, c, 403, "deny", reason, NULL);
+      memcpy (&c->addrs[0], res->ai_addr, res->ai_addrlen);
+      c->addr_len[0] = res->ai_addrlen;
+      c->n_addrs = 1;
+      c->next_addr = 0;
+      freeaddrinfo (res);
+      return begin_connect (p, c);
     }
+  if (!al_name_allowed (p->cfg->al, req->host, req->port))
+    return refuse (p, c, 403, "deny", reason, NULL);
+  struct resolve_job *j = xcalloc (1, sizeof *j);
+  j->c = c;
+  snprintf (j->host, sizeof j->host, "%s", req->host);
+  snprintf (j->port, sizeof j->port, "%u", (unsigned) req->port);
+  c->job = j;
+  c->st = C_RESOLVING;
+  resolver_submit (j);
 }
 
 /* The upstream connect finished (or failed: then the next address). */
@@ -508,7 +637,7 @@ finish_connect (struct proxy *p, struct conn *c)
         {
           char reason[512];
           snprintf (reason, sizeof reason, "cannot connect to %s: %s", c->target, strerror (last));
-          log_event (p, c->connect ? "CONNECT" : NULL, c->target, "error", reason, NULL);
+          log_event (p, c->method, c->target, "error", reason, NULL);
           reply_error (p, c, 502, reason);
         }
       return;
@@ -528,7 +657,7 @@ finish_connect (struct proxy *p, struct conn *c)
 static void
 process_in (struct proxy *p, struct conn *c)
 {
-  while (c->in_len > 0 && !c->closing && c->st != C_CONNECTING)
+  while (c->in_len > 0 && !c->closing && c->st != C_CONNECTING && c->st != C_RESOLVING)
     {
       if (c->tunnel)
         {
@@ -594,7 +723,7 @@ process_in (struct proxy *p, struct conn *c)
 static bool
 want_client_read (const struct conn *c)
 {
-  if (c->closing || c->c2u.eof || c->st == C_CONNECTING)
+  if (c->closing || c->c2u.eof || c->st == C_CONNECTING || c->st == C_RESOLVING)
     return false;
   if (c->tunnel && c->in_len == 0)
     return c->st == C_OPEN && !dir_has_data (&c->c2u);
@@ -730,7 +859,7 @@ bury (struct proxy *p)
     }
 }
 
-static int listen_marker, watch_marker;
+static int listen_marker, watch_marker, resolver_marker;
 
 int
 proxy_run (const struct proxy_cfg *cfg)
@@ -742,6 +871,11 @@ proxy_run (const struct proxy_cfg *cfg)
     return -1;
   struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &listen_marker };
   if (epoll_ctl (p.ep, EPOLL_CTL_ADD, cfg->listen_fd, &ev) < 0)
+    return -1;
+  if (resolver_init () < 0)
+    return -1;
+  ev.data.ptr = &resolver_marker;
+  if (epoll_ctl (p.ep, EPOLL_CTL_ADD, resolver.done[0], &ev) < 0)
     return -1;
   ev.data.ptr = &watch_marker;
   if (cfg->watch_fd >= 0 && epoll_ctl (p.ep, EPOLL_CTL_ADD, cfg->watch_fd, &ev) < 0)
@@ -760,6 +894,11 @@ proxy_run (const struct proxy_cfg *cfg)
           if (evs[i].data.ptr == &listen_marker)
             {
               accept_all (&p);
+              continue;
+            }
+          if (evs[i].data.ptr == &resolver_marker)
+            {
+              drain_resolver (&p);
               continue;
             }
           struct endpoint *e = evs[i].data.ptr;
