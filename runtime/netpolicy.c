@@ -83,6 +83,22 @@ netpolicy_prepare (struct oci_spec *spec, hk_err *err)
   return 0;
 }
 
+/* Close every fd above 2 but those in keep (sorted ascending). */
+static void
+close_except (const int *keep, size_t n)
+{
+  unsigned int from = 3;
+  for (size_t i = 0; i < n; i++)
+    {
+      if (keep[i] < (int) from)
+        continue;
+      if (keep[i] > (int) from)
+        sys_close_range (from, (unsigned int) keep[i] - 1, 0);
+      from = (unsigned int) keep[i] + 1;
+    }
+  sys_close_range (from, ~0U, 0);
+}
+
 /* ---- the listening socket ------------------------------------------------------ */
 
 static int
@@ -146,6 +162,10 @@ static void __attribute__ ((noreturn))
 listener_child (int sock, int pidfd, bool join_user)
 {
   int flags = CLONE_NEWNET | (join_user ? CLONE_NEWUSER : 0);
+  /* Nothing of hako's goes in with us: only the pidfd and the reply socket. */
+  prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
+  int keep[2] = { sock < pidfd ? sock : pidfd, sock < pidfd ? pidfd : sock };
+  close_except (keep, 2);
   if (setns (pidfd, flags) < 0)
     {
       send_fd (sock, -1, errno);
@@ -215,16 +235,7 @@ proxy_confine (const int *keep, size_t n)
       dup2 (null, 1);
       dup2 (null, 2);
     }
-  unsigned int from = 3;
-  for (size_t i = 0; i < n; i++)  /* keep is sorted ascending */
-    {
-      if (keep[i] < (int) from)
-        continue;
-      if (keep[i] > (int) from)
-        sys_close_range (from, (unsigned int) keep[i] - 1, 0);
-      from = (unsigned int) keep[i] + 1;
-    }
-  sys_close_range (from, ~0U, 0);
+  close_except (keep, n);
   /* One socket and one pipe pair per direction: 5 fds a connection. */
   struct rlimit rl;
   if (getrlimit (RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max)

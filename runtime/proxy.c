@@ -112,6 +112,7 @@ struct proxy
   struct conn *conns;
   struct conn *graveyard;  /* closed during this batch of events, freed after it */
   size_t n_conns;
+  bool accept_paused;      /* out of fds: the listener waits for a connection to close */
 };
 
 /* ---- log ------------------------------------------------------------------- */
@@ -317,13 +318,21 @@ ep_add (struct proxy *p, struct endpoint *e, uint32_t events)
   e->events = events;
 }
 
+/* Forget the upstream: its connection, a name being resolved for it, and
+ * both directions' bytes. */
 static void
 up_close (struct proxy *p, struct conn *c)
 {
-  if (c->up.fd < 0)
-    return;
-  epoll_ctl (p->ep, EPOLL_CTL_DEL, c->up.fd, NULL);
-  close (c->up.fd);
+  if (c->job)
+    {
+      c->job->c = NULL;  /* the resolver's job outlives us; drain_resolver frees it */
+      c->job = NULL;
+    }
+  if (c->up.fd >= 0)
+    {
+      epoll_ctl (p->ep, EPOLL_CTL_DEL, c->up.fd, NULL);
+      close (c->up.fd);
+    }
   c->up = (struct endpoint){ .c = c, .fd = -1 };
   dir_fini (&c->c2u);
   dir_fini (&c->u2c);
@@ -336,8 +345,6 @@ conn_close (struct proxy *p, struct conn *c)
   if (c->dead)
     return;
   c->dead = true;
-  if (c->job)
-    c->job->c = NULL;  /* the resolver's job outlives us; drain_resolver frees it */
   up_close (p, c);
   epoll_ctl (p->ep, EPOLL_CTL_DEL, c->cl.fd, NULL);
   close (c->cl.fd);
@@ -410,6 +417,9 @@ connect_next (struct proxy *p, struct conn *c, int *last_errno)
 }
 
 static void conn_step (struct proxy *p, struct conn *c);
+
+/* epoll tags for the fds that are not a connection's. */
+static int listen_marker, watch_marker, resolver_marker;
 
 /* ---- name resolution ------------------------------------------------------- */
 
@@ -553,7 +563,7 @@ drain_resolver (struct proxy *p)
   while (read (resolver.done[0], &j, sizeof j) == (ssize_t) sizeof j)
     {
       struct conn *c = j->c;
-      if (c && !c->dead)
+      if (c && !c->dead && !c->closing)
         {
           c->last = now_ms ();
           resolved (p, c, j);
@@ -813,6 +823,15 @@ accept_all (struct proxy *p)
   for (;;)
     {
       int fd = accept4 (p->cfg->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0 && (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM))
+        {
+          /* The listener would stay readable and spin the loop: stop
+           * polling it until a connection is gone. */
+          struct epoll_event ev = { .events = 0, .data.ptr = &listen_marker };
+          epoll_ctl (p->ep, EPOLL_CTL_MOD, p->cfg->listen_fd, &ev);
+          p->accept_paused = true;
+          return;
+        }
       if (fd < 0)
         return;
       if (p->n_conns >= PROXY_MAX_CONNS)
@@ -851,6 +870,12 @@ expire_idle (struct proxy *p)
 static void
 bury (struct proxy *p)
 {
+  if (p->graveyard && p->accept_paused)
+    {
+      struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &listen_marker };
+      epoll_ctl (p->ep, EPOLL_CTL_MOD, p->cfg->listen_fd, &ev);
+      p->accept_paused = false;
+    }
   while (p->graveyard)
     {
       struct conn *c = p->graveyard;
@@ -859,7 +884,6 @@ bury (struct proxy *p)
     }
 }
 
-static int listen_marker, watch_marker, resolver_marker;
 
 int
 proxy_run (const struct proxy_cfg *cfg)
