@@ -239,8 +239,9 @@ http_parse_request (const char *head, size_t len, struct http_request *req, int 
   const char *path = auth + alen;
   size_t plen = (size_t) (sp2 - path);
 
-  /* The origin-form head is never longer than the head plus a Host line and a "/". */
-  char *out = xmalloc (len + sizeof req->host + 32);
+  /* The origin form drops "http://" and the old Host line, and adds "/", a
+     Host line ("Host: " AUTHORITY CRLF) and a NUL: never more than this. */
+  char *out = xmalloc (len + alen + 16);
   size_t olen = 0;
   out_add (out, &olen, req->method, strlen (req->method));
   out_add (out, &olen, " ", 1);
@@ -258,6 +259,7 @@ http_parse_request (const char *head, size_t len, struct http_request *req, int 
       return -1;
     }
   out_add (out, &olen, "\r\n", 2);
+  out[olen] = '\0';
   req->head = out;
   req->head_len = olen;
   return 0;

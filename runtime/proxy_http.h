@@ -18,7 +18,7 @@ struct http_request
   char method[24];
   char host[256];     /* name, or a literal address without brackets */
   uint16_t port;
-  char *head;         /* forward: the head rewritten to origin form (malloc'd) */
+  char *head;         /* forward: the head rewritten to origin form (malloc'd, NUL-terminated) */
   size_t head_len;
   uint64_t body_len;  /* forward: Content-Length (0 when none) */
   bool body_raw;      /* forward: Transfer-Encoding: the rest of the stream is passed as is */
