@@ -41,6 +41,7 @@
 #define PIPE_SIZE (256 * 1024)
 #define BUF_SIZE (64 * 1024)
 #define MAX_ADDRS 8
+#define LINGER_MAX (1 << 20)  /* bytes read and dropped after an error response */
 #define ROUNDS 8  /* chunks one direction moves per wake-up: fairness between connections */
 
 struct dir
@@ -90,6 +91,8 @@ struct conn
   bool tunnel;       /* client bytes go upstream unparsed (CONNECT, or a chunked body) */
   bool connect;      /* the pending upstream is a CONNECT's */
   bool closing;      /* an error response is queued: close once it is written */
+  bool lingering;    /* ... it is written: reading what the client still sends */
+  size_t discarded;
   bool dead;
   char in[HTTP_MAX_HEAD];  /* client bytes not parsed yet */
   size_t in_len;
@@ -102,7 +105,8 @@ struct conn
   socklen_t addr_len[MAX_ADDRS];
   int n_addrs, next_addr;
   struct dir c2u, u2c;
-  uint64_t last;
+  uint64_t last;       /* last traffic */
+  uint64_t head_since; /* accepted, or the previous head complete */
 };
 
 struct proxy
@@ -113,6 +117,7 @@ struct proxy
   struct conn *graveyard;  /* closed during this batch of events, freed after it */
   size_t n_conns;
   bool accept_paused;      /* out of fds: the listener waits for a connection to close */
+  size_t logged;           /* bytes written to the log */
 };
 
 /* ---- log ------------------------------------------------------------------- */
@@ -146,8 +151,22 @@ log_event (struct proxy *p, const char *method, const char *target, const char *
   struct oci_proxy_event ev = { .time = when, .method = method ? m : NULL, .target = target ? t : NULL,
                                 .verdict = verdict, .reason = reason ? r : NULL, .address = address };
   cleanup_free char *line = oci_proxy_log_line (&ev);
+  if (line == NULL || p->logged >= PROXY_LOG_MAX)
+    return;
+  size_t len = strlen (line);
+  if (p->logged + len >= PROXY_LOG_MAX)
+    {
+      free (line);
+      struct oci_proxy_event full = { .time = when, .verdict = "log-full",
+                                      .reason = "the log reached its size limit; later decisions are not logged" };
+      line = oci_proxy_log_line (&full);
+      len = line ? strlen (line) : 0;
+      p->logged = PROXY_LOG_MAX;
+    }
+  else
+    p->logged += len;
   if (line)
-    fd_write_all (p->cfg->log_fd, line, strlen (line));
+    fd_write_all (p->cfg->log_fd, line, len);
 }
 
 /* ---- directions ------------------------------------------------------------ */
@@ -533,7 +552,8 @@ resolved (struct proxy *p, struct conn *c, struct resolve_job *j)
   if (j->gai != 0)
     {
       snprintf (reason, sizeof reason, "cannot resolve %s: %s", j->host, gai_strerror (j->gai));
-      return refuse (p, c, 502, "error", reason, NULL);
+      refuse (p, c, 502, "error", reason, NULL);
+      return;
     }
   c->n_addrs = c->next_addr = 0;
   for (struct addrinfo *r = j->res; r && c->n_addrs < MAX_ADDRS; r = r->ai_next)
@@ -550,7 +570,10 @@ resolved (struct proxy *p, struct conn *c, struct resolve_job *j)
         format_addr ((struct sockaddr_storage *) r->ai_addr, first_bad, sizeof first_bad);
     }
   if (c->n_addrs > 0)
-    return begin_connect (p, c);
+    {
+      begin_connect (p, c);
+      return;
+    }
   snprintf (reason, sizeof reason, "%s resolves to %s, a loopback, private or link-local address "
             "the allow-list does not name", j->host, first_bad[0] ? first_bad : "no usable address");
   refuse (p, c, 403, "deny", reason, first_bad[0] ? first_bad : NULL);
@@ -600,16 +623,23 @@ start_upstream (struct proxy *p, struct conn *c, const struct http_request *req)
       char port[8];
       snprintf (port, sizeof port, "%u", (unsigned) req->port);
       if (!al_addr_allowed (p->cfg->al, a, req->port, false) || getaddrinfo (req->host, port, &hints, &res) != 0)
-        return refuse (p, c, 403, "deny", reason, NULL);
+        {
+          refuse (p, c, 403, "deny", reason, NULL);
+          return;
+        }
       memcpy (&c->addrs[0], res->ai_addr, res->ai_addrlen);
       c->addr_len[0] = res->ai_addrlen;
       c->n_addrs = 1;
       c->next_addr = 0;
       freeaddrinfo (res);
-      return begin_connect (p, c);
+      begin_connect (p, c);
+      return;
     }
   if (!al_name_allowed (p->cfg->al, req->host, req->port))
-    return refuse (p, c, 403, "deny", reason, NULL);
+    {
+      refuse (p, c, 403, "deny", reason, NULL);
+      return;
+    }
   struct resolve_job *j = xcalloc (1, sizeof *j);
   j->c = c;
   snprintf (j->host, sizeof j->host, "%s", req->host);
@@ -712,6 +742,7 @@ process_in (struct proxy *p, struct conn *c)
           return;
         }
       consume_in (c, (size_t) h);
+      c->head_since = now_ms ();
       if (req.connect && c->up.fd >= 0)
         {
           up_close (p, c);
@@ -733,6 +764,8 @@ process_in (struct proxy *p, struct conn *c)
 static bool
 want_client_read (const struct conn *c)
 {
+  if (c->lingering)
+    return true;
   if (c->closing || c->c2u.eof || c->st == C_CONNECTING || c->st == C_RESOLVING)
     return false;
   if (c->tunnel && c->in_len == 0)
@@ -744,6 +777,8 @@ want_client_read (const struct conn *c)
 static int
 client_read (struct proxy *p, struct conn *c)
 {
+  if (c->closing)
+    return 0;
   process_in (p, c);
   if (!want_client_read (c) || (c->tunnel && c->in_len == 0))
     return 0;
@@ -755,6 +790,8 @@ client_read (struct proxy *p, struct conn *c)
       c->c2u.eof = true;
       return c->up.fd < 0 && !dir_has_data (&c->u2c) ? -1 : 0;
     }
+  if (c->in_len == 0 && !c->tunnel && c->body_left == 0)
+    c->head_since = now_ms ();  /* a new head starts: its 30 seconds start now */
   c->in_len += (size_t) n;
   process_in (p, c);
   return 0;
@@ -774,6 +811,34 @@ conn_update (struct proxy *p, struct conn *c)
     up |= EPOLLIN;
   ep_set (p, &c->cl, cl);
   ep_set (p, &c->up, up);
+}
+
+/* An error response is out: close our side and read (discarding) what the
+ * client still sends, a little while, so that closing with unread data does
+ * not reset the connection before the client has read the response.
+ * 0 while lingering, -1 when it is time to close. */
+static int
+linger (struct conn *c)
+{
+  char sink[16384];
+  if (!c->lingering)
+    {
+      shutdown (c->cl.fd, SHUT_WR);
+      c->lingering = true;
+      c->head_since = now_ms ();  /* expire_idle ends a lingering client after HEAD_TIMEOUT / 15 */
+    }
+  for (int i = 0; i < 4; i++)
+    {
+      ssize_t n = read (c->cl.fd, sink, sizeof sink);
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+        return -1;
+      if (n < 0)
+        return 0;
+      c->discarded += (size_t) n;
+      if (c->discarded > LINGER_MAX)
+        return -1;
+    }
+  return 0;
 }
 
 /* Do everything the connection can do now. */
@@ -807,13 +872,25 @@ conn_step (struct proxy *p, struct conn *c)
     }
   bool u2c_done = !dir_has_data (&c->u2c);
   if (c->closing && u2c_done)
-    return conn_close (p, c);
+    {
+      if (linger (c) < 0)
+        conn_close (p, c);
+      else
+        conn_update (p, c);
+      return;
+    }
   /* Upstream finished: in a tunnel, once both ways are done; for forwarded
    * requests right away, as the response may be delimited by the close. */
   if (c->u2c.eof && u2c_done && (!c->tunnel || c->c2u.eof || c->cl.hup))
-    return conn_close (p, c);
+    {
+      conn_close (p, c);
+      return;
+    }
   if (c->cl.hup && c->up.fd < 0)
-    return conn_close (p, c);
+    {
+      conn_close (p, c);
+      return;
+    }
   conn_update (p, c);
 }
 
@@ -844,7 +921,7 @@ accept_all (struct proxy *p)
       c->up = (struct endpoint){ .c = c, .fd = -1 };
       dir_init (&c->c2u);
       dir_init (&c->u2c);
-      c->last = now_ms ();
+      c->last = c->head_since = now_ms ();
       c->next = p->conns;
       if (p->conns)
         p->conns->prev = c;
@@ -861,8 +938,13 @@ expire_idle (struct proxy *p)
   for (struct conn *c = p->conns, *next; c; c = next)
     {
       next = c->next;
-      uint64_t limit = c->st == C_HEAD && c->up.fd < 0 ? PROXY_HEAD_TIMEOUT_MS : PROXY_IDLE_TIMEOUT_MS;
-      if (now - c->last > limit)
+      /* Waiting for a head: since the connection or the last head, traffic
+       * or not (a byte every few seconds does not hold a connection). */
+      bool want_head = c->st == C_HEAD && !c->tunnel && c->body_left == 0 && !dir_has_data (&c->u2c)
+                       && (c->up.fd < 0 || c->in_len > 0);
+      if ((want_head && now - c->head_since > PROXY_HEAD_TIMEOUT_MS)
+          || (c->lingering && now - c->head_since > PROXY_HEAD_TIMEOUT_MS / 15)
+          || now - c->last > PROXY_IDLE_TIMEOUT_MS)
         conn_close (p, c);
     }
 }

@@ -6,12 +6,17 @@
 
 #include "runtime/allowlist.h"
 
-/* Bounds: a client that sends no complete head within HEAD_TIMEOUT, or a
- * connection with no traffic for IDLE_TIMEOUT, is closed; at most
- * MAX_CONNS connections at once (more are closed on accept). */
+/* Bounds: a client that sends no complete request head within
+ * HEAD_TIMEOUT (from its connection, or from its previous request), or a
+ * connection with no traffic for IDLE_TIMEOUT, is closed; at most MAX_CONNS
+ * connections at once (more are closed on accept); the decision log stops
+ * at LOG_MAX bytes (its last line says so), since it lives on the state
+ * dir's tmpfs and a sandbox could otherwise fill the host's memory with
+ * refused requests. */
 #define PROXY_HEAD_TIMEOUT_MS 30000
 #define PROXY_IDLE_TIMEOUT_MS 600000
-#define PROXY_MAX_CONNS 4096
+#define PROXY_MAX_CONNS 1024
+#define PROXY_LOG_MAX (8 << 20)
 
 struct proxy_cfg
 {

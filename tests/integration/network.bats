@@ -149,6 +149,13 @@ proxy_of () {
   echo "$output"
   [[ "$output" == *"localhost resolves to 127.0.0.1, a loopback, private or link-local address"* ]]
   [[ "$output" == *"unlisted.invalid:80 is not in the sandbox's network allow-list"* ]]
+  # Bounded and strict: a 20 KiB head, a request that is not a proxy request.
+  run $H exec rs -- bash -c "
+    big=\$(head -c 20000 /dev/zero | tr '\\0' a)
+    printf 'GET http://localhost:$PORT_A/ HTTP/1.1\r\nX: %s\r\n\r\n' \$big | busybox nc 127.0.0.1 3128 | head -1
+    printf 'GET / HTTP/1.1\r\nHost: localhost\r\n\r\n' | busybox nc 127.0.0.1 3128 | head -1"
+  echo "$output"
+  [[ "$output" == *"431 Request Header Fields Too Large"*"400 Bad Request"* ]]
 }
 
 @test "allowlist: state shows the proxy; it is not in the sandbox; delete leaves no proxy and no socket" {
