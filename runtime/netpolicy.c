@@ -296,6 +296,7 @@ proxy_start (const struct store_entry *e, const struct oci_spec *spec, int sandb
 {
   if (spec->sandbox.net_mode != HAKO_NET_ALLOWLIST)
     return 0;
+  proxy_stop (e);  /* a restart: the previous proxy served a namespace that is gone */
   pid_t sandbox_pid = -1;
   {
     /* The pid behind the pidfd, for its namespaces' inode numbers. */

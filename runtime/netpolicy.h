@@ -29,8 +29,9 @@ char **netpolicy_env (const struct oci_spec *spec, char *const *env);
  * sandbox's first process, set up (its lo is up): the listening socket is
  * made in its network namespace, and the proxy exits when it exits.  The
  * proxy's pid and start time go to <state>/proxy.pid, its decisions to
- * <state>/proxy.log.  Other modes: nothing.  Safe to call again after
- * proxy_stop (a restarted sandbox). */
+ * <state>/proxy.log.  Other modes: nothing.  A proxy already recorded is
+ * stopped first, so a restarted sandbox (a new process in a new netns) can
+ * call it again. */
 int proxy_start (const struct store_entry *e, const struct oci_spec *spec, int sandbox_pidfd,
                  hk_err *err);
 /* Kill the sandbox's proxy, if it has one, wait for it and forget it.
