@@ -10,7 +10,7 @@
  * only once the previous bytes are written, so a slow reader holds back its
  * writer instead of growing memory.
  *
- * Host names are resolved by two worker threads (getaddrinfo blocks), the
+ * Host names are resolved by two worker threads (proxy_resolve.c), the
  * only threads; everything else is the loop's.
  *
  * Limits of this first version: a keep-alive connection may
@@ -24,7 +24,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +36,7 @@
 #include "lib/util.h"
 #include "oci/proxy_log.h"
 #include "runtime/proxy_http.h"
+#include "runtime/proxy_resolve.h"
 
 #define PIPE_SIZE (256 * 1024)
 #define BUF_SIZE (64 * 1024)
@@ -56,16 +56,6 @@ struct dir
 };
 
 struct conn;
-/* A name for the resolver threads (see "name resolution"). */
-struct resolve_job
-{
-  struct resolve_job *next;
-  struct conn *c;  /* NULL once the connection is gone */
-  char host[256];
-  char port[8];
-  struct addrinfo *res;
-  int gai;
-};
 
 struct endpoint
 {
@@ -344,7 +334,7 @@ up_close (struct proxy *p, struct conn *c)
 {
   if (c->job)
     {
-      c->job->c = NULL;  /* the resolver's job outlives us; drain_resolver frees it */
+      c->job->owner = NULL;  /* the resolver's job outlives us; drain_resolver frees it */
       c->job = NULL;
     }
   if (c->up.fd >= 0)
@@ -440,79 +430,6 @@ static void conn_step (struct proxy *p, struct conn *c);
 /* epoll tags for the fds that are not a connection's. */
 static int listen_marker, watch_marker, resolver_marker;
 
-/* ---- name resolution ------------------------------------------------------- */
-
-/* getaddrinfo blocks, so names are resolved by a few worker threads; each
- * finished job comes back to the loop through a pipe.  A job belongs to the
- * workers until it comes back; a connection closed meanwhile only clears
- * job->c, and the loop frees the job when it returns. */
-#define RESOLVERS 2
-
-static struct
-{
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  struct resolve_job *head, *tail;
-  int done[2];
-} resolver = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .done = { -1, -1 } };
-
-static void *
-resolver_main (void *arg)
-{
-  (void) arg;
-  for (;;)
-    {
-      pthread_mutex_lock (&resolver.mu);
-      while (resolver.head == NULL)
-        pthread_cond_wait (&resolver.cv, &resolver.mu);
-      struct resolve_job *j = resolver.head;
-      resolver.head = j->next;
-      if (resolver.head == NULL)
-        resolver.tail = NULL;
-      pthread_mutex_unlock (&resolver.mu);
-      struct addrinfo hints = { .ai_flags = AI_NUMERICSERV, .ai_socktype = SOCK_STREAM };
-      j->gai = getaddrinfo (j->host, j->port, &hints, &j->res);
-      /* A pointer is far below PIPE_BUF: the write is atomic. */
-      while (write (resolver.done[1], &j, sizeof j) < 0 && errno == EINTR)
-        ;
-    }
-  return NULL;
-}
-
-static int
-resolver_init (void)
-{
-  if (pipe2 (resolver.done, O_CLOEXEC) < 0)
-    return -1;
-  fcntl (resolver.done[0], F_SETFL, O_NONBLOCK);
-  for (int i = 0; i < RESOLVERS; i++)
-    {
-      pthread_t t;
-      sigset_t all, old;
-      sigfillset (&all);
-      pthread_sigmask (SIG_SETMASK, &all, &old);  /* signals stay with the loop */
-      int r = pthread_create (&t, NULL, resolver_main, NULL);
-      pthread_sigmask (SIG_SETMASK, &old, NULL);
-      if (r != 0)
-        return -1;
-      pthread_detach (t);
-    }
-  return 0;
-}
-
-static void
-resolver_submit (struct resolve_job *j)
-{
-  pthread_mutex_lock (&resolver.mu);
-  if (resolver.tail)
-    resolver.tail->next = j;
-  else
-    resolver.head = j;
-  resolver.tail = j;
-  pthread_cond_signal (&resolver.cv);
-  pthread_mutex_unlock (&resolver.mu);
-}
-
 /* ---- the allow-list decision --------------------------------------------------- */
 
 static void
@@ -583,9 +500,9 @@ static void
 drain_resolver (struct proxy *p)
 {
   struct resolve_job *j;
-  while (read (resolver.done[0], &j, sizeof j) == (ssize_t) sizeof j)
+  while ((j = resolver_take ()) != NULL)
     {
-      struct conn *c = j->c;
+      struct conn *c = j->owner;
       if (c && !c->dead && !c->closing)
         {
           c->last = now_ms ();
@@ -593,9 +510,7 @@ drain_resolver (struct proxy *p)
           if (!c->dead)
             conn_step (p, c);
         }
-      if (j->res)
-        freeaddrinfo (j->res);
-      free (j);
+      resolve_job_free (j);
     }
 }
 
@@ -641,7 +556,7 @@ start_upstream (struct proxy *p, struct conn *c, const struct http_request *req)
       return;
     }
   struct resolve_job *j = xcalloc (1, sizeof *j);
-  j->c = c;
+  j->owner = c;
   snprintf (j->host, sizeof j->host, "%s", req->host);
   snprintf (j->port, sizeof j->port, "%u", (unsigned) req->port);
   c->job = j;
@@ -981,7 +896,7 @@ proxy_run (const struct proxy_cfg *cfg)
   if (resolver_init () < 0)
     return -1;
   ev.data.ptr = &resolver_marker;
-  if (epoll_ctl (p.ep, EPOLL_CTL_ADD, resolver.done[0], &ev) < 0)
+  if (epoll_ctl (p.ep, EPOLL_CTL_ADD, resolver_fd (), &ev) < 0)
     return -1;
   ev.data.ptr = &watch_marker;
   if (cfg->watch_fd >= 0 && epoll_ctl (p.ep, EPOLL_CTL_ADD, cfg->watch_fd, &ev) < 0)
