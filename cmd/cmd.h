@@ -69,6 +69,19 @@ int cmd_load_config (const char *bundle, const char *profile, char *const *args,
                      struct config_src *out, hk_err *err);
 void cmd_config_free (struct config_src *c);
 
+/* --network MODE and --allow ENTRY (create, run). */
+struct cmd_net
+{
+  const char *mode;
+  char **allow;
+};
+/* Record option opt ('N' --network, 'A' --allow); -1 after a usage error. */
+int cmd_net_option (struct cmd_net *n, int opt, const char *arg, const char *verb);
+/* Write them into the config text (so the frozen config.json says what the
+ * sandbox runs with) and parse it again; args as for cmd_load_config. */
+int cmd_apply_network (struct config_src *cfg, const struct cmd_net *n, char *const *args, hk_err *err);
+void cmd_net_free (struct cmd_net *n);
+
 /* Split argv at "--": *cmd points after it (NULL if absent) and argc shrinks. */
 void cmd_split_dashdash (int *argc, char **argv, char ***cmd);
 

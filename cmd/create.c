@@ -62,6 +62,58 @@ cmd_load_config (const char *bundle, const char *profile, char *const *args, boo
   return replace_args (out->spec, args, err);
 }
 
+int
+cmd_net_option (struct cmd_net *n, int opt, const char *arg, const char *verb)
+{
+  if (opt == 'N')
+    {
+      if (strcmp (arg, "none") != 0 && strcmp (arg, "host") != 0 && strcmp (arg, "allowlist") != 0)
+        {
+          cmd_usage (verb, "--network: unknown mode \"%s\" (none, host, allowlist)", arg);
+          return -1;
+        }
+      n->mode = arg;
+      return 0;
+    }
+  size_t k = strv_len (n->allow);
+  n->allow = xrealloc (n->allow, (k + 2) * sizeof *n->allow);
+  n->allow[k] = xstrdup (arg);
+  n->allow[k + 1] = NULL;
+  return 0;
+}
+
+int
+cmd_apply_network (struct config_src *cfg, const struct cmd_net *n, char *const *args, hk_err *err)
+{
+  if (n->mode == NULL && n->allow == NULL)
+    return 0;
+  /* --allow alone means the allowlist mode. */
+  const char *mode = n->mode ? n->mode : "allowlist";
+  char *json;
+  size_t len;
+  struct oci_spec *spec;
+  if (oci_spec_set_network (cfg->json, cfg->len, mode, n->allow, &json, &len, err) < 0)
+    return err_prefix (err, "--network");
+  if (oci_spec_parse (json, len, &spec, err) < 0)
+    {
+      free (json);
+      return err_prefix (err, "--network/--allow");
+    }
+  free (cfg->json);
+  cfg->json = json;
+  cfg->len = len;
+  oci_spec_free (cfg->spec);
+  cfg->spec = spec;
+  return replace_args (cfg->spec, args, err);
+}
+
+void
+cmd_net_free (struct cmd_net *n)
+{
+  strv_free (n->allow);
+  n->allow = NULL;
+}
+
 void
 cmd_config_free (struct config_src *c)
 {
@@ -78,6 +130,8 @@ static const char create_help[] =
   "  -b, --bundle DIR        bundle with config.json (default: current directory)\n"
   "      --profile P         no bundle config: use profile P (host)\n"
   "      --pid-file FILE     write the sandbox process's host pid to FILE\n"
+  "      --network MODE      none, host or allowlist (sets sandbox.network.mode)\n"
+  "      --allow ENTRY       add to the network allow-list (repeatable; implies allowlist)\n"
   "      --no-new-keyring    accepted for runc compatibility (no keyring is created)\n"
   "  -h, --help              this text\n";
 
@@ -89,10 +143,13 @@ cmd_create (int argc, char **argv)
     { "profile", required_argument, NULL, 'P' },
     { "pid-file", required_argument, NULL, 'p' },
     { "no-new-keyring", no_argument, NULL, 'k' },
+    { "network", required_argument, NULL, 'N' },
+    { "allow", required_argument, NULL, 'A' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
   const char *bundle = NULL, *profile = NULL, *pid_file = NULL;
+  struct cmd_net net = { 0 };
   int c;
   while ((c = getopt_long (argc, argv, "b:h", opts, NULL)) != -1)
     switch (c)
@@ -101,17 +158,28 @@ cmd_create (int argc, char **argv)
       case 'P': profile = optarg; break;
       case 'p': pid_file = optarg; break;
       case 'k': break;
-      case 'h': return cmd_help (create_help);
-      default: return cmd_usage ("create", "bad option");
+      case 'N': case 'A':
+        if (cmd_net_option (&net, c, optarg, "create") < 0)
+          {
+            cmd_net_free (&net);
+            return EXIT_HAKO;
+          }
+        break;
+      case 'h': cmd_net_free (&net); return cmd_help (create_help);
+      default: cmd_net_free (&net); return cmd_usage ("create", "bad option");
       }
   if (argc - optind != 1)
-    return cmd_usage ("create", "expects exactly one sandbox ID");
+    {
+      cmd_net_free (&net);
+      return cmd_usage ("create", "expects exactly one sandbox ID");
+    }
   const char *id = argv[optind];
   hk_err err = { 0 };
   struct store st = { 0 };
   struct config_src cfg = { 0 };
   int status = EXIT_HAKO;
-  if (cmd_store (&st, &err) < 0 || cmd_load_config (bundle, profile, NULL, false, &cfg, &err) < 0)
+  if (cmd_store (&st, &err) < 0 || cmd_load_config (bundle, profile, NULL, false, &cfg, &err) < 0
+      || cmd_apply_network (&cfg, &net, NULL, &err) < 0)
     status = cmd_fail ("create", id, &err);
   else
     {
@@ -125,6 +193,7 @@ cmd_create (int argc, char **argv)
   if (status != 0)
     status = EXIT_HAKO;  /* create only says whether it worked */
   cmd_config_free (&cfg);
+  cmd_net_free (&net);
   store_fini (&st);
   return status;
 }

@@ -18,6 +18,8 @@ static const char run_help[] =
   "      --rm                delete the sandbox when its process has exited\n"
   "  -d, --detach            return once the process has started\n"
   "      --pid-file FILE     write the sandbox process's host pid to FILE\n"
+  "      --network MODE      none, host or allowlist (sets sandbox.network.mode)\n"
+  "      --allow ENTRY       add to the network allow-list (repeatable; implies allowlist)\n"
   "      --keep              accepted for runc compatibility (the default)\n"
   "  -h, --help              this text\n";
 
@@ -25,6 +27,7 @@ struct run_opts
 {
   const char *bundle, *profile, *pid_file;
   bool rm, detach;
+  struct cmd_net net;
 };
 
 /* 0: go on; 1: help was printed; -1: usage error (already reported). */
@@ -39,6 +42,8 @@ run_parse (int argc, char **argv, struct run_opts *o)
     { "detach", no_argument, NULL, 'd' },
     { "keep", no_argument, NULL, 'k' },
     { "no-new-keyring", no_argument, NULL, 'n' },
+    { "network", required_argument, NULL, 'N' },
+    { "allow", required_argument, NULL, 'A' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
@@ -52,6 +57,10 @@ run_parse (int argc, char **argv, struct run_opts *o)
       case 'r': o->rm = true; break;
       case 'd': o->detach = true; break;
       case 'k': case 'n': break;
+      case 'N': case 'A':
+        if (cmd_net_option (&o->net, c, optarg, "run") < 0)
+          return -1;
+        break;
       case 'h': cmd_help (run_help); return 1;
       default: cmd_usage ("run", "bad option"); return -1;
       }
@@ -93,14 +102,18 @@ cmd_run (int argc, char **argv)
   cmd_split_dashdash (&argc, argv, &command);
   int r = run_parse (argc, argv, &o);
   if (r != 0)
-    return r > 0 ? 0 : EXIT_HAKO;
+    {
+      cmd_net_free (&o.net);
+      return r > 0 ? 0 : EXIT_HAKO;
+    }
   const char *id = argv[optind];
   hk_err err = { 0 };
   struct store st = { 0 };
   struct config_src cfg = { 0 };
   struct sbx_fg fg = { 0 };
   int status = EXIT_HAKO;
-  if (cmd_store (&st, &err) < 0 || cmd_load_config (o.bundle, o.profile, command, true, &cfg, &err) < 0)
+  if (cmd_store (&st, &err) < 0 || cmd_load_config (o.bundle, o.profile, command, true, &cfg, &err) < 0
+      || cmd_apply_network (&cfg, &o.net, command, &err) < 0)
     {
       cmd_fail ("run", id, &err);
       goto out;
@@ -124,6 +137,7 @@ cmd_run (int argc, char **argv)
 out:
   sbx_fg_free (&fg);
   cmd_config_free (&cfg);
+  cmd_net_free (&o.net);
   store_fini (&st);
   return status;
 }

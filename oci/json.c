@@ -412,6 +412,18 @@ json_bool (struct json_out *o, bool v)
 }
 
 void
+json_null (struct json_out *o)
+{
+  note (o, yajl_gen_null (o->g));
+}
+
+void
+json_number (struct json_out *o, const char *text)
+{
+  note (o, yajl_gen_number (o->g, text, strlen (text)));
+}
+
+void
 json_strv (struct json_out *o, char *const *v)
 {
   json_arr_open (o);

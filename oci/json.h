@@ -140,6 +140,9 @@ void json_int (struct json_out *o, int64_t v);
 void json_uint (struct json_out *o, uint64_t v);
 void json_bool (struct json_out *o, bool v);
 void json_strv (struct json_out *o, char *const *v);
+void json_null (struct json_out *o);
+/* A number given as its JSON text (as yajl's tree keeps it). */
+void json_number (struct json_out *o, const char *text);
 /* "key": value pairs; json_kstr and json_kstrv skip a NULL value. */
 void json_kstr (struct json_out *o, const char *key, const char *s);
 void json_kint (struct json_out *o, const char *key, int64_t v);

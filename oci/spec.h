@@ -298,6 +298,10 @@ struct oci_spec
  * ".process.args: must be a non-empty array".  Unknown fields are ignored. */
 int oci_spec_parse (const char *json, size_t len, struct oci_spec **out, hk_err *err);
 int oci_spec_load (const char *path, struct oci_spec **out, hk_err *err);
+/* The config text with sandbox.network.mode set to mode (when not NULL) and
+ * allow appended to sandbox.network.allow: `--network` and `--allow`. */
+int oci_spec_set_network (const char *json, size_t len, const char *mode, char *const *allow,
+                          char **out, size_t *out_len, hk_err *err);
 void oci_spec_free (struct oci_spec *spec);
 
 const char *oci_ns_name (enum oci_ns_type t);   /* "pid", "network", ... */

@@ -78,6 +78,8 @@ oci_state_to_json (const struct oci_state *st, bool pretty, char **out, size_t *
     }
   json_kstr (&o, "rootfs", st->rootfs);
   json_kstr (&o, "workdir", st->workdir);
+  if (st->proxy_pid > 0)
+    json_kint (&o, "proxy_pid", st->proxy_pid);
   json_obj_close (&o);
   return json_out_finish (&o, out, len, err);
 }

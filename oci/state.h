@@ -36,6 +36,7 @@ struct oci_state
   char *reason;                 /* "exited", "signaled", "timeout", "oom" */
   char *rootfs;                 /* absolute path of the root (bundle rootfs or state dir mount) */
   char *workdir;                /* host path of the persistent work dir, or NULL */
+  pid_t proxy_pid;              /* allowlist network: the proxy's pid, 0 when none runs */
 };
 
 const char *oci_status_name (enum oci_status s);

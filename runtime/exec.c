@@ -24,6 +24,7 @@
 #include "lib/util.h"
 #include "runtime/cgroup.h"
 #include "runtime/exec_enter.h"
+#include "runtime/netpolicy.h"
 #include "runtime/pidinfo.h"
 #include "runtime/proctree.h"
 #include "runtime/sandbox.h"
@@ -392,7 +393,10 @@ plan_process (struct exec_ctx *x, int rootfd, hk_err *err)
       p->user.additional_gids = x->user.groups;
       p->user.n_additional_gids = setgroups_denied (x->state->pid) ? 0 : x->user.n_groups;
     }
-  x->env = env_merge (p->env, o->env, x->user.home);
+  /* An allowlist sandbox's exec gets the proxy variables its process has. */
+  char **base = netpolicy_env (x->spec, p->env);
+  x->env = env_merge (base, o->env, x->user.home);
+  strv_free (base);
   p->env = x->env;
   return 0;
 }

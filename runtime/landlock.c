@@ -22,6 +22,7 @@
 
 #include "lib/syscalls.h"
 #include "lib/util.h"
+#include "runtime/netpolicy.h"
 
 /* LANDLOCK_RULE_NET_PORT and its attribute (ABI 4), missing from Debian 12's
  * header; the kernel UAPI's values. */
@@ -309,6 +310,15 @@ plan_build (struct landlock_plan *p, const struct oci_spec *spec, hk_err *err)
       for (size_t i = 0; i < l->n_tcp_connect; i++)
         plan_add_port (p, l->tcp_connect[i], LANDLOCK_ACCESS_NET_CONNECT_TCP);
     }
+  /* Allowlist network, defence in depth behind the netns (whose only way out
+   * is the proxy anyway): TCP connect to the proxy's port and the ports the
+   * spec lists, nothing else, so not even a service on the sandbox's own lo.
+   * Below ABI 4 the netns alone enforces the list. */
+  if (spec->sandbox.net_mode == HAKO_NET_ALLOWLIST && p->abi >= 4)
+    {
+      p->handled_net |= LANDLOCK_ACCESS_NET_CONNECT_TCP;
+      plan_add_port (p, NETPOLICY_PROXY_PORT, LANDLOCK_ACCESS_NET_CONNECT_TCP);
+    }
   if (l->tcp_bind && (r = abi_allows (p, l->required, "sandbox.landlock.tcp_bind", 4, err)) < 0)
     return -1;
   if (l->tcp_bind && r)
@@ -342,7 +352,7 @@ int
 landlock_prepare_abi (const struct oci_spec *spec, int abi, struct landlock_plan **out, hk_err *err)
 {
   *out = NULL;
-  if (!spec->sandbox.landlock.present)
+  if (!spec->sandbox.landlock.present && spec->sandbox.net_mode != HAKO_NET_ALLOWLIST)
     return 0;
   struct landlock_plan *p = xcalloc (1, sizeof *p);
   p->abi = abi > 0 ? abi : 0;
@@ -359,7 +369,7 @@ int
 landlock_prepare (const struct oci_spec *spec, struct landlock_plan **out, hk_err *err)
 {
   *out = NULL;
-  if (!spec->sandbox.landlock.present)
+  if (!spec->sandbox.landlock.present && spec->sandbox.net_mode != HAKO_NET_ALLOWLIST)
     return 0;
   return landlock_prepare_abi (spec, landlock_abi (), out, err);
 }

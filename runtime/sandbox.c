@@ -21,6 +21,7 @@
 #include "runtime/caps.h"
 #include "runtime/cgroup.h"
 #include "runtime/idmap.h"
+#include "runtime/netpolicy.h"
 #include "runtime/pidinfo.h"
 
 static char *
@@ -117,9 +118,11 @@ apply_network_mode (struct oci_spec *spec, hk_err *err)
       ns_remove (spec, OCI_NS_NETWORK);
       return 0;
     case HAKO_NET_ALLOWLIST:
+      ns_remove (spec, OCI_NS_NETWORK);
+      ns_add (spec, OCI_NS_NETWORK);
+      return netpolicy_prepare (spec, err);
     default:
-      return err_set (err, ENOTSUP, "sandbox.network.mode: \"allowlist\" is not supported by this "
-                      "hako yet; refusing rather than running with a different network");
+      return err_set (err, EINVAL, "sandbox.network.mode: unknown mode");
     }
 }
 
@@ -195,6 +198,8 @@ static void
 build_abort (struct build *b)
 {
   hk_err ignored;
+  if (b->entry.dir)
+    proxy_stop (&b->entry);
   spawn_abort (&b->child);
   spawn_close (&b->child);
   cg_remove (&b->cgroups, &ignored);
@@ -382,6 +387,7 @@ sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_
       || file_write_new (config, o->config_json, o->config_len, 0600, err) < 0
       || prepare_workdir (st, o, &b, err) < 0 || create_cgroups (&b, o, err) < 0
       || create_spawn (o, &b, rootfs, status, err) < 0
+      || proxy_start (&b.entry, o->spec, b.child.pidfd, err) < 0
       || (o->pid_file && write_pid_file (o->pid_file, b.child.pid, err) < 0))
     {
       build_abort (&b);
@@ -428,6 +434,8 @@ sbx_state (const struct store *st, const char *id, struct oci_state **out, hk_er
   int r = store_read_state (&e, out, err);
   if (r == 0)
     refresh_status (&e, *out);
+  if (r == 0)
+    (*out)->proxy_pid = proxy_pid (&e);
   store_close (&e);
   return r;
 }
@@ -711,6 +719,8 @@ sbx_delete (const struct store *st, const char *id, bool force, hk_err *err)
       if (read_pid_record (&e, &fallback.pid, &fallback.pid_start_time) == 0)
         r = kill_and_wait (&fallback, &cg, err);
     }
+  if (r == 0)
+    proxy_stop (&e);
   if (r == 0)
     {
       cleanup_free char *data = store_data_dir (st, id);

@@ -107,10 +107,10 @@ expect_clean_failure () {
   expect_clean_failure us
   [[ "$output" == *"hooks"* ]]
   b2=$(new_bundle unsup2)
-  edit_config "$b2" '.sandbox = {"network": {"mode": "allowlist", "allow": ["example.org"]}}'
+  edit_config "$b2" '.sandbox = {"image": "busybox:latest"}'
   run $H create --bundle "$b2" us2
   expect_clean_failure us2
-  [[ "$output" == *"allowlist"* ]]
+  [[ "$output" == *"sandbox.image"* ]]
 }
 
 @test "two concurrent creates of one id: exactly one succeeds" {

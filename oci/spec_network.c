@@ -1,0 +1,107 @@
+/* spec_network: `--network` and `--allow` written into the config text, so
+ * the config frozen at create (and read again by exec and a later start)
+ * is the one the sandbox runs with. */
+#include <errno.h>
+#include <string.h>
+
+#include "lib/util.h"
+#include "oci/json.h"
+#include "oci/spec.h"
+
+/* Emit v as it was read, numbers in their original text. */
+static void
+emit (struct json_out *o, yajl_val v)
+{
+  if (YAJL_IS_OBJECT (v))
+    {
+      json_obj_open (o);
+      for (size_t i = 0; i < v->u.object.len; i++)
+        {
+          json_key (o, v->u.object.keys[i]);
+          emit (o, v->u.object.values[i]);
+        }
+      json_obj_close (o);
+    }
+  else if (YAJL_IS_ARRAY (v))
+    {
+      json_arr_open (o);
+      for (size_t i = 0; i < v->u.array.len; i++)
+        emit (o, v->u.array.values[i]);
+      json_arr_close (o);
+    }
+  else if (YAJL_IS_STRING (v))
+    json_str (o, v->u.string);
+  else if (YAJL_IS_NUMBER (v))
+    json_number (o, v->u.number.r);
+  else if (YAJL_IS_TRUE (v) || YAJL_IS_FALSE (v))
+    json_bool (o, YAJL_IS_TRUE (v));
+  else
+    json_null (o);
+}
+
+/* The network object: mode (given, else the old one), allow (old + added). */
+static void
+emit_network (struct json_out *o, yajl_val old, const char *mode, char *const *allow)
+{
+  yajl_val old_mode = json_get (old, "mode"), old_allow = json_get (old, "allow");
+  json_obj_open (o);
+  for (size_t i = 0; YAJL_IS_OBJECT (old) && i < old->u.object.len; i++)
+    {
+      const char *k = old->u.object.keys[i];
+      if (strcmp (k, "mode") != 0 && strcmp (k, "allow") != 0)
+        {
+          json_key (o, k);
+          emit (o, old->u.object.values[i]);
+        }
+    }
+  if (mode)
+    json_kstr (o, "mode", mode);
+  else if (YAJL_IS_STRING (old_mode))
+    json_kstr (o, "mode", old_mode->u.string);
+  json_key (o, "allow");
+  json_arr_open (o);
+  for (size_t i = 0; YAJL_IS_ARRAY (old_allow) && i < old_allow->u.array.len; i++)
+    emit (o, old_allow->u.array.values[i]);
+  for (size_t i = 0; allow && allow[i]; i++)
+    json_str (o, allow[i]);
+  json_arr_close (o);
+  json_obj_close (o);
+}
+
+int
+oci_spec_set_network (const char *json, size_t len, const char *mode, char *const *allow, char **out,
+                      size_t *out_len, hk_err *err)
+{
+  yajl_val root;
+  if (json_parse (json, len, &root, err) < 0)
+    return -1;
+  if (!YAJL_IS_OBJECT (root))
+    {
+      yajl_tree_free (root);
+      return err_set (err, EINVAL, "the config must be a JSON object");
+    }
+  yajl_val sb = json_get (root, "sandbox");
+  struct json_out o;
+  json_out_init (&o, "  ");
+  json_obj_open (&o);
+  for (size_t i = 0; i < root->u.object.len; i++)
+    if (strcmp (root->u.object.keys[i], "sandbox") != 0)
+      {
+        json_key (&o, root->u.object.keys[i]);
+        emit (&o, root->u.object.values[i]);
+      }
+  json_key (&o, "sandbox");
+  json_obj_open (&o);
+  for (size_t i = 0; YAJL_IS_OBJECT (sb) && i < sb->u.object.len; i++)
+    if (strcmp (sb->u.object.keys[i], "network") != 0)
+      {
+        json_key (&o, sb->u.object.keys[i]);
+        emit (&o, sb->u.object.values[i]);
+      }
+  json_key (&o, "network");
+  emit_network (&o, json_get (sb, "network"), mode, allow);
+  json_obj_close (&o);
+  json_obj_close (&o);
+  yajl_tree_free (root);
+  return json_out_finish (&o, out, out_len, err);
+}

@@ -1,0 +1,336 @@
+/* allowlist: the network allow-list — parsing its entries and deciding
+ * whether a target (a host name or an address, and a port) may be reached. */
+#include "runtime/allowlist.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/util.h"
+#include "oci/spec.h"
+
+/* ---- addresses --------------------------------------------------------------- */
+
+static const uint8_t v4_mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+static void
+addr_from_v4 (const void *v4, uint8_t out[16])
+{
+  memcpy (out, v4_mapped, 12);
+  memcpy (out + 12, v4, 4);
+}
+
+void
+al_addr_from_sockaddr (const struct sockaddr *sa, uint8_t out[16])
+{
+  if (sa->sa_family == AF_INET)
+    addr_from_v4 (&((const struct sockaddr_in *) sa)->sin_addr, out);
+  else
+    memcpy (out, &((const struct sockaddr_in6 *) sa)->sin6_addr, 16);
+}
+
+bool
+al_parse_literal (const char *text, uint8_t out[16])
+{
+  struct in_addr a4;
+  struct in6_addr a6;
+  char buf[INET6_ADDRSTRLEN + 2];
+  size_t n = strlen (text);
+  if (inet_pton (AF_INET, text, &a4) == 1)
+    {
+      addr_from_v4 (&a4, out);
+      return true;
+    }
+  if (n >= 2 && text[0] == '[' && text[n - 1] == ']' && n - 2 < sizeof buf)
+    {
+      memcpy (buf, text + 1, n - 2);
+      buf[n - 2] = '\0';
+      text = buf;
+    }
+  if (inet_pton (AF_INET6, text, &a6) != 1)
+    return false;
+  memcpy (out, &a6, 16);
+  return true;
+}
+
+static bool
+prefix_match (const uint8_t *a, const uint8_t *net, unsigned prefix)
+{
+  unsigned bytes = prefix / 8, bits = prefix % 8;
+  if (memcmp (a, net, bytes) != 0)
+    return false;
+  if (bits == 0)
+    return true;
+  uint8_t mask = (uint8_t) (0xff << (8 - bits));
+  return (a[bytes] & mask) == (net[bytes] & mask);
+}
+
+/* Ranges a public name must never resolve into without the list saying so:
+ * the host's own services and its neighbours'.  IPv4 ranges are written as
+ * their ::ffff: mapping (prefix + 96). */
+struct special_range
+{
+  uint8_t net[16];
+  unsigned prefix;
+};
+
+#define V4(a, b, c, d, len) { { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, a, b, c, d }, 96 + (len) }
+static const struct special_range special_ranges[] = {
+  V4 (0, 0, 0, 0, 8),        /* "this network"; 0.0.0.0 reaches the host itself */
+  V4 (10, 0, 0, 0, 8),       /* RFC 1918 */
+  V4 (100, 64, 0, 0, 10),    /* carrier-grade NAT */
+  V4 (127, 0, 0, 0, 8),      /* loopback */
+  V4 (169, 254, 0, 0, 16),   /* link-local, cloud metadata services */
+  V4 (172, 16, 0, 0, 12),    /* RFC 1918 */
+  V4 (192, 0, 0, 0, 24),     /* IETF protocol assignments */
+  V4 (192, 168, 0, 0, 16),   /* RFC 1918 */
+  V4 (198, 18, 0, 0, 15),    /* benchmarking */
+  V4 (224, 0, 0, 0, 4),      /* multicast */
+  V4 (240, 0, 0, 0, 4),      /* reserved, broadcast */
+  { { 0 }, 96 },                                   /* ::/96: unspecified, ::1, IPv4-compatible */
+  { { 0, 0x64, 0xff, 0x9b }, 96 },                 /* NAT64: embeds any IPv4 address */
+  { { 0xfc }, 7 },                                 /* unique local */
+  { { 0xfe, 0x80 }, 10 },                          /* link-local */
+  { { 0xfe, 0xc0 }, 10 },                          /* site-local (deprecated) */
+  { { 0xff }, 8 },                                 /* multicast */
+};
+#undef V4
+
+bool
+al_addr_special (const uint8_t a[16])
+{
+  for (size_t i = 0; i < sizeof special_ranges / sizeof *special_ranges; i++)
+    if (prefix_match (a, special_ranges[i].net, special_ranges[i].prefix))
+      return true;
+  return false;
+}
+
+/* The whole range net/prefix lies in one special range. */
+static bool
+range_special (const uint8_t net[16], unsigned prefix)
+{
+  for (size_t i = 0; i < sizeof special_ranges / sizeof *special_ranges; i++)
+    if (prefix >= special_ranges[i].prefix
+        && prefix_match (net, special_ranges[i].net, special_ranges[i].prefix))
+      return true;
+  return false;
+}
+
+/* ---- parsing ----------------------------------------------------------------- */
+
+bool
+al_normalize_name (const char *in, char *out, size_t size)
+{
+  size_t n = strlen (in);
+  if (n > 0 && in[n - 1] == '.')
+    n--;
+  if (n == 0 || n > 253 || n >= size)
+    return false;
+  size_t label = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      unsigned char c = (unsigned char) in[i];
+      if (c == '.')
+        {
+          if (label == 0 || out[i - 1] == '-')
+            return false;
+          label = 0;
+        }
+      else if (isalnum (c) || c == '_' || (c == '-' && label > 0))
+        {
+          if (++label > 63)
+            return false;
+        }
+      else
+        return false;
+      out[i] = (char) tolower (c);
+    }
+  out[n] = '\0';
+  return out[n - 1] != '-';
+}
+
+static int
+parse_port (const char *entry, const char *text, uint16_t *port, hk_err *err)
+{
+  char *end;
+  errno = 0;
+  unsigned long p = strtoul (text, &end, 10);
+  if (!isdigit ((unsigned char) text[0]) || *end || errno || p == 0 || p > 65535)
+    return err_set (err, EINVAL, "network allow-list entry \"%s\": bad port \"%s\" (1-65535)",
+                    entry, text);
+  *port = (uint16_t) p;
+  return 0;
+}
+
+/* "ADDR" or "ADDR/LEN" (no port, no brackets). */
+static int
+parse_net (const char *entry, const char *text, struct al_entry *out, hk_err *err)
+{
+  cleanup_free char *addr = xstrdup (text);
+  char *slash = strchr (addr, '/');
+  unsigned max = 128;
+  long len = -1;
+  if (slash)
+    {
+      char *end;
+      *slash = '\0';
+      errno = 0;
+      len = strtol (slash + 1, &end, 10);
+      if (!isdigit ((unsigned char) slash[1]) || *end || errno || len > 128)
+        return err_set (err, EINVAL, "network allow-list entry \"%s\": bad prefix length \"%s\"",
+                        entry, slash + 1);
+    }
+  struct in_addr a4;
+  struct in6_addr a6;
+  if (inet_pton (AF_INET, addr, &a4) == 1)
+    {
+      addr_from_v4 (&a4, out->addr);
+      max = 32;
+    }
+  else if (inet_pton (AF_INET6, addr, &a6) == 1)
+    memcpy (out->addr, &a6, 16);
+  else
+    return err_set (err, EINVAL, "network allow-list entry \"%s\": \"%s\" is not an IP address",
+                    entry, addr);
+  if (len > (long) max)
+    return err_set (err, EINVAL, "network allow-list entry \"%s\": prefix length %ld is longer "
+                    "than the address (%u bits)", entry, len, max);
+  out->kind = AL_NET;
+  out->prefix = len < 0 ? 128 : (unsigned) len + (128 - max);
+  /* Bits past the prefix are cleared: 192.0.2.7/24 means 192.0.2.0/24. */
+  for (unsigned b = out->prefix; b < 128; b++)
+    out->addr[b / 8] &= (uint8_t) ~(0x80 >> (b % 8));
+  out->special = range_special (out->addr, out->prefix);
+  return 0;
+}
+
+static int
+parse_name (const char *entry, const char *text, struct al_entry *out, hk_err *err)
+{
+  char buf[256];
+  bool suffix = str_has_prefix (text, "*.");
+  if (!al_normalize_name (suffix ? text + 2 : text, buf, sizeof buf))
+    return err_set (err, EINVAL, "network allow-list entry \"%s\": not a host name, \"*.suffix\", "
+                    "IP address or CIDR", entry);
+  if (strchr (buf, '*'))
+    return err_set (err, EINVAL, "network allow-list entry \"%s\": \"*\" only as a leading \"*.\"",
+                    entry);
+  out->kind = suffix ? AL_SUFFIX : AL_NAME;
+  out->name = suffix ? xasprintf (".%s", buf) : xstrdup (buf);
+  return 0;
+}
+
+int
+al_parse_entry (const char *text, struct al_entry *out, hk_err *err)
+{
+  *out = (struct al_entry){ 0 };
+  cleanup_free char *host = xstrdup (text);
+  if (host[0] == '\0')
+    return err_set (err, EINVAL, "network allow-list entry \"\": empty");
+  if (host[0] == '[')
+    {
+      /* [IPv6] or [IPv6/LEN], then optionally :PORT. */
+      char *close = strchr (host, ']');
+      if (close == NULL || (close[1] != '\0' && close[1] != ':'))
+        return err_set (err, EINVAL, "network allow-list entry \"%s\": expected [IPv6]:PORT",
+                        text);
+      if (close[1] == ':' && parse_port (text, close + 2, &out->port, err) < 0)
+        return -1;
+      *close = '\0';
+      if (strchr (host + 1, ':') == NULL)
+        return err_set (err, EINVAL, "network allow-list entry \"%s\": brackets are for IPv6 "
+                        "addresses", text);
+      return parse_net (text, host + 1, out, err);
+    }
+  char *colon = strchr (host, ':');
+  if (colon && strchr (colon + 1, ':'))
+    return parse_net (text, host, out, err);  /* bare IPv6: no port possible */
+  if (colon)
+    {
+      *colon = '\0';
+      if (parse_port (text, colon + 1, &out->port, err) < 0)
+        return -1;
+    }
+  /* A dotted quad, possibly with /LEN; anything else that starts with a
+   * digit and has a slash is a bad CIDR rather than a bad name. */
+  struct in_addr a4;
+  char *slash = strchr (host, '/');
+  if (slash)
+    return parse_net (text, host, out, err);
+  if (inet_pton (AF_INET, host, &a4) == 1)
+    return parse_net (text, host, out, err);
+  return parse_name (text, host, out, err);
+}
+
+int
+al_parse (char *const *entries, struct allowlist *out, hk_err *err)
+{
+  size_t n = strv_len (entries);
+  *out = (struct allowlist){ .e = xcalloc (n + 1, sizeof *out->e) };
+  for (size_t i = 0; i < n; i++)
+    {
+      if (al_parse_entry (entries[i], &out->e[i], err) < 0)
+        {
+          al_free (out);
+          return -1;
+        }
+      out->n++;
+    }
+  return 0;
+}
+
+void
+al_free (struct allowlist *al)
+{
+  for (size_t i = 0; i < al->n; i++)
+    free (al->e[i].name);
+  free (al->e);
+  *al = (struct allowlist){ 0 };
+}
+
+/* ---- matching ---------------------------------------------------------------- */
+
+static bool
+port_ok (const struct al_entry *e, uint16_t port)
+{
+  return e->port == 0 || e->port == port;
+}
+
+bool
+al_name_allowed (const struct allowlist *al, const char *host, uint16_t port)
+{
+  char name[256];
+  if (!al_normalize_name (host, name, sizeof name))
+    return false;
+  size_t n = strlen (name);
+  for (size_t i = 0; i < al->n; i++)
+    {
+      const struct al_entry *e = &al->e[i];
+      if (!port_ok (e, port))
+        continue;
+      if (e->kind == AL_NAME && strcmp (e->name, name) == 0)
+        return true;
+      /* ".example.com" matches "a.example.com", not "example.com" nor "badexample.com". */
+      if (e->kind == AL_SUFFIX && n > strlen (e->name) && str_has_suffix (name, e->name))
+        return true;
+    }
+  return false;
+}
+
+bool
+al_addr_allowed (const struct allowlist *al, const uint8_t a[16], uint16_t port, bool name_ok)
+{
+  bool special = al_addr_special (a);
+  if (name_ok && !special)
+    return true;
+  for (size_t i = 0; i < al->n; i++)
+    {
+      const struct al_entry *e = &al->e[i];
+      if (e->kind == AL_NET && port_ok (e, port) && prefix_match (a, e->addr, e->prefix)
+          && (!special || e->special))
+        return true;
+    }
+  return false;
+}

@@ -1,0 +1,385 @@
+/* netpolicy: the allowlist network mode around a sandbox — its checks at
+ * create, the proxy variables of its processes, and the proxy's life:
+ * a listening socket made inside the sandbox's netns, served by a process
+ * in the host's netns.
+ *
+ * Why it holds against code that ignores HTTP_PROXY: the sandbox's netns has
+ * only lo, no route and no resolver; its single way out is the listening
+ * socket hako put there, whose other end is the proxy in the host's netns. */
+#include "runtime/netpolicy.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lib/syscalls.h"
+#include "lib/util.h"
+#include "runtime/allowlist.h"
+#include "runtime/pidinfo.h"
+#include "runtime/proxy.h"
+
+#define STR2(x) #x
+#define STR(x) STR2 (x)
+#define PROXY_URL "http://" NETPOLICY_PROXY_ADDR ":" STR (NETPOLICY_PROXY_PORT)
+
+static const char *const proxy_vars[] = {
+  "HTTP_PROXY=" PROXY_URL, "HTTPS_PROXY=" PROXY_URL, "http_proxy=" PROXY_URL,
+  "https_proxy=" PROXY_URL, "ALL_PROXY=" PROXY_URL, "all_proxy=" PROXY_URL,
+  "NO_PROXY=localhost,127.0.0.1,::1", "no_proxy=localhost,127.0.0.1,::1",
+};
+
+char **
+netpolicy_env (const struct oci_spec *spec, char *const *env)
+{
+  size_t n = strv_len (env), nv = sizeof proxy_vars / sizeof *proxy_vars;
+  char **v = xcalloc (n + nv + 1, sizeof *v);
+  size_t k = 0;
+  bool on = spec->sandbox.net_mode == HAKO_NET_ALLOWLIST;
+  for (size_t i = 0; i < n; i++)
+    {
+      bool replaced = false;
+      for (size_t j = 0; on && j < nv; j++)
+        {
+          size_t klen = strcspn (proxy_vars[j], "=") + 1;
+          replaced |= strncmp (env[i], proxy_vars[j], klen) == 0;
+        }
+      if (!replaced)
+        v[k++] = xstrdup (env[i]);
+    }
+  for (size_t j = 0; on && j < nv; j++)
+    v[k++] = xstrdup (proxy_vars[j]);
+  v[k] = NULL;
+  return v;
+}
+
+int
+netpolicy_prepare (struct oci_spec *spec, hk_err *err)
+{
+  if (spec->sandbox.net_mode != HAKO_NET_ALLOWLIST)
+    return 0;
+  struct allowlist al;
+  if (al_parse (spec->sandbox.net_allow, &al, err) < 0)
+    return -1;
+  al_free (&al);
+  if (spec->process)
+    {
+      char **env = netpolicy_env (spec, spec->process->env);
+      strv_free (spec->process->env);
+      spec->process->env = env;
+    }
+  return 0;
+}
+
+/* Close every fd above 2 but those in keep (sorted ascending). */
+static void
+close_except (const int *keep, size_t n)
+{
+  unsigned int from = 3;
+  for (size_t i = 0; i < n; i++)
+    {
+      if (keep[i] < (int) from)
+        continue;
+      if (keep[i] > (int) from)
+        sys_close_range (from, (unsigned int) keep[i] - 1, 0);
+      from = (unsigned int) keep[i] + 1;
+    }
+  sys_close_range (from, ~0U, 0);
+}
+
+/* ---- the listening socket ------------------------------------------------------ */
+
+static int
+send_fd (int sock, int fd, int e)
+{
+  char cbuf[CMSG_SPACE (sizeof (int))] = { 0 };
+  struct iovec iov = { .iov_base = &e, .iov_len = sizeof e };
+  struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+  if (fd >= 0)
+    {
+      msg.msg_control = cbuf;
+      msg.msg_controllen = sizeof cbuf;
+      struct cmsghdr *cm = CMSG_FIRSTHDR (&msg);
+      cm->cmsg_level = SOL_SOCKET;
+      cm->cmsg_type = SCM_RIGHTS;
+      cm->cmsg_len = CMSG_LEN (sizeof (int));
+      memcpy (CMSG_DATA (cm), &fd, sizeof fd);
+    }
+  return sendmsg (sock, &msg, MSG_NOSIGNAL) < 0 ? -1 : 0;
+}
+
+/* The received fd, or -1 with errno the helper's error. */
+static int
+recv_fd (int sock)
+{
+  int e = EIO, fd = -1;
+  char cbuf[CMSG_SPACE (sizeof (int))];
+  struct iovec iov = { .iov_base = &e, .iov_len = sizeof e };
+  struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+                        .msg_controllen = sizeof cbuf };
+  ssize_t n;
+  do
+    n = recvmsg (sock, &msg, MSG_CMSG_CLOEXEC);
+  while (n < 0 && errno == EINTR);
+  struct cmsghdr *cm = n > 0 ? CMSG_FIRSTHDR (&msg) : NULL;
+  if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+    memcpy (&fd, CMSG_DATA (cm), sizeof fd);
+  if (fd < 0)
+    errno = n > 0 ? e : EIO;
+  return fd;
+}
+
+static bool
+same_ns (pid_t pid, const char *ns)
+{
+  char path[64];
+  struct stat a, b;
+  snprintf (path, sizeof path, "/proc/%d/ns/%s", (int) pid, ns);
+  cleanup_free char *self = xasprintf ("/proc/self/ns/%s", ns);
+  return stat (path, &a) == 0 && stat (self, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev;
+}
+
+/* In a short-lived child: enter the sandbox's network namespace (and its
+ * user namespace, which owns it, when it has its own — a rootless hako has
+ * no CAP_SYS_ADMIN over the netns otherwise), make the listener, send it
+ * back.  hako itself never changes namespaces, so nothing it does later can
+ * happen in the sandbox's network by mistake; and the child is hako's code
+ * only (the sandbox's process is still waiting for start), so joining
+ * cannot hand anything to the sandbox. */
+static void __attribute__ ((noreturn))
+listener_child (int sock, int pidfd, bool join_user)
+{
+  int flags = CLONE_NEWNET | (join_user ? CLONE_NEWUSER : 0);
+  /* Nothing of hako's goes in with us: only the pidfd and the reply socket. */
+  prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
+  int keep[2] = { sock < pidfd ? sock : pidfd, sock < pidfd ? pidfd : sock };
+  close_except (keep, 2);
+  if (setns (pidfd, flags) < 0)
+    {
+      send_fd (sock, -1, errno);
+      _exit (1);
+    }
+  int fd = socket (AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  int one = 1;
+  struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons (NETPOLICY_PROXY_PORT) };
+  inet_pton (AF_INET, NETPOLICY_PROXY_ADDR, &sin.sin_addr);
+  if (fd < 0 || setsockopt (fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0
+      || bind (fd, (struct sockaddr *) &sin, sizeof sin) < 0 || listen (fd, 1024) < 0)
+    {
+      send_fd (sock, -1, errno);
+      _exit (1);
+    }
+  _exit (send_fd (sock, fd, 0) < 0 ? 1 : 0);
+}
+
+static int
+make_listener (int pidfd, pid_t pid, hk_err *err)
+{
+  int sv[2];
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+    return err_sys (err, "socketpair for the proxy socket");
+  bool join_user = !same_ns (pid, "user");
+  pid_t child = fork ();
+  if (child < 0)
+    {
+      close (sv[0]);
+      close (sv[1]);
+      return err_sys (err, "fork");
+    }
+  if (child == 0)
+    {
+      close (sv[0]);
+      listener_child (sv[1], pidfd, join_user);
+    }
+  close (sv[1]);
+  int fd = recv_fd (sv[0]);
+  int e = errno;
+  close (sv[0]);
+  waitpid (child, NULL, 0);
+  if (fd < 0)
+    return err_code (err, e, "listen on %s:%d inside the sandbox", NETPOLICY_PROXY_ADDR,
+                     NETPOLICY_PROXY_PORT);
+  return fd;
+}
+
+/* ---- the proxy process ------------------------------------------------------- */
+
+/* The proxy faces the sandbox's code: it keeps nothing it does not need.
+ * Not dumpable (no ptrace, no /proc/PID/mem), its own session, stdio on
+ * /dev/null, only its three fds, as nobody without capabilities when hako
+ * runs as root, and no way to gain privileges back. */
+static void
+proxy_confine (const int *keep, size_t n)
+{
+  sigset_t none;
+  sigemptyset (&none);
+  sigprocmask (SIG_SETMASK, &none, NULL);
+  setsid ();
+  prctl (PR_SET_PDEATHSIG, 0, 0, 0, 0);
+  int null = open ("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null >= 0)
+    {
+      dup2 (null, 0);
+      dup2 (null, 1);
+      dup2 (null, 2);
+    }
+  close_except (keep, n);
+  /* One socket and one pipe pair per direction: 5 fds a connection. */
+  struct rlimit rl;
+  if (getrlimit (RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max)
+    {
+      rl.rlim_cur = rl.rlim_max;
+      setrlimit (RLIMIT_NOFILE, &rl);
+    }
+  if (geteuid () == 0
+      && (setgroups (0, NULL) < 0 || setresgid (65534, 65534, 65534) < 0
+          || setresuid (65534, 65534, 65534) < 0))
+    _exit (125);
+  prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
+  prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+}
+
+static void
+sort3 (int *v)
+{
+  for (int i = 0; i < 3; i++)
+    for (int j = i + 1; j < 3; j++)
+      if (v[j] < v[i])
+        {
+          int t = v[i];
+          v[i] = v[j];
+          v[j] = t;
+        }
+}
+
+static int
+write_record (const struct store_entry *e, pid_t pid, hk_err *err)
+{
+  uint64_t start = 0;
+  char buf[64];
+  pid_stat (pid, &start, NULL);
+  int n = snprintf (buf, sizeof buf, "%d %llu\n", (int) pid, (unsigned long long) start);
+  cleanup_free char *path = store_path (e, "proxy.pid");
+  return file_write_atomic (path, buf, (size_t) n, 0600, err);
+}
+
+static int
+read_record (const struct store_entry *e, pid_t *pid, uint64_t *start)
+{
+  cleanup_free char *path = store_path (e, "proxy.pid");
+  cleanup_free char *buf = NULL;
+  hk_err ignored;
+  int p;
+  unsigned long long t;
+  if (file_read_all (path, 64, &buf, NULL, &ignored) < 0 || sscanf (buf, "%d %llu", &p, &t) != 2)
+    return -1;
+  *pid = p;
+  *start = t;
+  return 0;
+}
+
+int
+proxy_start (const struct store_entry *e, const struct oci_spec *spec, int sandbox_pidfd,
+             hk_err *err)
+{
+  if (spec->sandbox.net_mode != HAKO_NET_ALLOWLIST)
+    return 0;
+  proxy_stop (e);  /* a restart: the previous proxy served a namespace that is gone */
+  pid_t sandbox_pid = -1;
+  {
+    /* The pid behind the pidfd, for its namespaces' inode numbers. */
+    char path[64], *line = NULL;
+    size_t cap = 0;
+    snprintf (path, sizeof path, "/proc/self/fdinfo/%d", sandbox_pidfd);
+    FILE *f = fopen (path, "re");
+    while (f && getline (&line, &cap, f) > 0)
+      if (sscanf (line, "Pid: %d", &sandbox_pid) == 1)
+        break;
+    free (line);
+    if (f)
+      fclose (f);
+    if (sandbox_pid <= 0)
+      return err_set (err, ESRCH, "proxy: the sandbox's process is gone");
+  }
+  struct allowlist al;
+  if (al_parse (spec->sandbox.net_allow, &al, err) < 0)
+    return -1;
+  cleanup_free char *log_path = store_path (e, "proxy.log");
+  cleanup_close int log_fd = open (log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  cleanup_close int listen_fd = -1;
+  cleanup_close int watch_fd = fcntl (sandbox_pidfd, F_DUPFD_CLOEXEC, 3);
+  if (log_fd < 0 || watch_fd < 0)
+    {
+      al_free (&al);
+      return err_sys (err, "proxy: open %s", log_path);
+    }
+  listen_fd = make_listener (sandbox_pidfd, sandbox_pid, err);
+  if (listen_fd < 0)
+    {
+      al_free (&al);
+      return err_prefix (err, "proxy");
+    }
+  pid_t pid = fork ();
+  if (pid < 0)
+    {
+      al_free (&al);
+      return err_sys (err, "fork the proxy");
+    }
+  if (pid == 0)
+    {
+      int keep[3] = { listen_fd, watch_fd, log_fd };
+      sort3 (keep);
+      proxy_confine (keep, 3);
+      struct proxy_cfg cfg = { .listen_fd = listen_fd, .watch_fd = watch_fd, .log_fd = log_fd, .al = &al };
+      _exit (proxy_run (&cfg) < 0 ? 125 : 0);
+    }
+  al_free (&al);
+  if (write_record (e, pid, err) < 0)
+    {
+      kill (pid, SIGKILL);
+      waitpid (pid, NULL, 0);
+      return err_prefix (err, "proxy");
+    }
+  return 0;
+}
+
+void
+proxy_stop (const struct store_entry *e)
+{
+  pid_t pid;
+  uint64_t start;
+  cleanup_free char *path = store_path (e, "proxy.pid");
+  if (read_record (e, &pid, &start) == 0)
+    {
+      cleanup_close int pidfd = pid_open (pid, start);
+      if (pidfd >= 0)
+        {
+          sys_pidfd_send_signal (pidfd, SIGKILL, NULL, 0);
+          pid_wait_exit (pidfd, 5000);
+        }
+      waitpid (pid, NULL, WNOHANG);  /* ours when `run` started it */
+    }
+  unlink (path);
+}
+
+pid_t
+proxy_pid (const struct store_entry *e)
+{
+  pid_t pid;
+  uint64_t start;
+  if (read_record (e, &pid, &start) < 0 || !pid_alive (pid, start))
+    return 0;
+  return pid;
+}

@@ -1,0 +1,43 @@
+/* netpolicy: the allowlist network mode around a sandbox — its checks at
+ * create, the proxy variables of its processes, and the proxy's life:
+ * a listening socket made inside the sandbox's netns, served by a process
+ * in the host's netns. */
+#ifndef HAKO_RUNTIME_NETPOLICY_H
+#define HAKO_RUNTIME_NETPOLICY_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "lib/err.h"
+#include "oci/spec.h"
+#include "runtime/store.h"
+
+/* Where the proxy listens inside the sandbox. */
+#define NETPOLICY_PROXY_ADDR "127.0.0.1"
+#define NETPOLICY_PROXY_PORT 3128
+
+/* Allowlist mode: check every allow-list entry (a malformed one fails
+ * create, named) and add the proxy variables to the process's environment.
+ * Other modes: nothing. */
+int netpolicy_prepare (struct oci_spec *spec, hk_err *err);
+
+/* A new copy of env, with HTTP_PROXY, HTTPS_PROXY, http_proxy, https_proxy,
+ * ALL_PROXY and NO_PROXY set when spec is in allowlist mode (for exec). */
+char **netpolicy_env (const struct oci_spec *spec, char *const *env);
+
+/* Allowlist mode: start the sandbox's proxy.  sandbox_pidfd is the
+ * sandbox's first process, set up (its lo is up): the listening socket is
+ * made in its network namespace, and the proxy exits when it exits.  The
+ * proxy's pid and start time go to <state>/proxy.pid, its decisions to
+ * <state>/proxy.log.  Other modes: nothing.  A proxy already recorded is
+ * stopped first, so a restarted sandbox (a new process in a new netns) can
+ * call it again. */
+int proxy_start (const struct store_entry *e, const struct oci_spec *spec, int sandbox_pidfd,
+                 hk_err *err);
+/* Kill the sandbox's proxy, if it has one, wait for it and forget it.
+ * Never fails: a proxy already gone is fine. */
+void proxy_stop (const struct store_entry *e);
+/* The running proxy's pid, or 0. */
+pid_t proxy_pid (const struct store_entry *e);
+
+#endif

@@ -1,0 +1,33 @@
+/* proxy: the allowlist sandbox's way out — an HTTP proxy (CONNECT and
+ * absolute-URI requests) on one epoll loop, checking every target against
+ * the allow-list and relaying bytes with splice. */
+#ifndef HAKO_RUNTIME_PROXY_H
+#define HAKO_RUNTIME_PROXY_H
+
+#include "runtime/allowlist.h"
+
+/* Bounds: a client that sends no complete request head within
+ * HEAD_TIMEOUT (from its connection, or from its previous request), or a
+ * connection with no traffic for IDLE_TIMEOUT, is closed; at most MAX_CONNS
+ * connections at once (more are closed on accept); the decision log stops
+ * at LOG_MAX bytes (its last line says so), since it lives on the state
+ * dir's tmpfs and a sandbox could otherwise fill the host's memory with
+ * refused requests. */
+#define PROXY_HEAD_TIMEOUT_MS 30000
+#define PROXY_IDLE_TIMEOUT_MS 600000
+#define PROXY_MAX_CONNS 1024
+#define PROXY_LOG_MAX (8 << 20)
+
+struct proxy_cfg
+{
+  int listen_fd;  /* listening TCP socket (in the sandbox's netns), non-blocking */
+  int watch_fd;   /* pidfd of the sandbox's process: the proxy ends when it exits; -1 none */
+  int log_fd;     /* decisions as JSON lines (O_APPEND); -1 none */
+  const struct allowlist *al;
+};
+
+/* Serve until watch_fd reports its process gone.  Returns 0 then, -1 if the
+ * loop itself cannot run (epoll). */
+int proxy_run (const struct proxy_cfg *cfg);
+
+#endif

@@ -1,0 +1,86 @@
+#!/bin/sh
+# tests/bench/proxy.sh: the allowlist proxy's throughput and concurrency, on
+# loopback only.
+#
+#   1. One download of SIZE bytes (default 1 GiB) from a tiny HTTP server on
+#      127.0.0.1 (tests/fixtures/http-serve.c, body generated, no disk):
+#      direct from the host, then from inside an allowlist sandbox through
+#      its proxy, plain HTTP and CONNECT.  Prints each rate and the proxy's
+#      ratio to direct (the goal: at least 70%).
+#   2. CONNS (default 200) concurrent requests of 1 MiB each through one
+#      proxy; every one must arrive whole.
+#
+# Client: curl when installed (it honours NO_PROXY=127.0.0.1, so the proxy
+# is named explicitly), else busybox wget.  Environment: HAKO (the binary;
+# default ../../hako from here), SIZE, CONNS, PORT (default 18931).
+# Needs root and a C compiler.
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+HAKO=${HAKO:-$here/../../hako}
+SIZE=${SIZE:-1073741824}
+CONNS=${CONNS:-200}
+PORT=${PORT:-18931}
+tmp=$(mktemp -d /tmp/hako-bench-proxy.XXXXXX)
+chmod 711 "$tmp"
+H="$HAKO --root $tmp/state --data-root $tmp/data"
+server=""
+cleanup () {
+  $H delete --force bench-proxy >/dev/null 2>&1
+  [ -n "$server" ] && kill "$server" 2>/dev/null
+  rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+
+cc -D_GNU_SOURCE -O2 -o "$tmp/http-serve" "$here/../fixtures/http-serve.c" || exit 1
+"$tmp/http-serve" "$PORT" &
+server=$!
+sleep 0.3
+url="http://127.0.0.1:$PORT/bytes/$SIZE"
+
+if command -v curl >/dev/null; then
+  get_direct="curl -s --noproxy 127.0.0.1 -o /dev/null -w %{size_download} $url"
+  get_proxy="curl -s --noproxy '' -x http://127.0.0.1:3128 -o /dev/null -w %{size_download} $url"
+  get_tunnel="curl -s --noproxy '' -p -x http://127.0.0.1:3128 -o /dev/null -w %{size_download} $url"
+  client=curl
+else
+  get_direct="busybox wget -q -O /dev/null $url"
+  get_proxy="busybox wget -q -O /dev/null $url"
+  get_tunnel=""
+  client="busybox wget"
+fi
+
+# ms: milliseconds since the epoch.
+ms () { echo $(( $(date +%s%N) / 1000000 )); }
+
+t0=$(ms); $get_direct >/dev/null || { echo "direct download failed"; exit 1; }; t1=$(ms)
+direct=$((t1 - t0))
+
+$H run -d --allow "127.0.0.1:$PORT" bench-proxy -- sleep 600 || exit 1
+inside () { $H exec bench-proxy -- sh -c "$1"; }
+timed_inside () {
+  inside "s=\$(date +%s%N); $1 >/dev/null || exit 1; e=\$(date +%s%N); echo \$(( (e - s) / 1000000 ))"
+}
+proxy=$(timed_inside "$get_proxy") || { echo "download through the proxy failed"; exit 1; }
+tunnel=""
+[ -n "$get_tunnel" ] && { tunnel=$(timed_inside "$get_tunnel") || { echo "CONNECT download failed"; exit 1; }; }
+
+mib=$((SIZE / 1048576))
+rate () { awk -v m="$mib" -v t="$1" 'BEGIN { printf "%.0f MiB/s (%d ms)", m / (t / 1000), t }'; }
+ratio () { awk -v d="$direct" -v t="$1" 'BEGIN { printf "%.0f%%", 100 * d / t }'; }
+echo "client: $client, $mib MiB from 127.0.0.1:$PORT"
+echo "direct:          $(rate "$direct")"
+echo "proxy (HTTP):    $(rate "$proxy"), $(ratio "$proxy") of direct"
+[ -n "$tunnel" ] && echo "proxy (CONNECT): $(rate "$tunnel"), $(ratio "$tunnel") of direct"
+
+# Concurrency: CONNS clients at once, 1 MiB each, counted inside.
+one="http://127.0.0.1:$PORT/bytes/1048576"
+if [ "$client" = curl ]; then
+  fetch="curl -s --noproxy '' -x http://127.0.0.1:3128 -o /dev/null -w '%{size_download}\n' $one"
+else
+  fetch="busybox wget -q -O - $one | wc -c"
+fi
+out=$(inside "i=0; while [ \$i -lt $CONNS ]; do ($fetch) > /tmp/c.\$i 2>&1 & i=\$((i + 1)); done; wait
+  cat /tmp/c.* | grep -cx 1048576")
+echo "concurrent:      $out of $CONNS requests of 1 MiB arrived whole"
+[ "$out" = "$CONNS" ]

@@ -1,0 +1,241 @@
+#!/usr/bin/env bats
+# Network policy: none, host and allowlist (the proxy), end to end.  Every
+# byte stays on the host's loopback or in the sandboxes' own namespaces:
+# two HTTP servers on 127.0.0.1 ports A and B and a UDP listener on port U,
+# all in the host's netns.
+
+load helpers
+
+setup_file () {
+  hako_setup_file
+  local base=$((20000 + RANDOM % 20000))
+  export PORT_A=$base PORT_B=$((base + 1)) PORT_U=$((base + 2)) PORT_K=$((base + 3))
+  export WWW_A="$BATS_FILE_TMPDIR/www-a" WWW_B="$BATS_FILE_TMPDIR/www-b"
+  export UDP_GOT="$BATS_FILE_TMPDIR/udp-got"
+  mkdir -p "$WWW_A" "$WWW_B"
+  echo served-by-A > "$WWW_A/index.html"
+  echo served-by-B > "$WWW_B/index.html"
+  busybox httpd -f -p "127.0.0.1:$PORT_A" -h "$WWW_A" 3>&- &
+  echo $! > "$BATS_FILE_TMPDIR/httpd-a.pid"
+  busybox httpd -f -p "127.0.0.1:$PORT_B" -h "$WWW_B" 3>&- &
+  echo $! > "$BATS_FILE_TMPDIR/httpd-b.pid"
+  cc -o "$BATS_FILE_TMPDIR/udp-listen" "$fixtures/udp-listen.c"
+  cc -D_GNU_SOURCE -o "$BATS_FILE_TMPDIR/http-serve" "$fixtures/http-serve.c"
+  "$BATS_FILE_TMPDIR/http-serve" "$PORT_K" 3>&- &
+  echo $! > "$BATS_FILE_TMPDIR/http-serve.pid"
+  "$BATS_FILE_TMPDIR/udp-listen" "$PORT_U" "$UDP_GOT" 3>&- &
+  echo $! > "$BATS_FILE_TMPDIR/udp.pid"
+  local i
+  for i in $(seq 50); do
+    busybox wget -q -O /dev/null "http://127.0.0.1:$PORT_A/" 2>/dev/null \
+      && busybox wget -q -O /dev/null "http://127.0.0.1:$PORT_B/" 2>/dev/null && break
+    sleep 0.1
+  done
+}
+
+teardown_file () {
+  local f
+  for f in httpd-a httpd-b udp http-serve; do
+    kill "$(cat "$BATS_FILE_TMPDIR/$f.pid")" 2>/dev/null || true
+  done
+}
+
+setup () { hako_setup; rm -f "$UDP_GOT"; }
+teardown () { hako_teardown; }
+
+# send_udp: the command that sends one datagram to the host's listener
+# (bash's /dev/udp: no extra tool needed inside).
+send_udp='echo leaked > /dev/udp/127.0.0.1/'
+
+# proxy_of ID: the proxy's pid from the state dir.
+proxy_of () {
+  cut -d' ' -f1 "$STATE/$1/proxy.pid"
+}
+
+@test "none: only lo; the host's servers are unreachable by TCP and UDP; lo inside works" {
+  cd "$TEST_ROOT"
+  run $H run --rm --network none nn -- bash -c "
+    busybox wget -q -T 2 -O- http://127.0.0.1:$PORT_A/ 2>&1; echo tcp=\$?
+    $send_udp$PORT_U; sleep 0.3
+    mkdir /tmp/www && echo inside > /tmp/www/index.html
+    busybox httpd -p 127.0.0.1:8000 -h /tmp/www
+    sleep 0.2; busybox wget -q -O- http://127.0.0.1:8000/"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"tcp=1"* ]]
+  [[ "$output" != *"served-by-A"* ]]
+  [[ "$output" == *"inside"* ]]
+  sleep 0.3
+  [ ! -s "$UDP_GOT" ]
+  [ ! -e "$STATE/nn" ]
+}
+
+@test "host: A and B are reachable, and UDP arrives" {
+  cd "$TEST_ROOT"
+  run $H run --rm --network host hh -- bash -c "
+    busybox wget -q -O- http://127.0.0.1:$PORT_A/; busybox wget -q -O- http://127.0.0.1:$PORT_B/
+    $send_udp$PORT_U"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"served-by-A"*"served-by-B"* ]]
+  for i in $(seq 20); do [ -s "$UDP_GOT" ] && break; sleep 0.1; done
+  grep -q leaked "$UDP_GOT"
+}
+
+@test "allowlist: A through the proxy (HTTP and CONNECT), B refused with 403, no direct way out" {
+  cd "$TEST_ROOT"
+  $H run -d --network allowlist --allow "127.0.0.1:$PORT_A" al -- sleep 60
+  run $H exec al -- bash -c "
+    echo proxy=\$http_proxy
+    busybox wget -q -O- http://127.0.0.1:$PORT_A/
+    busybox wget -q -O- http://127.0.0.1:$PORT_B/ 2>&1; echo b=\$?
+    printf 'CONNECT 127.0.0.1:$PORT_A HTTP/1.1\r\nHost: 127.0.0.1:$PORT_A\r\n\r\nGET / HTTP/1.0\r\n\r\n' \
+      | busybox nc 127.0.0.1 3128
+    printf 'CONNECT 127.0.0.1:$PORT_B HTTP/1.1\r\n\r\n' | busybox nc 127.0.0.1 3128
+    busybox nc -w 2 127.0.0.1 $PORT_A </dev/null 2>&1; echo direct=\$?
+    $send_udp$PORT_U; echo udp=\$?"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"proxy=http://127.0.0.1:3128"* ]]
+  [[ "$output" == *"served-by-A"* ]]
+  [[ "$output" == *"403 Forbidden"* ]]
+  [[ "$output" == *"b=1"* ]]
+  [[ "$output" == *"HTTP/1.1 200 Connection established"*"200 OK"*"served-by-A"* ]]
+  [[ "$output" == *"127.0.0.1:$PORT_B is not in the sandbox's network allow-list"* ]]
+  [[ "$output" != *"served-by-B"* ]]
+  [[ "$output" == *"direct=1"* ]]
+  sleep 0.3
+  [ ! -s "$UDP_GOT" ]
+  # Every decision is a JSON line in the state dir.
+  jq -s -e "any(.verdict == \"allow\" and .target == \"127.0.0.1:$PORT_A\" and .time)" \
+    "$STATE/al/proxy.log"
+  jq -s -e "any(.verdict == \"deny\" and .target == \"127.0.0.1:$PORT_B\" and .method == \"CONNECT\")" \
+    "$STATE/al/proxy.log"
+}
+
+@test "allowlist: keep-alive — sequential requests on one client connection, then another host" {
+  cd "$TEST_ROOT"
+  run $H run --rm --allow "127.0.0.1:$PORT_A" --allow "127.0.0.1:$PORT_K" ka -- bash -c "
+    { printf 'GET http://127.0.0.1:$PORT_K/count HTTP/1.1\r\nHost: x\r\n\r\n'; sleep 0.3
+      printf 'GET http://127.0.0.1:$PORT_K/count HTTP/1.1\r\nHost: x\r\n\r\n'; sleep 0.3
+      printf 'GET http://127.0.0.1:$PORT_A/ HTTP/1.1\r\nHost: x\r\n\r\n'; sleep 0.3; } \
+      | busybox nc 127.0.0.1 3128"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  # req-2: the second request reached the same upstream connection.
+  [[ "$output" == *"req-1"*"req-2"*"served-by-A"* ]]
+}
+
+@test "allowlist: a listed name that resolves to loopback is refused unless the address is listed" {
+  cd "$TEST_ROOT"
+  run $H run --rm --allow "localhost:$PORT_A" rb -- \
+    busybox wget -q -O- "http://localhost:$PORT_A/"
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"403"* ]]
+  [[ "$output" != *"served-by-A"* ]]
+  run $H run --rm --allow "localhost:$PORT_A" --allow "127.0.0.1:$PORT_A" rb2 -- \
+    busybox wget -q -O- "http://localhost:$PORT_A/"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"served-by-A"* ]]
+}
+
+@test "allowlist: the reason says why, and an unlisted name is not even resolved" {
+  cd "$TEST_ROOT"
+  $H run -d --allow "localhost:$PORT_A" rs -- sleep 60
+  run $H exec rs -- sh -c "
+    printf 'GET http://localhost:$PORT_A/ HTTP/1.1\r\n\r\n' | busybox nc 127.0.0.1 3128
+    printf 'GET http://unlisted.invalid/ HTTP/1.1\r\n\r\n' | busybox nc 127.0.0.1 3128"
+  echo "$output"
+  [[ "$output" == *"localhost resolves to 127.0.0.1, a loopback, private or link-local address"* ]]
+  [[ "$output" == *"unlisted.invalid:80 is not in the sandbox's network allow-list"* ]]
+  # Bounded and strict: a 20 KiB head, a request that is not a proxy request.
+  run $H exec rs -- bash -c "
+    big=\$(head -c 20000 /dev/zero | tr '\\0' a)
+    printf 'GET http://localhost:$PORT_A/ HTTP/1.1\r\nX: %s\r\n\r\n' \$big | busybox nc 127.0.0.1 3128 | head -1
+    printf 'GET / HTTP/1.1\r\nHost: localhost\r\n\r\n' | busybox nc 127.0.0.1 3128 | head -1"
+  echo "$output"
+  [[ "$output" == *"431 Request Header Fields Too Large"*"400 Bad Request"* ]]
+}
+
+@test "allowlist: state shows the proxy; it is not in the sandbox; delete leaves no proxy and no socket" {
+  cd "$TEST_ROOT"
+  $H run -d --allow "127.0.0.1:$PORT_A" lc -- sleep 60
+  pp=$(proxy_of lc)
+  [ "$($H state lc | jq -r .proxy_pid)" = "$pp" ]
+  # Outside the sandbox: the host's network, no sandbox cgroup, unprivileged.
+  [ "$(readlink /proc/$pp/ns/net)" = "$(readlink /proc/self/ns/net)" ]
+  sbx=$($H state lc | jq -r .pid)
+  [ "$(readlink /proc/$pp/ns/net)" != "$(readlink /proc/$sbx/ns/net)" ]
+  ! grep -q hako- /proc/$pp/cgroup || [ "$(grep hako- /proc/$pp/cgroup)" = "$(grep hako- /proc/self/cgroup)" ]
+  [ "$(awk '/^Uid/ {print $2}' /proc/$pp/status)" != 0 ]
+  sock=$(readlink /proc/$pp/fd/* | grep socket: | head -1)
+  [ -n "$sock" ]
+  $H delete --force lc
+  pid_gone "$pp"
+  [ -z "$(find /proc/[0-9]*/fd -lname "$sock" 2>/dev/null)" ]
+}
+
+@test "allowlist: the proxy exits by itself when the sandbox's process ends" {
+  cd "$TEST_ROOT"
+  $H run -d --allow "127.0.0.1:$PORT_A" ex -- sleep 0.5
+  pp=$(proxy_of ex)
+  pid_gone "$pp"
+  [ "$($H state ex | jq -r .proxy_pid)" = null ]
+  $H delete ex
+}
+
+@test "allowlist: exec gets the proxy variables" {
+  cd "$TEST_ROOT"
+  $H run -d --allow "127.0.0.1:$PORT_A" ev -- sleep 60
+  run $H exec ev -- sh -c 'echo "$HTTPS_PROXY $ALL_PROXY $NO_PROXY"'
+  [ "$output" = "http://127.0.0.1:3128 http://127.0.0.1:3128 localhost,127.0.0.1,::1" ]
+}
+
+@test "allowlist from the spec; with Landlock letting port A through, the netns alone still stops it" {
+  b=$(new_bundle spec)
+  edit_config "$b" ".sandbox.network = {\"mode\": \"allowlist\", \"allow\": [\"127.0.0.1:$PORT_A\"]}
+                    | .sandbox.landlock = {\"tcp_connect\": [$PORT_A]}"
+  set_args "$b" sh -c "wget -q -O- http://127.0.0.1:$PORT_A/; wget -q -O- http://127.0.0.1:$PORT_B/ 2>&1; nc -w 2 127.0.0.1 $PORT_A </dev/null 2>&1; echo direct=\$?"
+  run $H run --rm --bundle "$b" sp
+  echo "$output"
+  [[ "$output" == *"served-by-A"* ]]
+  [[ "$output" == *"403"* ]]
+  # Landlock allowed the connect: what stopped it is the empty netns.
+  [[ "$output" == *"Connection refused"*"direct=1"* ]]
+}
+
+@test "a failed create leaves no proxy" {
+  cd "$TEST_ROOT"
+  # Fails after the proxy started: the pid file cannot be written.
+  run $H create --profile host --allow "127.0.0.1:$PORT_A" --pid-file "$TEST_ROOT/no/such/dir/pid" fc
+  [ "$status" -eq 125 ]
+  [ ! -e "$STATE/fc" ]
+  # Fails inside the sandbox's setup, before the proxy: a bad mount.
+  b=$(new_bundle fm)
+  edit_config "$b" '.sandbox.network = {"mode": "allowlist", "allow": ["127.0.0.1:1"]}
+                    | .mounts += [{"destination": "/x", "type": "bind", "source": "/no/such/source"}]'
+  run $H create --bundle "$b" fm
+  [ "$status" -eq 125 ]
+  [ ! -e "$STATE/fm" ]
+  # The proxy runs with hako's command line, which names this test's state dir.
+  sleep 0.2
+  [ -z "$(pgrep -f -- "$STATE" || true)" ]
+}
+
+@test "a malformed --allow entry: 125, named, nothing made" {
+  cd "$TEST_ROOT"
+  run $H create --profile host --allow "10.0.0.0/33" ma
+  [ "$status" -eq 125 ]
+  [[ "$output" == *'hako: create ma: network allow-list entry "10.0.0.0/33"'* ]]
+  run $H run --rm --allow "bad name" ma -- true
+  [ "$status" -eq 125 ]
+  [[ "$output" == *'"bad name"'* ]]
+  run $H run --rm --network bogus ma -- true
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"unknown mode"* ]]
+  # Non-loopback entries parse; nothing here connects to them.
+  run $H run --rm --allow "*.example.org:443" --allow "192.0.2.0/24" --allow "[2001:db8::/32]:443" ok -- true
+  [ "$status" -eq 0 ]
+  [ ! -e "$STATE/ma" ] && [ ! -e "$STATE/ok" ]
+}

@@ -1,0 +1,136 @@
+/* test_proxy_http: the proxy's request parser — heads, CONNECT, absolute
+ * URIs rewritten to origin form, and what it refuses. */
+#include <string.h>
+
+#include "runtime/proxy_http.h"
+#include "tests/unit/tap.h"
+
+static int
+parse (const char *head, struct http_request *req, int *status, char *reason)
+{
+  return http_parse_request (head, strlen (head), req, status, reason, 256);
+}
+
+static void
+refused (const char *head, int want, const char *what)
+{
+  struct http_request req;
+  int status = 0;
+  char reason[256] = "";
+  int r = parse (head, &req, &status, reason);
+  ok (r < 0 && status == want && reason[0] && !strpbrk (reason, "\r\n"), "%s: %d %s", what, status,
+      reason);
+  http_request_free (&req);
+}
+
+static void
+test_head_end (void)
+{
+  const char *h = "GET http://a/ HTTP/1.1\r\nHost: a\r\n\r\nBODY";
+  ok (http_head_end (h, strlen (h), HTTP_MAX_HEAD) == (ssize_t) (strlen (h) - 4), "head end found");
+  ok (http_head_end (h, 20, HTTP_MAX_HEAD) == 0, "incomplete head");
+  ok (http_head_end (h, 20, 20) == -1, "a head longer than the bound");
+  ok (http_head_end ("\r\n\r", 3, 16) == 0, "three bytes are not a head");
+}
+
+static void
+test_connect (void)
+{
+  struct http_request req;
+  int status;
+  char reason[256];
+  ok (parse ("CONNECT example.org:443 HTTP/1.1\r\nHost: example.org:443\r\n\r\n", &req, &status,
+             reason) == 0
+          && req.connect && strcmp (req.host, "example.org") == 0 && req.port == 443,
+      "CONNECT host:port");
+  http_request_free (&req);
+  ok (parse ("CONNECT [::1]:8080 HTTP/1.1\r\n\r\n", &req, &status, reason) == 0
+          && strcmp (req.host, "::1") == 0 && req.port == 8080,
+      "CONNECT [v6]:port");
+  http_request_free (&req);
+  ok (parse ("CONNECT 127.0.0.1:80 HTTP/1.0\r\n\r\n", &req, &status, reason) == 0
+          && strcmp (req.host, "127.0.0.1") == 0 && req.port == 80,
+      "CONNECT over HTTP/1.0");
+  http_request_free (&req);
+}
+
+static void
+test_forward (void)
+{
+  struct http_request req;
+  int status;
+  char reason[256];
+  const char *h = "GET http://Example.org:8080/a/b?c=d HTTP/1.1\r\nHost: evil.example\r\n"
+                  "Proxy-Connection: keep-alive\r\nUser-Agent: t\r\nContent-Length: 5\r\n\r\n";
+  ok (parse (h, &req, &status, reason) == 0, "absolute URI parses");
+  ok (!req.connect && strcmp (req.host, "Example.org") == 0 && req.port == 8080 && req.body_len == 5,
+      "host, port, body length");
+  is_str (req.head,
+          "GET /a/b?c=d HTTP/1.1\r\nHost: Example.org:8080\r\nUser-Agent: t\r\nContent-Length: 5\r\n\r\n",
+          "rewritten to origin form, Host from the URI, Proxy-* dropped");
+  ok (req.head_len == strlen (req.head), "head length");
+  http_request_free (&req);
+  ok (parse ("GET http://a.example HTTP/1.0\r\n\r\n", &req, &status, reason) == 0
+          && strcmp (req.head, "GET / HTTP/1.0\r\nHost: a.example\r\n\r\n") == 0 && req.port == 80,
+      "no path: \"/\", default port 80");
+  http_request_free (&req);
+  ok (parse ("POST http://a/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", &req, &status, reason)
+          == 0 && req.body_raw,
+      "Transfer-Encoding: the rest is passed raw");
+  http_request_free (&req);
+  ok (parse ("GET http://[::1]:81/x HTTP/1.1\r\n\r\n", &req, &status, reason) == 0
+          && strcmp (req.host, "::1") == 0 && req.port == 81,
+      "IPv6 literal in the URI");
+  http_request_free (&req);
+}
+
+static void
+test_refusals (void)
+{
+  refused ("GET / HTTP/1.1\r\nHost: a\r\n\r\n", 400, "origin form (not a proxy request)");
+  refused ("GET https://a/ HTTP/1.1\r\n\r\n", 400, "https:// URI (CONNECT is for TLS)");
+  refused ("GET http://user@a/ HTTP/1.1\r\n\r\n", 400, "userinfo");
+  refused ("GET http://a/ HTTP/2.0\r\n\r\n", 505, "HTTP/2");
+  refused ("GET http://a/ HTTP/1.1\r\nX: 1\r\n folded\r\n\r\n", 400, "folded header");
+  refused ("GET http://a/ HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n", 400,
+           "conflicting lengths");
+  refused ("POST http://a/ HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n", 400,
+           "length and chunked");
+  refused ("GET http://a/ HTTP/1.1\r\nContent-Length: -1\r\n\r\n", 400, "negative length");
+  refused ("GET http://a/ HTTP/1.1\nX: y\n\n", 400, "bare LF");
+  refused ("CONNECT a:0 HTTP/1.1\r\n\r\n", 400, "port 0");
+  refused ("CONNECT a:99999 HTTP/1.1\r\n\r\n", 400, "port out of range");
+  refused ("CONNECT a b:1 HTTP/1.1\r\n\r\n", 505, "space in target");
+  refused ("CONNECT [::1 HTTP/1.1\r\n\r\n", 400, "unclosed bracket");
+  refused ("CONNECT a/b:1 HTTP/1.1\r\n\r\n", 400, "slash in host");
+  refused ("G(T http://a/ HTTP/1.1\r\n\r\n", 400, "bad method");
+  refused ("GET http://a/ HTTP/1.1\r\nBad Name: x\r\n\r\n", 400, "space in header name");
+}
+
+static void
+test_response (void)
+{
+  size_t n;
+  char *r = http_response (403, "example.org:80 is not in the allow-list", &n);
+  ok (strncmp (r, "HTTP/1.1 403 Forbidden\r\n", 24) == 0 && strstr (r, "Content-Length: 40\r\n")
+          && strstr (r, "\r\n\r\nexample.org:80 is not in the allow-list\n") && n == strlen (r),
+      "403 with a one-line reason");
+  free (r);
+  r = http_response (200, "", &n);
+  is_str (r, "HTTP/1.1 200 Connection established\r\n\r\n", "200 for CONNECT");
+  free (r);
+  char a[64];
+  http_authority ("::1", 80, a, sizeof a);
+  is_str (a, "[::1]:80", "IPv6 authority in brackets");
+}
+
+int
+main (void)
+{
+  test_head_end ();
+  test_connect ();
+  test_forward ();
+  test_refusals ();
+  test_response ();
+  return tap_done ();
+}
