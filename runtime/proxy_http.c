@@ -195,6 +195,16 @@ http_parse_request (const char *head, size_t len, struct http_request *req, int 
 {
   *req = (struct http_request){ 0 };
   const char *end = head + len;
+  /* No NUL or other control character anywhere in the head (HTAB, CR, LF
+   * aside): the head is handled with C string functions after this, and a
+   * header hidden behind a NUL would be seen by the origin but not by the
+   * proxy — a way to smuggle a second request past the allow-list check. */
+  for (size_t i = 0; i < len; i++)
+    {
+      unsigned char c = (unsigned char) head[i];
+      if ((c < 0x20 && c != '\t' && c != '\r' && c != '\n') || c == 0x7f)
+        return fail (status, 400, reason, rsize, "control character in the request head");
+    }
   const char *eol = memchr (head, '\r', len);
   if (eol == NULL || eol + 1 >= end || eol[1] != '\n')
     return fail (status, 400, reason, rsize, "bad request line");

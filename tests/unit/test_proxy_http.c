@@ -87,6 +87,15 @@ test_forward (void)
 static void
 test_refusals (void)
 {
+  /* Found by fuzz_proxy_http: a header behind a NUL, unseen by C strings. */
+  static const char nul_head[] = "POST http://[::1]/x HTTP/1.1\r\ni\0\0Transfer-Encoding: chunked\r\n\r\n";
+  struct http_request nreq;
+  int nstatus = 0;
+  char nreason[256] = "";
+  ok (http_parse_request (nul_head, sizeof nul_head - 1, &nreq, &nstatus, nreason, sizeof nreason) < 0
+      && nstatus == 400, "a NUL in the head: 400 %s", nreason);
+  http_request_free (&nreq);
+  refused ("GET http://a/ HTTP/1.1\r\nX: a\001b\r\n\r\n", 400, "a control character in a header");
   refused ("GET / HTTP/1.1\r\nHost: a\r\n\r\n", 400, "origin form (not a proxy request)");
   refused ("GET https://a/ HTTP/1.1\r\n\r\n", 400, "https:// URI (CONNECT is for TLS)");
   refused ("GET http://user@a/ HTTP/1.1\r\n\r\n", 400, "userinfo");
