@@ -23,7 +23,19 @@ struct cg_backend
   int (*freeze) (const struct cg_sandbox *cg, bool frozen, hk_err *err);
   /* SIGKILL every process without cgroup.kill (frozen ones included). */
   int (*kill) (const struct cg_sandbox *cg, hk_err *err);
+  /* cg_update and cg_stats, for this version's files. */
+  int (*update) (const struct cg_sandbox *cg, const struct oci_resources *upd,
+                 const struct oci_resources *merged, hk_err *err);
+  int (*stats) (const struct cg_sandbox *cg, struct oci_stats *out, hk_err *err);
 };
+
+/* The files of cg_stats: a number ("max" reads as UINT64_MAX), and
+ * "key value" lines (memory.stat, cpu.stat) with a callback per line. */
+int cg_read_u64 (const char *dir, const char *file, uint64_t *out, hk_err *err);
+typedef void (*cg_kv_fn) (const char *key, uint64_t value, void *arg);
+int cg_read_kv (const char *dir, const char *file, cg_kv_fn fn, void *arg, hk_err *err);
+/* "update cannot ...: the sandbox has no <ctl> cgroup" for ENOTSUP. */
+int cg_update_missing (unsigned ctl, bool v2, hk_err *err);
 
 extern const struct cg_backend cg_v1_backend;
 extern const struct cg_backend cg_v2_backend;
