@@ -1,6 +1,6 @@
-/* cgroup_devices: linux.resources.devices for the v1 devices controller, and
- * what cgroup v2 (which has an eBPF filter instead of a controller) can
- * accept without one. */
+/* cgroup_devices: linux.resources.devices — the writes for the v1 devices
+ * controller, and the rule list cgroup v2's eBPF filter (cgroup_bpf.c) is
+ * built from. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -12,19 +12,13 @@
 
 enum
 {
-  ACC_R = 1,
-  ACC_W = 2,
-  ACC_M = 4,
-  ACC_ALL = 7
+  ACC_R = CG_DEV_R,
+  ACC_W = CG_DEV_W,
+  ACC_M = CG_DEV_M,
+  ACC_ALL = CG_DEV_R | CG_DEV_W | CG_DEV_M
 };
 
-struct rule
-{
-  bool allow;
-  char type;            /* 'a', 'c', 'b' */
-  int64_t major, minor; /* -1: any */
-  unsigned access;
-};
+#define rule cg_dev_rule
 
 /* What hako's /dev holds (runtime/mount.c) and devpts' ptys: allowed after
  * the spec's rules, as runc does, so that `runc spec`'s deny-all works. */
@@ -223,62 +217,23 @@ cg_v1_device_writes (const struct oci_spec *spec, struct cg_dev_write **out, siz
   return 0;
 }
 
-/* ---- v2: without an eBPF filter ------------------------------------------------------ */
+/* ---- v2: the rules for the eBPF filter ---------------------------------------------- */
 
-static bool
-is_deny_all (const struct rule *r)
-{
-  return !r->allow && r->type == 'a' && r->major < 0 && r->minor < 0 && r->access == ACC_ALL;
-}
-
-/* r allows no more than one of the nodes hako's /dev holds. */
-static bool
-within_dev (const struct oci_spec *spec, const struct rule *r)
-{
-  for (size_t i = 0; i < sizeof std_rules / sizeof *std_rules; i++)
-    if (r->type == std_rules[i].type && r->major == std_rules[i].major && r->minor == std_rules[i].minor)
-      return true;
-  for (size_t i = 0; i < spec->linux.n_devices; i++)
-    {
-      struct rule x;
-      if (from_node (&spec->linux.devices[i], &x) && r->type == x.type && r->major == x.major
-          && r->minor == x.minor)
-        return true;
-    }
-  return false;
-}
-
-/* Could the sandbox make a device node the rules deny?  Only with CAP_MKNOD
- * in the host's user namespace. */
-static bool
-can_mknod (const struct oci_spec *spec)
-{
-  if (oci_spec_ns (spec, OCI_NS_USER) || spec->process == NULL || !spec->process->has_caps)
-    return false;
-  for (char **c = spec->process->caps.bounding; c && *c; c++)
-    if (strcmp (*c, "CAP_MKNOD") == 0)
-      return true;
-  return false;
-}
-
-/* cgroup v2 enforces device rules with an eBPF program, which hako does not
- * load yet.  A deny-all followed by allows of what /dev holds (what `runc
- * spec` writes) adds nothing to what the sandbox can reach anyway, as long as
- * it cannot mknod: that much is accepted, anything else refused. */
 int
-cg_v2_devices_check (const struct oci_spec *spec, hk_err *err)
+cg_device_rules (const struct oci_spec *spec, struct cg_dev_rule **out, size_t *n)
 {
   const struct oci_resources *res = &spec->linux.resources;
-  bool ok = res->n_devices > 0 && !can_mknod (spec);
-  for (size_t i = 0; ok && i < res->n_devices; i++)
-    {
-      struct rule x = from_spec (&res->devices[i]);
-      ok = i == 0 ? is_deny_all (&x) : x.allow && x.type != 'a' && within_dev (spec, &x);
-    }
-  if (!ok)
-    return err_set (err, ENOTSUP,
-                    "linux.resources.devices: on cgroup v2 device rules need an eBPF "
-                    "filter, which this hako does not have yet; only a deny-all followed by allows of "
-                    "the nodes in the sandbox's /dev is accepted, without CAP_MKNOD");
+  size_t n_std = sizeof std_rules / sizeof *std_rules, cap = res->n_devices + n_std + spec->linux.n_devices;
+  struct rule *v = xcalloc (cap ? cap : 1, sizeof *v);
+  size_t k = 0;
+  for (size_t i = 0; i < res->n_devices; i++)
+    v[k++] = from_spec (&res->devices[i]);
+  for (size_t i = 0; i < n_std; i++)
+    v[k++] = std_rules[i];
+  for (size_t i = 0; i < spec->linux.n_devices; i++)
+    if (from_node (&spec->linux.devices[i], &v[k]))
+      k++;
+  *out = v;
+  *n = k;
   return 0;
 }

@@ -73,8 +73,22 @@ struct cg_dev_write
   char line[48];
 };
 int cg_v1_device_writes (const struct oci_spec *spec, struct cg_dev_write **out, size_t *n, hk_err *err);
-/* cgroup v2 has no devices controller (an eBPF filter, not in hako yet): the
- * rules are accepted only when they add nothing to what /dev holds. */
-int cg_v2_devices_check (const struct oci_spec *spec, hk_err *err);
+/* One device rule: type 'a' (any), 'b' or 'c'; -1 numbers match any. */
+enum
+{
+  CG_DEV_R = 1,
+  CG_DEV_W = 2,
+  CG_DEV_M = 4,
+};
+struct cg_dev_rule
+{
+  bool allow;
+  char type;
+  int64_t major, minor;
+  unsigned access; /* CG_DEV_* bits */
+};
+/* The rules cgroup v2's eBPF filter enforces, in order: the spec's, then
+ * the nodes hako's /dev holds and the spec's linux.devices (as for v1). */
+int cg_device_rules (const struct oci_spec *spec, struct cg_dev_rule **out, size_t *n);
 
 #endif

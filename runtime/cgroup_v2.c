@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "lib/util.h"
+#include "runtime/cgroup_bpf.h"
 #include "runtime/cgroup_internal.h"
 
 /* ---- what the spec needs ----------------------------------------------------------- */
@@ -74,8 +75,16 @@ v2_needs (const struct oci_spec *spec, unsigned *ctls, hk_err *err)
     n |= CG_HUGETLB;
   if (r->has_blkio_weight)
     n |= CG_BLKIO;
-  if (r->n_devices && cg_v2_devices_check (spec, err) < 0)
-    return -1;
+  if (r->n_devices)
+    {
+      /* Built now so that a rule list too long for one program fails
+       * before anything is made; loaded and attached by apply. */
+      cleanup_free struct cg_dev_rule *rules = NULL;
+      cleanup_free struct bpf_insn *prog = NULL;
+      size_t nr, len;
+      if (cg_device_rules (spec, &rules, &nr) < 0 || cg_bpf_devices_prog (rules, nr, &prog, &len, err) < 0)
+        return -1;
+    }
   for (size_t i = 0; i < r->n_unified; i++)
     {
       unsigned ctl;
@@ -212,6 +221,8 @@ v2_apply (const struct cg_sandbox *cg, const struct oci_spec *spec, hk_err *err)
   for (size_t i = 0; i < r->n_unified; i++)
     if (cg_write (dir, r->unified[i].key, r->unified[i].value, err) < 0)
       return err_prefix (err, "linux.resources.unified");
+  if (r->n_devices && cg_bpf_devices_attach (dir, spec, err) < 0)
+    return -1;
   return 0;
 }
 
