@@ -509,6 +509,80 @@ test_v1_devices (void)
                 "taking back part of an exact exception");
 }
 
+/* update, stats, the process list and OOM notifications on a v2 sandbox
+ * made without limits (so no controller was enabled for it). */
+static void
+test_v2_update_stats (void)
+{
+  hk_err err = { 0 };
+  struct cg_host h;
+  struct cg_sandbox cg;
+  char *root = fake_v2 ("upd");
+  cg_host_probe (root, CG_UNIFIED, "0::/\n", &h, &err);
+  struct oci_spec *spec = spec_of ("{}", NULL);
+  cg_prepare (&h, spec, "box", "/run/hako", &cg, &err);
+  cg_make_dirs (&cg, &err);
+  char *leaf = xasprintf ("%s/hako/box", root), *parent = xasprintf ("%s/hako", root);
+  put (parent, "cgroup.subtree_control", "");
+  populate_v2_leaf (leaf);
+
+  struct oci_resources upd = { .has_memory_limit = true, .memory_limit = 33554432, .has_pids_limit = true,
+                               .pids_limit = 10, .has_cpu_quota = true, .cpu_quota = 20000 };
+  struct oci_resources merged = upd;
+  merged.has_cpu_period = true;
+  merged.cpu_period = 100000;
+  ok (cg_update (&cg, &upd, &merged, &err) == 0, "update a v2 sandbox made without limits: %s", err.msg);
+  is_str (get (root, "cgroup.subtree_control"), "+cpu +memory +pids", "  the controllers enabled at the root");
+  is_str (get (parent, "cgroup.subtree_control"), "+cpu +memory +pids", "  and in the parent");
+  is_str (get (leaf, "memory.max"), "33554432", "  memory.max");
+  is_str (get (leaf, "pids.max"), "10", "  pids.max");
+  is_str (get (leaf, "cpu.max"), "20000 100000", "  cpu.max with the period in force");
+  struct oci_resources unl = { .has_memory_limit = true, .memory_limit = -1 };
+  put (leaf, "memory.max", ""); /* a fake file is not truncated by a write */
+  ok (cg_update (&cg, &unl, &unl, &err) == 0 && strcmp (get (leaf, "memory.max"), "max") == 0,
+      "  -1: no limit (\"max\")");
+
+  put (leaf, "memory.current", "4096\n");
+  put (leaf, "memory.events", "low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n");
+  put (leaf, "memory.stat", "anon 4096\nfile 8192\n");
+  put (leaf, "pids.current", "2\n");
+  put (leaf, "cpu.stat", "usage_usec 1500\nuser_usec 1000\nsystem_usec 500\nnr_periods 4\nnr_throttled 1\n"
+                         "throttled_usec 20\n");
+  struct oci_stats st;
+  ok (cg_stats (&cg, &st, &err) == 0, "stats: %s", err.msg);
+  ok (st.has_memory && st.mem.usage == 4096 && st.mem.limit == UINT64_MAX && st.mem.failcnt == 3
+          && st.n_mem_raw == 2 && strcmp (st.mem_raw[1].key, "file") == 0 && st.mem_raw[1].value == 8192,
+      "  memory: usage, limit (max), failcnt (memory.events max), raw memory.stat");
+  ok (st.has_pids && st.pids_current == 2 && st.pids_limit == 10, "  pids: current and limit");
+  ok (st.has_cpu && st.cpu_total_ns == 1500000 && st.cpu_user_ns == 1000000 && st.cpu_kernel_ns == 500000
+          && st.has_throttling && st.periods == 4 && st.throttled_periods == 1 && st.throttled_ns == 20000,
+      "  cpu: usage and throttling in ns");
+  oci_stats_free (&st);
+
+  put (leaf, "cgroup.procs", "12\n3\n");
+  pid_t *pids = NULL;
+  size_t n = 0;
+  ok (cg_pids (&cg, &pids, &n, &err) == 0 && n == 2 && pids[0] == 3 && pids[1] == 12,
+      "the processes from cgroup.procs, sorted");
+  free (pids);
+
+  struct cg_oom_watch w;
+  uint64_t events = 0;
+  ok (cg_oom_watch_open (&cg, &w, &err) == 0 && w.fd >= 0 && w.v2, "OOM watch: inotify on memory.events: %s",
+      err.msg);
+  put (leaf, "memory.events", "low 0\nhigh 0\nmax 5\noom 3\noom_kill 3\n");
+  ok (w.fd >= 0 && cg_oom_watch_read (&w, &events, &err) == 0 && events == 2, "  two more oom_kill: 2 events");
+  ok (cg_oom_watch_read (&w, &events, &err) == 0 && events == 0, "  none since");
+  cg_oom_watch_close (&w);
+
+  cg_sandbox_free (&cg);
+  oci_spec_free (spec);
+  cg_host_free (&h);
+  free (leaf);
+  free (parent);
+  free (root);
+}
+
 int
 main (void)
 {
@@ -519,6 +593,7 @@ main (void)
   test_v2_refusals ();
   test_v2_lifecycle ();
   test_v1_devices ();
+  test_v2_update_stats ();
   hk_err err;
   rm_rf (tmp, &err);
   return tap_done ();
