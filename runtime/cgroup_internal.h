@@ -34,6 +34,9 @@ struct cg_backend
 int cg_read_u64 (const char *dir, const char *file, uint64_t *out, hk_err *err);
 typedef void (*cg_kv_fn) (const char *key, uint64_t value, void *arg);
 int cg_read_kv (const char *dir, const char *file, cg_kv_fn fn, void *arg, hk_err *err);
+/* A cgroup2 dir's cpu.stat into s (usage is there without the cpu
+ * controller, throttling with it); nothing when the file is missing. */
+int cg_v2_cpu_stat (const char *dir, struct oci_stats *s, hk_err *err);
 /* "update cannot ...: the sandbox has no <ctl> cgroup" for ENOTSUP. */
 int cg_update_missing (unsigned ctl, bool v2, hk_err *err);
 

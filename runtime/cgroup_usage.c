@@ -57,6 +57,38 @@ cg_read_kv (const char *dir, const char *file, cg_kv_fn fn, void *arg, hk_err *e
   return 0;
 }
 
+static void
+take_cpu (const char *key, uint64_t v, void *arg)
+{
+  struct oci_stats *s = arg;
+  if (strcmp (key, "usage_usec") == 0)
+    s->cpu_total_ns = v * 1000;
+  else if (strcmp (key, "user_usec") == 0)
+    s->cpu_user_ns = v * 1000;
+  else if (strcmp (key, "system_usec") == 0)
+    s->cpu_kernel_ns = v * 1000;
+  else if (strcmp (key, "nr_periods") == 0)
+    {
+      s->periods = v;
+      s->has_throttling = true;
+    }
+  else if (strcmp (key, "nr_throttled") == 0)
+    s->throttled_periods = v;
+  else if (strcmp (key, "throttled_usec") == 0)
+    s->throttled_ns = v * 1000;
+}
+
+int
+cg_v2_cpu_stat (const char *dir, struct oci_stats *s, hk_err *err)
+{
+  if (!cg_file_exists (dir, "cpu.stat"))
+    return 0;
+  if (cg_read_kv (dir, "cpu.stat", take_cpu, s, err) < 0)
+    return -1;
+  s->has_cpu = true;
+  return 0;
+}
+
 int
 cg_update_missing (unsigned ctl, bool v2, hk_err *err)
 {

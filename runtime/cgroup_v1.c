@@ -438,6 +438,16 @@ v1_stats (const struct cg_sandbox *cg, struct oci_stats *s, hk_err *err)
     return -1;
   if (v1_stats_cpu (dir_of (cg, CG_CPUACCT), dir_of (cg, CG_CPU), s, err) < 0)
     return -1;
+  /* Hybrid, without a cpuacct cgroup (no cpu limit): the cgroup2 dir that
+   * tracks the processes counts their CPU time all the same. */
+  const struct cg_dir *v2 = cg_dir_v2 (cg);
+  if (!s->has_cpu && v2)
+    {
+      bool throttling = s->has_throttling;
+      if (cg_v2_cpu_stat (v2->path, s, err) < 0)
+        return -1;
+      s->has_throttling = throttling;
+    }
   if (pids)
     {
       if (cg_read_u64 (pids, "pids.current", &s->pids_current, err) < 0

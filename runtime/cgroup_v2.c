@@ -335,24 +335,6 @@ add_raw (const char *key, uint64_t v, void *arg)
 }
 
 static void
-take_cpu (const char *key, uint64_t v, void *arg)
-{
-  struct oci_stats *s = arg;
-  if (strcmp (key, "usage_usec") == 0)
-    s->cpu_total_ns = v * 1000;
-  else if (strcmp (key, "user_usec") == 0)
-    s->cpu_user_ns = v * 1000;
-  else if (strcmp (key, "system_usec") == 0)
-    s->cpu_kernel_ns = v * 1000;
-  else if (strcmp (key, "nr_periods") == 0)
-    s->periods = v, s->has_throttling = true;
-  else if (strcmp (key, "nr_throttled") == 0)
-    s->throttled_periods = v;
-  else if (strcmp (key, "throttled_usec") == 0)
-    s->throttled_ns = v * 1000;
-}
-
-static void
 take_events (const char *key, uint64_t v, void *arg)
 {
   if (strcmp (key, "max") == 0)
@@ -366,13 +348,8 @@ v2_stats (const struct cg_sandbox *cg, struct oci_stats *s, hk_err *err)
   if (d == NULL)
     return 0;
   const char *dir = d->path;
-  /* cpu.stat is always there (usage); the throttling lines with the cpu controller. */
-  if (cg_file_exists (dir, "cpu.stat"))
-    {
-      if (cg_read_kv (dir, "cpu.stat", take_cpu, s, err) < 0)
-        return -1;
-      s->has_cpu = true;
-    }
+  if (cg_v2_cpu_stat (dir, s, err) < 0)
+    return -1;
   if (cg_file_exists (dir, "memory.current"))
     {
       if (cg_read_u64 (dir, "memory.current", &s->mem.usage, err) < 0

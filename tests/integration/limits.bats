@@ -173,6 +173,10 @@ hog () { echo "x=\$(head -c $1 /dev/zero | tr '\\0' a); echo survived"; }
   [ "$(echo "$output" | jq '.data.memory.raw | length > 0')" = true ]
   [ "$(echo "$output" | jq '.data.pids.current >= 1')" = true ]
   [ "$(echo "$output" | jq .data.pids.limit)" = 64 ]
+  # CPU time: from cpuacct, or (hybrid, no cpu limit) the cgroup2 dir's cpu.stat.
+  if [ -d /sys/fs/cgroup/unified ] || v2_host; then
+    [ "$(echo "$output" | jq '.data.cpu.usage.total > 0')" = true ]
+  fi
 }
 
 @test "events: an OOM kill is reported as an oom event, and the stream ends with the sandbox" {
