@@ -10,13 +10,12 @@
 #include "oci/stats.h"
 #include "runtime/limits.h"
 
-static const char events_help[]
-    = "Usage: hako events [--stats] [--interval DUR] ID\n\n"
-      "Print the sandbox's events as JSON lines until its process exits:\n"
-      "{\"type\":\"oom\",\"id\":ID} for each OOM kill, and with --interval a\n"
-      "{\"type\":\"stats\",...} line every DUR.\n"
-      "  --stats           print the usage once (cpu, memory, pids) and exit\n"
-      "  --interval DUR    stats every DUR (\"5s\", \"500ms\"; default none)\n";
+static const char events_help[] = "Usage: hako events [--stats] [--interval DUR] ID\n\n"
+                                  "Print the sandbox's events as JSON lines until its process exits:\n"
+                                  "{\"type\":\"oom\",\"id\":ID} for each OOM kill, and with --interval a\n"
+                                  "{\"type\":\"stats\",...} line every DUR.\n"
+                                  "  --stats           print the usage once (cpu, memory, pids) and exit\n"
+                                  "  --interval DUR    stats every DUR (\"5s\", \"500ms\"; default none)\n";
 
 struct out_ctx
 {
@@ -44,7 +43,10 @@ print_event (const char *type, const struct oci_stats *stats, void *arg)
 int
 cmd_events (int argc, char **argv)
 {
-  enum { OPT_INTERVAL = 256 };
+  enum
+  {
+    OPT_INTERVAL = 256
+  };
   static const struct option opts[] = {
     { "stats", no_argument, NULL, 's' },
     { "interval", required_argument, NULL, OPT_INTERVAL },

@@ -23,7 +23,7 @@ print_table (const struct oci_proc *p, size_t n)
     {
       uint64_t s = p[i].cpu_ms / 1000;
       printf ("%-10s %-8d %-8d %-4c %-6s %02" PRIu64 ":%02" PRIu64 ":%02" PRIu64 " %s\n", p[i].user,
-              (int) p[i].pid, (int) p[i].ppid, p[i].state, p[i].start, s / 3600, s / 60 % 60, s % 60,
+              (int)p[i].pid, (int)p[i].ppid, p[i].state, p[i].start, s / 3600, s / 60 % 60, s % 60,
               p[i].command);
     }
 }

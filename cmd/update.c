@@ -55,7 +55,7 @@ parse_limit (const char *s, int64_t *out)
     }
   if (parse_size (s, &v) < 0 || v > INT64_MAX)
     return -1;
-  *out = (int64_t) v;
+  *out = (int64_t)v;
   return 0;
 }
 
@@ -89,8 +89,7 @@ take_option (int c, const char *arg, struct oci_resources *r, double *cpus)
   int64_t v;
   switch (c)
     {
-    case OPT_MEMORY:
-      return parse_limit (arg, &r->memory_limit) < 0 ? -1 : (r->has_memory_limit = true, 0);
+    case OPT_MEMORY: return parse_limit (arg, &r->memory_limit) < 0 ? -1 : (r->has_memory_limit = true, 0);
     case OPT_SWAP: return parse_limit (arg, &r->memory_swap) < 0 ? -1 : (r->has_memory_swap = true, 0);
     case OPT_RESERVATION:
       return parse_limit (arg, &r->memory_reservation) < 0 ? -1 : (r->has_memory_reservation = true, 0);
@@ -98,14 +97,14 @@ take_option (int c, const char *arg, struct oci_resources *r, double *cpus)
     case OPT_SHARES:
       if (parse_int (arg, 0, &v) < 0)
         return -1;
-      r->cpu_shares = (uint64_t) v;
+      r->cpu_shares = (uint64_t)v;
       r->has_cpu_shares = true;
       return 0;
     case OPT_QUOTA: return parse_int (arg, -1, &r->cpu_quota) < 0 ? -1 : (r->has_cpu_quota = true, 0);
     case OPT_PERIOD:
       if (parse_int (arg, 1, &v) < 0)
         return -1;
-      r->cpu_period = (uint64_t) v;
+      r->cpu_period = (uint64_t)v;
       r->has_cpu_period = true;
       return 0;
     case OPT_CPUS:
@@ -164,8 +163,9 @@ cmd_update (int argc, char **argv)
       else if (c == '?' || c == ':' || take_option (c, optarg, &opt, &cpus) < 0)
         {
           oci_resources_free (&opt);
-          return c == '?' || c == ':' ? cmd_usage ("update", "bad option")
-                                      : cmd_usage ("update", "%s: bad value \"%s\"", argv[optind - 1], optarg);
+          return c == '?' || c == ':'
+                     ? cmd_usage ("update", "bad option")
+                     : cmd_usage ("update", "%s: bad value \"%s\"", argv[optind - 1], optarg);
         }
     }
   if (argc - optind != 1)
@@ -187,7 +187,7 @@ cmd_update (int argc, char **argv)
           if (!r.has_cpu_period)
             r.cpu_period = 100000;
           r.has_cpu_period = true;
-          r.cpu_quota = (int64_t) (cpus * (double) r.cpu_period + 0.5);
+          r.cpu_quota = (int64_t)(cpus * (double)r.cpu_period + 0.5);
           r.has_cpu_quota = true;
         }
       if (!sets_anything (&r))

@@ -33,7 +33,7 @@ parse_overcommit (yajl_val v, struct oci_node *out, hk_err *err)
     return json_error (err, "", "overcommit", "must be a number");
   double d = YAJL_GET_DOUBLE (v);
   if (YAJL_IS_INTEGER (v))
-    d = (double) YAJL_GET_INTEGER (v);
+    d = (double)YAJL_GET_INTEGER (v);
   if (!isfinite (d) || d <= 0 || d > 1000)
     return json_error (err, "", "overcommit", "must be a number above 0 (and at most 1000)");
   out->overcommit = d;

@@ -12,8 +12,8 @@
 struct oci_node
 {
   bool has_memory_pool;
-  uint64_t memory_pool;       /* bytes */
-  double overcommit;          /* > 0; 1 when absent */
+  uint64_t memory_pool; /* bytes */
+  double overcommit;    /* > 0; 1 when absent */
   bool require_memory_limit;
 };
 

@@ -12,18 +12,20 @@
 static int
 refuse_unchangeable (const struct oci_resources *r, hk_err *err)
 {
-  const char *what = r->n_devices                ? "devices"
-                     : r->n_hugepage_limits      ? "hugepageLimits"
-                     : r->n_unified              ? "unified"
-                     : r->has_blkio_weight       ? "blockIO"
-                     : r->has_memory_kernel      ? "memory.kernel"
-                     : r->has_memory_swappiness  ? "memory.swappiness"
-                     : r->disable_oom_killer     ? "memory.disableOOMKiller"
+  const char *what = r->n_devices                                                ? "devices"
+                     : r->n_hugepage_limits                                      ? "hugepageLimits"
+                     : r->n_unified                                              ? "unified"
+                     : r->has_blkio_weight                                       ? "blockIO"
+                     : r->has_memory_kernel                                      ? "memory.kernel"
+                     : r->has_memory_swappiness                                  ? "memory.swappiness"
+                     : r->disable_oom_killer                                     ? "memory.disableOOMKiller"
                      : r->has_cpu_realtime_runtime || r->has_cpu_realtime_period ? "cpu.realtime*"
-                                                                                   : NULL;
+                                                                                 : NULL;
   if (what)
-    return err_set (err, EINVAL, ".linux.resources.%s: update cannot change it (only memory limit, "
-                    "reservation and swap, pids and cpu)", what);
+    return err_set (err, EINVAL,
+                    ".linux.resources.%s: update cannot change it (only memory limit, "
+                    "reservation and swap, pids and cpu)",
+                    what);
   return 0;
 }
 
@@ -52,13 +54,13 @@ oci_resources_free (struct oci_resources *r)
   *r = (struct oci_resources){ 0 };
 }
 
-#define TAKE(f)                                                                                         \
-  do                                                                                                    \
-    if (upd->has_##f)                                                                                   \
-      {                                                                                                 \
-        dst->has_##f = true;                                                                            \
-        dst->f = upd->f;                                                                                \
-      }                                                                                                 \
+#define TAKE(f)                                                                                              \
+  do                                                                                                         \
+    if (upd->has_##f)                                                                                        \
+      {                                                                                                      \
+        dst->has_##f = true;                                                                                 \
+        dst->f = upd->f;                                                                                     \
+      }                                                                                                      \
   while (0)
 
 void

@@ -53,14 +53,14 @@ int oci_event_json (const char *type, const char *id, char **out, size_t *len, h
 /* One process of a sandbox, for ps. */
 struct oci_proc
 {
-  pid_t pid, ppid;   /* as the host sees them */
-  pid_t ns_pid;      /* as the sandbox sees it (0 when unknown) */
-  uid_t uid;         /* real uid, on the host */
-  char *user;        /* the host's name for uid, or its number */
-  char state;        /* R, S, D, T, Z ... */
-  uint64_t cpu_ms;   /* user + system time */
-  char *start;       /* "HH:MM" (today) or "MonDD" */
-  char *command;     /* argv joined by spaces, or [comm] */
+  pid_t pid, ppid; /* as the host sees them */
+  pid_t ns_pid;    /* as the sandbox sees it (0 when unknown) */
+  uid_t uid;       /* real uid, on the host */
+  char *user;      /* the host's name for uid, or its number */
+  char state;      /* R, S, D, T, Z ... */
+  uint64_t cpu_ms; /* user + system time */
+  char *start;     /* "HH:MM" (today) or "MonDD" */
+  char *command;   /* argv joined by spaces, or [comm] */
 };
 
 void oci_procs_free (struct oci_proc *p, size_t n);

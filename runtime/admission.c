@@ -58,21 +58,21 @@ admission_request (const struct oci_spec *spec, bool *has_limit)
 {
   const struct oci_resources *r = &spec->linux.resources;
   *has_limit = r->has_memory_limit && r->memory_limit > 0;
-  return *has_limit ? (uint64_t) r->memory_limit : 0;
+  return *has_limit ? (uint64_t)r->memory_limit : 0;
 }
 
 static void
 human (uint64_t b, char *buf, size_t size)
 {
   static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-  double v = (double) b;
+  double v = (double)b;
   int u = 0;
   while (v >= 1024 && u < 4)
     {
       v /= 1024;
       u++;
     }
-  snprintf (buf, size, v == (double) (uint64_t) v ? "%.0f %s" : "%.1f %s", v, unit[u]);
+  snprintf (buf, size, v == (double)(uint64_t)v ? "%.0f %s" : "%.1f %s", v, unit[u]);
 }
 
 int
@@ -85,19 +85,19 @@ admission_check (const struct oci_node *node, uint64_t reserved, uint64_t reques
                     "config) and linux.resources.memory.limit is not set");
   if (!node->has_memory_pool)
     return 0;
-  long double cap = (long double) node->memory_pool * node->overcommit;
-  if ((long double) reserved + (long double) request <= cap)
+  long double cap = (long double)node->memory_pool * node->overcommit;
+  if ((long double)reserved + (long double)request <= cap)
     return 0;
   char req[32], res[32], pool[32], total[32];
   human (request, req, sizeof req);
   human (reserved, res, sizeof res);
   human (node->memory_pool, pool, sizeof pool);
-  human ((uint64_t) cap, total, sizeof total);
+  human ((uint64_t)cap, total, sizeof total);
   return err_set (err, EBUSY,
                   "admission: not enough memory in the node's pool: requested %" PRIu64 " (%s), "
                   "reserved by live sandboxes %" PRIu64 " (%s), pool %" PRIu64 " (%s) x overcommit %g "
                   "= %" PRIu64 " (%s)",
-                  request, req, reserved, res, node->memory_pool, pool, node->overcommit, (uint64_t) cap,
+                  request, req, reserved, res, node->memory_pool, pool, node->overcommit, (uint64_t)cap,
                   total);
 }
 

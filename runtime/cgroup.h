@@ -145,8 +145,8 @@ int cg_kill (const struct cg_sandbox *cg, hk_err *err);
  * into a new cgroup cannot be made atomic against its forks and its execs.
  * Lowering memory below what the sandbox uses fails with EBUSY if the kernel
  * cannot reclaim enough (v1; v2 reclaims, or OOM-kills, instead). */
-int cg_update (const struct cg_sandbox *cg, const struct oci_resources *upd, const struct oci_resources *merged,
-               hk_err *err);
+int cg_update (const struct cg_sandbox *cg, const struct oci_resources *upd,
+               const struct oci_resources *merged, hk_err *err);
 /* Usage now: cpu, memory, pids, from whichever cgroups the sandbox has. */
 int cg_stats (const struct cg_sandbox *cg, struct oci_stats *out, hk_err *err);
 /* Every process in the sandbox's cgroups (from the one that tracks them

@@ -48,10 +48,10 @@ emit (struct prog *p, uint8_t code, uint8_t dst, uint8_t src, int16_t off, int32
 static bool
 set_jump (struct prog *p, size_t at, size_t target)
 {
-  long off = (long) target - (long) at - 1;
+  long off = (long)target - (long)at - 1;
   if (off > INT16_MAX)
     return false;
-  p->v[at].off = (int16_t) off;
+  p->v[at].off = (int16_t)off;
   return true;
 }
 
@@ -72,12 +72,12 @@ emit_rule (struct prog *p, const struct cg_dev_rule *r, size_t **fix, size_t *n_
   int k = 0;
   /* JMP32: majors and minors are 32-bit in the context. */
   if (r->type != 'a')
-    emit (p, BPF_JMP32 | BPF_JNE | BPF_K, R_TYPE, 0, (int16_t) (conds - ++k + tail),
+    emit (p, BPF_JMP32 | BPF_JNE | BPF_K, R_TYPE, 0, (int16_t)(conds - ++k + tail),
           r->type == 'b' ? BPF_DEVCG_DEV_BLOCK : BPF_DEVCG_DEV_CHAR);
   if (r->major >= 0)
-    emit (p, BPF_JMP32 | BPF_JNE | BPF_K, R_MAJ, 0, (int16_t) (conds - ++k + tail), (int32_t) r->major);
+    emit (p, BPF_JMP32 | BPF_JNE | BPF_K, R_MAJ, 0, (int16_t)(conds - ++k + tail), (int32_t)r->major);
   if (r->minor >= 0)
-    emit (p, BPF_JMP32 | BPF_JNE | BPF_K, R_MIN, 0, (int16_t) (conds - ++k + tail), (int32_t) r->minor);
+    emit (p, BPF_JMP32 | BPF_JNE | BPF_K, R_MIN, 0, (int16_t)(conds - ++k + tail), (int32_t)r->minor);
   if (r->allow)
     {
       *fix = xrealloc (*fix, (*n_fix + 1) * sizeof **fix);
@@ -101,7 +101,8 @@ static const struct
 };
 
 int
-cg_bpf_devices_prog (const struct cg_dev_rule *rules, size_t n, struct bpf_insn **out, size_t *len, hk_err *err)
+cg_bpf_devices_prog (const struct cg_dev_rule *rules, size_t n, struct bpf_insn **out, size_t *len,
+                     hk_err *err)
 {
   struct prog p = { 0 };
   emit (&p, BPF_LDX | BPF_W | BPF_MEM, R_TYPE, R1, offsetof (struct bpf_cgroup_dev_ctx, access_type), 0);
@@ -148,7 +149,7 @@ cg_bpf_devices_prog (const struct cg_dev_rule *rules, size_t n, struct bpf_insn 
 static int
 sys_bpf (int cmd, union bpf_attr *attr)
 {
-  return (int) syscall (SYS_bpf, cmd, attr, sizeof *attr);
+  return (int)syscall (SYS_bpf, cmd, attr, sizeof *attr);
 }
 
 int
@@ -158,19 +159,20 @@ cg_bpf_devices_load (const struct bpf_insn *prog, size_t len, int *fd, hk_err *e
   union bpf_attr attr;
   memset (&attr, 0, sizeof attr);
   attr.prog_type = BPF_PROG_TYPE_CGROUP_DEVICE;
-  attr.insns = (uintptr_t) prog;
-  attr.insn_cnt = (uint32_t) len;
+  attr.insns = (uintptr_t)prog;
+  attr.insn_cnt = (uint32_t)len;
   attr.license = (uintptr_t) "GPL"; /* calls no helper: the license checks nothing */
   *fd = sys_bpf (BPF_PROG_LOAD, &attr);
   if (*fd >= 0)
     return 0;
   int e = errno;
   if (e == EPERM || e == EACCES)
-    return err_code (err, e, "linux.resources.devices: loading the eBPF device filter needs CAP_BPF and "
+    return err_code (err, e,
+                     "linux.resources.devices: loading the eBPF device filter needs CAP_BPF and "
                      "CAP_SYS_ADMIN (or CAP_SYS_ADMIN)");
   /* Load again with the verifier's log, for its last line. */
   log[0] = '\0';
-  attr.log_buf = (uintptr_t) log;
+  attr.log_buf = (uintptr_t)log;
   attr.log_size = sizeof log;
   attr.log_level = 1;
   int again = sys_bpf (BPF_PROG_LOAD, &attr);
@@ -202,8 +204,8 @@ cg_bpf_devices_attach (const char *dir, const struct oci_spec *spec, hk_err *err
     return err_sys (err, "open %s", dir);
   union bpf_attr attr;
   memset (&attr, 0, sizeof attr);
-  attr.target_fd = (uint32_t) dir_fd;
-  attr.attach_bpf_fd = (uint32_t) prog_fd;
+  attr.target_fd = (uint32_t)dir_fd;
+  attr.attach_bpf_fd = (uint32_t)prog_fd;
   attr.attach_type = BPF_CGROUP_DEVICE;
   attr.attach_flags = BPF_F_ALLOW_MULTI;
   if (sys_bpf (BPF_PROG_ATTACH, &attr) < 0)

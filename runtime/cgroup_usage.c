@@ -125,7 +125,7 @@ cg_stats (const struct cg_sandbox *cg, struct oci_stats *out, hk_err *err)
 static int
 cmp_pid (const void *a, const void *b)
 {
-  pid_t x = *(const pid_t *) a, y = *(const pid_t *) b;
+  pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
   return (x > y) - (x < y);
 }
 
@@ -155,7 +155,7 @@ cg_pids (const struct cg_sandbox *cg, pid_t **out, size_t *n, hk_err *err)
           cap = cap ? cap * 2 : 16;
           *out = xrealloc (*out, cap * sizeof **out);
         }
-      (*out)[(*n)++] = (pid_t) strtol (line, NULL, 10);
+      (*out)[(*n)++] = (pid_t)strtol (line, NULL, 10);
     }
   if (*n)
     qsort (*out, *n, sizeof **out, cmp_pid);
@@ -168,7 +168,7 @@ static void
 count_oom_kill (const char *key, uint64_t v, void *arg)
 {
   if (strcmp (key, "oom_kill") == 0)
-    *(uint64_t *) arg = v;
+    *(uint64_t *)arg = v;
 }
 
 /* The count of OOM kills: "oom_kill N" in v2's memory.events and in v1's

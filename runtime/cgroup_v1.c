@@ -283,8 +283,8 @@ v1_update_memory (const char *dir, const struct oci_resources *upd, hk_err *err)
   hk_err ignored;
   if (swap && upd->has_memory_limit)
     cg_read_u64 (dir, "memory.memsw.limit_in_bytes", &memsw, &ignored);
-  bool swap_first = swap && upd->has_memory_limit && upd->memory_limit >= 0
-                    && (uint64_t) upd->memory_limit > memsw;
+  bool swap_first
+      = swap && upd->has_memory_limit && upd->memory_limit >= 0 && (uint64_t)upd->memory_limit > memsw;
   if (swap_first && memory_write (dir, "memory.memsw.limit_in_bytes", upd->memory_swap, err) < 0)
     return -1;
   if (upd->has_memory_limit && memory_write (dir, "memory.limit_in_bytes", upd->memory_limit, err) < 0)
@@ -301,7 +301,7 @@ static int
 v1_update (const struct cg_sandbox *cg, const struct oci_resources *upd, const struct oci_resources *merged,
            hk_err *err)
 {
-  (void) merged;
+  (void)merged;
   const char *mem = dir_of (cg, CG_MEMORY), *cpu = dir_of (cg, CG_CPU), *cpuset = dir_of (cg, CG_CPUSET);
   const char *pids = dir_of (cg, CG_PIDS);
   bool want_mem = upd->has_memory_limit || upd->has_memory_swap || upd->has_memory_reservation;
@@ -358,7 +358,7 @@ take_cpuacct (const char *key, uint64_t v, void *arg)
 {
   struct oci_stats *s = arg;
   long hz = sysconf (_SC_CLK_TCK);
-  uint64_t ns = v * (1000000000ull / (uint64_t) (hz > 0 ? hz : 100));
+  uint64_t ns = v * (1000000000ull / (uint64_t)(hz > 0 ? hz : 100));
   if (strcmp (key, "user") == 0)
     s->cpu_user_ns = ns;
   else if (strcmp (key, "system") == 0)

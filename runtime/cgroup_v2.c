@@ -338,7 +338,7 @@ static void
 take_events (const char *key, uint64_t v, void *arg)
 {
   if (strcmp (key, "max") == 0)
-    *(uint64_t *) arg = v;
+    *(uint64_t *)arg = v;
 }
 
 static int

@@ -158,7 +158,7 @@ user_name (uid_t uid)
   char buf[4096];
   if (getpwuid_r (uid, &pw, buf, sizeof buf, &res) == 0 && res)
     return xstrdup (res->pw_name);
-  return xasprintf ("%u", (unsigned) uid);
+  return xasprintf ("%u", (unsigned)uid);
 }
 
 /* "HH:MM" for today, "MonDD" before, as ps's STIME. */
@@ -173,11 +173,11 @@ start_text (uint64_t ticks)
       if (file_read_all ("/proc/stat", 1 << 20, &stat, NULL, &ignored) == 0)
         {
           const char *b = strstr (stat, "\nbtime ");
-          boot = b ? (time_t) strtoll (b + 7, NULL, 10) : 0;
+          boot = b ? (time_t)strtoll (b + 7, NULL, 10) : 0;
         }
     }
   long hz = sysconf (_SC_CLK_TCK);
-  time_t t = boot + (time_t) (ticks / (uint64_t) (hz > 0 ? hz : 100)), now = time (NULL);
+  time_t t = boot + (time_t)(ticks / (uint64_t)(hz > 0 ? hz : 100)), now = time (NULL);
   struct tm tm, tn;
   char buf[16];
   localtime_r (&t, &tm);
@@ -189,7 +189,7 @@ start_text (uint64_t ticks)
 static char *
 command_of (pid_t pid, const char *comm)
 {
-  cleanup_free char *path = xasprintf ("/proc/%d/cmdline", (int) pid);
+  cleanup_free char *path = xasprintf ("/proc/%d/cmdline", (int)pid);
   char *text = NULL;
   size_t len = 0;
   hk_err ignored;
@@ -208,7 +208,7 @@ command_of (pid_t pid, const char *comm)
 static bool
 read_proc (pid_t pid, struct oci_proc *p)
 {
-  cleanup_free char *path = xasprintf ("/proc/%d/stat", (int) pid);
+  cleanup_free char *path = xasprintf ("/proc/%d/stat", (int)pid);
   cleanup_free char *stat = NULL, *status = NULL;
   hk_err ignored;
   if (file_read_all (path, 4096, &stat, NULL, &ignored) < 0)
@@ -228,14 +228,14 @@ read_proc (pid_t pid, struct oci_proc *p)
       != 5)
     return false;
   free (path);
-  path = xasprintf ("/proc/%d/status", (int) pid);
+  path = xasprintf ("/proc/%d/status", (int)pid);
   if (file_read_all (path, 1 << 16, &status, NULL, &ignored) < 0)
     return false;
   const char *uid = strstr (status, "\nUid:");
   const char *nspid = strstr (status, "\nNSpid:");
   long hz = sysconf (_SC_CLK_TCK);
   *p = (struct oci_proc){ .pid = pid, .ppid = ppid, .state = state };
-  p->uid = uid ? (uid_t) strtoul (uid + 5, NULL, 10) : 0;
+  p->uid = uid ? (uid_t)strtoul (uid + 5, NULL, 10) : 0;
   if (nspid)
     {
       const char *end = strchr (nspid + 1, '\n');
@@ -244,9 +244,9 @@ read_proc (pid_t pid, struct oci_proc *p)
         last--;
       while (last > nspid && last[-1] >= '0' && last[-1] <= '9')
         last--;
-      p->ns_pid = (pid_t) strtol (last, NULL, 10);
+      p->ns_pid = (pid_t)strtol (last, NULL, 10);
     }
-  p->cpu_ms = (utime + stime) * 1000 / (uint64_t) (hz > 0 ? hz : 100);
+  p->cpu_ms = (utime + stime) * 1000 / (uint64_t)(hz > 0 ? hz : 100);
   p->user = user_name (p->uid);
   p->start = start_text (start);
   p->command = command_of (pid, comm);
@@ -266,9 +266,10 @@ sandbox_pids (const struct store *st, const struct oci_state *s, pid_t **pids, s
           /* No cgroup here (no cgroup filesystem, or rootless): its pid
            * namespace, if it has its own. */
           struct stat mine, theirs;
-          cleanup_free char *ns = xasprintf ("/proc/%d/ns/pid", (int) s->pid);
+          cleanup_free char *ns = xasprintf ("/proc/%d/ns/pid", (int)s->pid);
           err_clear (err);
-          if (stat ("/proc/self/ns/pid", &mine) == 0 && stat (ns, &theirs) == 0 && mine.st_ino != theirs.st_ino)
+          if (stat ("/proc/self/ns/pid", &mine) == 0 && stat (ns, &theirs) == 0
+              && mine.st_ino != theirs.st_ino)
             r = pid_list_ns (s->pid, pids, n, err);
           else
             {
@@ -310,7 +311,7 @@ static int
 report_oom (struct cg_oom_watch *w, const char *id, sbx_event_fn fn, void *arg, hk_err *err)
 {
   uint64_t k;
-  (void) id;
+  (void)id;
   if (cg_oom_watch_read (w, &k, err) < 0)
     return -1;
   for (uint64_t i = 0; i < k; i++)
@@ -348,7 +349,7 @@ watch (const struct oci_state *s, const struct cg_sandbox *cg, uint64_t interval
       if (interval_ms)
         {
           uint64_t now = now_ms ();
-          timeout = next > now ? (int) (next - now) : 0;
+          timeout = next > now ? (int)(next - now) : 0;
         }
       int n = poll (pf, w.fd >= 0 ? 2 : 1, timeout);
       if (n < 0 && errno == EINTR)

@@ -75,7 +75,8 @@ test_check (void)
   ok (admission_check (&n, 0, 128 * MiB, true, &err) == 0, "128 MiB of an empty 256 MiB pool");
   ok (admission_check (&n, 128 * MiB, 128 * MiB, true, &err) == 0, "exactly filling the pool");
   ok (admission_check (&n, 256 * MiB, 128 * MiB, true, &err) < 0 && err.errnum == EBUSY
-          && strstr (err.msg, "requested 134217728 (128 MiB)") && strstr (err.msg, "reserved by live sandboxes 268435456")
+          && strstr (err.msg, "requested 134217728 (128 MiB)")
+          && strstr (err.msg, "reserved by live sandboxes 268435456")
           && strstr (err.msg, "pool 268435456 (256 MiB) x overcommit 1 = 268435456"),
       "past it, refused with the numbers: %s", err.msg);
   ok (admission_check (&n, 0, 0, false, &err) == 0, "no limit reserves nothing");
@@ -108,7 +109,7 @@ fake_sandbox (const char *root, const char *id, const char *reservation, const c
       pid_stat (pid, &start, &st);
       char *json = xasprintf ("{\"ociVersion\":\"1.2.0\",\"id\":\"%s\",\"status\":\"%s\",\"pid\":%d,"
                               "\"pidStartTime\":%llu,\"bundle\":\"/b\"}",
-                              id, status, (int) pid, (unsigned long long) start);
+                              id, status, (int)pid, (unsigned long long)start);
       path = xasprintf ("%s/state.json", dir);
       file_write_atomic (path, json, strlen (json), 0600, &err);
       free (path);
@@ -130,16 +131,17 @@ test_sum (const char *tmp)
   fake_sandbox (st.root, "stopped", "4000", "stopped", me);
   fake_sandbox (st.root, "dead", "50000", "running", 4194400); /* no such pid: reads as stopped */
   fake_sandbox (st.root, "nolimit", NULL, "running", me);
-  fake_sandbox (st.root, "crashed", "600000", NULL, 0);        /* no state, lock free */
-  fake_sandbox (st.root, "creating", "7000000", NULL, 0);      /* no state, lock held */
+  fake_sandbox (st.root, "crashed", "600000", NULL, 0);   /* no state, lock free */
+  fake_sandbox (st.root, "creating", "7000000", NULL, 0); /* no state, lock held */
   char *lock = xasprintf ("%s/creating/lock", st.root);
   int fd = open (lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   flock (fd, LOCK_EX);
   uint64_t sum = 0;
   ok (admission_reserved (&st, NULL, &sum, &err) == 0 && sum == 7000123,
       "live sandboxes count (running, paused, created, being created), stopped and dead ones do not: %llu",
-      (unsigned long long) sum);
-  ok (admission_reserved (&st, "running", &sum, &err) == 0 && sum == 7000023, "  and the one asking is left out");
+      (unsigned long long)sum);
+  ok (admission_reserved (&st, "running", &sum, &err) == 0 && sum == 7000023,
+      "  and the one asking is left out");
   close (fd);
   ok (admission_reserved (&st, NULL, &sum, &err) == 0 && sum == 123,
       "a create that died (its lock free, no state) counts for nothing");
@@ -159,7 +161,8 @@ test_sum (const char *tmp)
   fake_sandbox (st.root, "new", NULL, "created", me);
   fake_sandbox (st.root, "new2", NULL, NULL, 0);
   spec.linux.resources.memory_limit = 1;
-  ok (admission_reserve (&st, "new2", &spec, &err) < 0 && err.errnum == EBUSY, "  then a byte more is refused");
+  ok (admission_reserve (&st, "new2", &spec, &err) < 0 && err.errnum == EBUSY,
+      "  then a byte more is refused");
   spec.linux.resources.memory_limit = 70;
   ok (admission_reserve (&st, "new", &spec, &err) == 0, "a sandbox's own record is replaced, not added to");
   admission_set_config ("/nonexistent/node.json");

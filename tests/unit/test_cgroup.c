@@ -526,13 +526,18 @@ test_v2_update_stats (void)
   put (parent, "cgroup.subtree_control", "");
   populate_v2_leaf (leaf);
 
-  struct oci_resources upd = { .has_memory_limit = true, .memory_limit = 33554432, .has_pids_limit = true,
-                               .pids_limit = 10, .has_cpu_quota = true, .cpu_quota = 20000 };
+  struct oci_resources upd = { .has_memory_limit = true,
+                               .memory_limit = 33554432,
+                               .has_pids_limit = true,
+                               .pids_limit = 10,
+                               .has_cpu_quota = true,
+                               .cpu_quota = 20000 };
   struct oci_resources merged = upd;
   merged.has_cpu_period = true;
   merged.cpu_period = 100000;
   ok (cg_update (&cg, &upd, &merged, &err) == 0, "update a v2 sandbox made without limits: %s", err.msg);
-  is_str (get (root, "cgroup.subtree_control"), "+cpu +memory +pids", "  the controllers enabled at the root");
+  is_str (get (root, "cgroup.subtree_control"), "+cpu +memory +pids",
+          "  the controllers enabled at the root");
   is_str (get (parent, "cgroup.subtree_control"), "+cpu +memory +pids", "  and in the parent");
   is_str (get (leaf, "memory.max"), "33554432", "  memory.max");
   is_str (get (leaf, "pids.max"), "10", "  pids.max");
@@ -546,8 +551,9 @@ test_v2_update_stats (void)
   put (leaf, "memory.events", "low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n");
   put (leaf, "memory.stat", "anon 4096\nfile 8192\n");
   put (leaf, "pids.current", "2\n");
-  put (leaf, "cpu.stat", "usage_usec 1500\nuser_usec 1000\nsystem_usec 500\nnr_periods 4\nnr_throttled 1\n"
-                         "throttled_usec 20\n");
+  put (leaf, "cpu.stat",
+       "usage_usec 1500\nuser_usec 1000\nsystem_usec 500\nnr_periods 4\nnr_throttled 1\n"
+       "throttled_usec 20\n");
   struct oci_stats st;
   ok (cg_stats (&cg, &st, &err) == 0, "stats: %s", err.msg);
   ok (st.has_memory && st.mem.usage == 4096 && st.mem.limit == UINT64_MAX && st.mem.failcnt == 3
@@ -571,7 +577,8 @@ test_v2_update_stats (void)
   ok (cg_oom_watch_open (&cg, &w, &err) == 0 && w.fd >= 0 && w.v2, "OOM watch: inotify on memory.events: %s",
       err.msg);
   put (leaf, "memory.events", "low 0\nhigh 0\nmax 5\noom 3\noom_kill 3\n");
-  ok (w.fd >= 0 && cg_oom_watch_read (&w, &events, &err) == 0 && events == 2, "  two more oom_kill: 2 events");
+  ok (w.fd >= 0 && cg_oom_watch_read (&w, &events, &err) == 0 && events == 2,
+      "  two more oom_kill: 2 events");
   ok (cg_oom_watch_read (&w, &events, &err) == 0 && events == 0, "  none since");
   cg_oom_watch_close (&w);
 

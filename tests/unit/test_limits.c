@@ -3,11 +3,11 @@
  * into the kernel's verifier when this process may), `update -r` parsing,
  * merging and the rewritten config, and the events and ps JSON. */
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
-#include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -38,12 +38,12 @@ interpret (const struct bpf_insn *p, size_t n, uint32_t access_type, uint32_t ma
           if (i->src_reg != 1 || BPF_SIZE (i->code) != BPF_W || i->off < 0 || i->off > 8)
             return -1;
           uint32_t v;
-          memcpy (&v, (char *) &ctx + i->off, sizeof v);
+          memcpy (&v, (char *)&ctx + i->off, sizeof v);
           r[i->dst_reg] = v;
         }
       else if (cls == BPF_ALU64)
         {
-          uint64_t v = BPF_SRC (i->code) == BPF_X ? r[i->src_reg] : (uint64_t) (int64_t) i->imm;
+          uint64_t v = BPF_SRC (i->code) == BPF_X ? r[i->src_reg] : (uint64_t)(int64_t)i->imm;
           if (op == BPF_MOV)
             r[i->dst_reg] = v;
           else if (op == BPF_AND)
@@ -56,10 +56,10 @@ interpret (const struct bpf_insn *p, size_t n, uint32_t access_type, uint32_t ma
       else if (cls == BPF_JMP || cls == BPF_JMP32)
         {
           if (op == BPF_EXIT)
-            return (int) r[0];
+            return (int)r[0];
           bool jump;
-          uint64_t a = cls == BPF_JMP32 ? (uint32_t) r[i->dst_reg] : r[i->dst_reg];
-          uint64_t b = cls == BPF_JMP32 ? (uint32_t) i->imm : (uint64_t) (int64_t) i->imm;
+          uint64_t a = cls == BPF_JMP32 ? (uint32_t)r[i->dst_reg] : r[i->dst_reg];
+          uint64_t b = cls == BPF_JMP32 ? (uint32_t)i->imm : (uint64_t)(int64_t)i->imm;
           if (op == BPF_JA)
             jump = true;
           else if (op == BPF_JEQ)
@@ -68,10 +68,10 @@ interpret (const struct bpf_insn *p, size_t n, uint32_t access_type, uint32_t ma
             jump = a != b;
           else
             return -1;
-          if (i->off < 0 || pc + 1 + (size_t) i->off > n)
+          if (i->off < 0 || pc + 1 + (size_t)i->off > n)
             return -1;
           if (jump)
-            pc += (size_t) i->off;
+            pc += (size_t)i->off;
         }
       else
         return -1;
@@ -128,8 +128,8 @@ mismatches (const struct cg_dev_rule *rules, size_t n, const struct bpf_insn *p,
             if (got != want)
               {
                 if (bad++ == 0)
-                  printf ("#   %c %u:%u acc %u: program %d, rules %d\n", types[t], nums[ma], nums[mi], acc, got,
-                          want);
+                  printf ("#   %c %u:%u acc %u: program %d, rules %d\n", types[t], nums[ma], nums[mi], acc,
+                          got, want);
               }
           }
   return bad;
@@ -167,7 +167,10 @@ check_rules (const struct cg_dev_rule *rules, size_t n, const char *what)
   free (p);
 }
 
-#define R(allow, type, maj, min, acc) { allow, type, maj, min, acc }
+#define R(allow, type, maj, min, acc)                                                                        \
+  {                                                                                                          \
+    allow, type, maj, min, acc                                                                               \
+  }
 enum
 {
   RWM = CG_DEV_R | CG_DEV_W | CG_DEV_M,
@@ -178,7 +181,7 @@ static void
 test_device_filter (void)
 {
   static const struct cg_dev_rule runc_default[] = {
-    R (false, 'a', -1, -1, RWM), R (true, 'c', 1, 3, RWM), R (true, 'c', 1, 8, RWM),
+    R (false, 'a', -1, -1, RWM), R (true, 'c', 1, 3, RWM),    R (true, 'c', 1, 8, RWM),
     R (true, 'c', 5, 0, RWM),    R (true, 'c', 136, -1, RWM),
   };
   check_rules (runc_default, 5, "deny all, then allow null, random, tty and the ptys");
@@ -203,7 +206,8 @@ test_device_filter (void)
   size_t len;
   hk_err err;
   cg_bpf_devices_prog (unreachable, 2, &p, &len, &err);
-  ok (interpret (p, len, ctx_access ('c', CG_DEV_R), 1, 3) == 0, "  c 1:3 read is denied by the later deny-all");
+  ok (interpret (p, len, ctx_access ('c', CG_DEV_R), 1, 3) == 0,
+      "  c 1:3 read is denied by the later deny-all");
   free (p);
 
   /* Random rule lists over the same small world. */
@@ -214,13 +218,13 @@ test_device_filter (void)
   for (int l = 0; l < lists; l++)
     {
       struct cg_dev_rule rules[12];
-      size_t n = (size_t) (rand_r (&seed) % 12);
+      size_t n = (size_t)(rand_r (&seed) % 12);
       for (size_t i = 0; i < n; i++)
         rules[i] = (struct cg_dev_rule){ .allow = rand_r (&seed) % 2,
                                          .type = types[rand_r (&seed) % 3],
                                          .major = nums[rand_r (&seed) % 6],
                                          .minor = nums[rand_r (&seed) % 6],
-                                         .access = 1 + (unsigned) rand_r (&seed) % 7 };
+                                         .access = 1 + (unsigned)rand_r (&seed) % 7 };
       int fd;
       if (cg_bpf_devices_prog (rules, n, &p, &len, &err) < 0)
         bad++;
@@ -265,7 +269,7 @@ probe_in (const char *dir)
   if (pid == 0)
     {
       hk_err e;
-      if (cg_writef (dir, "cgroup.procs", &e, "%d", (int) getpid ()) < 0)
+      if (cg_writef (dir, "cgroup.procs", &e, "%d", (int)getpid ()) < 0)
         _exit (100);
       int bits = 0, fd;
       if ((fd = open ("/dev/kmsg", O_RDONLY | O_NONBLOCK)) >= 0)
@@ -290,7 +294,7 @@ test_attach (void)
       skip ("no cgroup2 hierarchy, not root, or BPF_PROG_LOAD not permitted", "filter attached to a cgroup");
       return;
     }
-  char *dir = xasprintf ("%s/hako-unit-bpf-%d", mnt, (int) getpid ());
+  char *dir = xasprintf ("%s/hako-unit-bpf-%d", mnt, (int)getpid ());
   if (mkdir (dir, 0755) < 0)
     {
       skip (strerror (errno), "filter attached to a cgroup");
@@ -298,10 +302,11 @@ test_attach (void)
       return;
     }
   ok (probe_in (dir) == 7, "without a filter, /dev/kmsg opens for reading and writing");
-  const char *json = "{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"r\"},\"process\":{\"args\":[\"sh\"],"
-                     "\"cwd\":\"/\"},\"linux\":{\"resources\":{\"devices\":[{\"allow\":false,\"access\":\"rwm\"},"
-                     "{\"allow\":true,\"type\":\"c\",\"major\":1,\"minor\":11,\"access\":\"rw\"},"
-                     "{\"allow\":false,\"type\":\"c\",\"major\":1,\"access\":\"w\"}]}}}";
+  const char *json
+      = "{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"r\"},\"process\":{\"args\":[\"sh\"],"
+        "\"cwd\":\"/\"},\"linux\":{\"resources\":{\"devices\":[{\"allow\":false,\"access\":\"rwm\"},"
+        "{\"allow\":true,\"type\":\"c\",\"major\":1,\"minor\":11,\"access\":\"rw\"},"
+        "{\"allow\":false,\"type\":\"c\",\"major\":1,\"access\":\"w\"}]}}}";
   struct oci_spec *spec = NULL;
   hk_err err = { 0 };
   int r = oci_spec_parse (json, strlen (json), &spec, &err);
@@ -338,18 +343,21 @@ test_resources (void)
           "refused: %s (%s)", bad[i], err.msg);
     }
 
-  struct oci_resources base = { .has_memory_limit = true, .memory_limit = 1 << 30, .has_cpu_shares = true,
-                                .cpu_shares = 512 };
+  struct oci_resources base
+      = { .has_memory_limit = true, .memory_limit = 1 << 30, .has_cpu_shares = true, .cpu_shares = 512 };
   base.cpu_mems = xstrdup ("0");
   oci_resources_merge (&base, &r);
-  ok (base.memory_limit == 67108864 && base.has_memory_swap && base.memory_swap == -1 && base.cpu_shares == 512
-          && base.has_pids_limit && strcmp (base.cpu_cpus, "0") == 0 && strcmp (base.cpu_mems, "0") == 0,
+  ok (base.memory_limit == 67108864 && base.has_memory_swap && base.memory_swap == -1
+          && base.cpu_shares == 512 && base.has_pids_limit && strcmp (base.cpu_cpus, "0") == 0
+          && strcmp (base.cpu_mems, "0") == 0,
       "merge: the update's fields replace, the others stay");
 
-  const char *config = "{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"rootfs\"},\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\"},\"linux\":{\"namespaces\":"
-                       "[{\"type\":\"pid\"}],\"resources\":{\"devices\":[{\"allow\":false,\"access\":\"rwm\"}],"
-                       "\"memory\":{\"limit\":1073741824,\"disableOOMKiller\":false},\"cpu\":{\"shares\":512}}},"
-                       "\"annotations\":{\"a\":\"1.50\"}}";
+  const char *config
+      = "{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"rootfs\"},\"process\":{\"args\":[\"sh\"],\"cwd\":\"/"
+        "\"},\"linux\":{\"namespaces\":"
+        "[{\"type\":\"pid\"}],\"resources\":{\"devices\":[{\"allow\":false,\"access\":\"rwm\"}],"
+        "\"memory\":{\"limit\":1073741824,\"disableOOMKiller\":false},\"cpu\":{\"shares\":512}}},"
+        "\"annotations\":{\"a\":\"1.50\"}}";
   char *out = NULL;
   size_t len;
   int rc = oci_config_set_resources (config, strlen (config), &base, &out, &len, &err);
@@ -377,8 +385,13 @@ static void
 test_json (void)
 {
   hk_err err;
-  struct oci_stats s = { .has_memory = true, .mem = { .usage = 4096, .limit = 1 << 20 }, .has_pids = true,
-                         .pids_current = 2, .pids_limit = 64, .has_cpu = true, .cpu_total_ns = 5 };
+  struct oci_stats s = { .has_memory = true,
+                         .mem = { .usage = 4096, .limit = 1 << 20 },
+                         .has_pids = true,
+                         .pids_current = 2,
+                         .pids_limit = 64,
+                         .has_cpu = true,
+                         .cpu_total_ns = 5 };
   oci_stats_add_raw (&s, "rss", 4096);
   char *out = NULL;
   int r = oci_stats_event_json ("box", &s, &out, NULL, &err);
@@ -391,11 +404,13 @@ test_json (void)
       "stats in runc's events shape: %s", out ? out : "(none)");
   free (out);
   oci_stats_free (&s);
-  ok (oci_event_json ("oom", "box", &out, NULL, &err) == 0 && strcmp (out, "{\"type\":\"oom\",\"id\":\"box\"}") == 0,
+  ok (oci_event_json ("oom", "box", &out, NULL, &err) == 0
+          && strcmp (out, "{\"type\":\"oom\",\"id\":\"box\"}") == 0,
       "an oom event");
   free (out);
-  struct oci_proc p = { .pid = 10, .ppid = 1, .ns_pid = 1, .uid = 0, .user = "root", .state = 'S',
-                        .command = "sleep \"1\"" };
+  struct oci_proc p = {
+    .pid = 10, .ppid = 1, .ns_pid = 1, .uid = 0, .user = "root", .state = 'S', .command = "sleep \"1\""
+  };
   r = oci_procs_json (&p, 1, &out, NULL, &err);
   ok (r == 0
           && strcmp (out, "[{\"pid\":10,\"ppid\":1,\"ns_pid\":1,\"user\":\"root\",\"uid\":0,\"state\":\"S\","
