@@ -10,12 +10,13 @@
 #include "oci/stats.h"
 #include "runtime/limits.h"
 
-static const char events_help[] = "Usage: hako events [--stats] [--interval DUR] ID\n\n"
-                                  "Print the sandbox's events as JSON lines until its process exits:\n"
-                                  "{\"type\":\"oom\",\"id\":ID} for each OOM kill, and with --interval a\n"
-                                  "{\"type\":\"stats\",...} line every DUR.\n"
-                                  "  --stats           print the usage once (cpu, memory, pids) and exit\n"
-                                  "  --interval DUR    stats every DUR (\"5s\", \"500ms\"; default none)\n";
+static const char events_help[]
+    = "Usage: hako events [--stats] [--interval DUR] ID\n\n"
+      "Print the sandbox's events as JSON lines until its process exits:\n"
+      "{\"type\":\"oom\",\"id\":ID} for each OOM kill, and a {\"type\":\"stats\",...} line\n"
+      "every DUR.\n"
+      "  --stats           print the usage once (cpu, memory, pids) and exit\n"
+      "  --interval DUR    stats every DUR (\"500ms\", \"1m\"; default 5s, as runc)\n";
 
 struct out_ctx
 {
@@ -54,7 +55,7 @@ cmd_events (int argc, char **argv)
     { NULL, 0, NULL, 0 },
   };
   bool once = false;
-  uint64_t interval = 0;
+  uint64_t interval = 5000; /* runc's default */
   int c;
   while ((c = getopt_long (argc, argv, "sh", opts, NULL)) != -1)
     switch (c)
