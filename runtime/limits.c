@@ -307,14 +307,16 @@ sbx_ps (const struct store *st, const char *id, struct oci_proc **out, size_t *n
 
 /* ---- events ------------------------------------------------------------------ */
 
+/* Report the OOM kills counted since last time; *n how many. */
 static int
-report_oom (struct cg_oom_watch *w, const char *id, sbx_event_fn fn, void *arg, hk_err *err)
+report_oom (struct cg_oom_watch *w, sbx_event_fn fn, void *arg, uint64_t *n, hk_err *err)
 {
-  uint64_t k;
-  (void)id;
-  if (cg_oom_watch_read (w, &k, err) < 0)
+  *n = 0;
+  if (w->fd < 0)
+    return 0;
+  if (cg_oom_watch_read (w, n, err) < 0)
     return -1;
-  for (uint64_t i = 0; i < k; i++)
+  for (uint64_t i = 0; i < *n; i++)
     fn ("oom", NULL, arg);
   return 0;
 }
@@ -330,6 +332,12 @@ report_stats (const struct cg_sandbox *cg, sbx_event_fn fn, void *arg, hk_err *e
   return 0;
 }
 
+/* The kernel signals an OOM as it starts, and counts the kill only once it
+ * has chosen a victim: after a notification whose kill is not counted yet,
+ * the count is read again every RECHECK_MS for a while. */
+#define RECHECK_MS 20
+#define RECHECKS 100
+
 static int
 watch (const struct oci_state *s, const struct cg_sandbox *cg, uint64_t interval_ms, sbx_event_fn fn,
        void *arg, hk_err *err)
@@ -340,16 +348,17 @@ watch (const struct oci_state *s, const struct cg_sandbox *cg, uint64_t interval
     return 0; /* gone already */
   if (cg_oom_watch_open (cg, &w, err) < 0)
     return -1;
-  int r = 0;
-  uint64_t next = interval_ms ? now_ms () + interval_ms : 0;
+  int r = 0, recheck = 0;
+  uint64_t next = interval_ms ? now_ms () + interval_ms : 0, k;
   for (;;)
     {
       struct pollfd pf[2] = { { .fd = pidfd, .events = POLLIN }, { .fd = w.fd, .events = POLLIN } };
-      int timeout = -1;
+      int timeout = recheck ? RECHECK_MS : -1;
       if (interval_ms)
         {
           uint64_t now = now_ms ();
-          timeout = next > now ? (int)(next - now) : 0;
+          int t = next > now ? (int)(next - now) : 0;
+          timeout = timeout < 0 || t < timeout ? t : timeout;
         }
       int n = poll (pf, w.fd >= 0 ? 2 : 1, timeout);
       if (n < 0 && errno == EINTR)
@@ -360,15 +369,14 @@ watch (const struct oci_state *s, const struct cg_sandbox *cg, uint64_t interval
           break;
         }
       /* OOM first: the kill that ends the process is reported before the end. */
-      if (w.fd >= 0 && (pf[1].revents & POLLIN) && (r = report_oom (&w, s->id, fn, arg, err)) < 0)
-        break;
-      if (pf[0].revents)
+      if ((pf[1].revents & POLLIN) || recheck || pf[0].revents)
         {
-          /* A notification may trail the exit by a moment. */
-          if (w.fd >= 0 && poll (&pf[1], 1, 100) > 0)
-            r = report_oom (&w, s->id, fn, arg, err);
-          break;
+          if ((r = report_oom (&w, fn, arg, &k, err)) < 0)
+            break;
+          recheck = k ? 0 : (pf[1].revents & POLLIN) ? RECHECKS : recheck ? recheck - 1 : 0;
         }
+      if (pf[0].revents)
+        break;
       if (interval_ms && now_ms () >= next)
         {
           if ((r = report_stats (cg, fn, arg, err)) < 0)

@@ -180,14 +180,18 @@ hog () { echo "x=\$(head -c $1 /dev/zero | tr '\\0' a); echo survived"; }
 }
 
 @test "events: an OOM kill is reported as an oom event, and the stream ends with the sandbox" {
-  b=$(limited eo 33554432 64 sh -c "sleep 0.5; $(hog 100000000)")
-  $H create --bundle "$b" eo
-  timeout 30 $H events eo > "$TEST_ROOT/events" &
+  mkdir -p "$TEST_ROOT/out"
+  b=$(limited eo 33554432 64 sh -c "while [ ! -e /out/go ]; do sleep 0.1; done; $(hog 100000000)")
+  edit_config "$b" ".mounts += [{\"destination\": \"/out\", \"type\": \"bind\", \"source\": \"$TEST_ROOT/out\", \"options\": [\"rbind\", \"ro\"]}]"
+  $H run --detach --bundle "$b" eo
+  timeout 60 $H events --interval 100ms eo > "$TEST_ROOT/events" &
   ev=$!
-  sleep 0.3
-  $H start eo
+  # The first stats line: the OOM watch is in place.
+  for i in $(seq 100); do [ -s "$TEST_ROOT/events" ] && break; sleep 0.1; done
+  touch "$TEST_ROOT/out/go"
   wait $ev
   grep -qx '{"type":"oom","id":"eo"}' "$TEST_ROOT/events"
+  [ "$(grep -c '"type":"oom"' "$TEST_ROOT/events")" -ge 1 ]
 }
 
 @test "events --interval: stats lines until the sandbox's process exits" {
