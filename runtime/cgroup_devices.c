@@ -237,3 +237,58 @@ cg_device_rules (const struct oci_spec *spec, struct cg_dev_rule **out, size_t *
   *n = k;
   return 0;
 }
+
+/* ---- v2: where the filter cannot be loaded ------------------------------------------ */
+
+static bool
+is_deny_all (const struct rule *r)
+{
+  return !r->allow && r->type == 'a' && r->major < 0 && r->minor < 0 && r->access == ACC_ALL;
+}
+
+/* r allows no more than one of the nodes hako's /dev holds. */
+static bool
+within_dev (const struct oci_spec *spec, const struct rule *r)
+{
+  for (size_t i = 0; i < sizeof std_rules / sizeof *std_rules; i++)
+    if (r->type == std_rules[i].type && r->major == std_rules[i].major && r->minor == std_rules[i].minor)
+      return true;
+  for (size_t i = 0; i < spec->linux.n_devices; i++)
+    {
+      struct rule x;
+      if (from_node (&spec->linux.devices[i], &x) && r->type == x.type && r->major == x.major
+          && r->minor == x.minor)
+        return true;
+    }
+  return false;
+}
+
+/* Could the sandbox make a device node the rules deny?  Only with CAP_MKNOD
+ * in the host's user namespace. */
+static bool
+can_mknod (const struct oci_spec *spec)
+{
+  if (oci_spec_ns (spec, OCI_NS_USER) || spec->process == NULL || !spec->process->has_caps)
+    return false;
+  for (char **c = spec->process->caps.bounding; c && *c; c++)
+    if (strcmp (*c, "CAP_MKNOD") == 0)
+      return true;
+  return false;
+}
+
+/* A deny-all followed by allows of what /dev holds (what `runc spec` writes)
+ * adds nothing to what the sandbox can reach anyway, as long as it cannot
+ * mknod: without the eBPF filter (rootless: no CAP_BPF, no cgroup of its
+ * own) it would be enforced all the same. */
+bool
+cg_v2_devices_harmless (const struct oci_spec *spec)
+{
+  const struct oci_resources *res = &spec->linux.resources;
+  bool ok = res->n_devices > 0 && !can_mknod (spec);
+  for (size_t i = 0; ok && i < res->n_devices; i++)
+    {
+      struct rule x = from_spec (&res->devices[i]);
+      ok = i == 0 ? is_deny_all (&x) : x.allow && x.type != 'a' && within_dev (spec, &x);
+    }
+  return ok;
+}

@@ -93,5 +93,9 @@ struct cg_dev_rule
 /* The rules cgroup v2's eBPF filter enforces, in order: the spec's, then
  * the nodes hako's /dev holds and the spec's linux.devices (as for v1). */
 int cg_device_rules (const struct oci_spec *spec, struct cg_dev_rule **out, size_t *n);
+/* The rules add nothing to what the sandbox reaches without them: a
+ * deny-all, then allows of the nodes in its /dev, and no CAP_MKNOD.  Such
+ * rules are accepted where the filter cannot be loaded (rootless). */
+bool cg_v2_devices_harmless (const struct oci_spec *spec);
 
 #endif

@@ -198,6 +198,10 @@ v2_apply (const struct cg_sandbox *cg, const struct oci_spec *spec, hk_err *err)
 {
   const struct oci_resources *r = &spec->linux.resources;
   const struct cg_dir *d = cg_dir_v2 (cg);
+  if (d == NULL && r->n_devices && !cg_v2_devices_harmless (spec))
+    return err_set (err, EACCES,
+                    "linux.resources.devices: the eBPF device filter needs the sandbox's own cgroup, "
+                    "which could not be made (not writable by this user)");
   if (d == NULL)
     return 0; /* optional and skipped: no limit needed it */
   const char *dir = d->path;
@@ -222,7 +226,11 @@ v2_apply (const struct cg_sandbox *cg, const struct oci_spec *spec, hk_err *err)
     if (cg_write (dir, r->unified[i].key, r->unified[i].value, err) < 0)
       return err_prefix (err, "linux.resources.unified");
   if (r->n_devices && cg_bpf_devices_attach (dir, spec, err) < 0)
-    return -1;
+    {
+      if ((err->errnum != EPERM && err->errnum != EACCES) || !cg_v2_devices_harmless (spec))
+        return -1;
+      err_clear (err); /* rootless, and the rules add nothing: runc spec's default */
+    }
   return 0;
 }
 

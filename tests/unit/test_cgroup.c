@@ -590,6 +590,41 @@ test_v2_update_stats (void)
   free (root);
 }
 
+/* Where the v2 filter cannot be had (rootless: no cgroup of its own, no
+ * CAP_BPF), only rules that add nothing are accepted. */
+static void
+test_v2_devices_without_filter (void)
+{
+  static const struct
+  {
+    const char *devices, *extra;
+    bool harmless;
+  } cases[] = {
+    { "[{\"allow\":false,\"access\":\"rwm\"},{\"allow\":true,\"type\":\"c\",\"major\":1,\"minor\":3,"
+      "\"access\":\"rw\"}]",
+      ",\"capabilities\":{\"bounding\":[\"CAP_KILL\"]}", true },
+    { "[{\"allow\":false,\"access\":\"rwm\"}]", ",\"capabilities\":{\"bounding\":[\"CAP_MKNOD\"]}", false },
+    { "[{\"allow\":true,\"access\":\"rwm\"}]", NULL, false },
+    { "[{\"allow\":false,\"access\":\"rwm\"},{\"allow\":true,\"type\":\"b\",\"major\":8,\"minor\":0,"
+      "\"access\":\"rwm\"}]",
+      NULL, false },
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    {
+      char *lin = xasprintf ("{\"resources\":{\"devices\":%s}}", cases[i].devices);
+      struct oci_spec *spec = spec_of (lin, cases[i].extra);
+      struct cg_dir skipped = { .path = "/nonexistent", .v2 = true, .skipped = true };
+      struct cg_sandbox cg = { .layout = CG_UNIFIED, .dirs = &skipped, .n = 1 };
+      hk_err err = { 0 };
+      bool harmless = cg_v2_devices_harmless (spec);
+      int r = cg_apply (&cg, spec, &err);
+      ok (harmless == cases[i].harmless && (r == 0) == harmless, "%s without a cgroup of its own: %s %s",
+          cases[i].devices, harmless ? "accepted" : "refused", err.msg);
+      oci_spec_free (spec);
+      free (lin);
+    }
+}
+
 int
 main (void)
 {
@@ -601,6 +636,7 @@ main (void)
   test_v2_lifecycle ();
   test_v1_devices ();
   test_v2_update_stats ();
+  test_v2_devices_without_filter ();
   hk_err err;
   rm_rf (tmp, &err);
   return tap_done ();
