@@ -36,6 +36,9 @@ int cmd_resume (int argc, char **argv);
 int cmd_exec (int argc, char **argv);
 int cmd_put (int argc, char **argv);
 int cmd_get (int argc, char **argv);
+int cmd_ps (int argc, char **argv);
+int cmd_update (int argc, char **argv);
+int cmd_events (int argc, char **argv);
 
 #define EXIT_HAKO 125
 

@@ -10,6 +10,7 @@
 #include "cmd/cmd.h"
 #include "lib/log.h"
 #include "lib/util.h"
+#include "runtime/admission.h"
 
 struct globals globals;
 
@@ -35,6 +36,9 @@ static const struct verb verbs[] = {
   { "features", cmd_features, "print the OCI features JSON" },
   { "pause", cmd_pause, "freeze every process of a sandbox" },
   { "resume", cmd_resume, "thaw a paused sandbox" },
+  { "ps", cmd_ps, "list a sandbox's processes" },
+  { "update", cmd_update, "change a sandbox's limits" },
+  { "events", cmd_events, "a sandbox's usage and OOM events as JSON" },
 };
 
 static void
@@ -50,6 +54,7 @@ usage (FILE *out)
          "  --log FILE          also write errors to FILE\n"
          "  --log-format F      text or json (one JSON object per line)\n"
          "  --debug             debug messages on stderr\n"
+         "  --node-config FILE  node config for admission (default /etc/hako/node.json)\n"
          "  --version           print the version\n"
          "  --help              this text; `hako VERB --help` for a verb\n"
          "\nSee hako(8) and hako-VERB(8).\n", out);
@@ -131,13 +136,14 @@ static int
 parse_globals (int argc, char **argv)
 {
   enum { OPT_ROOT = 256, OPT_DATA_ROOT, OPT_LOG, OPT_LOG_FORMAT, OPT_DEBUG, OPT_VERSION,
-         OPT_HELP, OPT_IGNORED };
+         OPT_HELP, OPT_IGNORED, OPT_NODE_CONFIG };
   static const struct option opts[] = {
     { "root", required_argument, NULL, OPT_ROOT },
     { "data-root", required_argument, NULL, OPT_DATA_ROOT },
     { "log", required_argument, NULL, OPT_LOG },
     { "log-format", required_argument, NULL, OPT_LOG_FORMAT },
     { "debug", no_argument, NULL, OPT_DEBUG },
+    { "node-config", required_argument, NULL, OPT_NODE_CONFIG },
     { "version", no_argument, NULL, OPT_VERSION },
     { "help", no_argument, NULL, OPT_HELP },
     /* runc globals shims pass; hako has nothing to change for them. */
@@ -157,6 +163,7 @@ parse_globals (int argc, char **argv)
         globals.log_format = optarg;
         break;
       case OPT_DEBUG: globals.debug = true; break;
+      case OPT_NODE_CONFIG: admission_set_config (optarg); break;
       case 'v':
       case OPT_VERSION:
         printf ("hako version %s\nspec: 1.2.0\n", HAKO_VERSION);

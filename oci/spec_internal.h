@@ -8,6 +8,9 @@
 /* spec_linux.c: the "linux" object. */
 int spec_parse_linux (yajl_val root, struct oci_linux *l, hk_err *err);
 void spec_free_linux (struct oci_linux *l);
+/* A linux.resources object (errors say ".linux.resources..."), and freeing one. */
+int spec_parse_resources (yajl_val res, struct oci_resources *r, hk_err *err);
+void spec_free_resources (struct oci_resources *r);
 
 /* spec_sandbox.c: hako's "sandbox" object. */
 int spec_parse_sandbox (yajl_val root, struct hako_sandbox *sb, hk_err *err);

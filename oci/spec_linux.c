@@ -281,17 +281,12 @@ parse_hugepages (yajl_val res, struct oci_resources *r, hk_err *err)
   return 0;
 }
 
-static int
-parse_resources (yajl_val lin, struct oci_linux *l, hk_err *err)
+int
+spec_parse_resources (yajl_val res, struct oci_resources *r, hk_err *err)
 {
   const char *path = ".linux.resources";
-  struct oci_resources *r = &l->resources;
-  yajl_val res = NULL, pids = NULL, blkio = NULL;
+  yajl_val pids = NULL, blkio = NULL;
   uint64_t weight = 0;
-  int got = json_get_object (lin, ".linux", "resources", &res, err);
-  if (got <= 0)
-    return got;
-  l->has_resources = true;
   int pl = 0;
   if (parse_device_rules (res, r, err) < 0 || parse_memory (res, r, err) < 0
       || parse_cpu (res, r, err) < 0 || parse_hugepages (res, r, err) < 0
@@ -309,6 +304,17 @@ parse_resources (yajl_val lin, struct oci_linux *l, hk_err *err)
   r->has_blkio_weight = weight != 0;
   r->blkio_weight = weight;
   return 0;
+}
+
+static int
+parse_resources (yajl_val lin, struct oci_linux *l, hk_err *err)
+{
+  yajl_val res = NULL;
+  int got = json_get_object (lin, ".linux", "resources", &res, err);
+  if (got <= 0)
+    return got;
+  l->has_resources = true;
+  return spec_parse_resources (res, &l->resources, err);
 }
 
 /* ---- seccomp ---- */
@@ -465,8 +471,8 @@ free_seccomp (struct oci_seccomp *s)
   free (s);
 }
 
-static void
-free_resources (struct oci_resources *r)
+void
+spec_free_resources (struct oci_resources *r)
 {
   free (r->cpu_cpus);
   free (r->cpu_mems);
@@ -489,7 +495,7 @@ spec_free_linux (struct oci_linux *l)
   for (size_t i = 0; i < l->n_devices; i++)
     free (l->devices[i].path);
   free (l->devices);
-  free_resources (&l->resources);
+  spec_free_resources (&l->resources);
   free (l->cgroups_path);
   strv_free (l->masked_paths);
   strv_free (l->readonly_paths);

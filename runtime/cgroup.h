@@ -12,6 +12,7 @@
 
 #include "lib/err.h"
 #include "oci/spec.h"
+#include "oci/stats.h"
 
 enum cg_layout
 {
@@ -136,6 +137,36 @@ bool cg_can_freeze (const struct cg_sandbox *cg);
 int cg_freeze (const struct cg_sandbox *cg, bool frozen, hk_err *err);
 /* SIGKILL every process in the sandbox's cgroups, frozen ones included. */
 int cg_kill (const struct cg_sandbox *cg, hk_err *err);
+/* Change the limits of a sandbox's cgroups: every field upd sets (merged is
+ * the sandbox's limits once updated, for values read together, such as swap
+ * which counts memory too).  A controller the sandbox has no cgroup for (v1:
+ * hako makes a memory or pids cgroup only for a limit set at create) is
+ * refused with ENOTSUP naming it: moving every process of a running sandbox
+ * into a new cgroup cannot be made atomic against its forks and its execs.
+ * Lowering memory below what the sandbox uses fails with EBUSY if the kernel
+ * cannot reclaim enough (v1; v2 reclaims, or OOM-kills, instead). */
+int cg_update (const struct cg_sandbox *cg, const struct oci_resources *upd,
+               const struct oci_resources *merged, hk_err *err);
+/* Usage now: cpu, memory, pids, from whichever cgroups the sandbox has. */
+int cg_stats (const struct cg_sandbox *cg, struct oci_stats *out, hk_err *err);
+/* Every process in the sandbox's cgroups (from the one that tracks them
+ * all: cgroup2, else the v1 freezer), sorted.  ENOENT when it has none. */
+int cg_pids (const struct cg_sandbox *cg, pid_t **out, size_t *n, hk_err *err);
+
+/* OOM notifications: v1 an eventfd on memory.oom_control, v2 inotify on
+ * memory.events.  fd is -1 when the sandbox has no memory cgroup. */
+struct cg_oom_watch
+{
+  int fd;
+  bool v2;
+  char *dir;
+  uint64_t seen; /* v2: oom_kill count read last */
+};
+int cg_oom_watch_open (const struct cg_sandbox *cg, struct cg_oom_watch *w, hk_err *err);
+/* After fd polled readable: how many OOM events happened since last time. */
+int cg_oom_watch_read (struct cg_oom_watch *w, uint64_t *events, hk_err *err);
+void cg_oom_watch_close (struct cg_oom_watch *w);
+
 /* Kill what is still inside, wait until the cgroups are empty, remove them
  * (and the shared parent once empty). */
 int cg_remove (struct cg_sandbox *cg, hk_err *err);

@@ -1,6 +1,6 @@
-/* cgroup_devices: linux.resources.devices for the v1 devices controller, and
- * what cgroup v2 (which has an eBPF filter instead of a controller) can
- * accept without one. */
+/* cgroup_devices: linux.resources.devices — the writes for the v1 devices
+ * controller, and the rule list cgroup v2's eBPF filter (cgroup_bpf.c) is
+ * built from. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -12,19 +12,13 @@
 
 enum
 {
-  ACC_R = 1,
-  ACC_W = 2,
-  ACC_M = 4,
-  ACC_ALL = 7
+  ACC_R = CG_DEV_R,
+  ACC_W = CG_DEV_W,
+  ACC_M = CG_DEV_M,
+  ACC_ALL = CG_DEV_R | CG_DEV_W | CG_DEV_M
 };
 
-struct rule
-{
-  bool allow;
-  char type;            /* 'a', 'c', 'b' */
-  int64_t major, minor; /* -1: any */
-  unsigned access;
-};
+#define rule cg_dev_rule
 
 /* What hako's /dev holds (runtime/mount.c) and devpts' ptys: allowed after
  * the spec's rules, as runc does, so that `runc spec`'s deny-all works. */
@@ -223,7 +217,28 @@ cg_v1_device_writes (const struct oci_spec *spec, struct cg_dev_write **out, siz
   return 0;
 }
 
-/* ---- v2: without an eBPF filter ------------------------------------------------------ */
+/* ---- v2: the rules for the eBPF filter ---------------------------------------------- */
+
+int
+cg_device_rules (const struct oci_spec *spec, struct cg_dev_rule **out, size_t *n)
+{
+  const struct oci_resources *res = &spec->linux.resources;
+  size_t n_std = sizeof std_rules / sizeof *std_rules, cap = res->n_devices + n_std + spec->linux.n_devices;
+  struct rule *v = xcalloc (cap ? cap : 1, sizeof *v);
+  size_t k = 0;
+  for (size_t i = 0; i < res->n_devices; i++)
+    v[k++] = from_spec (&res->devices[i]);
+  for (size_t i = 0; i < n_std; i++)
+    v[k++] = std_rules[i];
+  for (size_t i = 0; i < spec->linux.n_devices; i++)
+    if (from_node (&spec->linux.devices[i], &v[k]))
+      k++;
+  *out = v;
+  *n = k;
+  return 0;
+}
+
+/* ---- v2: where the filter cannot be loaded ------------------------------------------ */
 
 static bool
 is_deny_all (const struct rule *r)
@@ -261,12 +276,12 @@ can_mknod (const struct oci_spec *spec)
   return false;
 }
 
-/* cgroup v2 enforces device rules with an eBPF program, which hako does not
- * load yet.  A deny-all followed by allows of what /dev holds (what `runc
- * spec` writes) adds nothing to what the sandbox can reach anyway, as long as
- * it cannot mknod: that much is accepted, anything else refused. */
-int
-cg_v2_devices_check (const struct oci_spec *spec, hk_err *err)
+/* A deny-all followed by allows of what /dev holds (what `runc spec` writes)
+ * adds nothing to what the sandbox can reach anyway, as long as it cannot
+ * mknod: without the eBPF filter (rootless: no CAP_BPF, no cgroup of its
+ * own) it would be enforced all the same. */
+bool
+cg_v2_devices_harmless (const struct oci_spec *spec)
 {
   const struct oci_resources *res = &spec->linux.resources;
   bool ok = res->n_devices > 0 && !can_mknod (spec);
@@ -275,10 +290,5 @@ cg_v2_devices_check (const struct oci_spec *spec, hk_err *err)
       struct rule x = from_spec (&res->devices[i]);
       ok = i == 0 ? is_deny_all (&x) : x.allow && x.type != 'a' && within_dev (spec, &x);
     }
-  if (!ok)
-    return err_set (err, ENOTSUP,
-                    "linux.resources.devices: on cgroup v2 device rules need an eBPF "
-                    "filter, which this hako does not have yet; only a deny-all followed by allows of "
-                    "the nodes in the sandbox's /dev is accepted, without CAP_MKNOD");
-  return 0;
+  return ok;
 }

@@ -23,7 +23,22 @@ struct cg_backend
   int (*freeze) (const struct cg_sandbox *cg, bool frozen, hk_err *err);
   /* SIGKILL every process without cgroup.kill (frozen ones included). */
   int (*kill) (const struct cg_sandbox *cg, hk_err *err);
+  /* cg_update and cg_stats, for this version's files. */
+  int (*update) (const struct cg_sandbox *cg, const struct oci_resources *upd,
+                 const struct oci_resources *merged, hk_err *err);
+  int (*stats) (const struct cg_sandbox *cg, struct oci_stats *out, hk_err *err);
 };
+
+/* The files of cg_stats: a number ("max" reads as UINT64_MAX), and
+ * "key value" lines (memory.stat, cpu.stat) with a callback per line. */
+int cg_read_u64 (const char *dir, const char *file, uint64_t *out, hk_err *err);
+typedef void (*cg_kv_fn) (const char *key, uint64_t value, void *arg);
+int cg_read_kv (const char *dir, const char *file, cg_kv_fn fn, void *arg, hk_err *err);
+/* A cgroup2 dir's cpu.stat into s (usage is there without the cpu
+ * controller, throttling with it); nothing when the file is missing. */
+int cg_v2_cpu_stat (const char *dir, struct oci_stats *s, hk_err *err);
+/* "update cannot ...: the sandbox has no <ctl> cgroup" for ENOTSUP. */
+int cg_update_missing (unsigned ctl, bool v2, hk_err *err);
 
 extern const struct cg_backend cg_v1_backend;
 extern const struct cg_backend cg_v2_backend;
@@ -61,8 +76,26 @@ struct cg_dev_write
   char line[48];
 };
 int cg_v1_device_writes (const struct oci_spec *spec, struct cg_dev_write **out, size_t *n, hk_err *err);
-/* cgroup v2 has no devices controller (an eBPF filter, not in hako yet): the
- * rules are accepted only when they add nothing to what /dev holds. */
-int cg_v2_devices_check (const struct oci_spec *spec, hk_err *err);
+/* One device rule: type 'a' (any), 'b' or 'c'; -1 numbers match any. */
+enum
+{
+  CG_DEV_R = 1,
+  CG_DEV_W = 2,
+  CG_DEV_M = 4,
+};
+struct cg_dev_rule
+{
+  bool allow;
+  char type;
+  int64_t major, minor;
+  unsigned access; /* CG_DEV_* bits */
+};
+/* The rules cgroup v2's eBPF filter enforces, in order: the spec's, then
+ * the nodes hako's /dev holds and the spec's linux.devices (as for v1). */
+int cg_device_rules (const struct oci_spec *spec, struct cg_dev_rule **out, size_t *n);
+/* The rules add nothing to what the sandbox reaches without them: a
+ * deny-all, then allows of the nodes in its /dev, and no CAP_MKNOD.  Such
+ * rules are accepted where the filter cannot be loaded (rootless). */
+bool cg_v2_devices_harmless (const struct oci_spec *spec);
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lib/util.h"
 #include "runtime/cgroup_internal.h"
@@ -247,10 +248,230 @@ v1_kill (const struct cg_sandbox *cg, hk_err *err)
   return r;
 }
 
+/* ---- update and stats ---------------------------------------------------------------- */
+
+static int
+memory_write (const char *dir, const char *file, int64_t v, hk_err *err)
+{
+  if (cg_writef (dir, file, err, "%" PRId64, v) == 0)
+    return 0;
+  if (err->errnum == EBUSY)
+    {
+      uint64_t usage = 0;
+      hk_err ignored;
+      cg_read_u64 (dir, "memory.usage_in_bytes", &usage, &ignored);
+      return err_set (err, EBUSY,
+                      "cannot lower the memory limit to %" PRId64 ": the sandbox uses %" PRIu64
+                      " bytes and the kernel could not reclaim enough (%s/%s: Device or resource busy)",
+                      v, usage, dir, file);
+    }
+  return -1;
+}
+
+/* The kernel keeps memory.memsw.limit >= memory.limit at every write: raise
+ * memsw first when the new limit passes the current memsw, else the limit
+ * first. */
+static int
+v1_update_memory (const char *dir, const struct oci_resources *upd, hk_err *err)
+{
+  bool swap = upd->has_memory_swap;
+  if (swap && !cg_file_exists (dir, "memory.memsw.limit_in_bytes"))
+    return err_set (err, ENOTSUP,
+                    "memory swap: %s/memory.memsw.limit_in_bytes does not exist (swap accounting is off)",
+                    dir);
+  uint64_t memsw = UINT64_MAX;
+  hk_err ignored;
+  if (swap && upd->has_memory_limit)
+    cg_read_u64 (dir, "memory.memsw.limit_in_bytes", &memsw, &ignored);
+  bool swap_first
+      = swap && upd->has_memory_limit && upd->memory_limit >= 0 && (uint64_t)upd->memory_limit > memsw;
+  if (swap_first && memory_write (dir, "memory.memsw.limit_in_bytes", upd->memory_swap, err) < 0)
+    return -1;
+  if (upd->has_memory_limit && memory_write (dir, "memory.limit_in_bytes", upd->memory_limit, err) < 0)
+    return -1;
+  if (swap && !swap_first && memory_write (dir, "memory.memsw.limit_in_bytes", upd->memory_swap, err) < 0)
+    return -1;
+  if (upd->has_memory_reservation
+      && cg_writef (dir, "memory.soft_limit_in_bytes", err, "%" PRId64, upd->memory_reservation) < 0)
+    return -1;
+  return 0;
+}
+
+static int
+v1_update (const struct cg_sandbox *cg, const struct oci_resources *upd, const struct oci_resources *merged,
+           hk_err *err)
+{
+  (void)merged;
+  const char *mem = dir_of (cg, CG_MEMORY), *cpu = dir_of (cg, CG_CPU), *cpuset = dir_of (cg, CG_CPUSET);
+  const char *pids = dir_of (cg, CG_PIDS);
+  bool want_mem = upd->has_memory_limit || upd->has_memory_swap || upd->has_memory_reservation;
+  bool want_cpu = upd->has_cpu_shares || upd->has_cpu_quota || upd->has_cpu_period;
+  bool want_cpuset = upd->cpu_cpus || upd->cpu_mems;
+  /* Every controller is checked before the first write: a refused update
+   * changes nothing. */
+  if (want_mem && !mem)
+    return cg_update_missing (CG_MEMORY, false, err);
+  if (upd->has_pids_limit && !pids)
+    return cg_update_missing (CG_PIDS, false, err);
+  if (want_cpu && !cpu)
+    return cg_update_missing (CG_CPU, false, err);
+  if (want_cpuset && !cpuset)
+    return cg_update_missing (CG_CPUSET, false, err);
+  if (want_mem && v1_update_memory (mem, upd, err) < 0)
+    return -1;
+  if (upd->has_pids_limit)
+    {
+      int e = upd->pids_limit > 0 ? cg_writef (pids, "pids.max", err, "%" PRId64, upd->pids_limit)
+                                  : cg_write (pids, "pids.max", "max", err);
+      if (e < 0)
+        return -1;
+    }
+  if (want_cpu && v1_cpu (cpu, upd, err) < 0)
+    return -1;
+  if (want_cpuset
+      && ((upd->cpu_cpus && cg_write (cpuset, "cpuset.cpus", upd->cpu_cpus, err) < 0)
+          || (upd->cpu_mems && cg_write (cpuset, "cpuset.mems", upd->cpu_mems, err) < 0)))
+    return -1;
+  return 0;
+}
+
+static void
+add_raw (const char *key, uint64_t v, void *arg)
+{
+  oci_stats_add_raw (arg, key, v);
+}
+
+static void
+take_throttling (const char *key, uint64_t v, void *arg)
+{
+  struct oci_stats *s = arg;
+  if (strcmp (key, "nr_periods") == 0)
+    s->periods = v;
+  else if (strcmp (key, "nr_throttled") == 0)
+    s->throttled_periods = v;
+  else if (strcmp (key, "throttled_time") == 0)
+    s->throttled_ns = v;
+}
+
+static void
+take_cpuacct (const char *key, uint64_t v, void *arg)
+{
+  struct oci_stats *s = arg;
+  long hz = sysconf (_SC_CLK_TCK);
+  uint64_t ns = v * (1000000000ull / (uint64_t)(hz > 0 ? hz : 100));
+  if (strcmp (key, "user") == 0)
+    s->cpu_user_ns = ns;
+  else if (strcmp (key, "system") == 0)
+    s->cpu_kernel_ns = ns;
+}
+
+static int
+v1_stats_memory (const char *dir, struct oci_stats *s, hk_err *err)
+{
+  if (cg_read_u64 (dir, "memory.usage_in_bytes", &s->mem.usage, err) < 0
+      || cg_read_u64 (dir, "memory.max_usage_in_bytes", &s->mem.max, err) < 0
+      || cg_read_u64 (dir, "memory.limit_in_bytes", &s->mem.limit, err) < 0
+      || cg_read_u64 (dir, "memory.failcnt", &s->mem.failcnt, err) < 0
+      || cg_read_kv (dir, "memory.stat", add_raw, s, err) < 0)
+    return -1;
+  s->has_memory = true;
+  if (cg_file_exists (dir, "memory.memsw.usage_in_bytes"))
+    {
+      if (cg_read_u64 (dir, "memory.memsw.usage_in_bytes", &s->swap.usage, err) < 0
+          || cg_read_u64 (dir, "memory.memsw.max_usage_in_bytes", &s->swap.max, err) < 0
+          || cg_read_u64 (dir, "memory.memsw.limit_in_bytes", &s->swap.limit, err) < 0
+          || cg_read_u64 (dir, "memory.memsw.failcnt", &s->swap.failcnt, err) < 0)
+        return -1;
+      s->has_swap = true;
+    }
+  return 0;
+}
+
+static int
+v1_stats_cpu (const char *acct, const char *cpu, struct oci_stats *s, hk_err *err)
+{
+  if (acct)
+    {
+      char buf[4096];
+      if (cg_read_u64 (acct, "cpuacct.usage", &s->cpu_total_ns, err) < 0
+          || cg_read_kv (acct, "cpuacct.stat", take_cpuacct, s, err) < 0
+          || cg_read (acct, "cpuacct.usage_percpu", buf, sizeof buf, err) < 0)
+        return -1;
+      for (char *p = buf, *end; *p; p = end)
+        {
+          uint64_t v = strtoull (p, &end, 10);
+          if (end == p)
+            break;
+          s->cpu_percpu_ns = xrealloc (s->cpu_percpu_ns, (s->n_percpu + 1) * sizeof *s->cpu_percpu_ns);
+          s->cpu_percpu_ns[s->n_percpu++] = v;
+        }
+      s->has_cpu = true;
+    }
+  if (cpu && cg_file_exists (cpu, "cpu.stat"))
+    {
+      if (cg_read_kv (cpu, "cpu.stat", take_throttling, s, err) < 0)
+        return -1;
+      s->has_throttling = true;
+    }
+  return 0;
+}
+
+/* Without a pids cgroup (no limit was set), the tasks the freezer holds. */
+static int
+count_tasks (const char *dir, uint64_t *n, hk_err *err)
+{
+  cleanup_free char *path = xasprintf ("%s/tasks", dir);
+  cleanup_free char *text = NULL;
+  if (file_read_all (path, 1 << 22, &text, NULL, err) < 0)
+    return -1;
+  *n = 0;
+  for (char *p = text; *p; p++)
+    *n += *p == '\n';
+  return 0;
+}
+
+static int
+v1_stats (const struct cg_sandbox *cg, struct oci_stats *s, hk_err *err)
+{
+  const char *mem = dir_of (cg, CG_MEMORY), *pids = dir_of (cg, CG_PIDS), *fz = dir_of (cg, CG_FREEZER);
+  if (mem && v1_stats_memory (mem, s, err) < 0)
+    return -1;
+  if (v1_stats_cpu (dir_of (cg, CG_CPUACCT), dir_of (cg, CG_CPU), s, err) < 0)
+    return -1;
+  /* Hybrid, without a cpuacct cgroup (no cpu limit): the cgroup2 dir that
+   * tracks the processes counts their CPU time all the same. */
+  const struct cg_dir *v2 = cg_dir_v2 (cg);
+  if (!s->has_cpu && v2)
+    {
+      bool throttling = s->has_throttling;
+      if (cg_v2_cpu_stat (v2->path, s, err) < 0)
+        return -1;
+      s->has_throttling = throttling;
+    }
+  if (pids)
+    {
+      if (cg_read_u64 (pids, "pids.current", &s->pids_current, err) < 0
+          || cg_read_u64 (pids, "pids.max", &s->pids_limit, err) < 0)
+        return -1;
+      if (s->pids_limit == UINT64_MAX)
+        s->pids_limit = 0;
+      s->has_pids = true;
+    }
+  else if (fz)
+    {
+      if (count_tasks (fz, &s->pids_current, err) < 0)
+        return -1;
+      s->has_pids = true;
+    }
+  return 0;
+}
+
 const struct cg_backend cg_v1_backend = {
   .name = "v1",
   .needs = v1_needs,
   .apply = v1_apply,
   .freeze = v1_freeze,
   .kill = v1_kill,
+  .update = v1_update,
+  .stats = v1_stats,
 };

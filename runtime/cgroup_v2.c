@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "lib/util.h"
+#include "runtime/cgroup_bpf.h"
 #include "runtime/cgroup_internal.h"
 
 /* ---- what the spec needs ----------------------------------------------------------- */
@@ -74,8 +75,16 @@ v2_needs (const struct oci_spec *spec, unsigned *ctls, hk_err *err)
     n |= CG_HUGETLB;
   if (r->has_blkio_weight)
     n |= CG_BLKIO;
-  if (r->n_devices && cg_v2_devices_check (spec, err) < 0)
-    return -1;
+  if (r->n_devices)
+    {
+      /* Built now so that a rule list too long for one program fails
+       * before anything is made; loaded and attached by apply. */
+      cleanup_free struct cg_dev_rule *rules = NULL;
+      cleanup_free struct bpf_insn *prog = NULL;
+      size_t nr, len;
+      if (cg_device_rules (spec, &rules, &nr) < 0 || cg_bpf_devices_prog (rules, nr, &prog, &len, err) < 0)
+        return -1;
+    }
   for (size_t i = 0; i < r->n_unified; i++)
     {
       unsigned ctl;
@@ -189,6 +198,10 @@ v2_apply (const struct cg_sandbox *cg, const struct oci_spec *spec, hk_err *err)
 {
   const struct oci_resources *r = &spec->linux.resources;
   const struct cg_dir *d = cg_dir_v2 (cg);
+  if (d == NULL && r->n_devices && !cg_v2_devices_harmless (spec))
+    return err_set (err, EACCES,
+                    "linux.resources.devices: the eBPF device filter needs the sandbox's own cgroup, "
+                    "which could not be made (not writable by this user)");
   if (d == NULL)
     return 0; /* optional and skipped: no limit needed it */
   const char *dir = d->path;
@@ -212,6 +225,12 @@ v2_apply (const struct cg_sandbox *cg, const struct oci_spec *spec, hk_err *err)
   for (size_t i = 0; i < r->n_unified; i++)
     if (cg_write (dir, r->unified[i].key, r->unified[i].value, err) < 0)
       return err_prefix (err, "linux.resources.unified");
+  if (r->n_devices && cg_bpf_devices_attach (dir, spec, err) < 0)
+    {
+      if ((err->errnum != EPERM && err->errnum != EACCES) || !cg_v2_devices_harmless (spec))
+        return -1;
+      err_clear (err); /* rootless, and the rules add nothing: runc spec's default */
+    }
   return 0;
 }
 
@@ -267,10 +286,114 @@ v2_kill (const struct cg_sandbox *cg, hk_err *err)
   return r;
 }
 
+/* ---- update and stats ---------------------------------------------------------------- */
+
+/* On v2 the sandbox's cgroup is there whatever the limits; a controller no
+ * limit needed at create is enabled now in its ancestors (the sandbox's own
+ * cgroup holds processes, but its parent does not). */
+static int
+v2_update (const struct cg_sandbox *cg, const struct oci_resources *upd, const struct oci_resources *merged,
+           hk_err *err)
+{
+  const struct cg_dir *d = cg_dir_v2 (cg);
+  if (d == NULL)
+    return cg_update_missing (upd->has_pids_limit ? CG_PIDS : CG_MEMORY, true, err);
+  struct cg_dir need = *d;
+  need.ctls = 0;
+  if (upd->has_memory_limit || upd->has_memory_swap || upd->has_memory_reservation)
+    need.ctls |= CG_MEMORY;
+  if (upd->has_pids_limit)
+    need.ctls |= CG_PIDS;
+  if (upd->has_cpu_shares || upd->has_cpu_quota || upd->has_cpu_period)
+    need.ctls |= CG_CPU;
+  if (upd->cpu_cpus || upd->cpu_mems)
+    need.ctls |= CG_CPUSET;
+  if (need.ctls && enable_controllers (&need, err) < 0)
+    return -1;
+  /* memory.swap.max is swap alone: it is computed from the merged limit; and
+   * cpu.max takes quota and period together. */
+  struct oci_resources r = *upd;
+  if (r.has_memory_swap)
+    {
+      r.has_memory_limit = merged->has_memory_limit;
+      r.memory_limit = merged->memory_limit;
+    }
+  if (r.has_cpu_quota || r.has_cpu_period)
+    {
+      r.has_cpu_quota = merged->has_cpu_quota;
+      r.cpu_quota = merged->cpu_quota;
+      r.has_cpu_period = merged->has_cpu_period;
+      r.cpu_period = merged->cpu_period;
+    }
+  r.n_devices = 0;
+  r.n_unified = 0;
+  r.n_hugepage_limits = 0;
+  r.has_blkio_weight = false;
+  struct oci_spec spec = { .linux = { .resources = r } };
+  struct cg_sandbox one = *cg;
+  one.dirs = &need;
+  one.n = 1;
+  return v2_apply (&one, &spec, err);
+}
+
+static void
+add_raw (const char *key, uint64_t v, void *arg)
+{
+  oci_stats_add_raw (arg, key, v);
+}
+
+static void
+take_events (const char *key, uint64_t v, void *arg)
+{
+  if (strcmp (key, "max") == 0)
+    *(uint64_t *)arg = v;
+}
+
+static int
+v2_stats (const struct cg_sandbox *cg, struct oci_stats *s, hk_err *err)
+{
+  const struct cg_dir *d = cg_dir_v2 (cg);
+  if (d == NULL)
+    return 0;
+  const char *dir = d->path;
+  if (cg_v2_cpu_stat (dir, s, err) < 0)
+    return -1;
+  if (cg_file_exists (dir, "memory.current"))
+    {
+      if (cg_read_u64 (dir, "memory.current", &s->mem.usage, err) < 0
+          || cg_read_u64 (dir, "memory.max", &s->mem.limit, err) < 0
+          || cg_read_kv (dir, "memory.events", take_events, &s->mem.failcnt, err) < 0
+          || cg_read_kv (dir, "memory.stat", add_raw, s, err) < 0)
+        return -1;
+      if (cg_file_exists (dir, "memory.peak") && cg_read_u64 (dir, "memory.peak", &s->mem.max, err) < 0)
+        return -1;
+      s->has_memory = true;
+      if (cg_file_exists (dir, "memory.swap.current"))
+        {
+          if (cg_read_u64 (dir, "memory.swap.current", &s->swap.usage, err) < 0
+              || cg_read_u64 (dir, "memory.swap.max", &s->swap.limit, err) < 0)
+            return -1;
+          s->has_swap = true;
+        }
+    }
+  if (cg_file_exists (dir, "pids.current"))
+    {
+      if (cg_read_u64 (dir, "pids.current", &s->pids_current, err) < 0
+          || cg_read_u64 (dir, "pids.max", &s->pids_limit, err) < 0)
+        return -1;
+      if (s->pids_limit == UINT64_MAX)
+        s->pids_limit = 0;
+      s->has_pids = true;
+    }
+  return 0;
+}
+
 const struct cg_backend cg_v2_backend = {
   .name = "v2",
   .needs = v2_needs,
   .apply = v2_apply,
   .freeze = v2_freeze,
   .kill = v2_kill,
+  .update = v2_update,
+  .stats = v2_stats,
 };

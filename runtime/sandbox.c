@@ -18,6 +18,7 @@
 
 #include "lib/syscalls.h"
 #include "lib/util.h"
+#include "runtime/admission.h"
 #include "runtime/caps.h"
 #include "runtime/cgroup.h"
 #include "runtime/idmap.h"
@@ -383,7 +384,8 @@ sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_
     }
   test_stall (&b.entry, "after-mkdir");
   cleanup_free char *config = store_path (&b.entry, "config.json");
-  if (resolve_rootfs (o, &b, &rootfs, err) < 0 || idmap_check_reachable (o->spec, rootfs, err) < 0
+  if (admission_reserve (st, o->id, o->spec, err) < 0 || resolve_rootfs (o, &b, &rootfs, err) < 0
+      || idmap_check_reachable (o->spec, rootfs, err) < 0
       || file_write_new (config, o->config_json, o->config_len, 0600, err) < 0
       || prepare_workdir (st, o, &b, err) < 0 || create_cgroups (&b, o, err) < 0
       || create_spawn (o, &b, rootfs, status, err) < 0

@@ -271,12 +271,6 @@ test_v2_refusals (void)
     { "{\"unified\":{\"cgroup.procs\":\"1\"}}", NULL, "cgroup.procs" },
     { "{\"unified\":{\"../x\":\"1\"}}", NULL, "not a cgroup file name" },
     { "{\"unified\":{\"rdma.max\":\"1\"}}", NULL, "rdma" },
-    { "{\"devices\":[{\"allow\":true,\"access\":\"rwm\"}]}", NULL, "eBPF" },
-    { "{\"devices\":[{\"allow\":false,\"access\":\"rwm\"},{\"allow\":true,\"type\":\"b\",\"major\":8,"
-      "\"minor\":0,\"access\":\"rwm\"}]}",
-      NULL, "eBPF" },
-    { "{\"devices\":[{\"allow\":false,\"access\":\"rwm\"}]}",
-      ",\"capabilities\":{\"bounding\":[\"CAP_MKNOD\"]}", "CAP_MKNOD" },
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
     {
@@ -288,13 +282,15 @@ test_v2_refusals (void)
       oci_spec_free (spec);
       free (lin);
     }
-  /* What `runc spec` writes (deny all) plus allows of /dev's nodes is fine. */
+  /* Any device rules: v2 enforces them with an eBPF filter (test_limits
+   * checks its semantics), also with CAP_MKNOD. */
   struct oci_spec *spec
       = spec_of ("{\"resources\":{\"devices\":[{\"allow\":false,\"access\":\"rwm\"},"
-                 "{\"allow\":true,\"type\":\"c\",\"major\":1,\"minor\":3,\"access\":\"rw\"}]}}",
-                 ",\"capabilities\":{\"bounding\":[\"CAP_KILL\"]}");
+                 "{\"allow\":true,\"type\":\"b\",\"major\":8,\"minor\":0,\"access\":\"rwm\"},"
+                 "{\"allow\":false,\"type\":\"b\",\"major\":8,\"access\":\"w\"}]}}",
+                 ",\"capabilities\":{\"bounding\":[\"CAP_MKNOD\"]}");
   ok (cg_prepare (&h, spec, "box", "/run/hako", &cg, &err) == 0,
-      "v2 accepts deny-all plus allows of /dev's own nodes without CAP_MKNOD");
+      "v2 accepts device rules v1 could not express, with CAP_MKNOD: %s", err.msg);
   cg_sandbox_free (&cg);
   oci_spec_free (spec);
   cg_host_free (&h);
@@ -513,6 +509,122 @@ test_v1_devices (void)
                 "taking back part of an exact exception");
 }
 
+/* update, stats, the process list and OOM notifications on a v2 sandbox
+ * made without limits (so no controller was enabled for it). */
+static void
+test_v2_update_stats (void)
+{
+  hk_err err = { 0 };
+  struct cg_host h;
+  struct cg_sandbox cg;
+  char *root = fake_v2 ("upd");
+  cg_host_probe (root, CG_UNIFIED, "0::/\n", &h, &err);
+  struct oci_spec *spec = spec_of ("{}", NULL);
+  cg_prepare (&h, spec, "box", "/run/hako", &cg, &err);
+  cg_make_dirs (&cg, &err);
+  char *leaf = xasprintf ("%s/hako/box", root), *parent = xasprintf ("%s/hako", root);
+  put (parent, "cgroup.subtree_control", "");
+  populate_v2_leaf (leaf);
+
+  struct oci_resources upd = { .has_memory_limit = true,
+                               .memory_limit = 33554432,
+                               .has_pids_limit = true,
+                               .pids_limit = 10,
+                               .has_cpu_quota = true,
+                               .cpu_quota = 20000 };
+  struct oci_resources merged = upd;
+  merged.has_cpu_period = true;
+  merged.cpu_period = 100000;
+  ok (cg_update (&cg, &upd, &merged, &err) == 0, "update a v2 sandbox made without limits: %s", err.msg);
+  is_str (get (root, "cgroup.subtree_control"), "+cpu +memory +pids",
+          "  the controllers enabled at the root");
+  is_str (get (parent, "cgroup.subtree_control"), "+cpu +memory +pids", "  and in the parent");
+  is_str (get (leaf, "memory.max"), "33554432", "  memory.max");
+  is_str (get (leaf, "pids.max"), "10", "  pids.max");
+  is_str (get (leaf, "cpu.max"), "20000 100000", "  cpu.max with the period in force");
+  struct oci_resources unl = { .has_memory_limit = true, .memory_limit = -1 };
+  put (leaf, "memory.max", ""); /* a fake file is not truncated by a write */
+  ok (cg_update (&cg, &unl, &unl, &err) == 0 && strcmp (get (leaf, "memory.max"), "max") == 0,
+      "  -1: no limit (\"max\")");
+
+  put (leaf, "memory.current", "4096\n");
+  put (leaf, "memory.events", "low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n");
+  put (leaf, "memory.stat", "anon 4096\nfile 8192\n");
+  put (leaf, "pids.current", "2\n");
+  put (leaf, "cpu.stat",
+       "usage_usec 1500\nuser_usec 1000\nsystem_usec 500\nnr_periods 4\nnr_throttled 1\n"
+       "throttled_usec 20\n");
+  struct oci_stats st;
+  ok (cg_stats (&cg, &st, &err) == 0, "stats: %s", err.msg);
+  ok (st.has_memory && st.mem.usage == 4096 && st.mem.limit == UINT64_MAX && st.mem.failcnt == 3
+          && st.n_mem_raw == 2 && strcmp (st.mem_raw[1].key, "file") == 0 && st.mem_raw[1].value == 8192,
+      "  memory: usage, limit (max), failcnt (memory.events max), raw memory.stat");
+  ok (st.has_pids && st.pids_current == 2 && st.pids_limit == 10, "  pids: current and limit");
+  ok (st.has_cpu && st.cpu_total_ns == 1500000 && st.cpu_user_ns == 1000000 && st.cpu_kernel_ns == 500000
+          && st.has_throttling && st.periods == 4 && st.throttled_periods == 1 && st.throttled_ns == 20000,
+      "  cpu: usage and throttling in ns");
+  oci_stats_free (&st);
+
+  put (leaf, "cgroup.procs", "12\n3\n");
+  pid_t *pids = NULL;
+  size_t n = 0;
+  ok (cg_pids (&cg, &pids, &n, &err) == 0 && n == 2 && pids[0] == 3 && pids[1] == 12,
+      "the processes from cgroup.procs, sorted");
+  free (pids);
+
+  struct cg_oom_watch w;
+  uint64_t events = 0;
+  ok (cg_oom_watch_open (&cg, &w, &err) == 0 && w.fd >= 0 && w.v2, "OOM watch: inotify on memory.events: %s",
+      err.msg);
+  put (leaf, "memory.events", "low 0\nhigh 0\nmax 5\noom 3\noom_kill 3\n");
+  ok (w.fd >= 0 && cg_oom_watch_read (&w, &events, &err) == 0 && events == 2,
+      "  two more oom_kill: 2 events");
+  ok (cg_oom_watch_read (&w, &events, &err) == 0 && events == 0, "  none since");
+  cg_oom_watch_close (&w);
+
+  cg_sandbox_free (&cg);
+  oci_spec_free (spec);
+  cg_host_free (&h);
+  free (leaf);
+  free (parent);
+  free (root);
+}
+
+/* Where the v2 filter cannot be had (rootless: no cgroup of its own, no
+ * CAP_BPF), only rules that add nothing are accepted. */
+static void
+test_v2_devices_without_filter (void)
+{
+  static const struct
+  {
+    const char *devices, *extra;
+    bool harmless;
+  } cases[] = {
+    { "[{\"allow\":false,\"access\":\"rwm\"},{\"allow\":true,\"type\":\"c\",\"major\":1,\"minor\":3,"
+      "\"access\":\"rw\"}]",
+      ",\"capabilities\":{\"bounding\":[\"CAP_KILL\"]}", true },
+    { "[{\"allow\":false,\"access\":\"rwm\"}]", ",\"capabilities\":{\"bounding\":[\"CAP_MKNOD\"]}", false },
+    { "[{\"allow\":true,\"access\":\"rwm\"}]", NULL, false },
+    { "[{\"allow\":false,\"access\":\"rwm\"},{\"allow\":true,\"type\":\"b\",\"major\":8,\"minor\":0,"
+      "\"access\":\"rwm\"}]",
+      NULL, false },
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    {
+      char *lin = xasprintf ("{\"resources\":{\"devices\":%s}}", cases[i].devices);
+      struct oci_spec *spec = spec_of (lin, cases[i].extra);
+      struct cg_dir skipped = { .path = "/nonexistent", .v2 = true, .skipped = true };
+      struct cg_sandbox cg = { .layout = CG_UNIFIED, .dirs = &skipped, .n = 1 };
+      hk_err err = { 0 };
+      bool harmless = cg_v2_devices_harmless (spec);
+      int r = cg_apply (&cg, spec, &err);
+      ok (harmless == cases[i].harmless && (r == 0) == harmless, "%s without a cgroup of its own: %s %s",
+          cases[i].devices, harmless ? "accepted" : "refused", err.msg);
+      oci_spec_free (spec);
+      free (lin);
+    }
+}
+
 int
 main (void)
 {
@@ -523,6 +635,8 @@ main (void)
   test_v2_refusals ();
   test_v2_lifecycle ();
   test_v1_devices ();
+  test_v2_update_stats ();
+  test_v2_devices_without_filter ();
   hk_err err;
   rm_rf (tmp, &err);
   return tap_done ();

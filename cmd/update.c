@@ -1,0 +1,202 @@
+/* update: change a running sandbox's limits (runc's options and -r FILE). */
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "lib/util.h"
+#include "oci/resources.h"
+#include "runtime/limits.h"
+
+static const char update_help[]
+    = "Usage: hako update [OPTIONS] ID\n\n"
+      "Change the limits of a created, running or paused sandbox, in its cgroups and\n"
+      "in its saved config (a restart keeps them).\n"
+      "  -r, --resources FILE     a linux.resources JSON object (\"-\": standard input);\n"
+      "                           the options below override it\n"
+      "  --memory N               memory limit (bytes, or with K, M, G; -1: none)\n"
+      "  --memory-swap N          memory plus swap limit (-1: no swap limit)\n"
+      "  --memory-reservation N   soft memory limit\n"
+      "  --pids-limit N           most processes and threads (0 or -1: none)\n"
+      "  --cpus F                 CPUs' worth of time (sets quota over the period)\n"
+      "  --cpu-shares N           relative CPU weight\n"
+      "  --cpu-quota N            microseconds per period (-1: none)\n"
+      "  --cpu-period N           microseconds\n"
+      "  --cpuset-cpus LIST       CPUs allowed (\"0-2,4\")\n"
+      "  --cpuset-mems LIST       memory nodes allowed\n";
+
+enum
+{
+  OPT_MEMORY = 256,
+  OPT_SWAP,
+  OPT_RESERVATION,
+  OPT_PIDS,
+  OPT_CPUS,
+  OPT_SHARES,
+  OPT_QUOTA,
+  OPT_PERIOD,
+  OPT_CPUSET_CPUS,
+  OPT_CPUSET_MEMS,
+};
+
+/* A size, or -1 for "no limit". */
+static int
+parse_limit (const char *s, int64_t *out)
+{
+  uint64_t v;
+  if (strcmp (s, "-1") == 0)
+    {
+      *out = -1;
+      return 0;
+    }
+  if (parse_size (s, &v) < 0 || v > INT64_MAX)
+    return -1;
+  *out = (int64_t)v;
+  return 0;
+}
+
+static int
+parse_int (const char *s, int64_t min, int64_t *out)
+{
+  char *end;
+  long long v = strtoll (s, &end, 10);
+  if (*s == '\0' || *end != '\0' || v < min)
+    return -1;
+  *out = v;
+  return 0;
+}
+
+static int
+read_resources (const char *file, struct oci_resources *r, hk_err *err)
+{
+  cleanup_free char *text = NULL;
+  size_t len;
+  int got = strcmp (file, "-") == 0 ? fd_read_all (STDIN_FILENO, 1 << 20, &text, &len, err)
+                                    : file_read_all (file, 1 << 20, &text, &len, err);
+  if (got < 0 || oci_resources_parse (text, len, r, err) < 0)
+    return err_prefix (err, "%s", strcmp (file, "-") == 0 ? "standard input" : file);
+  return 0;
+}
+
+/* One option into r; -1 on a bad value. */
+static int
+take_option (int c, const char *arg, struct oci_resources *r, double *cpus)
+{
+  int64_t v;
+  switch (c)
+    {
+    case OPT_MEMORY: return parse_limit (arg, &r->memory_limit) < 0 ? -1 : (r->has_memory_limit = true, 0);
+    case OPT_SWAP: return parse_limit (arg, &r->memory_swap) < 0 ? -1 : (r->has_memory_swap = true, 0);
+    case OPT_RESERVATION:
+      return parse_limit (arg, &r->memory_reservation) < 0 ? -1 : (r->has_memory_reservation = true, 0);
+    case OPT_PIDS: return parse_int (arg, -1, &r->pids_limit) < 0 ? -1 : (r->has_pids_limit = true, 0);
+    case OPT_SHARES:
+      if (parse_int (arg, 0, &v) < 0)
+        return -1;
+      r->cpu_shares = (uint64_t)v;
+      r->has_cpu_shares = true;
+      return 0;
+    case OPT_QUOTA: return parse_int (arg, -1, &r->cpu_quota) < 0 ? -1 : (r->has_cpu_quota = true, 0);
+    case OPT_PERIOD:
+      if (parse_int (arg, 1, &v) < 0)
+        return -1;
+      r->cpu_period = (uint64_t)v;
+      r->has_cpu_period = true;
+      return 0;
+    case OPT_CPUS:
+      {
+        char *end;
+        *cpus = strtod (arg, &end);
+        return *arg && *end == '\0' && isfinite (*cpus) && *cpus > 0 ? 0 : -1;
+      }
+    case OPT_CPUSET_CPUS:
+      free (r->cpu_cpus);
+      r->cpu_cpus = xstrdup (arg);
+      return 0;
+    case OPT_CPUSET_MEMS:
+      free (r->cpu_mems);
+      r->cpu_mems = xstrdup (arg);
+      return 0;
+    }
+  return -1;
+}
+
+static bool
+sets_anything (const struct oci_resources *r)
+{
+  return r->has_memory_limit || r->has_memory_swap || r->has_memory_reservation || r->has_pids_limit
+         || r->has_cpu_shares || r->has_cpu_quota || r->has_cpu_period || r->cpu_cpus || r->cpu_mems;
+}
+
+int
+cmd_update (int argc, char **argv)
+{
+  static const struct option opts[] = {
+    { "resources", required_argument, NULL, 'r' },
+    { "memory", required_argument, NULL, OPT_MEMORY },
+    { "memory-swap", required_argument, NULL, OPT_SWAP },
+    { "memory-reservation", required_argument, NULL, OPT_RESERVATION },
+    { "pids-limit", required_argument, NULL, OPT_PIDS },
+    { "cpus", required_argument, NULL, OPT_CPUS },
+    { "cpu-shares", required_argument, NULL, OPT_SHARES },
+    { "cpu-quota", required_argument, NULL, OPT_QUOTA },
+    { "cpu-period", required_argument, NULL, OPT_PERIOD },
+    { "cpuset-cpus", required_argument, NULL, OPT_CPUSET_CPUS },
+    { "cpuset-mems", required_argument, NULL, OPT_CPUSET_MEMS },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+  };
+  struct oci_resources opt = { 0 }, r = { 0 };
+  const char *file = NULL;
+  double cpus = 0;
+  int c, ret = 0;
+  while ((c = getopt_long (argc, argv, "r:h", opts, NULL)) != -1)
+    {
+      if (c == 'h')
+        return cmd_help (update_help);
+      if (c == 'r')
+        file = optarg;
+      else if (c == '?' || c == ':' || take_option (c, optarg, &opt, &cpus) < 0)
+        {
+          oci_resources_free (&opt);
+          return c == '?' || c == ':'
+                     ? cmd_usage ("update", "bad option")
+                     : cmd_usage ("update", "%s: bad value \"%s\"", argv[optind - 1], optarg);
+        }
+    }
+  if (argc - optind != 1)
+    {
+      oci_resources_free (&opt);
+      return cmd_usage ("update", "expects exactly one sandbox ID");
+    }
+  const char *id = argv[optind];
+  hk_err err = { 0 };
+  struct store st = { 0 };
+  if (file && read_resources (file, &r, &err) < 0)
+    ret = cmd_fail ("update", id, &err);
+  else
+    {
+      oci_resources_merge (&r, &opt);
+      if (cpus > 0)
+        {
+          /* --cpus 1.5: 150000 µs of each 100000 µs period (or the one given). */
+          if (!r.has_cpu_period)
+            r.cpu_period = 100000;
+          r.has_cpu_period = true;
+          r.cpu_quota = (int64_t)(cpus * (double)r.cpu_period + 0.5);
+          r.has_cpu_quota = true;
+        }
+      if (!sets_anything (&r))
+        ret = cmd_usage ("update", "nothing to change: give -r FILE or a limit option");
+      else if (cmd_store (&st, &err) < 0 || sbx_update (&st, id, &r, &err) < 0)
+        ret = cmd_fail ("update", id, &err);
+    }
+  oci_resources_free (&opt);
+  oci_resources_free (&r);
+  store_fini (&st);
+  return ret;
+}

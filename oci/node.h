@@ -1,0 +1,25 @@
+/* node: the node config (/etc/hako/node.json, hako-node(5)) — the memory pool
+ * all sandboxes share, its overcommit factor, and whether a limit is required. */
+#ifndef HAKO_OCI_NODE_H
+#define HAKO_OCI_NODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/err.h"
+
+struct oci_node
+{
+  bool has_memory_pool;
+  uint64_t memory_pool; /* bytes */
+  double overcommit;    /* > 0; 1 when absent */
+  bool require_memory_limit;
+};
+
+/* Parse node.json's text.  Errors name the file and the field:
+ * "/etc/hako/node.json: .memory_pool: ...".  Unknown fields are refused (a
+ * misspelt "memory_pol" must not silently turn admission off). */
+int oci_node_parse (const char *text, size_t len, const char *file, struct oci_node *out, hk_err *err);
+
+#endif

@@ -1,0 +1,302 @@
+#!/usr/bin/env bats
+# limits: ps, update, events and admission on this host's cgroup layout.
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+setup_file () { hako_setup_file; }
+setup () { hako_setup; }
+teardown () { hako_teardown; }
+
+v2_host () { [ "$(stat -f -c %T /sys/fs/cgroup)" = cgroup2fs ]; }
+
+# cgfile CONTROLLER-FILE ID: the file in the sandbox's cgroup of this host.
+cgfile () {
+  local f=$1
+  if v2_host; then
+    case $f in
+      memory.limit_in_bytes) f=memory.max ;;
+    esac
+    echo "/sys/fs/cgroup/$(cgroup_parent)/$2/$f"
+  else
+    echo "/sys/fs/cgroup/${f%%.*}/$(cgroup_parent)/$2/$f"
+  fi
+}
+
+# limited ID MEMORY PIDS [ARGS...]: a bundle with those limits (0: none).
+limited () {
+  local id=$1 mem=$2 pids=$3 b
+  shift 3
+  b=$(new_bundle "$id")
+  [ "$mem" = 0 ] || edit_config "$b" ".linux.resources.memory = {\"limit\": $mem}"
+  [ "$pids" = 0 ] || edit_config "$b" ".linux.resources.pids = {\"limit\": $pids}"
+  [ $# -eq 0 ] || set_args "$b" "$@"
+  echo "$b"
+}
+
+hog () { echo "x=\$(head -c $1 /dev/zero | tr '\\0' a); echo survived"; }
+
+# ---- ps ----------------------------------------------------------------------
+
+@test "ps: the sandbox's processes as a table and as JSON" {
+  b=$(limited p 0 0 sh -c 'sleep 1000 & exec sleep 1001')
+  $H run --detach --bundle "$b" p
+  pid=$($H state p | jq -r .pid)
+  for i in $(seq 50); do [ "$($H ps --format json p | jq length)" -ge 2 ] && break; sleep 0.1; done
+  run $H ps p
+  [ "$status" -eq 0 ]
+  [[ "${lines[0]}" == UID*PID*PPID*CMD ]]
+  [[ "$output" == *"sleep 1001"* ]]
+  [[ "$output" == *"sleep 1000"* ]]
+  run $H ps --format json p
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | jq length)" -eq 2 ]
+  [ "$(echo "$output" | jq -r "map(select(.pid == $pid))[0].command")" = "sleep 1001" ]
+  [ "$(echo "$output" | jq -r "map(select(.ppid == $pid))[0].command")" = "sleep 1000" ]
+  [ "$(echo "$output" | jq -r '.[0].user')" = root ]
+  [ "$(echo "$output" | jq -r "map(select(.pid == $pid))[0].ns_pid")" = 1 ]
+}
+
+@test "ps: works on a paused sandbox; a stopped or missing one is 125" {
+  b=$(limited pp 0 0 sleep 1000)
+  $H run --detach --bundle "$b" pp
+  $H pause pp
+  run $H ps --format json pp
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | jq -r '.[0].state')" = T ] || [ "$(echo "$output" | jq -r '.[0].state')" = D ]
+  $H resume pp
+  $H kill pp KILL
+  wait_status pp stopped
+  run $H ps pp
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"ps pp"*stopped* ]]
+  run $H ps nosuch
+  [ "$status" -eq 125 ]
+  run $H ps --format yaml pp
+  [ "$status" -eq 125 ]
+}
+
+# ---- update ------------------------------------------------------------------
+
+@test "update: a lower memory limit is in force at once, and saved for a restart" {
+  b=$(limited um 268435456 0 sleep 1000)
+  $H run --detach --bundle "$b" um
+  run $H exec um -- sh -c "$(hog 60000000)"
+  [ "$status" -eq 0 ]
+  [ "$output" = survived ]
+  $H update --memory 32M um
+  [ "$(cat "$(cgfile memory.limit_in_bytes um)")" = 33554432 ]
+  [ "$(jq .linux.resources.memory.limit "$STATE/um/config.json")" = 33554432 ]
+  # Everything else in the frozen config is as it was.
+  [ "$(jq -c .process.args "$STATE/um/config.json")" = '["sleep","1000"]' ]
+  run $H exec um -- sh -c "$(hog 60000000)"
+  [ "$status" -eq 137 ]
+  [[ "$output" != *survived* ]]
+}
+
+@test "update: below what the sandbox uses, the kernel's refusal is reported" {
+  [ "$(wc -l < /proc/swaps)" -le 1 ] || skip "this host swaps: the kernel reclaims instead of refusing"
+  v2_host && skip "cgroup v2 reclaims or OOM-kills instead of refusing"
+  b=$(limited busy 268435456 0 sh -c 'x=$(head -c 40000000 /dev/zero | tr "\0" a); sleep 1000')
+  $H run --detach --bundle "$b" busy
+  usage=$(cgfile memory.usage_in_bytes busy)
+  for i in $(seq 100); do [ "$(cat "$usage")" -gt 40000000 ] && break; sleep 0.1; done
+  run $H update --memory 8M busy
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"cannot lower the memory limit to 8388608"* ]]
+  [ "$(cat "$(cgfile memory.limit_in_bytes busy)")" = 268435456 ]
+  [ "$(jq .linux.resources.memory.limit "$STATE/busy/config.json")" = 268435456 ]
+}
+
+@test "update: --pids-limit is in force" {
+  b=$(limited up 0 64 sleep 1000)
+  $H run --detach --bundle "$b" up
+  $H update --pids-limit 5 up
+  [ "$(cat "$(cgfile pids.max up)")" = 5 ]
+  run $H exec up -- sh -c 'i=0; while [ $i -lt 10 ]; do sleep 100 & i=$((i+1)); done; echo started'
+  [[ "$output" == *"fork"* ]]
+  [ "$(cat "$(cgfile pids.current up)")" -le 5 ]
+  [ "$(jq .linux.resources.pids.limit "$STATE/up/config.json")" = 5 ]
+}
+
+@test "update: -r FILE and -r - (runc's resources JSON); --cpus" {
+  b=$(limited ur 134217728 64 sleep 1000)
+  edit_config "$b" '.linux.resources.cpu = {"shares": 512}'
+  $H run --detach --bundle "$b" ur
+  echo '{"memory":{"limit":100663296},"pids":{"limit":20}}' > "$TEST_ROOT/r.json"
+  $H update -r "$TEST_ROOT/r.json" ur
+  [ "$(cat "$(cgfile memory.limit_in_bytes ur)")" = 100663296 ]
+  [ "$(cat "$(cgfile pids.max ur)")" = 20 ]
+  echo '{"pids":{"limit":30}}' | $H update -r - ur
+  [ "$(cat "$(cgfile pids.max ur)")" = 30 ]
+  $H update --cpus 0.5 ur
+  if v2_host; then
+    [ "$(cat "/sys/fs/cgroup/$(cgroup_parent)/ur/cpu.max")" = "50000 100000" ]
+  else
+    [ "$(cat "/sys/fs/cgroup/cpu/$(cgroup_parent)/ur/cpu.cfs_quota_us")" = 50000 ]
+  fi
+  run jq -c '.linux.resources | [.memory.limit, .pids.limit, .cpu.shares, .cpu.quota, .cpu.period]' "$STATE/ur/config.json"
+  [ "$output" = "[100663296,30,512,50000,100000]" ]
+  run $H update -r - ur <<< '{"devices":[{"allow":true}]}'
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"devices: update cannot change it"* ]]
+}
+
+@test "update: a controller the sandbox has no cgroup for is refused, naming it" {
+  v2_host && skip "on cgroup v2 every sandbox has its cgroup: the controller is enabled instead"
+  b=$(limited un 0 0 sleep 1000)
+  $H run --detach --bundle "$b" un
+  run $H update --memory 64M un
+  [ "$status" -eq 125 ]
+  [[ "$output" == *'update un: the sandbox has no "memory" cgroup'* ]]
+  run $H update --memory 64M --pids-limit 10 un
+  [ "$status" -eq 125 ]
+  [ "$(jq '.linux.resources.memory.limit // "none"' "$STATE/un/config.json")" = '"none"' ]
+  run $H update un
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"nothing to change"* ]]
+  run $H update --memory lots un
+  [ "$status" -eq 125 ]
+}
+
+# ---- events ------------------------------------------------------------------
+
+@test "events --stats: one JSON object in runc's shape" {
+  b=$(limited es 134217728 64 sleep 1000)
+  $H run --detach --bundle "$b" es
+  run $H events --stats es
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | jq -r .type)" = stats ]
+  [ "$(echo "$output" | jq -r .id)" = es ]
+  [ "$(echo "$output" | jq '.data.memory.usage.usage > 0')" = true ]
+  [ "$(echo "$output" | jq .data.memory.usage.limit)" = 134217728 ]
+  [ "$(echo "$output" | jq '.data.memory.raw | length > 0')" = true ]
+  [ "$(echo "$output" | jq '.data.pids.current >= 1')" = true ]
+  [ "$(echo "$output" | jq .data.pids.limit)" = 64 ]
+  # CPU time: from cpuacct, or (hybrid, no cpu limit) the cgroup2 dir's cpu.stat.
+  if [ -d /sys/fs/cgroup/unified ] || v2_host; then
+    [ "$(echo "$output" | jq '.data.cpu.usage.total > 0')" = true ]
+  fi
+}
+
+@test "events: an OOM kill is reported as an oom event, and the stream ends with the sandbox" {
+  mkdir -p "$TEST_ROOT/out"
+  b=$(limited eo 33554432 64 sh -c "while [ ! -e /out/go ]; do sleep 0.1; done; $(hog 100000000)")
+  edit_config "$b" ".mounts += [{\"destination\": \"/out\", \"type\": \"bind\", \"source\": \"$TEST_ROOT/out\", \"options\": [\"rbind\", \"ro\"]}]"
+  $H run --detach --bundle "$b" eo
+  timeout 60 $H events --interval 100ms eo > "$TEST_ROOT/events" &
+  ev=$!
+  # The first stats line: the OOM watch is in place.
+  for i in $(seq 100); do [ -s "$TEST_ROOT/events" ] && break; sleep 0.1; done
+  touch "$TEST_ROOT/out/go"
+  wait $ev
+  grep -qx '{"type":"oom","id":"eo"}' "$TEST_ROOT/events"
+  [ "$(grep -c '"type":"oom"' "$TEST_ROOT/events")" -ge 1 ]
+}
+
+@test "events --interval: stats lines until the sandbox's process exits" {
+  b=$(limited ei 67108864 0 sleep 1)
+  $H run --detach --bundle "$b" ei
+  run timeout 10 $H events --interval 200ms ei
+  [ "$status" -eq 0 ]
+  [ "${#lines[@]}" -ge 2 ]
+  for l in "${lines[@]}"; do [ "$(echo "$l" | jq -r .type)" = stats ]; done
+  run $H events ei
+  [ "$status" -eq 125 ]
+}
+
+# ---- admission ---------------------------------------------------------------
+
+node () { echo "$1" > "$TEST_ROOT/node.json"; }
+
+@test "admission: 256 MiB pool: two 128 MiB sandboxes fit, a third is refused until one is deleted" {
+  node '{"memory_pool": "256M", "overcommit": 1}'
+  A="$H --node-config $TEST_ROOT/node.json"
+  b=$(limited a 134217728 0 sleep 1000)
+  $A create --bundle "$b" a1
+  $A create --bundle "$b" a2
+  run $A create --bundle "$b" a3
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"create a3: admission: not enough memory"*"requested 134217728 (128 MiB)"*"reserved by live sandboxes 268435456 (256 MiB)"*"pool 268435456 (256 MiB) x overcommit 1 = 268435456 (256 MiB)"* ]]
+  [ ! -e "$STATE/a3" ]
+  # A paused sandbox keeps its reservation.
+  $A start a1
+  $A pause a1
+  run $A create --bundle "$b" a3
+  [ "$status" -eq 125 ]
+  $A resume a1
+  $A delete --force a1
+  $A create --bundle "$b" a3
+  # Overcommit 1.5: room for one more.
+  node '{"memory_pool": 268435456, "overcommit": 1.5}'
+  $A create --bundle "$b" a4
+  run $A create --bundle "$b" a5
+  [ "$status" -eq 125 ]
+}
+
+@test "admission: a stopped sandbox releases its reservation" {
+  node '{"memory_pool": "256M"}'
+  export HAKO_NODE_CONFIG=$TEST_ROOT/node.json
+  b=$(limited s 134217728 0 sleep 1000)
+  $H create --bundle "$b" s1
+  $H run --detach --bundle "$b" s2
+  run $H create --bundle "$b" s3
+  [ "$status" -eq 125 ]
+  $H kill s2 KILL
+  wait_status s2 stopped
+  $H create --bundle "$b" s3
+}
+
+@test "admission: require_memory_limit refuses a sandbox without a limit" {
+  node '{"require_memory_limit": true}'
+  A="$H --node-config $TEST_ROOT/node.json"
+  run $A create --bundle "$(limited nol 0 0)" nol
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"create nol: admission: this node requires a memory limit"* ]]
+  [ ! -e "$STATE/nol" ]
+  $A create --bundle "$(limited withl 67108864 0)" withl
+}
+
+@test "admission: a malformed node config is 125 naming the field; a missing default one is no admission" {
+  node '{"memory_pool": "lots"}'
+  run $H --node-config "$TEST_ROOT/node.json" create --bundle "$(limited m 0 0)" m
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"$TEST_ROOT/node.json: .memory_pool:"* ]]
+  node '{"overcommit": 1, "memory_pool": 1, "swap_pool": 2}'
+  run $H --node-config "$TEST_ROOT/node.json" create --bundle "$(limited m 0 0)" m
+  [ "$status" -eq 125 ]
+  [[ "$output" == *".swap_pool: unknown field"* ]]
+  run $H --node-config "$TEST_ROOT/missing.json" create --bundle "$(limited m 0 0)" m
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"missing.json"* ]]
+  [ ! -e /etc/hako/node.json ] || skip "this host has a node config"
+  $H create --bundle "$(limited m 0 0)" m
+}
+
+@test "admission: 8 concurrent creates against a pool for 3 admit exactly 3" {
+  node '{"memory_pool": "384M", "overcommit": 1}'
+  A="$H --node-config $TEST_ROOT/node.json"
+  b=$(limited c 134217728 0 sleep 1000)
+  for i in 1 2 3 4 5 6 7 8; do
+    ( rc=0; $A create --bundle "$b" "c$i" > "$TEST_ROOT/c$i.out" 2>&1 || rc=$?; echo $rc > "$TEST_ROOT/c$i.rc" ) &
+  done
+  wait
+  [ "$(cat "$TEST_ROOT"/c*.rc | grep -cx 0)" -eq 3 ]
+  [ "$(cat "$TEST_ROOT"/c*.rc | grep -cx 125)" -eq 5 ]
+  [ "$(ls "$STATE" | wc -l)" -eq 3 ]
+  grep -l "not enough memory" "$TEST_ROOT"/c*.out | wc -l | grep -qx 5
+}
+
+@test "admission: update cannot raise a limit past the pool" {
+  node '{"memory_pool": "256M"}'
+  A="$H --node-config $TEST_ROOT/node.json"
+  b=$(limited u 134217728 0 sleep 1000)
+  $A create --bundle "$b" u1
+  $A create --bundle "$b" u2
+  run $A update --memory 200M u1
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"not enough memory"* ]]
+  [ "$(cat "$(cgfile memory.limit_in_bytes u1)")" = 134217728 ]
+  $A update --memory 64M u1
+  $A create --bundle "$(limited u3 67108864 0)" u3
+}
