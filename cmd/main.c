@@ -33,6 +33,7 @@ static const struct verb verbs[] = {
   { "kill", cmd_kill, "send a signal to a sandbox" },
   { "delete", cmd_delete, "remove a sandbox and everything it holds" },
   { "features", cmd_features, "print the OCI features JSON" },
+  { "doctor", cmd_doctor, "what this host can enforce, and why not" },
   { "pause", cmd_pause, "freeze every process of a sandbox" },
   { "resume", cmd_resume, "thaw a paused sandbox" },
 };
