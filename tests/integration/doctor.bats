@@ -133,3 +133,31 @@ host_cgroup_mode () {
   run $H doctor extra
   [ "$status" -eq 125 ]
 }
+
+@test "features: the seccomp section (actions, archs, known and supported flags) in the OCI format" {
+  run $H features
+  [ "$status" -eq 0 ]
+  echo "$output" | jq -e '.linux.seccomp.enabled == true' >/dev/null
+  for a in SCMP_ACT_ALLOW SCMP_ACT_ERRNO SCMP_ACT_KILL_PROCESS SCMP_ACT_TRAP SCMP_ACT_LOG; do
+    echo "$output" | jq -e --arg a "$a" '.linux.seccomp.actions | index($a) != null' >/dev/null
+  done
+  # NOTIFY needs a listener hako does not have: refused, so not listed.
+  echo "$output" | jq -e '.linux.seccomp.actions | index("SCMP_ACT_NOTIFY") == null' >/dev/null
+  echo "$output" | jq -e '.linux.seccomp.archs | index("SCMP_ARCH_X86_64") != null and index("SCMP_ARCH_X86") != null' >/dev/null
+  echo "$output" | jq -e '.linux.seccomp.knownFlags | index("SECCOMP_FILTER_FLAG_LOG") != null' >/dev/null
+  # supportedFlags is a subset of knownFlags.
+  echo "$output" | jq -e '(.linux.seccomp.supportedFlags - .linux.seccomp.knownFlags) == []' >/dev/null
+  echo "$output" | jq -e '.linux.mountExtensions.idmap.enabled == false' >/dev/null
+}
+
+@test "features: the Landlock ABI of this kernel, the one hako uses and the one the profiles need, as annotations" {
+  abi=$("$TOOLS/llabi")
+  run $H features
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | jq -r '.annotations["io.hako.landlock.abi"]')" = "$abi" ]
+  [ "$(echo "$output" | jq -r '.annotations["io.hako.landlock.abi.max"]')" = 6 ]
+  [ "$(echo "$output" | jq -r '.annotations["io.hako.landlock.abi.profiles"]')" = 6 ]
+  [ "$(echo "$output" | jq -r '.annotations["io.hako.landlock.rules"]')" = "fs,tcp_bind,tcp_connect,scoped" ]
+  # doctor and features agree.
+  [ "$($H doctor --format json | jq .checks.landlock.abi)" = "$abi" ]
+}
