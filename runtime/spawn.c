@@ -16,6 +16,7 @@
 
 #include "lib/syscalls.h"
 #include "lib/util.h"
+#include "runtime/idmap.h"
 #include "runtime/mount.h"
 #include "runtime/net.h"
 #include "runtime/pidinfo.h"
@@ -185,14 +186,20 @@ child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns)
   sigemptyset (&none);
   sigprocmask (SIG_SETMASK, &none, NULL);
   /* CVE-2019-5736: until execve replaces it, this process's /proc/PID/exe is
-   * the hako binary; not dumpable, other processes in the sandbox cannot open it. */
-  prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
+   * the hako binary; not dumpable, other processes in the sandbox cannot open it.
+   * In a new user namespace, only once the parent has written our id maps:
+   * a non-dumpable process's /proc files are real root's, which an
+   * unprivileged parent cannot write, and until "go" nothing runs inside. */
+  if (!userns)
+    prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
   int keep[2] = { sync_fd < cfg->fifo_fd ? sync_fd : cfg->fifo_fd,
                   sync_fd < cfg->fifo_fd ? cfg->fifo_fd : sync_fd };
   close_all_but (keep, 2);
 
   if (sync_recv (sync_fd, &m) < 0 || m.type != SYNC_GO)
     _exit (125);
+  if (userns)
+    prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
   int ruleset_fd = -1;
   if (child_setup (cfg, userns, &ruleset_fd, &err) < 0)
     child_fail (sync_fd, true, 125, &err);
@@ -216,38 +223,6 @@ child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns)
 }
 
 /* ---- parent --------------------------------------------------------------- */
-
-static int
-write_map (pid_t pid, const char *file, const struct oci_idmap *map, size_t n, hk_err *err)
-{
-  char buf[4096];
-  size_t len = 0;
-  for (size_t i = 0; i < n && len < sizeof buf - 64; i++)
-    len += snprintf (buf + len, sizeof buf - len, "%u %u %u\n", map[i].container_id,
-                     map[i].host_id, map[i].size);
-  cleanup_free char *path = xasprintf ("/proc/%d/%s", (int) pid, file);
-  cleanup_close int fd = open (path, O_WRONLY | O_CLOEXEC);
-  if (fd < 0 || write (fd, buf, len) != (ssize_t) len)
-    return err_sys (err, "write %s", file);
-  return 0;
-}
-
-static int
-write_id_maps (pid_t pid, const struct oci_spec *spec, hk_err *err)
-{
-  if (geteuid () != 0)
-    {
-      /* Unprivileged: the kernel allows a gid map only once setgroups is denied. */
-      cleanup_free char *path = xasprintf ("/proc/%d/setgroups", (int) pid);
-      cleanup_close int fd = open (path, O_WRONLY | O_CLOEXEC);
-      if (fd < 0 || write (fd, "deny", 4) != 4)
-        return err_sys (err, "write setgroups");
-    }
-  if (write_map (pid, "uid_map", spec->linux.uid_mappings, spec->linux.n_uid_mappings, err) < 0
-      || write_map (pid, "gid_map", spec->linux.gid_mappings, spec->linux.n_gid_mappings, err) < 0)
-    return err_prefix (err, "user namespace id maps");
-  return 0;
-}
 
 /* A pid namespace given by path is joined by the parent: setns(CLONE_NEWPID)
  * only affects children, which is exactly the process we are about to clone. */
@@ -321,7 +296,7 @@ spawn_clone (const struct spawn_cfg *cfg, struct spawn_child *out, hk_err *err)
   close (sv[1]);
   *out = (struct spawn_child){ .pid = (pid_t) pid, .pidfd = pidfd, .sync_fd = sv[0] };
   pid_stat (out->pid, &out->start_time, NULL);
-  if (userns && write_id_maps (out->pid, cfg->spec, err) < 0)
+  if (userns && idmap_write (out->pid, cfg->spec, err) < 0)
     return -1;
   if (cfg->cgroup
       && cfg->cgroup->place (cfg->cgroup->arg, out->pid, (args.flags & CLONE_INTO_CGROUP) != 0, err) < 0)
