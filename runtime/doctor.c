@@ -29,6 +29,7 @@
 #include "lib/syscalls.h"
 #include "lib/util.h"
 #include "runtime/cgroup.h"
+#include "runtime/idmap.h"
 #include "runtime/landlock.h"
 #include "runtime/seccomp.h"
 
@@ -453,70 +454,6 @@ check_syscalls (struct doctor_report *r, bool *have_all)
   doctor_field_bool (it, "mount_setattr", setattr);
 }
 
-/* A child in a user namespace of its own, parked until the pipe closes, so
- * the parent can map it and hold its namespace's fd. */
-static pid_t
-park_in_userns (int *wait_fd)
-{
-  int ready[2], hold[2];
-  if (pipe2 (ready, O_CLOEXEC) < 0)
-    return -1;
-  if (pipe2 (hold, O_CLOEXEC) < 0)
-    {
-      close (ready[0]);
-      close (ready[1]);
-      return -1;
-    }
-  pid_t pid = fork ();
-  if (pid == 0)
-    {
-      prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-      close (ready[0]);
-      close (hold[1]);
-      char c = unshare (CLONE_NEWUSER) == 0 ? 'y' : 'n';
-      if (write (ready[1], &c, 1) != 1)
-        _exit (1);
-      (void) !read (hold[0], &c, 1);
-      _exit (0);
-    }
-  close (ready[1]);
-  close (hold[0]);
-  char c = 'n';
-  if (pid < 0 || read (ready[0], &c, 1) != 1 || c != 'y')
-    {
-      close (ready[0]);
-      close (hold[1]);
-      if (pid > 0)
-        waitpid (pid, NULL, 0);
-      return -1;
-    }
-  close (ready[0]);
-  *wait_fd = hold[1];
-  return pid;
-}
-
-static int
-map_parked (pid_t pid)
-{
-  char path[64], map[64];
-  bool root = geteuid () == 0;
-  if (!root)
-    {
-      snprintf (path, sizeof path, "/proc/%d/setgroups", (int) pid);
-      if (write_file (path, "deny") < 0)
-        return -1;
-    }
-  snprintf (map, sizeof map, "0 %u %u", root ? PROBE_ID_BASE : (unsigned) geteuid (),
-            root ? PROBE_ID_SIZE : 1u);
-  snprintf (path, sizeof path, "/proc/%d/uid_map", (int) pid);
-  if (write_file (path, map) < 0)
-    return -1;
-  snprintf (map, sizeof map, "0 %u %u", root ? PROBE_ID_BASE : (unsigned) getegid (),
-            root ? PROBE_ID_SIZE : 1u);
-  snprintf (path, sizeof path, "/proc/%d/gid_map", (int) pid);
-  return write_file (path, map);
-}
-
 /* An idmapped clone of PATH's mount, made and dropped (never attached). */
 static int
 try_idmap (const char *path, int userns_fd)
@@ -528,22 +465,21 @@ try_idmap (const char *path, int userns_fd)
   return sys_mount_setattr (tree, "", AT_EMPTY_PATH, &a) == 0 ? 0 : errno;
 }
 
-static void
+static bool
 check_idmap (struct doctor_report *r, const char *state_root)
 {
   static const char *const paths[] = { "/", "/tmp", "/var/lib", "/run" };
   cleanup_free char **yes = NULL, **no = NULL;
-  int hold = -1, first_err = 0;
-  pid_t pid = park_in_userns (&hold);
-  cleanup_close int userns_fd = -1;
-  if (pid > 0 && map_parked (pid) == 0)
-    {
-      char nspath[64];
-      snprintf (nspath, sizeof nspath, "/proc/%d/ns/user", (int) pid);
-      userns_fd = open (nspath, O_RDONLY | O_CLOEXEC);
-    }
+  int first_err = 0;
+  hk_err err = { 0 };
+  bool root = geteuid () == 0;
+  struct oci_idmap uid = { 0, root ? PROBE_ID_BASE : (unsigned) geteuid (), root ? PROBE_ID_SIZE : 1 };
+  struct oci_idmap gid = { 0, root ? PROBE_ID_BASE : (unsigned) getegid (), root ? PROBE_ID_SIZE : 1 };
+  /* As an ordinary user the namespace cannot be mapped from outside; the
+   * probe then says what idmapping needs. */
+  cleanup_close int userns_fd = root ? idmap_userns_open (&uid, 1, &gid, 1, &err) : -1;
   if (userns_fd < 0)
-    first_err = errno ? errno : EPERM;
+    first_err = root ? (err.errnum ? err.errnum : EPERM) : EPERM;
   for (size_t i = 0; userns_fd >= 0 && i < sizeof paths / sizeof *paths + 1; i++)
     {
       const char *p = i < sizeof paths / sizeof *paths ? paths[i] : state_root;
@@ -557,10 +493,6 @@ check_idmap (struct doctor_report *r, const char *state_root)
       if (e && !first_err)
         first_err = e;
     }
-  if (hold >= 0)
-    close (hold);
-  if (pid > 0)
-    waitpid (pid, NULL, 0);
   char *why;
   if (yes)
     why = xasprintf ("mount_setattr(MOUNT_ATTR_IDMAP) works on %s%s", yes[0],
@@ -574,10 +506,12 @@ check_idmap (struct doctor_report *r, const char *state_root)
   struct doctor_item *it = doctor_add_item (r, "idmapped_mounts", "idmapped mounts", yes != NULL, why);
   doctor_field_strv (it, "supported_on", yes);
   doctor_field_strv (it, "unsupported_on", no);
+  bool any = yes != NULL;
   for (char **p = yes; p && *p; p++)
     free (*p);
   for (char **p = no; p && *p; p++)
     free (*p);
+  return any;
 }
 
 static bool
@@ -606,7 +540,7 @@ check_sys_resource (struct doctor_report *r)
 
 struct host_facts
 {
-  bool userns_root, userns_unpriv, syscalls, sys_resource;
+  bool userns_root, userns_unpriv, syscalls, sys_resource, idmap;
   int landlock_abi;
   const struct cg_host *cg;
   const char *state_root;
@@ -634,6 +568,12 @@ judge_profile (struct doctor_profile *p, enum oci_profile which, bool rootless, 
       else if (!rootless && !f->userns_root)
         strv_add (&p->missing, xstrdup ("user namespaces"));
     }
+  if (spec->sandbox.idmap && !f->idmap)
+    strv_add (&p->missing, xstrdup ("idmapped mounts for the bundle's rootfs (sandbox.idmap; set it to "
+                                    "false to go without)"));
+  else if (spec->sandbox.idmap)
+    strv_add (&p->notes, xstrdup ("the bundle's rootfs is mounted idmapped: its filesystem must support "
+                                  "it (see idmapped mounts above)"));
   struct landlock_plan *plan = NULL;
   if (landlock_prepare_abi (spec, f->landlock_abi, &plan, &err) < 0)
     strv_add (&p->missing, xasprintf ("Landlock: %s", err.msg));
@@ -670,7 +610,7 @@ judge_profile (struct doctor_profile *p, enum oci_profile which, bool rootless, 
         strv_add (&p->missing, xasprintf ("cgroups: %s", err.msg));
       cg_sandbox_free (&cg);
     }
-  if (which == OCI_PROFILE_HOST && !rootless)
+  if (!rootless)
     strv_add (&p->notes, xstrdup ("root inside is host uid 1000000000: root-only host files stay "
                                   "unreadable"));
   p->works = p->missing == NULL;
@@ -715,7 +655,7 @@ doctor_probe (const char *state_root, struct doctor_report *r, hk_err *err)
   check_cgroups (r, &f.cg);
   check_overlay (r);
   check_syscalls (r, &f.syscalls);
-  check_idmap (r, state_root);
+  f.idmap = check_idmap (r, state_root);
   f.sys_resource = check_sys_resource (r);
   judge_profiles (r, &f);
   return 0;

@@ -9,12 +9,18 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/statfs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "lib/syscalls.h"
 #include "lib/util.h"
 
 static int
@@ -143,5 +149,102 @@ idmap_write (pid_t pid, const struct oci_spec *spec, hk_err *err)
     return err_prefix (err, "user namespace gid map");
   if (write_map (pid, "gid_map", l->gid_mappings, l->n_gid_mappings, err) < 0)
     return err_prefix (err, "user namespace gid map");
+  return 0;
+}
+
+int
+idmap_userns_open (const struct oci_idmap *uid, size_t n_uid, const struct oci_idmap *gid, size_t n_gid,
+                   hk_err *err)
+{
+  int ready[2], hold[2];
+  if (pipe2 (ready, O_CLOEXEC) < 0)
+    return err_sys (err, "pipe");
+  if (pipe2 (hold, O_CLOEXEC) < 0)
+    {
+      close (ready[0]);
+      close (ready[1]);
+      return err_sys (err, "pipe");
+    }
+  pid_t pid = fork ();
+  if (pid == 0)
+    {
+      prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+      close (ready[0]);
+      close (hold[1]);
+      char c = unshare (CLONE_NEWUSER) == 0 ? 'y' : 'n';
+      if (write (ready[1], &c, 1) != 1)
+        _exit (1);
+      (void) !read (hold[0], &c, 1); /* EOF: the parent has what it needs */
+      _exit (0);
+    }
+  int e = errno;
+  close (ready[1]);
+  close (hold[0]);
+  int fd = -1;
+  char c = 'n';
+  if (pid < 0)
+    err_code (err, e, "fork");
+  else if (read (ready[0], &c, 1) != 1 || c != 'y')
+    err_set (err, EPERM, "create a user namespace for the idmapping");
+  else if (write_map (pid, "uid_map", uid, n_uid, err) == 0 && write_map (pid, "gid_map", gid, n_gid, err) == 0)
+    {
+      cleanup_free char *ns = xasprintf ("/proc/%d/ns/user", (int) pid);
+      fd = open (ns, O_RDONLY | O_CLOEXEC);
+      if (fd < 0)
+        err_sys (err, "open %s", ns);
+    }
+  close (ready[0]);
+  close (hold[1]);
+  if (pid > 0)
+    waitpid (pid, NULL, 0);
+  return fd;
+}
+
+static const char *
+fs_type_name (long magic)
+{
+  switch (magic)
+    {
+    case EXT4_SUPER_MAGIC: return "ext4";
+    case XFS_SUPER_MAGIC: return "xfs";
+    case BTRFS_SUPER_MAGIC: return "btrfs";
+    case TMPFS_MAGIC: return "tmpfs";
+    case OVERLAYFS_SUPER_MAGIC: return "overlay";
+    case RAMFS_MAGIC: return "ramfs";
+    default: return "this filesystem";
+    }
+}
+
+int
+idmap_open_tree (const char *path, const struct oci_spec *spec, int *tree_fd, hk_err *err)
+{
+  *tree_fd = -1;
+  if (!oci_spec_ns (spec, OCI_NS_USER))
+    return err_set (err, EINVAL, "sandbox.idmap: needs a user namespace (.linux.namespaces)");
+  /* Idmapping a mount of the host's needs CAP_SYS_ADMIN over it. */
+  if (geteuid () != 0)
+    return err_set (err, EPERM, "sandbox.idmap: idmapped mounts need hako to run as root; set it to "
+                    "false to run with the rootfs's owners as they are on disk (unmapped ones show as nobody)");
+  const struct oci_linux *l = &spec->linux;
+  cleanup_close int userns = idmap_userns_open (l->uid_mappings, l->n_uid_mappings, l->gid_mappings,
+                                                l->n_gid_mappings, err);
+  if (userns < 0)
+    return err_prefix (err, "sandbox.idmap");
+  cleanup_close int tree = sys_open_tree (AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+  if (tree < 0)
+    return err_sys (err, "sandbox.idmap: clone the mount of %s", path);
+  struct mount_attr a = { .attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t) userns };
+  if (sys_mount_setattr (tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a) < 0)
+    {
+      int e = errno;
+      struct statfs sf;
+      const char *type = statfs (path, &sf) == 0 ? fs_type_name (sf.f_type) : "this filesystem";
+      return err_code (err, e,
+                       "sandbox.idmap: the rootfs %s (or a mount under it) is on %s, which this kernel "
+                       "cannot idmap (tmpfs needs Linux 6.3, most disk filesystems 5.12); set "
+                       "sandbox.idmap to false to run with its owners as they are on disk",
+                       path, type);
+    }
+  *tree_fd = steal_fd (&tree);
   return 0;
 }

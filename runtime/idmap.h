@@ -16,4 +16,16 @@ int idmap_write (pid_t pid, const struct oci_spec *spec, hk_err *err);
  * anything but its own id (own_id), alone, one id wide. */
 bool idmap_needs_helper (const struct oci_idmap *map, size_t n, unsigned own_id, bool privileged);
 
+/* A user namespace with these maps, held by an fd (its one process is
+ * gone by the time this returns): for idmapping mounts.  Needs root. */
+int idmap_userns_open (const struct oci_idmap *uid, size_t n_uid, const struct oci_idmap *gid, size_t n_gid,
+                       hk_err *err);
+/* sandbox.idmap: a detached clone of the mount tree at PATH (recursive),
+ * idmapped to a user namespace with the spec's maps, so that what is owned
+ * by id N on disk appears owned by N inside the sandbox.  *tree_fd is for
+ * move_mount(2) in the child.  An unprivileged caller, a spec without a
+ * user namespace or a filesystem that cannot be idmapped is an error
+ * naming it: ownership never changes silently. */
+int idmap_open_tree (const char *path, const struct oci_spec *spec, int *tree_fd, hk_err *err);
+
 #endif

@@ -63,6 +63,18 @@ sync_recv (int fd, struct sync_msg *m)
 
 /* ---- child ---------------------------------------------------------------- */
 
+static void
+sort_fds (int *v, size_t n)
+{
+  for (size_t i = 1; i < n; i++)
+    for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--)
+      {
+        int t = v[j];
+        v[j] = v[j - 1];
+        v[j - 1] = t;
+      }
+}
+
 /* Close every fd but 0-2 and the ones in keep (sorted ascending). */
 static void
 close_all_but (const int *keep, size_t n)
@@ -98,11 +110,12 @@ join_namespaces (const struct oci_spec *spec, hk_err *err)
 
 /* Everything between "go" and exec, in the order of DESIGN.md. */
 static int
-child_setup (const struct spawn_cfg *cfg, bool userns, int *ruleset_fd, hk_err *err)
+child_setup (const struct spawn_cfg *cfg, bool userns, int root_tree, int *ruleset_fd, hk_err *err)
 {
   const struct oci_spec *spec = cfg->spec;
   struct mnt_ctx mc = { .spec = spec, .rootfs = cfg->rootfs, .bundle = cfg->bundle,
-                        .workdir = cfg->workdir, .userns = userns, .cgroup_dir = cfg->cgroup_dir };
+                        .workdir = cfg->workdir, .userns = userns, .cgroup_dir = cfg->cgroup_dir,
+                        .root_tree = root_tree };
   if (join_namespaces (spec, err) < 0)
     return -1;
   /* Made here, not by clone3: the parent has put us in the sandbox's cgroups
@@ -173,7 +186,7 @@ child_fail (int sync_fd, bool reported, int status, const hk_err *err)
 }
 
 static void __attribute__ ((noreturn))
-child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns)
+child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns, int root_tree)
 {
   hk_err err = { 0 };
   struct sync_msg m;
@@ -192,16 +205,16 @@ child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns)
    * unprivileged parent cannot write, and until "go" nothing runs inside. */
   if (!userns)
     prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
-  int keep[2] = { sync_fd < cfg->fifo_fd ? sync_fd : cfg->fifo_fd,
-                  sync_fd < cfg->fifo_fd ? cfg->fifo_fd : sync_fd };
-  close_all_but (keep, 2);
+  int keep[3] = { sync_fd, cfg->fifo_fd, root_tree };
+  sort_fds (keep, 3);
+  close_all_but (keep, 3);
 
   if (sync_recv (sync_fd, &m) < 0 || m.type != SYNC_GO)
     _exit (125);
   if (userns)
     prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
   int ruleset_fd = -1;
-  if (child_setup (cfg, userns, &ruleset_fd, &err) < 0)
+  if (child_setup (cfg, userns, root_tree, &ruleset_fd, &err) < 0)
     child_fail (sync_fd, true, 125, &err);
   cleanup_free char *path = proc_find_exec (cfg->spec->process, &status, &err);
   if (path == NULL)
@@ -266,6 +279,11 @@ spawn_clone (const struct spawn_cfg *cfg, struct spawn_child *out, hk_err *err)
   *out = (struct spawn_child){ .pid = -1, .pidfd = -1, .sync_fd = -1 };
   if (join_pid_namespace (cfg->spec, err) < 0)
     return -1;
+  /* Made here, before clone: the child inherits the fd and attaches it. */
+  cleanup_close int root_tree = -1;
+  if (cfg->spec->sandbox.idmap && cfg->spec->sandbox.root != HAKO_ROOT_TMPFS
+      && idmap_open_tree (cfg->rootfs, cfg->spec, &root_tree, err) < 0)
+    return -1;
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return err_sys (err, "socketpair");
   struct clone_args args = { .flags = ns_flags | CLONE_PIDFD, .pidfd = (uint64_t) (uintptr_t) &pidfd,
@@ -291,7 +309,7 @@ spawn_clone (const struct spawn_cfg *cfg, struct spawn_child *out, hk_err *err)
   if (pid == 0)
     {
       close (sv[0]);
-      child_main (cfg, sv[1], userns);
+      child_main (cfg, sv[1], userns, root_tree);
     }
   close (sv[1]);
   *out = (struct spawn_child){ .pid = (pid_t) pid, .pidfd = pidfd, .sync_fd = sv[0] };
