@@ -12,6 +12,7 @@
 #include <linux/magic.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/fsuid.h>
 #include <sys/prctl.h>
 #include <sys/statfs.h>
 #include <stdio.h>
@@ -215,6 +216,34 @@ fs_type_name (long magic)
     }
 }
 
+/* The sandbox builds its root by path, as its own root (an unprivileged
+ * host id): a bundle under a directory that id cannot search (/root, 0700)
+ * would fail deep inside with EACCES.  Checked here with that id as the
+ * file system uid, to say what to change. */
+static int
+root_can_reach (const char *path, const struct oci_linux *l, hk_err *err)
+{
+  uint32_t uid = 0, gid = 0;
+  for (size_t i = 0; i < l->n_uid_mappings; i++)
+    if (l->uid_mappings[i].container_id == 0)
+      uid = l->uid_mappings[i].host_id;
+  for (size_t i = 0; i < l->n_gid_mappings; i++)
+    if (l->gid_mappings[i].container_id == 0)
+      gid = l->gid_mappings[i].host_id;
+  uid_t old_uid = setfsuid (uid);
+  gid_t old_gid = setfsgid (gid);
+  int r = faccessat (AT_FDCWD, path, X_OK, AT_EACCESS);
+  int e = errno;
+  setfsgid (old_gid);
+  setfsuid (old_uid);
+  if (r < 0)
+    return err_code (err, e,
+                     "the rootfs %s cannot be reached by the sandbox's root (host uid %u): give the "
+                     "directories above it search permission for others (chmod o+x)",
+                     path, (unsigned) uid);
+  return 0;
+}
+
 int
 idmap_open_tree (const char *path, const struct oci_spec *spec, int *tree_fd, hk_err *err)
 {
@@ -226,6 +255,8 @@ idmap_open_tree (const char *path, const struct oci_spec *spec, int *tree_fd, hk
     return err_set (err, EPERM, "sandbox.idmap: idmapped mounts need hako to run as root; set it to "
                     "false to run with the rootfs's owners as they are on disk (unmapped ones show as nobody)");
   const struct oci_linux *l = &spec->linux;
+  if (root_can_reach (path, l, err) < 0)
+    return -1;
   cleanup_close int userns = idmap_userns_open (l->uid_mappings, l->n_uid_mappings, l->gid_mappings,
                                                 l->n_gid_mappings, err);
   if (userns < 0)

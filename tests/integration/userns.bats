@@ -95,3 +95,14 @@ default_bundle () {
   [[ "$output" == *"sandbox.idmap: needs a user namespace"* ]]
   [ ! -e "$STATE/noidm" ]
 }
+
+@test "default profile: a bundle the sandbox's root cannot reach (under a 0700 directory) is a clear 125" {
+  mkdir -p "$TEST_ROOT/private"
+  chmod 700 "$TEST_ROOT/private"
+  b=$(default_bundle private/box)
+  run $H run --rm --bundle "$b" priv -- true
+  echo "$output"
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"cannot be reached by the sandbox's root (host uid 1000000000)"*"chmod o+x"* ]]
+  [ ! -e "$STATE/priv" ]
+}
