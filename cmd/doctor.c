@@ -8,13 +8,13 @@
 #include "lib/util.h"
 #include "runtime/doctor.h"
 
-static const char doctor_help[] =
-  "Usage: hako doctor [--format text|json]\n\n"
-  "Probe what this host can enforce (user namespaces, Landlock, seccomp,\n"
-  "cgroups, overlayfs and idmapped mounts in a user namespace, clone3, pidfd,\n"
-  "openat2, mount_setattr, CAP_SYS_RESOURCE) and say, for each profile,\n"
-  "whether it works here or what is missing.  Exits 0 when the probes ran.\n"
-  "  -f, --format F   text (default) or json (one object)\n";
+static const char doctor_help[]
+    = "Usage: hako doctor [--format text|json]\n\n"
+      "Probe what this host can enforce (user namespaces, Landlock, seccomp,\n"
+      "cgroups, overlayfs and idmapped mounts in a user namespace, clone3, pidfd,\n"
+      "openat2, mount_setattr, CAP_SYS_RESOURCE) and say, for each profile,\n"
+      "whether it works here or what is missing.  Exits 0 when the probes ran.\n"
+      "  -f, --format F   text (default) or json (one object)\n";
 
 static void
 print_text (const struct doctor_report *r)

@@ -32,10 +32,10 @@ struct doctor_field
 /* One thing the host can or cannot do: "landlock", "user_namespaces", ... */
 struct doctor_item
 {
-  const char *key;    /* the JSON key */
-  const char *label;  /* for the text report */
+  const char *key;   /* the JSON key */
+  const char *label; /* for the text report */
   bool available;
-  char *detail;       /* one line: what was found, and why not when it is not */
+  char *detail; /* one line: what was found, and why not when it is not */
   struct doctor_field *fields;
   size_t n_fields;
 };
@@ -43,10 +43,10 @@ struct doctor_item
 /* One profile's verdict on this host. */
 struct doctor_profile
 {
-  const char *name;   /* "default", "host", "rootless" */
+  const char *name; /* "default", "host", "rootless" */
   bool works;
-  char **missing;     /* NULL-terminated: what makes it fail here (empty when it works) */
-  char **notes;       /* NULL-terminated: what it goes without, still working */
+  char **missing; /* NULL-terminated: what makes it fail here (empty when it works) */
+  char **notes;   /* NULL-terminated: what it goes without, still working */
 };
 
 struct doctor_report

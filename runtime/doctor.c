@@ -111,10 +111,10 @@ enter_own_userns (void)
     return -1;
   if (write_file ("/proc/self/setgroups", "deny") < 0)
     return -1;
-  snprintf (map, sizeof map, "0 %u 1", (unsigned) uid);
+  snprintf (map, sizeof map, "0 %u 1", (unsigned)uid);
   if (write_file ("/proc/self/uid_map", map) < 0)
     return -1;
-  snprintf (map, sizeof map, "0 %u 1", (unsigned) gid);
+  snprintf (map, sizeof map, "0 %u 1", (unsigned)gid);
   return write_file ("/proc/self/gid_map", map);
 }
 
@@ -122,7 +122,7 @@ enter_own_userns (void)
 static int
 probe_userns (void *arg)
 {
-  (void) arg;
+  (void)arg;
   return enter_own_userns ();
 }
 
@@ -133,9 +133,10 @@ probe_userns (void *arg)
 static int
 probe_userns_unprivileged (void *arg)
 {
-  (void) arg;
+  (void)arg;
   if (geteuid () == 0
-      && (setgroups (0, NULL) < 0 || setresgid (65534, 65534, 65534) < 0 || setresuid (65534, 65534, 65534) < 0))
+      && (setgroups (0, NULL) < 0 || setresgid (65534, 65534, 65534) < 0
+          || setresuid (65534, 65534, 65534) < 0))
     return -1;
   /* The uid change made us non-dumpable, which makes our /proc/self files
    * root's: a process started by that user would be dumpable. */
@@ -167,9 +168,15 @@ fs_name (long magic)
     long magic;
     const char *name;
   } names[] = {
-    { EXT4_SUPER_MAGIC, "ext4" }, { XFS_SUPER_MAGIC, "xfs" },     { BTRFS_SUPER_MAGIC, "btrfs" },
-    { TMPFS_MAGIC, "tmpfs" },     { OVERLAYFS_SUPER_MAGIC, "overlay" }, { 0x01021994, "tmpfs" },
-    { 0x65735546, "fuse" },       { 0x6969, "nfs" },            { 0x2fc12fc1, "zfs" },
+    { EXT4_SUPER_MAGIC, "ext4" },
+    { XFS_SUPER_MAGIC, "xfs" },
+    { BTRFS_SUPER_MAGIC, "btrfs" },
+    { TMPFS_MAGIC, "tmpfs" },
+    { OVERLAYFS_SUPER_MAGIC, "overlay" },
+    { 0x01021994, "tmpfs" },
+    { 0x65735546, "fuse" },
+    { 0x6969, "nfs" },
+    { 0x2fc12fc1, "zfs" },
     { 0xf2f52010, "f2fs" },
   };
   for (size_t i = 0; i < sizeof names / sizeof *names; i++)
@@ -225,7 +232,7 @@ check_landlock (struct doctor_report *r)
       why = e == EOPNOTSUPP ? xstrdup ("built into the kernel but not enabled (add landlock to the lsm= "
                                        "boot parameter); the profiles fail closed")
             : e == ENOSYS   ? xstrdup ("not in this kernel (Linux 5.13+, CONFIG_SECURITY_LANDLOCK); the "
-                                       "profiles fail closed")
+                                         "profiles fail closed")
                             : xasprintf ("unavailable: %s; the profiles fail closed", strerror (e));
     }
   else
@@ -248,10 +255,14 @@ check_seccomp (struct doctor_report *r)
     uint32_t action;
     const char *name;
   } actions[] = {
-    { SECCOMP_RET_KILL_PROCESS, "SCMP_ACT_KILL_PROCESS" }, { SECCOMP_RET_KILL_THREAD, "SCMP_ACT_KILL_THREAD" },
-    { SECCOMP_RET_TRAP, "SCMP_ACT_TRAP" },                 { SECCOMP_RET_ERRNO, "SCMP_ACT_ERRNO" },
-    { SECCOMP_RET_USER_NOTIF, "SCMP_ACT_NOTIFY" },         { SECCOMP_RET_TRACE, "SCMP_ACT_TRACE" },
-    { SECCOMP_RET_LOG, "SCMP_ACT_LOG" },                   { SECCOMP_RET_ALLOW, "SCMP_ACT_ALLOW" },
+    { SECCOMP_RET_KILL_PROCESS, "SCMP_ACT_KILL_PROCESS" },
+    { SECCOMP_RET_KILL_THREAD, "SCMP_ACT_KILL_THREAD" },
+    { SECCOMP_RET_TRAP, "SCMP_ACT_TRAP" },
+    { SECCOMP_RET_ERRNO, "SCMP_ACT_ERRNO" },
+    { SECCOMP_RET_USER_NOTIF, "SCMP_ACT_NOTIFY" },
+    { SECCOMP_RET_TRACE, "SCMP_ACT_TRACE" },
+    { SECCOMP_RET_LOG, "SCMP_ACT_LOG" },
+    { SECCOMP_RET_ALLOW, "SCMP_ACT_ALLOW" },
   };
   int mode = prctl (PR_GET_SECCOMP, 0, 0, 0, 0);
   int mode_err = mode < 0 ? errno : 0;
@@ -260,9 +271,9 @@ check_seccomp (struct doctor_report *r)
     {
       uint32_t a = actions[i].action;
       if (sys_seccomp (SECCOMP_GET_ACTION_AVAIL, 0, &a) == 0)
-        strv_add (&avail, (char *) actions[i].name);
+        strv_add (&avail, (char *)actions[i].name);
       else
-        strv_add (&missing, (char *) actions[i].name);
+        strv_add (&missing, (char *)actions[i].name);
     }
   uint32_t errno_action = SECCOMP_RET_ERRNO;
   bool ok = mode_err == 0 && sys_seccomp (SECCOMP_GET_ACTION_AVAIL, 0, &errno_action) == 0;
@@ -313,7 +324,7 @@ add_ctls (char ***v, unsigned ctls, bool v2)
 {
   for (unsigned bit = 1; bit && bit <= CG_HUGETLB; bit <<= 1)
     if ((ctls & bit) && !strv_contains (*v, cg_ctl_name (bit, v2)))
-      strv_add (v, (char *) cg_ctl_name (bit, v2));
+      strv_add (v, (char *)cg_ctl_name (bit, v2));
 }
 
 static void
@@ -395,7 +406,7 @@ check_overlay (struct doctor_report *r)
                                             "5.11+ allows it); image roots need hako to mount them as "
                                             "real root",
                                             strerror (e)));
-  (void) it;
+  (void)it;
   free (d.lower);
   free (d.upper);
   free (d.work);
@@ -445,8 +456,8 @@ check_syscalls (struct doctor_report *r, bool *have_all)
           why = next;
         }
     }
-  struct doctor_item *it = doctor_add_item (r, "syscalls", "clone3, pidfd, openat2, mount_setattr",
-                                            missing == NULL, why);
+  struct doctor_item *it
+      = doctor_add_item (r, "syscalls", "clone3, pidfd, openat2, mount_setattr", missing == NULL, why);
   doctor_field_bool (it, "clone3", clone3);
   doctor_field_bool (it, "pidfd_open", pidfd);
   doctor_field_bool (it, "openat2", openat2);
@@ -461,7 +472,7 @@ try_idmap (const char *path, int userns_fd)
   cleanup_close int tree = sys_open_tree (AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
   if (tree < 0)
     return errno;
-  struct mount_attr a = { .attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t) userns_fd };
+  struct mount_attr a = { .attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns_fd };
   return sys_mount_setattr (tree, "", AT_EMPTY_PATH, &a) == 0 ? 0 : errno;
 }
 
@@ -473,8 +484,8 @@ check_idmap (struct doctor_report *r, const char *state_root)
   int first_err = 0;
   hk_err err = { 0 };
   bool root = geteuid () == 0;
-  struct oci_idmap uid = { 0, root ? PROBE_ID_BASE : (unsigned) geteuid (), root ? PROBE_ID_SIZE : 1 };
-  struct oci_idmap gid = { 0, root ? PROBE_ID_BASE : (unsigned) getegid (), root ? PROBE_ID_SIZE : 1 };
+  struct oci_idmap uid = { 0, root ? PROBE_ID_BASE : (unsigned)geteuid (), root ? PROBE_ID_SIZE : 1 };
+  struct oci_idmap gid = { 0, root ? PROBE_ID_BASE : (unsigned)getegid (), root ? PROBE_ID_SIZE : 1 };
   /* As an ordinary user the namespace cannot be mapped from outside; the
    * probe then says what idmapping needs. */
   cleanup_close int userns_fd = root ? idmap_userns_open (&uid, 1, &gid, 1, &err) : -1;
@@ -530,9 +541,9 @@ check_sys_resource (struct doctor_report *r)
   char *why = have ? xstrdup ("rlimits may be raised above the current hard limits")
                    : xasprintf ("missing: an rlimit whose hard limit is above hako's own (RLIMIT_NOFILE "
                                 "hard %llu here) fails create with an error naming it",
-                                (unsigned long long) nofile.rlim_max);
+                                (unsigned long long)nofile.rlim_max);
   struct doctor_item *it = doctor_add_item (r, "cap_sys_resource", "CAP_SYS_RESOURCE", have, why);
-  doctor_field_int (it, "nofile_hard", nofile.rlim_max == RLIM_INFINITY ? -1 : (int64_t) nofile.rlim_max);
+  doctor_field_int (it, "nofile_hard", nofile.rlim_max == RLIM_INFINITY ? -1 : (int64_t)nofile.rlim_max);
   return have;
 }
 
@@ -590,10 +601,10 @@ judge_profile (struct doctor_profile *p, enum oci_profile which, bool rootless, 
       struct rlimit cur;
       if (!f->sys_resource && getrlimit (rl->resource, &cur) == 0 && cur.rlim_max != RLIM_INFINITY
           && rl->hard > cur.rlim_max)
-        strv_add (&p->missing, xasprintf ("%s hard %llu is above the current hard limit %llu, without "
-                                          "CAP_SYS_RESOURCE",
-                                          rl->type, (unsigned long long) rl->hard,
-                                          (unsigned long long) cur.rlim_max));
+        strv_add (&p->missing,
+                  xasprintf ("%s hard %llu is above the current hard limit %llu, without "
+                             "CAP_SYS_RESOURCE",
+                             rl->type, (unsigned long long)rl->hard, (unsigned long long)cur.rlim_max));
     }
   if (rootless)
     {
@@ -644,7 +655,7 @@ judge_profiles (struct doctor_report *r, const struct host_facts *f)
 int
 doctor_probe (const char *state_root, struct doctor_report *r, hk_err *err)
 {
-  (void) err;
+  (void)err;
   *r = (struct doctor_report){ .euid = geteuid () };
   struct utsname u;
   r->kernel = xstrdup (uname (&u) == 0 ? u.release : "unknown");

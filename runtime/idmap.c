@@ -12,12 +12,12 @@
 #include <linux/magic.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/fsuid.h>
-#include <sys/prctl.h>
-#include <sys/statfs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
+#include <sys/prctl.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,7 +27,7 @@
 static int
 write_proc (pid_t pid, const char *file, const char *text, size_t len, hk_err *err)
 {
-  cleanup_free char *path = xasprintf ("/proc/%d/%s", (int) pid, file);
+  cleanup_free char *path = xasprintf ("/proc/%d/%s", (int)pid, file);
   cleanup_close int fd = open (path, O_WRONLY | O_CLOEXEC);
   if (fd < 0 || fd_write_all (fd, text, len) < 0)
     return err_sys (err, "write %s", file);
@@ -62,7 +62,7 @@ run_helper (const char *tool, pid_t pid, const struct oci_idmap *map, size_t n, 
   char **argv = xcalloc (3 * n + 3, sizeof *argv);
   size_t k = 0;
   argv[k++] = xstrdup (tool);
-  argv[k++] = xasprintf ("%d", (int) pid);
+  argv[k++] = xasprintf ("%d", (int)pid);
   for (size_t i = 0; i < n; i++)
     {
       argv[k++] = xasprintf ("%u", map[i].container_id);
@@ -100,7 +100,8 @@ run_helper (const char *tool, pid_t pid, const struct oci_idmap *map, size_t n, 
   char msg[512];
   size_t got = 0;
   ssize_t r;
-  while (got < sizeof msg - 1 && ((r = read (pipefd[0], msg + got, sizeof msg - 1 - got)) > 0 || (r < 0 && errno == EINTR)))
+  while (got < sizeof msg - 1
+         && ((r = read (pipefd[0], msg + got, sizeof msg - 1 - got)) > 0 || (r < 0 && errno == EINTR)))
     if (r > 0)
       got += r;
   msg[got] = '\0';
@@ -175,7 +176,7 @@ idmap_userns_open (const struct oci_idmap *uid, size_t n_uid, const struct oci_i
       char c = unshare (CLONE_NEWUSER) == 0 ? 'y' : 'n';
       if (write (ready[1], &c, 1) != 1)
         _exit (1);
-      (void) !read (hold[0], &c, 1); /* EOF: the parent has what it needs */
+      (void)!read (hold[0], &c, 1); /* EOF: the parent has what it needs */
       _exit (0);
     }
   int e = errno;
@@ -187,9 +188,10 @@ idmap_userns_open (const struct oci_idmap *uid, size_t n_uid, const struct oci_i
     err_code (err, e, "fork");
   else if (read (ready[0], &c, 1) != 1 || c != 'y')
     err_set (err, EPERM, "create a user namespace for the idmapping");
-  else if (write_map (pid, "uid_map", uid, n_uid, err) == 0 && write_map (pid, "gid_map", gid, n_gid, err) == 0)
+  else if (write_map (pid, "uid_map", uid, n_uid, err) == 0
+           && write_map (pid, "gid_map", gid, n_gid, err) == 0)
     {
-      cleanup_free char *ns = xasprintf ("/proc/%d/ns/user", (int) pid);
+      cleanup_free char *ns = xasprintf ("/proc/%d/ns/user", (int)pid);
       fd = open (ns, O_RDONLY | O_CLOEXEC);
       if (fd < 0)
         err_sys (err, "open %s", ns);
@@ -240,7 +242,7 @@ root_can_reach (const char *path, const struct oci_linux *l, hk_err *err)
     return err_code (err, e,
                      "the rootfs %s cannot be reached by the sandbox's root (host uid %u): give the "
                      "directories above it search permission for others (chmod o+x)",
-                     path, (unsigned) uid);
+                     path, (unsigned)uid);
   return 0;
 }
 
@@ -252,19 +254,21 @@ idmap_open_tree (const char *path, const struct oci_spec *spec, int *tree_fd, hk
     return err_set (err, EINVAL, "sandbox.idmap: needs a user namespace (.linux.namespaces)");
   /* Idmapping a mount of the host's needs CAP_SYS_ADMIN over it. */
   if (geteuid () != 0)
-    return err_set (err, EPERM, "sandbox.idmap: idmapped mounts need hako to run as root; set it to "
-                    "false to run with the rootfs's owners as they are on disk (unmapped ones show as nobody)");
+    return err_set (
+        err, EPERM,
+        "sandbox.idmap: idmapped mounts need hako to run as root; set it to "
+        "false to run with the rootfs's owners as they are on disk (unmapped ones show as nobody)");
   const struct oci_linux *l = &spec->linux;
   if (root_can_reach (path, l, err) < 0)
     return -1;
-  cleanup_close int userns = idmap_userns_open (l->uid_mappings, l->n_uid_mappings, l->gid_mappings,
-                                                l->n_gid_mappings, err);
+  cleanup_close int userns
+      = idmap_userns_open (l->uid_mappings, l->n_uid_mappings, l->gid_mappings, l->n_gid_mappings, err);
   if (userns < 0)
     return err_prefix (err, "sandbox.idmap");
   cleanup_close int tree = sys_open_tree (AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
   if (tree < 0)
     return err_sys (err, "sandbox.idmap: clone the mount of %s", path);
-  struct mount_attr a = { .attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t) userns };
+  struct mount_attr a = { .attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns };
   if (sys_mount_setattr (tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a) < 0)
     {
       int e = errno;
