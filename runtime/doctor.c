@@ -399,6 +399,10 @@ check_overlay (struct doctor_report *r)
     e = errno;
   else
     e = in_child (probe_overlay, &d);
+  /* overlayfs leaves WORK/work mode 000: owned by an ordinary user, it
+   * could not be removed without this. */
+  cleanup_free char *workwork = xasprintf ("%s/work", d.work);
+  chmod (workwork, 0700);
   rm_rf (base, &err);
   it = doctor_add_item (r, "overlay_in_userns", "overlayfs in a user namespace", e == 0,
                         e == 0 ? xstrdup ("mounted by root of a user namespace (Linux 5.11+)")

@@ -110,6 +110,14 @@ host_cgroup_mode () {
   done
   [ "$(ls -d /tmp/hako-doctor.* 2>/dev/null | wc -l)" = "$before" ]
   ! grep -q hako-doctor /proc/self/mountinfo
+  # As an ordinary user (overlayfs leaves a mode-000 directory behind it),
+  # with no $XDG_RUNTIME_DIR: it still runs and still cleans up.
+  mkdir -p "$TEST_ROOT/tmp-nobody"
+  chown nobody "$TEST_ROOT/tmp-nobody"
+  run runuser -u nobody -- env -u XDG_RUNTIME_DIR TMPDIR="$TEST_ROOT/tmp-nobody" $HAKO doctor --format json
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | jq .euid)" = 65534 ]
+  [ -z "$(ls -A "$TEST_ROOT/tmp-nobody")" ]
 }
 
 @test "doctor: the text report names every item and gives each profile a verdict" {
