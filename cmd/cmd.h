@@ -31,6 +31,7 @@ int cmd_list (int argc, char **argv);
 int cmd_kill (int argc, char **argv);
 int cmd_delete (int argc, char **argv);
 int cmd_features (int argc, char **argv);
+int cmd_doctor (int argc, char **argv);
 int cmd_pause (int argc, char **argv);
 int cmd_resume (int argc, char **argv);
 int cmd_exec (int argc, char **argv);

@@ -5,6 +5,8 @@
 #include "cmd/cmd.h"
 #include "lib/util.h"
 #include "oci/state.h"
+#include "runtime/landlock.h"
+#include "runtime/seccomp.h"
 
 int
 cmd_features (int argc, char **argv)
@@ -16,7 +18,15 @@ cmd_features (int argc, char **argv)
   hk_err err = { 0 };
   cleanup_free char *json = NULL;
   size_t len;
-  if (oci_features_json (&json, &len, &err) < 0)
+  cleanup_free char **known = seccomp_flag_names (false);
+  cleanup_free char **supported = seccomp_flag_names (true);
+  struct oci_features_host host = {
+    .landlock_abi = landlock_abi (),
+    .landlock_abi_used = LANDLOCK_ABI_USED,
+    .seccomp_known_flags = known,
+    .seccomp_supported_flags = supported,
+  };
+  if (oci_features_json (&host, &json, &len, &err) < 0)
     return cmd_fail ("features", NULL, &err);
   printf ("%s\n", json);
   return 0;

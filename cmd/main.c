@@ -34,6 +34,7 @@ static const struct verb verbs[] = {
   { "kill", cmd_kill, "send a signal to a sandbox" },
   { "delete", cmd_delete, "remove a sandbox and everything it holds" },
   { "features", cmd_features, "print the OCI features JSON" },
+  { "doctor", cmd_doctor, "what this host can enforce, and why not" },
   { "pause", cmd_pause, "freeze every process of a sandbox" },
   { "resume", cmd_resume, "thaw a paused sandbox" },
   { "ps", cmd_ps, "list a sandbox's processes" },
@@ -49,8 +50,10 @@ usage (FILE *out)
   for (size_t i = 0; i < sizeof verbs / sizeof *verbs; i++)
     fprintf (out, "  %-10s %s\n", verbs[i].name, verbs[i].summary);
   fputs ("\nGlobal options:\n"
-         "  --root DIR          state directory (default /run/hako)\n"
-         "  --data-root DIR     data directory (default /var/lib/hako)\n"
+         "  --root DIR          state directory (default /run/hako; for an ordinary\n"
+         "                      user $XDG_RUNTIME_DIR/hako)\n"
+         "  --data-root DIR     data directory (default /var/lib/hako; for an ordinary\n"
+         "                      user ~/.local/share/hako)\n"
          "  --log FILE          also write errors to FILE\n"
          "  --log-format F      text or json (one JSON object per line)\n"
          "  --debug             debug messages on stderr\n"

@@ -85,7 +85,7 @@ gen_capabilities (struct json_out *o)
 }
 
 static void
-gen_seccomp (struct json_out *o)
+gen_seccomp (struct json_out *o, const struct oci_features_host *host)
 {
   json_key (o, "seccomp");
   json_obj_open (o);
@@ -103,6 +103,11 @@ gen_seccomp (struct json_out *o)
         json_str (o, name);
       }
   json_arr_close (o);
+  if (host)
+    {
+      json_kstrv (o, "knownFlags", host->seccomp_known_flags);
+      json_kstrv (o, "supportedFlags", host->seccomp_supported_flags);
+    }
   json_obj_close (o);
 }
 
@@ -116,7 +121,7 @@ gen_enabled (struct json_out *o, const char *key, bool enabled)
 }
 
 static void
-gen_linux (struct json_out *o)
+gen_linux (struct json_out *o, const struct oci_features_host *host)
 {
   json_key (o, "linux");
   json_obj_open (o);
@@ -133,14 +138,36 @@ gen_linux (struct json_out *o)
   json_kbool (o, "systemd", false);
   json_kbool (o, "systemdUser", false);
   json_obj_close (o);
-  gen_seccomp (o);
+  gen_seccomp (o, host);
   gen_enabled (o, "apparmor", false);
   gen_enabled (o, "selinux", false);
+  gen_enabled (o, "intelRdt", false);
+  /* The "idmap" mount option and mounts' uidMappings are not acted on yet. */
+  json_key (o, "mountExtensions");
+  json_obj_open (o);
+  gen_enabled (o, "idmap", false);
+  json_obj_close (o);
   json_obj_close (o);
 }
 
+/* Landlock has no place in the runtime-spec's document: hako's annotations
+ * say what it enforces (sandbox.landlock, hako-spec(5)) and on which ABI. */
+static void
+gen_landlock_annotations (struct json_out *o, const struct oci_features_host *host)
+{
+  char buf[32];
+  json_kstr (o, "io.hako.landlock.enabled", "true");
+  json_kstr (o, "io.hako.landlock.rules", "fs,tcp_bind,tcp_connect,scoped");
+  snprintf (buf, sizeof buf, "%d", host->landlock_abi_used);
+  json_kstr (o, "io.hako.landlock.abi.max", buf);
+  snprintf (buf, sizeof buf, "%d", host->landlock_abi);
+  json_kstr (o, "io.hako.landlock.abi", buf);
+  /* The profiles' "scoped": true (required) needs this ABI. */
+  json_kstr (o, "io.hako.landlock.abi.profiles", "6");
+}
+
 int
-oci_features_json (char **out, size_t *len, hk_err *err)
+oci_features_json (const struct oci_features_host *host, char **out, size_t *len, hk_err *err)
 {
   struct json_out o;
   json_out_init (&o, "  ");
@@ -157,7 +184,7 @@ oci_features_json (char **out, size_t *len, hk_err *err)
   for (size_t i = 0; spec_mount_option_name (i); i++)
     json_str (&o, spec_mount_option_name (i));
   json_arr_close (&o);
-  gen_linux (&o);
+  gen_linux (&o, host);
   json_key (&o, "annotations");
   json_obj_open (&o);
   json_kstr (&o, "io.hako.version", HAKO_VERSION);
@@ -168,6 +195,8 @@ oci_features_json (char **out, size_t *len, hk_err *err)
       snprintf (buf, sizeof buf, "%u.%u.%u", v->major, v->minor, v->micro);
       json_kstr (&o, "io.github.seccomp.libseccomp.version", buf);
     }
+  if (host)
+    gen_landlock_annotations (&o, host);
   json_obj_close (&o);
   json_obj_close (&o);
   return json_out_finish (&o, out, len, err);

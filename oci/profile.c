@@ -310,21 +310,21 @@ gen_seccomp (struct json_out *o)
   json_obj_close (o);
 }
 
-/* The host profile's user namespace, when hako runs as root: the sandbox's
+/* The profiles' user namespace, when hako runs as root: the sandbox's
  * ids 0..65535 are host ids HOST_ID_BASE.. — ids no account and no
  * /etc/subuid range of Debian's uses — so root inside is nobody outside: the
  * host's /etc/shadow and every root-only file bound in stay unreadable. */
 #define HOST_ID_BASE 1000000000u
 #define HOST_ID_SIZE 65536u
 
+/* Every profile has a user namespace: root inside is never root outside. */
 static void
-gen_linux (struct json_out *o, enum oci_profile p, bool rootless)
+gen_linux (struct json_out *o, bool rootless)
 {
-  /* Rootless, like runc --rootless: a user namespace, and no network
-   * namespace (sandbox.network still decides: "none" adds one back). */
+  /* Rootless, like runc --rootless: no network namespace of its own
+   * (sandbox.network still decides: "none" adds one back). */
   static const enum oci_ns_type ns[] = { OCI_NS_PID, OCI_NS_NETWORK, OCI_NS_IPC, OCI_NS_UTS,
                                          OCI_NS_MOUNT, OCI_NS_CGROUP, OCI_NS_USER };
-  bool userns = rootless || p == OCI_PROFILE_HOST;
   json_key (o, "linux");
   json_obj_open (o);
   if (rootless)
@@ -332,7 +332,7 @@ gen_linux (struct json_out *o, enum oci_profile p, bool rootless)
       gen_idmap (o, "uidMappings", getuid (), 1);
       gen_idmap (o, "gidMappings", getgid (), 1);
     }
-  else if (userns)
+  else
     {
       gen_idmap (o, "uidMappings", HOST_ID_BASE, HOST_ID_SIZE);
       gen_idmap (o, "gidMappings", HOST_ID_BASE, HOST_ID_SIZE);
@@ -341,7 +341,7 @@ gen_linux (struct json_out *o, enum oci_profile p, bool rootless)
   json_arr_open (o);
   for (size_t i = 0; i < sizeof ns / sizeof *ns; i++)
     {
-      if ((ns[i] == OCI_NS_NETWORK && rootless) || (ns[i] == OCI_NS_USER && !userns))
+      if (ns[i] == OCI_NS_NETWORK && rootless)
         continue;
       json_obj_open (o);
       json_kstr (o, "type", oci_ns_name (ns[i]));
@@ -355,7 +355,7 @@ gen_linux (struct json_out *o, enum oci_profile p, bool rootless)
 }
 
 static void
-gen_sandbox (struct json_out *o, enum oci_profile p)
+gen_sandbox (struct json_out *o, enum oci_profile p, bool rootless)
 {
   json_key (o, "sandbox");
   json_obj_open (o);
@@ -375,6 +375,10 @@ gen_sandbox (struct json_out *o, enum oci_profile p)
   json_kbool (o, "scoped", true);
   json_kbool (o, "required", true);
   json_obj_close (o);
+  /* The bundle's rootfs, owned by root on the host, mounted idmapped: owned
+   * by root inside too, though root inside is an unprivileged host id. */
+  if (p == OCI_PROFILE_DEFAULT && !rootless)
+    json_kbool (o, "idmap", true);
   if (p == OCI_PROFILE_HOST)
     {
       json_key (o, "workdir");
@@ -406,8 +410,8 @@ oci_profile_generate (enum oci_profile profile, bool rootless, char *const *args
   json_obj_close (&o);
   json_kstr (&o, "hostname", "hako");
   gen_mounts (&o, profile, rootless);
-  gen_linux (&o, profile, rootless);
-  gen_sandbox (&o, profile);
+  gen_linux (&o, rootless);
+  gen_sandbox (&o, profile, rootless);
   json_obj_close (&o);
   return json_out_finish (&o, out, NULL, err);
 }

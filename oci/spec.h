@@ -275,6 +275,9 @@ struct hako_sandbox
    * mounted at workdir_path (default /work) when workdir_persist is set. */
   bool workdir_persist;
   char *workdir_path;
+  /* idmap: the rootfs is mounted idmapped to the sandbox's user namespace,
+   * so the image's on-disk owners (root) are its owners inside (root). */
+  bool idmap;
 };
 
 struct oci_spec

@@ -201,7 +201,8 @@ spec_parse_sandbox (yajl_val root, struct hako_sandbox *s, hk_err *err)
       || parse_root_kind (sb, s, err) < 0 || parse_network (sb, s, err) < 0
       || parse_landlock (sb, &s->landlock, err) < 0 || parse_limits (sb, s, err) < 0
       || json_get_string (sb, ".sandbox", "image", &s->image, err) < 0
-      || parse_workdir (sb, s, err) < 0)
+      || parse_workdir (sb, s, err) < 0
+      || json_get_bool (sb, ".sandbox", "idmap", &s->idmap, err) < 0)
     return -1;
   if (s->image && s->image[0] == '\0')
     return json_error (err, ".sandbox", "image", "must not be empty");

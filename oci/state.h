@@ -47,7 +47,17 @@ int oci_state_to_json (const struct oci_state *st, bool pretty, char **out, size
 int oci_state_parse (const char *json, size_t len, struct oci_state **out, hk_err *err);
 void oci_state_free (struct oci_state *st);
 
-/* `hako features` JSON. */
-int oci_features_json (char **out, size_t *len, hk_err *err);
+/* What `hako features` adds from the runtime and this kernel (oci/ cannot
+ * ask them itself).  NULL lists are written as absent. */
+struct oci_features_host
+{
+  int landlock_abi;                     /* this kernel's ABI, 0 none */
+  int landlock_abi_used;                /* the highest ABI whose rights hako uses */
+  char *const *seccomp_known_flags;     /* the linux.seccomp.flags hako recognises */
+  char *const *seccomp_supported_flags; /* ... and this kernel and libseccomp support */
+};
+
+/* `hako features` JSON; host may be NULL (a build-time document only). */
+int oci_features_json (const struct oci_features_host *host, char **out, size_t *len, hk_err *err);
 
 #endif

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/log.h"
 #include "lib/util.h"
 #include "runtime/cgroup_internal.h"
 
@@ -406,6 +407,8 @@ make_dir (struct cg_dir *d, hk_err *err)
         {
           err_clear (err);
           d->skipped = true;
+          log_debug ("cgroup %s: not writable here (%s): the sandbox goes without one in \"%s\"", d->path,
+                     strerror (e), d->hier);
           return 0;
         }
       if (err->errnum == 0)

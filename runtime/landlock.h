@@ -51,6 +51,9 @@ void landlock_plan_free (struct landlock_plan *p);
  * has ABI 5)"); NULL when everything asked for is enforced. */
 const char *landlock_plan_skipped (const struct landlock_plan *p);
 
+/* The highest ABI whose rights hako uses (scoping: 6); a newer kernel is
+ * used at this level. */
+#define LANDLOCK_ABI_USED 6
 /* This kernel's Landlock ABI version; 0 when Landlock is absent or disabled. */
 int landlock_abi (void);
 /* landlock_prepare as if the kernel had Landlock ABI abi (0: none): for the

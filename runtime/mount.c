@@ -636,6 +636,14 @@ mount_root (const struct mnt_ctx *ctx, hk_err *err)
         return err_sys (err, "mount tmpfs on %s", ctx->rootfs);
       return 0;
     }
+  /* Idmapped: what root owns on disk, root inside owns; what root inside
+     writes is owned by root on disk (the image's owners stay the image's). */
+  if (ctx->root_tree > 0)
+    {
+      if (sys_move_mount (ctx->root_tree, "", AT_FDCWD, ctx->rootfs, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+        return err_sys (err, "attach the idmapped %s", ctx->rootfs);
+      return 0;
+    }
   /* pivot_root needs the new root to be a mount point. */
   if (mount (ctx->rootfs, ctx->rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
     return err_sys (err, "bind %s on itself", ctx->rootfs);

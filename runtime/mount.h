@@ -21,6 +21,10 @@ struct mnt_ctx
   /* Host path of the sandbox's cgroup2 directory, shown read-only at a
    * "cgroup" mount; NULL when the host has no cgroup2 hierarchy. */
   const char *cgroup_dir;
+  /* sandbox.idmap: a detached, idmapped clone of the rootfs's mount tree
+   * (made by the parent, which may idmap it) attached at rootfs instead of
+   * a plain bind; 0 or -1: none. */
+  int root_tree;
 };
 
 /* Before pivot_root: propagation, the root bind (or tmpfs), the spec's mounts in

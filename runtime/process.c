@@ -5,12 +5,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "lib/syscalls.h"
@@ -27,6 +29,50 @@ proc_set_hostname (const struct oci_spec *spec, hk_err *err)
   return 0;
 }
 
+/* The inode number of every procfs's root directory (fs/proc/root.c). */
+#define PROC_ROOT_INO 1
+
+static bool
+fd_has_magic (int fd, long magic)
+{
+  struct statfs sf;
+  return fstatfs (fd, &sf) == 0 && sf.f_type == magic;
+}
+
+/* Open REL (e.g. "sys/net/ipv4/ip_forward") in the sandbox's procfs for a
+ * write.  CVE-2025-52881: a write meant for procfs must reach procfs, not a
+ * file a hostile image or a racing mount put in its way — /proc replaced
+ * by a symlink or by a bind of another directory, or a bind mount over the
+ * very file (a host file under the sysctl's name).  So /proc must be a
+ * procfs root (not a symlink, not a subdirectory), the lookup under it may
+ * follow no magic link and cross no mount, and what is opened is checked
+ * to be procfs again. */
+static int
+proc_open_file (const char *rel, int flags, hk_err *err)
+{
+  cleanup_close int proc = open ("/proc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  struct stat st;
+  if (proc < 0 || fstat (proc, &st) < 0)
+    return err_sys (err, "open /proc");
+  if (!fd_has_magic (proc, PROC_SUPER_MAGIC) || st.st_ino != PROC_ROOT_INO)
+    return err_set (err, EXDEV, "/proc is not the root of a procfs: refusing to write /proc/%s", rel);
+  struct open_how how = {
+    .flags = (uint64_t) (flags | O_CLOEXEC | O_NOFOLLOW),
+    .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
+  };
+  int fd = sys_openat2 (proc, rel, &how);
+  if (fd < 0 && errno == EXDEV)
+    return err_set (err, EXDEV, "/proc/%s is covered by another mount: refusing to write it", rel);
+  if (fd < 0)
+    return err_sys (err, "open /proc/%s", rel);
+  if (!fd_has_magic (fd, PROC_SUPER_MAGIC))
+    {
+      close (fd);
+      return err_set (err, EXDEV, "/proc/%s is not a procfs file: refusing to write it", rel);
+    }
+  return fd;
+}
+
 int
 proc_set_sysctls (const struct oci_spec *spec, hk_err *err)
 {
@@ -38,13 +84,13 @@ proc_set_sysctls (const struct oci_spec *spec, hk_err *err)
        * ".." or "/" could walk out of /proc/sys, so refuse those. */
       if (strstr (key, "..") || strchr (key, '/') || key[0] == '.' || key[0] == '\0')
         return err_set (err, EINVAL, "sysctl \"%s\": invalid name", key);
-      cleanup_free char *path = xasprintf ("/proc/sys/%s", key);
-      for (char *p = path + strlen ("/proc/sys/"); *p; p++)
+      cleanup_free char *path = xasprintf ("sys/%s", key);
+      for (char *p = path + strlen ("sys/"); *p; p++)
         if (*p == '.')
           *p = '/';
-      cleanup_close int fd = open (path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+      cleanup_close int fd = proc_open_file (path, O_WRONLY, err);
       if (fd < 0)
-        return err_sys (err, "sysctl %s", key);
+        return err_prefix (err, "sysctl %s", key);
       if (fd_write_all (fd, val, strlen (val)) < 0)
         return err_sys (err, "sysctl %s = %s", key, val);
     }
@@ -79,8 +125,11 @@ proc_set_oom_score_adj (const struct oci_process *p, hk_err *err)
     return 0;
   char buf[32];
   int n = snprintf (buf, sizeof buf, "%d", p->oom_score_adj);
-  cleanup_close int fd = open ("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
-  if (fd < 0 || fd_write_all (fd, buf, n) < 0)
+  /* "self" is procfs's own symlink, inside it: allowed by RESOLVE_BENEATH. */
+  cleanup_close int fd = proc_open_file ("self/oom_score_adj", O_WRONLY, err);
+  if (fd < 0)
+    return err_prefix (err, "set oom_score_adj %d", p->oom_score_adj);
+  if (fd_write_all (fd, buf, n) < 0)
     return err_sys (err, "set oom_score_adj %d", p->oom_score_adj);
   return 0;
 }

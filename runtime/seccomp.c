@@ -572,6 +572,18 @@ seccomp_install (const struct seccomp_prog *p, hk_err *err)
   return err_sys (err, "seccomp: load the filter");
 }
 
+char **
+seccomp_flag_names (bool supported_only)
+{
+  char **v = xcalloc (N_OF (filter_flags) + 1, sizeof *v);
+  size_t n = 0;
+  hk_err ignored;
+  for (size_t i = 0; i < N_OF (filter_flags); i++)
+    if (!supported_only || check_kernel_flags (filter_flags[i].flag, &ignored) == 0)
+      v[n++] = (char *) filter_flags[i].name;
+  return v;
+}
+
 void
 seccomp_prog_free (struct seccomp_prog *p)
 {

@@ -3,6 +3,7 @@
 #ifndef HAKO_RUNTIME_SECCOMP_H
 #define HAKO_RUNTIME_SECCOMP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "lib/err.h"
@@ -24,6 +25,10 @@ int seccomp_prepare_cached (const struct oci_spec *spec, const char *data_root, 
 /* Child, right before execve (or, without no_new_privs, before the
  * capability drop: see spawn.c).  p may be NULL. */
 int seccomp_install (const struct seccomp_prog *p, hk_err *err);
+/* The linux.seccomp.flags names hako recognises; supported_only: only those
+ * this kernel accepts too.  NULL-terminated, the strings are static (free
+ * only the array). */
+char **seccomp_flag_names (bool supported_only);
 void seccomp_prog_free (struct seccomp_prog *p);
 /* The program's length in BPF instructions (0 for NULL): for tests and --debug. */
 size_t seccomp_prog_len (const struct seccomp_prog *p);

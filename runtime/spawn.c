@@ -16,6 +16,7 @@
 
 #include "lib/syscalls.h"
 #include "lib/util.h"
+#include "runtime/idmap.h"
 #include "runtime/mount.h"
 #include "runtime/net.h"
 #include "runtime/pidinfo.h"
@@ -62,6 +63,18 @@ sync_recv (int fd, struct sync_msg *m)
 
 /* ---- child ---------------------------------------------------------------- */
 
+static void
+sort_fds (int *v, size_t n)
+{
+  for (size_t i = 1; i < n; i++)
+    for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--)
+      {
+        int t = v[j];
+        v[j] = v[j - 1];
+        v[j - 1] = t;
+      }
+}
+
 /* Close every fd but 0-2 and the ones in keep (sorted ascending). */
 static void
 close_all_but (const int *keep, size_t n)
@@ -97,11 +110,12 @@ join_namespaces (const struct oci_spec *spec, hk_err *err)
 
 /* Everything between "go" and exec, in the order of DESIGN.md. */
 static int
-child_setup (const struct spawn_cfg *cfg, bool userns, int *ruleset_fd, hk_err *err)
+child_setup (const struct spawn_cfg *cfg, bool userns, int root_tree, int *ruleset_fd, hk_err *err)
 {
   const struct oci_spec *spec = cfg->spec;
   struct mnt_ctx mc = { .spec = spec, .rootfs = cfg->rootfs, .bundle = cfg->bundle,
-                        .workdir = cfg->workdir, .userns = userns, .cgroup_dir = cfg->cgroup_dir };
+                        .workdir = cfg->workdir, .userns = userns, .cgroup_dir = cfg->cgroup_dir,
+                        .root_tree = root_tree };
   if (join_namespaces (spec, err) < 0)
     return -1;
   /* Made here, not by clone3: the parent has put us in the sandbox's cgroups
@@ -172,7 +186,7 @@ child_fail (int sync_fd, bool reported, int status, const hk_err *err)
 }
 
 static void __attribute__ ((noreturn))
-child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns)
+child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns, int root_tree)
 {
   hk_err err = { 0 };
   struct sync_msg m;
@@ -185,16 +199,22 @@ child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns)
   sigemptyset (&none);
   sigprocmask (SIG_SETMASK, &none, NULL);
   /* CVE-2019-5736: until execve replaces it, this process's /proc/PID/exe is
-   * the hako binary; not dumpable, other processes in the sandbox cannot open it. */
-  prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
-  int keep[2] = { sync_fd < cfg->fifo_fd ? sync_fd : cfg->fifo_fd,
-                  sync_fd < cfg->fifo_fd ? cfg->fifo_fd : sync_fd };
-  close_all_but (keep, 2);
+   * the hako binary; not dumpable, other processes in the sandbox cannot open it.
+   * In a new user namespace, only once the parent has written our id maps:
+   * a non-dumpable process's /proc files are real root's, which an
+   * unprivileged parent cannot write, and until "go" nothing runs inside. */
+  if (!userns)
+    prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
+  int keep[3] = { sync_fd, cfg->fifo_fd, root_tree };
+  sort_fds (keep, 3);
+  close_all_but (keep, 3);
 
   if (sync_recv (sync_fd, &m) < 0 || m.type != SYNC_GO)
     _exit (125);
+  if (userns)
+    prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
   int ruleset_fd = -1;
-  if (child_setup (cfg, userns, &ruleset_fd, &err) < 0)
+  if (child_setup (cfg, userns, root_tree, &ruleset_fd, &err) < 0)
     child_fail (sync_fd, true, 125, &err);
   cleanup_free char *path = proc_find_exec (cfg->spec->process, &status, &err);
   if (path == NULL)
@@ -216,38 +236,6 @@ child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns)
 }
 
 /* ---- parent --------------------------------------------------------------- */
-
-static int
-write_map (pid_t pid, const char *file, const struct oci_idmap *map, size_t n, hk_err *err)
-{
-  char buf[4096];
-  size_t len = 0;
-  for (size_t i = 0; i < n && len < sizeof buf - 64; i++)
-    len += snprintf (buf + len, sizeof buf - len, "%u %u %u\n", map[i].container_id,
-                     map[i].host_id, map[i].size);
-  cleanup_free char *path = xasprintf ("/proc/%d/%s", (int) pid, file);
-  cleanup_close int fd = open (path, O_WRONLY | O_CLOEXEC);
-  if (fd < 0 || write (fd, buf, len) != (ssize_t) len)
-    return err_sys (err, "write %s", file);
-  return 0;
-}
-
-static int
-write_id_maps (pid_t pid, const struct oci_spec *spec, hk_err *err)
-{
-  if (geteuid () != 0)
-    {
-      /* Unprivileged: the kernel allows a gid map only once setgroups is denied. */
-      cleanup_free char *path = xasprintf ("/proc/%d/setgroups", (int) pid);
-      cleanup_close int fd = open (path, O_WRONLY | O_CLOEXEC);
-      if (fd < 0 || write (fd, "deny", 4) != 4)
-        return err_sys (err, "write setgroups");
-    }
-  if (write_map (pid, "uid_map", spec->linux.uid_mappings, spec->linux.n_uid_mappings, err) < 0
-      || write_map (pid, "gid_map", spec->linux.gid_mappings, spec->linux.n_gid_mappings, err) < 0)
-    return err_prefix (err, "user namespace id maps");
-  return 0;
-}
 
 /* A pid namespace given by path is joined by the parent: setns(CLONE_NEWPID)
  * only affects children, which is exactly the process we are about to clone. */
@@ -291,6 +279,11 @@ spawn_clone (const struct spawn_cfg *cfg, struct spawn_child *out, hk_err *err)
   *out = (struct spawn_child){ .pid = -1, .pidfd = -1, .sync_fd = -1 };
   if (join_pid_namespace (cfg->spec, err) < 0)
     return -1;
+  /* Made here, before clone: the child inherits the fd and attaches it. */
+  cleanup_close int root_tree = -1;
+  if (cfg->spec->sandbox.idmap && cfg->spec->sandbox.root != HAKO_ROOT_TMPFS
+      && idmap_open_tree (cfg->rootfs, cfg->spec, &root_tree, err) < 0)
+    return -1;
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return err_sys (err, "socketpair");
   struct clone_args args = { .flags = ns_flags | CLONE_PIDFD, .pidfd = (uint64_t) (uintptr_t) &pidfd,
@@ -316,12 +309,12 @@ spawn_clone (const struct spawn_cfg *cfg, struct spawn_child *out, hk_err *err)
   if (pid == 0)
     {
       close (sv[0]);
-      child_main (cfg, sv[1], userns);
+      child_main (cfg, sv[1], userns, root_tree);
     }
   close (sv[1]);
   *out = (struct spawn_child){ .pid = (pid_t) pid, .pidfd = pidfd, .sync_fd = sv[0] };
   pid_stat (out->pid, &out->start_time, NULL);
-  if (userns && write_id_maps (out->pid, cfg->spec, err) < 0)
+  if (userns && idmap_write (out->pid, cfg->spec, err) < 0)
     return -1;
   if (cfg->cgroup
       && cfg->cgroup->place (cfg->cgroup->arg, out->pid, (args.flags & CLONE_INTO_CGROUP) != 0, err) < 0)

@@ -226,6 +226,9 @@ host_data () {
     | .mounts += [{\"destination\": \"/ro\", \"type\": \"bind\", \"source\": \"$TEST_ROOT/ro-dir\", \"options\": [\"rbind\", \"ro\"]}]
     $(host_data)"
   [ "$(jq -c .sandbox.landlock "$b/config.json")" = '{"derive":true,"scoped":true,"required":true}' ]
+  # The profile's root is host uid 1000000000 (binds are not idmapped): the
+  # read-write directory must be its, as for any bind a user namespace writes.
+  chown -R 1000000000:1000000000 "$TEST_ROOT/data-dir"
   run $H run --rm --bundle "$b" derive
   [ "$status" -eq 0 ]
   [ "${lines[0]}" = ro ]

@@ -776,17 +776,14 @@ check_common_profile (const struct oci_spec *s, bool rootless, const char *what)
   const struct oci_mount *sys = find_mount (s, "/sys");
   if (!rootless)
     {
-      if (s->sandbox.root == HAKO_ROOT_TMPFS)
-        ok (oci_spec_ns (s, OCI_NS_NETWORK) && oci_spec_ns (s, OCI_NS_USER)
-              && s->linux.n_uid_mappings == 1 && s->linux.uid_mappings[0].container_id == 0
-              && s->linux.uid_mappings[0].host_id == 1000000000u
-              && s->linux.uid_mappings[0].size == 65536 && s->linux.n_gid_mappings == 1
-              && s->linux.gid_mappings[0].host_id == 1000000000u,
-            "%s: network namespace, and a user namespace mapping 0..65535 to unprivileged host ids", what);
-      else
-        ok (oci_spec_ns (s, OCI_NS_NETWORK) && !oci_spec_ns (s, OCI_NS_USER)
-              && s->linux.n_uid_mappings == 0,
-            "%s: network namespace, no user namespace", what);
+      ok (oci_spec_ns (s, OCI_NS_NETWORK) && oci_spec_ns (s, OCI_NS_USER)
+            && s->linux.n_uid_mappings == 1 && s->linux.uid_mappings[0].container_id == 0
+            && s->linux.uid_mappings[0].host_id == 1000000000u
+            && s->linux.uid_mappings[0].size == 65536 && s->linux.n_gid_mappings == 1
+            && s->linux.gid_mappings[0].host_id == 1000000000u,
+          "%s: network namespace, and a user namespace mapping 0..65535 to unprivileged host ids", what);
+      /* The bundle's rootfs is idmapped to it; the host profile's root is a tmpfs. */
+      ok (s->sandbox.idmap == (s->sandbox.root != HAKO_ROOT_TMPFS), "%s: sandbox.idmap for a bundle rootfs", what);
       ok (pts && strstr (pts->data, "gid=5") && sys && !sys->is_bind
             && strcmp (sys->type, "sysfs") == 0 && (sys->flags & MS_RDONLY),
           "%s: devpts gid=5, sysfs read-only", what);

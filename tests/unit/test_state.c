@@ -174,7 +174,7 @@ test_features (void)
   hk_err err = { 0 };
   cleanup_free char *json = NULL;
   size_t len = 0;
-  ok (oci_features_json (&json, &len, &err) == 0 && len == strlen (json),
+  ok (oci_features_json (NULL, &json, &len, &err) == 0 && len == strlen (json),
       "features JSON (%s)", json ? "ok" : err.msg);
   if (json == NULL)
     return;

@@ -1,0 +1,90 @@
+/* doctor: what this host can enforce, why not, and what it means for each profile. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "lib/util.h"
+#include "runtime/doctor.h"
+
+static const char doctor_help[]
+    = "Usage: hako doctor [--format text|json]\n\n"
+      "Probe what this host can enforce (user namespaces, Landlock, seccomp,\n"
+      "cgroups, overlayfs and idmapped mounts in a user namespace, clone3, pidfd,\n"
+      "openat2, mount_setattr, CAP_SYS_RESOURCE) and say, for each profile,\n"
+      "whether it works here or what is missing.  Exits 0 when the probes ran.\n"
+      "  -f, --format F   text (default) or json (one object)\n";
+
+static void
+print_text (const struct doctor_report *r)
+{
+  printf ("hako %s on Linux %s, as uid %u\n\n", HAKO_VERSION, r->kernel, r->euid);
+  for (size_t i = 0; i < r->n_items; i++)
+    {
+      const struct doctor_item *it = &r->items[i];
+      printf ("%-38s %-3s  %s\n", it->label, it->available ? "yes" : "no", it->detail ? it->detail : "");
+    }
+  printf ("\nprofiles:\n");
+  for (size_t i = 0; i < r->n_profiles; i++)
+    {
+      const struct doctor_profile *p = &r->profiles[i];
+      if (p->works)
+        printf ("  %-9s works here\n", p->name);
+      else
+        {
+          printf ("  %-9s fails:", p->name);
+          for (char **m = p->missing; m && *m; m++)
+            printf ("%s %s", m == p->missing ? "" : ";", *m);
+          printf ("\n");
+        }
+      for (char **n = p->notes; n && *n; n++)
+        printf ("  %-9s   note: %s\n", "", *n);
+    }
+}
+
+int
+cmd_doctor (int argc, char **argv)
+{
+  static const struct option opts[] = {
+    { "format", required_argument, NULL, 'f' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+  };
+  const char *format = "text";
+  int c;
+  while ((c = getopt_long (argc, argv, "f:h", opts, NULL)) != -1)
+    switch (c)
+      {
+      case 'f': format = optarg; break;
+      case 'h': return cmd_help (doctor_help);
+      default: return cmd_usage ("doctor", "bad option");
+      }
+  if (optind != argc)
+    return cmd_usage ("doctor", "takes no arguments");
+  if (strcmp (format, "text") != 0 && strcmp (format, "json") != 0)
+    return cmd_usage ("doctor", "--format: \"%s\" is not text or json", format);
+  hk_err err = { 0 };
+  struct store st = { 0 };
+  struct doctor_report r = { 0 };
+  int rc = 0;
+  /* The state root is only probed (for idmapped mounts): one that cannot
+   * be made (an ordinary user without $XDG_RUNTIME_DIR) is left out. */
+  if (cmd_store (&st, &err) < 0)
+    err_clear (&err);
+  if (doctor_probe (st.root, &r, &err) < 0)
+    rc = cmd_fail ("doctor", NULL, &err);
+  else if (strcmp (format, "json") == 0)
+    {
+      cleanup_free char *json = NULL;
+      if (doctor_report_json (&r, &json, &err) < 0)
+        rc = cmd_fail ("doctor", NULL, &err);
+      else
+        printf ("%s\n", json);
+    }
+  else
+    print_text (&r);
+  doctor_report_free (&r);
+  store_fini (&st);
+  return rc;
+}

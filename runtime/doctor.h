@@ -1,0 +1,15 @@
+/* doctor: probe what this host can enforce and judge each profile against it. */
+#ifndef HAKO_RUNTIME_DOCTOR_H
+#define HAKO_RUNTIME_DOCTOR_H
+
+#include "lib/err.h"
+#include "oci/doctor.h"
+#include "oci/spec.h"
+
+/* Run every probe (each in a forked child where it makes anything) and fill
+ * r; state_root is where this hako keeps state (also probed for idmapped
+ * mounts).  Something unavailable is a finding, not a failure: this fails
+ * only when the probes could not run at all. */
+int doctor_probe (const char *state_root, struct doctor_report *r, hk_err *err);
+
+#endif

@@ -1,0 +1,171 @@
+#!/usr/bin/env bats
+# hako doctor: what this host can enforce, checked against probes of our own
+# (a tiny C program, the filesystems, util-linux's unshare), not against
+# values written into the test.
+
+load helpers
+
+setup_file () {
+  hako_setup_file
+  export TOOLS="$BATS_FILE_TMPDIR/tools"
+  mkdir -p "$TOOLS"
+  cat > "$TOOLS/llabi.c" <<'C'
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+int main (void)
+{
+  long v = syscall (SYS_landlock_create_ruleset, NULL, 0, 1U);
+  printf ("%ld\n", v < 0 ? 0 : v);
+  return 0;
+}
+C
+  gcc -O1 -o "$TOOLS/llabi" "$TOOLS/llabi.c"
+}
+setup () { hako_setup; }
+teardown () { hako_teardown; }
+
+# The cgroup mode as the filesystems say it.
+host_cgroup_mode () {
+  case "$(stat -f -c %T /sys/fs/cgroup 2>/dev/null)" in
+    cgroup2fs) echo v2 ;;
+    tmpfs)
+      if [ "$(stat -f -c %T /sys/fs/cgroup/unified 2>/dev/null)" = cgroup2fs ]; then echo hybrid; else echo v1; fi ;;
+    *) echo none ;;
+  esac
+}
+
+@test "doctor --format json: one object that jq parses, exit 0, every check and every profile" {
+  run $H doctor --format json
+  [ "$status" -eq 0 ]
+  echo "$output" | jq -e 'type == "object"' >/dev/null
+  for k in user_namespaces landlock seccomp cgroup overlay_in_userns syscalls idmapped_mounts cap_sys_resource; do
+    echo "$output" | jq -e --arg k "$k" '.checks[$k].available | type == "boolean"' >/dev/null
+    echo "$output" | jq -e --arg k "$k" '.checks[$k].detail | length > 0' >/dev/null
+  done
+  for p in default host rootless; do
+    echo "$output" | jq -e --arg p "$p" '.profiles[$p].works | type == "boolean"' >/dev/null
+    # A profile that fails says what is missing; one that works lists nothing.
+    echo "$output" | jq -e --arg p "$p" '.profiles[$p] | (.works and (.missing | length == 0)) or ((.works | not) and (.missing | length > 0))' >/dev/null
+  done
+  [ "$(echo "$output" | jq -r .kernel)" = "$(uname -r)" ]
+}
+
+@test "doctor: the Landlock ABI is the kernel's own answer (7 on this machine)" {
+  abi=$("$TOOLS/llabi")
+  run $H doctor --format json
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | jq .checks.landlock.abi)" = "$abi" ]
+  [ "$(echo "$output" | jq .checks.landlock.available)" = "$([ "$abi" -gt 0 ] && echo true || echo false)" ]
+  # The profiles ask for scoped (ABI 6), required: below it they fail closed.
+  if [ "$abi" -ge 6 ]; then
+    echo "$output" | jq -e '.profiles.default.missing | map(select(test("Landlock"))) | length == 0' >/dev/null
+  else
+    echo "$output" | jq -e '.profiles.default.works == false' >/dev/null
+    echo "$output" | jq -e '.profiles.default.missing | map(select(test("Landlock"))) | length > 0' >/dev/null
+  fi
+}
+
+@test "doctor: the cgroup mode is what the filesystems say (hybrid on this machine), with the controllers" {
+  mode=$(host_cgroup_mode)
+  run $H doctor --format json
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | jq -r .checks.cgroup.mode)" = "$mode" ]
+  if [ "$mode" = hybrid ] || [ "$mode" = v1 ]; then
+    for c in $(ls /sys/fs/cgroup); do
+      case $c in memory|pids|freezer|devices|cpuset)
+        [ "$(stat -f -c %T /sys/fs/cgroup/$c)" = cgroupfs ] || continue
+        echo "$output" | jq -e --arg c "$c" '.checks.cgroup.controllers | index($c) != null' >/dev/null
+        # As root, every mounted v1 controller is writable.
+        echo "$output" | jq -e --arg c "$c" '.checks.cgroup.writable_controllers | index($c) != null' >/dev/null ;;
+      esac
+    done
+  fi
+}
+
+@test "doctor: user namespaces as root and as an ordinary user agree with unshare(1)" {
+  run $H doctor --format json
+  [ "$status" -eq 0 ]
+  root=false; unshare -U -r true 2>/dev/null && root=true
+  unpriv=false; runuser -u nobody -- unshare -U -r true 2>/dev/null && unpriv=true
+  [ "$(echo "$output" | jq .checks.user_namespaces.available)" = "$root" ]
+  [ "$(echo "$output" | jq .checks.user_namespaces.unprivileged)" = "$unpriv" ]
+  # Knobs this kernel lacks are null, the others numbers.
+  [ "$(echo "$output" | jq .checks.user_namespaces.max_user_namespaces)" = "$(cat /proc/sys/user/max_user_namespaces)" ]
+  if [ ! -e /proc/sys/kernel/apparmor_restrict_unprivileged_userns ]; then
+    [ "$(echo "$output" | jq .checks.user_namespaces.apparmor_restrict_unprivileged_userns)" = null ]
+  fi
+  [ "$(echo "$output" | jq .profiles.rootless.works)" = "$unpriv" ]
+}
+
+@test "doctor: CAP_SYS_RESOURCE and the syscalls are this process's truth; the probes leave nothing behind" {
+  before=$(ls -d /tmp/hako-doctor.* 2>/dev/null | wc -l)
+  run $H doctor --format json
+  [ "$status" -eq 0 ]
+  capeff=$(awk '/^CapEff/ {print $2}' /proc/self/status)
+  has=false; (( (16#$capeff >> 24) & 1 )) && has=true
+  [ "$(echo "$output" | jq .checks.cap_sys_resource.available)" = "$has" ]
+  for s in clone3 pidfd_open openat2 mount_setattr; do
+    [ "$(echo "$output" | jq .checks.syscalls.$s)" = true ]
+  done
+  [ "$(ls -d /tmp/hako-doctor.* 2>/dev/null | wc -l)" = "$before" ]
+  ! grep -q hako-doctor /proc/self/mountinfo
+  # As an ordinary user (overlayfs leaves a mode-000 directory behind it),
+  # with no $XDG_RUNTIME_DIR: it still runs and still cleans up.
+  mkdir -p "$TEST_ROOT/tmp-nobody"
+  chown nobody "$TEST_ROOT/tmp-nobody"
+  run runuser -u nobody -- env -u XDG_RUNTIME_DIR TMPDIR="$TEST_ROOT/tmp-nobody" $HAKO doctor --format json
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | jq .euid)" = 65534 ]
+  [ -z "$(ls -A "$TEST_ROOT/tmp-nobody")" ]
+}
+
+@test "doctor: the text report names every item and gives each profile a verdict" {
+  run $H doctor
+  [ "$status" -eq 0 ]
+  for item in "user namespaces" Landlock seccomp cgroups "overlayfs in a user namespace" clone3 pidfd openat2 \
+      mount_setattr "idmapped mounts" CAP_SYS_RESOURCE; do
+    [[ "$output" == *"$item"* ]] || { echo "missing: $item"; return 1; }
+  done
+  for p in default host rootless; do
+    echo "$output" | grep -Eq "^  $p +(works here|fails: .+)$"
+  done
+}
+
+@test "doctor: --help, and usage errors exit 125" {
+  run $H doctor --help
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"--format"* ]]
+  run $H doctor --format yaml
+  [ "$status" -eq 125 ]
+  run $H doctor extra
+  [ "$status" -eq 125 ]
+}
+
+@test "features: the seccomp section (actions, archs, known and supported flags) in the OCI format" {
+  run $H features
+  [ "$status" -eq 0 ]
+  echo "$output" | jq -e '.linux.seccomp.enabled == true' >/dev/null
+  for a in SCMP_ACT_ALLOW SCMP_ACT_ERRNO SCMP_ACT_KILL_PROCESS SCMP_ACT_TRAP SCMP_ACT_LOG; do
+    echo "$output" | jq -e --arg a "$a" '.linux.seccomp.actions | index($a) != null' >/dev/null
+  done
+  # NOTIFY needs a listener hako does not have: refused, so not listed.
+  echo "$output" | jq -e '.linux.seccomp.actions | index("SCMP_ACT_NOTIFY") == null' >/dev/null
+  echo "$output" | jq -e '.linux.seccomp.archs | index("SCMP_ARCH_X86_64") != null and index("SCMP_ARCH_X86") != null' >/dev/null
+  echo "$output" | jq -e '.linux.seccomp.knownFlags | index("SECCOMP_FILTER_FLAG_LOG") != null' >/dev/null
+  # supportedFlags is a subset of knownFlags.
+  echo "$output" | jq -e '(.linux.seccomp.supportedFlags - .linux.seccomp.knownFlags) == []' >/dev/null
+  echo "$output" | jq -e '.linux.mountExtensions.idmap.enabled == false' >/dev/null
+}
+
+@test "features: the Landlock ABI of this kernel, the one hako uses and the one the profiles need, as annotations" {
+  abi=$("$TOOLS/llabi")
+  run $H features
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | jq -r '.annotations["io.hako.landlock.abi"]')" = "$abi" ]
+  [ "$(echo "$output" | jq -r '.annotations["io.hako.landlock.abi.max"]')" = 6 ]
+  [ "$(echo "$output" | jq -r '.annotations["io.hako.landlock.abi.profiles"]')" = 6 ]
+  [ "$(echo "$output" | jq -r '.annotations["io.hako.landlock.rules"]')" = "fs,tcp_bind,tcp_connect,scoped" ]
+  # doctor and features agree.
+  [ "$($H doctor --format json | jq .checks.landlock.abi)" = "$abi" ]
+}

@@ -1,0 +1,178 @@
+#!/usr/bin/env bats
+# Rootless: an ordinary user, made for these tests and removed after them,
+# runs sandboxes with no privileges of its own — a single-id map written by
+# hako, wider maps through newuidmap/newgidmap and /etc/subuid, state under
+# $XDG_RUNTIME_DIR/hako, no cgroups unless one is delegated.
+
+load helpers
+
+RL_USER=hakorl
+RL_SUB_BASE=200000000   # the user's /etc/subuid and /etc/subgid range
+RL_SUB_SIZE=65536
+
+# Live processes of the test user, by pid (none may outlive a test).  A
+# zombie is not counted: on hosts whose pid 1 does not reap, a killed
+# sandbox process lingers as one.
+rl_pids () {
+  ps -o pid=,stat= -u "$RL_USER" 2>/dev/null | awk '$2 !~ /^Z/ {print $1}'
+}
+
+rl_remove_user () {
+  local p
+  for p in $(rl_pids); do kill -9 "$p" 2>/dev/null || true; done
+  if id "$RL_USER" >/dev/null 2>&1; then userdel -f "$RL_USER" >/dev/null 2>&1 || true; fi
+  # userdel drops the user's subordinate ranges; make sure, whatever it did.
+  sed -i "/^$RL_USER:/d" /etc/subuid /etc/subgid 2>/dev/null || true
+}
+
+setup_file () {
+  hako_setup_file
+  rl_remove_user   # a run killed before its teardown_file
+  useradd -M -d /nonexistent -s /bin/sh -K SUB_UID_COUNT=0 -K SUB_GID_COUNT=0 "$RL_USER"
+  usermod --add-subuids "$RL_SUB_BASE-$((RL_SUB_BASE + RL_SUB_SIZE - 1))" \
+          --add-subgids "$RL_SUB_BASE-$((RL_SUB_BASE + RL_SUB_SIZE - 1))" "$RL_USER"
+  export RL_UID=$(id -u "$RL_USER") RL_GID=$(id -g "$RL_USER")
+}
+
+teardown_file () {
+  rl_remove_user
+}
+
+setup () {
+  hako_setup
+  if ! runuser -u "$RL_USER" -- unshare -U -r true 2>/dev/null; then
+    skip "an ordinary user cannot create a user namespace on this host (see hako doctor)"
+  fi
+  RL_DIR="$TEST_ROOT/rl"
+  XDG="$RL_DIR/xdg"
+  mkdir -p "$XDG" "$RL_DIR/home" "$RL_DIR/data" "$RL_DIR/bundle"
+  cp -a "$BUNDLE_DIR/rootfs" "$RL_DIR/bundle/rootfs"
+  chown -R "$RL_USER:" "$RL_DIR"
+  chmod 755 "$RL_DIR"
+  chmod 700 "$XDG"
+  # As the user, with its own runtime dir and home, no --root: the defaults.
+  R="runuser -u $RL_USER -- env -C $RL_DIR/bundle XDG_RUNTIME_DIR=$XDG HOME=$RL_DIR/home $HAKO"
+}
+
+teardown () {
+  local id leaks=""
+  for id in $(ls "$XDG/hako" 2>/dev/null); do
+    $R delete --force "$id" >/dev/null 2>&1 || true
+  done
+  [ -z "$(ls -A "$XDG/hako" 2>/dev/null)" ] || leaks="$leaks state:$(ls "$XDG/hako" | tr '\n' ' ')"
+  [ -z "$(rl_pids)" ] || leaks="$leaks user-processes:$(rl_pids | tr '\n' ' ')"
+  local cg
+  cg=$(STATE="$XDG/hako" cgroup_parent)
+  ! ls -d /sys/fs/cgroup/"$cg" /sys/fs/cgroup/*/"$cg" >/dev/null 2>&1 || leaks="$leaks cgroups:$cg"
+  hako_teardown || leaks="$leaks (hako_teardown)"
+  if [ -n "$leaks" ]; then
+    echo "leaked: $leaks" >&2
+    return 1
+  fi
+}
+
+# rl_config JQ: edit the user's config.json (it stays the user's).
+rl_config () {
+  jq "$1" "$RL_DIR/bundle/config.json" > "$RL_DIR/bundle/config.json.new"
+  mv "$RL_DIR/bundle/config.json.new" "$RL_DIR/bundle/config.json"
+  chown "$RL_USER:" "$RL_DIR/bundle/config.json"
+}
+
+
+# A mapping as podman makes it: root inside is the user, ids 1.. are the
+# user's subordinate range.
+rl_multi_map () {
+  rl_config "(\"$RL_UID\" | tonumber) as \$u | ($RL_SUB_BASE) as \$b | ($RL_SUB_SIZE) as \$s
+    | .linux.uidMappings = [{containerID: 0, hostID: \$u, size: 1}, {containerID: 1, hostID: \$b, size: \$s}]
+    | (\"$RL_GID\" | tonumber) as \$g
+    | .linux.gidMappings = [{containerID: 0, hostID: \$g, size: 1}, {containerID: 1, hostID: \$b, size: \$s}]"
+}
+
+@test "rootless: an ordinary user runs hako spec --rootless and hako run: root inside, one id mapped directly, state under \$XDG_RUNTIME_DIR/hako" {
+  run $R spec --rootless
+  [ "$status" -eq 0 ]
+  jq -e --argjson u "$RL_UID" '.linux.uidMappings == [{"containerID": 0, "hostID": $u, "size": 1}]' "$RL_DIR/bundle/config.json"
+  run $R run rl1 -- sh -c 'echo hello; id -u; id -g; cat /proc/self/uid_map /proc/self/setgroups | tr -s " "; cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d " "'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = hello ]
+  [ "${lines[1]}" = 0 ]
+  [ "${lines[2]}" = 0 ]
+  [ "$(echo "${lines[3]}" | xargs)" = "0 $RL_UID 1" ]
+  # The kernel allows an unprivileged gid map only with setgroups denied.
+  [ "${lines[4]}" = deny ]
+  # Network none: only lo.
+  [ "${lines[5]}" = lo ]
+  [ "${#lines[@]}" -eq 6 ]
+  # The state went to the user's runtime dir, owned by the user.
+  [ -d "$XDG/hako/rl1" ]
+  [ "$(stat -c %U "$XDG/hako")" = "$RL_USER" ]
+  run $R delete rl1
+  [ "$status" -eq 0 ]
+  [ ! -e "$XDG/hako/rl1" ]
+}
+
+@test "rootless: create, state, start, exec, kill and delete as an ordinary user, and nothing left behind" {
+  $R spec --rootless
+  rl_config '.process.args = ["sleep", "100"]'
+  # Its process keeps create's stdout and stderr: not a pipe `run` would wait on.
+  $R create rl2 </dev/null >"$TEST_ROOT/rl2.out" 2>&1
+  [ "$($R state rl2 | jq -r .status)" = created ]
+  pid=$($R state rl2 | jq .pid)
+  [ "$(stat -c %U /proc/$pid)" = "$RL_USER" ]
+  run $R start rl2
+  [ "$status" -eq 0 ]
+  [ "$($R state rl2 | jq -r .status)" = running ]
+  run $R exec rl2 -- sh -c 'id -u; echo from-exec'
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | tr '\n' ' ')" = "0 from-exec " ]
+  run $R kill rl2 KILL
+  [ "$status" -eq 0 ]
+  pid_gone "$pid"
+  for i in $(seq 50); do [ "$($R state rl2 | jq -r .status)" = stopped ] && break; sleep 0.1; done
+  run $R delete rl2
+  [ "$status" -eq 0 ]
+  [ -z "$(ls -A "$XDG/hako")" ]
+}
+
+@test "rootless: a multi-id mapping goes through newuidmap/newgidmap; a file chowned to uid 1000 inside is subuid base + 999 on the host" {
+  command -v newuidmap >/dev/null && command -v newgidmap >/dev/null || skip "newuidmap/newgidmap not installed (Debian package uidmap)"
+  $R spec --rootless
+  rl_multi_map
+  # /data: a directory of the user's, writable by root inside; CAP_CHOWN for
+  # the chown (the profile's capabilities do not include it).
+  rl_config '.mounts += [{"destination": "/data", "type": "bind", "source": "'"$RL_DIR/data"'", "options": ["rbind", "rw"]}]
+    | .process.capabilities |= with_entries(.value += ["CAP_CHOWN"])'
+  run $R run --rm rl3 -- sh -c 'cat /proc/self/uid_map /proc/self/gid_map | tr -s " "; touch /data/f; chown 1000:1000 /data/f; ls -n /data/f'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(echo "${lines[0]}" | xargs)" = "0 $RL_UID 1" ]
+  [ "$(echo "${lines[1]}" | xargs)" = "1 $RL_SUB_BASE $RL_SUB_SIZE" ]
+  [ "$(echo "${lines[3]}" | xargs)" = "1 $RL_SUB_BASE $RL_SUB_SIZE" ]
+  [ "$(stat -c %u:%g "$RL_DIR/data/f")" = "$((RL_SUB_BASE + 999)):$((RL_SUB_BASE + 999))" ]
+}
+
+@test "rootless: a mapping outside the user's /etc/subuid range is refused by newuidmap: 125 naming it, nothing left" {
+  command -v newuidmap >/dev/null || skip "newuidmap not installed (Debian package uidmap)"
+  $R spec --rootless
+  rl_config '.linux.uidMappings = [{"containerID": 0, "hostID": '"$RL_UID"', "size": 1}, {"containerID": 1, "hostID": 100, "size": 10}]'
+  run $R run --rm rl4 -- true
+  echo "$output"
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"run rl4: user namespace uid map: newuidmap"* ]]
+  [ -z "$(ls -A "$XDG/hako")" ]
+}
+
+@test "rootless: no cgroups unless delegated — it runs without one, and a limit fails create naming the controller" {
+  $R spec --rootless
+  run $R --debug run --rm rl5 -- true
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"not writable here"* ]]
+  rl_config '.linux.resources = {"memory": {"limit": 67108864}}'
+  run $R run --rm rl5 -- true
+  echo "$output"
+  [ "$status" -eq 125 ]
+  [[ "$output" == *memory* ]]
+  [ -z "$(ls -A "$XDG/hako")" ]
+}
