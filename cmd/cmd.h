@@ -69,6 +69,10 @@ int cmd_load_config (const char *bundle, const char *profile, char *const *args,
                      struct config_src *out, hk_err *err);
 void cmd_config_free (struct config_src *c);
 
+/* --preserve-fds ARG: a count of fds from 3 up, each open in the caller and
+ * not close-on-exec.  0, or -1 after a usage error (reported). */
+int cmd_preserve_fds (const char *verb, const char *arg, unsigned int *n);
+
 /* Split argv at "--": *cmd points after it (NULL if absent) and argc shrinks. */
 void cmd_split_dashdash (int *argc, char **argv, char ***cmd);
 

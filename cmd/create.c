@@ -78,6 +78,8 @@ static const char create_help[] =
   "  -b, --bundle DIR        bundle with config.json (default: current directory)\n"
   "      --profile P         no bundle config: use profile P (host)\n"
   "      --pid-file FILE     write the sandbox process's host pid to FILE\n"
+  "      --console-socket S  with process.terminal: send the pty's master to the unix socket S\n"
+  "      --preserve-fds N    pass fds 3 to 3+N-1 on to the process\n"
   "      --no-new-keyring    accepted for runc compatibility (no keyring is created)\n"
   "  -h, --help              this text\n";
 
@@ -89,10 +91,13 @@ cmd_create (int argc, char **argv)
     { "profile", required_argument, NULL, 'P' },
     { "pid-file", required_argument, NULL, 'p' },
     { "no-new-keyring", no_argument, NULL, 'k' },
+    { "console-socket", required_argument, NULL, 'c' },
+    { "preserve-fds", required_argument, NULL, 'f' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
-  const char *bundle = NULL, *profile = NULL, *pid_file = NULL;
+  const char *bundle = NULL, *profile = NULL, *pid_file = NULL, *console = NULL;
+  unsigned int preserve = 0;
   int c;
   while ((c = getopt_long (argc, argv, "b:h", opts, NULL)) != -1)
     switch (c)
@@ -101,6 +106,11 @@ cmd_create (int argc, char **argv)
       case 'P': profile = optarg; break;
       case 'p': pid_file = optarg; break;
       case 'k': break;
+      case 'c': console = optarg; break;
+      case 'f':
+        if (cmd_preserve_fds ("create", optarg, &preserve) < 0)
+          return EXIT_HAKO;
+        break;
       case 'h': return cmd_help (create_help);
       default: return cmd_usage ("create", "bad option");
       }
@@ -116,7 +126,8 @@ cmd_create (int argc, char **argv)
   else
     {
       struct sbx_create_opts o = { .id = id, .bundle = cfg.bundle, .config_json = cfg.json,
-                                   .config_len = cfg.len, .spec = cfg.spec, .pid_file = pid_file };
+                                   .config_len = cfg.len, .spec = cfg.spec, .pid_file = pid_file,
+                                   .console_socket = console, .preserve_fds = preserve };
       if (sbx_create (&st, &o, NULL, &status, &err) < 0)
         cmd_fail ("create", id, &err);
       else

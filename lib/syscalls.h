@@ -58,6 +58,18 @@ sys_mount_setattr (int dirfd, const char *path, unsigned int flags, struct mount
 }
 
 static inline int
+sys_open_tree (int dirfd, const char *path, unsigned int flags)
+{
+  return (int) syscall (SYS_open_tree, dirfd, path, flags);
+}
+
+static inline int
+sys_move_mount (int from_dirfd, const char *from, int to_dirfd, const char *to, unsigned int flags)
+{
+  return (int) syscall (SYS_move_mount, from_dirfd, from, to_dirfd, to, flags);
+}
+
+static inline int
 sys_landlock_create_ruleset (const struct landlock_ruleset_attr *attr, size_t size, uint32_t flags)
 {
   return (int) syscall (SYS_landlock_create_ruleset, attr, size, flags);

@@ -275,6 +275,9 @@ struct hako_sandbox
    * mounted at workdir_path (default /work) when workdir_persist is set. */
   bool workdir_persist;
   char *workdir_path;
+  /* pid 1 is hako's minimal init: it reaps orphans, starts process.args (if
+   * any) as its child and exits with its status, else waits for SIGTERM. */
+  bool init;
 };
 
 struct oci_spec
@@ -284,7 +287,7 @@ struct oci_spec
   bool root_readonly;
   struct oci_mount *mounts;
   size_t n_mounts;
-  struct oci_process *process;  /* NULL when absent */
+  struct oci_process *process;  /* NULL when absent; its args may be empty only with sandbox.init */
   char *hostname;
   char *domainname;
   struct oci_linux linux;
@@ -300,6 +303,11 @@ int oci_spec_parse (const char *json, size_t len, struct oci_spec **out, hk_err 
 int oci_spec_load (const char *path, struct oci_spec **out, hk_err *err);
 void oci_spec_free (struct oci_spec *spec);
 
+/* A process object on its own (runc exec --process FILE), the fields and
+ * errors of .process; args may be absent or empty (the command line's). */
+int oci_process_parse (const char *json, size_t len, struct oci_process **out, hk_err *err);
+void oci_process_free (struct oci_process *p);
+
 const char *oci_ns_name (enum oci_ns_type t);   /* "pid", "network", ... */
 int oci_ns_from_name (const char *name);        /* -1 if unknown */
 /* The CLONE_NEW* flag of a namespace type. */
@@ -314,7 +322,8 @@ enum oci_profile
   OCI_PROFILE_HOST      /* no image: host /usr,/lib*,/bin,/sbin,/etc read-only, tmpfs /tmp, /work */
 };
 int oci_profile_from_name (const char *name);  /* -1 if unknown */
-/* args: the process args (NULL: the profile's default "sh").  rootless adds a
+/* args: the process args (NULL: none, and the profile's sandbox.init runs
+ * alone).  rootless adds a
  * user namespace mapping the caller's uid/gid to 0 and drops what needs real root. */
 int oci_profile_generate (enum oci_profile profile, bool rootless, char *const *args,
                           char **json_out, hk_err *err);
