@@ -411,7 +411,7 @@ parse_process (yajl_val root, struct oci_spec *s, hk_err *err)
     return -1;
   /* No command is fine only when hako's init is pid 1 and simply waits. */
   if (s->process->args[0] == NULL && !s->sandbox.init)
-    return json_error (err, ".process", "args", "must be a non-empty array (or set sandbox.init)");
+    return json_error (err, ".process", "args", "must be a non-empty array");
   return 0;
 }
 
