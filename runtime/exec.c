@@ -483,6 +483,17 @@ plan_terminal (struct exec_ctx *x, hk_err *err)
   return 0;
 }
 
+/* Whether hako has a controlling terminal the command must be kept from:
+ * only ENXIO from /dev/tty says there is none. */
+static bool
+has_controlling_terminal (void)
+{
+  int fd = open ("/dev/tty", O_RDONLY | O_NOCTTY | O_CLOEXEC);
+  if (fd >= 0)
+    close (fd);
+  return fd >= 0 || errno != ENXIO;
+}
+
 /* Decide everything about the exec before anything is forked. */
 static int
 plan_exec (const struct store *st, struct exec_ctx *x, hk_err *err)
@@ -511,6 +522,7 @@ plan_exec (const struct store *st, struct exec_ctx *x, hk_err *err)
   x->plan.landlock = x->landlock;
   x->plan.seccomp = x->seccomp;
   x->plan.subreaper = x->o->timeout_ms > 0;
+  x->plan.new_session = x->plan.tty || has_controlling_terminal ();
   x->plan.preserve_fds = x->o->preserve_fds;
   if (x->oom_file && !read_oom_kills (x->oom_file, &x->oom_before))
     {

@@ -161,10 +161,17 @@ command_main (const struct exec_plan *p)
   sigemptyset (&none);
   sigprocmask (SIG_SETMASK, &none, NULL);
   signal (SIGPIPE, SIG_DFL);  /* hako ignores it; the command must not inherit that */
-  /* A session of its own: the command is not in hako's process group, so
-   * kill(0, ...) inside cannot reach the host processes of the caller's
-   * job, and the terminal's ^C goes to hako, which passes it on. */
-  setsid ();
+  /* Out of hako's process group, so kill(0, ...) inside cannot reach the
+   * host processes of the caller's job.  When hako has a controlling
+   * terminal, a session of its own too: the command then has none, so it
+   * cannot push input into the caller's terminal (TIOCSTI) or take its
+   * signals, and the terminal's ^C goes to hako, which passes it on.  Without
+   * one there is nothing to keep it from, and a process group is enough:
+   * setsid also makes a scheduler autogroup, which costs up to milliseconds. */
+  if (p->new_session)
+    setsid ();
+  else
+    setpgid (0, 0);
   if (command_setup (p, &ruleset_fd, &err) < 0)
     fail (p, 125, &err);
   cleanup_free char *path = proc_find_exec (&p->proc, &status, &err);

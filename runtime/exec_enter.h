@@ -27,6 +27,7 @@ struct exec_plan
   const struct landlock_plan *landlock;
   const struct seccomp_prog *seccomp;
   bool subreaper;                /* timed: a subreaper between hako and the command */
+  bool new_session;              /* setsid (hako has a controlling terminal, or tty), else setpgid */
   unsigned int preserve_fds;     /* hako's fds 3..3+N-1 pass to the command as they are */
   /* A terminal: the command gets a new pty of the sandbox's devpts as its
    * stdio and controlling terminal; the master goes over console_fd (a shim's
