@@ -97,6 +97,9 @@ tty_bundle () {
   [[ "$output" == *"/dev/pts/"* ]]
   run in_tty "$H exec --tty x1 no-such-command"
   [ "$status" -eq 127 ]
+  run in_tty "$H exec --tty --timeout 1s x1 -- sh -c 'tty; sleep 30'"
+  [ "$status" -eq 137 ]
+  [[ "$output" == *"/dev/pts/"* ]]
   # Without a terminal on our side the relay still works, as a pipe.
   run $H exec -t x1 -- sh -c 'test -t 1 && echo TTY'
   [ "$status" -eq 0 ]
