@@ -114,22 +114,38 @@ open_beneath_root (const char *path, int flags, uint64_t resolve)
   return sys_openat2 (root, path, &how);
 }
 
+dev_t
+console_host_devpts (void)
+{
+  struct stat sb;
+  struct statfs fs;
+  if (statfs ("/dev/pts", &fs) < 0 || fs.f_type != DEVPTS_SUPER_MAGIC || stat ("/dev/pts", &sb) < 0)
+    return 0;
+  return sb.st_dev;
+}
+
 /* The sandbox's own pty: /dev/pts/ptmx opened without following any link
- * and checked to be a devpts, so the pty belongs to the devpts instance
- * mounted in the sandbox (newinstance), never to the host's; the slave is
- * opened through the master (TIOCGPTPEER), with no path lookup at all. */
+ * and checked to be a devpts other than the host's, so the pty belongs to
+ * the instance mounted for the sandbox (a devpts mount is a new instance)
+ * and never shows up among the host's, where a bind of the host's /dev/pts
+ * would put it; the slave is opened through the master (TIOCGPTPEER), with
+ * no path lookup at all. */
 static int
-open_pty (const struct winsize *ws, int *master, int *slave, hk_err *err)
+open_pty (const struct winsize *ws, dev_t host_devpts, int *master, int *slave, hk_err *err)
 {
   struct statfs fs;
+  struct stat sb;
   int unlock = 0;
   *master = open_beneath_root ("dev/pts/ptmx", O_RDWR | O_NOCTTY,
                                RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
   if (*master < 0)
     return err_sys (err, "open /dev/pts/ptmx in the sandbox (a terminal needs a devpts mount "
                     "at /dev/pts)");
-  if (fstatfs (*master, &fs) < 0 || fs.f_type != DEVPTS_SUPER_MAGIC)
+  if (fstatfs (*master, &fs) < 0 || fs.f_type != DEVPTS_SUPER_MAGIC || fstat (*master, &sb) < 0)
     return err_set (err, ENOTTY, "/dev/pts/ptmx in the sandbox is not on a devpts");
+  if (host_devpts != 0 && sb.st_dev == host_devpts)
+    return err_set (err, EPERM, "/dev/pts in the sandbox is the host's devpts; a terminal needs a "
+                    "devpts mount of its own there");
   if (ioctl (*master, TIOCSPTLCK, &unlock) < 0)
     return err_sys (err, "unlock the pty");
   *slave = ioctl (*master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
@@ -176,11 +192,11 @@ bind_dev_console (int slave, hk_err *err)
 }
 
 int
-console_setup (int sock, const struct winsize *ws, bool dev_console, hk_err *err)
+console_setup (int sock, const struct winsize *ws, bool dev_console, dev_t host_devpts, hk_err *err)
 {
   cleanup_close int master = -1;
   cleanup_close int slave = -1;
-  if (open_pty (ws, &master, &slave, err) < 0)
+  if (open_pty (ws, host_devpts, &master, &slave, err) < 0)
     return -1;
   if (dev_console && bind_dev_console (slave, err) < 0)
     return -1;

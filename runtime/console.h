@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <stdbool.h>
 #include <sys/ioctl.h>
+#include <sys/types.h>
 #include <termios.h>
 
 #include "lib/err.h"
@@ -19,12 +20,18 @@ int console_connect (const char *path, int *fd, hk_err *err);
 int console_send_master (int sock, int master, hk_err *err);
 int console_recv_master (int sock, int *master, hk_err *err);
 
+/* The device of the host's devpts (/dev/pts as hako sees it), to tell it
+ * from the sandbox's own; 0 when there is none. */
+dev_t console_host_devpts (void);
+
 /* Inside the sandbox (after pivot_root, or after joining its mount
- * namespace): a new pty of the devpts mounted at /dev/pts, sized to ws
- * (when its fields are non-zero), with the slave as stdin, stdout, stderr
- * and controlling terminal (the caller is a session leader), the master sent
- * over sock.  With dev_console, the slave is also bound on /dev/console. */
-int console_setup (int sock, const struct winsize *ws, bool dev_console, hk_err *err);
+ * namespace): a new pty of the devpts mounted at /dev/pts, which must not be
+ * host_devpts, sized to ws (when its fields are non-zero), with the slave as
+ * stdin, stdout, stderr and controlling terminal (the caller is a session
+ * leader), the master sent over sock.  With dev_console, the slave is also
+ * bound on /dev/console. */
+int console_setup (int sock, const struct winsize *ws, bool dev_console, dev_t host_devpts,
+                   hk_err *err);
 
 /* hako's side when it keeps the master: its stdin goes in (raw, when a
  * terminal), the output comes to its stdout, its window size follows. */

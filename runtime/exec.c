@@ -468,6 +468,7 @@ plan_terminal (struct exec_ctx *x, hk_err *err)
     return err_set (err, EINVAL, "a terminal cannot be combined with --json or --max-output");
   p->winsize = (struct winsize){ .ws_row = (unsigned short) p->proc.console_height,
                                  .ws_col = (unsigned short) p->proc.console_width };
+  p->host_devpts = console_host_devpts ();
   if (x->o->console_socket)
     return console_connect (x->o->console_socket, &p->console_fd, err);
   if (x->o->detach)

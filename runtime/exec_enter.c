@@ -182,7 +182,7 @@ command_main (const struct exec_plan *p)
    * command's own user, so the slave is that user's. */
   if (p->tty)
     {
-      if (console_setup (p->console_fd, &p->winsize, false, &err) < 0)
+      if (console_setup (p->console_fd, &p->winsize, false, p->host_devpts, &err) < 0)
         fail (p, 125, &err);
       close (p->console_fd);
     }

@@ -35,6 +35,7 @@ struct exec_plan
   bool tty;
   int console_fd;
   struct winsize winsize;        /* zero: the kernel's default */
+  dev_t host_devpts;             /* the host's devpts, which the pty must not come from */
   /* Channels (the hako end is closed in the children, and the other way round). */
   int ctl[2];                    /* SEQPACKET: [0] hako, [1] joiner, then subreaper */
   int errp[2];                   /* pipe: a setup failure; EOF once the command has exec'd */

@@ -111,6 +111,8 @@ child_setup (const struct spawn_cfg *cfg, bool userns, int *ruleset_fd, hk_err *
   const struct oci_spec *spec = cfg->spec;
   struct mnt_ctx mc = { .spec = spec, .rootfs = cfg->rootfs, .bundle = cfg->bundle,
                         .workdir = cfg->workdir, .userns = userns, .cgroup_dir = cfg->cgroup_dir };
+  /* Seen before the new root hides it: the pty must not come from there. */
+  dev_t host_devpts = spec->process->terminal ? console_host_devpts () : 0;
   if (join_namespaces (spec, err) < 0)
     return -1;
   /* Made here, not by clone3: the parent has put us in the sandbox's cgroups
@@ -137,7 +139,7 @@ child_setup (const struct spawn_cfg *cfg, bool userns, int *ruleset_fd, hk_err *
                             .ws_col = (unsigned short) proc->console_width };
       if (setsid () < 0)
         return err_sys (err, "setsid");
-      if (console_setup (cfg->console_fd, &ws, true, err) < 0)
+      if (console_setup (cfg->console_fd, &ws, true, host_devpts, err) < 0)
         return -1;
       close (cfg->console_fd);
     }

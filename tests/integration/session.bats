@@ -83,6 +83,13 @@ tty_bundle () {
   [ "$status" -eq 125 ]
   [[ "$output" == *"connect to console socket"* ]]
   [ -z "$(ls "$STATE")" ]
+  # The pty must come from a devpts of the sandbox's own, never the host's.
+  edit_config "$b" '.mounts |= map(if .destination == "/dev/pts" then {destination: "/dev/pts",
+    type: "bind", source: "/dev/pts", options: ["rbind", "nosuid", "noexec"]} else . end)'
+  run in_tty "$H run --rm --bundle $b t5"
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"is the host's devpts"* ]]
+  [ -z "$(ls "$STATE")" ]
 }
 
 @test "exec --tty: an interactive shell through hako's relay, with the command's own status" {
