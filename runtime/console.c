@@ -283,7 +283,19 @@ console_relay_io (struct console_relay *r, const struct pollfd pf[2])
             }
         }
       else if (n == 0 || (errno != EINTR && errno != EAGAIN))
-        r->in_open = false;
+        {
+          /* Our input ended (a pipe or a file): the end-of-file character
+           * tells a reader of the pty the same, as a ^D typed on an empty
+           * line would. */
+          struct termios t;
+          if (tcgetattr (r->master, &t) == 0 && (t.c_lflag & ICANON))
+            {
+              char eof = (char) t.c_cc[VEOF];
+              if (write (r->master, &eof, 1) < 0)
+                errno = 0;
+            }
+          r->in_open = false;
+        }
     }
   if (pf[1].revents && !relay_out (r))
     {

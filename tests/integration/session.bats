@@ -107,10 +107,14 @@ tty_bundle () {
   run in_tty "$H exec --tty --timeout 1s x1 -- sh -c 'tty; sleep 30'"
   [ "$status" -eq 137 ]
   [[ "$output" == *"/dev/pts/"* ]]
-  # Without a terminal on our side the relay still works, as a pipe.
-  run $H exec -t x1 -- sh -c 'test -t 1 && echo TTY'
+  # Without a terminal on our side the relay still works, as a pipe, and
+  # the end of our input is the end of the pty's.
+  run $H exec -t x1 -- sh -c 'test -t 1 && echo TTY' < /dev/null
   [ "$status" -eq 0 ]
   [[ "$output" == *"TTY"* ]]
+  run $H exec -t x1 -- sh -c 'cat; echo cat-ended' <<< 'piped in'
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"piped in"*"cat-ended"* ]]
 }
 
 @test "exec --tty --console-socket: the master goes to the socket, even detached" {
