@@ -85,6 +85,9 @@ int cmd_net_option (struct cmd_net *n, int opt, const char *arg, const char *ver
  * sandbox runs with) and parse it again; args as for cmd_load_config. */
 int cmd_apply_network (struct config_src *cfg, const struct cmd_net *n, char *const *args, hk_err *err);
 void cmd_net_free (struct cmd_net *n);
+/* --preserve-fds ARG: a count of fds from 3 up, each open in the caller and
+ * not close-on-exec.  0, or -1 after a usage error (reported). */
+int cmd_preserve_fds (const char *verb, const char *arg, unsigned int *n);
 
 /* Split argv at "--": *cmd points after it (NULL if absent) and argc shrinks. */
 void cmd_split_dashdash (int *argc, char **argv, char ***cmd);

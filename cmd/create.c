@@ -132,6 +132,8 @@ static const char create_help[] =
   "      --pid-file FILE     write the sandbox process's host pid to FILE\n"
   "      --network MODE      none, host or allowlist (sets sandbox.network.mode)\n"
   "      --allow ENTRY       add to the network allow-list (repeatable; implies allowlist)\n"
+  "      --console-socket S  with process.terminal: send the pty's master to the unix socket S\n"
+  "      --preserve-fds N    pass fds 3 to 3+N-1 on to the process\n"
   "      --no-new-keyring    accepted for runc compatibility (no keyring is created)\n"
   "  -h, --help              this text\n";
 
@@ -145,10 +147,13 @@ cmd_create (int argc, char **argv)
     { "no-new-keyring", no_argument, NULL, 'k' },
     { "network", required_argument, NULL, 'N' },
     { "allow", required_argument, NULL, 'A' },
+    { "console-socket", required_argument, NULL, 'c' },
+    { "preserve-fds", required_argument, NULL, 'f' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
-  const char *bundle = NULL, *profile = NULL, *pid_file = NULL;
+  const char *bundle = NULL, *profile = NULL, *pid_file = NULL, *console = NULL;
+  unsigned int preserve = 0;
   struct cmd_net net = { 0 };
   int c;
   while ((c = getopt_long (argc, argv, "b:h", opts, NULL)) != -1)
@@ -160,6 +165,14 @@ cmd_create (int argc, char **argv)
       case 'k': break;
       case 'N': case 'A':
         if (cmd_net_option (&net, c, optarg, "create") < 0)
+          {
+            cmd_net_free (&net);
+            return EXIT_HAKO;
+          }
+        break;
+      case 'c': console = optarg; break;
+      case 'f':
+        if (cmd_preserve_fds ("create", optarg, &preserve) < 0)
           {
             cmd_net_free (&net);
             return EXIT_HAKO;
@@ -184,7 +197,8 @@ cmd_create (int argc, char **argv)
   else
     {
       struct sbx_create_opts o = { .id = id, .bundle = cfg.bundle, .config_json = cfg.json,
-                                   .config_len = cfg.len, .spec = cfg.spec, .pid_file = pid_file };
+                                   .config_len = cfg.len, .spec = cfg.spec, .pid_file = pid_file,
+                                   .console_socket = console, .preserve_fds = preserve };
       if (sbx_create (&st, &o, NULL, &status, &err) < 0)
         cmd_fail ("create", id, &err);
       else

@@ -32,6 +32,11 @@ static const char exec_help[] =
   "      --json              print one JSON object with the exit status and the output\n"
   "  -d, --detach            return once CMD is running\n"
   "      --pid-file FILE     write CMD's host pid to FILE\n"
+  "  -t, --tty               a new terminal inside the sandbox, relayed to ours\n"
+  "      --console-socket S  send the terminal's master to the unix socket S (runc's protocol)\n"
+  "  -p, --process FILE      an OCI process JSON (args, env, cwd, user, capabilities, ...);\n"
+  "                          the options here override it\n"
+  "      --preserve-fds N    pass fds 3 to 3+N-1 on to CMD\n"
   "  -h, --help              this text\n";
 
 struct exec_cli
@@ -40,6 +45,8 @@ struct exec_cli
   char **env;
   size_t n_env;
   bool json, has_max_output;
+  const char *process_file;
+  struct oci_process *process;
 };
 
 /* 0: go on; 1: help was printed; -1: usage error (already reported). */
@@ -95,17 +102,47 @@ parse_args (int argc, char **argv, struct exec_cli *c)
       case OPT_JSON: c->json = true; break;
       case 'd': c->o.detach = true; break;
       case OPT_PID_FILE: c->o.pid_file = optarg; break;
-      case 't': case OPT_CONSOLE: case 'p': case OPT_PRESERVE:
-        return cmd_usage ("exec", "%s is not supported by this hako yet",
-                          ch == 't' ? "--tty" : ch == 'p' ? "--process"
-                          : ch == OPT_CONSOLE ? "--console-socket" : "--preserve-fds"), -1;
+      case 't': c->o.tty = true; break;
+      case OPT_CONSOLE: c->o.console_socket = optarg; break;
+      case 'p': c->process_file = optarg; break;
+      case OPT_PRESERVE:
+        if (cmd_preserve_fds ("exec", optarg, &c->o.preserve_fds) < 0)
+          return -1;
+        break;
       case 'h': cmd_help (exec_help); return 1;
       default: cmd_usage ("exec", "bad option"); return -1;
       }
   if (c->o.detach && (c->o.timeout_ms || c->json || c->has_max_output))
     return cmd_usage ("exec", "--detach cannot be combined with --timeout, --json or --max-output"),
            -1;
+  if (c->o.tty && (c->json || c->has_max_output))
+    return cmd_usage ("exec", "--tty cannot be combined with --json or --max-output"), -1;
+  if (c->o.tty && c->o.detach && c->o.console_socket == NULL)
+    return cmd_usage ("exec", "--tty with --detach needs --console-socket"), -1;
   return 0;
+}
+
+/* --process FILE: the process to run, parsed as config.json's .process. */
+static int
+load_process (struct exec_cli *c, hk_err *err)
+{
+  cleanup_free char *text = NULL;
+  size_t len;
+  if (c->process_file == NULL)
+    return 0;
+  if (file_read_all (c->process_file, 1 << 20, &text, &len, err) < 0
+      || oci_process_parse (text, len, &c->process, err) < 0)
+    return err_prefix (err, "--process %s", c->process_file);
+  c->o.process = c->process;
+  return 0;
+}
+
+static void
+cli_free (struct exec_cli *c)
+{
+  free (c->env);
+  if (c->process)
+    oci_process_free (c->process);
 }
 
 /* --max-output without --json: the capped streams go to ours. */
@@ -190,12 +227,12 @@ cmd_exec (int argc, char **argv)
   int r = parse_args (argc, argv, &c);
   if (r != 0)
     {
-      free (c.env);
+      cli_free (&c);
       return r > 0 ? 0 : EXIT_HAKO;
     }
   if (optind >= argc)
     {
-      free (c.env);
+      cli_free (&c);
       return cmd_usage ("exec", "expects a sandbox ID and a command");
     }
   const char *id = argv[optind];
@@ -204,18 +241,18 @@ cmd_exec (int argc, char **argv)
     command = argv + optind + 1;
   else if (argc - optind != 1)
     {
-      free (c.env);
+      cli_free (&c);
       return cmd_usage ("exec", "expects one sandbox ID before --");
     }
-  if (command[0] == NULL)
+  if (command[0] == NULL && c.process_file == NULL)
     {
-      free (c.env);
+      cli_free (&c);
       return cmd_usage ("exec", "no command to run");
     }
   struct passthrough pass = { 0 };
   struct capture cap = { 0 };
   c.o.id = id;
-  c.o.args = command;
+  c.o.args = command[0] ? command : NULL;
   c.o.env = c.env;
   c.o.capture = c.json || c.has_max_output;
   if (c.json && !c.has_max_output)
@@ -228,7 +265,7 @@ cmd_exec (int argc, char **argv)
   struct store st = { 0 };
   struct exec_result res = { 0 };
   int status = EXIT_HAKO;
-  if (cmd_store (&st, &err) < 0 || exec_run (&st, &c.o, &res, &err) < 0)
+  if (load_process (&c, &err) < 0 || cmd_store (&st, &err) < 0 || exec_run (&st, &c.o, &res, &err) < 0)
     cmd_fail ("exec", id, &err);
   else
     {
@@ -247,7 +284,7 @@ cmd_exec (int argc, char **argv)
   exec_result_free (&res);
   for (int s = 1; s < 3; s++)
     free (cap.buf[s]);
-  free (c.env);
+  cli_free (&c);
   store_fini (&st);
   return status;
 }

@@ -20,12 +20,16 @@ static const char run_help[] =
   "      --pid-file FILE     write the sandbox process's host pid to FILE\n"
   "      --network MODE      none, host or allowlist (sets sandbox.network.mode)\n"
   "      --allow ENTRY       add to the network allow-list (repeatable; implies allowlist)\n"
+  "      --console-socket S  with process.terminal: send the pty's master to the unix socket S\n"
+  "                          (without it, in the foreground, hako relays its own terminal)\n"
+  "      --preserve-fds N    pass fds 3 to 3+N-1 on to the process\n"
   "      --keep              accepted for runc compatibility (the default)\n"
   "  -h, --help              this text\n";
 
 struct run_opts
 {
-  const char *bundle, *profile, *pid_file;
+  const char *bundle, *profile, *pid_file, *console;
+  unsigned int preserve;
   bool rm, detach;
   struct cmd_net net;
 };
@@ -44,6 +48,8 @@ run_parse (int argc, char **argv, struct run_opts *o)
     { "no-new-keyring", no_argument, NULL, 'n' },
     { "network", required_argument, NULL, 'N' },
     { "allow", required_argument, NULL, 'A' },
+    { "console-socket", required_argument, NULL, 'c' },
+    { "preserve-fds", required_argument, NULL, 'f' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
@@ -59,6 +65,11 @@ run_parse (int argc, char **argv, struct run_opts *o)
       case 'k': case 'n': break;
       case 'N': case 'A':
         if (cmd_net_option (&o->net, c, optarg, "run") < 0)
+          return -1;
+        break;
+      case 'c': o->console = optarg; break;
+      case 'f':
+        if (cmd_preserve_fds ("run", optarg, &o->preserve) < 0)
           return -1;
         break;
       case 'h': cmd_help (run_help); return 1;
@@ -120,7 +131,8 @@ cmd_run (int argc, char **argv)
     }
   struct sbx_create_opts co = { .id = id, .bundle = cfg.bundle, .config_json = cfg.json,
                                 .config_len = cfg.len, .spec = cfg.spec, .pid_file = o.pid_file,
-                                .foreground = !o.detach };
+                                .foreground = !o.detach, .console_socket = o.console,
+                                .preserve_fds = o.preserve };
   if (sbx_create (&st, &co, &fg, &status, &err) < 0)
     cmd_fail ("run", id, &err);
   else if (o.detach)

@@ -58,7 +58,12 @@ gen_process (struct json_out *o, enum oci_profile p, char *const *args)
   json_kint (o, "uid", 0);
   json_kint (o, "gid", 0);
   json_obj_close (o);
-  json_kstrv (o, "args", args && args[0] ? args : sh);
+  /* The host profile without a command is a session: no args, and hako's
+   * init as pid 1 (gen_sandbox), waiting for exec. */
+  if (args && args[0])
+    json_kstrv (o, "args", args);
+  else if (p != OCI_PROFILE_HOST)
+    json_kstrv (o, "args", sh);
   json_kstrv (o, "env", p == OCI_PROFILE_HOST ? env_host : env_default);
   json_kstr (o, "cwd", p == OCI_PROFILE_HOST ? "/work" : "/");
   json_key (o, "capabilities");
@@ -355,7 +360,7 @@ gen_linux (struct json_out *o, bool rootless)
 }
 
 static void
-gen_sandbox (struct json_out *o, enum oci_profile p, bool rootless)
+gen_sandbox (struct json_out *o, enum oci_profile p, bool rootless, bool init)
 {
   json_key (o, "sandbox");
   json_obj_open (o);
@@ -387,6 +392,8 @@ gen_sandbox (struct json_out *o, enum oci_profile p, bool rootless)
       json_kstr (o, "path", "/work");
       json_obj_close (o);
     }
+  if (init)
+    json_kbool (o, "init", true);
   json_obj_close (o);
 }
 
@@ -411,7 +418,7 @@ oci_profile_generate (enum oci_profile profile, bool rootless, char *const *args
   json_kstr (&o, "hostname", "hako");
   gen_mounts (&o, profile, rootless);
   gen_linux (&o, rootless);
-  gen_sandbox (&o, profile, rootless);
+  gen_sandbox (&o, profile, rootless, profile == OCI_PROFILE_HOST && !(args && args[0]));
   json_obj_close (&o);
   return json_out_finish (&o, out, NULL, err);
 }

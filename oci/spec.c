@@ -338,11 +338,18 @@ parse_caps (yajl_val proc, struct oci_process *p, hk_err *err)
 static int
 parse_args_env (yajl_val proc, struct oci_process *p, hk_err *err)
 {
+  /* Absent or empty only for sandbox.init (checked in parse_top) or a
+   * --process file (the command line gives them). */
   yajl_val args = json_get (proc, "args");
-  if (!YAJL_IS_ARRAY (args) || json_len (args) == 0)
+  if (args && !YAJL_IS_ARRAY (args))
     return json_error (err, ".process", "args", "must be a non-empty array");
-  if (json_as_strv (args, ".process", "args", &p->args, err) < 0
-      || json_get_strv (proc, ".process", "env", &p->env, err) < 0)
+  if (args == NULL)
+    p->args = xcalloc (1, sizeof *p->args);
+  else if (json_as_strv (args, ".process", "args", &p->args, err) < 0)
+    return -1;
+  if (p->args == NULL)
+    p->args = xcalloc (1, sizeof *p->args);
+  if (json_get_strv (proc, ".process", "env", &p->env, err) < 0)
     return -1;
   /* As runc: an entry without '=' or with an empty name is an error, not
    * something the process discovers later. */
@@ -383,6 +390,16 @@ parse_process_misc (yajl_val proc, struct oci_process *p, hk_err *err)
 }
 
 static int
+parse_process_object (yajl_val proc, struct oci_process *p, hk_err *err)
+{
+  if (parse_args_env (proc, p, err) < 0 || parse_process_misc (proc, p, err) < 0
+      || parse_user (proc, &p->user, err) < 0 || parse_caps (proc, p, err) < 0
+      || parse_rlimits (proc, p, err) < 0)
+    return -1;
+  return 0;
+}
+
+static int
 parse_process (yajl_val root, struct oci_spec *s, hk_err *err)
 {
   yajl_val proc = NULL;
@@ -390,10 +407,11 @@ parse_process (yajl_val root, struct oci_spec *s, hk_err *err)
   if (r <= 0)
     return r;
   s->process = xcalloc (1, sizeof *s->process);
-  if (parse_args_env (proc, s->process, err) < 0 || parse_process_misc (proc, s->process, err) < 0
-      || parse_user (proc, &s->process->user, err) < 0 || parse_caps (proc, s->process, err) < 0
-      || parse_rlimits (proc, s->process, err) < 0)
+  if (parse_process_object (proc, s->process, err) < 0)
     return -1;
+  /* No command is fine only when hako's init is pid 1 and simply waits. */
+  if (s->process->args[0] == NULL && !s->sandbox.init)
+    return json_error (err, ".process", "args", "must be a non-empty array");
   return 0;
 }
 
@@ -528,10 +546,29 @@ oci_spec_load (const char *path, struct oci_spec **out, hk_err *err)
   return 0;
 }
 
+int
+oci_process_parse (const char *json, size_t len, struct oci_process **out, hk_err *err)
+{
+  yajl_val root = NULL;
+  if (json_parse (json, len, &root, err) < 0)
+    return -1;
+  struct oci_process *p = xcalloc (1, sizeof *p);
+  int r = YAJL_IS_OBJECT (root) ? parse_process_object (root, p, err)
+                                : err_set (err, EINVAL, "the process must be a JSON object");
+  yajl_tree_free (root);
+  if (r < 0)
+    {
+      oci_process_free (p);
+      return -1;
+    }
+  *out = p;
+  return 0;
+}
+
 /* ---- free ---- */
 
-static void
-free_process (struct oci_process *p)
+void
+oci_process_free (struct oci_process *p)
 {
   if (p == NULL)
     return;
@@ -590,7 +627,7 @@ oci_spec_free (struct oci_spec *spec)
   free (spec->oci_version);
   free (spec->root_path);
   free_mounts (spec->mounts, spec->n_mounts);
-  free_process (spec->process);
+  oci_process_free (spec->process);
   free (spec->hostname);
   free (spec->domainname);
   spec_free_linux (&spec->linux);

@@ -278,6 +278,9 @@ struct hako_sandbox
   /* idmap: the rootfs is mounted idmapped to the sandbox's user namespace,
    * so the image's on-disk owners (root) are its owners inside (root). */
   bool idmap;
+  /* pid 1 is hako's minimal init: it reaps orphans, starts process.args (if
+   * any) as its child and exits with its status, else waits for SIGTERM. */
+  bool init;
 };
 
 struct oci_spec
@@ -287,7 +290,7 @@ struct oci_spec
   bool root_readonly;
   struct oci_mount *mounts;
   size_t n_mounts;
-  struct oci_process *process;  /* NULL when absent */
+  struct oci_process *process;  /* NULL when absent; its args may be empty only with sandbox.init */
   char *hostname;
   char *domainname;
   struct oci_linux linux;
@@ -307,6 +310,11 @@ int oci_spec_set_network (const char *json, size_t len, const char *mode, char *
                           char **out, size_t *out_len, hk_err *err);
 void oci_spec_free (struct oci_spec *spec);
 
+/* A process object on its own (runc exec --process FILE), the fields and
+ * errors of .process; args may be absent or empty (the command line's). */
+int oci_process_parse (const char *json, size_t len, struct oci_process **out, hk_err *err);
+void oci_process_free (struct oci_process *p);
+
 const char *oci_ns_name (enum oci_ns_type t);   /* "pid", "network", ... */
 int oci_ns_from_name (const char *name);        /* -1 if unknown */
 /* The CLONE_NEW* flag of a namespace type. */
@@ -321,7 +329,8 @@ enum oci_profile
   OCI_PROFILE_HOST      /* no image: host /usr,/lib*,/bin,/sbin,/etc read-only, tmpfs /tmp, /work */
 };
 int oci_profile_from_name (const char *name);  /* -1 if unknown */
-/* args: the process args (NULL: the profile's default "sh").  rootless adds a
+/* args: the process args (NULL: none, and the profile's sandbox.init runs
+ * alone).  rootless adds a
  * user namespace mapping the caller's uid/gid to 0 and drops what needs real root. */
 int oci_profile_generate (enum oci_profile profile, bool rootless, char *const *args,
                           char **json_out, hk_err *err);

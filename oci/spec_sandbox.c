@@ -1,5 +1,5 @@
 /* spec_sandbox: hako's "sandbox" object — root kind, network policy, Landlock,
- * limits, image and work dir (DESIGN.md, "The sandbox spec"). */
+ * limits, image, work dir and the built-in init (DESIGN.md, "The sandbox spec"). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,7 +202,8 @@ spec_parse_sandbox (yajl_val root, struct hako_sandbox *s, hk_err *err)
       || parse_landlock (sb, &s->landlock, err) < 0 || parse_limits (sb, s, err) < 0
       || json_get_string (sb, ".sandbox", "image", &s->image, err) < 0
       || parse_workdir (sb, s, err) < 0
-      || json_get_bool (sb, ".sandbox", "idmap", &s->idmap, err) < 0)
+      || json_get_bool (sb, ".sandbox", "idmap", &s->idmap, err) < 0
+      || json_get_bool (sb, ".sandbox", "init", &s->init, err) < 0)
     return -1;
   if (s->image && s->image[0] == '\0')
     return json_error (err, ".sandbox", "image", "must not be empty");

@@ -23,6 +23,7 @@
 #include "lib/syscalls.h"
 #include "lib/util.h"
 #include "runtime/cgroup.h"
+#include "runtime/console.h"
 #include "runtime/exec_enter.h"
 #include "runtime/netpolicy.h"
 #include "runtime/pidinfo.h"
@@ -54,6 +55,8 @@ struct exec_ctx
   uint64_t seen[2];             /* bytes read from stdout, stderr */
   bool failed;                  /* errp brought a setup failure */
   struct enter_err failure;
+  int console_hako;             /* relay: hako's end of the terminal's socket, or -1 */
+  struct console_relay relay;   /* relay.master -1: none */
 };
 
 static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH };
@@ -374,14 +377,69 @@ setgroups_denied (pid_t pid)
   return file_read_all (path, 64, &text, NULL, &ignored) == 0 && str_has_prefix (text, "deny");
 }
 
+/* --process may not hand the command a capability the sandbox's own
+ * process could never have: every set must stay within its bounding set. */
+static int
+check_process_caps (const struct oci_process *file, const struct oci_process *sbx, hk_err *err)
+{
+  char **const sets[] = { file->caps.bounding, file->caps.effective, file->caps.inheritable,
+                          file->caps.permitted, file->caps.ambient };
+  char *const *allowed = sbx->has_caps ? sbx->caps.bounding : NULL;
+  for (size_t i = 0; i < sizeof sets / sizeof *sets; i++)
+    for (size_t j = 0; sets[i] && sets[i][j]; j++)
+      if (!strv_contains (allowed, sets[i][j]))
+        return err_set (err, EPERM, "--process: %s is not in the bounding set of the sandbox's "
+                        "process", sets[i][j]);
+  return 0;
+}
+
+/* The process to run: the sandbox's, or the --process file's (as runc,
+ * whose fields replace the sandbox's; those it leaves out stay the
+ * sandbox's: capabilities, rlimits, environment), then the options. */
+static int
+base_process (struct exec_ctx *x, struct oci_process *p, hk_err *err)
+{
+  const struct oci_process *sbx = x->spec->process, *file = x->o->process;
+  *p = *sbx;  /* a shallow copy: nothing here is freed through it */
+  if (file == NULL)
+    return 0;
+  if (file->has_caps && check_process_caps (file, sbx, err) < 0)
+    return -1;
+  p->terminal = file->terminal;
+  p->console_height = file->console_height;
+  p->console_width = file->console_width;
+  p->user = file->user;
+  if (file->args && file->args[0])
+    p->args = file->args;
+  if (file->env)
+    p->env = file->env;
+  p->cwd = file->cwd;
+  if (file->has_caps)
+    {
+      p->caps = file->caps;
+      p->has_caps = true;
+    }
+  if (file->n_rlimits)
+    {
+      p->rlimits = file->rlimits;
+      p->n_rlimits = file->n_rlimits;
+    }
+  /* The sandbox's no_new_privs stays: seccomp and Landlock rely on it. */
+  p->no_new_privileges = sbx->no_new_privileges || file->no_new_privileges;
+  return 0;
+}
+
 static int
 plan_process (struct exec_ctx *x, int rootfd, hk_err *err)
 {
   const struct exec_opts *o = x->o;
   struct oci_process *p = &x->plan.proc;
-  /* A shallow copy: rlimits, capabilities and the rest stay the spec's. */
-  *p = *x->spec->process;
-  p->args = (char **) o->args;
+  if (base_process (x, p, err) < 0)
+    return -1;
+  if (o->args)
+    p->args = (char **) o->args;
+  if (p->args == NULL || p->args[0] == NULL)
+    return err_set (err, EINVAL, "no command to run");
   if (o->cwd)
     p->cwd = (char *) o->cwd;
   if (o->user)
@@ -401,6 +459,46 @@ plan_process (struct exec_ctx *x, int rootfd, hk_err *err)
   return 0;
 }
 
+/* The terminal: a console socket's connection, or a pair whose other end
+ * hako keeps for its relay; sized as hako's terminal or as consoleSize. */
+static int
+plan_terminal (struct exec_ctx *x, hk_err *err)
+{
+  struct exec_plan *p = &x->plan;
+  p->tty = x->o->tty || p->proc.terminal;
+  if (!p->tty)
+    return 0;
+  if (x->o->capture)
+    return err_set (err, EINVAL, "a terminal cannot be combined with --json or --max-output");
+  p->winsize = (struct winsize){ .ws_row = (unsigned short) p->proc.console_height,
+                                 .ws_col = (unsigned short) p->proc.console_width };
+  p->host_devpts = console_host_devpts ();
+  if (x->o->console_socket)
+    return console_connect (x->o->console_socket, &p->console_fd, err);
+  if (x->o->detach)
+    return err_set (err, EINVAL, "a terminal with --detach needs --console-socket");
+  int sv[2];
+  if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+    return err_sys (err, "socketpair");
+  x->console_hako = sv[0];
+  p->console_fd = sv[1];
+  struct winsize ours;
+  if (ioctl (0, TIOCGWINSZ, &ours) == 0 && ours.ws_row && ours.ws_col)
+    p->winsize = ours;
+  return 0;
+}
+
+/* Whether hako has a controlling terminal the command must be kept from:
+ * only ENXIO from /dev/tty says there is none. */
+static bool
+has_controlling_terminal (void)
+{
+  int fd = open ("/dev/tty", O_RDONLY | O_NOCTTY | O_CLOEXEC);
+  if (fd >= 0)
+    close (fd);
+  return fd >= 0 || errno != ENXIO;
+}
+
 /* Decide everything about the exec before anything is forked. */
 static int
 plan_exec (const struct store *st, struct exec_ctx *x, hk_err *err)
@@ -418,14 +516,19 @@ plan_exec (const struct store *st, struct exec_ctx *x, hk_err *err)
   x->plan.root_dev = sb.st_dev;
   x->plan.root_ino = sb.st_ino;
   if (namespace_flags (pid, &x->plan.ns_flags, err) < 0 || plan_cgroups (x, err) < 0
-      || plan_process (x, rootfd, err) < 0 || still_running (x, err) < 0)
+      || plan_process (x, rootfd, err) < 0 || plan_terminal (x, err) < 0
+      || still_running (x, err) < 0)
     return -1;
+  /* The exec's own terminal is what /dev/tty means to it (landlock.c). */
+  x->spec->process->terminal = x->plan.tty;
   if (landlock_prepare (x->spec, &x->landlock, err) < 0
       || seccomp_prepare_cached (x->spec, st->data_root, &x->seccomp, err) < 0)
     return -1;
   x->plan.landlock = x->landlock;
   x->plan.seccomp = x->seccomp;
   x->plan.subreaper = x->o->timeout_ms > 0;
+  x->plan.new_session = x->plan.tty || has_controlling_terminal ();
+  x->plan.preserve_fds = x->o->preserve_fds;
   if (x->oom_file && !read_oom_kills (x->oom_file, &x->oom_before))
     {
       free (x->oom_file);
@@ -656,8 +759,23 @@ forward_signals (struct exec_ctx *x)
 {
   struct signalfd_siginfo si;
   while (read (x->sigfd, &si, sizeof si) == (ssize_t) sizeof si)
-    if (x->cmd_pidfd >= 0)
+    if (si.ssi_signo == SIGWINCH && x->relay.master >= 0)
+      console_relay_winch (&x->relay);  /* the kernel tells the pty's processes */
+    else if (x->cmd_pidfd >= 0)
       sys_pidfd_send_signal (x->cmd_pidfd, (int) si.ssi_signo, NULL, 0);
+}
+
+/* Relay: the master arrives once the command is certain to run; a command
+ * that could not be executed sends none (errp says why). */
+static void
+take_terminal (struct exec_ctx *x)
+{
+  int master;
+  hk_err ignored;
+  close_fd (&x->plan.console_fd);
+  if (console_recv_master (x->console_hako, &master, &ignored) == 0)
+    console_relay_begin (&x->relay, master);
+  close_fd (&x->console_hako);
 }
 
 /* The end of the command: its wait status, from waitpid (untimed) or from
@@ -693,13 +811,14 @@ wait_command (struct exec_ctx *x, struct exec_result *res, int *ws, bool *more, 
   uint64_t deadline = x->o->timeout_ms ? x->t0 + x->o->timeout_ms : 0;
   for (bool ended = false; !ended;)
     {
-      struct pollfd pf[5] = {
+      struct pollfd pf[7] = {
         { .fd = p->subreaper ? p->ctl[0] : x->child_pidfd, .events = POLLIN },
         { .fd = x->sigfd, .events = POLLIN },
         { .fd = p->errp[0], .events = POLLIN },
         { .fd = p->out[0], .events = POLLIN },
         { .fd = p->err[0], .events = POLLIN },
       };
+      console_relay_fds (&x->relay, pf + 5);
       int wait = -1;
       if (deadline && !res->timed_out)
         {
@@ -707,7 +826,7 @@ wait_command (struct exec_ctx *x, struct exec_result *res, int *ws, bool *more, 
           wait = now >= deadline ? 0 : (int) (deadline - now);
         }
       /* poll ignores the entries whose fd is -1. */
-      if (poll (pf, 5, wait) < 0 && errno != EINTR)
+      if (poll (pf, 7, wait) < 0 && errno != EINTR)
         return err_sys (err, "poll");
       if (deadline && !res->timed_out && now_ms () >= deadline)
         {
@@ -719,6 +838,7 @@ wait_command (struct exec_ctx *x, struct exec_result *res, int *ws, bool *more, 
       for (int s = 0; s < 2; s++)
         if (pf[3 + s].revents)
           pump (x, res, s, SIZE_MAX);
+      console_relay_io (&x->relay, pf + 5);
       if (pf[1].revents & POLLIN)
         forward_signals (x);
       if (pf[0].revents && command_ended (x, ws, more, &ended, err) < 0)
@@ -806,6 +926,7 @@ finish_foreground (struct exec_ctx *x, struct exec_result *res, hk_err *err)
     }
   res->duration_ms = now_ms () - x->t0;
   release_subreaper (x, res, res->timed_out || more);
+  console_relay_end (&x->relay);
   drain_pending (x, res);
   /* Every writer of errp is gone: this cannot block. */
   while (x->plan.errp[0] >= 0 && read_failure (x))
@@ -837,7 +958,8 @@ ctx_free (struct exec_ctx *x)
 {
   struct exec_plan *p = &x->plan;
   int *fds[] = { &p->pidfd, &p->cgroup_v2_fd, &p->ctl[0], &p->ctl[1], &p->errp[0], &p->errp[1], &p->out[0],
-                 &p->out[1], &p->err[0], &p->err[1], &x->sigfd };
+                 &p->out[1], &p->err[0], &p->err[1], &x->sigfd, &p->console_fd, &x->console_hako };
+  console_relay_end (&x->relay);  /* the caller's terminal back as it was */
   for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
     close_fd (fds[i]);
   if (x->cmd_pidfd != x->child_pidfd)
@@ -860,8 +982,10 @@ int
 exec_run (const struct store *st, const struct exec_opts *o, struct exec_result *res, hk_err *err)
 {
   struct exec_ctx x = {
-    .o = o, .child = -1, .child_pidfd = -1, .cmd_pidfd = -1, .sigfd = -1,
-    .plan = { .pidfd = -1, .cgroup_v2_fd = -1, .ctl = { -1, -1 }, .errp = { -1, -1 }, .out = { -1, -1 }, .err = { -1, -1 } },
+    .o = o, .child = -1, .child_pidfd = -1, .cmd_pidfd = -1, .sigfd = -1, .console_hako = -1,
+    .relay = { .master = -1 },
+    .plan = { .pidfd = -1, .cgroup_v2_fd = -1, .ctl = { -1, -1 }, .errp = { -1, -1 }, .out = { -1, -1 },
+              .err = { -1, -1 }, .console_fd = -1 },
   };
   *res = (struct exec_result){ .status = 125 };
   int r = plan_exec (st, &x, err);
@@ -871,6 +995,12 @@ exec_run (const struct store *st, const struct exec_opts *o, struct exec_result 
     r = catch_signals (&x, err);
   if (r == 0 && (r = start_joiner (&x, res, err)) < 0)
     abort_command (&x, res);
+  if (r == 0)
+    {
+      close_fd (&x.plan.console_fd);  /* the command's (or the shim's) now */
+      if (x.console_hako >= 0)
+        take_terminal (&x);
+    }
   if (r == 0)
     r = o->detach ? finish_detached (&x, res, err) : finish_foreground (&x, res, err);
   ctx_free (&x);

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "lib/err.h"
+#include "oci/spec.h"
 #include "runtime/store.h"
 
 /* Called with each piece of the command's output that is passed on; stream
@@ -20,13 +21,24 @@ typedef void (*exec_sink_fn) (void *ctx, int stream, const char *buf, size_t n);
 struct exec_opts
 {
   const char *id;
-  char *const *args;      /* the command: non-empty */
+  /* --process: the process to run instead of the sandbox's (args, env, cwd,
+   * user, capabilities, noNewPrivileges, rlimits, terminal, consoleSize);
+   * the options below override it.  NULL: the sandbox's process. */
+  const struct oci_process *process;
+  char *const *args;      /* the command; NULL only with process (its args) */
   char *const *env;       /* "K=V" each, replacing or adding to the spec's env; may be NULL */
   const char *cwd;        /* absolute; NULL: the spec's */
   const char *user;       /* "USER[:GROUP]", names or numbers; NULL: the spec's */
   uint64_t timeout_ms;    /* 0: none */
   bool detach;            /* return once the command runs; no timeout, no capture */
   const char *pid_file;   /* the command's host pid goes there */
+  unsigned int preserve_fds;   /* hako's fds 3..3+N-1 pass to the command */
+  /* A new pty inside the sandbox as the command's terminal (also when
+   * process->terminal).  Its master goes to console_socket when given;
+   * else hako relays between its own stdin/stdout and the pty.  Not with
+   * capture. */
+  bool tty;
+  const char *console_socket;
   /* With capture, stdout and stderr are pipes read by hako: each stream is
    * passed to sink up to max_output bytes, then drained and dropped, so the
    * command never blocks and nothing past the cap is held.  Without, the

@@ -27,6 +27,7 @@
 
 #include "lib/syscalls.h"
 #include "lib/util.h"
+#include "runtime/console.h"
 #include "runtime/process.h"
 #include "runtime/proctree.h"
 
@@ -161,22 +162,42 @@ command_main (const struct exec_plan *p)
   sigemptyset (&none);
   sigprocmask (SIG_SETMASK, &none, NULL);
   signal (SIGPIPE, SIG_DFL);  /* hako ignores it; the command must not inherit that */
-  /* A session of its own: the command is not in hako's process group, so
-   * kill(0, ...) inside cannot reach the host processes of the caller's
-   * job, and the terminal's ^C goes to hako, which passes it on. */
-  setsid ();
+  /* Out of hako's process group, so kill(0, ...) inside cannot reach the
+   * host processes of the caller's job.  When hako has a controlling
+   * terminal, a session of its own too: the command then has none, so it
+   * cannot push input into the caller's terminal (TIOCSTI) or take its
+   * signals, and the terminal's ^C goes to hako, which passes it on.  Without
+   * one there is nothing to keep it from, and a process group is enough:
+   * setsid also makes a scheduler autogroup, which costs up to milliseconds. */
+  if (p->new_session)
+    setsid ();
+  else
+    setpgid (0, 0);
   if (command_setup (p, &ruleset_fd, &err) < 0)
     fail (p, 125, &err);
   cleanup_free char *path = proc_find_exec (&p->proc, &status, &err);
   if (path == NULL)
     fail (p, status, &err);
+  /* The pty last: only now is it certain the command runs (a command not
+   * found reports 127 through errp and sends no terminal).  Opened as the
+   * command's own user, so the slave is that user's. */
+  if (p->tty)
+    {
+      if (console_setup (p->console_fd, &p->winsize, false, p->host_devpts, &err) < 0)
+        fail (p, 125, &err);
+      close (p->console_fd);
+    }
   if (landlock_enforce (ruleset_fd, &err) < 0
       || (p->proc.no_new_privileges && seccomp_install (p->seccomp, &err) < 0))
     fail (p, 125, &err);
-  /* No host fd survives into the sandbox (CVE-2024-21626).  Marked
-   * close-on-exec rather than closed, so errp still reports a failed execve. */
-  if (sys_close_range (3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
-    for (int fd = 3; fd < 65536; fd++)
+  /* No host fd survives into the sandbox (CVE-2024-21626) but the ones the
+   * caller passed with --preserve-fds.  Marked close-on-exec rather than
+   * closed, so errp still reports a failed execve. */
+  unsigned int first = 3 + p->preserve_fds;
+  for (unsigned int fd = 3; fd < first; fd++)
+    fcntl ((int) fd, F_SETFD, 0);
+  if (sys_close_range (first, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+    for (int fd = (int) first; fd < 65536; fd++)
       fcntl (fd, F_SETFD, FD_CLOEXEC);
   execve (path, p->proc.args, p->proc.env ? p->proc.env : (char *[]){ NULL });
   status = (errno == ENOENT || errno == ENOTDIR) ? 127 : 126;
@@ -272,8 +293,11 @@ subreaper_main (const struct exec_plan *p)
   if (cpid == 0)
     command_main (p);
   hide_arguments ();
-  /* From here on only the command writes to errp and the capture pipes. */
+  /* From here on only the command writes to errp and the capture pipes,
+   * and sends the terminal. */
   close (p->errp[1]);
+  if (p->console_fd >= 0)
+    close (p->console_fd);
   if (p->out[1] >= 0)
     close (p->out[1]);
   if (p->err[1] >= 0)
@@ -332,14 +356,17 @@ int_cmp (const void *a, const void *b)
   return *(const int *) a - *(const int *) b;
 }
 
-/* Close every fd but 0-2 and the plan's own: whatever else hako had open
- * (a --log file, the signalfd) has no business in the sandbox, not even in
- * the subreaper, which lives there for the whole command. */
+/* Close every fd but 0-2, the preserved ones and the plan's own: whatever
+ * else hako had open (a --log file, the signalfd) has no business in the
+ * sandbox, not even in the subreaper, which lives there for the whole
+ * command.  The preserved fds were open before hako started, so the plan's
+ * are all above them. */
 static void
 close_other_fds (const struct exec_plan *p)
 {
-  int keep[] = { p->pidfd, p->ctl[1], p->errp[1], p->out[1], p->err[1], p->cgroup_v2_fd };
-  unsigned int from = 3;
+  int keep[] = { p->pidfd, p->ctl[1], p->errp[1], p->out[1], p->err[1], p->cgroup_v2_fd,
+                 p->console_fd };
+  unsigned int from = 3 + p->preserve_fds;
   qsort (keep, sizeof keep / sizeof *keep, sizeof *keep, int_cmp);
   for (size_t i = 0; i < sizeof keep / sizeof *keep; i++)
     {

@@ -6,6 +6,7 @@
 #define HAKO_RUNTIME_EXEC_ENTER_H
 
 #include <stdbool.h>
+#include <sys/ioctl.h>
 #include <sys/types.h>
 
 #include "lib/err.h"
@@ -26,6 +27,15 @@ struct exec_plan
   const struct landlock_plan *landlock;
   const struct seccomp_prog *seccomp;
   bool subreaper;                /* timed: a subreaper between hako and the command */
+  bool new_session;              /* setsid (hako has a controlling terminal, or tty), else setpgid */
+  unsigned int preserve_fds;     /* hako's fds 3..3+N-1 pass to the command as they are */
+  /* A terminal: the command gets a new pty of the sandbox's devpts as its
+   * stdio and controlling terminal; the master goes over console_fd (a shim's
+   * console socket, or hako's own end for its relay). */
+  bool tty;
+  int console_fd;
+  struct winsize winsize;        /* zero: the kernel's default */
+  dev_t host_devpts;             /* the host's devpts, which the pty must not come from */
   /* Channels (the hako end is closed in the children, and the other way round). */
   int ctl[2];                    /* SEQPACKET: [0] hako, [1] joiner, then subreaper */
   int errp[2];                   /* pipe: a setup failure; EOF once the command has exec'd */

@@ -248,6 +248,10 @@ fs_rules (struct landlock_plan *p, const struct oci_spec *spec)
     derive_rules (p, spec);
   for (size_t i = 0; i < sizeof std_devices / sizeof *std_devices; i++)
     plan_add_path (p, std_devices[i].path, std_devices[i].access, true, "sandbox.landlock");
+  /* With a terminal of its own (a new session whose controlling terminal is
+   * the sandbox's pty), /dev/tty is that pty: job control needs its ioctls. */
+  if (spec->process && spec->process->terminal)
+    plan_add_path (p, "/dev/tty", LL_DEV | LANDLOCK_ACCESS_FS_IOCTL_DEV, true, "sandbox.landlock");
 }
 
 /* ---- prepare: the plan, checked against the ABI ------------------------------- */

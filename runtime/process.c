@@ -239,11 +239,14 @@ proc_find_exec (const struct oci_process *p, int *status, hk_err *err)
 }
 
 int
-proc_exec (const struct oci_process *p, const char *path, int *status, hk_err *err)
+proc_exec (const struct oci_process *p, const char *path, unsigned int preserve_fds, int *status,
+           hk_err *err)
 {
-  /* No host fd may survive into the sandbox (CVE-2024-21626 leaked one). */
-  if (sys_close_range (3, ~0U, 0) < 0)
-    for (int fd = 3; fd < 1024; fd++)
+  /* No host fd may survive into the sandbox (CVE-2024-21626 leaked one),
+   * but the ones the caller passed on purpose (--preserve-fds). */
+  unsigned int first = 3 + preserve_fds;
+  if (sys_close_range (first, ~0U, 0) < 0)
+    for (int fd = (int) first; fd < 1024; fd++)
       close (fd);
   execve (path, p->args, p->env ? p->env : (char *[]){ NULL });
   *status = (errno == ENOENT || errno == ENOTDIR) ? 127 : 126;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -21,6 +22,7 @@
 #include "runtime/admission.h"
 #include "runtime/caps.h"
 #include "runtime/cgroup.h"
+#include "runtime/console.h"
 #include "runtime/idmap.h"
 #include "runtime/netpolicy.h"
 #include "runtime/pidinfo.h"
@@ -147,9 +149,6 @@ sbx_validate (struct oci_spec *spec, hk_err *err)
 {
   if (spec->process == NULL)
     return err_set (err, EINVAL, ".process: required to create a sandbox");
-  if (spec->process->terminal)
-    return err_set (err, ENOTSUP, ".process.terminal: true needs a console socket, which this hako "
-                    "does not support yet; set it to false");
   if (spec->process->has_caps && caps_validate (&spec->process->caps, err) < 0)
     return -1;
   if (apply_network_mode (spec, err) < 0 || refuse_unsupported (spec, err) < 0)
@@ -318,11 +317,38 @@ place_in_cgroups (void *arg, pid_t pid, bool in_v2, hk_err *err)
   return cg_enter (arg, pid, in_v2, err);
 }
 
+/* Where the pty's master goes: the console socket, or (foreground without
+ * one) a pair whose other end run keeps for its relay.  As runc: a terminal
+ * needs somewhere to go, a console socket needs a terminal. */
+static int
+open_console (const struct sbx_create_opts *o, int *child_end, int *hako_end, hk_err *err)
+{
+  bool terminal = o->spec->process->terminal;
+  if (!terminal && o->console_socket)
+    return err_set (err, EINVAL, "--console-socket given but .process.terminal is false");
+  if (!terminal)
+    return 0;
+  if (o->console_socket)
+    return console_connect (o->console_socket, child_end, err);
+  if (!o->foreground)
+    return err_set (err, EINVAL, ".process.terminal is true: a detached sandbox needs "
+                    "--console-socket to hand its terminal to");
+  int sv[2];
+  if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+    return err_sys (err, "socketpair");
+  *hako_end = sv[0];
+  *child_end = sv[1];
+  return 0;
+}
+
 static int
 create_spawn (const struct sbx_create_opts *o, struct build *b, const char *rootfs, int *status,
-              hk_err *err)
+              int *console, hk_err *err)
 {
   cleanup_close int fifo_fd = -1;
+  cleanup_close int console_fd = -1;
+  if (open_console (o, &console_fd, console, err) < 0)
+    return -1;
   if (!o->foreground)
     {
       cleanup_free char *fifo = store_path (&b->entry, "exec.fifo");
@@ -338,9 +364,12 @@ create_spawn (const struct sbx_create_opts *o, struct build *b, const char *root
   struct spawn_cgroup cgroup = { .v2_fd = cgroup_fd, .place = place_in_cgroups, .arg = &b->cgroups };
   struct spawn_cfg cfg = { .spec = o->spec, .rootfs = rootfs, .bundle = o->bundle, .workdir = work,
                            .cgroup_dir = cg_v2_path (&b->cgroups), .cgroup = &cgroup, .fifo_fd = fifo_fd,
-                           .landlock = b->landlock, .seccomp = b->seccomp };
+                           .landlock = b->landlock, .seccomp = b->seccomp,
+                           .preserve_fds = o->preserve_fds, .console_fd = console_fd };
   if (spawn_clone (&cfg, &b->child, err) < 0)
     return -1;
+  close (console_fd);  /* the child's now */
+  console_fd = -1;
   /* Record the pid before the child builds anything: a hako killed from here
    * on leaves what `delete --force` needs to clean up after it. */
   if (write_pid_record (&b->entry, b->child.pid, b->child.start_time, err) < 0
@@ -363,6 +392,7 @@ sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_
 {
   struct build b = { .entry = { .lock_fd = -1 }, .child = { .pid = -1, .pidfd = -1, .sync_fd = -1 } };
   cleanup_free char *rootfs = NULL;
+  cleanup_close int console = -1;
   const struct cg_host *cg_host;
   *status = 125;
   /* Everything that can be decided without touching the host is decided
@@ -388,7 +418,7 @@ sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_
       || idmap_check_reachable (o->spec, rootfs, err) < 0
       || file_write_new (config, o->config_json, o->config_len, 0600, err) < 0
       || prepare_workdir (st, o, &b, err) < 0 || create_cgroups (&b, o, err) < 0
-      || create_spawn (o, &b, rootfs, status, err) < 0
+      || create_spawn (o, &b, rootfs, status, &console, err) < 0
       || proxy_start (&b.entry, o->spec, b.child.pidfd, err) < 0
       || (o->pid_file && write_pid_file (o->pid_file, b.child.pid, err) < 0))
     {
@@ -401,6 +431,8 @@ sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_
     {
       fg->id = xstrdup (o->id);
       fg->child = b.child;
+      fg->has_console = console >= 0;
+      fg->console = steal_fd (&console);
     }
   else
     spawn_close (&b.child);
@@ -519,7 +551,7 @@ static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGU
 
 /* Wait for the child, passing the signals a terminal or supervisor sends on to it. */
 static int
-wait_forwarding (struct spawn_child *c, int *wstatus, hk_err *err)
+wait_forwarding (struct spawn_child *c, struct console_relay *relay, int *wstatus, hk_err *err)
 {
   sigset_t set, old;
   sigemptyset (&set);
@@ -529,15 +561,20 @@ wait_forwarding (struct spawn_child *c, int *wstatus, hk_err *err)
   cleanup_close int sfd = signalfd (-1, &set, SFD_CLOEXEC);
   if (sfd < 0)
     return err_sys (err, "signalfd");
-  struct pollfd p[2] = { { .fd = c->pidfd, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
   for (;;)
     {
-      if (poll (p, 2, -1) < 0 && errno != EINTR)
+      struct pollfd p[4] = { { .fd = c->pidfd, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
+      console_relay_fds (relay, p + 2);
+      if (poll (p, 4, -1) < 0 && errno != EINTR)
         return err_sys (err, "poll");
+      console_relay_io (relay, p + 2);
       if (p[1].revents & POLLIN)
         {
           struct signalfd_siginfo si;
-          if (read (sfd, &si, sizeof si) == sizeof si)
+          bool got = read (sfd, &si, sizeof si) == sizeof si;
+          if (got && si.ssi_signo == SIGWINCH && relay->master >= 0)
+            console_relay_winch (relay);  /* the kernel tells the pty's processes */
+          else if (got)
             sys_pidfd_send_signal (c->pidfd, (int) si.ssi_signo, NULL, 0);
         }
       if (p[0].revents & POLLIN)
@@ -580,13 +617,28 @@ int
 sbx_run_wait (const struct store *st, struct sbx_fg *fg, bool record, int *status, hk_err *err)
 {
   int wstatus;
+  struct console_relay relay = { .master = -1 };
   *status = 125;
+  /* The terminal: sent while the sandbox was built, sized before it runs. */
+  if (fg->has_console)
+    {
+      int master;
+      if (console_recv_master (fg->console, &master, err) < 0)
+        {
+          spawn_abort (&fg->child);
+          return -1;
+        }
+      console_relay_begin (&relay, master);
+    }
   if (spawn_release (&fg->child, err) < 0)
     {
+      console_relay_end (&relay);
       spawn_abort (&fg->child);
       return -1;
     }
-  if (wait_forwarding (&fg->child, &wstatus, err) < 0)
+  int r = wait_forwarding (&fg->child, &relay, &wstatus, err);
+  console_relay_end (&relay);
+  if (r < 0)
     return -1;
   *status = WIFSIGNALED (wstatus) ? 128 + WTERMSIG (wstatus) : WEXITSTATUS (wstatus);
   /* The sandbox may have been deleted meanwhile: then there is nothing to record. */
@@ -602,6 +654,9 @@ sbx_fg_free (struct sbx_fg *fg)
   spawn_close (&fg->child);
   free (fg->id);
   fg->id = NULL;
+  if (fg->has_console)
+    close (fg->console);
+  fg->has_console = false;
 }
 
 /* ---- kill / delete ---------------------------------------------------------- */

@@ -20,6 +20,10 @@ struct sbx_create_opts
   struct oci_spec *spec;    /* parsed config_json; adjusted for the sandbox object */
   bool foreground;          /* run: the caller keeps the child and releases it */
   const char *pid_file;
+  unsigned int preserve_fds;   /* hako's fds 3..3+N-1 pass to the process */
+  /* process.terminal: the pty's master goes to this unix socket; required
+   * unless foreground, where hako relays between its terminal and the pty. */
+  const char *console_socket;
 };
 
 /* A foreground sandbox `run` is waiting on. */
@@ -27,6 +31,8 @@ struct sbx_fg
 {
   char *id;
   struct spawn_child child;
+  bool has_console;   /* console: hako's end of the terminal's socket (relay) */
+  int console;
 };
 
 /* Build the sandbox; its process waits for start.  Fails leaving nothing

@@ -16,7 +16,9 @@
 
 #include "lib/syscalls.h"
 #include "lib/util.h"
+#include "runtime/console.h"
 #include "runtime/idmap.h"
+#include "runtime/init.h"
 #include "runtime/mount.h"
 #include "runtime/net.h"
 #include "runtime/pidinfo.h"
@@ -63,23 +65,18 @@ sync_recv (int fd, struct sync_msg *m)
 
 /* ---- child ---------------------------------------------------------------- */
 
-static void
-sort_fds (int *v, size_t n)
+static int
+int_cmp (const void *a, const void *b)
 {
-  for (size_t i = 1; i < n; i++)
-    for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--)
-      {
-        int t = v[j];
-        v[j] = v[j - 1];
-        v[j - 1] = t;
-      }
+  return *(const int *) a - *(const int *) b;
 }
 
-/* Close every fd but 0-2 and the ones in keep (sorted ascending). */
+/* Close every fd from first up but the ones in keep (sorted here). */
 static void
-close_all_but (const int *keep, size_t n)
+close_all_but (unsigned int first, int *keep, size_t n)
 {
-  unsigned int from = 3;
+  unsigned int from = first;
+  qsort (keep, n, sizeof *keep, int_cmp);
   for (size_t i = 0; i < n; i++)
     {
       if (keep[i] < 0 || (unsigned int) keep[i] < from)
@@ -116,6 +113,8 @@ child_setup (const struct spawn_cfg *cfg, bool userns, int root_tree, int *rules
   struct mnt_ctx mc = { .spec = spec, .rootfs = cfg->rootfs, .bundle = cfg->bundle,
                         .workdir = cfg->workdir, .userns = userns, .cgroup_dir = cfg->cgroup_dir,
                         .root_tree = root_tree };
+  /* Seen before the new root hides it: the pty must not come from there. */
+  dev_t host_devpts = spec->process->terminal ? console_host_devpts () : 0;
   if (join_namespaces (spec, err) < 0)
     return -1;
   /* Made here, not by clone3: the parent has put us in the sandbox's cgroups
@@ -132,6 +131,20 @@ child_setup (const struct spawn_cfg *cfg, bool userns, int root_tree, int *rules
     return -1;
   if (mnt_prepare_root (&mc, err) < 0 || mnt_pivot (&mc, err) < 0)
     return -1;
+  /* The terminal, in the new root and before anything is made read-only: a
+   * session of its own whose controlling terminal is a pty of the sandbox's
+   * devpts, bound on /dev/console; the master goes over the console socket. */
+  const struct oci_process *proc = spec->process;
+  if (proc->terminal)
+    {
+      struct winsize ws = { .ws_row = (unsigned short) proc->console_height,
+                            .ws_col = (unsigned short) proc->console_width };
+      if (setsid () < 0)
+        return err_sys (err, "setsid");
+      if (console_setup (cfg->console_fd, &ws, true, host_devpts, err) < 0)
+        return -1;
+      close (cfg->console_fd);
+    }
   if (proc_set_hostname (spec, err) < 0 || proc_set_sysctls (spec, err) < 0)
     return -1;
   if (mnt_finish (&mc, err) < 0)
@@ -205,9 +218,13 @@ child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns, int root_tree
    * unprivileged parent cannot write, and until "go" nothing runs inside. */
   if (!userns)
     prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
-  int keep[3] = { sync_fd, cfg->fifo_fd, root_tree };
-  sort_fds (keep, 3);
-  close_all_but (keep, 3);
+  /* The preserved fds were open before hako started: all of ours are above. */
+  int keep[4] = { sync_fd, cfg->fifo_fd, root_tree, cfg->spec->process->terminal ? cfg->console_fd : -1 };
+  close_all_but (3 + cfg->preserve_fds, keep, 4);
+  /* hako's init goes into its memfd now, before seccomp could refuse that. */
+  int init_fd = -1;
+  if (cfg->spec->sandbox.init && (init_fd = init_memfd (&err)) < 0)
+    child_fail (sync_fd, true, 125, &err);
 
   if (sync_recv (sync_fd, &m) < 0 || m.type != SYNC_GO)
     _exit (125);
@@ -216,8 +233,11 @@ child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns, int root_tree
   int ruleset_fd = -1;
   if (child_setup (cfg, userns, root_tree, &ruleset_fd, &err) < 0)
     child_fail (sync_fd, true, 125, &err);
-  cleanup_free char *path = proc_find_exec (cfg->spec->process, &status, &err);
-  if (path == NULL)
+  /* Resolved here, so a command not found fails create with 127; the init
+   * alone needs none. */
+  cleanup_free char *path = NULL;
+  if (cfg->spec->process->args[0] != NULL
+      && (path = proc_find_exec (cfg->spec->process, &status, &err)) == NULL)
     child_fail (sync_fd, true, status, &err);
 
   if (cfg->fifo_fd >= 0)
@@ -231,7 +251,10 @@ child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns, int root_tree
   if (landlock_enforce (ruleset_fd, &err) < 0
       || (cfg->spec->process->no_new_privileges && seccomp_install (cfg->seccomp, &err) < 0))
     child_fail (sync_fd, false, 125, &err);
-  proc_exec (cfg->spec->process, path, &status, &err);
+  if (init_fd >= 0)
+    init_exec (init_fd, cfg->spec->process, path, cfg->preserve_fds, &status, &err);
+  else
+    proc_exec (cfg->spec->process, path, cfg->preserve_fds, &status, &err);
   child_fail (sync_fd, false, status, &err);
 }
 

@@ -35,6 +35,10 @@ struct spawn_cfg
   /* Detached (create): an O_PATH fd of the exec fifo the child blocks on until
    * `start`.  Foreground (run): -1, and the child waits for spawn_release. */
   int fifo_fd;
+  unsigned int preserve_fds;  /* hako's fds 3..3+N-1 pass to the process as they are */
+  /* With process.terminal: where the pty's master goes (a shim's console
+   * socket, or run's own end for its relay).  Unused otherwise. */
+  int console_fd;
 };
 
 struct spawn_child

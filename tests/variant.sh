@@ -10,9 +10,12 @@ set -u
 src=$1 build=$2 out=$3 cc=$4
 shift 4
 mkdir -p "$out"
-VARIANT_CC=$cc VARIANT_FLAGS="-std=gnu11 -g -I$src -I$build -include config.h -DHAKO_VERSION=\"variant\" $*"
+VARIANT_CC=$cc VARIANT_FLAGS="-std=gnu11 -g -I$src -I$build -include config.h -DHAKO_VERSION=\"variant\"
+  -DHAKO_INIT_PATH=\"$build/init/hako-init\" $*"
 export VARIANT_CC VARIANT_FLAGS
-for c in "$src"/lib/*.c "$src"/oci/*.c "$src"/runtime/*.c; do
+# The init's bytes (init/blob.c) come from the main build's init/hako-init.
+for c in "$src"/lib/*.c "$src"/oci/*.c "$src"/runtime/*.c "$src"/images/*.c "$src"/init/blob.c; do
+  [ -e "$c" ] || continue
   echo "$c $out/$(basename "$(dirname "$c")")_$(basename "$c" .c).o"
 done > "$out/sources"
 if ! xargs -n 2 -P "$(nproc)" sh -c '$VARIANT_CC $VARIANT_FLAGS -c "$0" -o "$1"' \

@@ -322,9 +322,12 @@ box_procs () {
   [ "$status" -eq 125 ]
   run $H exec --max-output lots box true
   [ "$status" -eq 125 ]
-  run $H exec --tty box true
+  run $H exec --tty --json box true
   [ "$status" -eq 125 ]
-  [[ "$output" == *"--tty"*"not supported"* ]]
+  [[ "$output" == *"--tty cannot be combined"* ]]
+  run $H exec --preserve-fds 4000 box true
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"is not open in the caller"* ]]
   run $H exec ../x true
   [ "$status" -eq 125 ]
   [[ "$output" == *"invalid sandbox id"* ]]

@@ -863,6 +863,71 @@ test_profiles (void)
       "an unknown profile is an error");
 }
 
+/* sandbox.init: no args needed; the host profile without a command uses it. */
+static void
+test_init (void)
+{
+  hk_err err = { 0 };
+  struct oci_spec *s = parse ("{" BASE ",'sandbox':{'init':true},'process':{'cwd':'/'}}", &err);
+  ok (s && s->sandbox.init && s->process->args && s->process->args[0] == NULL,
+      "sandbox.init: process.args may be absent");
+  oci_spec_free (s);
+  s = parse ("{" BASE ",'sandbox':{'init':true},'process':{'args':[]}}", &err);
+  ok (s && s->sandbox.init && s->process->args[0] == NULL, "sandbox.init: process.args may be empty");
+  oci_spec_free (s);
+  fails_with ("{" BASE ",'process':{'cwd':'/'}}", ".process.args: must be a non-empty array");
+  fails_with ("{" BASE ",'sandbox':{'init':true},'process':{'args':'sh'}}",
+              ".process.args: must be a non-empty array");
+  fails_with ("{" BASE ",'sandbox':{'init':'yes'},'process':{'args':['sh']}}", ".sandbox.init");
+  cleanup_free char *t1 = NULL, *t2 = NULL, *t3 = NULL;
+  char *args[] = { "true", NULL };
+  struct oci_spec *h = profile (OCI_PROFILE_HOST, false, NULL, &t1);
+  struct oci_spec *ha = profile (OCI_PROFILE_HOST, false, args, &t2);
+  struct oci_spec *d = profile (OCI_PROFILE_DEFAULT, false, NULL, &t3);
+  ok (h && h->sandbox.init && h->process->args[0] == NULL,
+      "host profile without a command: hako's init, no args");
+  ok (ha && !ha->sandbox.init && strcmp (ha->process->args[0], "true") == 0,
+      "host profile with a command: no init");
+  ok (d && !d->sandbox.init && strcmp (d->process->args[0], "sh") == 0,
+      "default profile without a command: sh, no init");
+  oci_spec_free (h);
+  oci_spec_free (ha);
+  oci_spec_free (d);
+}
+
+/* exec --process FILE: a process object on its own. */
+static void
+test_process_file (void)
+{
+  hk_err err = { 0 };
+  struct oci_process *p = NULL;
+  cleanup_free char *good = q ("{'args':['sh','-c','x'],'env':['A=1'],'cwd':'/tmp','terminal':true,"
+                               "'consoleSize':{'height':24,'width':80},'user':{'uid':7,'gid':8},"
+                               "'capabilities':{'bounding':['CAP_KILL']},'noNewPrivileges':true,"
+                               "'rlimits':[{'type':'RLIMIT_NOFILE','soft':10,'hard':20}],"
+                               "'apparmorProfile':'ignored'}");
+  ok (oci_process_parse (good, strlen (good), &p, &err) == 0 && strv_len (p->args) == 3
+        && strcmp (p->env[0], "A=1") == 0 && strcmp (p->cwd, "/tmp") == 0 && p->terminal
+        && p->console_height == 24 && p->console_width == 80 && p->user.uid == 7 && p->user.gid == 8
+        && p->has_caps && strcmp (p->caps.bounding[0], "CAP_KILL") == 0 && p->no_new_privileges
+        && p->n_rlimits == 1 && p->rlimits[0].hard == 20,
+      "a process file: every field");
+  oci_process_free (p);
+  p = NULL;
+  cleanup_free char *noargs = q ("{'env':['A=1']}");
+  ok (oci_process_parse (noargs, strlen (noargs), &p, &err) == 0 && p->args[0] == NULL
+        && strcmp (p->cwd, "/") == 0,
+      "a process file without args (the command line's), cwd /");
+  oci_process_free (p);
+  p = NULL;
+  cleanup_free char *badenv = q ("{'args':['x'],'env':['NOEQUALS']}");
+  ok (oci_process_parse (badenv, strlen (badenv), &p, &err) < 0 && p == NULL
+        && strstr (err.msg, ".process.env[0]"),
+      "a bad env entry is refused with its path (%s)", err.msg);
+  ok (oci_process_parse ("[1]", 3, &p, &err) < 0 && p == NULL, "a process must be an object");
+  ok (oci_process_parse ("{", 1, &p, &err) < 0 && p == NULL, "broken JSON is refused");
+}
+
 static void
 test_load (void)
 {
@@ -902,6 +967,8 @@ main (void)
   test_malformed ();
   test_mount_options ();
   test_profiles ();
+  test_init ();
+  test_process_file ();
   test_load ();
   return tap_done ();
 }

@@ -1,0 +1,26 @@
+/* options: the option values several verbs share (--preserve-fds). */
+#include <fcntl.h>
+#include <stdlib.h>
+
+#include "cmd/cmd.h"
+
+/* runc's --preserve-fds N: hako's fds 3..3+N-1 go to the process as they
+ * are.  Each must be one the caller handed us (open, not close-on-exec):
+ * hako's own fds are all close-on-exec, so a count reaching past what the
+ * caller opened can never pass one of hako's (a log file, a state dir) on. */
+int
+cmd_preserve_fds (const char *verb, const char *arg, unsigned int *n)
+{
+  char *end;
+  unsigned long v = strtoul (arg, &end, 10);
+  if (*arg < '0' || *arg > '9' || *end != '\0' || v > 4096)
+    return cmd_usage (verb, "--preserve-fds \"%s\": expected a count of fds (0-4096)", arg), -1;
+  for (unsigned long fd = 3; fd < 3 + v; fd++)
+    {
+      int fl = fcntl ((int) fd, F_GETFD);
+      if (fl < 0 || (fl & FD_CLOEXEC))
+        return cmd_usage (verb, "--preserve-fds %lu: fd %lu is not open in the caller", v, fd), -1;
+    }
+  *n = (unsigned int) v;
+  return 0;
+}
