@@ -78,6 +78,8 @@ static const char create_help[] =
   "  -b, --bundle DIR        bundle with config.json (default: current directory)\n"
   "      --profile P         no bundle config: use profile P (host)\n"
   "      --pid-file FILE     write the sandbox process's host pid to FILE\n"
+  "      --no-monitor        no monitor process: the caller reaps the sandbox's\n"
+  "                          process (a subreaper); state cannot say how it ended\n"
   "      --no-new-keyring    accepted for runc compatibility (no keyring is created)\n"
   "  -h, --help              this text\n";
 
@@ -89,10 +91,12 @@ cmd_create (int argc, char **argv)
     { "profile", required_argument, NULL, 'P' },
     { "pid-file", required_argument, NULL, 'p' },
     { "no-new-keyring", no_argument, NULL, 'k' },
+    { "no-monitor", no_argument, NULL, 'M' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
   const char *bundle = NULL, *profile = NULL, *pid_file = NULL;
+  bool no_monitor = false;
   int c;
   while ((c = getopt_long (argc, argv, "b:h", opts, NULL)) != -1)
     switch (c)
@@ -101,6 +105,7 @@ cmd_create (int argc, char **argv)
       case 'P': profile = optarg; break;
       case 'p': pid_file = optarg; break;
       case 'k': break;
+      case 'M': no_monitor = true; break;
       case 'h': return cmd_help (create_help);
       default: return cmd_usage ("create", "bad option");
       }
@@ -116,7 +121,8 @@ cmd_create (int argc, char **argv)
   else
     {
       struct sbx_create_opts o = { .id = id, .bundle = cfg.bundle, .config_json = cfg.json,
-                                   .config_len = cfg.len, .spec = cfg.spec, .pid_file = pid_file };
+                                   .config_len = cfg.len, .spec = cfg.spec, .pid_file = pid_file,
+                                   .no_monitor = no_monitor };
       if (sbx_create (&st, &o, NULL, &status, &err) < 0)
         cmd_fail ("create", id, &err);
       else

@@ -35,6 +35,7 @@ static const struct verb verbs[] = {
   { "features", cmd_features, "print the OCI features JSON" },
   { "pause", cmd_pause, "freeze every process of a sandbox" },
   { "resume", cmd_resume, "thaw a paused sandbox" },
+  { "stop", cmd_stop, "end every process of a sandbox, keep its filesystem" },
 };
 
 static void

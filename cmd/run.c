@@ -18,13 +18,15 @@ static const char run_help[] =
   "      --rm                delete the sandbox when its process has exited\n"
   "  -d, --detach            return once the process has started\n"
   "      --pid-file FILE     write the sandbox process's host pid to FILE\n"
+  "      --no-monitor        detached: no monitor process, the caller reaps the\n"
+  "                          sandbox's process (a subreaper)\n"
   "      --keep              accepted for runc compatibility (the default)\n"
   "  -h, --help              this text\n";
 
 struct run_opts
 {
   const char *bundle, *profile, *pid_file;
-  bool rm, detach;
+  bool rm, detach, no_monitor;
 };
 
 /* 0: go on; 1: help was printed; -1: usage error (already reported). */
@@ -38,6 +40,7 @@ run_parse (int argc, char **argv, struct run_opts *o)
     { "rm", no_argument, NULL, 'r' },
     { "detach", no_argument, NULL, 'd' },
     { "keep", no_argument, NULL, 'k' },
+    { "no-monitor", no_argument, NULL, 'M' },
     { "no-new-keyring", no_argument, NULL, 'n' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
@@ -51,6 +54,7 @@ run_parse (int argc, char **argv, struct run_opts *o)
       case 'p': o->pid_file = optarg; break;
       case 'r': o->rm = true; break;
       case 'd': o->detach = true; break;
+      case 'M': o->no_monitor = true; break;
       case 'k': case 'n': break;
       case 'h': cmd_help (run_help); return 1;
       default: cmd_usage ("run", "bad option"); return -1;
@@ -107,7 +111,7 @@ cmd_run (int argc, char **argv)
     }
   struct sbx_create_opts co = { .id = id, .bundle = cfg.bundle, .config_json = cfg.json,
                                 .config_len = cfg.len, .spec = cfg.spec, .pid_file = o.pid_file,
-                                .foreground = !o.detach };
+                                .foreground = !o.detach, .no_monitor = o.no_monitor };
   if (sbx_create (&st, &co, &fg, &status, &err) < 0)
     cmd_fail ("run", id, &err);
   else if (o.detach)

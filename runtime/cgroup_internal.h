@@ -23,6 +23,9 @@ struct cg_backend
   int (*freeze) (const struct cg_sandbox *cg, bool frozen, hk_err *err);
   /* SIGKILL every process without cgroup.kill (frozen ones included). */
   int (*kill) (const struct cg_sandbox *cg, hk_err *err);
+  /* How many times the OOM killer has killed in the memory cgroup (0
+   * without one). */
+  int (*oom_kills) (const struct cg_sandbox *cg, uint64_t *n, hk_err *err);
 };
 
 extern const struct cg_backend cg_v1_backend;
@@ -47,6 +50,10 @@ const struct cg_dir *cg_dir_v2 (const struct cg_sandbox *cg);
 
 /* SIGKILL every process listed in DIR/cgroup.procs; *n counts them. */
 int cg_kill_procs (const char *dir, size_t *n, hk_err *err);
+/* The same with any signal. */
+int cg_signal_procs (const char *dir, int sig, size_t *n, hk_err *err);
+/* The number after "KEY " on a line of DIR/FILE ("oom_kill 3"); 0 if absent. */
+int cg_read_key (const char *dir, const char *file, const char *key, uint64_t *out, hk_err *err);
 /* Sleep with a growing step (for polling the kernel's view): 0.1 ms doubling
  * up to 10 ms.  Returns false once deadline (now_ms) has passed. */
 bool cg_backoff (unsigned *step_us, uint64_t deadline);

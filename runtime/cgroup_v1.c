@@ -247,10 +247,20 @@ v1_kill (const struct cg_sandbox *cg, hk_err *err)
   return r;
 }
 
+/* memory.oom_control's "oom_kill" (4.13+). */
+static int
+v1_oom_kills (const struct cg_sandbox *cg, uint64_t *n, hk_err *err)
+{
+  const char *dir = dir_of (cg, CG_MEMORY);
+  *n = 0;
+  return dir ? cg_read_key (dir, "memory.oom_control", "oom_kill", n, err) : 0;
+}
+
 const struct cg_backend cg_v1_backend = {
   .name = "v1",
   .needs = v1_needs,
   .apply = v1_apply,
   .freeze = v1_freeze,
   .kill = v1_kill,
+  .oom_kills = v1_oom_kills,
 };

@@ -267,10 +267,22 @@ v2_kill (const struct cg_sandbox *cg, hk_err *err)
   return r;
 }
 
+/* memory.events' "oom_kill" (counts this cgroup and its descendants). */
+static int
+v2_oom_kills (const struct cg_sandbox *cg, uint64_t *n, hk_err *err)
+{
+  const struct cg_dir *d = cg_dir_v2 (cg);
+  *n = 0;
+  if (d == NULL || !cg_file_exists (d->path, "memory.events"))
+    return 0;
+  return cg_read_key (d->path, "memory.events", "oom_kill", n, err);
+}
+
 const struct cg_backend cg_v2_backend = {
   .name = "v2",
   .needs = v2_needs,
   .apply = v2_apply,
   .freeze = v2_freeze,
   .kill = v2_kill,
+  .oom_kills = v2_oom_kills,
 };
