@@ -61,6 +61,9 @@ mon_fork (struct mon_link *l, hk_err *err)
        * binary: not dumpable, so a sandbox process running as the same uid
        * can neither ptrace it nor open its exe or memory (CVE-2019-5736). */
       prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
+      /* A caller ignoring SIGCHLD would have its children reaped by the
+       * kernel, and the monitor could not learn how its child ended. */
+      signal (SIGCHLD, SIG_DFL);
       *l = (struct mon_link){ .pid = 0, .fd = p[1] };
       return 0;
     }
