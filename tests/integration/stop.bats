@@ -208,3 +208,18 @@ monitor_of () { cut -d' ' -f1 "$STATE/$1/monitor"; }
   [[ "$output" == *"reaped"*"signaled 9"* ]]
   [ "$($H state nm2 | jq -r .status)" = stopped ]
 }
+
+@test "20 sandboxes created, started, stopped, started again and deleted leave no cgroup and no process" {
+  b=$(new_bundle many)
+  edit_config "$b" '.linux.resources.memory = {"limit": 67108864} | .linux.resources.pids = {"limit": 64}'
+  set_args "$b" sleep 1000
+  for i in $(seq 20); do $H create --bundle "$b" "m$i"; done
+  for i in $(seq 20); do $H start "m$i"; done
+  for i in $(seq 20); do $H stop -t 0 "m$i"; done
+  # Stopped sandboxes keep no cgroup.
+  [ -z "$(ls -d /sys/fs/cgroup/*/"$(cgroup_parent)"/m* /sys/fs/cgroup/"$(cgroup_parent)"/m* 2>/dev/null)" ]
+  for i in $(seq 20); do $H start "m$i"; done
+  [ "$($H list --format json | jq '[.[] | select(.status == "running")] | length')" -eq 20 ]
+  for i in $(seq 20); do $H delete --force "m$i"; done
+  [ -z "$(leak_report)" ]
+}
