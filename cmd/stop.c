@@ -5,12 +5,12 @@
 #include "lib/util.h"
 #include "runtime/sandbox.h"
 
-static const char stop_help[] =
-  "Usage: hako stop [--time DUR] ID\n\n"
-  "Send SIGTERM to every process of the sandbox, SIGKILL to what is left after\n"
-  "DUR, and wait until they are gone.  The filesystem (bundle rootfs, work dir)\n"
-  "and the state stay: `hako start ID` starts the sandbox again on them.\n"
-  "  -t, --time DUR   how long to wait after SIGTERM (500ms, 10s, 1m; default 10s)\n";
+static const char stop_help[]
+    = "Usage: hako stop [--time DUR] ID\n\n"
+      "Send SIGTERM to every process of the sandbox, SIGKILL to what is left after\n"
+      "DUR, and wait until they are gone.  The filesystem (bundle rootfs, work dir)\n"
+      "and the state stay: `hako start ID` starts the sandbox again on them.\n"
+      "  -t, --time DUR   how long to wait after SIGTERM (500ms, 10s, 1m; default 10s)\n";
 
 int
 cmd_stop (int argc, char **argv)

@@ -28,10 +28,10 @@ struct mon_msg
   int ok;
   int status;
   int errnum;
-  char msg[sizeof ((hk_err *) 0)->msg];
+  char msg[sizeof ((hk_err *)0)->msg];
 };
 
-_Static_assert (sizeof (struct mon_msg) <= 4096, "a monitor message fits in PIPE_BUF");
+_Static_assert(sizeof (struct mon_msg) <= 4096, "a monitor message fits in PIPE_BUF");
 
 int
 mon_fork (struct mon_link *l, hk_err *err)
@@ -83,16 +83,15 @@ mon_wait (struct mon_link *l, int *status, hk_err *err)
   close (l->fd);
   l->fd = -1;
   *status = 125;
-  if (n == (ssize_t) sizeof m && m.ok)
-    return 0;  /* it lives on: the sandbox's process is its child */
+  if (n == (ssize_t)sizeof m && m.ok)
+    return 0; /* it lives on: the sandbox's process is its child */
   int ws = 0;
   while (waitpid (l->pid, &ws, 0) < 0 && errno == EINTR)
     ;
-  if (n != (ssize_t) sizeof m)
+  if (n != (ssize_t)sizeof m)
     {
       if (WIFSIGNALED (ws))
-        return err_set (err, 0, "the sandbox's monitor was killed by signal %d during create",
-                        WTERMSIG (ws));
+        return err_set (err, 0, "the sandbox's monitor was killed by signal %d during create", WTERMSIG (ws));
       return err_set (err, 0, "the sandbox's monitor exited during create (status %d)", WEXITSTATUS (ws));
     }
   *status = m.status;
@@ -126,9 +125,9 @@ write_identity (const char *dir, const char *file, pid_t pid, hk_err *err)
 {
   uint64_t start = 0;
   if (pid_stat (pid, &start, NULL) < 0)
-    return err_sys (err, "/proc/%d/stat", (int) pid);
+    return err_sys (err, "/proc/%d/stat", (int)pid);
   char buf[64];
-  int n = snprintf (buf, sizeof buf, "%d %llu\n", (int) pid, (unsigned long long) start);
+  int n = snprintf (buf, sizeof buf, "%d %llu\n", (int)pid, (unsigned long long)start);
   cleanup_free char *path = xasprintf ("%s/%s", dir, file);
   return file_write_atomic (path, buf, n, 0600, err);
 }
@@ -210,15 +209,14 @@ exit_by_oom (const struct cg_sandbox *cg, uint64_t oom_before, int wstatus)
 }
 
 int
-exit_record_write (const char *state_dir, pid_t pid, uint64_t start, int wstatus, bool oom,
-                   hk_err *err)
+exit_record_write (const char *state_dir, pid_t pid, uint64_t start, int wstatus, bool oom, hk_err *err)
 {
   int sig = WIFSIGNALED (wstatus) ? WTERMSIG (wstatus) : 0;
   int code = sig ? 128 + sig : WEXITSTATUS (wstatus);
   const char *reason = oom ? "oom" : sig ? "signaled" : "exited";
   char buf[128];
-  int n = snprintf (buf, sizeof buf, "%d %llu %d %d %s\n", (int) pid, (unsigned long long) start, code,
-                    sig, reason);
+  int n = snprintf (buf, sizeof buf, "%d %llu %d %d %s\n", (int)pid, (unsigned long long)start, code, sig,
+                    reason);
   cleanup_free char *path = xasprintf ("%s/exit", state_dir);
   return file_write_atomic (path, buf, n, 0600, err);
 }

@@ -15,8 +15,8 @@
 /* The pipe between the caller and its monitor. */
 struct mon_link
 {
-  pid_t pid;  /* caller side: the monitor's pid */
-  int fd;     /* caller: the read end; monitor: the write end */
+  pid_t pid; /* caller side: the monitor's pid */
+  int fd;    /* caller: the read end; monitor: the write end */
 };
 
 /* Fork the monitor.  Returns 1 in the caller, 0 in the monitor, -1 on error.
@@ -34,10 +34,10 @@ int mon_record_self (const char *state_dir, hk_err *err);
 /* What the monitor watches once create is done. */
 struct mon_watch
 {
-  pid_t pid;              /* the sandbox's process, the monitor's child */
+  pid_t pid; /* the sandbox's process, the monitor's child */
   uint64_t start_time;
-  char *state_dir;        /* <root>/<id> */
-  struct cg_sandbox cg;   /* for the OOM counter */
+  char *state_dir;      /* <root>/<id> */
+  struct cg_sandbox cg; /* for the OOM counter */
   uint64_t oom_before;
 };
 
@@ -57,8 +57,7 @@ bool exit_by_oom (const struct cg_sandbox *cg, uint64_t oom_before, int wstatus)
  * delete) wait for the monitor that writes it.  It names the process, so a
  * record about an earlier process (before a restart) is never taken for the
  * current one's. */
-int exit_record_write (const char *state_dir, pid_t pid, uint64_t start, int wstatus, bool oom,
-                       hk_err *err);
+int exit_record_write (const char *state_dir, pid_t pid, uint64_t start, int wstatus, bool oom, hk_err *err);
 /* Fill s's exit fields from the record if it is about s's process. */
 void exit_record_apply (const char *state_dir, struct oci_state *s);
 

@@ -21,7 +21,7 @@ main (int argc, char **argv)
       perror ("prctl PR_SET_CHILD_SUBREAPER");
       return 2;
     }
-  printf ("subreaper %d\n", (int) getpid ());
+  printf ("subreaper %d\n", (int)getpid ());
   fflush (stdout);
   pid_t cmd = fork ();
   if (cmd < 0)
@@ -41,9 +41,9 @@ main (int argc, char **argv)
       if (pid == cmd)
         cmd_status = WIFEXITED (status) ? WEXITSTATUS (status) : 128 + WTERMSIG (status);
       else if (WIFSIGNALED (status))
-        printf ("reaped %d signaled %d\n", (int) pid, WTERMSIG (status));
+        printf ("reaped %d signaled %d\n", (int)pid, WTERMSIG (status));
       else
-        printf ("reaped %d exited %d\n", (int) pid, WEXITSTATUS (status));
+        printf ("reaped %d exited %d\n", (int)pid, WEXITSTATUS (status));
       fflush (stdout);
     }
   return cmd_status;
