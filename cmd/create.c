@@ -134,6 +134,8 @@ static const char create_help[] =
   "      --allow ENTRY       add to the network allow-list (repeatable; implies allowlist)\n"
   "      --console-socket S  with process.terminal: send the pty's master to the unix socket S\n"
   "      --preserve-fds N    pass fds 3 to 3+N-1 on to the process\n"
+  "      --no-monitor        no monitor process: the caller reaps the sandbox's\n"
+  "                          process (a subreaper); state cannot say how it ended\n"
   "      --no-new-keyring    accepted for runc compatibility (no keyring is created)\n"
   "  -h, --help              this text\n";
 
@@ -149,12 +151,14 @@ cmd_create (int argc, char **argv)
     { "allow", required_argument, NULL, 'A' },
     { "console-socket", required_argument, NULL, 'c' },
     { "preserve-fds", required_argument, NULL, 'f' },
+    { "no-monitor", no_argument, NULL, 'M' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
   const char *bundle = NULL, *profile = NULL, *pid_file = NULL, *console = NULL;
   unsigned int preserve = 0;
   struct cmd_net net = { 0 };
+  bool no_monitor = false;
   int c;
   while ((c = getopt_long (argc, argv, "b:h", opts, NULL)) != -1)
     switch (c)
@@ -178,6 +182,7 @@ cmd_create (int argc, char **argv)
             return EXIT_HAKO;
           }
         break;
+      case 'M': no_monitor = true; break;
       case 'h': cmd_net_free (&net); return cmd_help (create_help);
       default: cmd_net_free (&net); return cmd_usage ("create", "bad option");
       }
@@ -198,7 +203,8 @@ cmd_create (int argc, char **argv)
     {
       struct sbx_create_opts o = { .id = id, .bundle = cfg.bundle, .config_json = cfg.json,
                                    .config_len = cfg.len, .spec = cfg.spec, .pid_file = pid_file,
-                                   .console_socket = console, .preserve_fds = preserve };
+                                   .console_socket = console, .preserve_fds = preserve,
+                                   .no_monitor = no_monitor };
       if (sbx_create (&st, &o, NULL, &status, &err) < 0)
         cmd_fail ("create", id, &err);
       else

@@ -40,6 +40,7 @@ static const struct verb verbs[] = {
   { "ps", cmd_ps, "list a sandbox's processes" },
   { "update", cmd_update, "change a sandbox's limits" },
   { "events", cmd_events, "a sandbox's usage and OOM events as JSON" },
+  { "stop", cmd_stop, "end every process of a sandbox, keep its filesystem" },
 };
 
 static void

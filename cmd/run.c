@@ -23,6 +23,8 @@ static const char run_help[] =
   "      --console-socket S  with process.terminal: send the pty's master to the unix socket S\n"
   "                          (without it, in the foreground, hako relays its own terminal)\n"
   "      --preserve-fds N    pass fds 3 to 3+N-1 on to the process\n"
+  "      --no-monitor        detached: no monitor process, the caller reaps the\n"
+  "                          sandbox's process (a subreaper)\n"
   "      --keep              accepted for runc compatibility (the default)\n"
   "  -h, --help              this text\n";
 
@@ -30,7 +32,7 @@ struct run_opts
 {
   const char *bundle, *profile, *pid_file, *console;
   unsigned int preserve;
-  bool rm, detach;
+  bool rm, detach, no_monitor;
   struct cmd_net net;
 };
 
@@ -45,6 +47,7 @@ run_parse (int argc, char **argv, struct run_opts *o)
     { "rm", no_argument, NULL, 'r' },
     { "detach", no_argument, NULL, 'd' },
     { "keep", no_argument, NULL, 'k' },
+    { "no-monitor", no_argument, NULL, 'M' },
     { "no-new-keyring", no_argument, NULL, 'n' },
     { "network", required_argument, NULL, 'N' },
     { "allow", required_argument, NULL, 'A' },
@@ -62,6 +65,7 @@ run_parse (int argc, char **argv, struct run_opts *o)
       case 'p': o->pid_file = optarg; break;
       case 'r': o->rm = true; break;
       case 'd': o->detach = true; break;
+      case 'M': o->no_monitor = true; break;
       case 'k': case 'n': break;
       case 'N': case 'A':
         if (cmd_net_option (&o->net, c, optarg, "run") < 0)
@@ -132,7 +136,7 @@ cmd_run (int argc, char **argv)
   struct sbx_create_opts co = { .id = id, .bundle = cfg.bundle, .config_json = cfg.json,
                                 .config_len = cfg.len, .spec = cfg.spec, .pid_file = o.pid_file,
                                 .foreground = !o.detach, .console_socket = o.console,
-                                .preserve_fds = o.preserve };
+                                .preserve_fds = o.preserve, .no_monitor = o.no_monitor };
   if (sbx_create (&st, &co, &fg, &status, &err) < 0)
     cmd_fail ("run", id, &err);
   else if (o.detach)

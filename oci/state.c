@@ -74,6 +74,8 @@ oci_state_to_json (const struct oci_state *st, bool pretty, char **out, size_t *
   if (st->has_exit)
     {
       json_kint (&o, "exitStatus", st->exit_status);
+      if (st->signal > 0)
+        json_kint (&o, "signal", st->signal);
       json_kstr (&o, "reason", st->reason);
     }
   json_kstr (&o, "rootfs", st->rootfs);
@@ -105,7 +107,7 @@ parse_id_status (yajl_val v, struct oci_state *st, hk_err *err)
 static int
 parse_state (yajl_val v, struct oci_state *st, hk_err *err)
 {
-  int64_t pid = 0, status = 0;
+  int64_t pid = 0, status = 0, sig = 0;
   int has_exit = 0;
   if (!YAJL_IS_OBJECT (v))
     return err_set (err, EINVAL, "the state must be a JSON object");
@@ -118,6 +120,7 @@ parse_state (yajl_val v, struct oci_state *st, hk_err *err)
       || json_get_string (v, "", "created", &st->created, err) < 0
       || json_get_string (v, "", "started", &st->started, err) < 0
       || (has_exit = json_get_i64 (v, "", "exitStatus", 0, 255, &status, err)) < 0
+      || json_get_i64 (v, "", "signal", 0, 64, &sig, err) < 0
       || json_get_string (v, "", "reason", &st->reason, err) < 0
       || json_get_string (v, "", "rootfs", &st->rootfs, err) < 0
       || json_get_string (v, "", "workdir", &st->workdir, err) < 0)
@@ -125,6 +128,7 @@ parse_state (yajl_val v, struct oci_state *st, hk_err *err)
   st->pid = (pid_t) pid;
   st->has_exit = has_exit > 0;
   st->exit_status = (int) status;
+  st->signal = (int) sig;
   return 0;
 }
 

@@ -33,6 +33,7 @@ struct oci_state
   char *started;                /* RFC 3339 UTC, when started */
   bool has_exit;                /* exit_status and reason are known */
   int exit_status;              /* the process's status: code, or 128+N for signal N */
+  int signal;                   /* the signal that killed it, 0 if none */
   char *reason;                 /* "exited", "signaled", "timeout", "oom" */
   char *rootfs;                 /* absolute path of the root (bundle rootfs or state dir mount) */
   char *workdir;                /* host path of the persistent work dir, or NULL */

@@ -538,6 +538,30 @@ cg_kill (const struct cg_sandbox *cg, hk_err *err)
   return 0;
 }
 
+int
+cg_signal (const struct cg_sandbox *cg, int sig, hk_err *err)
+{
+  /* The cgroup2 directory tracks every process on hybrid hosts too; else
+   * any v1 one (every hierarchy holds every process of the sandbox). */
+  const struct cg_dir *d = cg_dir_v2 (cg);
+  for (size_t i = 0; d == NULL && i < cg->n; i++)
+    if (cg->dirs[i].made && !cg->dirs[i].skipped)
+      d = &cg->dirs[i];
+  size_t n = 0;
+  if (d == NULL)
+    return err_set (err, ENOENT, "no cgroup to signal through");
+  return cg_signal_procs (d->path, sig, &n, err);
+}
+
+int
+cg_oom_kills (const struct cg_sandbox *cg, uint64_t *n, hk_err *err)
+{
+  *n = 0;
+  if (cg->n == 0)
+    return 0;
+  return backend (cg->layout)->oom_kills (cg, n, err);
+}
+
 /* ---- removing them ------------------------------------------------------------------- */
 
 static bool

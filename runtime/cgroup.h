@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "lib/err.h"
@@ -167,6 +168,13 @@ int cg_oom_watch_open (const struct cg_sandbox *cg, struct cg_oom_watch *w, hk_e
 int cg_oom_watch_read (struct cg_oom_watch *w, uint64_t *events, hk_err *err);
 void cg_oom_watch_close (struct cg_oom_watch *w);
 
+/* Send sig to every process in the sandbox's cgroups (a process forking
+ * meanwhile may miss it: for SIGTERM, the polite first try).  ENOENT when
+ * the sandbox has none. */
+int cg_signal (const struct cg_sandbox *cg, int sig, hk_err *err);
+/* How many processes the OOM killer has killed in the sandbox's memory
+ * cgroup so far (0 when it has none). */
+int cg_oom_kills (const struct cg_sandbox *cg, uint64_t *n, hk_err *err);
 /* Kill what is still inside, wait until the cgroups are empty, remove them
  * (and the shared parent once empty). */
 int cg_remove (struct cg_sandbox *cg, hk_err *err);

@@ -189,6 +189,12 @@ cg_backoff (unsigned *step_us, uint64_t deadline)
 int
 cg_kill_procs (const char *dir, size_t *n, hk_err *err)
 {
+  return cg_signal_procs (dir, SIGKILL, n, err);
+}
+
+int
+cg_signal_procs (const char *dir, int sig, size_t *n, hk_err *err)
+{
   char path[PATH_MAX];
   snprintf (path, sizeof path, "%s/cgroup.procs", dir);
   FILE *f = fopen (path, "re");
@@ -199,10 +205,27 @@ cg_kill_procs (const char *dir, size_t *n, hk_err *err)
   while (fscanf (f, "%d", &pid) == 1)
     if (pid > 0)
       {
-        kill (pid, SIGKILL);
+        kill (pid, sig);
         (*n)++;
       }
   fclose (f);
+  return 0;
+}
+
+int
+cg_read_key (const char *dir, const char *file, const char *key, uint64_t *out, hk_err *err)
+{
+  char buf[1024];
+  size_t klen = strlen (key);
+  *out = 0;
+  if (cg_read (dir, file, buf, sizeof buf, err) < 0)
+    return -1;
+  for (const char *line = buf; line; line = strchr (line, '\n'), line = line ? line + 1 : NULL)
+    if (strncmp (line, key, klen) == 0 && line[klen] == ' ')
+      {
+        *out = strtoull (line + klen + 1, NULL, 10);
+        break;
+      }
   return 0;
 }
 

@@ -27,6 +27,9 @@ struct cg_backend
   int (*update) (const struct cg_sandbox *cg, const struct oci_resources *upd,
                  const struct oci_resources *merged, hk_err *err);
   int (*stats) (const struct cg_sandbox *cg, struct oci_stats *out, hk_err *err);
+  /* How many times the OOM killer has killed in the memory cgroup (0
+   * without one). */
+  int (*oom_kills) (const struct cg_sandbox *cg, uint64_t *n, hk_err *err);
 };
 
 /* The files of cg_stats: a number ("max" reads as UINT64_MAX), and
@@ -62,6 +65,10 @@ const struct cg_dir *cg_dir_v2 (const struct cg_sandbox *cg);
 
 /* SIGKILL every process listed in DIR/cgroup.procs; *n counts them. */
 int cg_kill_procs (const char *dir, size_t *n, hk_err *err);
+/* The same with any signal. */
+int cg_signal_procs (const char *dir, int sig, size_t *n, hk_err *err);
+/* The number after "KEY " on a line of DIR/FILE ("oom_kill 3"); 0 if absent. */
+int cg_read_key (const char *dir, const char *file, const char *key, uint64_t *out, hk_err *err);
 /* Sleep with a growing step (for polling the kernel's view): 0.1 ms doubling
  * up to 10 ms.  Returns false once deadline (now_ms) has passed. */
 bool cg_backoff (unsigned *step_us, uint64_t deadline);

@@ -388,6 +388,17 @@ v2_stats (const struct cg_sandbox *cg, struct oci_stats *s, hk_err *err)
   return 0;
 }
 
+/* memory.events' "oom_kill" (counts this cgroup and its descendants). */
+static int
+v2_oom_kills (const struct cg_sandbox *cg, uint64_t *n, hk_err *err)
+{
+  const struct cg_dir *d = cg_dir_v2 (cg);
+  *n = 0;
+  if (d == NULL || !cg_file_exists (d->path, "memory.events"))
+    return 0;
+  return cg_read_key (d->path, "memory.events", "oom_kill", n, err);
+}
+
 const struct cg_backend cg_v2_backend = {
   .name = "v2",
   .needs = v2_needs,
@@ -396,4 +407,5 @@ const struct cg_backend cg_v2_backend = {
   .kill = v2_kill,
   .update = v2_update,
   .stats = v2_stats,
+  .oom_kills = v2_oom_kills,
 };

@@ -25,6 +25,7 @@
 #include "runtime/console.h"
 #include "runtime/idmap.h"
 #include "runtime/netpolicy.h"
+#include "runtime/monitor.h"
 #include "runtime/pidinfo.h"
 
 static char *
@@ -179,6 +180,7 @@ struct build
   struct landlock_plan *landlock;
   struct seccomp_prog *seccomp;
   struct cg_sandbox cgroups;  /* decided before anything is built; made just before clone */
+  bool restart;  /* start of a stopped sandbox: its state dir and data dir are kept */
 };
 
 static void
@@ -203,9 +205,9 @@ build_abort (struct build *b)
   spawn_abort (&b->child);
   spawn_close (&b->child);
   cg_remove (&b->cgroups, &ignored);
-  if (b->data_dir)
+  if (b->data_dir && !b->restart)
     rm_rf (b->data_dir, &ignored);
-  if (b->entry.dir)
+  if (b->entry.dir && !b->restart)
     store_remove (&b->entry, &ignored);
   store_close (&b->entry);
   build_free (b);
@@ -218,7 +220,7 @@ resolve_rootfs (const struct sbx_create_opts *o, struct build *b, char **rootfs,
   if (spec->sandbox.root == HAKO_ROOT_TMPFS)
     {
       *rootfs = store_path (&b->entry, "rootfs");
-      if (mkdir (*rootfs, 0755) < 0)
+      if (mkdir (*rootfs, 0755) < 0 && !(errno == EEXIST && b->restart))
         return err_sys (err, "mkdir %s", *rootfs);
       return 0;
     }
@@ -263,8 +265,9 @@ prepare_workdir (const struct store *st, const struct sbx_create_opts *o, struct
   if (!o->spec->sandbox.workdir_persist)
     return 0;
   b->data_dir = store_data_dir (st, o->id);
-  /* A leftover from an interrupted delete must not leak into a new sandbox. */
-  if (rm_rf (b->data_dir, err) < 0)
+  /* A leftover from an interrupted delete must not leak into a new sandbox;
+   * a restarted one keeps its own. */
+  if (!b->restart && rm_rf (b->data_dir, err) < 0)
     return -1;
   cleanup_free char *work = xasprintf ("%s/work", b->data_dir);
   if (mkdir_p (work, 0755, err) < 0)
@@ -292,10 +295,11 @@ record_state (struct build *b, const struct sbx_create_opts *o, enum oci_status 
     .annotations = o->spec->annotations, .n_annotations = o->spec->n_annotations,
     .rootfs = (char *) rootfs,
   };
-  cleanup_free char *created = rfc3339_now ();
+  cleanup_free char *created = o->created ? xstrdup (o->created) : rfc3339_now ();
   cleanup_free char *work = b->data_dir ? xasprintf ("%s/work", b->data_dir) : NULL;
   s.created = created;
-  s.started = status == OCI_STATUS_RUNNING ? created : NULL;
+  cleanup_free char *now = status == OCI_STATUS_RUNNING ? rfc3339_now () : NULL;
+  s.started = now;
   s.workdir = work;
   return store_write_state (&b->entry, &s, err);
 }
@@ -346,6 +350,17 @@ create_spawn (const struct sbx_create_opts *o, struct build *b, const char *root
               int *console, hk_err *err)
 {
   cleanup_close int fifo_fd = -1;
+  if (b->restart)
+    {
+      /* What the last run left: its fifo, pid and exit records. */
+      static const char *const stale[] = { "exec.fifo", "pid", "exit" };
+      for (size_t i = 0; i < sizeof stale / sizeof *stale; i++)
+        {
+          cleanup_free char *path = store_path (&b->entry, stale[i]);
+          if (unlink (path) < 0 && errno != ENOENT)
+            return err_sys (err, "remove %s", path);
+        }
+    }
   cleanup_close int console_fd = -1;
   if (open_console (o, &console_fd, console, err) < 0)
     return -1;
@@ -386,11 +401,58 @@ create_spawn (const struct sbx_create_opts *o, struct build *b, const char *root
   return 0;
 }
 
+/* The part of create after the checks: the state dir (kept on a restart),
+ * the root, the work dir, the cgroups and the process. */
+static int
+build_sandbox (const struct store *st, const struct sbx_create_opts *o, struct build *b, char **rootfs,
+               bool monitored, int *console, int *status, hk_err *err)
+{
+  if (b->restart)
+    b->entry = (struct store_entry){ .id = xstrdup (o->restart->id), .dir = xstrdup (o->restart->dir),
+                                     .lock_fd = -1 };
+  else if (store_create (st, o->id, &b->entry, err) < 0)
+    return -1;
+  test_stall (&b->entry, "after-mkdir");
+  cleanup_free char *config = store_path (&b->entry, "config.json");
+  cleanup_free char *no_monitor = store_path (&b->entry, "no-monitor");
+  if ((monitored && mon_record_self (b->entry.dir, err) < 0)
+      || (o->no_monitor && !b->restart && file_write_new (no_monitor, "", 0, 0600, err) < 0))
+    return -1;
+  /* Admission first, under its own lock (a restart replaces its own record);
+   * the proxy once the process is ready, so a restart gets a new one too. */
+  if (admission_reserve (st, o->id, o->spec, err) < 0 || resolve_rootfs (o, b, rootfs, err) < 0
+      || idmap_check_reachable (o->spec, *rootfs, err) < 0
+      || (!b->restart && file_write_new (config, o->config_json, o->config_len, 0600, err) < 0)
+      || prepare_workdir (st, o, b, err) < 0 || create_cgroups (b, o, err) < 0
+      || create_spawn (o, b, *rootfs, status, console, err) < 0
+      || proxy_start (&b->entry, o->spec, b->child.pidfd, err) < 0
+      || (o->pid_file && write_pid_file (o->pid_file, b->child.pid, err) < 0))
+    return -1;
+  return 0;
+}
+
+/* In the monitor, once create is done: hand the caller its answer and stay
+ * on as the parent of the sandbox's process. */
+static void __attribute__ ((noreturn))
+monitor_sandbox (struct build *b, struct mon_link *link)
+{
+  struct mon_watch w = { .pid = b->child.pid, .start_time = b->child.start_time,
+                         .state_dir = xstrdup (b->entry.dir), .cg = b->cgroups };
+  hk_err ignored;
+  b->cgroups = (struct cg_sandbox){ 0 };
+  cg_oom_kills (&w.cg, &w.oom_before, &ignored);
+  spawn_close (&b->child);
+  build_free (b);
+  store_close (&b->entry);
+  mon_run (link, &w);
+}
+
 int
 sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_fg *fg, int *status,
             hk_err *err)
 {
-  struct build b = { .entry = { .lock_fd = -1 }, .child = { .pid = -1, .pidfd = -1, .sync_fd = -1 } };
+  struct build b = { .entry = { .lock_fd = -1 }, .child = { .pid = -1, .pidfd = -1, .sync_fd = -1 },
+                     .restart = o->restart != NULL };
   cleanup_free char *rootfs = NULL;
   cleanup_close int console = -1;
   const struct cg_host *cg_host;
@@ -407,24 +469,28 @@ sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_
       build_free (&b);
       return -1;
     }
-  if (store_create (st, o->id, &b.entry, err) < 0)
+  /* A detached sandbox's process is the child of a monitor (monitor.c),
+   * which does the rest of create and reports back here. */
+  bool monitored = !o->foreground && !o->no_monitor;
+  struct mon_link link = { .pid = -1, .fd = -1 };
+  if (monitored)
     {
-      build_free (&b);
-      return -1;
+      int r = mon_fork (&link, err);
+      if (r != 0)
+        {
+          build_free (&b);
+          return r < 0 ? -1 : mon_wait (&link, status, err);
+        }
     }
-  test_stall (&b.entry, "after-mkdir");
-  cleanup_free char *config = store_path (&b.entry, "config.json");
-  if (admission_reserve (st, o->id, o->spec, err) < 0 || resolve_rootfs (o, &b, &rootfs, err) < 0
-      || idmap_check_reachable (o->spec, rootfs, err) < 0
-      || file_write_new (config, o->config_json, o->config_len, 0600, err) < 0
-      || prepare_workdir (st, o, &b, err) < 0 || create_cgroups (&b, o, err) < 0
-      || create_spawn (o, &b, rootfs, status, &console, err) < 0
-      || proxy_start (&b.entry, o->spec, b.child.pidfd, err) < 0
-      || (o->pid_file && write_pid_file (o->pid_file, b.child.pid, err) < 0))
+  if (build_sandbox (st, o, &b, &rootfs, monitored, &console, status, err) < 0)
     {
       build_abort (&b);
+      if (monitored)
+        mon_fail (&link, *status, err);
       return -1;
     }
+  if (monitored)
+    monitor_sandbox (&b, &link);
   build_free (&b);
   store_close (&b.entry);
   if (o->foreground)
@@ -441,14 +507,17 @@ sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_
 
 /* ---- state ------------------------------------------------------------------- */
 
+static void load_cgroups (const struct store *st, const struct store_entry *e, struct cg_sandbox *cg);
+
 static void
 refresh_status (const struct store_entry *e, struct oci_state *s)
 {
+  if (s->status != OCI_STATUS_STOPPED && !pid_alive (s->pid, s->pid_start_time))
+    s->status = OCI_STATUS_STOPPED;
   if (s->status == OCI_STATUS_STOPPED)
-    return;
-  if (!pid_alive (s->pid, s->pid_start_time))
     {
-      s->status = OCI_STATUS_STOPPED;
+      if (!s->has_exit)
+        exit_record_apply (e->dir, s);
       return;
     }
   if (s->status == OCI_STATUS_CREATED)
@@ -520,6 +589,46 @@ release_fifo (const char *fifo, const struct oci_state *s, hk_err *err)
     }
 }
 
+/* Start a stopped sandbox again: fresh namespaces and processes from the
+ * config frozen at create, on the filesystem it had (bundle rootfs, work
+ * dir); its process then waits for release like a created one's. */
+static int
+restart (const struct store *st, const struct store_entry *e, const struct oci_state *s, hk_err *err)
+{
+  cleanup_free char *path = store_path (e, "config.json");
+  cleanup_free char *json = NULL;
+  cleanup_free char *no_monitor = store_path (e, "no-monitor");
+  size_t len;
+  struct oci_spec *spec = NULL;
+  if (file_read_all (path, 16 << 20, &json, &len, err) < 0)
+    return -1;
+  if (oci_spec_parse (json, len, &spec, err) < 0)
+    return err_prefix (err, "%s", path);
+  /* What the last run left in its cgroups (a process that outlived the
+   * first one, without a pid namespace of its own) dies now; the cgroups are
+   * made again from the config. */
+  struct cg_sandbox old = { 0 };
+  cleanup_free char *record = store_path (e, "cgroups");
+  load_cgroups (st, e, &old);
+  int r = cg_remove (&old, err);
+  cg_sandbox_free (&old);
+  if (r == 0 && unlink (record) < 0 && errno != ENOENT)
+    r = err_sys (err, "remove %s", record);
+  /* sbx_create takes the admission reservation again (a stopped sandbox
+   * released it) and starts a new proxy for an allow-list. */
+  if (r == 0)
+    {
+      int status;
+      struct sbx_create_opts o = { .id = e->id, .bundle = s->bundle, .config_json = json,
+                                   .config_len = len, .spec = spec,
+                                   .no_monitor = access (no_monitor, F_OK) == 0, .restart = e,
+                                   .created = s->created };
+      r = sbx_create (st, &o, NULL, &status, err);
+    }
+  oci_spec_free (spec);
+  return r;
+}
+
 int
 sbx_start (const struct store *st, const char *id, hk_err *err)
 {
@@ -529,6 +638,17 @@ sbx_start (const struct store *st, const char *id, hk_err *err)
     return -1;
   int r = -1;
   cleanup_free char *fifo = store_path (&e, "exec.fifo");
+  if (s->status == OCI_STATUS_STOPPED)
+    {
+      /* A failed restart leaves the sandbox stopped: its process (if any
+       * got as far) is dead, so the status reads stopped again. */
+      if (restart (st, &e, s, err) < 0)
+        goto out;
+      oci_state_free (s);
+      s = NULL;
+      if (store_read_state (&e, &s, err) < 0)
+        goto out;
+    }
   if (s->status != OCI_STATUS_CREATED)
     err_set (err, EINVAL, "cannot start sandbox %s: it is %s, not created", id,
              oci_status_name (s->status));
@@ -540,6 +660,7 @@ sbx_start (const struct store *st, const char *id, hk_err *err)
       s->started = rfc3339_now ();
       r = store_write_state (&e, s, err);
     }
+out:
   oci_state_free (s);
   store_close (&e);
   return r;
@@ -587,65 +708,50 @@ wait_forwarding (struct spawn_child *c, struct console_relay *relay, int *wstatu
   return 0;
 }
 
-static int
-record_exit (const struct store *st, const char *id, int wstatus, hk_err *err)
-{
-  struct store_entry e;
-  struct oci_state *s = NULL;
-  if (open_locked (st, id, &e, &s, err) < 0)
-    return -1;
-  s->status = OCI_STATUS_STOPPED;
-  s->has_exit = true;
-  free (s->reason);
-  if (WIFSIGNALED (wstatus))
-    {
-      s->exit_status = 128 + WTERMSIG (wstatus);
-      s->reason = xstrdup ("signaled");
-    }
-  else
-    {
-      s->exit_status = WEXITSTATUS (wstatus);
-      s->reason = xstrdup ("exited");
-    }
-  int r = store_write_state (&e, s, err);
-  oci_state_free (s);
-  store_close (&e);
-  return r;
-}
-
 int
 sbx_run_wait (const struct store *st, struct sbx_fg *fg, bool record, int *status, hk_err *err)
 {
   int wstatus;
+  pid_t pid = fg->child.pid;
+  uint64_t start = fg->child.start_time, oom_before = 0;
+  struct store_entry e;
+  struct cg_sandbox cg = { 0 };
   struct console_relay relay = { .master = -1 };
-  *status = 125;
-  /* The terminal: sent while the sandbox was built, sized before it runs. */
-  if (fg->has_console)
-    {
-      int master;
-      if (console_recv_master (fg->console, &master, err) < 0)
-        {
-          spawn_abort (&fg->child);
-          return -1;
-        }
-      console_relay_begin (&relay, master);
-    }
-  if (spawn_release (&fg->child, err) < 0)
-    {
-      console_relay_end (&relay);
-      spawn_abort (&fg->child);
-      return -1;
-    }
-  int r = wait_forwarding (&fg->child, &relay, &wstatus, err);
-  console_relay_end (&relay);
-  if (r < 0)
-    return -1;
-  *status = WIFSIGNALED (wstatus) ? 128 + WTERMSIG (wstatus) : WEXITSTATUS (wstatus);
-  /* The sandbox may have been deleted meanwhile: then there is nothing to record. */
   hk_err ignored;
-  if (record)
-    record_exit (st, fg->id, wstatus, &ignored);
-  return 0;
+  bool have_entry = store_open (st, fg->id, false, &e, &ignored) == 0;
+  *status = 125;
+  if (have_entry)
+    {
+      load_cgroups (st, &e, &cg);
+      cg_oom_kills (&cg, &oom_before, &ignored);
+    }
+  int r = -1;
+  /* The terminal: sent while the sandbox was built, sized before it runs. */
+  int master = -1;
+  if (fg->has_console && console_recv_master (fg->console, &master, err) < 0)
+    spawn_abort (&fg->child);
+  else
+    {
+      if (master >= 0)
+        console_relay_begin (&relay, master);
+      if (spawn_release (&fg->child, err) < 0)
+        spawn_abort (&fg->child);
+      else if (wait_forwarding (&fg->child, &relay, &wstatus, err) == 0)
+        {
+          *status = WIFSIGNALED (wstatus) ? 128 + WTERMSIG (wstatus) : WEXITSTATUS (wstatus);
+          /* Recorded the way the monitor records a detached one's end.  The
+           * sandbox may have been deleted meanwhile: then nothing is written. */
+          if (record && have_entry)
+            exit_record_write (e.dir, pid, start, wstatus, exit_by_oom (&cg, oom_before, wstatus),
+                               &ignored);
+          r = 0;
+        }
+    }
+  console_relay_end (&relay);
+  cg_sandbox_free (&cg);
+  if (have_entry)
+    store_close (&e);
+  return r;
 }
 
 void
@@ -780,8 +886,93 @@ sbx_delete (const struct store *st, const char *id, bool force, hk_err *err)
     proxy_stop (&e);
   if (r == 0)
     {
+      /* No hako process outlives delete: the monitor, which exits once it
+       * has reaped the process, is given a moment, then killed. */
+      mon_wait_gone (e.dir, 1000, true);
       cleanup_free char *data = store_data_dir (st, id);
       r = cg_remove (&cg, err) < 0 || rm_rf (data, err) < 0 ? -1 : store_remove (&e, err);
+    }
+  cg_sandbox_free (&cg);
+  oci_state_free (s);
+  store_close (&e);
+  return r;
+}
+
+/* ---- stop --------------------------------------------------------------------- */
+
+/* SIGTERM to every process: through the cgroups, else through the pid
+ * namespace (kill_all refuses the host's), and the first process itself. */
+static void
+term_all (const struct oci_state *s, const struct cg_sandbox *cg, int pidfd)
+{
+  hk_err ignored;
+  if (cg_signal (cg, SIGTERM, &ignored) < 0)
+    kill_all (s, SIGTERM, &ignored);
+  sys_pidfd_send_signal (pidfd, SIGTERM, NULL, 0);
+}
+
+/* TERM, wait up to timeout_ms, KILL, and wait until the first process is
+ * gone.  A created sandbox (nothing of the user's runs yet) and a paused one
+ * (frozen, it could not act on TERM) get KILL right away, and a paused one is
+ * thawed after it so that its processes can die. */
+static int
+stop_processes (const struct oci_state *s, const struct cg_sandbox *cg, uint64_t timeout_ms,
+                hk_err *err)
+{
+  cleanup_close int pidfd = pid_open (s->pid, s->pid_start_time);
+  hk_err ignored;
+  if (pidfd < 0)
+    return 0;
+  if (s->status == OCI_STATUS_RUNNING)
+    {
+      term_all (s, cg, pidfd);
+      int wait = timeout_ms > INT_MAX ? INT_MAX : (int) timeout_ms;
+      if (pid_wait_exit (pidfd, wait) == 1)
+        return 0;
+    }
+  cg_kill (cg, &ignored);
+  if (s->status == OCI_STATUS_PAUSED)
+    cg_freeze (cg, false, &ignored);
+  if (sys_pidfd_send_signal (pidfd, SIGKILL, NULL, 0) < 0 && errno != ESRCH)
+    return err_sys (err, "kill sandbox %s", s->id);
+  if (pid_wait_exit (pidfd, 10000) != 1)
+    return err_set (err, ETIMEDOUT, "sandbox %s: process %d did not exit after SIGKILL", s->id,
+                    (int) s->pid);
+  return 0;
+}
+
+int
+sbx_stop (const struct store *st, const char *id, uint64_t timeout_ms, hk_err *err)
+{
+  struct store_entry e;
+  struct oci_state *s = NULL;
+  struct cg_sandbox cg = { 0 };
+  if (open_locked (st, id, &e, &s, err) < 0)
+    return -1;
+  int r = 0;
+  if (s->status != OCI_STATUS_STOPPED)
+    {
+      load_cgroups (st, &e, &cg);
+      cleanup_free char *record = store_path (&e, "cgroups");
+      cleanup_free char *fifo = store_path (&e, "exec.fifo");
+      /* The monitor reaps the process and writes how it ended: waited for,
+       * so that state says so once stop returns.  Then whatever outlived
+       * the first process dies with the cgroups, which a stopped sandbox
+       * does not keep (start makes them again). */
+      r = stop_processes (s, &cg, timeout_ms, err);
+      if (r == 0)
+        {
+          mon_wait_gone (e.dir, 2000, false);
+          proxy_stop (&e);
+          r = cg_remove (&cg, err);
+        }
+      if (r == 0 && ((unlink (record) < 0 && errno != ENOENT) || (unlink (fifo) < 0 && errno != ENOENT)))
+        r = err_sys (err, "stop sandbox %s", id);
+      if (r == 0)
+        {
+          s->status = OCI_STATUS_STOPPED;
+          r = store_write_state (&e, s, err);
+        }
     }
   cg_sandbox_free (&cg);
   oci_state_free (s);

@@ -4,6 +4,7 @@
 #define HAKO_RUNTIME_SANDBOX_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "lib/err.h"
 #include "oci/spec.h"
@@ -19,11 +20,18 @@ struct sbx_create_opts
   size_t config_len;
   struct oci_spec *spec;    /* parsed config_json; adjusted for the sandbox object */
   bool foreground;          /* run: the caller keeps the child and releases it */
+  /* Detached without a monitor: the caller (a subreaper such as conmon or
+   * containerd's shim) reaps the process; state then cannot say how it ended. */
+  bool no_monitor;
   const char *pid_file;
   unsigned int preserve_fds;   /* hako's fds 3..3+N-1 pass to the process */
   /* process.terminal: the pty's master goes to this unix socket; required
    * unless foreground, where hako relays between its terminal and the pty. */
   const char *console_socket;
+  /* Start of a stopped sandbox (sbx_start): its state dir, locked by the
+   * caller, and its created time, both kept. */
+  const struct store_entry *restart;
+  const char *created;
 };
 
 /* A foreground sandbox `run` is waiting on. */
@@ -39,8 +47,13 @@ struct sbx_fg
  * behind; *status is 126/127 when the command cannot be run, else 125. */
 int sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_fg *fg,
                 int *status, hk_err *err);
-/* Release a created sandbox's process. */
+/* Release a created sandbox's process; a stopped one gets fresh namespaces
+ * and processes from its frozen config.json, on the filesystem it had. */
 int sbx_start (const struct store *st, const char *id, hk_err *err);
+/* SIGTERM every process, SIGKILL what is left after timeout_ms, wait until
+ * the process is gone, remove the cgroups; keep the filesystem and the state
+ * (status stopped, with how it ended).  A stopped sandbox is left as it is. */
+int sbx_stop (const struct store *st, const char *id, uint64_t timeout_ms, hk_err *err);
 /* Foreground: release the process, wait for it (forwarding the usual signals)
  * and, with record, write down how it ended (not worth it when the sandbox
  * is deleted next).  *status is the exit code or 128+N. */

@@ -4,6 +4,7 @@
  * the v1 device rules. */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -395,12 +396,23 @@ test_v2_lifecycle (void)
   put (leaf, "cgroup.events", "populated 1\nfrozen 0\n");
   ok (cg_freeze (&cg, false, &err) == 0 && strcmp (get (leaf, "cgroup.freeze"), "0") == 0, "thaw");
   ok (cg_kill (&cg, &err) == 0 && strcmp (get (leaf, "cgroup.kill"), "1") == 0, "kill writes cgroup.kill");
+  put (leaf, "cgroup.procs", "");
+  ok (cg_signal (&cg, SIGTERM, &err) == 0, "signal reads cgroup.procs of the cgroup2 dir");
+
+  uint64_t kills = 99;
+  ok (cg_oom_kills (&cg, &kills, &err) == 0 && kills == 0, "no memory.events: no OOM kill counted");
+  put (leaf, "memory.events", "low 0\nhigh 0\nmax 12\noom 3\noom_kill 2\noom_group_kill 0\n");
+  ok (cg_oom_kills (&cg, &kills, &err) == 0 && kills == 2, "oom_kill read from memory.events");
+  struct cg_sandbox none = { 0 };
+  ok (cg_oom_kills (&none, &kills, &err) == 0 && kills == 0, "no cgroups: 0");
+  ok (cg_signal (&none, SIGTERM, &err) < 0 && err.errnum == ENOENT, "no cgroups: nothing to signal through");
+  err_clear (&err);
 
   /* The kernel would now empty the cgroup; rmdir of a fake one needs it empty. */
   static const char *const files[]
       = { "memory.max",   "memory.low",    "pids.max",    "cpu.weight",      "cpu.max",
           "cpuset.cpus",  "cpuset.mems",   "io.weight",   "hugetlb.2MB.max", "memory.high",
-          "cgroup.procs", "cgroup.freeze", "cgroup.kill", "cgroup.events" };
+          "cgroup.procs", "cgroup.freeze", "cgroup.kill", "cgroup.events", "memory.events" };
   for (size_t i = 0; i < sizeof files / sizeof *files; i++)
     {
       char *p = xasprintf ("%s/%s", leaf, files[i]);
@@ -447,6 +459,27 @@ test_v2_lifecycle (void)
   free (parent);
   cg_host_free (&h);
   free (root);
+}
+
+/* v1 (and hybrid): the OOM killer's count is memory.oom_control's oom_kill. */
+static void
+test_v1_oom_kills (void)
+{
+  hk_err err;
+  struct cg_sandbox cg;
+  char *mem = xasprintf ("%s/v1mem/hako/box", tmp);
+  char *record = xasprintf ("%s/v1record", tmp);
+  mkdir_p (mem, 0755, &err);
+  char *text = xasprintf ("hako-cgroups 1 hybrid 1\nmemory\t%s/v1mem\t%s\nmade\n", tmp, mem);
+  put (tmp, "v1record", text);
+  uint64_t kills = 99;
+  ok (cg_load (record, &cg, &err) == 0 && cg.n == 1, "load a v1 memory record: %s", err.msg);
+  put (mem, "memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 4\n");
+  ok (cg_oom_kills (&cg, &kills, &err) == 0 && kills == 4, "oom_kill read from memory.oom_control");
+  cg_sandbox_free (&cg);
+  free (text);
+  free (record);
+  free (mem);
 }
 
 static void
@@ -637,6 +670,7 @@ main (void)
   test_v1_devices ();
   test_v2_update_stats ();
   test_v2_devices_without_filter ();
+  test_v1_oom_kills ();
   hk_err err;
   rm_rf (tmp, &err);
   return tap_done ();

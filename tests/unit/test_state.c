@@ -53,7 +53,7 @@ test_round_trip (void)
     .oci_version = "1.2.0", .id = "box1", .status = OCI_STATUS_STOPPED, .pid = 4242,
     .pid_start_time = 123456789012ULL, .bundle = "/srv/bundle", .annotations = ann,
     .n_annotations = 2, .created = "2024-05-01T10:00:00Z", .started = "2024-05-01T10:00:01Z",
-    .has_exit = true, .exit_status = 137, .reason = "signaled", .rootfs = "/srv/bundle/rootfs",
+    .has_exit = true, .exit_status = 137, .signal = 9, .reason = "signaled", .rootfs = "/srv/bundle/rootfs",
     .workdir = "/var/lib/hako/sandboxes/box1/work",
   };
   hk_err err = { 0 };
@@ -77,6 +77,7 @@ test_round_trip (void)
   is_str (out->created, "2024-05-01T10:00:00Z", "created");
   is_str (out->started, "2024-05-01T10:00:01Z", "started");
   ok (out->has_exit && out->exit_status == 137, "exitStatus");
+  ok (out->signal == 9, "signal");
   is_str (out->reason, "signaled", "reason");
   is_str (out->rootfs, "/srv/bundle/rootfs", "rootfs");
   is_str (out->workdir, "/var/lib/hako/sandboxes/box1/work", "workdir");
@@ -96,6 +97,7 @@ test_omitted_fields (void)
   ok (strstr (json, "\"ociVersion\": \"1.2.0\"") != NULL, "ociVersion defaults to 1.2.0");
   ok (strstr (json, "annotations") == NULL && strstr (json, "exitStatus") == NULL
         && strstr (json, "reason") == NULL && strstr (json, "bundle") == NULL
+        && strstr (json, "signal") == NULL
         && strstr (json, "workdir") == NULL && strstr (json, "pidStartTime") == NULL,
       "absent fields are omitted");
   ok (strchr (json, '\n') != NULL && json[len - 1] == '}', "pretty, without a trailing newline");

@@ -1,0 +1,243 @@
+/* monitor: the small process that is the parent of a detached sandbox's
+ * process — it finishes create for the caller, detaches, reaps the process
+ * and writes down how it ended — and the exit record it writes.
+ *
+ * Why a process at all: only a parent learns how a process ended (its wait
+ * status); `hako create` and `run --detach` return while the sandbox runs,
+ * so something else must be that parent.  Callers that reap the process
+ * themselves (conmon, containerd's shim: subreapers) pass --no-monitor. */
+#include "runtime/monitor.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lib/syscalls.h"
+#include "lib/util.h"
+#include "runtime/pidinfo.h"
+
+/* One message, smaller than PIPE_BUF: written and read whole. */
+struct mon_msg
+{
+  int ok;
+  int status;
+  int errnum;
+  char msg[sizeof ((hk_err *)0)->msg];
+};
+
+_Static_assert(sizeof (struct mon_msg) <= 4096, "a monitor message fits in PIPE_BUF");
+
+int
+mon_fork (struct mon_link *l, hk_err *err)
+{
+  int p[2];
+  if (pipe2 (p, O_CLOEXEC) < 0)
+    return err_sys (err, "pipe");
+  pid_t parent = getpid ();
+  pid_t pid = fork ();
+  if (pid < 0)
+    {
+      int e = errno;
+      close (p[0]);
+      close (p[1]);
+      return err_code (err, e, "fork the sandbox's monitor");
+    }
+  if (pid == 0)
+    {
+      close (p[0]);
+      /* Until create is done, the monitor is part of the hako that forked
+       * it and dies with it; the check after the prctl catches a parent
+       * that died before it. */
+      prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+      if (getppid () != parent)
+        _exit (125);
+      /* The monitor outlives create and its /proc/PID/exe is the hako
+       * binary: not dumpable, so a sandbox process running as the same uid
+       * can neither ptrace it nor open its exe or memory (CVE-2019-5736). */
+      prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
+      /* A caller ignoring SIGCHLD would have its children reaped by the
+       * kernel, and the monitor could not learn how its child ended. */
+      signal (SIGCHLD, SIG_DFL);
+      *l = (struct mon_link){ .pid = 0, .fd = p[1] };
+      return 0;
+    }
+  close (p[1]);
+  *l = (struct mon_link){ .pid = pid, .fd = p[0] };
+  return 1;
+}
+
+int
+mon_wait (struct mon_link *l, int *status, hk_err *err)
+{
+  struct mon_msg m;
+  ssize_t n;
+  do
+    n = read (l->fd, &m, sizeof m);
+  while (n < 0 && errno == EINTR);
+  close (l->fd);
+  l->fd = -1;
+  *status = 125;
+  if (n == (ssize_t)sizeof m && m.ok)
+    return 0; /* it lives on: the sandbox's process is its child */
+  int ws = 0;
+  while (waitpid (l->pid, &ws, 0) < 0 && errno == EINTR)
+    ;
+  if (n != (ssize_t)sizeof m)
+    {
+      if (WIFSIGNALED (ws))
+        return err_set (err, 0, "the sandbox's monitor was killed by signal %d during create", WTERMSIG (ws));
+      return err_set (err, 0, "the sandbox's monitor exited during create (status %d)", WEXITSTATUS (ws));
+    }
+  *status = m.status;
+  m.msg[sizeof m.msg - 1] = '\0';
+  return err_set (err, m.errnum, "%s", m.msg);
+}
+
+static void
+mon_send (struct mon_link *l, const struct mon_msg *m)
+{
+  ssize_t n;
+  do
+    n = write (l->fd, m, sizeof *m);
+  while (n < 0 && errno == EINTR);
+  close (l->fd);
+  l->fd = -1;
+}
+
+void
+mon_fail (struct mon_link *l, int status, const hk_err *err)
+{
+  struct mon_msg m = { .ok = 0, .status = status, .errnum = err->errnum };
+  snprintf (m.msg, sizeof m.msg, "%s", err->msg);
+  mon_send (l, &m);
+  _exit (status);
+}
+
+/* "PID START\n" of the calling process into FILE in dir. */
+static int
+write_identity (const char *dir, const char *file, pid_t pid, hk_err *err)
+{
+  uint64_t start = 0;
+  if (pid_stat (pid, &start, NULL) < 0)
+    return err_sys (err, "/proc/%d/stat", (int)pid);
+  char buf[64];
+  int n = snprintf (buf, sizeof buf, "%d %llu\n", (int)pid, (unsigned long long)start);
+  cleanup_free char *path = xasprintf ("%s/%s", dir, file);
+  return file_write_atomic (path, buf, n, 0600, err);
+}
+
+int
+mon_record_self (const char *state_dir, hk_err *err)
+{
+  return write_identity (state_dir, "monitor", getpid (), err);
+}
+
+/* Leave the caller behind: a `$(hako create ...)` waits for every writer
+ * of its pipe, and a terminal's signals are the caller's, not ours. */
+static void
+detach (const struct mon_link *l)
+{
+  prctl (PR_SET_PDEATHSIG, 0, 0, 0, 0);
+  setsid ();
+  signal (SIGPIPE, SIG_IGN);
+  if (chdir ("/") < 0)
+    _exit (125);
+  int null = open ("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null < 0)
+    _exit (125);
+  for (int fd = 0; fd < 3; fd++)
+    if (null != fd)
+      dup2 (null, fd);
+  if (null > 2)
+    close (null);
+  /* Nothing of the caller's and nothing of the sandbox's: no lock, no sync
+   * socket, no pidfd, no log file, but the pipe for the one message left. */
+  if (l->fd > 3)
+    sys_close_range (3, l->fd - 1, 0);
+  sys_close_range (l->fd + 1, ~0U, 0);
+}
+
+void
+mon_run (struct mon_link *l, struct mon_watch *w)
+{
+  detach (l);
+  struct mon_msg m = { .ok = 1 };
+  mon_send (l, &m);
+  int ws;
+  while (waitpid (w->pid, &ws, 0) < 0)
+    if (errno != EINTR)
+      _exit (0);
+  hk_err ignored;
+  /* The sandbox may have been deleted meanwhile: then there is no state
+   * dir to write into, and nothing to record. */
+  exit_record_write (w->state_dir, w->pid, w->start_time, ws, exit_by_oom (&w->cg, w->oom_before, ws),
+                     &ignored);
+  _exit (0);
+}
+
+void
+mon_wait_gone (const char *state_dir, int timeout_ms, bool kill)
+{
+  cleanup_free char *path = xasprintf ("%s/monitor", state_dir);
+  cleanup_free char *buf = NULL;
+  hk_err ignored;
+  int pid;
+  unsigned long long start;
+  if (file_read_all (path, 64, &buf, NULL, &ignored) < 0 || sscanf (buf, "%d %llu", &pid, &start) != 2)
+    return;
+  cleanup_close int pidfd = pid_open (pid, start);
+  if (pidfd < 0 || pid_wait_exit (pidfd, timeout_ms) == 1 || !kill)
+    return;
+  sys_pidfd_send_signal (pidfd, SIGKILL, NULL, 0);
+  pid_wait_exit (pidfd, 2000);
+}
+
+bool
+exit_by_oom (const struct cg_sandbox *cg, uint64_t oom_before, int wstatus)
+{
+  uint64_t now;
+  hk_err ignored;
+  if (!WIFSIGNALED (wstatus) || WTERMSIG (wstatus) != SIGKILL)
+    return false;
+  return cg_oom_kills (cg, &now, &ignored) == 0 && now > oom_before;
+}
+
+int
+exit_record_write (const char *state_dir, pid_t pid, uint64_t start, int wstatus, bool oom, hk_err *err)
+{
+  int sig = WIFSIGNALED (wstatus) ? WTERMSIG (wstatus) : 0;
+  int code = sig ? 128 + sig : WEXITSTATUS (wstatus);
+  const char *reason = oom ? "oom" : sig ? "signaled" : "exited";
+  char buf[128];
+  int n = snprintf (buf, sizeof buf, "%d %llu %d %d %s\n", (int)pid, (unsigned long long)start, code, sig,
+                    reason);
+  cleanup_free char *path = xasprintf ("%s/exit", state_dir);
+  return file_write_atomic (path, buf, n, 0600, err);
+}
+
+void
+exit_record_apply (const char *state_dir, struct oci_state *s)
+{
+  cleanup_free char *path = xasprintf ("%s/exit", state_dir);
+  cleanup_free char *buf = NULL;
+  hk_err ignored;
+  int pid, code, sig;
+  unsigned long long start;
+  char reason[16];
+  if (file_read_all (path, 128, &buf, NULL, &ignored) < 0
+      || sscanf (buf, "%d %llu %d %d %15s", &pid, &start, &code, &sig, reason) != 5)
+    return;
+  if (pid != s->pid || start != s->pid_start_time || code < 0 || code > 255)
+    return;
+  s->has_exit = true;
+  s->exit_status = code;
+  s->signal = sig;
+  free (s->reason);
+  s->reason = xstrdup (reason);
+}

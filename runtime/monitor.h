@@ -1,0 +1,64 @@
+/* monitor: the small process that is the parent of a detached sandbox's
+ * process — it finishes create for the caller, detaches, reaps the process
+ * and writes down how it ended — and the exit record it writes. */
+#ifndef HAKO_RUNTIME_MONITOR_H
+#define HAKO_RUNTIME_MONITOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "lib/err.h"
+#include "oci/state.h"
+#include "runtime/cgroup.h"
+
+/* The pipe between the caller and its monitor. */
+struct mon_link
+{
+  pid_t pid; /* caller side: the monitor's pid */
+  int fd;    /* caller: the read end; monitor: the write end */
+};
+
+/* Fork the monitor.  Returns 1 in the caller, 0 in the monitor, -1 on error.
+ * Until mon_detach the monitor dies with the caller (SIGKILL), so a create
+ * killed half-way leaves only what `delete --force` cleans up. */
+int mon_fork (struct mon_link *l, hk_err *err);
+/* Caller: wait for the monitor's verdict on create.  0: done (the monitor
+ * lives on); -1 with its error, *status 125 (or 126/127). */
+int mon_wait (struct mon_link *l, int *status, hk_err *err);
+/* Monitor: report a failed create and exit. */
+void mon_fail (struct mon_link *l, int status, const hk_err *err) __attribute__ ((noreturn));
+/* Monitor: record its pid and start time in the sandbox's state dir. */
+int mon_record_self (const char *state_dir, hk_err *err);
+
+/* What the monitor watches once create is done. */
+struct mon_watch
+{
+  pid_t pid; /* the sandbox's process, the monitor's child */
+  uint64_t start_time;
+  char *state_dir;      /* <root>/<id> */
+  struct cg_sandbox cg; /* for the OOM counter */
+  uint64_t oom_before;
+};
+
+/* Monitor: detach from the caller (no parent-death signal, own session,
+ * /dev/null for stdio, every other fd closed), report success, then wait for
+ * the process, record how it ended and exit.  Never returns. */
+void mon_run (struct mon_link *l, struct mon_watch *w) __attribute__ ((noreturn));
+
+/* Wait up to timeout_ms for the sandbox's monitor (if any) to exit; with
+ * kill, SIGKILL it if it has not by then, and wait for that. */
+void mon_wait_gone (const char *state_dir, int timeout_ms, bool kill);
+
+/* The OOM killer ended it: SIGKILL while the memory cgroup's counter rose. */
+bool exit_by_oom (const struct cg_sandbox *cg, uint64_t oom_before, int wstatus);
+/* <state dir>/exit: how the process pid (started at start) ended.  Written
+ * atomically, without the sandbox's lock: the verbs holding the lock (stop,
+ * delete) wait for the monitor that writes it.  It names the process, so a
+ * record about an earlier process (before a restart) is never taken for the
+ * current one's. */
+int exit_record_write (const char *state_dir, pid_t pid, uint64_t start, int wstatus, bool oom, hk_err *err);
+/* Fill s's exit fields from the record if it is about s's process. */
+void exit_record_apply (const char *state_dir, struct oci_state *s);
+
+#endif
