@@ -36,6 +36,7 @@ int cmd_resume (int argc, char **argv);
 int cmd_exec (int argc, char **argv);
 int cmd_put (int argc, char **argv);
 int cmd_get (int argc, char **argv);
+int cmd_image (int argc, char **argv);
 
 #define EXIT_HAKO 125
 

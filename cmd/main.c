@@ -35,6 +35,7 @@ static const struct verb verbs[] = {
   { "features", cmd_features, "print the OCI features JSON" },
   { "pause", cmd_pause, "freeze every process of a sandbox" },
   { "resume", cmd_resume, "thaw a paused sandbox" },
+  { "image", cmd_image, "import, list, inspect, remove and verify images" },
 };
 
 static void
