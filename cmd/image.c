@@ -19,7 +19,7 @@ static const char image_help[] =
   "Every blob's size and sha256 and every layer's diff_id are checked; layers are\n"
   "unpacked once into the store under --data-root.\n\n"
   "  -n, --name NAME:TAG         the name to record (default: from the source)\n"
-  "      --max-layer-bytes N     bound on a layer's uncompressed size (default 16g)\n"
+  "      --max-layer-bytes N     bound on a layer's uncompressed size (default 8g)\n"
   "      --max-layer-entries N   bound on a layer's entries (default 1000000)\n"
   "      --max-path N            bound on an entry's path length (default 4096)\n"
   "      --allow-devices         create device nodes a layer holds (root only)\n";

@@ -22,7 +22,7 @@ struct img_limits
   bool allow_devices;    /* create device nodes (only honoured for root) */
 };
 
-#define IMG_DEFAULT_MAX_BYTES (16ULL << 30)
+#define IMG_DEFAULT_MAX_BYTES (8ULL << 30)
 #define IMG_DEFAULT_MAX_ENTRIES 1000000ULL
 #define IMG_DEFAULT_MAX_PATH 4096
 

@@ -1,0 +1,269 @@
+#!/usr/bin/env bats
+# images: verified import of OCI layouts and archives, the content store,
+# hostile layers refused or contained, sandboxes from images.
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+setup_file () {
+  hako_setup_file
+  export IMG="$BATS_FILE_TMPDIR/img"
+  "$fixtures/images.sh" busybox "$IMG" >/dev/null
+  export MKTAR=${MKTAR:-$(dirname "$HAKO")/tests/helpers/mktar}
+}
+setup () {
+  hako_setup
+  mkdir -p "$TEST_ROOT/canary"
+  echo untouched > "$TEST_ROOT/canary/canary"
+}
+teardown () { hako_teardown; }
+
+# The canary directory holds exactly what it held, and nothing appeared at
+# the host paths the attacks aim at.
+host_untouched () {
+  [ "$(ls -A "$TEST_ROOT/canary")" = canary ]
+  [ "$(cat "$TEST_ROOT/canary/canary")" = untouched ]
+}
+
+# No temporary blob, layer or extraction directory left in the store.
+store_clean () {
+  [ -z "$(find "$DATA/images" -name '.tmp-*' -o -name 'import-*' | head -1)" ]
+}
+
+blob_of () { echo "$DATA/images/blobs/sha256/${1#sha256:}"; }
+
+# hostile ATTACK: build that attack's layout.
+hostile () {
+  [ -x "$MKTAR" ] || skip "tests/helpers/mktar not built (make check builds it)"
+  "$fixtures/hostile-layers.sh" "$TEST_ROOT/hostile" "$TEST_ROOT/canary" "$1" >/dev/null
+  echo "$TEST_ROOT/hostile/$1/layout"
+}
+
+@test "import of an OCI layout: ls, inspect with the config, verify" {
+  run -0 $H image import "$IMG/layout:latest" --name busybox
+  [ "$output" = "busybox:latest" ]
+  run -0 $H image ls -q
+  [ "$output" = "busybox:latest" ]
+  run -0 $H image inspect busybox
+  [ "$(echo "$output" | jq -r '.env[1]')" = GREETING=hi ]
+  [ "$(echo "$output" | jq -r '.layers | length')" = 2 ]
+  [ "$(echo "$output" | jq -r '.workingDir')" = /srv ]
+  run -0 $H image verify
+  [[ "$output" == "4 blobs verified" ]]
+  layer=$(echo "$($H image inspect busybox)" | jq -r '.layers[1].diff_id')
+  [ -f "$DATA/images/layers/${layer#sha256:}/etc/hako-image" ]
+  store_clean
+}
+
+@test "import of zstd layers, an oci-archive and a docker-archive" {
+  run -0 $H image import "$IMG/layout-zstd" --name bz
+  run -0 $H image import "$IMG/oci.tar" --name bo
+  run -0 $H image import "$IMG/docker.tar"
+  [ "$output" = "busybox-docker:latest" ]
+  # The same layers whatever the source: one unpacked copy of each.
+  [ "$(ls "$DATA/images/layers" | wc -l)" = 2 ]
+  run -0 $H image inspect busybox-docker
+  [ "$(echo "$output" | jq -r '.cmd[0]')" = sh ]
+  run -0 $H image verify
+  store_clean
+}
+
+@test "a second import reads nothing again" {
+  $H image import "$IMG/layout" --name a
+  blob=$(blob_of "$($H image inspect a | jq -r '.layers[0].digest')")
+  before=$(stat -c '%i %Y' "$blob" "$DATA"/images/layers/*)
+  start=$(date +%s%N)
+  run -0 $H image import "$IMG/layout" --name b
+  took=$(( ($(date +%s%N) - start) / 1000000 ))
+  echo "second import: $took ms"
+  [ "$(stat -c '%i %Y' "$blob" "$DATA"/images/layers/*)" = "$before" ]
+  [ "$took" -lt 500 ]
+}
+
+@test "a flipped byte in a layer blob is refused, naming the blob; nothing half-made stays" {
+  cp -a "$IMG/layout" "$TEST_ROOT/bad"
+  m=$(jq -r '.manifests[0].digest' "$TEST_ROOT/bad/index.json")
+  l=$(jq -r '.layers[1].digest' "$TEST_ROOT/bad/blobs/sha256/${m#sha256:}")
+  printf '\x00' | dd of="$TEST_ROOT/bad/blobs/sha256/${l#sha256:}" bs=1 seek=40 conv=notrunc 2>/dev/null
+  run -125 $H image import "$TEST_ROOT/bad" --name bad
+  [[ "$output" == *"blob ${l:0:19}..: sha256 mismatch"* ]]
+  [ ! -e "$(blob_of "$l")" ]
+  run -0 $H image ls -q
+  [ -z "$output" ]
+  store_clean
+}
+
+@test "a flipped byte in the config or a manifest is refused, naming the blob" {
+  cp -a "$IMG/layout" "$TEST_ROOT/bad"
+  m=$(jq -r '.manifests[0].digest' "$TEST_ROOT/bad/index.json")
+  c=$(jq -r '.config.digest' "$TEST_ROOT/bad/blobs/sha256/${m#sha256:}")
+  sed -i 's/GREETING=hi/GREETING=ho/' "$TEST_ROOT/bad/blobs/sha256/${c#sha256:}"
+  run -125 $H image import "$TEST_ROOT/bad" --name bad
+  [[ "$output" == *"blob ${c:0:19}..: sha256 mismatch"* ]]
+  cp -a "$IMG/layout/." "$TEST_ROOT/bad/"
+  sed -i 's/"size":256/"size":257/' "$TEST_ROOT/bad/blobs/sha256/${m#sha256:}"
+  run -125 $H image import "$TEST_ROOT/bad" --name bad
+  [[ "$output" == *"blob ${m:0:19}..: sha256 mismatch"* ]]
+}
+
+@test "a wrong size in a descriptor is refused with both sizes" {
+  cp -a "$IMG/layout" "$TEST_ROOT/bad"
+  jq -c '.manifests[0].size += 1' "$IMG/layout/index.json" > "$TEST_ROOT/bad/index.json"
+  run -125 $H image import "$TEST_ROOT/bad" --name bad
+  [[ "$output" == *"descriptor says"* ]]
+}
+
+@test "a wrong diff_id is refused and the layer is not kept" {
+  tar_top="$IMG/layers/top.tar"
+  DIFF_IDS_JSON="[\"sha256:$(sha256sum "$IMG/layers/base.tar" | cut -d' ' -f1)\",\"sha256:$(printf '1%.0s' $(seq 64))\"]" \
+    "$fixtures/images.sh" layout "$TEST_ROOT/bad" gzip "$IMG/layers/base.tar" "$tar_top"
+  run -125 $H image import "$TEST_ROOT/bad" --name bad
+  [[ "$output" == *"diff_id mismatch"* ]]
+  [ ! -e "$DATA/images/layers/$(printf '1%.0s' $(seq 64))" ]
+  store_clean
+}
+
+@test "a manifest whose mediaType differs from its descriptor's is refused" {
+  cp -a "$IMG/layout" "$TEST_ROOT/bad"
+  jq -c '.manifests[0].mediaType = "application/vnd.oci.image.index.v1+json"' "$IMG/layout/index.json" \
+    > "$TEST_ROOT/bad/index.json"
+  run -125 $H image import "$TEST_ROOT/bad" --name bad
+  [[ "$output" == *"mediaType"* ]]
+}
+
+@test "image verify finds a damaged blob in the store" {
+  $H image import "$IMG/layout" --name busybox
+  l=$($H image inspect busybox | jq -r '.layers[0].digest')
+  printf '\x01' | dd of="$(blob_of "$l")" bs=1 seek=100 conv=notrunc 2>/dev/null
+  run -125 $H image verify
+  [[ "$output" == *"blob ${l:0:19}"*"damaged"* ]]
+}
+
+@test "image rm removes the name and the blobs and layers nobody else needs" {
+  $H image import "$IMG/layout" --name a
+  $H image import "$IMG/layout-zstd" --name b
+  run -0 $H image rm a
+  run -0 $H image ls -q
+  [ "$output" = "b:latest" ]
+  # b shares the unpacked layers (same diff_ids), not the gzip blobs.
+  [ "$(ls "$DATA/images/layers" | wc -l)" = 2 ]
+  run -0 $H image verify
+  run -0 $H image rm b
+  [ -z "$(ls "$DATA/images/layers")" ]
+  [ -z "$(ls "$DATA/images/blobs/sha256")" ]
+  run -125 $H image rm b
+  [[ "$output" == *"not found"* ]]
+}
+
+# ---- hostile layers ---------------------------------------------------------
+
+@test "hostile: an absolute path lands inside the layer" {
+  l=$(hostile abs)
+  run -0 $H image import "$l" --name abs
+  host_untouched
+  [ -f "$DATA"/images/layers/*/"$TEST_ROOT/canary/abs" ]
+}
+
+@test "hostile: a ../ escape is refused" {
+  l=$(hostile dotdot)
+  run -125 $H image import "$l" --name x
+  [[ "$output" == *'".." component is refused'* ]]
+  host_untouched
+  store_clean
+}
+
+@test "hostile: a symlink to the host, then a write through it, is refused (absolute and relative)" {
+  for a in symlink symlink-rel; do
+    l=$(hostile $a)
+    run -125 $H image import "$l" --name x
+    [[ "$output" == *"esc/pwned"* ]]
+    host_untouched
+  done
+  store_clean
+}
+
+@test "hostile: a symlink in one layer and a write through it in the next stays inside" {
+  l=$(hostile cross)
+  run -0 $H image import "$l" --name cross
+  host_untouched
+  # The second layer has a real directory where the first had the symlink.
+  [ "$(ls "$DATA"/images/layers/*/esc/pwned | wc -l)" = 1 ]
+}
+
+@test "hostile: a hardlink to /etc/shadow, or through a symlink to a host file, is refused" {
+  for a in hardlink hardlink-via-symlink; do
+    l=$(hostile $a)
+    run -125 $H image import "$l" --name x
+    [[ "$output" == *"hardlink target"* ]]
+    host_untouched
+  done
+  [ -z "$(find "$DATA/images" -samefile /etc/shadow 2>/dev/null)" ]
+  store_clean
+}
+
+@test "hostile: a directory swapped for a symlink, then written through, is refused" {
+  l=$(hostile swap)
+  run -125 $H image import "$l" --name x
+  [[ "$output" == *"d/pwned"* ]]
+  host_untouched
+}
+
+@test "hostile: a device node is refused; --allow-devices as root creates it" {
+  l=$(hostile device)
+  run -125 $H image import "$l" --name x
+  [[ "$output" == *"device nodes are refused"* ]]
+  run -0 $H image import "$l" --name x --allow-devices
+  [ -c "$DATA"/images/layers/*/disk ]
+}
+
+@test "hostile: a root-level opaque whiteout, a bare .wh. and .wh.. are refused" {
+  for a in opaque-root bare-wh wh-dotdot; do
+    l=$(hostile $a)
+    run -125 $H image import "$l" --name x
+    [[ "$output" == *"whiteout"* ]]
+  done
+  store_clean
+}
+
+@test "hostile: the root entry turned into a symlink is refused" {
+  l=$(hostile root-type)
+  run -125 $H image import "$l" --name x
+  [[ "$output" == *"layer root must stay a directory"* ]]
+}
+
+@test "hostile: a header declaring 10 GB is refused before anything is written" {
+  l=$(hostile huge)
+  run -125 $H image import "$l" --name x
+  [[ "$output" == *"declares 10737418240 bytes"* ]]
+  store_clean
+}
+
+@test "hostile: 10 GB of zeros in 10 MB of gzip stops at the byte bound" {
+  l=$(hostile bomb)
+  start=$(date +%s)
+  run -125 $H image import "$l" --name x --max-layer-bytes 64m
+  [[ "$output" == *"larger than 67108864 bytes uncompressed"* ]]
+  [ $(( $(date +%s) - start )) -lt 20 ]
+  [ -z "$(ls "$DATA/images/layers")" ]
+  store_clean
+}
+
+@test "hostile: too many entries and a 5000-byte path are refused" {
+  l=$(hostile many)
+  run -125 $H image import "$l" --name x --max-layer-entries 1000
+  [[ "$output" == *"more than 1000 entries"* ]]
+  l=$(hostile longpath)
+  run -125 $H image import "$l" --name x
+  [[ "$output" == *"entry path of 5000 bytes is longer than 4096"* ]]
+  store_clean
+}
+
+@test "whiteouts become overlayfs whiteouts: a 0:0 device and an opaque directory" {
+  l=$(hostile whiteouts)
+  run -0 $H image import "$l" --name wh
+  d=$(ls -d "$DATA"/images/layers/*)
+  [ "$(stat -c '%F %t:%T' "$d/etc/passwd")" = "character special file 0:0" ]
+  command -v getfattr >/dev/null || skip "getfattr not installed (Debian package attr)"
+  [ "$(getfattr --only-values -n trusted.overlay.opaque "$d/srv")" = y ]
+  [ -f "$d/srv/new" ]
+}
