@@ -69,6 +69,7 @@ cmd_config_free (struct config_src *c)
   free (c->json);
   if (c->spec)
     oci_spec_free (c->spec);
+  cmd_image_free (c);
   *c = (struct config_src){ 0 };
 }
 
@@ -77,6 +78,7 @@ static const char create_help[] =
   "Build a sandbox; its process waits until `hako start ID`.\n\n"
   "  -b, --bundle DIR        bundle with config.json (default: current directory)\n"
   "      --profile P         no bundle config: use profile P (host)\n"
+  "      --image NAME        the root (and, without --bundle, the config) from an image\n"
   "      --pid-file FILE     write the sandbox process's host pid to FILE\n"
   "      --no-new-keyring    accepted for runc compatibility (no keyring is created)\n"
   "  -h, --help              this text\n";
@@ -87,18 +89,20 @@ cmd_create (int argc, char **argv)
   static const struct option opts[] = {
     { "bundle", required_argument, NULL, 'b' },
     { "profile", required_argument, NULL, 'P' },
+    { "image", required_argument, NULL, 'i' },
     { "pid-file", required_argument, NULL, 'p' },
     { "no-new-keyring", no_argument, NULL, 'k' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
-  const char *bundle = NULL, *profile = NULL, *pid_file = NULL;
+  const char *bundle = NULL, *profile = NULL, *pid_file = NULL, *image = NULL;
   int c;
   while ((c = getopt_long (argc, argv, "b:h", opts, NULL)) != -1)
     switch (c)
       {
       case 'b': bundle = optarg; break;
       case 'P': profile = optarg; break;
+      case 'i': image = optarg; break;
       case 'p': pid_file = optarg; break;
       case 'k': break;
       case 'h': return cmd_help (create_help);
@@ -111,12 +115,13 @@ cmd_create (int argc, char **argv)
   struct store st = { 0 };
   struct config_src cfg = { 0 };
   int status = EXIT_HAKO;
-  if (cmd_store (&st, &err) < 0 || cmd_load_config (bundle, profile, NULL, false, &cfg, &err) < 0)
+  if (cmd_store (&st, &err) < 0 || cmd_load_source (bundle, profile, image, NULL, false, &cfg, &err) < 0)
     status = cmd_fail ("create", id, &err);
   else
     {
       struct sbx_create_opts o = { .id = id, .bundle = cfg.bundle, .config_json = cfg.json,
-                                   .config_len = cfg.len, .spec = cfg.spec, .pid_file = pid_file };
+                                   .config_len = cfg.len, .spec = cfg.spec, .pid_file = pid_file,
+                                   .image_layers = cfg.layers, .image_id = cfg.image_id };
       if (sbx_create (&st, &o, NULL, &status, &err) < 0)
         cmd_fail ("create", id, &err);
       else

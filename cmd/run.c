@@ -15,6 +15,7 @@ static const char run_help[] =
   "config.json in the bundle directory, the host profile is used: no bundle needed.\n\n"
   "  -b, --bundle DIR        bundle with config.json (default: current directory)\n"
   "      --profile P         use profile P (host, default) instead of config.json\n"
+  "      --image NAME        the root (and, without --bundle, the config) from an image\n"
   "      --rm                delete the sandbox when its process has exited\n"
   "  -d, --detach            return once the process has started\n"
   "      --pid-file FILE     write the sandbox process's host pid to FILE\n"
@@ -23,7 +24,7 @@ static const char run_help[] =
 
 struct run_opts
 {
-  const char *bundle, *profile, *pid_file;
+  const char *bundle, *profile, *pid_file, *image;
   bool rm, detach;
 };
 
@@ -34,6 +35,7 @@ run_parse (int argc, char **argv, struct run_opts *o)
   static const struct option opts[] = {
     { "bundle", required_argument, NULL, 'b' },
     { "profile", required_argument, NULL, 'P' },
+    { "image", required_argument, NULL, 'i' },
     { "pid-file", required_argument, NULL, 'p' },
     { "rm", no_argument, NULL, 'r' },
     { "detach", no_argument, NULL, 'd' },
@@ -48,6 +50,7 @@ run_parse (int argc, char **argv, struct run_opts *o)
       {
       case 'b': o->bundle = optarg; break;
       case 'P': o->profile = optarg; break;
+      case 'i': o->image = optarg; break;
       case 'p': o->pid_file = optarg; break;
       case 'r': o->rm = true; break;
       case 'd': o->detach = true; break;
@@ -100,14 +103,15 @@ cmd_run (int argc, char **argv)
   struct config_src cfg = { 0 };
   struct sbx_fg fg = { 0 };
   int status = EXIT_HAKO;
-  if (cmd_store (&st, &err) < 0 || cmd_load_config (o.bundle, o.profile, command, true, &cfg, &err) < 0)
+  if (cmd_store (&st, &err) < 0 || cmd_load_source (o.bundle, o.profile, o.image, command, true, &cfg, &err) < 0)
     {
       cmd_fail ("run", id, &err);
       goto out;
     }
   struct sbx_create_opts co = { .id = id, .bundle = cfg.bundle, .config_json = cfg.json,
                                 .config_len = cfg.len, .spec = cfg.spec, .pid_file = o.pid_file,
-                                .foreground = !o.detach };
+                                .foreground = !o.detach, .image_layers = cfg.layers,
+                                .image_id = cfg.image_id };
   if (sbx_create (&st, &co, &fg, &status, &err) < 0)
     cmd_fail ("run", id, &err);
   else if (o.detach)

@@ -85,6 +85,20 @@ struct oci_image_names
   size_t n;
 };
 
+/* The process an image's config makes: what `hako spec --image` and
+ * `create --image` put in the default profile's place. */
+struct oci_image_process
+{
+  const char *image;      /* sandbox.image */
+  char *const *args;      /* Entrypoint + Cmd (or the command given) */
+  char *const *env;
+  const char *cwd;        /* WorkingDir, or "/" */
+  uint32_t uid, gid;      /* User, resolved in the image's /etc/passwd */
+};
+/* The default profile (all namespaces, no user namespace) with that process
+ * and a writable root. */
+int oci_profile_generate_image (const struct oci_image_process *ip, char **out, hk_err *err);
+
 /* "sha256:" followed by 64 lowercase hex digits. */
 bool oci_digest_valid (const char *digest);
 

@@ -636,6 +636,12 @@ mount_root (const struct mnt_ctx *ctx, hk_err *err)
         return err_sys (err, "mount tmpfs on %s", ctx->rootfs);
       return 0;
     }
+  if (ctx->overlay)
+    {
+      if (mount ("overlay", ctx->rootfs, "overlay", 0, ctx->overlay) < 0)
+        return err_sys (err, "mount the image's overlay on %s", ctx->rootfs);
+      return 0;
+    }
   /* pivot_root needs the new root to be a mount point. */
   if (mount (ctx->rootfs, ctx->rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
     return err_sys (err, "bind %s on itself", ctx->rootfs);

@@ -21,6 +21,10 @@ struct mnt_ctx
   /* Host path of the sandbox's cgroup2 directory, shown read-only at a
    * "cgroup" mount; NULL when the host has no cgroup2 hierarchy. */
   const char *cgroup_dir;
+  /* Image sandboxes: the overlayfs options (layers, writable layer) mounted
+   * on rootfs here, in the sandbox's own mount namespace, so the mount goes
+   * away with it and never shows on the host. */
+  const char *overlay;
 };
 
 /* Before pivot_root: propagation, the root bind (or tmpfs), the spec's mounts in

@@ -21,6 +21,7 @@
 #include "runtime/caps.h"
 #include "runtime/cgroup.h"
 #include "runtime/pidinfo.h"
+#include "runtime/rootfs_image.h"
 
 static char *
 rfc3339_now (void)
@@ -129,8 +130,6 @@ refuse_unsupported (const struct oci_spec *spec, hk_err *err)
 {
   if (spec->sandbox.has_timeout || spec->sandbox.has_max_output)
     return err_set (err, ENOTSUP, "sandbox.limits: not supported by this hako yet");
-  if (spec->sandbox.image)
-    return err_set (err, ENOTSUP, "sandbox.image: images are not supported by this hako yet");
   for (int k = 0; k < OCI_HOOK_COUNT; k++)
     if (spec->hooks.n[k])
       return err_set (err, ENOTSUP, "hooks: not supported by this hako yet");
@@ -175,12 +174,15 @@ struct build
   struct landlock_plan *landlock;
   struct seccomp_prog *seccomp;
   struct cg_sandbox cgroups;  /* decided before anything is built; made just before clone */
+  char *overlay;    /* image sandboxes: the root's overlayfs options */
 };
 
 static void
 build_free (struct build *b)
 {
   free (b->data_dir);
+  free (b->overlay);
+  b->overlay = NULL;
   landlock_plan_free (b->landlock);
   seccomp_prog_free (b->seccomp);
   b->data_dir = NULL;
@@ -209,6 +211,8 @@ static int
 resolve_rootfs (const struct sbx_create_opts *o, struct build *b, char **rootfs, hk_err *err)
 {
   const struct oci_spec *spec = o->spec;
+  if (o->image_layers || spec->sandbox.image)
+    return rootfs_image_dir (&b->entry, o->image_layers, spec, rootfs, err);
   if (spec->sandbox.root == HAKO_ROOT_TMPFS)
     {
       *rootfs = store_path (&b->entry, "rootfs");
@@ -289,6 +293,25 @@ prepare_workdir (const struct store *st, const struct sbx_create_opts *o, struct
   return 0;
 }
 
+/* The persistent work dir; an image sandbox has a data dir without one. */
+static char *
+workdir_of (const struct sbx_create_opts *o, const struct build *b)
+{
+  return b->data_dir && o->spec->sandbox.workdir_persist ? xasprintf ("%s/work", b->data_dir) : NULL;
+}
+
+/* An image sandbox's writable layer, under its data dir (removed by delete). */
+static int
+prepare_image_layer (const struct store *st, const struct sbx_create_opts *o, struct build *b,
+                     hk_err *err)
+{
+  if (o->image_layers == NULL)
+    return 0;
+  if (b->data_dir == NULL)
+    b->data_dir = store_data_dir (st, o->id);
+  return rootfs_image_prepare (b->data_dir, o->image_layers, o->image_id, &b->overlay, err);
+}
+
 static int
 record_state (struct build *b, const struct sbx_create_opts *o, enum oci_status status,
               const char *rootfs, hk_err *err)
@@ -300,7 +323,7 @@ record_state (struct build *b, const struct sbx_create_opts *o, enum oci_status 
     .rootfs = (char *) rootfs,
   };
   cleanup_free char *created = rfc3339_now ();
-  cleanup_free char *work = b->data_dir ? xasprintf ("%s/work", b->data_dir) : NULL;
+  cleanup_free char *work = workdir_of (o, b);
   s.created = created;
   s.started = status == OCI_STATUS_RUNNING ? created : NULL;
   s.workdir = work;
@@ -339,12 +362,12 @@ create_spawn (const struct sbx_create_opts *o, struct build *b, const char *root
       if (fifo_fd < 0)
         return err_sys (err, "open %s", fifo);
     }
-  cleanup_free char *work = b->data_dir ? xasprintf ("%s/work", b->data_dir) : NULL;
+  cleanup_free char *work = workdir_of (o, b);
   cleanup_close int cgroup_fd = cg_open_v2 (&b->cgroups);
   struct spawn_cgroup cgroup = { .v2_fd = cgroup_fd, .place = place_in_cgroups, .arg = &b->cgroups };
   struct spawn_cfg cfg = { .spec = o->spec, .rootfs = rootfs, .bundle = o->bundle, .workdir = work,
                            .cgroup_dir = cg_v2_path (&b->cgroups), .cgroup = &cgroup, .fifo_fd = fifo_fd,
-                           .landlock = b->landlock, .seccomp = b->seccomp };
+                           .landlock = b->landlock, .seccomp = b->seccomp, .overlay = b->overlay };
   if (spawn_clone (&cfg, &b->child, err) < 0)
     return -1;
   /* Record the pid before the child builds anything: a hako killed from here
@@ -392,7 +415,8 @@ sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_
   cleanup_free char *config = store_path (&b.entry, "config.json");
   if (resolve_rootfs (o, &b, &rootfs, err) < 0
       || file_write_new (config, o->config_json, o->config_len, 0600, err) < 0
-      || prepare_workdir (st, o, &b, err) < 0 || create_cgroups (&b, o, err) < 0
+      || prepare_workdir (st, o, &b, err) < 0 || prepare_image_layer (st, o, &b, err) < 0
+      || create_cgroups (&b, o, err) < 0
       || create_spawn (o, &b, rootfs, status, err) < 0
       || (o->pid_file && write_pid_file (o->pid_file, b.child.pid, err) < 0))
     {

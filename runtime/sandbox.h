@@ -20,6 +20,10 @@ struct sbx_create_opts
   struct oci_spec *spec;    /* parsed config_json; adjusted for the sandbox object */
   bool foreground;          /* run: the caller keeps the child and releases it */
   const char *pid_file;
+  /* From an image (cmd resolves it): its unpacked layer dirs, top first,
+   * and its manifest digest, recorded so `image rm` knows it is in use. */
+  char *const *image_layers;
+  const char *image_id;
 };
 
 /* A foreground sandbox `run` is waiting on. */
