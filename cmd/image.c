@@ -22,7 +22,10 @@ static const char image_help[] =
   "      --max-layer-bytes N     bound on a layer's uncompressed size (default 8g)\n"
   "      --max-layer-entries N   bound on a layer's entries (default 1000000)\n"
   "      --max-path N            bound on an entry's path length (default 4096)\n"
-  "      --allow-devices         create device nodes a layer holds (root only)\n";
+  "      --allow-devices         create device nodes a layer holds (root only)\n"
+  "      --policy FILE           trust policy (default /etc/hako/policy.json; hako-policy(5))\n"
+  "      --signature FILE        a simple-signing signature of the manifest (repeatable)\n"
+  "      --signature-dir DIR     signatures at DIR/NAME@sha256=HEX/signature-N\n";
 
 static int
 open_store (bool exclusive, struct img_store *is, hk_err *err)
@@ -38,13 +41,16 @@ open_store (bool exclusive, struct img_store *is, hk_err *err)
 static int
 image_import (int argc, char **argv)
 {
-  enum { OPT_BYTES = 256, OPT_ENTRIES, OPT_PATH, OPT_DEVICES };
+  enum { OPT_BYTES = 256, OPT_ENTRIES, OPT_PATH, OPT_DEVICES, OPT_POLICY, OPT_SIG, OPT_SIGDIR };
   static const struct option opts[] = {
     { "name", required_argument, NULL, 'n' },
     { "max-layer-bytes", required_argument, NULL, OPT_BYTES },
     { "max-layer-entries", required_argument, NULL, OPT_ENTRIES },
     { "max-path", required_argument, NULL, OPT_PATH },
     { "allow-devices", no_argument, NULL, OPT_DEVICES },
+    { "policy", required_argument, NULL, OPT_POLICY },
+    { "signature", required_argument, NULL, OPT_SIG },
+    { "signature-dir", required_argument, NULL, OPT_SIGDIR },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
@@ -52,6 +58,8 @@ image_import (int argc, char **argv)
   img_limits_default (&o.limits);
   uint64_t v;
   int c;
+  cleanup_free char **sigs = NULL;
+  size_t n_sigs = 0;
   optind = 0;  /* reinitialize getopt: options may follow SOURCE */
   while ((c = getopt_long (argc, argv, "n:h", opts, NULL)) != -1)
     switch (c)
@@ -70,12 +78,20 @@ image_import (int argc, char **argv)
           o.limits.max_path = v;
         break;
       case OPT_DEVICES: o.limits.allow_devices = true; break;
+      case OPT_POLICY: o.policy = optarg; break;
+      case OPT_SIG:
+        sigs = xrealloc (sigs, (n_sigs + 2) * sizeof *sigs);
+        sigs[n_sigs++] = optarg;
+        sigs[n_sigs] = NULL;
+        break;
+      case OPT_SIGDIR: o.sigstore = optarg; break;
       case 'h': return cmd_help (image_help);
       default: return cmd_usage ("image import", "bad option");
       }
   if (argc - optind != 1)
     return cmd_usage ("image import", "expects exactly one SOURCE");
   o.source = argv[optind];
+  o.signatures = sigs;
   hk_err err = { 0 };
   struct img_store is;
   cleanup_free char *name = NULL;

@@ -49,7 +49,14 @@ struct img_import_opts
   const char *source;  /* DIR[:TAG] (OCI layout), or an oci-archive / docker-archive file */
   const char *name;    /* NAME[:TAG] to record; NULL: from the source's ref name / RepoTags */
   struct img_limits limits;
+  /* Trust (hako-policy(5)): the policy file (NULL: IMG_DEFAULT_POLICY),
+   * signature files, and a lookaside directory of signatures. */
+  const char *policy;
+  char *const *signatures;
+  const char *sigstore;
 };
+
+#define IMG_DEFAULT_POLICY "/etc/hako/policy.json"
 
 /* Import, verify and unpack; *name_out is the name recorded. */
 int img_import (struct img_store *st, const struct img_import_opts *o, char **name_out,

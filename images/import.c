@@ -382,7 +382,10 @@ import_oci (struct img_store *st, const struct src *s, const struct img_import_o
   cleanup_free char *text = NULL;
   size_t len;
   int r = -1;
-  if (resolve_manifest (st, s, tag, &res, err) < 0)
+  /* Trust is decided before anything but the manifest is read. */
+  if (resolve_manifest (st, s, tag, &res, err) < 0
+      || choose_name (o->name, res.ref_name, base, name_out, err) < 0
+      || img_trust_check (st, o, *name_out, res.manifest_digest, true, err) < 0)
     goto out;
   const struct oci_desc *cd = &res.m.config;
   if (res.m.media_type && !is_type (res.m.media_type, OCI_MT_MANIFEST, DOCKER_MT_MANIFEST))
@@ -404,8 +407,7 @@ import_oci (struct img_store *st, const struct src *s, const struct img_import_o
       goto out;
     }
   if (check_config (&c, res.m.n_layers, err) < 0
-      || ingest_layers (st, s, &res.m, &c, NULL, &o->limits, err) < 0
-      || choose_name (o->name, res.ref_name, base, name_out, err) < 0)
+      || ingest_layers (st, s, &res.m, &c, NULL, &o->limits, err) < 0)
     goto out;
   record_of (&rec, *name_out, res.manifest_digest, &res.m, &c);
   r = img_names_put (st, &rec, err);
@@ -491,10 +493,11 @@ import_docker (struct img_store *st, const struct src *s, const struct img_impor
   m.config = (struct oci_desc){ .media_type = xstrdup (OCI_MT_CONFIG), .digest = xstrdup (cfg_digest),
                                 .size = cfg_len };
   if (check_config (&c, strv_len (dm.layers), err) < 0
+      || choose_name (o->name, dm.repo_tags ? dm.repo_tags[0] : NULL, NULL, name_out, err) < 0
+      || img_trust_check (st, o, *name_out, "", false, err) < 0
       || docker_layers (st, s, &dm, &c, &m, &o->limits, err) < 0
       || oci_manifest_write (&m, &mtext, &mlen, err) < 0
-      || img_blob_put_mem (st, NULL, mtext, mlen, man_digest, err) < 0
-      || choose_name (o->name, dm.repo_tags ? dm.repo_tags[0] : NULL, NULL, name_out, err) < 0)
+      || img_blob_put_mem (st, NULL, mtext, mlen, man_digest, err) < 0)
     goto out;
   record_of (&rec, *name_out, man_digest, &m, &c);
   r = img_names_put (st, &rec, err);

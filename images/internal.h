@@ -51,4 +51,10 @@ int img_names_put (struct img_store *st, const struct oci_image_rec *rec, hk_err
 
 char *img_now_rfc3339 (void);
 
+/* May NAME, whose manifest is DIGEST, be imported?  The policy's
+ * requirements for its scope; signable false (a docker-archive) fails any
+ * signedBy requirement. */
+int img_trust_check (struct img_store *st, const struct img_import_opts *o, const char *name,
+                     const char *digest, bool signable, hk_err *err);
+
 #endif
