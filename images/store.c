@@ -100,10 +100,11 @@ img_store_open (const char *data_root, bool exclusive, struct img_store *st, hk_
   cleanup_free char *blobs = xasprintf ("%s/blobs/sha256", st->dir);
   cleanup_free char *layers = xasprintf ("%s/layers", st->dir);
   cleanup_free char *lock = xasprintf ("%s/lock", st->dir);
-  if (mkdir_p (blobs, 0700, err) < 0 || mkdir_p (layers, 0711, err) < 0)
+  /* 0700: the layers hold the images' set-uid files as the image has them
+   * (a set-uid root binary of an old image, say); no host user may reach
+   * them.  Only root mounts them. */
+  if (mkdir_p (blobs, 0700, err) < 0 || mkdir_p (layers, 0700, err) < 0)
     goto fail;
-  /* The layers must be reachable by sandboxes' mounts; nothing else is. */
-  chmod (st->dir, 0711);
   st->dirfd = open (st->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
   st->lock_fd = open (lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (st->dirfd < 0 || st->lock_fd < 0)

@@ -106,7 +106,13 @@ rootfs_image_prepare (const char *data_dir, char *const *layers, const char *ima
   cleanup_free char *work = xasprintf ("%s/work", dir);
   cleanup_free char *record = xasprintf ("%s/%s", data_dir, ROOTFS_IMAGE_RECORD);
   /* A leftover of an interrupted delete must not leak into a new sandbox. */
-  if (rm_rf (dir, err) < 0 || mkdir_p (upper, 0755, err) < 0 || mkdir_p (work, 0700, err) < 0)
+  /* dir is 0700: root inside can make set-uid files in upper, which no host
+   * user may then reach and run. */
+  if (rm_rf (dir, err) < 0 || mkdir_p (dir, 0700, err) < 0)
+    return -1;
+  if (chmod (dir, 0700) < 0)
+    return err_sys (err, "chmod %s", dir);
+  if (mkdir_p (upper, 0755, err) < 0 || mkdir_p (work, 0700, err) < 0)
     return -1;
   size_t len = strlen (image_id ? image_id : "") + 2;
   for (size_t i = 0; layers[i]; i++)

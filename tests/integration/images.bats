@@ -445,3 +445,25 @@ sign_as () {  # sign_as GNUPGHOME EMAIL IDENTITY OUT [clear|uncompressed]
   run -125 $HS "$IMG/docker.tar" --name other
   [[ "$output" == *"rejects other:latest (scope default)"* ]]
 }
+
+@test "concurrent imports of images sharing layers all succeed, with one copy of each layer" {
+  for i in 1 2 3 4; do
+    $H_IMPORT "$IMG/layout" --name "c$i" > "$TEST_ROOT/out$i" 2>&1 &
+  done
+  $H_IMPORT "$IMG/layout-zstd" --name c5 > "$TEST_ROOT/out5" 2>&1 &
+  wait
+  cat "$TEST_ROOT"/out*
+  run -0 $H image ls -q
+  [ "$(echo "$output" | wc -l)" = 5 ]
+  [ "$(ls "$DATA/images/layers" | wc -l)" = 2 ]
+  run -0 $H image verify
+  store_clean
+}
+
+@test "the store and a sandbox's writable layer are closed to other host users" {
+  $H_IMPORT "$IMG/layout" --name busybox
+  [ "$(stat -c %a "$DATA/images")" = 700 ]
+  $H create --image busybox p1
+  [ "$(stat -c %a "$DATA/sandboxes/p1/rootfs")" = 700 ]
+  $H delete p1
+}
