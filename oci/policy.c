@@ -166,9 +166,11 @@ oci_policy_parse (const char *text, size_t len, struct oci_policy *out, hk_err *
   yajl_val def = json_get (root, "default");
   if (!YAJL_IS_OBJECT (root))
     json_error (err, "", NULL, "must be an object");
-  else if (check_keys (root, "", keys, err) == 0 && def == NULL)
+  else if (check_keys (root, "", keys, err) < 0)
+    ;
+  else if (def == NULL)
     json_error (err, "", "default", "required (a list of requirements, e.g. [{\"type\": \"reject\"}])");
-  else if (def && parse_list (def, ".default", NULL, &out->def, err) == 0
+  else if (parse_list (def, ".default", NULL, &out->def, err) == 0
            && json_get_object (root, "", "transports", &transports, err) >= 0
            && (transports == NULL || parse_transports (transports, out, err) == 0))
     r = 0;
