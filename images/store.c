@@ -13,6 +13,7 @@
 
 #include "images/internal.h"
 #include "lib/util.h"
+#include "oci/spec.h"
 
 void
 img_limits_default (struct img_limits *l)
@@ -398,8 +399,40 @@ referenced (const struct oci_image_names *n, const char *digest, bool layer_dir)
   return false;
 }
 
-/* Remove blobs (layer_dir false) or layer dirs no name references; every
- * sandbox's image is referenced by name (img_remove refuses otherwise). */
+/* Every layer dir a sandbox records (its image may have lost its name to a
+ * re-import since): they stay while the sandbox does. */
+static char **
+sandbox_layers (const struct img_store *st)
+{
+  cleanup_free char *dir = xasprintf ("%s/sandboxes", st->data_root);
+  char **v = xcalloc (1, sizeof *v);
+  size_t n = 0;
+  DIR *d = opendir (dir);
+  struct dirent *de;
+  while (d && (de = readdir (d)) != NULL)
+    {
+      if (de->d_name[0] == '.')
+        continue;
+      cleanup_free char *p = xasprintf ("%s/%s/%s", dir, de->d_name, IMG_SANDBOX_RECORD);
+      cleanup_free char *text = NULL;
+      hk_err ignored;
+      if (file_read_all (p, 1 << 20, &text, NULL, &ignored) < 0)
+        continue;
+      char *save = NULL;
+      for (char *l = strtok_r (text, "\n", &save); l; l = strtok_r (NULL, "\n", &save))
+        {
+          v = xrealloc (v, (n + 2) * sizeof *v);
+          v[n++] = xstrdup (l);
+          v[n] = NULL;
+        }
+    }
+  if (d)
+    closedir (d);
+  return v;
+}
+
+/* Remove blobs (layer_dir false) or layer dirs no name references and no
+ * sandbox uses. */
 static int
 collect (struct img_store *st, const struct oci_image_names *n, bool layer_dir, hk_err *err)
 {
@@ -410,6 +443,7 @@ collect (struct img_store *st, const struct oci_image_names *n, bool layer_dir, 
     return err_sys (err, "open %s", dir);
   struct dirent *de;
   int r = 0;
+  char **in_use = layer_dir ? sandbox_layers (st) : NULL;
   while (r == 0 && (de = readdir (d)) != NULL)
     {
       if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
@@ -420,9 +454,12 @@ collect (struct img_store *st, const struct oci_image_names *n, bool layer_dir, 
       if (de->d_name[0] != '.' && referenced (n, digest, layer_dir))
         continue;
       cleanup_free char *p = xasprintf ("%s/%s", dir, de->d_name);
+      if (in_use && strv_contains (in_use, p))
+        continue;
       r = rm_rf (p, err);
     }
   closedir (d);
+  strv_free (in_use);
   return r;
 }
 

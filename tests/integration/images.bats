@@ -467,3 +467,17 @@ sign_as () {  # sign_as GNUPGHOME EMAIL IDENTITY OUT [clear|uncompressed]
   [ "$(stat -c %a "$DATA/sandboxes/p1/rootfs")" = 700 ]
   $H delete p1
 }
+
+@test "a sandbox keeps its layers when its image's name is re-pointed and another image is removed" {
+  $H_IMPORT "$IMG/layout" --name busybox
+  $H create --image busybox g1
+  # busybox now names a one-layer image; the sandbox still uses the old top layer.
+  CMD_JSON='["true"]' "$fixtures/images.sh" layout "$TEST_ROOT/one" gzip "$IMG/layers/base.tar" >/dev/null
+  $H_IMPORT "$TEST_ROOT/one" --name busybox
+  $H_IMPORT "$IMG/layout-zstd" --name other
+  run -0 $H image rm other
+  top=$(sha256sum "$IMG/layers/top.tar" | cut -d' ' -f1)
+  [ -d "$DATA/images/layers/$top" ]
+  $H start g1
+  $H delete --force g1
+}
