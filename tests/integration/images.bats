@@ -19,7 +19,14 @@ setup () {
   mkdir -p "$TEST_ROOT/canary"
   echo untouched > "$TEST_ROOT/canary/canary"
 }
-teardown () { hako_teardown; }
+teardown () {
+  # The fixture's key generation and signing start gpg-agents: stop them.
+  local g
+  for g in "${GA:-}" "${GB:-}" "${GS:-}"; do
+    [ -n "$g" ] && gpgconf --homedir "$g" --kill all 2>/dev/null
+  done
+  hako_teardown
+}
 
 # The canary directory holds exactly what it held, and nothing appeared at
 # the host paths the attacks aim at.
@@ -480,4 +487,24 @@ sign_as () {  # sign_as GNUPGHOME EMAIL IDENTITY OUT [clear|uncompressed]
   [ -d "$DATA/images/layers/$top" ]
   $H start g1
   $H delete --force g1
+}
+
+@test "trust: keyData, a signing subkey mapped to its primary, matchRepository" {
+  trust_setup
+  export GS="$TEST_ROOT/gpg-s"
+  fpr=$("$fixtures/images.sh" gpgkey "$GS" s@example.org 2>/dev/null)
+  gpg --homedir "$GS" --batch --quiet --passphrase '' --quick-add-key "$fpr" ed25519 sign never 2>/dev/null
+  gpg --homedir "$GS" --batch --export s@example.org > "$GS/pub.gpg"
+  # Signed by the newest signing subkey, not the primary.
+  sign_as "$GS" s@example.org busybox:v1 "$TEST_ROOT/sub"
+  issuer=$(gpg --homedir "$GS" --batch --list-packets "$TEST_ROOT/sub" 2>/dev/null \
+             | sed -n 's/.*issuer fpr v4 \([0-9A-F]*\).*/\1/p' | head -1)
+  [ -n "$issuer" ] && [ "$issuer" != "$fpr" ]
+  cat > "$TEST_ROOT/repo.json" <<JSON
+{"default": [{"type": "signedBy", "keyType": "GPGKeys", "keyData": "$(base64 -w0 "$GS/pub.gpg")",
+              "signedIdentity": {"type": "matchRepository"}}]}
+JSON
+  run -0 $H image import --policy "$TEST_ROOT/repo.json" --signature "$TEST_ROOT/sub" "$IMG/layout" --name busybox:v2
+  run -125 $H image import --policy "$TEST_ROOT/repo.json" --signature "$TEST_ROOT/sub" "$IMG/layout" --name other:v1
+  [[ "$output" == *'does not match other:v1'* ]]
 }
