@@ -638,6 +638,9 @@ mount_root (const struct mnt_ctx *ctx, hk_err *err)
     }
   if (ctx->overlay)
     {
+      /* Relative layer paths keep the options within one page. */
+      if (chdir (ctx->overlay_dir) < 0)
+        return err_sys (err, "chdir %s", ctx->overlay_dir);
       if (mount ("overlay", ctx->rootfs, "overlay", 0, ctx->overlay) < 0)
         return err_sys (err, "mount the image's overlay on %s", ctx->rootfs);
       return 0;

@@ -25,6 +25,7 @@ struct mnt_ctx
    * on rootfs here, in the sandbox's own mount namespace, so the mount goes
    * away with it and never shows on the host. */
   const char *overlay;
+  const char *overlay_dir;  /* the overlay's layer paths are relative to it */
 };
 
 /* Before pivot_root: propagation, the root bind (or tmpfs), the spec's mounts in

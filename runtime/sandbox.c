@@ -174,15 +174,14 @@ struct build
   struct landlock_plan *landlock;
   struct seccomp_prog *seccomp;
   struct cg_sandbox cgroups;  /* decided before anything is built; made just before clone */
-  char *overlay;    /* image sandboxes: the root's overlayfs options */
+  struct rootfs_overlay overlay;  /* image sandboxes: the root's overlay */
 };
 
 static void
 build_free (struct build *b)
 {
   free (b->data_dir);
-  free (b->overlay);
-  b->overlay = NULL;
+  rootfs_overlay_free (&b->overlay);
   landlock_plan_free (b->landlock);
   seccomp_prog_free (b->seccomp);
   b->data_dir = NULL;
@@ -367,7 +366,8 @@ create_spawn (const struct sbx_create_opts *o, struct build *b, const char *root
   struct spawn_cgroup cgroup = { .v2_fd = cgroup_fd, .place = place_in_cgroups, .arg = &b->cgroups };
   struct spawn_cfg cfg = { .spec = o->spec, .rootfs = rootfs, .bundle = o->bundle, .workdir = work,
                            .cgroup_dir = cg_v2_path (&b->cgroups), .cgroup = &cgroup, .fifo_fd = fifo_fd,
-                           .landlock = b->landlock, .seccomp = b->seccomp, .overlay = b->overlay };
+                           .landlock = b->landlock, .seccomp = b->seccomp, .overlay = b->overlay.opts,
+                           .overlay_dir = b->overlay.dir };
   if (spawn_clone (&cfg, &b->child, err) < 0)
     return -1;
   /* Record the pid before the child builds anything: a hako killed from here

@@ -102,7 +102,7 @@ child_setup (const struct spawn_cfg *cfg, bool userns, int *ruleset_fd, hk_err *
   const struct oci_spec *spec = cfg->spec;
   struct mnt_ctx mc = { .spec = spec, .rootfs = cfg->rootfs, .bundle = cfg->bundle,
                         .workdir = cfg->workdir, .userns = userns, .cgroup_dir = cfg->cgroup_dir,
-                        .overlay = cfg->overlay };
+                        .overlay = cfg->overlay, .overlay_dir = cfg->overlay_dir };
   if (join_namespaces (spec, err) < 0)
     return -1;
   /* Made here, not by clone3: the parent has put us in the sandbox's cgroups

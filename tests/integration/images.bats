@@ -508,3 +508,16 @@ JSON
   run -125 $H image import --policy "$TEST_ROOT/repo.json" --signature "$TEST_ROOT/sub" "$IMG/layout" --name other:v1
   [[ "$output" == *'does not match other:v1'* ]]
 }
+
+@test "an image of 100 layers runs, each layer's file visible" {
+  [ -x "$MKTAR" ] || skip "tests/helpers/mktar not built (make check builds it)"
+  local tars=("$IMG/layers/base.tar") i
+  for i in $(seq 99); do
+    echo "file layers/$i x" | "$MKTAR" > "$TEST_ROOT/l$i.tar"
+    tars+=("$TEST_ROOT/l$i.tar")
+  done
+  CMD_JSON='["sh","-c","ls /layers | wc -l"]' "$fixtures/images.sh" layout "$TEST_ROOT/many" none "${tars[@]}" >/dev/null
+  $H_IMPORT "$TEST_ROOT/many" --name many
+  run -0 $H run --rm --image many m1
+  [ "$output" = 99 ]
+}
