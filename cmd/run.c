@@ -112,7 +112,11 @@ cmd_run (int argc, char **argv)
                                 .config_len = cfg.len, .spec = cfg.spec, .pid_file = o.pid_file,
                                 .foreground = !o.detach, .image_layers = cfg.layers,
                                 .image_id = cfg.image_id };
-  if (sbx_create (&st, &co, &fg, &status, &err) < 0)
+  int created = sbx_create (&st, &co, &fg, &status, &err);
+  /* The sandbox records its image now (image rm refuses while it does): the
+   * image store need not stay locked while it runs. */
+  cmd_image_free (&cfg);
+  if (created < 0)
     cmd_fail ("run", id, &err);
   else if (o.detach)
     {

@@ -521,3 +521,14 @@ JSON
   run -0 $H run --rm --image many m1
   [ "$output" = 99 ]
 }
+
+@test "image rm does not wait for a foreground run: it refuses at once" {
+  $H_IMPORT "$IMG/layout" --name busybox
+  $H run --image busybox f1 -- sleep 30 &
+  wait_status f1 running
+  run -125 timeout 5 $H image rm busybox
+  [[ "$output" == *"used by sandbox f1"* ]]
+  $H kill f1 KILL
+  wait
+  $H delete f1
+}
