@@ -117,6 +117,8 @@ oci_index_parse (const char *text, size_t len, struct oci_index *out, hk_err *er
               ? -1
               : 0;
   yajl_tree_free (root);
+  if (r < 0)
+    oci_index_free (out);
   return r;
 }
 
@@ -153,6 +155,8 @@ oci_manifest_parse (const char *text, size_t len, struct oci_manifest *out, hk_e
   r = 0;
 out:
   yajl_tree_free (root);
+  if (r < 0)
+    oci_manifest_free (out);
   return r;
 }
 
@@ -215,6 +219,8 @@ oci_image_config_parse (const char *text, size_t len, struct oci_image_config *o
   r = 0;
 out:
   yajl_tree_free (root);
+  if (r < 0)
+    oci_image_config_free (out);
   return r;
 }
 
@@ -263,6 +269,8 @@ oci_docker_manifest_parse (const char *text, size_t len, struct oci_docker_manif
   r = 0;
 out:
   yajl_tree_free (root);
+  if (r < 0)
+    oci_docker_manifest_free (out);
   return r;
 }
 
@@ -358,6 +366,8 @@ oci_image_names_parse (const char *text, size_t len, struct oci_image_names *out
   r = 0;
 out:
   yajl_tree_free (root);
+  if (r < 0)
+    oci_image_names_free (out);
   return r;
 }
 

@@ -175,6 +175,8 @@ oci_policy_parse (const char *text, size_t len, struct oci_policy *out, hk_err *
            && (transports == NULL || parse_transports (transports, out, err) == 0))
     r = 0;
   yajl_tree_free (root);
+  if (r < 0)
+    oci_policy_free (out);
   return r;
 }
 
