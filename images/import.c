@@ -90,6 +90,10 @@ read_doc (struct img_store *st, const struct src *s, const struct oci_desc *d, c
   if (d->size > IMG_MAX_DOC)
     return err_set (err, EFBIG, "blob %.19s..: %llu bytes is too large for a manifest or config",
                     d->digest, (unsigned long long) d->size);
+  /* An archive's blobs the store has were not extracted: the store's copy
+   * (re-hashed as it is read) stands in. */
+  if (s->flat && img_blob_present (st, d->digest, d->size))
+    return img_blob_read (st, d->digest, out, len, err);
   if (src_read (s, name, out, len, err) < 0 || img_blob_put_mem (st, d, *out, *len, NULL, err) < 0)
     {
       free (*out);
@@ -137,6 +141,14 @@ extract_archive (struct img_store *st, const char *file, struct src *s, hk_err *
         {
           r = err_set (err, EINVAL, "%s: entry \"%.100s\" is not a plausible image file name", file, path);
           break;
+        }
+      /* A blob the store has (its name is its digest) is not copied out again:
+       * a second import of the same archive only reads past it. */
+      if (str_has_prefix (path, "blobs/sha256/") && strlen (path) == 13 + 64)
+        {
+          cleanup_free char *digest = xasprintf ("sha256:%s", path + 13);
+          if (oci_digest_valid (digest) && img_blob_present (st, digest, archive_entry_size (e)))
+            continue;
         }
       cleanup_free char *flat = xstrdup (path);
       for (char *p = flat; *p; p++)

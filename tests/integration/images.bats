@@ -532,3 +532,18 @@ JSON
   wait
   $H delete f1
 }
+
+@test "a second import of an oci-archive copies nothing out of it again" {
+  $H_IMPORT "$IMG/oci.tar" --name a
+  before=$(stat -c '%i %Y' "$DATA"/images/blobs/sha256/* "$DATA"/images/layers/*)
+  if command -v strace >/dev/null; then
+    strace -f -e trace=openat -o "$TEST_ROOT/trace" $H_IMPORT "$IMG/oci.tar" --name b
+    # index.json was extracted; no blob was: each came from the store.
+    grep -q '"index.json", O_WRONLY|O_CREAT' "$TEST_ROOT/trace"
+    ! grep -q '"blobs%sha256%[0-9a-f]*", O_WRONLY|O_CREAT' "$TEST_ROOT/trace"
+  else
+    $H_IMPORT "$IMG/oci.tar" --name b
+  fi
+  [ "$(stat -c '%i %Y' "$DATA"/images/blobs/sha256/* "$DATA"/images/layers/*)" = "$before" ]
+  run -0 $H image verify
+}
