@@ -41,6 +41,7 @@ int cmd_get (int argc, char **argv);
 int cmd_ps (int argc, char **argv);
 int cmd_update (int argc, char **argv);
 int cmd_events (int argc, char **argv);
+int cmd_image (int argc, char **argv);
 
 #define EXIT_HAKO 125
 
@@ -59,12 +60,18 @@ typedef int (*sandbox_fn) (const struct store *st, const char *id, hk_err *err);
 int cmd_on_sandbox (int argc, char **argv, const char *help, sandbox_fn fn);
 
 /* Where a sandbox's config comes from: a bundle's config.json or a profile. */
+struct img_store;
 struct config_src
 {
   char *bundle;      /* absolute, or NULL for the host profile */
   char *json;
   size_t len;
   struct oci_spec *spec;
+  /* From an image: the store (held shared until the sandbox is made), its
+   * layer dirs top first, its manifest digest. */
+  struct img_store *images;
+  char **layers;
+  char *image_id;
 };
 
 /* profile may be NULL (bundle's config.json); args (may be NULL) replace
@@ -73,6 +80,15 @@ struct config_src
 int cmd_load_config (const char *bundle, const char *profile, char *const *args, bool host_fallback,
                      struct config_src *out, hk_err *err);
 void cmd_config_free (struct config_src *c);
+/* cmd_load_config, plus images (image_sandbox.c): with image and no bundle
+ * the config is the default profile with the image's process (args replace
+ * its Cmd); with a bundle, or a config naming sandbox.image, only the root
+ * comes from the image. */
+int cmd_load_source (const char *bundle, const char *profile, const char *image, char *const *args,
+                     bool host_fallback, struct config_src *out, hk_err *err);
+void cmd_image_free (struct config_src *c);
+/* The config.json text `hako spec --image` writes. */
+int cmd_image_spec (const char *image, char *const *args, char **json, hk_err *err);
 
 /* --network MODE and --allow ENTRY (create, run). */
 struct cmd_net

@@ -121,6 +121,7 @@ cmd_config_free (struct config_src *c)
   free (c->json);
   if (c->spec)
     oci_spec_free (c->spec);
+  cmd_image_free (c);
   *c = (struct config_src){ 0 };
 }
 
@@ -129,6 +130,7 @@ static const char create_help[] =
   "Build a sandbox; its process waits until `hako start ID`.\n\n"
   "  -b, --bundle DIR        bundle with config.json (default: current directory)\n"
   "      --profile P         no bundle config: use profile P (host)\n"
+  "      --image NAME        the root (and, without --bundle, the config) from an image\n"
   "      --pid-file FILE     write the sandbox process's host pid to FILE\n"
   "      --network MODE      none, host or allowlist (sets sandbox.network.mode)\n"
   "      --allow ENTRY       add to the network allow-list (repeatable; implies allowlist)\n"
@@ -145,6 +147,7 @@ cmd_create (int argc, char **argv)
   static const struct option opts[] = {
     { "bundle", required_argument, NULL, 'b' },
     { "profile", required_argument, NULL, 'P' },
+    { "image", required_argument, NULL, 'i' },
     { "pid-file", required_argument, NULL, 'p' },
     { "no-new-keyring", no_argument, NULL, 'k' },
     { "network", required_argument, NULL, 'N' },
@@ -155,7 +158,7 @@ cmd_create (int argc, char **argv)
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
-  const char *bundle = NULL, *profile = NULL, *pid_file = NULL, *console = NULL;
+  const char *bundle = NULL, *profile = NULL, *pid_file = NULL, *console = NULL, *image = NULL;
   unsigned int preserve = 0;
   struct cmd_net net = { 0 };
   bool no_monitor = false;
@@ -165,6 +168,7 @@ cmd_create (int argc, char **argv)
       {
       case 'b': bundle = optarg; break;
       case 'P': profile = optarg; break;
+      case 'i': image = optarg; break;
       case 'p': pid_file = optarg; break;
       case 'k': break;
       case 'N': case 'A':
@@ -196,7 +200,7 @@ cmd_create (int argc, char **argv)
   struct store st = { 0 };
   struct config_src cfg = { 0 };
   int status = EXIT_HAKO;
-  if (cmd_store (&st, &err) < 0 || cmd_load_config (bundle, profile, NULL, false, &cfg, &err) < 0
+  if (cmd_store (&st, &err) < 0 || cmd_load_source (bundle, profile, image, NULL, false, &cfg, &err) < 0
       || cmd_apply_network (&cfg, &net, NULL, &err) < 0)
     status = cmd_fail ("create", id, &err);
   else
@@ -204,7 +208,8 @@ cmd_create (int argc, char **argv)
       struct sbx_create_opts o = { .id = id, .bundle = cfg.bundle, .config_json = cfg.json,
                                    .config_len = cfg.len, .spec = cfg.spec, .pid_file = pid_file,
                                    .console_socket = console, .preserve_fds = preserve,
-                                   .no_monitor = no_monitor };
+                                   .no_monitor = no_monitor, .image_layers = cfg.layers,
+                                   .image_id = cfg.image_id };
       if (sbx_create (&st, &o, NULL, &status, &err) < 0)
         cmd_fail ("create", id, &err);
       else

@@ -41,6 +41,7 @@ static const struct verb verbs[] = {
   { "update", cmd_update, "change a sandbox's limits" },
   { "events", cmd_events, "a sandbox's usage and OOM events as JSON" },
   { "stop", cmd_stop, "end every process of a sandbox, keep its filesystem" },
+  { "image", cmd_image, "import, list, inspect, remove and verify images" },
 };
 
 static void

@@ -15,6 +15,7 @@ static const char run_help[] =
   "config.json in the bundle directory, the host profile is used: no bundle needed.\n\n"
   "  -b, --bundle DIR        bundle with config.json (default: current directory)\n"
   "      --profile P         use profile P (host, default) instead of config.json\n"
+  "      --image NAME        the root (and, without --bundle, the config) from an image\n"
   "      --rm                delete the sandbox when its process has exited\n"
   "  -d, --detach            return once the process has started\n"
   "      --pid-file FILE     write the sandbox process's host pid to FILE\n"
@@ -30,7 +31,7 @@ static const char run_help[] =
 
 struct run_opts
 {
-  const char *bundle, *profile, *pid_file, *console;
+  const char *bundle, *profile, *pid_file, *console, *image;
   unsigned int preserve;
   bool rm, detach, no_monitor;
   struct cmd_net net;
@@ -43,6 +44,7 @@ run_parse (int argc, char **argv, struct run_opts *o)
   static const struct option opts[] = {
     { "bundle", required_argument, NULL, 'b' },
     { "profile", required_argument, NULL, 'P' },
+    { "image", required_argument, NULL, 'i' },
     { "pid-file", required_argument, NULL, 'p' },
     { "rm", no_argument, NULL, 'r' },
     { "detach", no_argument, NULL, 'd' },
@@ -62,6 +64,7 @@ run_parse (int argc, char **argv, struct run_opts *o)
       {
       case 'b': o->bundle = optarg; break;
       case 'P': o->profile = optarg; break;
+      case 'i': o->image = optarg; break;
       case 'p': o->pid_file = optarg; break;
       case 'r': o->rm = true; break;
       case 'd': o->detach = true; break;
@@ -127,7 +130,7 @@ cmd_run (int argc, char **argv)
   struct config_src cfg = { 0 };
   struct sbx_fg fg = { 0 };
   int status = EXIT_HAKO;
-  if (cmd_store (&st, &err) < 0 || cmd_load_config (o.bundle, o.profile, command, true, &cfg, &err) < 0
+  if (cmd_store (&st, &err) < 0 || cmd_load_source (o.bundle, o.profile, o.image, command, true, &cfg, &err) < 0
       || cmd_apply_network (&cfg, &o.net, command, &err) < 0)
     {
       cmd_fail ("run", id, &err);
@@ -136,8 +139,13 @@ cmd_run (int argc, char **argv)
   struct sbx_create_opts co = { .id = id, .bundle = cfg.bundle, .config_json = cfg.json,
                                 .config_len = cfg.len, .spec = cfg.spec, .pid_file = o.pid_file,
                                 .foreground = !o.detach, .console_socket = o.console,
-                                .preserve_fds = o.preserve, .no_monitor = o.no_monitor };
-  if (sbx_create (&st, &co, &fg, &status, &err) < 0)
+                                .preserve_fds = o.preserve, .no_monitor = o.no_monitor,
+                                .image_layers = cfg.layers, .image_id = cfg.image_id };
+  int created = sbx_create (&st, &co, &fg, &status, &err);
+  /* The sandbox records its image now (image rm refuses while it does): the
+   * image store need not stay locked while it runs. */
+  cmd_image_free (&cfg);
+  if (created < 0)
     cmd_fail ("run", id, &err);
   else if (o.detach)
     {

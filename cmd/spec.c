@@ -10,10 +10,12 @@
 #include "lib/util.h"
 
 static const char spec_help[] =
-  "Usage: hako spec [--profile default|host] [--rootless] [--bundle DIR]\n\n"
+  "Usage: hako spec [--profile default|host] [--rootless] [--image NAME] [--bundle DIR]\n\n"
   "Write DIR/config.json (default: ./config.json); an existing one is kept.\n"
   "  -p, --profile P   default (runc-like bundle with a rootfs/) or host (no image)\n"
   "      --rootless    add a user namespace mapping the caller to root\n"
+  "      --image NAME  the default profile with the image's Entrypoint, Cmd, Env,\n"
+  "                    WorkingDir and User, and sandbox.image\n"
   "  -b, --bundle DIR  where to write config.json\n";
 
 int
@@ -23,10 +25,11 @@ cmd_spec (int argc, char **argv)
     { "profile", required_argument, NULL, 'p' },
     { "rootless", no_argument, NULL, 'r' },
     { "bundle", required_argument, NULL, 'b' },
+    { "image", required_argument, NULL, 'i' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
-  const char *profile = "default", *bundle = ".";
+  const char *profile = "default", *bundle = ".", *image = NULL;
   bool rootless = false;
   int c;
   while ((c = getopt_long (argc, argv, "p:b:h", opts, NULL)) != -1)
@@ -35,6 +38,7 @@ cmd_spec (int argc, char **argv)
       case 'p': profile = optarg; break;
       case 'r': rootless = true; break;
       case 'b': bundle = optarg; break;
+      case 'i': image = optarg; break;
       case 'h': return cmd_help (spec_help);
       default: return cmd_usage ("spec", "bad option");
       }
@@ -46,7 +50,11 @@ cmd_spec (int argc, char **argv)
   hk_err err = { 0 };
   cleanup_free char *json = NULL;
   cleanup_free char *path = xasprintf ("%s/config.json", bundle);
-  if (oci_profile_generate (p, rootless, NULL, &json, &err) < 0)
+  if (image && (rootless || p != OCI_PROFILE_DEFAULT))
+    return cmd_usage ("spec", "--image goes with the default profile only (no --rootless: an image "
+                      "sandbox has no user namespace yet)");
+  if (image ? cmd_image_spec (image, NULL, &json, &err) < 0
+            : oci_profile_generate (p, rootless, NULL, &json, &err) < 0)
     return cmd_fail ("spec", NULL, &err);
   /* O_EXCL: never overwrite a config someone edited (runc refuses too). */
   cleanup_close int fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);

@@ -10,6 +10,7 @@
 
 #include "lib/util.h"
 #include "oci/json.h"
+#include "oci/image_spec.h"
 #include "oci/spec.h"
 
 int
@@ -45,7 +46,8 @@ static const char *const host_dirs[] = {
 static const char *const path_env = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 static void
-gen_process (struct json_out *o, enum oci_profile p, char *const *args)
+gen_process (struct json_out *o, enum oci_profile p, char *const *args,
+             const struct oci_image_process *ip)
 {
   static char *const sh[] = { "sh", NULL };
   static char *const env_default[] = { (char *) path_env, "TERM=xterm", NULL };
@@ -55,17 +57,26 @@ gen_process (struct json_out *o, enum oci_profile p, char *const *args)
   json_kbool (o, "terminal", false);
   json_key (o, "user");
   json_obj_open (o);
-  json_kint (o, "uid", 0);
-  json_kint (o, "gid", 0);
+  json_kint (o, "uid", ip ? ip->uid : 0);
+  json_kint (o, "gid", ip ? ip->gid : 0);
   json_obj_close (o);
-  /* The host profile without a command is a session: no args, and hako's
-   * init as pid 1 (gen_sandbox), waiting for exec. */
-  if (args && args[0])
-    json_kstrv (o, "args", args);
-  else if (p != OCI_PROFILE_HOST)
-    json_kstrv (o, "args", sh);
-  json_kstrv (o, "env", p == OCI_PROFILE_HOST ? env_host : env_default);
-  json_kstr (o, "cwd", p == OCI_PROFILE_HOST ? "/work" : "/");
+  if (ip)
+    {
+      json_kstrv (o, "args", ip->args);
+      json_kstrv (o, "env", ip->env);
+      json_kstr (o, "cwd", ip->cwd);
+    }
+  else
+    {
+      /* The host profile without a command is a session: no args, and
+       * hako's init as pid 1 (gen_sandbox), waiting for exec. */
+      if (args && args[0])
+        json_kstrv (o, "args", args);
+      else if (p != OCI_PROFILE_HOST)
+        json_kstrv (o, "args", sh);
+      json_kstrv (o, "env", p == OCI_PROFILE_HOST ? env_host : env_default);
+      json_kstr (o, "cwd", p == OCI_PROFILE_HOST ? "/work" : "/");
+    }
   json_key (o, "capabilities");
   json_obj_open (o);
   json_kstrv (o, "bounding", default_caps);
@@ -324,7 +335,7 @@ gen_seccomp (struct json_out *o)
 
 /* Every profile has a user namespace: root inside is never root outside. */
 static void
-gen_linux (struct json_out *o, bool rootless)
+gen_linux (struct json_out *o, bool rootless, bool userns)
 {
   /* Rootless, like runc --rootless: no network namespace of its own
    * (sandbox.network still decides: "none" adds one back). */
@@ -337,7 +348,7 @@ gen_linux (struct json_out *o, bool rootless)
       gen_idmap (o, "uidMappings", getuid (), 1);
       gen_idmap (o, "gidMappings", getgid (), 1);
     }
-  else
+  else if (userns)
     {
       gen_idmap (o, "uidMappings", HOST_ID_BASE, HOST_ID_SIZE);
       gen_idmap (o, "gidMappings", HOST_ID_BASE, HOST_ID_SIZE);
@@ -346,7 +357,7 @@ gen_linux (struct json_out *o, bool rootless)
   json_arr_open (o);
   for (size_t i = 0; i < sizeof ns / sizeof *ns; i++)
     {
-      if (ns[i] == OCI_NS_NETWORK && rootless)
+      if ((ns[i] == OCI_NS_NETWORK && rootless) || (ns[i] == OCI_NS_USER && !userns))
         continue;
       json_obj_open (o);
       json_kstr (o, "type", oci_ns_name (ns[i]));
@@ -360,11 +371,12 @@ gen_linux (struct json_out *o, bool rootless)
 }
 
 static void
-gen_sandbox (struct json_out *o, enum oci_profile p, bool rootless, bool init)
+gen_sandbox (struct json_out *o, enum oci_profile p, bool rootless, bool init, const char *image)
 {
   json_key (o, "sandbox");
   json_obj_open (o);
   json_kstr (o, "profile", p == OCI_PROFILE_HOST ? "host" : "default");
+  json_kstr (o, "image", image);
   if (p == OCI_PROFILE_HOST)
     json_kstr (o, "root", "tmpfs");
   json_key (o, "network");
@@ -382,7 +394,7 @@ gen_sandbox (struct json_out *o, enum oci_profile p, bool rootless, bool init)
   json_obj_close (o);
   /* The bundle's rootfs, owned by root on the host, mounted idmapped: owned
    * by root inside too, though root inside is an unprivileged host id. */
-  if (p == OCI_PROFILE_DEFAULT && !rootless)
+  if (p == OCI_PROFILE_DEFAULT && !rootless && image == NULL)
     json_kbool (o, "idmap", true);
   if (p == OCI_PROFILE_HOST)
     {
@@ -397,9 +409,9 @@ gen_sandbox (struct json_out *o, enum oci_profile p, bool rootless, bool init)
   json_obj_close (o);
 }
 
-int
-oci_profile_generate (enum oci_profile profile, bool rootless, char *const *args,
-                      char **out, hk_err *err)
+static int
+generate (enum oci_profile profile, bool rootless, char *const *args,
+          const struct oci_image_process *ip, char **out, hk_err *err)
 {
   if (profile != OCI_PROFILE_DEFAULT && profile != OCI_PROFILE_HOST)
     return err_set (err, EINVAL, "unknown profile %d", (int) profile);
@@ -407,18 +419,35 @@ oci_profile_generate (enum oci_profile profile, bool rootless, char *const *args
   json_out_init (&o, "\t");
   json_obj_open (&o);
   json_kstr (&o, "ociVersion", "1.2.0");
-  gen_process (&o, profile, args);
+  gen_process (&o, profile, args, ip);
   /* The host profile's root is a tmpfs (sandbox.root); root.path is kept
    * because a config without it is not a valid OCI config. */
   json_key (&o, "root");
   json_obj_open (&o);
   json_kstr (&o, "path", "rootfs");
-  json_kbool (&o, "readonly", true);
+  /* An image's root is its sandbox's own writable layer. */
+  json_kbool (&o, "readonly", ip == NULL);
   json_obj_close (&o);
   json_kstr (&o, "hostname", "hako");
   gen_mounts (&o, profile, rootless);
-  gen_linux (&o, rootless);
-  gen_sandbox (&o, profile, rootless, profile == OCI_PROFILE_HOST && !(args && args[0]));
+  /* An image's files keep their owners on disk, which a user namespace
+   * would show as nobody: image sandboxes have none yet (hako-image(8)). */
+  gen_linux (&o, rootless, ip == NULL || rootless);
+  gen_sandbox (&o, profile, rootless, ip == NULL && profile == OCI_PROFILE_HOST && !(args && args[0]),
+               ip ? ip->image : NULL);
   json_obj_close (&o);
   return json_out_finish (&o, out, NULL, err);
+}
+
+int
+oci_profile_generate (enum oci_profile profile, bool rootless, char *const *args,
+                      char **out, hk_err *err)
+{
+  return generate (profile, rootless, args, NULL, out, err);
+}
+
+int
+oci_profile_generate_image (const struct oci_image_process *ip, char **out, hk_err *err)
+{
+  return generate (OCI_PROFILE_DEFAULT, false, NULL, ip, out, err);
 }

@@ -636,6 +636,15 @@ mount_root (const struct mnt_ctx *ctx, hk_err *err)
         return err_sys (err, "mount tmpfs on %s", ctx->rootfs);
       return 0;
     }
+  if (ctx->overlay)
+    {
+      /* Relative layer paths keep the options within one page. */
+      if (chdir (ctx->overlay_dir) < 0)
+        return err_sys (err, "chdir %s", ctx->overlay_dir);
+      if (mount ("overlay", ctx->rootfs, "overlay", 0, ctx->overlay) < 0)
+        return err_sys (err, "mount the image's overlay on %s", ctx->rootfs);
+      return 0;
+    }
   /* Idmapped: what root owns on disk, root inside owns; what root inside
      writes is owned by root on disk (the image's owners stay the image's). */
   if (ctx->root_tree > 0)

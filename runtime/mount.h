@@ -25,6 +25,11 @@ struct mnt_ctx
    * (made by the parent, which may idmap it) attached at rootfs instead of
    * a plain bind; 0 or -1: none. */
   int root_tree;
+  /* Image sandboxes: the overlayfs options (layers, writable layer) mounted
+   * on rootfs here, in the sandbox's own mount namespace, so the mount goes
+   * away with it and never shows on the host. */
+  const char *overlay;
+  const char *overlay_dir;  /* the overlay's layer paths are relative to it */
 };
 
 /* Before pivot_root: propagation, the root bind (or tmpfs), the spec's mounts in

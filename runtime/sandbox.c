@@ -27,6 +27,7 @@
 #include "runtime/netpolicy.h"
 #include "runtime/monitor.h"
 #include "runtime/pidinfo.h"
+#include "runtime/rootfs_image.h"
 
 static char *
 rfc3339_now (void)
@@ -137,8 +138,6 @@ refuse_unsupported (const struct oci_spec *spec, hk_err *err)
 {
   if (spec->sandbox.has_timeout || spec->sandbox.has_max_output)
     return err_set (err, ENOTSUP, "sandbox.limits: not supported by this hako yet");
-  if (spec->sandbox.image)
-    return err_set (err, ENOTSUP, "sandbox.image: images are not supported by this hako yet");
   for (int k = 0; k < OCI_HOOK_COUNT; k++)
     if (spec->hooks.n[k])
       return err_set (err, ENOTSUP, "hooks: not supported by this hako yet");
@@ -181,12 +180,14 @@ struct build
   struct seccomp_prog *seccomp;
   struct cg_sandbox cgroups;  /* decided before anything is built; made just before clone */
   bool restart;  /* start of a stopped sandbox: its state dir and data dir are kept */
+  struct rootfs_overlay overlay;  /* image sandboxes: the root's overlay */
 };
 
 static void
 build_free (struct build *b)
 {
   free (b->data_dir);
+  rootfs_overlay_free (&b->overlay);
   landlock_plan_free (b->landlock);
   seccomp_prog_free (b->seccomp);
   b->data_dir = NULL;
@@ -217,6 +218,16 @@ static int
 resolve_rootfs (const struct sbx_create_opts *o, struct build *b, char **rootfs, hk_err *err)
 {
   const struct oci_spec *spec = o->spec;
+  if (o->image_layers || spec->sandbox.image)
+    {
+      /* A restart keeps the mount point; the layers come from the record. */
+      if (b->restart)
+        {
+          *rootfs = store_path (&b->entry, "rootfs");
+          return 0;
+        }
+      return rootfs_image_dir (&b->entry, o->image_layers, spec, rootfs, err);
+    }
   if (spec->sandbox.root == HAKO_ROOT_TMPFS)
     {
       *rootfs = store_path (&b->entry, "rootfs");
@@ -285,6 +296,28 @@ prepare_workdir (const struct store *st, const struct sbx_create_opts *o, struct
   return 0;
 }
 
+/* The persistent work dir; an image sandbox has a data dir without one. */
+static char *
+workdir_of (const struct sbx_create_opts *o, const struct build *b)
+{
+  return b->data_dir && o->spec->sandbox.workdir_persist ? xasprintf ("%s/work", b->data_dir) : NULL;
+}
+
+/* An image sandbox's writable layer, under its data dir (removed by delete). */
+static int
+prepare_image_layer (const struct store *st, const struct sbx_create_opts *o, struct build *b,
+                     hk_err *err)
+{
+  if (o->image_layers == NULL && !(b->restart && o->spec->sandbox.image))
+    return 0;
+  if (b->data_dir == NULL)
+    b->data_dir = store_data_dir (st, o->id);
+  /* A restart mounts the writable layer it kept, over the layers recorded. */
+  if (b->restart)
+    return rootfs_image_reload (b->data_dir, &b->overlay, err);
+  return rootfs_image_prepare (b->data_dir, o->image_layers, o->image_id, &b->overlay, err);
+}
+
 static int
 record_state (struct build *b, const struct sbx_create_opts *o, enum oci_status status,
               const char *rootfs, hk_err *err)
@@ -296,7 +329,7 @@ record_state (struct build *b, const struct sbx_create_opts *o, enum oci_status 
     .rootfs = (char *) rootfs,
   };
   cleanup_free char *created = o->created ? xstrdup (o->created) : rfc3339_now ();
-  cleanup_free char *work = b->data_dir ? xasprintf ("%s/work", b->data_dir) : NULL;
+  cleanup_free char *work = workdir_of (o, b);
   s.created = created;
   cleanup_free char *now = status == OCI_STATUS_RUNNING ? rfc3339_now () : NULL;
   s.started = now;
@@ -374,13 +407,14 @@ create_spawn (const struct sbx_create_opts *o, struct build *b, const char *root
       if (fifo_fd < 0)
         return err_sys (err, "open %s", fifo);
     }
-  cleanup_free char *work = b->data_dir ? xasprintf ("%s/work", b->data_dir) : NULL;
+  cleanup_free char *work = workdir_of (o, b);
   cleanup_close int cgroup_fd = cg_open_v2 (&b->cgroups);
   struct spawn_cgroup cgroup = { .v2_fd = cgroup_fd, .place = place_in_cgroups, .arg = &b->cgroups };
   struct spawn_cfg cfg = { .spec = o->spec, .rootfs = rootfs, .bundle = o->bundle, .workdir = work,
                            .cgroup_dir = cg_v2_path (&b->cgroups), .cgroup = &cgroup, .fifo_fd = fifo_fd,
                            .landlock = b->landlock, .seccomp = b->seccomp,
-                           .preserve_fds = o->preserve_fds, .console_fd = console_fd };
+                           .preserve_fds = o->preserve_fds, .console_fd = console_fd,
+                           .overlay = b->overlay.opts, .overlay_dir = b->overlay.dir };
   if (spawn_clone (&cfg, &b->child, err) < 0)
     return -1;
   close (console_fd);  /* the child's now */
@@ -423,7 +457,8 @@ build_sandbox (const struct store *st, const struct sbx_create_opts *o, struct b
   if (admission_reserve (st, o->id, o->spec, err) < 0 || resolve_rootfs (o, b, rootfs, err) < 0
       || idmap_check_reachable (o->spec, *rootfs, err) < 0
       || (!b->restart && file_write_new (config, o->config_json, o->config_len, 0600, err) < 0)
-      || prepare_workdir (st, o, b, err) < 0 || create_cgroups (b, o, err) < 0
+      || prepare_workdir (st, o, b, err) < 0 || prepare_image_layer (st, o, b, err) < 0
+      || create_cgroups (b, o, err) < 0
       || create_spawn (o, b, *rootfs, status, console, err) < 0
       || proxy_start (&b->entry, o->spec, b->child.pidfd, err) < 0
       || (o->pid_file && write_pid_file (o->pid_file, b->child.pid, err) < 0))

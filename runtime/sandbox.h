@@ -32,6 +32,10 @@ struct sbx_create_opts
    * caller, and its created time, both kept. */
   const struct store_entry *restart;
   const char *created;
+  /* From an image (cmd resolves it): its unpacked layer dirs, top first,
+   * and its manifest digest, recorded so `image rm` knows it is in use. */
+  char *const *image_layers;
+  const char *image_id;
 };
 
 /* A foreground sandbox `run` is waiting on. */

@@ -112,7 +112,7 @@ child_setup (const struct spawn_cfg *cfg, bool userns, int root_tree, int *rules
   const struct oci_spec *spec = cfg->spec;
   struct mnt_ctx mc = { .spec = spec, .rootfs = cfg->rootfs, .bundle = cfg->bundle,
                         .workdir = cfg->workdir, .userns = userns, .cgroup_dir = cfg->cgroup_dir,
-                        .root_tree = root_tree };
+                        .root_tree = root_tree, .overlay = cfg->overlay, .overlay_dir = cfg->overlay_dir };
   /* Seen before the new root hides it: the pty must not come from there. */
   dev_t host_devpts = spec->process->terminal ? console_host_devpts () : 0;
   if (join_namespaces (spec, err) < 0)

@@ -1,0 +1,211 @@
+/* image: import, ls, inspect, rm and verify over the content store under the data root. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "images/image.h"
+#include "lib/util.h"
+
+static const char image_help[] =
+  "Usage: hako image import SOURCE [--name NAME:TAG] [LIMITS]\n"
+  "       hako image ls [-q]\n"
+  "       hako image inspect NAME\n"
+  "       hako image rm NAME\n"
+  "       hako image verify\n\n"
+  "SOURCE: an OCI image layout DIR[:TAG], an oci-archive or a docker-archive file.\n"
+  "Every blob's size and sha256 and every layer's diff_id are checked; layers are\n"
+  "unpacked once into the store under --data-root.\n\n"
+  "  -n, --name NAME:TAG         the name to record (default: from the source)\n"
+  "      --max-layer-bytes N     bound on a layer's uncompressed size (default 8g)\n"
+  "      --max-layer-entries N   bound on a layer's entries (default 1000000)\n"
+  "      --max-path N            bound on an entry's path length (default 4096)\n"
+  "      --allow-devices         create device nodes a layer holds (root only)\n"
+  "      --policy FILE           trust policy (default /etc/hako/policy.json; hako-policy(5))\n"
+  "      --signature FILE        a simple-signing signature of the manifest (repeatable)\n"
+  "      --signature-dir DIR     signatures at DIR/NAME@sha256=HEX/signature-N\n";
+
+static int
+open_store (bool exclusive, struct img_store *is, hk_err *err)
+{
+  struct store st = { 0 };
+  if (cmd_store (&st, err) < 0)
+    return -1;
+  int r = img_store_open (st.data_root, exclusive, is, err);
+  store_fini (&st);
+  return r;
+}
+
+static int
+image_import (int argc, char **argv)
+{
+  enum { OPT_BYTES = 256, OPT_ENTRIES, OPT_PATH, OPT_DEVICES, OPT_POLICY, OPT_SIG, OPT_SIGDIR };
+  static const struct option opts[] = {
+    { "name", required_argument, NULL, 'n' },
+    { "max-layer-bytes", required_argument, NULL, OPT_BYTES },
+    { "max-layer-entries", required_argument, NULL, OPT_ENTRIES },
+    { "max-path", required_argument, NULL, OPT_PATH },
+    { "allow-devices", no_argument, NULL, OPT_DEVICES },
+    { "policy", required_argument, NULL, OPT_POLICY },
+    { "signature", required_argument, NULL, OPT_SIG },
+    { "signature-dir", required_argument, NULL, OPT_SIGDIR },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+  };
+  struct img_import_opts o = { 0 };
+  img_limits_default (&o.limits);
+  uint64_t v;
+  int c;
+  cleanup_free char **sigs = NULL;
+  size_t n_sigs = 0;
+  optind = 0;  /* reinitialize getopt: options may follow SOURCE */
+  while ((c = getopt_long (argc, argv, "n:h", opts, NULL)) != -1)
+    switch (c)
+      {
+      case 'n': o.name = optarg; break;
+      case OPT_BYTES:
+      case OPT_ENTRIES:
+      case OPT_PATH:
+        if (parse_size (optarg, &v) < 0 || v == 0)
+          return cmd_usage ("image import", "\"%s\" is not a positive size", optarg);
+        if (c == OPT_BYTES)
+          o.limits.max_bytes = v;
+        else if (c == OPT_ENTRIES)
+          o.limits.max_entries = v;
+        else
+          o.limits.max_path = v;
+        break;
+      case OPT_DEVICES: o.limits.allow_devices = true; break;
+      case OPT_POLICY: o.policy = optarg; break;
+      case OPT_SIG:
+        sigs = xrealloc (sigs, (n_sigs + 2) * sizeof *sigs);
+        sigs[n_sigs++] = optarg;
+        sigs[n_sigs] = NULL;
+        break;
+      case OPT_SIGDIR: o.sigstore = optarg; break;
+      case 'h': return cmd_help (image_help);
+      default: return cmd_usage ("image import", "bad option");
+      }
+  if (argc - optind != 1)
+    return cmd_usage ("image import", "expects exactly one SOURCE");
+  o.source = argv[optind];
+  o.signatures = sigs;
+  hk_err err = { 0 };
+  struct img_store is;
+  cleanup_free char *name = NULL;
+  if (open_store (false, &is, &err) < 0)
+    return cmd_fail ("image import", o.source, &err);
+  int r = img_import (&is, &o, &name, &err);
+  img_store_close (&is);
+  if (r < 0)
+    return cmd_fail ("image import", o.source, &err);
+  printf ("%s\n", name);
+  return 0;
+}
+
+static int
+image_ls (bool quiet)
+{
+  hk_err err = { 0 };
+  struct img_store is;
+  struct oci_image_names n;
+  if (open_store (false, &is, &err) < 0 || img_names_load (&is, &n, &err) < 0)
+    return cmd_fail ("image ls", NULL, &err);
+  if (!quiet)
+    printf ("%-40s %-19s %-8s %s\n", "NAME", "MANIFEST", "LAYERS", "IMPORTED");
+  for (size_t i = 0; i < n.n; i++)
+    if (quiet)
+      printf ("%s\n", n.images[i].name);
+    else
+      printf ("%-40s %.19s %-8zu %s\n", n.images[i].name, n.images[i].manifest_digest,
+              n.images[i].n_layers, n.images[i].created ? n.images[i].created : "-");
+  oci_image_names_free (&n);
+  img_store_close (&is);
+  return 0;
+}
+
+static int
+image_inspect (const char *name)
+{
+  hk_err err = { 0 };
+  struct img_store is;
+  struct oci_image_rec rec = { 0 };
+  struct oci_image_config c = { 0 };
+  cleanup_free char *json = NULL;
+  int r = 0;
+  if (open_store (false, &is, &err) < 0)
+    return cmd_fail ("image inspect", name, &err);
+  if (img_find (&is, name, &rec, &err) < 0 || img_config (&is, &rec, &c, &err) < 0
+      || oci_image_inspect_write (&rec, &c, &json, &err) < 0)
+    r = cmd_fail ("image inspect", name, &err);
+  else
+    printf ("%s\n", json);
+  oci_image_config_free (&c);
+  oci_image_rec_free (&rec);
+  img_store_close (&is);
+  return r;
+}
+
+static int
+image_rm (const char *name)
+{
+  hk_err err = { 0 };
+  struct img_store is;
+  if (open_store (true, &is, &err) < 0)
+    return cmd_fail ("image rm", name, &err);
+  int r = img_remove (&is, name, &err) < 0 ? cmd_fail ("image rm", name, &err) : 0;
+  img_store_close (&is);
+  return r;
+}
+
+static int
+image_verify (void)
+{
+  hk_err err = { 0 };
+  struct img_store is;
+  size_t n = 0;
+  if (open_store (false, &is, &err) < 0)
+    return cmd_fail ("image verify", NULL, &err);
+  int r = img_verify (&is, &n, &err) < 0 ? cmd_fail ("image verify", NULL, &err) : 0;
+  if (r == 0)
+    printf ("%zu blobs verified\n", n);
+  img_store_close (&is);
+  return r;
+}
+
+int
+cmd_image (int argc, char **argv)
+{
+  if (argc < 2 || strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0)
+    return argc < 2 ? cmd_usage ("image", "expects a subcommand") : cmd_help (image_help);
+  const char *sub = argv[1];
+  argc--;
+  argv++;
+  if (strcmp (sub, "import") == 0)
+    return image_import (argc, argv);
+  static const struct option opts[] = { { "quiet", no_argument, NULL, 'q' },
+                                        { "help", no_argument, NULL, 'h' },
+                                        { NULL, 0, NULL, 0 } };
+  bool quiet = false;
+  int c;
+  optind = 0;
+  while ((c = getopt_long (argc, argv, "qh", opts, NULL)) != -1)
+    switch (c)
+      {
+      case 'q': quiet = true; break;
+      case 'h': return cmd_help (image_help);
+      default: return cmd_usage ("image", "bad option");
+      }
+  int args = argc - optind;
+  if (strcmp (sub, "ls") == 0 || strcmp (sub, "list") == 0)
+    return args == 0 ? image_ls (quiet) : cmd_usage ("image ls", "takes no arguments");
+  if (strcmp (sub, "verify") == 0)
+    return args == 0 ? image_verify () : cmd_usage ("image verify", "takes no arguments");
+  if (strcmp (sub, "inspect") == 0)
+    return args == 1 ? image_inspect (argv[optind]) : cmd_usage ("image inspect", "expects one NAME");
+  if (strcmp (sub, "rm") == 0)
+    return args == 1 ? image_rm (argv[optind]) : cmd_usage ("image rm", "expects one NAME");
+  return cmd_usage ("image", "unknown subcommand \"%s\" (import, ls, inspect, rm, verify)", sub);
+}

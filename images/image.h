@@ -1,0 +1,86 @@
+/* images: the content store under <data-root>/images — verified import of OCI
+ * layouts, oci-archives and docker-archives, safe layer unpacking, names,
+ * listing, removal and re-verification.  cmd/ calls these; nothing here prints. */
+#ifndef HAKO_IMAGES_IMAGE_H
+#define HAKO_IMAGES_IMAGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/err.h"
+#include "oci/image_spec.h"
+
+/* Per-layer bounds, checked while the layer streams: a decompression bomb, a
+ * tar of a million empty files or a path meant to exhaust memory stops at
+ * the bound with an error naming it, not when the disk is full. */
+struct img_limits
+{
+  uint64_t max_bytes;    /* uncompressed bytes of one layer (stream and declared file sizes) */
+  uint64_t max_entries;  /* tar entries in one layer */
+  size_t max_path;       /* bytes of one entry's path or link target */
+  bool allow_devices;    /* create device nodes (only honoured for root) */
+};
+
+#define IMG_DEFAULT_MAX_BYTES (8ULL << 30)
+#define IMG_DEFAULT_MAX_ENTRIES 1000000ULL
+#define IMG_DEFAULT_MAX_PATH 4096
+
+void img_limits_default (struct img_limits *l);
+
+/* An open store: <data-root>/images, with its lock held (shared by imports
+ * and sandboxes being created, exclusive for removal). */
+struct img_store
+{
+  char *dir;
+  int dirfd;
+  int lock_fd;
+  char *data_root;
+};
+
+int img_store_open (const char *data_root, bool exclusive, struct img_store *st, hk_err *err);
+void img_store_close (struct img_store *st);
+
+/* "name" -> "name:latest"; refuses what is not a plausible reference. */
+int img_name_normalize (const char *in, char **out, hk_err *err);
+
+struct img_import_opts
+{
+  const char *source;  /* DIR[:TAG] (OCI layout), or an oci-archive / docker-archive file */
+  const char *name;    /* NAME[:TAG] to record; NULL: from the source's ref name / RepoTags */
+  struct img_limits limits;
+  /* Trust (hako-policy(5)): the policy file (NULL: IMG_DEFAULT_POLICY),
+   * signature files, and a lookaside directory of signatures. */
+  const char *policy;
+  char *const *signatures;
+  const char *sigstore;
+};
+
+#define IMG_DEFAULT_POLICY "/etc/hako/policy.json"
+
+/* Import, verify and unpack; *name_out is the name recorded. */
+int img_import (struct img_store *st, const struct img_import_opts *o, char **name_out,
+                hk_err *err);
+
+int img_names_load (struct img_store *st, struct oci_image_names *out, hk_err *err);
+/* The record of NAME (normalized first); ENOENT "image NAME not found". */
+int img_find (struct img_store *st, const char *name, struct oci_image_rec *out, hk_err *err);
+/* The image's config, read from the store (and checked against its digest). */
+int img_config (struct img_store *st, const struct oci_image_rec *r, struct oci_image_config *out,
+                hk_err *err);
+/* The unpacked layer directories, top layer first (overlayfs lowerdir order). */
+char **img_layer_dirs (const struct img_store *st, const struct oci_image_rec *r);
+
+/* Remove the name; refused (EBUSY) while a sandbox uses the image.  Blobs and
+ * layers no other name or sandbox needs are then removed. */
+int img_remove (struct img_store *st, const char *name, hk_err *err);
+
+/* Re-hash every blob and check every recorded image's blobs are present.
+ * Fails on the first damaged blob, naming it. */
+int img_verify (struct img_store *st, size_t *n_blobs, hk_err *err);
+
+/* The file through which a sandbox records the image it uses:
+ * <data-root>/sandboxes/<id>/image, holding the manifest digest. */
+#define IMG_SANDBOX_RECORD "image"
+
+#endif

@@ -1,0 +1,60 @@
+/* images/internal: what store.c, layer.c, unpack.c and import.c share. */
+#ifndef HAKO_IMAGES_INTERNAL_H
+#define HAKO_IMAGES_INTERNAL_H
+
+#include <openssl/evp.h>
+
+#include "images/image.h"
+
+#define IMG_DIGEST_LEN (7 + 64 + 1)
+/* Manifests, indexes and configs are read whole: bounded. */
+#define IMG_MAX_DOC (4u << 20)
+
+/* sha256 through libcrypto. */
+struct img_hash
+{
+  EVP_MD_CTX *ctx;
+};
+void img_hash_init (struct img_hash *h);
+void img_hash_update (struct img_hash *h, const void *buf, size_t n);
+/* "sha256:<hex>" into out; frees the context. */
+void img_hash_final (struct img_hash *h, char out[IMG_DIGEST_LEN]);
+void img_hash_free (struct img_hash *h);
+
+/* <store>/blobs/sha256/<hex> and <store>/layers/<hex> (caller frees). */
+char *img_blob_path (const struct img_store *st, const char *digest);
+char *img_layer_path (const struct img_store *st, const char *diff_id);
+bool img_blob_present (const struct img_store *st, const char *digest, uint64_t size);
+
+/* Store a document held in memory.  want (may be NULL) is the descriptor that
+ * referenced it: its size and digest must match.  *digest_out (may be NULL)
+ * gets the digest. */
+int img_blob_put_mem (struct img_store *st, const struct oci_desc *want, const void *data, size_t len,
+                      char digest_out[IMG_DIGEST_LEN], hk_err *err);
+/* A stored document, re-hashed against its name. */
+int img_blob_read (const struct img_store *st, const char *digest, char **out, size_t *len,
+                   hk_err *err);
+
+/* Store a layer blob read from src_fd and unpack it, both checked in one
+ * pass: want->size and want->digest (when want->digest is set; else they are
+ * computed into *want), and diff_id.  Skips what the store already has. */
+int img_layer_ingest (struct img_store *st, int src_fd, struct oci_desc *want, const char *diff_id,
+                      const struct img_limits *lim, hk_err *err);
+
+/* Unpack one uncompressed tar stream, read by libarchive from `tar`, into the
+ * directory rootfd with every path resolved inside it. */
+struct archive;
+int img_unpack_tar (struct archive *tar, int rootfd, const struct img_limits *lim, hk_err *err);
+
+/* Record or replace an image name, under the names lock. */
+int img_names_put (struct img_store *st, const struct oci_image_rec *rec, hk_err *err);
+
+char *img_now_rfc3339 (void);
+
+/* May NAME, whose manifest is DIGEST, be imported?  The policy's
+ * requirements for its scope; signable false (a docker-archive) fails any
+ * signedBy requirement. */
+int img_trust_check (struct img_store *st, const struct img_import_opts *o, const char *name,
+                     const char *digest, bool signable, hk_err *err);
+
+#endif

@@ -1,0 +1,289 @@
+/* layer: one pass over a layer blob — copy it into the store, hash it,
+ * decompress it (gzip, zstd, xz or none, told by its magic bytes), hash the
+ * tar for its diff_id and unpack it — committing blob and layer only when
+ * every check passed. */
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "images/internal.h"
+#include "lib/util.h"
+
+struct pipe
+{
+  int src_fd;
+  int blob_fd;                 /* temp blob to tee into, or -1 */
+  const struct oci_desc *want;
+  const struct img_limits *lim;
+  struct img_hash blob_hash, diff_hash;
+  uint64_t blob_size, tar_size;
+  struct archive *raw;         /* the decompressor */
+  hk_err err;                  /* set by a callback; libarchive's own message is vaguer */
+  bool failed;
+  char buf[1 << 17];
+  char tarbuf[1 << 17];
+};
+
+static ssize_t
+pipe_fail (struct pipe *p)
+{
+  p->failed = true;
+  return -1;
+}
+
+/* The compressed side: read the source, tee it into the store, hash it, and
+ * stop as soon as it is longer than its descriptor says. */
+static ssize_t
+raw_read (struct archive *a, void *arg, const void **buf)
+{
+  struct pipe *p = arg;
+  ssize_t n;
+  do
+    n = read (p->src_fd, p->buf, sizeof p->buf);
+  while (n < 0 && errno == EINTR);
+  if (n < 0)
+    {
+      err_sys (&p->err, "read layer");
+      return pipe_fail (p);
+    }
+  p->blob_size += n;
+  if (p->want->digest && p->blob_size > p->want->size)
+    {
+      err_set (&p->err, EINVAL, "blob %.19s..: longer than the %llu bytes its descriptor says",
+               p->want->digest, (unsigned long long) p->want->size);
+      return pipe_fail (p);
+    }
+  img_hash_update (&p->blob_hash, p->buf, n);
+  if (p->blob_fd >= 0 && n > 0 && fd_write_all (p->blob_fd, p->buf, n) < 0)
+    {
+      err_sys (&p->err, "write blob");
+      return pipe_fail (p);
+    }
+  *buf = p->buf;
+  return n;
+}
+
+/* The uncompressed side: what the tar reader sees is hashed for the diff_id
+ * and counted against the layer's byte bound. */
+static ssize_t
+tar_read (struct archive *a, void *arg, const void **buf)
+{
+  struct pipe *p = arg;
+  la_ssize_t n = archive_read_data (p->raw, p->tarbuf, sizeof p->tarbuf);
+  if (n < 0)
+    {
+      if (!p->failed)
+        err_set (&p->err, EINVAL, "decompress layer: %s", archive_error_string (p->raw));
+      return pipe_fail (p);
+    }
+  p->tar_size += n;
+  if (p->tar_size > p->lim->max_bytes)
+    {
+      err_set (&p->err, EFBIG, "layer is larger than %llu bytes uncompressed (a decompression "
+               "bomb?  --max-layer-bytes raises the bound)", (unsigned long long) p->lim->max_bytes);
+      return pipe_fail (p);
+    }
+  img_hash_update (&p->diff_hash, p->tarbuf, n);
+  *buf = p->tarbuf;
+  return n;
+}
+
+static int
+open_raw (struct pipe *p, hk_err *err)
+{
+  p->raw = archive_read_new ();
+  archive_read_support_filter_gzip (p->raw);
+  archive_read_support_filter_zstd (p->raw);
+  archive_read_support_filter_xz (p->raw);
+  archive_read_support_filter_none (p->raw);
+  archive_read_support_format_raw (p->raw);
+  struct archive_entry *e;
+  if (archive_read_open (p->raw, p, NULL, raw_read, NULL) != ARCHIVE_OK
+      || archive_read_next_header (p->raw, &e) != ARCHIVE_OK)
+    {
+      if (p->failed)
+        *err = p->err;
+      else
+        err_set (err, EINVAL, "layer: %s", archive_error_string (p->raw));
+      return -1;
+    }
+  return 0;
+}
+
+/* Unpack (rootfd >= 0) or only hash the uncompressed stream, then read both
+ * streams to their ends so the hashes cover every byte. */
+static int
+run_pipe (struct pipe *p, int rootfd, hk_err *err)
+{
+  int r = 0;
+  if (rootfd >= 0)
+    {
+      struct archive *tar = archive_read_new ();
+      archive_read_support_format_tar (tar);
+      if (archive_read_open (tar, p, NULL, tar_read, NULL) != ARCHIVE_OK)
+        r = err_set (err, EINVAL, "layer: %s", archive_error_string (tar));
+      else
+        r = img_unpack_tar (tar, rootfd, p->lim, err);
+      if (r < 0 && p->failed)
+        *err = p->err;
+      archive_read_free (tar);
+      if (r < 0)
+        return -1;
+    }
+  const void *buf;
+  ssize_t n;
+  while ((n = tar_read (NULL, p, &buf)) > 0)
+    ;
+  while (n == 0 && (n = raw_read (NULL, p, &buf)) > 0)
+    ;
+  if (n < 0)
+    {
+      *err = p->err;
+      return -1;
+    }
+  return 0;
+}
+
+static int
+check_result (struct pipe *p, struct oci_desc *want, const char *diff_id, hk_err *err)
+{
+  char blob[IMG_DIGEST_LEN], diff[IMG_DIGEST_LEN];
+  img_hash_final (&p->blob_hash, blob);
+  img_hash_final (&p->diff_hash, diff);
+  if (want->digest == NULL)
+    {
+      want->digest = xstrdup (blob);
+      want->size = p->blob_size;
+    }
+  else if (p->blob_size != want->size)
+    return err_set (err, EINVAL, "blob %.19s..: size %llu, descriptor says %llu", want->digest,
+                    (unsigned long long) p->blob_size, (unsigned long long) want->size);
+  else if (strcmp (blob, want->digest) != 0)
+    return err_set (err, EINVAL, "blob %.19s..: sha256 mismatch: content hashes to %.19s..",
+                    want->digest, blob);
+  if (strcmp (diff, diff_id) != 0)
+    return err_set (err, EINVAL, "layer %.19s..: diff_id mismatch: the uncompressed tar hashes to "
+                    "%.19s.., the config's rootfs.diff_ids says %.19s..", want->digest, diff, diff_id);
+  return 0;
+}
+
+/* The layer did not unpack: if the blob is not what its descriptor says,
+ * that is the error to report (a flipped byte shows as a decompression
+ * error first); else the unpack's own error, naming the blob. */
+static void
+blame_blob (struct pipe *p, hk_err *err)
+{
+  const void *buf;
+  char got[IMG_DIGEST_LEN];
+  if (p->want->digest == NULL)
+    return;
+  p->failed = false;
+  while (raw_read (NULL, p, &buf) > 0)
+    ;
+  if (p->failed)
+    {
+      *err = p->err;
+      return;
+    }
+  img_hash_final (&p->blob_hash, got);
+  if (p->blob_size != p->want->size)
+    err_set (err, EINVAL, "blob %.19s..: size %llu, descriptor says %llu", p->want->digest,
+             (unsigned long long) p->blob_size, (unsigned long long) p->want->size);
+  else if (strcmp (got, p->want->digest) != 0)
+    err_set (err, EINVAL, "blob %.19s..: sha256 mismatch: content hashes to %.19s..",
+             p->want->digest, got);
+  else
+    err_prefix (err, "layer %.19s..", p->want->digest);
+}
+
+/* Put the verified temp blob / layer in place.  Another import may have put
+ * the same content there first: then ours is dropped. */
+static int
+commit (const char *tmp, const char *final, bool dir, hk_err *err)
+{
+  if (rename (tmp, final) == 0)
+    return 0;
+  if (dir && (errno == EEXIST || errno == ENOTEMPTY))
+    return rm_rf (tmp, err);
+  return err_sys (err, "rename %s to %s", tmp, final);
+}
+
+int
+img_layer_ingest (struct img_store *st, int src_fd, struct oci_desc *want, const char *diff_id,
+                  const struct img_limits *lim, hk_err *err)
+{
+  cleanup_free char *layer = img_layer_path (st, diff_id);
+  bool have_blob = want->digest && img_blob_present (st, want->digest, want->size);
+  bool have_layer = access (layer, F_OK) == 0;
+  if (have_blob && have_layer)
+    return 0;  /* a second import of the same layer costs two stats */
+  cleanup_free char *blob_tmp = xasprintf ("%s/blobs/sha256/.tmp-XXXXXX", st->dir);
+  cleanup_free char *layer_tmp = xasprintf ("%s/layers/.tmp-XXXXXX", st->dir);
+  struct pipe *p = xcalloc (1, sizeof *p);
+  *p = (struct pipe){ .src_fd = src_fd, .blob_fd = -1, .want = want, .lim = lim };
+  cleanup_close int rootfd = -1;
+  cleanup_free char *blob = NULL;
+  int r = -1;
+  bool made_layer = false;
+  img_hash_init (&p->blob_hash);
+  img_hash_init (&p->diff_hash);
+  if (!have_blob && (p->blob_fd = mkostemp (blob_tmp, O_CLOEXEC)) < 0)
+    {
+      err_sys (err, "create %s", blob_tmp);
+      goto out;
+    }
+  if (!have_layer)
+    {
+      if (mkdtemp (layer_tmp) == NULL)
+        {
+          err_sys (err, "create %s", layer_tmp);
+          goto out;
+        }
+      made_layer = true;
+      if (chmod (layer_tmp, 0755) < 0
+          || (rootfd = open (layer_tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        {
+          err_sys (err, "open %s", layer_tmp);
+          goto out;
+        }
+    }
+  if (open_raw (p, err) < 0 || run_pipe (p, rootfd, err) < 0)
+    {
+      blame_blob (p, err);
+      goto out;
+    }
+  if (check_result (p, want, diff_id, err) < 0)
+    goto out;
+  blob = img_blob_path (st, want->digest);
+  if (p->blob_fd >= 0 && (fchmod (p->blob_fd, 0644) < 0 || commit (blob_tmp, blob, false, err) < 0))
+    goto out;
+  p->blob_fd >= 0 ? close (p->blob_fd) : 0;
+  p->blob_fd = -1;
+  if (!have_layer && commit (layer_tmp, layer, true, err) < 0)
+    goto out;
+  made_layer = false;
+  r = 0;
+out:
+  if (p->raw)
+    archive_read_free (p->raw);
+  img_hash_free (&p->blob_hash);
+  img_hash_free (&p->diff_hash);
+  if (p->blob_fd >= 0)
+    {
+      close (p->blob_fd);
+      unlink (blob_tmp);
+    }
+  if (made_layer)
+    {
+      hk_err ignored;
+      rm_rf (layer_tmp, &ignored);
+    }
+  free (p);
+  return r;
+}

@@ -1,0 +1,39 @@
+/* rootfs_image: a sandbox's root from an image — an overlay of the image's
+ * unpacked layers (read-only, shared by every sandbox of the image) and a
+ * writable layer of its own under its data dir. */
+#ifndef HAKO_RUNTIME_ROOTFS_IMAGE_H
+#define HAKO_RUNTIME_ROOTFS_IMAGE_H
+
+#include "lib/err.h"
+#include "oci/spec.h"
+#include "runtime/store.h"
+
+/* The file in <data-root>/sandboxes/<id>/ naming the image a sandbox uses:
+ * its manifest digest, then its layer dirs (`hako image rm` reads it). */
+#define ROOTFS_IMAGE_RECORD "image"
+
+/* What the child mounts: overlayfs options whose paths are relative to dir
+ * (it chdirs there first), so that an image of up to 500 layers fits in the
+ * one page a mount's options may take. */
+struct rootfs_overlay
+{
+  char *dir;   /* <data-root>/sandboxes/<id>/rootfs: l/<n> -> layer n, upper/, work/ */
+  char *opts;  /* "lowerdir=l/0:l/1,upperdir=upper,workdir=work" */
+};
+
+/* The mount point <root>/<id>/rootfs.  Refuses an image sandbox in a user
+ * namespace: the layers' files keep the image's ids on disk, which would show
+ * inside as the overflow id (idmapped layer mounts are not done yet). */
+int rootfs_image_dir (const struct store_entry *e, char *const *layers, const struct oci_spec *spec,
+                      char **rootfs, hk_err *err);
+/* Make the writable layer and the layer links under data_dir/rootfs
+ * (emptied first), record the image, and fill ov. */
+int rootfs_image_prepare (const char *data_dir, char *const *layers, const char *image_id,
+                          struct rootfs_overlay *ov, hk_err *err);
+/* For a restart of a stopped sandbox, which keeps its writable layer: ov
+ * from what create recorded; ov->opts stays NULL (and 0 is returned) for a
+ * sandbox without an image. */
+int rootfs_image_reload (const char *data_dir, struct rootfs_overlay *ov, hk_err *err);
+void rootfs_overlay_free (struct rootfs_overlay *ov);
+
+#endif

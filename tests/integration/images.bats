@@ -1,0 +1,549 @@
+#!/usr/bin/env bats
+# images: verified import of OCI layouts and archives, the content store,
+# hostile layers refused or contained, sandboxes from images.
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+setup_file () {
+  hako_setup_file
+  export IMG="$BATS_FILE_TMPDIR/img"
+  "$fixtures/images.sh" busybox "$IMG" >/dev/null
+  export MKTAR=${MKTAR:-$(dirname "$HAKO")/tests/helpers/mktar}
+}
+setup () {
+  hako_setup
+  # Every import needs a trust policy; the tests of trust write their own.
+  echo '{"default": [{"type": "insecureAcceptAnything"}]}' > "$TEST_ROOT/accept.json"
+  H_IMPORT="$H image import --policy $TEST_ROOT/accept.json"
+  mkdir -p "$TEST_ROOT/canary"
+  echo untouched > "$TEST_ROOT/canary/canary"
+}
+teardown () {
+  # The fixture's key generation and signing start gpg-agents: stop them.
+  local g
+  for g in "${GA:-}" "${GB:-}" "${GS:-}"; do
+    [ -n "$g" ] && gpgconf --homedir "$g" --kill all 2>/dev/null
+  done
+  hako_teardown
+}
+
+# The canary directory holds exactly what it held, and nothing appeared at
+# the host paths the attacks aim at.
+host_untouched () {
+  [ "$(ls -A "$TEST_ROOT/canary")" = canary ]
+  [ "$(cat "$TEST_ROOT/canary/canary")" = untouched ]
+}
+
+# No temporary blob, layer or extraction directory left in the store.
+store_clean () {
+  [ -z "$(find "$DATA/images" -name '.tmp-*' -o -name 'import-*' | head -1)" ]
+}
+
+blob_of () { echo "$DATA/images/blobs/sha256/${1#sha256:}"; }
+
+# hostile ATTACK: build that attack's layout.
+hostile () {
+  [ -x "$MKTAR" ] || skip "tests/helpers/mktar not built (make check builds it)"
+  "$fixtures/hostile-layers.sh" "$TEST_ROOT/hostile" "$TEST_ROOT/canary" "$1" >/dev/null
+  echo "$TEST_ROOT/hostile/$1/layout"
+}
+
+@test "import of an OCI layout: ls, inspect with the config, verify" {
+  run -0 $H_IMPORT "$IMG/layout:latest" --name busybox
+  [ "$output" = "busybox:latest" ]
+  run -0 $H image ls -q
+  [ "$output" = "busybox:latest" ]
+  run -0 $H image inspect busybox
+  [ "$(echo "$output" | jq -r '.env[1]')" = GREETING=hi ]
+  [ "$(echo "$output" | jq -r '.layers | length')" = 2 ]
+  [ "$(echo "$output" | jq -r '.workingDir')" = /srv ]
+  run -0 $H image verify
+  [[ "$output" == "4 blobs verified" ]]
+  layer=$(echo "$($H image inspect busybox)" | jq -r '.layers[1].diff_id')
+  [ -f "$DATA/images/layers/${layer#sha256:}/etc/hako-image" ]
+  store_clean
+}
+
+@test "import of zstd layers, an oci-archive and a docker-archive" {
+  run -0 $H_IMPORT "$IMG/layout-zstd" --name bz
+  run -0 $H_IMPORT "$IMG/oci.tar" --name bo
+  run -0 $H_IMPORT "$IMG/docker.tar"
+  [ "$output" = "busybox-docker:latest" ]
+  # The same layers whatever the source: one unpacked copy of each.
+  [ "$(ls "$DATA/images/layers" | wc -l)" = 2 ]
+  run -0 $H image inspect busybox-docker
+  [ "$(echo "$output" | jq -r '.cmd[0]')" = sh ]
+  run -0 $H image verify
+  store_clean
+}
+
+@test "a second import reads nothing again" {
+  $H_IMPORT "$IMG/layout" --name a
+  blob=$(blob_of "$($H image inspect a | jq -r '.layers[0].digest')")
+  before=$(stat -c '%i %Y' "$blob" "$DATA"/images/layers/*)
+  start=$(date +%s%N)
+  run -0 $H_IMPORT "$IMG/layout" --name b
+  took=$(( ($(date +%s%N) - start) / 1000000 ))
+  echo "second import: $took ms"
+  [ "$(stat -c '%i %Y' "$blob" "$DATA"/images/layers/*)" = "$before" ]
+  [ "$took" -lt 500 ]
+}
+
+@test "a flipped byte in a layer blob is refused, naming the blob; nothing half-made stays" {
+  cp -a "$IMG/layout" "$TEST_ROOT/bad"
+  m=$(jq -r '.manifests[0].digest' "$TEST_ROOT/bad/index.json")
+  l=$(jq -r '.layers[1].digest' "$TEST_ROOT/bad/blobs/sha256/${m#sha256:}")
+  printf '\x00' | dd of="$TEST_ROOT/bad/blobs/sha256/${l#sha256:}" bs=1 seek=40 conv=notrunc 2>/dev/null
+  run -125 $H_IMPORT "$TEST_ROOT/bad" --name bad
+  [[ "$output" == *"blob ${l:0:19}..: sha256 mismatch"* ]]
+  [ ! -e "$(blob_of "$l")" ]
+  run -0 $H image ls -q
+  [ -z "$output" ]
+  store_clean
+}
+
+@test "a flipped byte in the config or a manifest is refused, naming the blob" {
+  cp -a "$IMG/layout" "$TEST_ROOT/bad"
+  m=$(jq -r '.manifests[0].digest' "$TEST_ROOT/bad/index.json")
+  c=$(jq -r '.config.digest' "$TEST_ROOT/bad/blobs/sha256/${m#sha256:}")
+  sed -i 's/GREETING=hi/GREETING=ho/' "$TEST_ROOT/bad/blobs/sha256/${c#sha256:}"
+  run -125 $H_IMPORT "$TEST_ROOT/bad" --name bad
+  [[ "$output" == *"blob ${c:0:19}..: sha256 mismatch"* ]]
+  cp -a "$IMG/layout/." "$TEST_ROOT/bad/"
+  sed -i 's/"size":256/"size":257/' "$TEST_ROOT/bad/blobs/sha256/${m#sha256:}"
+  run -125 $H_IMPORT "$TEST_ROOT/bad" --name bad
+  [[ "$output" == *"blob ${m:0:19}..: sha256 mismatch"* ]]
+}
+
+@test "a wrong size in a descriptor is refused with both sizes" {
+  cp -a "$IMG/layout" "$TEST_ROOT/bad"
+  jq -c '.manifests[0].size += 1' "$IMG/layout/index.json" > "$TEST_ROOT/bad/index.json"
+  run -125 $H_IMPORT "$TEST_ROOT/bad" --name bad
+  [[ "$output" == *"descriptor says"* ]]
+}
+
+@test "a wrong diff_id is refused and the layer is not kept" {
+  tar_top="$IMG/layers/top.tar"
+  DIFF_IDS_JSON="[\"sha256:$(sha256sum "$IMG/layers/base.tar" | cut -d' ' -f1)\",\"sha256:$(printf '1%.0s' $(seq 64))\"]" \
+    "$fixtures/images.sh" layout "$TEST_ROOT/bad" gzip "$IMG/layers/base.tar" "$tar_top"
+  run -125 $H_IMPORT "$TEST_ROOT/bad" --name bad
+  [[ "$output" == *"diff_id mismatch"* ]]
+  [ ! -e "$DATA/images/layers/$(printf '1%.0s' $(seq 64))" ]
+  store_clean
+}
+
+@test "a manifest whose mediaType differs from its descriptor's is refused" {
+  cp -a "$IMG/layout" "$TEST_ROOT/bad"
+  jq -c '.manifests[0].mediaType = "application/vnd.oci.image.index.v1+json"' "$IMG/layout/index.json" \
+    > "$TEST_ROOT/bad/index.json"
+  run -125 $H_IMPORT "$TEST_ROOT/bad" --name bad
+  [[ "$output" == *"mediaType"* ]]
+}
+
+@test "image verify finds a damaged blob in the store" {
+  $H_IMPORT "$IMG/layout" --name busybox
+  l=$($H image inspect busybox | jq -r '.layers[0].digest')
+  printf '\x01' | dd of="$(blob_of "$l")" bs=1 seek=100 conv=notrunc 2>/dev/null
+  run -125 $H image verify
+  [[ "$output" == *"blob ${l:0:19}"*"damaged"* ]]
+}
+
+@test "image rm removes the name and the blobs and layers nobody else needs" {
+  $H_IMPORT "$IMG/layout" --name a
+  $H_IMPORT "$IMG/layout-zstd" --name b
+  run -0 $H image rm a
+  run -0 $H image ls -q
+  [ "$output" = "b:latest" ]
+  # b shares the unpacked layers (same diff_ids), not the gzip blobs.
+  [ "$(ls "$DATA/images/layers" | wc -l)" = 2 ]
+  run -0 $H image verify
+  run -0 $H image rm b
+  [ -z "$(ls "$DATA/images/layers")" ]
+  [ -z "$(ls "$DATA/images/blobs/sha256")" ]
+  run -125 $H image rm b
+  [[ "$output" == *"not found"* ]]
+}
+
+# ---- hostile layers ---------------------------------------------------------
+
+@test "hostile: an absolute path lands inside the layer" {
+  l=$(hostile abs)
+  run -0 $H_IMPORT "$l" --name abs
+  host_untouched
+  [ -f "$DATA"/images/layers/*/"$TEST_ROOT/canary/abs" ]
+}
+
+@test "hostile: a ../ escape is refused" {
+  l=$(hostile dotdot)
+  run -125 $H_IMPORT "$l" --name x
+  [[ "$output" == *'".." component is refused'* ]]
+  host_untouched
+  store_clean
+}
+
+@test "hostile: a symlink to the host, then a write through it, is refused (absolute and relative)" {
+  for a in symlink symlink-rel; do
+    l=$(hostile $a)
+    run -125 $H_IMPORT "$l" --name x
+    [[ "$output" == *"esc/pwned"* ]]
+    host_untouched
+  done
+  store_clean
+}
+
+@test "hostile: a symlink in one layer and a write through it in the next stays inside" {
+  l=$(hostile cross)
+  run -0 $H_IMPORT "$l" --name cross
+  host_untouched
+  # The second layer has a real directory where the first had the symlink.
+  [ "$(ls "$DATA"/images/layers/*/esc/pwned | wc -l)" = 1 ]
+}
+
+@test "hostile: a hardlink to /etc/shadow, or through a symlink to a host file, is refused" {
+  for a in hardlink hardlink-via-symlink; do
+    l=$(hostile $a)
+    run -125 $H_IMPORT "$l" --name x
+    [[ "$output" == *"hardlink target"* ]]
+    host_untouched
+  done
+  [ -z "$(find "$DATA/images" -samefile /etc/shadow 2>/dev/null)" ]
+  store_clean
+}
+
+@test "hostile: a directory swapped for a symlink, then written through, is refused" {
+  l=$(hostile swap)
+  run -125 $H_IMPORT "$l" --name x
+  [[ "$output" == *"d/pwned"* ]]
+  host_untouched
+}
+
+@test "hostile: a device node is refused; --allow-devices as root creates it" {
+  l=$(hostile device)
+  run -125 $H_IMPORT "$l" --name x
+  [[ "$output" == *"device nodes are refused"* ]]
+  run -0 $H_IMPORT "$l" --name x --allow-devices
+  [ -c "$DATA"/images/layers/*/disk ]
+}
+
+@test "hostile: a root-level opaque whiteout, a bare .wh. and .wh.. are refused" {
+  for a in opaque-root bare-wh wh-dotdot; do
+    l=$(hostile $a)
+    run -125 $H_IMPORT "$l" --name x
+    [[ "$output" == *"whiteout"* ]]
+  done
+  store_clean
+}
+
+@test "hostile: the root entry turned into a symlink is refused" {
+  l=$(hostile root-type)
+  run -125 $H_IMPORT "$l" --name x
+  [[ "$output" == *"layer root must stay a directory"* ]]
+}
+
+@test "hostile: a header declaring 10 GB is refused before anything is written" {
+  l=$(hostile huge)
+  run -125 $H_IMPORT "$l" --name x
+  [[ "$output" == *"declares 10737418240 bytes"* ]]
+  store_clean
+}
+
+@test "hostile: 10 GB of zeros in 10 MB of gzip stops at the byte bound" {
+  l=$(hostile bomb)
+  start=$(date +%s)
+  run -125 $H_IMPORT "$l" --name x --max-layer-bytes 64m
+  [[ "$output" == *"larger than 67108864 bytes uncompressed"* ]]
+  [ $(( $(date +%s) - start )) -lt 20 ]
+  [ -z "$(ls "$DATA/images/layers")" ]
+  store_clean
+}
+
+@test "hostile: too many entries and a 5000-byte path are refused" {
+  l=$(hostile many)
+  run -125 $H_IMPORT "$l" --name x --max-layer-entries 1000
+  [[ "$output" == *"more than 1000 entries"* ]]
+  l=$(hostile longpath)
+  run -125 $H_IMPORT "$l" --name x
+  [[ "$output" == *"entry path of 5000 bytes is longer than 4096"* ]]
+  store_clean
+}
+
+@test "whiteouts become overlayfs whiteouts: a 0:0 device and an opaque directory" {
+  l=$(hostile whiteouts)
+  run -0 $H_IMPORT "$l" --name wh
+  d=$(ls -d "$DATA"/images/layers/*)
+  [ "$(stat -c '%F %t:%T' "$d/etc/passwd")" = "character special file 0:0" ]
+  command -v getfattr >/dev/null || skip "getfattr not installed (Debian package attr)"
+  [ "$(getfattr --only-values -n trusted.overlay.opaque "$d/srv")" = y ]
+  [ -f "$d/srv/new" ]
+}
+
+# ---- sandboxes from images ----------------------------------------------------
+
+@test "run --image: the image's Cmd, Env and WorkingDir; a command after -- replaces Cmd" {
+  $H_IMPORT "$IMG/layout" --name busybox
+  run -0 $H run --rm --image busybox b1
+  [ "${lines[0]}" = "hello from the image" ]
+  [ "${lines[1]}" = "GREETING=hi" ]
+  run -0 $H run --rm --image busybox b2 -- sh -c 'pwd; echo $GREETING; cat /etc/hako-image'
+  [ "$output" = "$(printf '/srv\nhi\nfrom the top layer')" ]
+}
+
+@test "run --image: the image's User is resolved in its own /etc/passwd" {
+  USER_NAME=nobody CMD_JSON='["id"]' \
+    "$fixtures/images.sh" layout "$TEST_ROOT/u" gzip "$IMG/layers/base.tar" >/dev/null
+  $H_IMPORT "$TEST_ROOT/u" --name nobody
+  run -0 $H run --rm --image nobody u1
+  [[ "$output" == "uid=65534(nobody) gid=65534"* ]]
+}
+
+@test "two sandboxes of one image do not see each other's writes; delete removes the writable layer" {
+  $H_IMPORT "$IMG/layout" --name busybox
+  $H run --detach --image busybox w1 -- sleep 1000
+  $H run --detach --image busybox w2 -- sleep 1000
+  $H exec w1 -- sh -c 'echo one > /srv/mine; rm /etc/hako-image'
+  run -0 $H exec w2 -- sh -c 'ls /srv; cat /etc/hako-image'
+  [ "$output" = "$(printf 'data\nfrom the top layer')" ]
+  run -0 $H exec w1 -- cat /srv/mine
+  [ "$output" = one ]
+  [ -f "$DATA/sandboxes/w1/rootfs/upper/srv/mine" ]
+  # The image's own layer is untouched by w1's rm.
+  [ -f "$DATA"/images/layers/*/etc/hako-image ]
+  ! grep -q " $TEST_ROOT" /proc/self/mountinfo
+  $H delete --force w1
+  [ ! -e "$DATA/sandboxes/w1" ]
+  $H delete --force w2
+}
+
+@test "image rm is refused while a sandbox uses the image" {
+  $H_IMPORT "$IMG/layout" --name busybox
+  $H create --image busybox r1
+  run -125 $H image rm busybox
+  [[ "$output" == *"used by sandbox r1"* ]]
+  $H delete r1
+  run -0 $H image rm busybox
+}
+
+@test "spec --image writes the image's config; a bundle naming sandbox.image runs it" {
+  $H_IMPORT "$IMG/layout" --name busybox
+  mkdir "$TEST_ROOT/b"
+  $H spec --image busybox --bundle "$TEST_ROOT/b"
+  [ "$(jq -r .sandbox.image "$TEST_ROOT/b/config.json")" = busybox:latest ]
+  [ "$(jq -r .process.cwd "$TEST_ROOT/b/config.json")" = /srv ]
+  [ "$(jq -r .root.readonly "$TEST_ROOT/b/config.json")" = false ]
+  set_args "$TEST_ROOT/b" cat /srv/data
+  run -0 $H run --rm --bundle "$TEST_ROOT/b" s1
+  [ "$output" = data ]
+}
+
+@test "an image sandbox in a user namespace is refused, naming why" {
+  $H_IMPORT "$IMG/layout" --name busybox
+  mkdir "$TEST_ROOT/b"
+  $H spec --image busybox --bundle "$TEST_ROOT/b"
+  edit_config "$TEST_ROOT/b" '.linux.namespaces += [{"type":"user"}] | .linux.uidMappings = [{"containerID":0,"hostID":1000000000,"size":65536}] | .linux.gidMappings = .linux.uidMappings'
+  run -125 $H create --bundle "$TEST_ROOT/b" n1
+  [[ "$output" == *"user namespace is not supported yet"* ]]
+  [ ! -e "$STATE/n1" ]
+}
+
+@test "an unknown image is refused and leaves nothing" {
+  run -125 $H run --image nosuch x1
+  [[ "$output" == *"image nosuch:latest not found"* ]]
+  [ ! -e "$STATE/x1" ]
+}
+
+@test "stop and start keep the writable layer" {
+  $HAKO stop --help >/dev/null 2>&1 || skip "this hako has no stop verb (lifecycle branch not merged)"
+  $H_IMPORT "$IMG/layout" --name busybox
+  $H run --detach --image busybox k1 -- sleep 1000
+  $H exec k1 -- sh -c 'echo kept > /srv/kept'
+  $H stop k1
+  $H start k1
+  run -0 $H exec k1 -- cat /srv/kept
+  [ "$output" = kept ]
+}
+
+# ---- trust: policy and signatures --------------------------------------------
+
+# trust_setup: a trusted key A, an untrusted key B, a policy requiring A's
+# signature, and the layout's manifest digest in $DIGEST.
+trust_setup () {
+  command -v gpg >/dev/null || skip "gpg not installed (Debian package gnupg)"
+  export GA="$TEST_ROOT/gpg-a" GB="$TEST_ROOT/gpg-b"
+  "$fixtures/images.sh" gpgkey "$GA" a@example.org >/dev/null 2>&1
+  "$fixtures/images.sh" gpgkey "$GB" b@example.org >/dev/null 2>&1
+  DIGEST=$(jq -r '.manifests[0].digest' "$IMG/layout/index.json")
+  cat > "$TEST_ROOT/signed.json" <<JSON
+{"default": [{"type": "reject"}],
+ "transports": {"docker": {"busybox": [{"type": "signedBy", "keyType": "GPGKeys",
+                                        "keyPath": "$GA/pub.gpg"}]}}}
+JSON
+  HS="$H image import --policy $TEST_ROOT/signed.json"
+}
+
+sign_as () {  # sign_as GNUPGHOME EMAIL IDENTITY OUT [clear|uncompressed]
+  "$fixtures/images.sh" sign "$1" "$2" "${DIGEST}" "$3" "$4" ${5:-} 2>/dev/null
+}
+
+@test "trust: no policy file refuses, saying how to write one; reject refuses" {
+  run -125 $H image import --policy "$TEST_ROOT/none.json" "$IMG/layout" --name busybox
+  [[ "$output" == *"no trust policy at $TEST_ROOT/none.json"*"insecureAcceptAnything"* ]]
+  echo '{"default": [{"type": "reject"}]}' > "$TEST_ROOT/reject.json"
+  run -125 $H image import --policy "$TEST_ROOT/reject.json" "$IMG/layout" --name busybox
+  [[ "$output" == *"the trust policy rejects busybox:latest (scope default)"* ]]
+  echo '{"default": [{"type": "insecureAcceptAnything", "typo": 1}]}' > "$TEST_ROOT/bad.json"
+  run -125 $H image import --policy "$TEST_ROOT/bad.json" "$IMG/layout" --name busybox
+  [[ "$output" == *'.default[0].typo: unknown key'* ]]
+  [ -z "$(ls "$DATA/images/layers")" ]
+}
+
+@test "trust: a signature by the trusted key is accepted (file and lookaside directory)" {
+  trust_setup
+  sign_as "$GA" a@example.org busybox:latest "$TEST_ROOT/sig"
+  run -0 $HS --signature "$TEST_ROOT/sig" "$IMG/layout" --name busybox
+  mkdir -p "$TEST_ROOT/look/busybox@sha256=${DIGEST#sha256:}"
+  sign_as "$GB" b@example.org busybox:latest "$TEST_ROOT/look/busybox@sha256=${DIGEST#sha256:}/signature-1"
+  cp "$TEST_ROOT/sig" "$TEST_ROOT/look/busybox@sha256=${DIGEST#sha256:}/signature-2"
+  run -0 $HS --signature-dir "$TEST_ROOT/look" "$IMG/oci.tar" --name busybox
+}
+
+@test "trust: unsigned, untrusted key, clear-signed, tampered, wrong identity, wrong digest are refused" {
+  trust_setup
+  run -125 $HS "$IMG/layout" --name busybox
+  [[ "$output" == *"requires a signature for busybox:latest: none found"* ]]
+  sign_as "$GB" b@example.org busybox:latest "$TEST_ROOT/untrusted"
+  run -125 $HS --signature "$TEST_ROOT/untrusted" "$IMG/layout" --name busybox
+  [[ "$output" == *"which the policy does not trust"* ]]
+  sign_as "$GA" a@example.org busybox:latest "$TEST_ROOT/clear" clear
+  run -125 $HS --signature "$TEST_ROOT/clear" "$IMG/layout" --name busybox
+  [[ "$output" == *"clear-signed signatures are refused"* ]]
+  sign_as "$GA" a@example.org busybox:latest "$TEST_ROOT/plain" uncompressed
+  LC_ALL=C sed 's/busybox:latest/busyboy:latest/' "$TEST_ROOT/plain" > "$TEST_ROOT/tampered"
+  run -125 $HS --signature "$TEST_ROOT/tampered" "$IMG/layout" --name busybox
+  [[ "$output" == *"bad signature"* ]]
+  sign_as "$GA" a@example.org other:latest "$TEST_ROOT/other"
+  run -125 $HS --signature "$TEST_ROOT/other" "$IMG/layout" --name busybox
+  [[ "$output" == *'signature identity "other:latest" does not match busybox:latest'* ]]
+  DIGEST="sha256:$(printf '2%.0s' $(seq 64))" sign_as "$GA" a@example.org busybox:latest "$TEST_ROOT/digest"
+  run -125 $HS --signature "$TEST_ROOT/digest" "$IMG/layout" --name busybox
+  [[ "$output" == *"signature is for manifest sha256:22222222"* ]]
+  # Nothing of the refused image was unpacked.
+  [ -z "$(ls "$DATA/images/layers")" ]
+  run -0 $H image ls -q
+  [ -z "$output" ]
+}
+
+@test "trust: a payload with an unknown critical key or a duplicate key is refused" {
+  trust_setup
+  PAYLOAD="{\"critical\":{\"type\":\"atomic container signature\",\"image\":{\"docker-manifest-digest\":\"$DIGEST\"},\"identity\":{\"docker-reference\":\"busybox:latest\"},\"extra\":1}}" \
+    sign_as "$GA" a@example.org busybox:latest "$TEST_ROOT/extra"
+  run -125 $HS --signature "$TEST_ROOT/extra" "$IMG/layout" --name busybox
+  [[ "$output" == *"critical.extra: unknown key"* ]]
+  PAYLOAD="{\"critical\":{\"type\":\"atomic container signature\",\"image\":{\"docker-manifest-digest\":\"$DIGEST\"},\"identity\":{\"docker-reference\":\"busybox:latest\",\"docker-reference\":\"busybox:latest\"}}}" \
+    sign_as "$GA" a@example.org busybox:latest "$TEST_ROOT/dup"
+  run -125 $HS --signature "$TEST_ROOT/dup" "$IMG/layout" --name busybox
+  [[ "$output" == *"given twice"* ]]
+}
+
+@test "trust: a docker-archive cannot satisfy signedBy; other scopes follow the default" {
+  trust_setup
+  run -125 $HS "$IMG/docker.tar" --name busybox
+  [[ "$output" == *"docker-archive has no manifest a signature could name"* ]]
+  run -125 $HS "$IMG/docker.tar" --name other
+  [[ "$output" == *"rejects other:latest (scope default)"* ]]
+}
+
+@test "concurrent imports of images sharing layers all succeed, with one copy of each layer" {
+  for i in 1 2 3 4; do
+    $H_IMPORT "$IMG/layout" --name "c$i" > "$TEST_ROOT/out$i" 2>&1 &
+  done
+  $H_IMPORT "$IMG/layout-zstd" --name c5 > "$TEST_ROOT/out5" 2>&1 &
+  wait
+  cat "$TEST_ROOT"/out*
+  run -0 $H image ls -q
+  [ "$(echo "$output" | wc -l)" = 5 ]
+  [ "$(ls "$DATA/images/layers" | wc -l)" = 2 ]
+  run -0 $H image verify
+  store_clean
+}
+
+@test "the store and a sandbox's writable layer are closed to other host users" {
+  $H_IMPORT "$IMG/layout" --name busybox
+  [ "$(stat -c %a "$DATA/images")" = 700 ]
+  $H create --image busybox p1
+  [ "$(stat -c %a "$DATA/sandboxes/p1/rootfs")" = 700 ]
+  $H delete p1
+}
+
+@test "a sandbox keeps its layers when its image's name is re-pointed and another image is removed" {
+  $H_IMPORT "$IMG/layout" --name busybox
+  $H create --image busybox g1
+  # busybox now names a one-layer image; the sandbox still uses the old top layer.
+  CMD_JSON='["true"]' "$fixtures/images.sh" layout "$TEST_ROOT/one" gzip "$IMG/layers/base.tar" >/dev/null
+  $H_IMPORT "$TEST_ROOT/one" --name busybox
+  $H_IMPORT "$IMG/layout-zstd" --name other
+  run -0 $H image rm other
+  top=$(sha256sum "$IMG/layers/top.tar" | cut -d' ' -f1)
+  [ -d "$DATA/images/layers/$top" ]
+  $H start g1
+  $H delete --force g1
+}
+
+@test "trust: keyData, a signing subkey mapped to its primary, matchRepository" {
+  trust_setup
+  export GS="$TEST_ROOT/gpg-s"
+  fpr=$("$fixtures/images.sh" gpgkey "$GS" s@example.org 2>/dev/null)
+  gpg --homedir "$GS" --batch --quiet --passphrase '' --quick-add-key "$fpr" ed25519 sign never 2>/dev/null
+  gpg --homedir "$GS" --batch --export s@example.org > "$GS/pub.gpg"
+  # Signed by the newest signing subkey, not the primary.
+  sign_as "$GS" s@example.org busybox:v1 "$TEST_ROOT/sub"
+  issuer=$(gpg --homedir "$GS" --batch --list-packets "$TEST_ROOT/sub" 2>/dev/null \
+             | sed -n 's/.*issuer fpr v4 \([0-9A-F]*\).*/\1/p' | head -1)
+  [ -n "$issuer" ] && [ "$issuer" != "$fpr" ]
+  cat > "$TEST_ROOT/repo.json" <<JSON
+{"default": [{"type": "signedBy", "keyType": "GPGKeys", "keyData": "$(base64 -w0 "$GS/pub.gpg")",
+              "signedIdentity": {"type": "matchRepository"}}]}
+JSON
+  run -0 $H image import --policy "$TEST_ROOT/repo.json" --signature "$TEST_ROOT/sub" "$IMG/layout" --name busybox:v2
+  run -125 $H image import --policy "$TEST_ROOT/repo.json" --signature "$TEST_ROOT/sub" "$IMG/layout" --name other:v1
+  [[ "$output" == *'does not match other:v1'* ]]
+}
+
+@test "an image of 100 layers runs, each layer's file visible" {
+  [ -x "$MKTAR" ] || skip "tests/helpers/mktar not built (make check builds it)"
+  local tars=("$IMG/layers/base.tar") i
+  for i in $(seq 99); do
+    echo "file layers/$i x" | "$MKTAR" > "$TEST_ROOT/l$i.tar"
+    tars+=("$TEST_ROOT/l$i.tar")
+  done
+  CMD_JSON='["sh","-c","ls /layers | wc -l"]' "$fixtures/images.sh" layout "$TEST_ROOT/many" none "${tars[@]}" >/dev/null
+  $H_IMPORT "$TEST_ROOT/many" --name many
+  run -0 $H run --rm --image many m1
+  [ "$output" = 99 ]
+}
+
+@test "image rm does not wait for a foreground run: it refuses at once" {
+  $H_IMPORT "$IMG/layout" --name busybox
+  $H run --image busybox f1 -- sleep 30 &
+  wait_status f1 running
+  run -125 timeout 5 $H image rm busybox
+  [[ "$output" == *"used by sandbox f1"* ]]
+  $H kill f1 KILL
+  wait
+  $H delete f1
+}
+
+@test "a second import of an oci-archive copies nothing out of it again" {
+  $H_IMPORT "$IMG/oci.tar" --name a
+  before=$(stat -c '%i %Y' "$DATA"/images/blobs/sha256/* "$DATA"/images/layers/*)
+  if command -v strace >/dev/null; then
+    strace -f -e trace=openat -o "$TEST_ROOT/trace" $H_IMPORT "$IMG/oci.tar" --name b
+    # index.json was extracted; no blob was: each came from the store.
+    grep -q '"index.json", O_WRONLY|O_CREAT' "$TEST_ROOT/trace"
+    ! grep -q '"blobs%sha256%[0-9a-f]*", O_WRONLY|O_CREAT' "$TEST_ROOT/trace"
+  else
+    $H_IMPORT "$IMG/oci.tar" --name b
+  fi
+  [ "$(stat -c '%i %Y' "$DATA"/images/blobs/sha256/* "$DATA"/images/layers/*)" = "$before" ]
+  run -0 $H image verify
+}
