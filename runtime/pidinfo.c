@@ -146,3 +146,14 @@ pid_list_ns (pid_t pid, pid_t **out, size_t *n, hk_err *err)
   *n = count;
   return 0;
 }
+
+int
+pid_left_hako (pid_t pid)
+{
+  char path[64];
+  struct stat theirs, mine;
+  snprintf (path, sizeof path, "/proc/%d/exe", (int) pid);
+  if (stat (path, &theirs) < 0 || stat ("/proc/self/exe", &mine) < 0)
+    return -1;
+  return theirs.st_dev != mine.st_dev || theirs.st_ino != mine.st_ino;
+}

@@ -21,6 +21,11 @@ int pid_open (pid_t pid, uint64_t start_time);
 /* Wait until the process behind pidfd exits, up to timeout_ms (-1 forever).
  * Returns 1 if it exited, 0 on timeout. */
 int pid_wait_exit (int pidfd, int timeout_ms);
+/* Whether pid has left hako's own image: 1 when its executable is another
+ * file than the one this process runs (a sandbox's process released by
+ * `start` has exec'd its program), 0 when it is the same (still waiting to
+ * start), -1 when that cannot be told (gone, or no permission). */
+int pid_left_hako (pid_t pid);
 /* Every pid in the same pid namespace as pid (including pid itself), host
  * pids, NULL-terminated by 0. */
 int pid_list_ns (pid_t pid, pid_t **out, size_t *n, hk_err *err);

@@ -557,9 +557,11 @@ refresh_status (const struct store_entry *e, struct oci_state *s)
     }
   if (s->status == OCI_STATUS_CREATED)
     {
+      /* Started, or a start was interrupted after the release: its fifo is
+       * gone, or the process has exec'd its program. */
       cleanup_free char *fifo = store_path (e, "exec.fifo");
-      if (access (fifo, F_OK) < 0)
-        s->status = OCI_STATUS_RUNNING;  /* started, or a start was interrupted after release */
+      if (access (fifo, F_OK) < 0 || pid_left_hako (s->pid) == 1)
+        s->status = OCI_STATUS_RUNNING;
     }
 }
 
@@ -610,11 +612,20 @@ release_fifo (const char *fifo, const struct oci_state *s, hk_err *err)
   struct pollfd p[2] = { { .fd = fd, .events = POLLIN }, { .fd = pidfd, .events = POLLIN } };
   for (;;)
     {
-      if (poll (p, 2, -1) < 0)
+      int n = poll (p, 2, 100);
+      if (n < 0)
         {
           if (errno == EINTR)
             continue;
           return err_sys (err, "poll exec fifo");
+        }
+      /* A start killed after it read the byte released the process, which
+       * then never writes again: once it has exec'd, it is started. */
+      if (n == 0)
+        {
+          if (pid_left_hako (s->pid) == 1)
+            return 0;
+          continue;
         }
       char c;
       if ((p[0].revents & POLLIN) && read (fd, &c, 1) == 1)

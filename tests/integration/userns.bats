@@ -103,6 +103,6 @@ default_bundle () {
   run $H run --rm --bundle "$b" priv -- true
   echo "$output"
   [ "$status" -eq 125 ]
-  [[ "$output" == *"cannot be reached by the sandbox's root (host uid 1000000000)"*"chmod o+x"* ]]
+  [[ "$output" == *"host uid 1000000000, which cannot enter $TEST_ROOT/private"*"chmod o+x $TEST_ROOT/private"* ]]
   [ ! -e "$STATE/priv" ]
 }
