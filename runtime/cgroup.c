@@ -137,11 +137,22 @@ add_dir (struct cg_sandbox *cg, const struct cg_hier *hh, const char *base, cons
                         .required = required };
 }
 
+/* Whether a hybrid host has its cgroup2 hierarchy mounted (where the
+ * sandbox's processes are tracked, frozen and killed). */
+static bool
+hybrid_v2 (const struct cg_host *h)
+{
+  for (size_t i = 0; i < h->n_hier; i++)
+    if (h->hier[i].v2)
+      return true;
+  return false;
+}
+
 /* Which of the host's hierarchies the sandbox uses, and how much each matters:
  * on v2 the one hierarchy; on v1 every controller a limit needs (required),
- * plus the freezer (pause, kill) when mounted; on hybrid also
- * the cgroup2 hierarchy, which tracks the processes and is what the sandbox
- * sees at /sys/fs/cgroup. */
+ * plus the freezer (pause, kill) when mounted; on hybrid the controllers
+ * limits need and the cgroup2 hierarchy, which tracks, freezes and kills the
+ * processes and is what the sandbox sees at /sys/fs/cgroup. */
 static int
 choose_dirs (const struct cg_host *h, unsigned need, const char *rel, bool relative, struct cg_sandbox *cg,
              hk_err *err)
@@ -151,8 +162,12 @@ choose_dirs (const struct cg_host *h, unsigned need, const char *rel, bool relat
     {
       const struct cg_hier *hh = &h->hier[i];
       /* No memory or pids cgroup without a limit to put there: a v1 memory
-       * cgroup costs ~1 ms to make and remove on every run. */
-      unsigned use = hh->v2 ? need : hh->ctls & (need | CG_FREEZER);
+       * cgroup costs ~1 ms to make and remove on every run.  On hybrid no
+       * v1 freezer either: the cgroup2 dir freezes (cgroup.freeze is core
+       * cgroup2, no controller needed) and kills, and every v1 cgroup an
+       * exec joins costs an RCU grace period (up to ~15 ms) per exec. */
+      unsigned freezer = h->layout == CG_HYBRID && hybrid_v2 (h) ? 0 : CG_FREEZER;
+      unsigned use = hh->v2 ? need : hh->ctls & (need | freezer);
       if (hh->v2 && h->layout == CG_UNIFIED)
         {
           unsigned missing = need & ~hh->ctls;
@@ -201,6 +216,10 @@ cg_prepare (const struct cg_host *h, const struct oci_spec *spec, const char *id
   unsigned need = 0;
   if (backend (h->layout)->needs (spec, &need, err) < 0)
     return -1;
+  /* Hybrid: device rules become an eBPF filter on the cgroup2 dir, as on v2,
+   * not a v1 devices cgroup that every exec would have to join. */
+  if (h->layout == CG_HYBRID && hybrid_v2 (h))
+    need &= ~CG_DEVICES;
   cleanup_free char *rel = NULL;
   bool relative = false;
   if (cp == NULL || *cp == '\0')
@@ -494,8 +513,8 @@ cg_enter (const struct cg_sandbox *cg, pid_t pid, bool skip_v2, hk_err *err)
   return 0;
 }
 
-/* On hybrid and v1 hosts the v1 freezer, which is what other tools look at;
- * the cgroup2 freezer where it is all there is. */
+/* The v1 freezer on v1 hosts; the cgroup2 freezer on v2 and hybrid ones
+ * (a hybrid sandbox made by an older hako may still have a v1 one). */
 bool
 cg_can_freeze (const struct cg_sandbox *cg)
 {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lib/util.h"
+#include "runtime/cgroup_bpf.h"
 #include "runtime/cgroup_internal.h"
 
 enum
@@ -291,4 +292,15 @@ cg_v2_devices_harmless (const struct oci_spec *spec)
       ok = i == 0 ? is_deny_all (&x) : x.allow && x.type != 'a' && within_dev (spec, &x);
     }
   return ok;
+}
+
+int
+cg_devices_filter (const char *dir, const struct oci_spec *spec, hk_err *err)
+{
+  if (cg_bpf_devices_attach (dir, spec, err) == 0)
+    return 0;
+  if ((err->errnum != EPERM && err->errnum != EACCES) || !cg_v2_devices_harmless (spec))
+    return -1;
+  err_clear (err); /* rootless, and the rules add nothing: runc spec's default */
+  return 0;
 }

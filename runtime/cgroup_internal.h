@@ -104,5 +104,10 @@ int cg_device_rules (const struct oci_spec *spec, struct cg_dev_rule **out, size
  * deny-all, then allows of the nodes in its /dev, and no CAP_MKNOD.  Such
  * rules are accepted where the filter cannot be loaded (rootless). */
 bool cg_v2_devices_harmless (const struct oci_spec *spec);
+/* The spec's device rules as an eBPF filter attached to the cgroup2 dir
+ * (v2 hosts, and hybrid ones, whose processes every exec would otherwise
+ * have to move into a v1 devices cgroup).  Where hako may not load it
+ * (rootless), rules that add nothing to what /dev allows are accepted. */
+int cg_devices_filter (const char *dir, const struct oci_spec *spec, hk_err *err);
 
 #endif

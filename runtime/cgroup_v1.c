@@ -183,6 +183,13 @@ v1_apply (const struct cg_sandbox *cg, const struct oci_spec *spec, hk_err *err)
     return -1;
   if (dev && r->n_devices && v1_devices (dev, spec, err) < 0)
     return -1;
+  /* Hybrid: the rules are an eBPF filter on the cgroup2 dir (cg_prepare). */
+  const struct cg_dir *v2 = cg_dir_v2 (cg);
+  if (!dev && r->n_devices && v2 == NULL && !cg_v2_devices_harmless (spec))
+    return err_set (err, EACCES, "linux.resources.devices: the eBPF device filter needs the sandbox's "
+                    "cgroup2 dir, which could not be made (not writable by this user)");
+  if (!dev && v2 && r->n_devices && cg_devices_filter (v2->path, spec, err) < 0)
+    return -1;
   if (blk && v1_blkio (blk, r, err) < 0)
     return -1;
   if (huge && v1_hugetlb (huge, r, err) < 0)
@@ -416,11 +423,11 @@ v1_stats_cpu (const char *acct, const char *cpu, struct oci_stats *s, hk_err *er
   return 0;
 }
 
-/* Without a pids cgroup (no limit was set), the tasks the freezer holds. */
+/* Without a pids cgroup (no limit was set): the tasks listed in dir/file. */
 static int
-count_tasks (const char *dir, uint64_t *n, hk_err *err)
+count_tasks (const char *dir, const char *file, uint64_t *n, hk_err *err)
 {
-  cleanup_free char *path = xasprintf ("%s/tasks", dir);
+  cleanup_free char *path = xasprintf ("%s/%s", dir, file);
   cleanup_free char *text = NULL;
   if (file_read_all (path, 1 << 22, &text, NULL, err) < 0)
     return -1;
@@ -457,9 +464,11 @@ v1_stats (const struct cg_sandbox *cg, struct oci_stats *s, hk_err *err)
         s->pids_limit = 0;
       s->has_pids = true;
     }
-  else if (fz)
+  else if (fz || v2)
     {
-      if (count_tasks (fz, &s->pids_current, err) < 0)
+      /* The tasks the freezer, or the cgroup2 dir that tracks them, holds. */
+      if (fz ? count_tasks (fz, "tasks", &s->pids_current, err) < 0
+             : count_tasks (v2->path, "cgroup.threads", &s->pids_current, err) < 0)
         return -1;
       s->has_pids = true;
     }

@@ -225,12 +225,8 @@ v2_apply (const struct cg_sandbox *cg, const struct oci_spec *spec, hk_err *err)
   for (size_t i = 0; i < r->n_unified; i++)
     if (cg_write (dir, r->unified[i].key, r->unified[i].value, err) < 0)
       return err_prefix (err, "linux.resources.unified");
-  if (r->n_devices && cg_bpf_devices_attach (dir, spec, err) < 0)
-    {
-      if ((err->errnum != EPERM && err->errnum != EACCES) || !cg_v2_devices_harmless (spec))
-        return -1;
-      err_clear (err); /* rootless, and the rules add nothing: runc spec's default */
-    }
+  if (r->n_devices && cg_devices_filter (dir, spec, err) < 0)
+    return -1;
   return 0;
 }
 

@@ -57,10 +57,6 @@ mon_fork (struct mon_link *l, hk_err *err)
       prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
       if (getppid () != parent)
         _exit (125);
-      /* The monitor outlives create and its /proc/PID/exe is the hako
-       * binary: not dumpable, so a sandbox process running as the same uid
-       * can neither ptrace it nor open its exe or memory (CVE-2019-5736). */
-      prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
       /* A caller ignoring SIGCHLD would have its children reaped by the
        * kernel, and the monitor could not learn how its child ended. */
       signal (SIGCHLD, SIG_DFL);
@@ -143,6 +139,13 @@ mon_record_self (const char *state_dir, hk_err *err)
 static void
 detach (const struct mon_link *l)
 {
+  /* The monitor outlives create and its /proc/PID/exe is the hako binary:
+   * not dumpable, so a sandbox process running as the same uid can neither
+   * ptrace it nor open its exe or memory (CVE-2019-5736).  Only now, before
+   * create reports success (no code of the sandbox's has run yet): dumpable
+   * is inherited, and a non-dumpable parent's child has /proc files an
+   * unprivileged parent cannot write its id maps through. */
+  prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
   prctl (PR_SET_PDEATHSIG, 0, 0, 0, 0);
   setsid ();
   signal (SIGPIPE, SIG_IGN);

@@ -100,7 +100,7 @@ expect_clean_failure () {
   [[ "$output" == *"CAP_MAGIC"* ]]
 }
 
-@test "features hako cannot enforce yet are refused, not ignored" {
+@test "features hako cannot enforce yet are refused, not ignored; a missing image is named" {
   b=$(new_bundle unsup)
   edit_config "$b" '.hooks = {"prestart": [{"path": "/bin/true"}]}'
   run $H create --bundle "$b" us
@@ -110,7 +110,7 @@ expect_clean_failure () {
   edit_config "$b2" '.sandbox = {"image": "busybox:latest"}'
   run $H create --bundle "$b2" us2
   expect_clean_failure us2
-  [[ "$output" == *"sandbox.image"* ]]
+  [[ "$output" == *"image busybox:latest not found"* ]]
 }
 
 @test "two concurrent creates of one id: exactly one succeeds" {

@@ -100,7 +100,9 @@ hog () { echo "x=\$(head -c $1 /dev/zero | tr '\\0' a); echo survived"; }
   b=$(limited busy 268435456 0 sh -c 'x=$(head -c 40000000 /dev/zero | tr "\0" a); sleep 1000')
   $H run --detach --bundle "$b" busy
   usage=$(cgfile memory.usage_in_bytes busy)
-  for i in $(seq 100); do [ "$(cat "$usage")" -gt 40000000 ] && break; sleep 0.1; done
+  # Until the 40 MB are really held (slow on a loaded machine).
+  for i in $(seq 300); do [ "$(cat "$usage")" -gt 40000000 ] && break; sleep 0.1; done
+  [ "$(cat "$usage")" -gt 40000000 ]
   run $H update --memory 8M busy
   [ "$status" -eq 125 ]
   [[ "$output" == *"cannot lower the memory limit to 8388608"* ]]
