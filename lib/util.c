@@ -1,4 +1,5 @@
 /* util: memory, cleanup attributes, whole-file I/O, directory helpers, small parsers. */
+#include "lib/syscalls.h"
 #include "lib/util.h"
 
 #include <dirent.h>
@@ -341,4 +342,27 @@ now_ms (void)
   struct timespec ts;
   clock_gettime (CLOCK_MONOTONIC, &ts);
   return (uint64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int
+int_cmp (const void *a, const void *b)
+{
+  int x = *(const int *) a, y = *(const int *) b;
+  return (x > y) - (x < y);
+}
+
+void
+fd_close_all_but (unsigned int first, int *keep, size_t n)
+{
+  unsigned int from = first;
+  qsort (keep, n, sizeof *keep, int_cmp);
+  for (size_t i = 0; i < n; i++)
+    {
+      if (keep[i] < 0 || (unsigned int) keep[i] < from)
+        continue;
+      if ((unsigned int) keep[i] > from)
+        sys_close_range (from, (unsigned int) keep[i] - 1, 0);
+      from = (unsigned int) keep[i] + 1;
+    }
+  sys_close_range (from, ~0U, 0);
 }

@@ -39,6 +39,10 @@ int file_read_all (const char *path, size_t max, char **out, size_t *len, hk_err
 int fd_read_all (int fd, size_t max, char **out, size_t *len, hk_err *err);
 /* Write all of buf, retrying on EINTR and short writes. */
 int fd_write_all (int fd, const void *buf, size_t len);
+/* Close every fd from first up except those in keep (any order; negative
+ * entries ignored; keep is sorted in place): what a process must not take
+ * into a sandbox or through an exec. */
+void fd_close_all_but (unsigned int first, int *keep, size_t n);
 /* Write path through a temporary file in the same directory, then rename: a
  * reader, or a hako killed half-way, sees the old contents or the new ones,
  * never half.  No fsync: this is for the state tree, which lives on tmpfs

@@ -350,12 +350,6 @@ subreaper_main (const struct exec_plan *p)
 /* ---- the joiner ---------------------------------------------------------- */
 
 
-static int
-int_cmp (const void *a, const void *b)
-{
-  return *(const int *) a - *(const int *) b;
-}
-
 /* Close every fd but 0-2, the preserved ones and the plan's own: whatever
  * else hako had open (a --log file, the signalfd) has no business in the
  * sandbox, not even in the subreaper, which lives there for the whole
@@ -366,17 +360,7 @@ close_other_fds (const struct exec_plan *p)
 {
   int keep[] = { p->pidfd, p->ctl[1], p->errp[1], p->out[1], p->err[1], p->cgroup_v2_fd,
                  p->console_fd };
-  unsigned int from = 3 + p->preserve_fds;
-  qsort (keep, sizeof keep / sizeof *keep, sizeof *keep, int_cmp);
-  for (size_t i = 0; i < sizeof keep / sizeof *keep; i++)
-    {
-      if (keep[i] < (int) from)
-        continue;
-      if (keep[i] > (int) from)
-        sys_close_range (from, (unsigned int) keep[i] - 1, 0);
-      from = (unsigned int) keep[i] + 1;
-    }
-  sys_close_range (from, ~0U, 0);
+  fd_close_all_but (3 + p->preserve_fds, keep, sizeof keep / sizeof *keep);
 }
 
 /* The v1 hierarchies: writing "0" to cgroup.procs moves the writer.  Done

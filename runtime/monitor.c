@@ -115,23 +115,11 @@ mon_fail (struct mon_link *l, int status, const hk_err *err)
   _exit (status);
 }
 
-/* "PID START\n" of the calling process into FILE in dir. */
-static int
-write_identity (const char *dir, const char *file, pid_t pid, hk_err *err)
-{
-  uint64_t start = 0;
-  if (pid_stat (pid, &start, NULL) < 0)
-    return err_sys (err, "/proc/%d/stat", (int)pid);
-  char buf[64];
-  int n = snprintf (buf, sizeof buf, "%d %llu\n", (int)pid, (unsigned long long)start);
-  cleanup_free char *path = xasprintf ("%s/%s", dir, file);
-  return file_write_atomic (path, buf, n, 0600, err);
-}
-
 int
 mon_record_self (const char *state_dir, hk_err *err)
 {
-  return write_identity (state_dir, "monitor", getpid (), err);
+  cleanup_free char *path = xasprintf ("%s/monitor", state_dir);
+  return pid_record_write (path, getpid (), 0, true, err);
 }
 
 /* Leave the caller behind: a `$(hako create ...)` waits for every writer
@@ -188,11 +176,9 @@ void
 mon_wait_gone (const char *state_dir, int timeout_ms, bool kill)
 {
   cleanup_free char *path = xasprintf ("%s/monitor", state_dir);
-  cleanup_free char *buf = NULL;
-  hk_err ignored;
-  int pid;
-  unsigned long long start;
-  if (file_read_all (path, 64, &buf, NULL, &ignored) < 0 || sscanf (buf, "%d %llu", &pid, &start) != 2)
+  pid_t pid;
+  uint64_t start;
+  if (pid_record_read (path, &pid, &start) < 0)
     return;
   cleanup_close int pidfd = pid_open (pid, start);
   if (pidfd < 0 || pid_wait_exit (pidfd, timeout_ms) == 1 || !kill)

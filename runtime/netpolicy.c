@@ -83,22 +83,6 @@ netpolicy_prepare (struct oci_spec *spec, hk_err *err)
   return 0;
 }
 
-/* Close every fd above 2 but those in keep (sorted ascending). */
-static void
-close_except (const int *keep, size_t n)
-{
-  unsigned int from = 3;
-  for (size_t i = 0; i < n; i++)
-    {
-      if (keep[i] < (int) from)
-        continue;
-      if (keep[i] > (int) from)
-        sys_close_range (from, (unsigned int) keep[i] - 1, 0);
-      from = (unsigned int) keep[i] + 1;
-    }
-  sys_close_range (from, ~0U, 0);
-}
-
 /* ---- the listening socket ------------------------------------------------------ */
 
 static int
@@ -164,8 +148,8 @@ listener_child (int sock, int pidfd, bool join_user)
   int flags = CLONE_NEWNET | (join_user ? CLONE_NEWUSER : 0);
   /* Nothing of hako's goes in with us: only the pidfd and the reply socket. */
   prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
-  int keep[2] = { sock < pidfd ? sock : pidfd, sock < pidfd ? pidfd : sock };
-  close_except (keep, 2);
+  int keep[2] = { sock, pidfd };
+  fd_close_all_but (3, keep, 2);
   if (setns (pidfd, flags) < 0)
     {
       send_fd (sock, -1, errno);
@@ -221,7 +205,7 @@ make_listener (int pidfd, pid_t pid, hk_err *err)
  * /dev/null, only its three fds, as nobody without capabilities when hako
  * runs as root, and no way to gain privileges back. */
 static void
-proxy_confine (const int *keep, size_t n)
+proxy_confine (int *keep, size_t n)
 {
   sigset_t none;
   sigemptyset (&none);
@@ -235,7 +219,7 @@ proxy_confine (const int *keep, size_t n)
       dup2 (null, 1);
       dup2 (null, 2);
     }
-  close_except (keep, n);
+  fd_close_all_but (3, keep, n);
   /* One socket and one pipe pair per direction: 5 fds a connection. */
   struct rlimit rl;
   if (getrlimit (RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max)
@@ -251,43 +235,18 @@ proxy_confine (const int *keep, size_t n)
   prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
 }
 
-static void
-sort3 (int *v)
-{
-  for (int i = 0; i < 3; i++)
-    for (int j = i + 1; j < 3; j++)
-      if (v[j] < v[i])
-        {
-          int t = v[i];
-          v[i] = v[j];
-          v[j] = t;
-        }
-}
-
 static int
 write_record (const struct store_entry *e, pid_t pid, hk_err *err)
 {
-  uint64_t start = 0;
-  char buf[64];
-  pid_stat (pid, &start, NULL);
-  int n = snprintf (buf, sizeof buf, "%d %llu\n", (int) pid, (unsigned long long) start);
   cleanup_free char *path = store_path (e, "proxy.pid");
-  return file_write_atomic (path, buf, (size_t) n, 0600, err);
+  return pid_record_write (path, pid, 0, true, err);
 }
 
 static int
 read_record (const struct store_entry *e, pid_t *pid, uint64_t *start)
 {
   cleanup_free char *path = store_path (e, "proxy.pid");
-  cleanup_free char *buf = NULL;
-  hk_err ignored;
-  int p;
-  unsigned long long t;
-  if (file_read_all (path, 64, &buf, NULL, &ignored) < 0 || sscanf (buf, "%d %llu", &p, &t) != 2)
-    return -1;
-  *pid = p;
-  *start = t;
-  return 0;
+  return pid_record_read (path, pid, start);
 }
 
 int
@@ -340,7 +299,6 @@ proxy_start (const struct store_entry *e, const struct oci_spec *spec, int sandb
   if (pid == 0)
     {
       int keep[3] = { listen_fd, watch_fd, log_fd };
-      sort3 (keep);
       proxy_confine (keep, 3);
       struct proxy_cfg cfg = { .listen_fd = listen_fd, .watch_fd = watch_fd, .log_fd = log_fd, .al = &al };
       _exit (proxy_run (&cfg) < 0 ? 125 : 0);

@@ -157,3 +157,28 @@ pid_left_hako (pid_t pid)
     return -1;
   return theirs.st_dev != mine.st_dev || theirs.st_ino != mine.st_ino;
 }
+
+int
+pid_record_write (const char *path, pid_t pid, uint64_t start, bool atomic, hk_err *err)
+{
+  char buf[64];
+  if (start == 0 && pid_stat (pid, &start, NULL) < 0)
+    return err_sys (err, "/proc/%d/stat", (int) pid);
+  int n = snprintf (buf, sizeof buf, "%d %llu\n", (int) pid, (unsigned long long) start);
+  return atomic ? file_write_atomic (path, buf, (size_t) n, 0600, err)
+                : file_write_new (path, buf, (size_t) n, 0600, err);
+}
+
+int
+pid_record_read (const char *path, pid_t *pid, uint64_t *start)
+{
+  cleanup_free char *buf = NULL;
+  hk_err ignored;
+  int p;
+  unsigned long long t;
+  if (file_read_all (path, 64, &buf, NULL, &ignored) < 0 || sscanf (buf, "%d %llu", &p, &t) != 2)
+    return -1;
+  *pid = p;
+  *start = t;
+  return 0;
+}

@@ -21,6 +21,11 @@ int pid_open (pid_t pid, uint64_t start_time);
 /* Wait until the process behind pidfd exits, up to timeout_ms (-1 forever).
  * Returns 1 if it exited, 0 on timeout. */
 int pid_wait_exit (int pidfd, int timeout_ms);
+/* A process's identity in a file of the state tree ("PID START_TIME\n": the
+ * sandbox's process, its monitor, its proxy).  start 0: read it from /proc.
+ * atomic: write a temporary and rename (else the file must not exist yet). */
+int pid_record_write (const char *path, pid_t pid, uint64_t start, bool atomic, hk_err *err);
+int pid_record_read (const char *path, pid_t *pid, uint64_t *start);
 /* Whether pid has left hako's own image: 1 when its executable is another
  * file than the one this process runs (a sandbox's process released by
  * `start` has exec'd its program), 0 when it is the same (still waiting to

@@ -55,30 +55,20 @@ test_stall (const struct store_entry *e, const char *point)
     pause ();
 }
 
-/* The pid file beside state.json: "PID START_TIME".  Written first, so even a
- * sandbox whose state.json is damaged can still be found and killed. */
+/* The pid file beside state.json.  Written first, so even a sandbox whose
+ * state.json is damaged can still be found and killed. */
 static int
 write_pid_record (const struct store_entry *e, pid_t pid, uint64_t start, hk_err *err)
 {
-  char buf[64];
-  int n = snprintf (buf, sizeof buf, "%d %llu\n", (int) pid, (unsigned long long) start);
   cleanup_free char *path = store_path (e, "pid");
-  return file_write_new (path, buf, n, 0600, err);
+  return pid_record_write (path, pid, start, false, err);
 }
 
 static int
 read_pid_record (const struct store_entry *e, pid_t *pid, uint64_t *start)
 {
   cleanup_free char *path = store_path (e, "pid");
-  cleanup_free char *buf = NULL;
-  hk_err ignored;
-  int p;
-  unsigned long long t;
-  if (file_read_all (path, 64, &buf, NULL, &ignored) < 0 || sscanf (buf, "%d %llu", &p, &t) != 2)
-    return -1;
-  *pid = p;
-  *start = t;
-  return 0;
+  return pid_record_read (path, pid, start);
 }
 
 /* ---- validation ------------------------------------------------------------ */

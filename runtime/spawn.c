@@ -66,29 +66,6 @@ sync_recv (int fd, struct sync_msg *m)
 /* ---- child ---------------------------------------------------------------- */
 
 static int
-int_cmp (const void *a, const void *b)
-{
-  return *(const int *) a - *(const int *) b;
-}
-
-/* Close every fd from first up but the ones in keep (sorted here). */
-static void
-close_all_but (unsigned int first, int *keep, size_t n)
-{
-  unsigned int from = first;
-  qsort (keep, n, sizeof *keep, int_cmp);
-  for (size_t i = 0; i < n; i++)
-    {
-      if (keep[i] < 0 || (unsigned int) keep[i] < from)
-        continue;
-      if ((unsigned int) keep[i] > from)
-        sys_close_range (from, keep[i] - 1, 0);
-      from = keep[i] + 1;
-    }
-  sys_close_range (from, ~0U, 0);
-}
-
-static int
 join_namespaces (const struct oci_spec *spec, hk_err *err)
 {
   for (size_t i = 0; i < spec->linux.n_namespaces; i++)
@@ -220,7 +197,7 @@ child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns, int root_tree
     prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
   /* The preserved fds were open before hako started: all of ours are above. */
   int keep[4] = { sync_fd, cfg->fifo_fd, root_tree, cfg->spec->process->terminal ? cfg->console_fd : -1 };
-  close_all_but (3 + cfg->preserve_fds, keep, 4);
+  fd_close_all_but (3 + cfg->preserve_fds, keep, 4);
   /* hako's init goes into its memfd now, before seccomp could refuse that. */
   int init_fd = -1;
   if (cfg->spec->sandbox.init && (init_fd = init_memfd (&err)) < 0)
