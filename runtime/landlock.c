@@ -323,6 +323,12 @@ plan_build (struct landlock_plan *p, const struct oci_spec *spec, hk_err *err)
       p->handled_net |= LANDLOCK_ACCESS_NET_CONNECT_TCP;
       plan_add_port (p, NETPOLICY_PROXY_PORT, LANDLOCK_ACCESS_NET_CONNECT_TCP);
     }
+  /* Network "none", defence in depth behind the empty netns: TCP bind and
+   * connect only to the ports the spec grants (none by default), so code
+   * inside cannot even serve or reach a port on its own lo unless allowed.
+   * Below ABI 4 the netns alone holds (there is nothing to reach anyway). */
+  if (spec->sandbox.net_mode == HAKO_NET_NONE && l->present && p->abi >= 4)
+    p->handled_net |= LANDLOCK_ACCESS_NET_CONNECT_TCP | LANDLOCK_ACCESS_NET_BIND_TCP;
   if (l->tcp_bind && (r = abi_allows (p, l->required, "sandbox.landlock.tcp_bind", 4, err)) < 0)
     return -1;
   if (l->tcp_bind && r)
