@@ -42,6 +42,7 @@ int cmd_ps (int argc, char **argv);
 int cmd_update (int argc, char **argv);
 int cmd_events (int argc, char **argv);
 int cmd_image (int argc, char **argv);
+int cmd_snapshot (int argc, char **argv);
 
 #define EXIT_HAKO 125
 
