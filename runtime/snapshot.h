@@ -22,8 +22,8 @@
  * nor dest. */
 int snapshot_take (const struct store *st, const char *id, const char *dest, hk_err *err);
 
-/* Copy the tree src (its root's own owner, mode and times too) to dst, which
- * must not exist: owners, modes, times, xattrs (trusted.* included, so
+/* Copy the tree src (its root's own owner, mode and times too) to dst (made
+ * if missing, else written into): owners, modes, times, xattrs (trusted.* included, so
  * overlay opaque marks survive), ACLs, hardlinks, symlinks, device nodes
  * (overlay whiteouts) and holes of sparse files. */
 int snapshot_copy_tree (const char *src, const char *dst, hk_err *err);
