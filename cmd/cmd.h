@@ -43,6 +43,8 @@ int cmd_update (int argc, char **argv);
 int cmd_events (int argc, char **argv);
 int cmd_image (int argc, char **argv);
 int cmd_snapshot (int argc, char **argv);
+int cmd_hibernate (int argc, char **argv);
+int cmd_wake (int argc, char **argv);
 
 #define EXIT_HAKO 125
 
