@@ -213,6 +213,28 @@ write_meta (const char *tmp, const char *id, const char *kind, const char *src,
   return file_write_new (meta, text, len, 0600, err);
 }
 
+/* Test hook: HAKO_TEST_STALL=snapshot-frozen waits, once the sandbox is
+ * frozen, for one of the held signals (at most 30 s), marking the state dir
+ * so a test knows when to send it. */
+static void
+test_stall (const struct store_entry *e, const sigset_t *hold)
+{
+  const char *want = getenv ("HAKO_TEST_STALL");
+  if (want == NULL || strcmp (want, "snapshot-frozen") != 0)
+    return;
+  cleanup_free char *mark = store_path (e, "stalled");
+  close (open (mark, O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+  for (int i = 0; i < 3000; i++)
+    {
+      sigset_t pending;
+      sigpending (&pending);
+      for (int sig = 1; sig < NSIG; sig++)
+        if (sigismember (hold, sig) && sigismember (&pending, sig))
+          return;
+      usleep (10000);
+    }
+}
+
 int
 snapshot_take (const struct store *st, const char *id, const char *dest, hk_err *err)
 {
@@ -305,6 +327,7 @@ snapshot_take (const struct store *st, const char *id, const char *dest, hk_err 
       err_prefix (err, "freeze");
       goto out;
     }
+  test_stall (&e, &hold);
   cleanup_free char *data = xasprintf ("%s/%s", tmp, SNAPSHOT_DATA);
   int c = snapshot_copy_tree (src, data, err);
   if (frozen)
