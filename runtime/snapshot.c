@@ -253,6 +253,7 @@ snapshot_take (const struct store *st, const char *id, const char *dest, hk_err 
   cleanup_free char *image_record = xasprintf ("%s/%s", data_dir, ROOTFS_IMAGE_RECORD);
   cleanup_free char *src = NULL;
   cleanup_free char *tmp = NULL;
+  cleanup_free char *data = NULL;
   const char *kind;
   bool frozen = false, blocked = false;
   sigset_t hold, old;
@@ -328,7 +329,7 @@ snapshot_take (const struct store *st, const char *id, const char *dest, hk_err 
       goto out;
     }
   test_stall (&e, &hold);
-  cleanup_free char *data = xasprintf ("%s/%s", tmp, SNAPSHOT_DATA);
+  data = xasprintf ("%s/%s", tmp, SNAPSHOT_DATA);
   int c = snapshot_copy_tree (src, data, err);
   if (frozen)
     {
