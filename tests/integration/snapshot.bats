@@ -193,3 +193,18 @@ whole_lines () {
   run -4 sh -c "$H wake h -- sh -c 'exit 4' >/dev/null 2>&1 </dev/null"
   [ "$($H state h | jq -r .status)" = running ]
 }
+
+@test "bundle sandbox: the snapshot copies its rootfs; a branch of it is refused" {
+  b=$(new_bundle bun)
+  edit_config "$b" '.root.readonly = false'
+  set_args "$b" sh -c 'echo mine > /mine; sleep 1000'
+  $H run --detach --bundle "$b" bun
+  for i in $(seq 50); do [ -e "$b/rootfs/mine" ] && break; sleep 0.1; done
+  $H snapshot bun "$TEST_ROOT/snap"
+  jq -e '.kind == "bundle"' "$TEST_ROOT/snap/snapshot.json"
+  [ "$(cat "$TEST_ROOT/snap/data/mine")" = mine ]
+  [ -x "$TEST_ROOT/snap/data/bin/sh" ] || [ -L "$TEST_ROOT/snap/data/bin/sh" ]
+  run -125 $H create --from-snapshot "$TEST_ROOT/snap" br
+  [[ "$output" == *"bundle sandbox"* ]]
+  [ ! -e "$STATE/br" ]
+}
