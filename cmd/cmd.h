@@ -42,6 +42,9 @@ int cmd_ps (int argc, char **argv);
 int cmd_update (int argc, char **argv);
 int cmd_events (int argc, char **argv);
 int cmd_image (int argc, char **argv);
+int cmd_snapshot (int argc, char **argv);
+int cmd_hibernate (int argc, char **argv);
+int cmd_wake (int argc, char **argv);
 
 #define EXIT_HAKO 125
 
@@ -87,6 +90,11 @@ void cmd_config_free (struct config_src *c);
 int cmd_load_source (const char *bundle, const char *profile, const char *image, char *const *args,
                      bool host_fallback, struct config_src *out, hk_err *err);
 void cmd_image_free (struct config_src *c);
+/* create/run --from-snapshot: the snapshot's config (and image layers);
+ * *data is its data dir, to seed the new sandbox with. */
+struct snapshot_src;
+int cmd_load_snapshot (const char *dir, struct snapshot_src *snap, struct config_src *out, char **data,
+                       hk_err *err);
 /* The config.json text `hako spec --image` writes. */
 int cmd_image_spec (const char *image, char *const *args, char **json, hk_err *err);
 

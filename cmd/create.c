@@ -11,6 +11,7 @@
 #include "cmd/cmd.h"
 #include "lib/util.h"
 #include "runtime/sandbox.h"
+#include "runtime/snapshot.h"
 
 static int
 replace_args (struct oci_spec *spec, char *const *args, hk_err *err)
@@ -125,12 +126,44 @@ cmd_config_free (struct config_src *c)
   *c = (struct config_src){ 0 };
 }
 
+int
+cmd_load_snapshot (const char *dir, struct snapshot_src *snap, struct config_src *out, char **data,
+                   hk_err *err)
+{
+  *out = (struct config_src){ 0 };
+  if (snapshot_open (dir, snap, err) < 0)
+    return -1;
+  /* A bundle sandbox's root is the bundle's own directory, which a branch
+   * cannot share without seeing the other's writes. */
+  if (strcmp (snap->kind, "bundle") == 0)
+    return err_set (err, ENOTSUP,
+                    "snapshot %s is of a bundle sandbox: make a bundle from its data/ instead", dir);
+  out->json = xmalloc (snap->config_len + 1);
+  memcpy (out->json, snap->config, snap->config_len + 1);
+  out->len = snap->config_len;
+  if (oci_spec_parse (out->json, out->len, &out->spec, err) < 0)
+    return err_prefix (err, "snapshot %s: config.json", dir);
+  if (snap->layers)
+    {
+      size_t n = 0;
+      while (snap->layers[n])
+        n++;
+      out->layers = xcalloc (n + 1, sizeof *out->layers);
+      for (size_t i = 0; i < n; i++)
+        out->layers[i] = xstrdup (snap->layers[i]);
+      out->image_id = xstrdup (snap->image_id);
+    }
+  *data = xasprintf ("%s/%s", snap->dir, SNAPSHOT_DATA);
+  return 0;
+}
+
 static const char create_help[] =
   "Usage: hako create [OPTIONS] ID\n\n"
   "Build a sandbox; its process waits until `hako start ID`.\n\n"
   "  -b, --bundle DIR        bundle with config.json (default: current directory)\n"
   "      --profile P         no bundle config: use profile P (host)\n"
   "      --image NAME        the root (and, without --bundle, the config) from an image\n"
+  "      --from-snapshot DIR the config and writable state of a `hako snapshot` copy\n"
   "      --pid-file FILE     write the sandbox process's host pid to FILE\n"
   "      --network MODE      none, host or allowlist (sets sandbox.network.mode)\n"
   "      --allow ENTRY       add to the network allow-list (repeatable; implies allowlist)\n"
@@ -155,10 +188,12 @@ cmd_create (int argc, char **argv)
     { "console-socket", required_argument, NULL, 'c' },
     { "preserve-fds", required_argument, NULL, 'f' },
     { "no-monitor", no_argument, NULL, 'M' },
+    { "from-snapshot", required_argument, NULL, 'S' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
   const char *bundle = NULL, *profile = NULL, *pid_file = NULL, *console = NULL, *image = NULL;
+  const char *from = NULL;
   unsigned int preserve = 0;
   struct cmd_net net = { 0 };
   bool no_monitor = false;
@@ -187,6 +222,7 @@ cmd_create (int argc, char **argv)
           }
         break;
       case 'M': no_monitor = true; break;
+      case 'S': from = optarg; break;
       case 'h': cmd_net_free (&net); return cmd_help (create_help);
       default: cmd_net_free (&net); return cmd_usage ("create", "bad option");
       }
@@ -195,12 +231,22 @@ cmd_create (int argc, char **argv)
       cmd_net_free (&net);
       return cmd_usage ("create", "expects exactly one sandbox ID");
     }
+  if (from && (bundle || profile || image || net.mode || net.allow))
+    {
+      cmd_net_free (&net);
+      return cmd_usage ("create", "--from-snapshot takes its config from the snapshot (no --bundle, --profile, --image, --network, --allow)");
+    }
   const char *id = argv[optind];
   hk_err err = { 0 };
   struct store st = { 0 };
   struct config_src cfg = { 0 };
   int status = EXIT_HAKO;
-  if (cmd_store (&st, &err) < 0 || cmd_load_source (bundle, profile, image, NULL, false, &cfg, &err) < 0
+  struct snapshot_src snap = { 0 };
+  cleanup_free char *snap_data = NULL;
+  if (cmd_store (&st, &err) < 0
+      || (from ? cmd_load_snapshot (from, &snap, &cfg, &snap_data, &err)
+               : cmd_load_source (bundle, profile, image, NULL, false, &cfg, &err))
+             < 0
       || cmd_apply_network (&cfg, &net, NULL, &err) < 0)
     status = cmd_fail ("create", id, &err);
   else
@@ -209,7 +255,7 @@ cmd_create (int argc, char **argv)
                                    .config_len = cfg.len, .spec = cfg.spec, .pid_file = pid_file,
                                    .console_socket = console, .preserve_fds = preserve,
                                    .no_monitor = no_monitor, .image_layers = cfg.layers,
-                                   .image_id = cfg.image_id };
+                                   .image_id = cfg.image_id, .from_snapshot = snap_data };
       if (sbx_create (&st, &o, NULL, &status, &err) < 0)
         cmd_fail ("create", id, &err);
       else
@@ -218,6 +264,7 @@ cmd_create (int argc, char **argv)
   if (status != 0)
     status = EXIT_HAKO;  /* create only says whether it worked */
   cmd_config_free (&cfg);
+  snapshot_src_free (&snap);
   cmd_net_free (&net);
   store_fini (&st);
   return status;

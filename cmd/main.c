@@ -42,6 +42,9 @@ static const struct verb verbs[] = {
   { "events", cmd_events, "a sandbox's usage and OOM events as JSON" },
   { "stop", cmd_stop, "end every process of a sandbox, keep its filesystem" },
   { "image", cmd_image, "import, list, inspect, remove and verify images" },
+  { "snapshot", cmd_snapshot, "copy a sandbox's writable state, frozen, into a directory" },
+  { "hibernate", cmd_hibernate, "run a checkpoint command inside, then stop the sandbox" },
+  { "wake", cmd_wake, "start a stopped sandbox, then run a restore command inside" },
 };
 
 static void

@@ -7,6 +7,7 @@
 #include "cmd/cmd.h"
 #include "lib/util.h"
 #include "runtime/sandbox.h"
+#include "runtime/snapshot.h"
 
 static const char run_help[] =
   "Usage: hako run [OPTIONS] ID [-- CMD...]\n\n"
@@ -16,6 +17,8 @@ static const char run_help[] =
   "  -b, --bundle DIR        bundle with config.json (default: current directory)\n"
   "      --profile P         use profile P (host, default) instead of config.json\n"
   "      --image NAME        the root (and, without --bundle, the config) from an image\n"
+  "      --from-snapshot DIR the config and writable state of a `hako snapshot` copy\n"
+  "                          (its own process: no CMD)\n"
   "      --rm                delete the sandbox when its process has exited\n"
   "  -d, --detach            return once the process has started\n"
   "      --pid-file FILE     write the sandbox process's host pid to FILE\n"
@@ -31,7 +34,7 @@ static const char run_help[] =
 
 struct run_opts
 {
-  const char *bundle, *profile, *pid_file, *console, *image;
+  const char *bundle, *profile, *pid_file, *console, *image, *from;
   unsigned int preserve;
   bool rm, detach, no_monitor;
   struct cmd_net net;
@@ -55,6 +58,7 @@ run_parse (int argc, char **argv, struct run_opts *o)
     { "allow", required_argument, NULL, 'A' },
     { "console-socket", required_argument, NULL, 'c' },
     { "preserve-fds", required_argument, NULL, 'f' },
+    { "from-snapshot", required_argument, NULL, 'S' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
@@ -69,6 +73,7 @@ run_parse (int argc, char **argv, struct run_opts *o)
       case 'r': o->rm = true; break;
       case 'd': o->detach = true; break;
       case 'M': o->no_monitor = true; break;
+      case 'S': o->from = optarg; break;
       case 'k': case 'n': break;
       case 'N': case 'A':
         if (cmd_net_option (&o->net, c, optarg, "run") < 0)
@@ -85,6 +90,11 @@ run_parse (int argc, char **argv, struct run_opts *o)
   if (argc - optind != 1)
     {
       cmd_usage ("run", "expects exactly one sandbox ID (put the command after --)");
+      return -1;
+    }
+  if (o->from && (o->bundle || o->profile || o->image || o->net.mode || o->net.allow))
+    {
+      cmd_usage ("run", "--from-snapshot takes its config from the snapshot (no --bundle, --profile, --image, --network, --allow)");
       return -1;
     }
   if (o->rm && o->detach)
@@ -129,8 +139,18 @@ cmd_run (int argc, char **argv)
   struct store st = { 0 };
   struct config_src cfg = { 0 };
   struct sbx_fg fg = { 0 };
+  struct snapshot_src snap = { 0 };
+  cleanup_free char *snap_data = NULL;
   int status = EXIT_HAKO;
-  if (cmd_store (&st, &err) < 0 || cmd_load_source (o.bundle, o.profile, o.image, command, true, &cfg, &err) < 0
+  if (o.from && command)
+    {
+      status = cmd_usage ("run", "--from-snapshot runs the snapshot's own process (no command after --)");
+      goto out;
+    }
+  if (cmd_store (&st, &err) < 0
+      || (o.from ? cmd_load_snapshot (o.from, &snap, &cfg, &snap_data, &err)
+                 : cmd_load_source (o.bundle, o.profile, o.image, command, true, &cfg, &err))
+             < 0
       || cmd_apply_network (&cfg, &o.net, command, &err) < 0)
     {
       cmd_fail ("run", id, &err);
@@ -140,7 +160,8 @@ cmd_run (int argc, char **argv)
                                 .config_len = cfg.len, .spec = cfg.spec, .pid_file = o.pid_file,
                                 .foreground = !o.detach, .console_socket = o.console,
                                 .preserve_fds = o.preserve, .no_monitor = o.no_monitor,
-                                .image_layers = cfg.layers, .image_id = cfg.image_id };
+                                .image_layers = cfg.layers, .image_id = cfg.image_id,
+                                .from_snapshot = snap_data };
   int created = sbx_create (&st, &co, &fg, &status, &err);
   /* The sandbox records its image now (image rm refuses while it does): the
    * image store need not stay locked while it runs. */
@@ -161,6 +182,7 @@ cmd_run (int argc, char **argv)
 out:
   sbx_fg_free (&fg);
   cmd_config_free (&cfg);
+  snapshot_src_free (&snap);
   cmd_net_free (&o.net);
   store_fini (&st);
   return status;

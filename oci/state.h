@@ -38,6 +38,9 @@ struct oci_state
   char *rootfs;                 /* absolute path of the root (bundle rootfs or state dir mount) */
   char *workdir;                /* host path of the persistent work dir, or NULL */
   pid_t proxy_pid;              /* allowlist network: the proxy's pid, 0 when none runs */
+  /* `hako hibernate` stopped it (status stays OCI's "stopped"); a start
+   * writes a new state without it. */
+  bool hibernated;
 };
 
 const char *oci_status_name (enum oci_status s);

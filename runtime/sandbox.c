@@ -28,6 +28,7 @@
 #include "runtime/monitor.h"
 #include "runtime/pidinfo.h"
 #include "runtime/rootfs_image.h"
+#include "runtime/snapshot.h"
 
 static char *
 rfc3339_now (void)
@@ -273,6 +274,8 @@ prepare_workdir (const struct store *st, const struct sbx_create_opts *o, struct
   cleanup_free char *work = xasprintf ("%s/work", b->data_dir);
   if (mkdir_p (work, 0755, err) < 0)
     return -1;
+  if (o->from_snapshot && !b->restart && snapshot_copy_tree (o->from_snapshot, work, err) < 0)
+    return err_prefix (err, "from snapshot");
   /* In a user namespace the work dir belongs to the host ids the process's
    * user maps to, or it could not write its own /work. */
   uid_t uid;
@@ -305,7 +308,12 @@ prepare_image_layer (const struct store *st, const struct sbx_create_opts *o, st
   /* A restart mounts the writable layer it kept, over the layers recorded. */
   if (b->restart)
     return rootfs_image_reload (b->data_dir, &b->overlay, err);
-  return rootfs_image_prepare (b->data_dir, o->image_layers, o->image_id, &b->overlay, err);
+  if (rootfs_image_prepare (b->data_dir, o->image_layers, o->image_id, &b->overlay, err) < 0)
+    return -1;
+  cleanup_free char *upper = xasprintf ("%s/rootfs/upper", b->data_dir);
+  if (o->from_snapshot && snapshot_copy_tree (o->from_snapshot, upper, err) < 0)
+    return err_prefix (err, "from snapshot");
+  return 0;
 }
 
 static int

@@ -36,6 +36,9 @@ struct sbx_create_opts
    * and its manifest digest, recorded so `image rm` knows it is in use. */
   char *const *image_layers;
   const char *image_id;
+  /* create --from-snapshot: a snapshot's data dir, copied into the new
+   * sandbox's work dir or writable layer (runtime/snapshot.h). */
+  const char *from_snapshot;
 };
 
 /* A foreground sandbox `run` is waiting on. */

@@ -1,0 +1,452 @@
+/* snapshot: a sandbox's writable state, copied while it is frozen.
+ *
+ * The copy is libarchive's disk reader feeding its disk writer (what
+ * `bsdtar -cf - | bsdtar -xpf -` does, without the archive in between):
+ * owners, modes, times, xattrs, ACLs, device nodes, sparse files and, with a
+ * link resolver, hardlinks, all by a library the image code already uses. */
+#include "runtime/snapshot.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/util.h"
+#include "oci/json.h"
+#include "oci/state.h"
+#include "runtime/cgroup.h"
+#include "runtime/rootfs_image.h"
+#include "runtime/sandbox.h"
+
+int
+snapshot_copy_tree (const char *src, const char *dst, hk_err *err)
+{
+  /* The sandbox wrote what is copied: a symlink in it must not send the
+   * reader out of the tree (physical walk, no crossing into mounts) nor the
+   * writer out of dst (SECURE_SYMLINKS refuses to write through a symlink,
+   * SECURE_NODOTDOT a path with ".."). */
+  const int flags = ARCHIVE_EXTRACT_OWNER | ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_TIME
+                    | ARCHIVE_EXTRACT_XATTR | ARCHIVE_EXTRACT_ACL | ARCHIVE_EXTRACT_SPARSE
+                    | ARCHIVE_EXTRACT_SECURE_NODOTDOT | ARCHIVE_EXTRACT_SECURE_SYMLINKS;
+  struct archive *rd = archive_read_disk_new ();
+  struct archive *wr = archive_write_disk_new ();
+  struct archive_entry_linkresolver *lr = archive_entry_linkresolver_new ();
+  struct archive_entry *entry = archive_entry_new ();
+  if (rd == NULL || wr == NULL || lr == NULL || entry == NULL)
+    abort ();
+  archive_entry_linkresolver_set_strategy (lr, ARCHIVE_FORMAT_TAR_GNUTAR);
+  archive_read_disk_set_symlink_physical (rd);
+  archive_read_disk_set_behavior (rd, ARCHIVE_READDISK_NO_TRAVERSE_MOUNTS);
+  archive_write_disk_set_options (wr, flags);
+  size_t src_len = strlen (src);
+  int r = -1;
+  if (archive_read_disk_open (rd, src) != ARCHIVE_OK)
+    {
+      err_set (err, archive_errno (rd) ? archive_errno (rd) : EIO, "read %s: %s", src,
+               archive_error_string (rd));
+      goto out;
+    }
+  for (;;)
+    {
+      archive_entry_clear (entry);
+      int h = archive_read_next_header2 (rd, entry);
+      if (h == ARCHIVE_EOF)
+        break;
+      if (h < ARCHIVE_WARN)
+        {
+          err_set (err, archive_errno (rd) ? archive_errno (rd) : EIO, "read %s: %s", src,
+                   archive_error_string (rd));
+          goto out;
+        }
+      if (archive_entry_filetype (entry) == AE_IFDIR)
+        archive_read_disk_descend (rd);
+      const char *path = archive_entry_pathname (entry);
+      if (path == NULL || strncmp (path, src, src_len) != 0)
+        {
+          err_set (err, EIO, "read %s: unexpected path %s", src, path ? path : "(none)");
+          goto out;
+        }
+      cleanup_free char *to = xasprintf ("%s%s", dst, path + src_len);
+      archive_entry_set_pathname (entry, to);
+      struct archive_entry *e = entry, *sparse = NULL;
+      archive_entry_linkify (lr, &e, &sparse);
+      if (e == NULL)
+        continue;
+      if (archive_write_header (wr, e) < ARCHIVE_WARN)
+        {
+          err_set (err, archive_errno (wr) ? archive_errno (wr) : EIO, "write %s: %s", to,
+                   archive_error_string (wr));
+          goto out;
+        }
+      if (archive_entry_filetype (e) == AE_IFREG && archive_entry_hardlink (e) == NULL
+          && archive_entry_size (e) > 0)
+        {
+          const void *buf;
+          size_t n;
+          la_int64_t off;
+          int d;
+          while ((d = archive_read_data_block (rd, &buf, &n, &off)) == ARCHIVE_OK)
+            if (archive_write_data_block (wr, buf, n, off) < ARCHIVE_WARN)
+              {
+                err_set (err, archive_errno (wr) ? archive_errno (wr) : EIO, "write %s: %s", to,
+                         archive_error_string (wr));
+                goto out;
+              }
+          if (d != ARCHIVE_EOF)
+            {
+              err_set (err, archive_errno (rd) ? archive_errno (rd) : EIO, "read %s: %s", path,
+                       archive_error_string (rd));
+              goto out;
+            }
+        }
+      if (archive_write_finish_entry (wr) < ARCHIVE_WARN)
+        {
+          err_set (err, archive_errno (wr) ? archive_errno (wr) : EIO, "write %s: %s", to,
+                   archive_error_string (wr));
+          goto out;
+        }
+    }
+  /* Directories get their modes and times here, after their contents. */
+  if (archive_write_close (wr) != ARCHIVE_OK)
+    {
+      err_set (err, archive_errno (wr) ? archive_errno (wr) : EIO, "write %s: %s", dst,
+               archive_error_string (wr));
+      goto out;
+    }
+  r = 0;
+out:
+  archive_entry_free (entry);
+  archive_entry_linkresolver_free (lr);
+  archive_read_free (rd);
+  archive_write_free (wr);
+  return r;
+}
+
+/* dest with its parent resolved (the writer refuses symlinks on its path). */
+static int
+resolve_dest (const char *dest, char **out, hk_err *err)
+{
+  cleanup_free char *a = xstrdup (dest), *b = xstrdup (dest);
+  const char *base = basename (a);
+  if (base[0] == '\0' || strcmp (base, ".") == 0 || strcmp (base, "..") == 0 || strcmp (base, "/") == 0)
+    return err_set (err, EINVAL, "destination %s: not a new directory name", dest);
+  char real[PATH_MAX];
+  if (realpath (dirname (b), real) == NULL)
+    return err_sys (err, "destination %s", dest);
+  *out = xasprintf ("%s/%s", strcmp (real, "/") == 0 ? "" : real, base);
+  return 0;
+}
+
+static char *
+now_rfc3339 (void)
+{
+  struct timespec ts;
+  struct tm tm;
+  char buf[64];
+  clock_gettime (CLOCK_REALTIME, &ts);
+  gmtime_r (&ts.tv_sec, &tm);
+  size_t n = strftime (buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  snprintf (buf + n, sizeof buf - n, ".%09ldZ", ts.tv_nsec);
+  return xstrdup (buf);
+}
+
+static int
+write_meta (const char *tmp, const char *id, const char *kind, const char *src,
+            const struct store_entry *e, const char *image_record, hk_err *err)
+{
+  cleanup_free char *config_src = store_path (e, "config.json");
+  cleanup_free char *config = NULL;
+  size_t config_len = 0;
+  if (file_read_all (config_src, 64u << 20, &config, &config_len, err) < 0)
+    return -1;
+  cleanup_free char *config_dst = xasprintf ("%s/%s", tmp, SNAPSHOT_CONFIG);
+  if (file_write_new (config_dst, config, config_len, 0600, err) < 0)
+    return -1;
+  cleanup_free char *image = NULL;
+  cleanup_free char *image_id = NULL;
+  if (image_record)
+    {
+      if (file_read_all (image_record, 1 << 20, &image, NULL, err) < 0)
+        return -1;
+      cleanup_free char *image_dst = xasprintf ("%s/%s", tmp, ROOTFS_IMAGE_RECORD);
+      if (file_write_new (image_dst, image, strlen (image), 0600, err) < 0)
+        return -1;
+      image_id = xstrdup (image);
+      char *nl = strchr (image_id, '\n');
+      if (nl)
+        *nl = '\0';
+    }
+  cleanup_free char *created = now_rfc3339 ();
+  struct json_out o;
+  json_out_init (&o, "  ");
+  json_obj_open (&o);
+  json_kstr (&o, "hakoVersion", HAKO_VERSION);
+  json_kstr (&o, "source", id);
+  json_kstr (&o, "sourcePath", src);
+  json_kstr (&o, "created", created);
+  json_kstr (&o, "kind", kind);
+  json_kstr (&o, "config", SNAPSHOT_CONFIG);
+  json_kstr (&o, "data", SNAPSHOT_DATA);
+  if (image_id)
+    {
+      json_key (&o, "image");
+      json_obj_open (&o);
+      json_kstr (&o, "id", image_id);
+      json_kstr (&o, "record", ROOTFS_IMAGE_RECORD);
+      json_obj_close (&o);
+    }
+  json_obj_close (&o);
+  cleanup_free char *text = NULL;
+  size_t len;
+  if (json_out_finish (&o, &text, &len, err) < 0)
+    return -1;
+  cleanup_free char *meta = xasprintf ("%s/%s", tmp, SNAPSHOT_META);
+  return file_write_new (meta, text, len, 0600, err);
+}
+
+/* Test hook: HAKO_TEST_STALL=snapshot-frozen waits, once the sandbox is
+ * frozen, for one of the held signals (at most 30 s), marking the state dir
+ * so a test knows when to send it. */
+static void
+test_stall (const struct store_entry *e, const sigset_t *hold)
+{
+  const char *want = getenv ("HAKO_TEST_STALL");
+  if (want == NULL || strcmp (want, "snapshot-frozen") != 0)
+    return;
+  cleanup_free char *mark = store_path (e, "stalled");
+  close (open (mark, O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+  for (int i = 0; i < 3000; i++)
+    {
+      sigset_t pending;
+      sigpending (&pending);
+      for (int sig = 1; sig < NSIG; sig++)
+        if (sigismember (hold, sig) && sigismember (&pending, sig))
+          return;
+      usleep (10000);
+    }
+}
+
+int
+snapshot_take (const struct store *st, const char *id, const char *dest, hk_err *err)
+{
+  cleanup_free char *target = NULL;
+  if (resolve_dest (dest, &target, err) < 0)
+    return -1;
+  struct stat sb;
+  if (lstat (target, &sb) == 0)
+    return err_set (err, EEXIST, "destination %s exists", dest);
+  struct store_entry e;
+  if (store_open (st, id, true, &e, err) < 0)
+    return -1;
+  struct oci_state *s = NULL;
+  struct cg_sandbox cg = { 0 };
+  cleanup_free char *data_dir = store_data_dir (st, id);
+  cleanup_free char *image_record = xasprintf ("%s/%s", data_dir, ROOTFS_IMAGE_RECORD);
+  cleanup_free char *src = NULL;
+  cleanup_free char *tmp = NULL;
+  cleanup_free char *data = NULL;
+  const char *kind;
+  bool frozen = false, blocked = false;
+  sigset_t hold, old;
+  int r = -1;
+  if (sbx_state (st, id, &s, err) < 0)
+    goto out;
+  if (access (image_record, F_OK) == 0)
+    {
+      kind = "image";
+      src = xasprintf ("%s/rootfs/upper", data_dir);
+    }
+  else
+    {
+      free (image_record);
+      image_record = NULL;
+      if (s->workdir)
+        {
+          kind = "workdir";
+          src = xstrdup (s->workdir);
+        }
+      else if (s->bundle && s->rootfs)
+        {
+          kind = "bundle";
+          src = xstrdup (s->rootfs);
+        }
+      else
+        {
+          err_set (err, ENOTSUP, "sandbox %s has no writable state to copy (no image layer, work dir or bundle)", id);
+          goto out;
+        }
+    }
+
+  /* Frozen, nothing inside can be half-way through a write(2) while the
+   * copy reads: each file is copied as some whole-syscall prefix of it. */
+  if (s->status == OCI_STATUS_RUNNING || s->status == OCI_STATUS_CREATED)
+    {
+      cleanup_free char *record = store_path (&e, "cgroups");
+      hk_err ignored;
+      if (cg_load (record, &cg, &ignored) < 0 || !cg_can_freeze (&cg))
+        {
+          if (s->status == OCI_STATUS_RUNNING)
+            {
+              err_set (err, ENOTSUP, "sandbox %s cannot be frozen (no freezer cgroup); stop or pause it first", id);
+              goto out;
+            }
+        }
+      else
+        frozen = true;
+    }
+
+  tmp = xasprintf ("%s.tmp-XXXXXX", target);
+  if (mkdtemp (tmp) == NULL)
+    {
+      err_sys (err, "mkdtemp %s", tmp);
+      free (tmp);
+      tmp = NULL;
+      goto out;
+    }
+  /* Hold off the signals that end hako while the sandbox is frozen: a hako
+   * killed there would leave it frozen with nobody to thaw it. */
+  sigemptyset (&hold);
+  sigaddset (&hold, SIGINT);
+  sigaddset (&hold, SIGTERM);
+  sigaddset (&hold, SIGHUP);
+  sigprocmask (SIG_BLOCK, &hold, &old);
+  blocked = true;
+  if (frozen && cg_freeze (&cg, true, err) < 0)
+    {
+      hk_err ignored;
+      cg_freeze (&cg, false, &ignored);
+      frozen = false;
+      err_prefix (err, "freeze");
+      goto out;
+    }
+  test_stall (&e, &hold);
+  data = xasprintf ("%s/%s", tmp, SNAPSHOT_DATA);
+  int c = snapshot_copy_tree (src, data, err);
+  if (frozen)
+    {
+      frozen = false;
+      if (cg_freeze (&cg, false, c < 0 ? &(hk_err){ 0 } : err) < 0 && c == 0)
+        goto out;
+    }
+  if (c < 0)
+    goto out;
+  sigset_t pending;
+  sigpending (&pending);
+  if (sigismember (&pending, SIGINT) || sigismember (&pending, SIGTERM) || sigismember (&pending, SIGHUP))
+    {
+      err_set (err, EINTR, "interrupted");
+      goto out;
+    }
+  if (write_meta (tmp, id, kind, src, &e, image_record, err) < 0)
+    goto out;
+  if (renameat2 (AT_FDCWD, tmp, AT_FDCWD, target, RENAME_NOREPLACE) < 0)
+    {
+      err_sys (err, "rename to %s", dest);
+      goto out;
+    }
+  free (tmp);
+  tmp = NULL;
+  r = 0;
+out:
+  if (frozen)
+    {
+      hk_err ignored;
+      cg_freeze (&cg, false, &ignored);
+    }
+  if (tmp)
+    {
+      hk_err ignored;
+      rm_rf (tmp, &ignored);
+    }
+  if (blocked)
+    {
+      /* A pending SIGINT/SIGTERM is delivered here, after the cleanup. */
+      sigprocmask (SIG_SETMASK, &old, NULL);
+    }
+  cg_sandbox_free (&cg);
+  oci_state_free (s);
+  store_close (&e);
+  return r;
+}
+
+/* ---- branching ---------------------------------------------------------- */
+
+int
+snapshot_open (const char *dir, struct snapshot_src *out, hk_err *err)
+{
+  *out = (struct snapshot_src){ 0 };
+  char real[PATH_MAX];
+  if (realpath (dir, real) == NULL)
+    return err_sys (err, "snapshot %s", dir);
+  out->dir = xstrdup (real);
+  cleanup_free char *config = xasprintf ("%s/%s", real, SNAPSHOT_CONFIG);
+  cleanup_free char *data = xasprintf ("%s/%s", real, SNAPSHOT_DATA);
+  cleanup_free char *record = xasprintf ("%s/%s", real, ROOTFS_IMAGE_RECORD);
+  cleanup_free char *meta = xasprintf ("%s/%s", real, SNAPSHOT_META);
+  cleanup_free char *meta_text = NULL;
+  if (file_read_all (meta, 1 << 20, &meta_text, NULL, err) < 0
+      || file_read_all (config, 64u << 20, &out->config, &out->config_len, err) < 0)
+    goto fail;
+  if (access (data, F_OK) < 0)
+    {
+      err_sys (err, "snapshot %s: %s", dir, SNAPSHOT_DATA);
+      goto fail;
+    }
+  if (strstr (meta_text, "\"kind\": \"image\""))
+    out->kind = xstrdup ("image");
+  else if (strstr (meta_text, "\"kind\": \"workdir\""))
+    out->kind = xstrdup ("workdir");
+  else
+    out->kind = xstrdup ("bundle");
+  if (strcmp (out->kind, "image") == 0)
+    {
+      cleanup_free char *text = NULL;
+      if (file_read_all (record, 1 << 20, &text, NULL, err) < 0)
+        goto fail;
+      /* Line 1 is the image id; one layer dir a line follows. */
+      size_t n = 0;
+      for (char *p = strchr (text, '\n'); p && p[1]; p = strchr (p + 1, '\n'))
+        n++;
+      out->layers = xcalloc (n + 1, sizeof *out->layers);
+      char *save = NULL;
+      char *line = strtok_r (text, "\n", &save);
+      out->image_id = xstrdup (line ? line : "");
+      for (size_t i = 0; i < n && (line = strtok_r (NULL, "\n", &save)) != NULL; i++)
+        {
+          out->layers[i] = xstrdup (line);
+          if (access (line, F_OK) < 0)
+            {
+              err_set (err, ENOENT, "snapshot %s: image %s is no longer in the store (layer %s)", dir,
+                       out->image_id, line);
+              goto fail;
+            }
+        }
+    }
+  return 0;
+fail:
+  snapshot_src_free (out);
+  return -1;
+}
+
+void
+snapshot_src_free (struct snapshot_src *s)
+{
+  free (s->dir);
+  free (s->kind);
+  free (s->config);
+  free (s->image_id);
+  if (s->layers)
+    for (char **p = s->layers; *p; p++)
+      free (*p);
+  free (s->layers);
+  *s = (struct snapshot_src){ 0 };
+}

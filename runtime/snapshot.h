@@ -1,0 +1,46 @@
+/* snapshot: copy a sandbox's writable state (an image sandbox's writable
+ * layer, the host profile's /work, a bundle's rootfs) with its frozen config
+ * into a new directory, and seed a new sandbox from such a copy. */
+#ifndef HAKO_RUNTIME_SNAPSHOT_H
+#define HAKO_RUNTIME_SNAPSHOT_H
+
+#include "lib/err.h"
+#include "runtime/store.h"
+
+/* DEST's layout: snapshot.json (metadata), config.json (the sandbox's frozen
+ * config, byte for byte), image (the image record, image sandboxes only) and
+ * data/ (the copy of the writable state). */
+#define SNAPSHOT_META "snapshot.json"
+#define SNAPSHOT_CONFIG "config.json"
+#define SNAPSHOT_DATA "data"
+
+/* Freeze the sandbox if it runs (refused if it cannot be frozen), copy its
+ * writable state into dest (which must not exist) through dest.tmp-XXXXXX
+ * and a rename, thaw it (always, also on failure) and return.  SIGINT,
+ * SIGTERM and SIGHUP are held off while it is frozen and fail the snapshot
+ * after the thaw: an interrupted snapshot leaves neither a frozen sandbox
+ * nor dest. */
+int snapshot_take (const struct store *st, const char *id, const char *dest, hk_err *err);
+
+/* Copy the tree src (its root's own owner, mode and times too) to dst (made
+ * if missing, else written into): owners, modes, times, xattrs (trusted.* included, so
+ * overlay opaque marks survive), ACLs, hardlinks, symlinks, device nodes
+ * (overlay whiteouts) and holes of sparse files. */
+int snapshot_copy_tree (const char *src, const char *dst, hk_err *err);
+
+/* A snapshot to branch from: its config text, its kind ("image", "workdir"
+ * or "bundle"), and for an image its id and layer dirs (top first; each
+ * must still be in the store, else an error names the image). */
+struct snapshot_src
+{
+  char *dir;      /* absolute */
+  char *kind;
+  char *config;
+  size_t config_len;
+  char *image_id;
+  char **layers;  /* NULL-terminated, or NULL */
+};
+int snapshot_open (const char *dir, struct snapshot_src *out, hk_err *err);
+void snapshot_src_free (struct snapshot_src *s);
+
+#endif

@@ -1,0 +1,210 @@
+#!/usr/bin/env bats
+# snapshot (a frozen copy of a sandbox's writable state), branches from it
+# (create/run --from-snapshot), hibernate and wake.
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+setup_file () {
+  hako_setup_file
+  export IMG="$BATS_FILE_TMPDIR/img"
+  "$fixtures/images.sh" busybox "$IMG" >/dev/null
+}
+setup () { hako_setup; }
+teardown () { hako_teardown; }
+
+# The host profile's /work of sandbox ID on the host.
+work_of () { echo "$DATA/sandboxes/$1/work"; }
+
+# A sandbox whose writer appends whole lines (one write(2) each) to /work/log.
+start_writer () {
+  $H run --detach --profile host "$1" -- sh -c \
+    'i=0; while :; do echo "line $i $(date +%s%N)" >> /work/log; i=$((i+1)); done'
+  for i in $(seq 50); do [ -s "$(work_of "$1")/log" ] && break; sleep 0.1; done
+  [ -s "$(work_of "$1")/log" ]
+}
+
+# Every line of FILE is whole: "line N NANOSECONDS".
+whole_lines () {
+  [ -s "$1" ] && ! grep -qvE '^line [0-9]+ [0-9]+$' "$1"
+}
+
+@test "snapshot while a writer appends: no torn line, the sandbox writes on; files keep their kind" {
+  start_writer w
+  w=$(work_of w)
+  # What the copy must keep, made beside the writer's log.
+  echo data > "$w/file"
+  ln "$w/file" "$w/hard"
+  ln -s /etc/passwd "$w/link"
+  truncate -s 64M "$w/sparse"
+  printf end | dd of="$w/sparse" bs=1 seek=$((64 * 1024 * 1024 - 3)) conv=notrunc 2>/dev/null
+  mknod "$w/whiteout" c 0 0
+  mkdir "$w/opaque"
+  setfattr -n trusted.overlay.opaque -v y "$w/opaque"
+  setfattr -n user.note -v kept "$w/file"
+  chown 1000000007:1000000008 "$w/file"
+  chmod 4750 "$w/file"
+  touch -d '2001-02-03 04:05:06' "$w/file"
+  sleep 0.3
+  $H snapshot w "$TEST_ROOT/snap"
+  d="$TEST_ROOT/snap/data"
+  whole_lines "$d/log"
+  # The sandbox carries on: running, its log grows past the copy.
+  [ "$($H state w | jq -r .status)" = running ]
+  n=$(wc -l < "$d/log")
+  for i in $(seq 50); do [ "$(wc -l < "$w/log")" -gt "$n" ] && break; sleep 0.1; done
+  [ "$(wc -l < "$w/log")" -gt "$n" ]
+  # Hardlink, symlink (not followed), sparse, whiteout, xattrs, owner, mode, time.
+  [ "$(stat -c %i "$d/file")" = "$(stat -c %i "$d/hard")" ]
+  [ "$(readlink "$d/link")" = /etc/passwd ]
+  [ "$(stat -c %s "$d/sparse")" = $((64 * 1024 * 1024)) ]
+  [ "$(du -k "$d/sparse" | cut -f1)" -lt 1024 ]
+  [ "$(tail -c 3 "$d/sparse")" = end ]
+  [ "$(stat -c '%F %t:%T' "$d/whiteout")" = "character special file 0:0" ]
+  [ "$(getfattr --only-values -n trusted.overlay.opaque "$d/opaque")" = y ]
+  [ "$(getfattr --only-values -n user.note "$d/file")" = kept ]
+  [ "$(stat -c '%u:%g %a %Y' "$d/file")" = "1000000007:1000000008 4750 $(date -d '2001-02-03 04:05:06' +%s)" ]
+  [ "$(stat -c '%u:%g' "$d")" = "$(stat -c '%u:%g' "$w")" ]
+  # Metadata, the frozen config byte for byte; DEST is closed to other users.
+  jq -e '.source == "w" and .kind == "workdir" and (.hakoVersion | length > 0) and (.created | length > 0)' \
+    "$TEST_ROOT/snap/snapshot.json"
+  cmp "$TEST_ROOT/snap/config.json" "$STATE/w/config.json"
+  [ "$(stat -c %a "$TEST_ROOT/snap")" = 700 ]
+}
+
+@test "three branches of one snapshot diverge; none sees another's writes or the source's" {
+  $H run --detach --profile host src -- sh -c 'echo base > /work/base; sleep 1000'
+  for i in $(seq 50); do [ -e "$(work_of src)/base" ] && break; sleep 0.1; done
+  $H snapshot src "$TEST_ROOT/snap"
+  $H exec src sh -c 'echo later > /work/later'
+  for b in b1 b2; do $H create --from-snapshot "$TEST_ROOT/snap" "$b"; $H start "$b"; done
+  $H run --detach --from-snapshot "$TEST_ROOT/snap" b3
+  for b in b1 b2 b3; do $H exec "$b" sh -c "echo $b > /work/$b; echo $b >> /work/base"; done
+  for b in b1 b2 b3; do
+    [ "$($H exec "$b" ls /work | tr '\n' ' ')" = "$b base " ]
+    [ "$($H exec "$b" cat /work/base | tr '\n' ' ')" = "base $b " ]
+  done
+  [ "$($H exec src ls /work | tr '\n' ' ')" = "base later " ]
+  [ "$(cat "$TEST_ROOT/snap/data/base")" = base ]
+  # The snapshot's own process, the same config.
+  [ "$(jq -c .process.args "$STATE/b1/config.json")" = "$(jq -c .process.args "$STATE/src/config.json")" ]
+  # Only the snapshot's config: no --bundle, --image, no command.
+  run -125 $H create --from-snapshot "$TEST_ROOT/snap" --profile host b4
+  run -125 $H run --from-snapshot "$TEST_ROOT/snap" b4 -- true
+  run -125 $H create --from-snapshot "$TEST_ROOT/missing" b4
+  [ ! -e "$STATE/b4" ]
+}
+
+@test "image sandbox: the writable layer with its whiteouts; a branch sees writes and deletions" {
+  echo '{"default": [{"type": "insecureAcceptAnything"}]}' > "$TEST_ROOT/accept.json"
+  $H image import --policy "$TEST_ROOT/accept.json" "$IMG/layout" --name busybox
+  $H run --detach --image busybox img -- sleep 1000
+  $H exec img sh -c 'echo mine > /srv/mine; rm /etc/hako-image'
+  $H snapshot img "$TEST_ROOT/snap"
+  d="$TEST_ROOT/snap/data"
+  [ "$(cat "$d/srv/mine")" = mine ]
+  [ "$(stat -c '%F %t:%T' "$d/etc/hako-image")" = "character special file 0:0" ]
+  jq -e '.kind == "image" and (.image.id | startswith("sha256:"))' "$TEST_ROOT/snap/snapshot.json"
+  $H create --from-snapshot "$TEST_ROOT/snap" br
+  $H start br
+  [ "$($H exec br cat /srv/mine)" = mine ]
+  run $H exec br cat /etc/hako-image
+  [ "$status" -ne 0 ]
+  $H exec br sh -c 'echo br > /srv/br'
+  run $H exec img cat /srv/br
+  [ "$status" -ne 0 ]
+  # The image gone from the store: the branch is refused, naming it.
+  $H delete --force br
+  $H delete --force img
+  $H image rm busybox
+  run -125 $H create --from-snapshot "$TEST_ROOT/snap" br2
+  [[ "$output" == *"image sha256:"*"no longer in the store"* ]]
+  [ ! -e "$STATE/br2" ]
+}
+
+@test "a failed or interrupted snapshot leaves no DEST and a thawed sandbox; a missing sandbox is 125" {
+  run -125 $H snapshot nosuch "$TEST_ROOT/snap"
+  [[ "$output" == *"nosuch"* ]]
+  [ ! -e "$TEST_ROOT/snap" ]
+  start_writer w
+  # DEST exists: refused, untouched.
+  mkdir "$TEST_ROOT/exists"
+  run -125 $H snapshot w "$TEST_ROOT/exists"
+  [ -z "$(ls -A "$TEST_ROOT/exists")" ]
+  run -125 $H snapshot w "$TEST_ROOT/no/such/dir"
+  # SIGTERM while frozen: the copy is dropped after the thaw.
+  HAKO_TEST_STALL=snapshot-frozen $H snapshot w "$TEST_ROOT/snap" & snapper=$!
+  for i in $(seq 50); do [ -e "$STATE/w/stalled" ] && break; sleep 0.1; done
+  [ -e "$STATE/w/stalled" ]
+  # Frozen: the log does not grow.
+  a=$(stat -c %s "$(work_of w)/log"); sleep 0.3; b=$(stat -c %s "$(work_of w)/log")
+  [ "$a" = "$b" ]
+  kill -TERM $snapper
+  wait $snapper || true
+  rm -f "$STATE/w/stalled"
+  [ ! -e "$TEST_ROOT/snap" ]
+  [ -z "$(ls -d "$TEST_ROOT"/snap.tmp-* 2>/dev/null)" ]
+  [ "$($H state w | jq -r .status)" = running ]
+  a=$(stat -c %s "$(work_of w)/log")
+  for i in $(seq 50); do [ "$(stat -c %s "$(work_of w)/log")" -gt "$a" ] && break; sleep 0.1; done
+  [ "$(stat -c %s "$(work_of w)/log")" -gt "$a" ]
+}
+
+@test "snapshot of a stopped or paused sandbox; the paused one stays paused" {
+  $H run --detach --profile host s -- sh -c 'echo one > /work/one; sleep 1000'
+  for i in $(seq 50); do [ -e "$(work_of s)/one" ] && break; sleep 0.1; done
+  $H pause s
+  $H snapshot s "$TEST_ROOT/p"
+  [ "$($H state s | jq -r .status)" = paused ]
+  $H resume s
+  $H stop s
+  $H snapshot s "$TEST_ROOT/st"
+  [ "$(cat "$TEST_ROOT/p/data/one")" = one ] && [ "$(cat "$TEST_ROOT/st/data/one")" = one ]
+}
+
+@test "hibernate: a failing command leaves the sandbox running with its status" {
+  $H run --detach --profile host h -- sleep 1000
+  run -3 $H hibernate h -- sh -c 'exit 3'
+  [ "$($H state h | jq -r .status)" = running ]
+  [ "$($H state h | jq -r .hibernated)" = null ]
+  run -127 $H hibernate h -- /no/such/command
+  [ "$($H state h | jq -r .status)" = running ]
+  run -125 $H hibernate nosuch -- true
+  run -125 $H hibernate h
+}
+
+@test "hibernate then wake: stopped with its files, hibernated; wake runs the restore command" {
+  $H run --detach --profile host h -- sh -c 'echo app > /work/app; sleep 1000'
+  for i in $(seq 50); do [ -e "$(work_of h)/app" ] && break; sleep 0.1; done
+  pid=$($H state h | jq -r .pid)
+  $H hibernate h -- sh -c 'echo checkpoint > /work/saved'
+  [ "$($H state h | jq -r .status)" = stopped ]
+  [ "$($H state h | jq -r .hibernated)" = true ]
+  pid_gone "$pid"
+  [ "$(cat "$(work_of h)/saved")" = checkpoint ]
+  # The restarted process holds the caller's stdout as `start` gives it: to a file.
+  $H wake h -- sh -c 'cat /work/saved /work/app' > "$TEST_ROOT/out" 2>&1 </dev/null
+  [ "$(cat "$TEST_ROOT/out")" = "$(printf 'checkpoint\napp')" ]
+  [ "$($H state h | jq -r .status)" = running ]
+  [ "$($H state h | jq -r .hibernated)" = null ]
+  # Wake of a running sandbox: the start fails, 125; a failing restore: its status.
+  run -125 $H wake h -- true
+  $H stop h
+  run -4 sh -c "$H wake h -- sh -c 'exit 4' >/dev/null 2>&1 </dev/null"
+  [ "$($H state h | jq -r .status)" = running ]
+}
+
+@test "bundle sandbox: the snapshot copies its rootfs; a branch of it is refused" {
+  b=$(new_bundle bun)
+  edit_config "$b" '.root.readonly = false'
+  set_args "$b" sh -c 'echo mine > /mine; sleep 1000'
+  $H run --detach --bundle "$b" bun
+  for i in $(seq 50); do [ -e "$b/rootfs/mine" ] && break; sleep 0.1; done
+  $H snapshot bun "$TEST_ROOT/snap"
+  jq -e '.kind == "bundle"' "$TEST_ROOT/snap/snapshot.json"
+  [ "$(cat "$TEST_ROOT/snap/data/mine")" = mine ]
+  [ -x "$TEST_ROOT/snap/data/bin/sh" ] || [ -L "$TEST_ROOT/snap/data/bin/sh" ]
+  run -125 $H create --from-snapshot "$TEST_ROOT/snap" br
+  [[ "$output" == *"bundle sandbox"* ]]
+  [ ! -e "$STATE/br" ]
+}
