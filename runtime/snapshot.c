@@ -255,7 +255,8 @@ snapshot_take (const struct store *st, const char *id, const char *dest, hk_err 
   cleanup_free char *tmp = NULL;
   cleanup_free char *data = NULL;
   const char *kind;
-  bool frozen = false, blocked = false;
+  bool frozen = false, blocked = false, marked = false;
+  enum oci_status was = OCI_STATUS_STOPPED;
   sigset_t hold, old;
   int r = -1;
   if (sbx_state (st, id, &s, err) < 0)
@@ -320,6 +321,21 @@ snapshot_take (const struct store *st, const char *id, const char *dest, hk_err 
   sigaddset (&hold, SIGHUP);
   sigprocmask (SIG_BLOCK, &hold, &old);
   blocked = true;
+  /* Recorded as paused before the freeze, as `pause` does: a hako killed
+   * while the sandbox is frozen (SIGKILL cannot be held off) leaves one that
+   * says paused, which `resume` thaws. */
+  was = s->status;
+  if (frozen)
+    {
+      s->status = OCI_STATUS_PAUSED;
+      if (store_write_state (&e, s, err) < 0)
+        {
+          s->status = was;
+          frozen = false;
+          goto out;
+        }
+      marked = true;
+    }
   if (frozen && cg_freeze (&cg, true, err) < 0)
     {
       hk_err ignored;
@@ -361,6 +377,12 @@ out:
     {
       hk_err ignored;
       cg_freeze (&cg, false, &ignored);
+    }
+  if (marked)
+    {
+      hk_err ignored;
+      s->status = was;
+      store_write_state (&e, s, &ignored);
     }
   if (tmp)
     {

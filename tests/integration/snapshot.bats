@@ -148,6 +148,21 @@ whole_lines () {
   a=$(stat -c %s "$(work_of w)/log")
   for i in $(seq 50); do [ "$(stat -c %s "$(work_of w)/log")" -gt "$a" ] && break; sleep 0.1; done
   [ "$(stat -c %s "$(work_of w)/log")" -gt "$a" ]
+  # SIGKILL while frozen (nothing can hold it off): the sandbox says paused,
+  # and resume thaws it.
+  HAKO_TEST_STALL=snapshot-frozen $H snapshot w "$TEST_ROOT/snap" & snapper=$!
+  for i in $(seq 50); do [ -e "$STATE/w/stalled" ] && break; sleep 0.1; done
+  [ -e "$STATE/w/stalled" ]
+  kill -KILL $snapper
+  wait $snapper || true
+  rm -f "$STATE/w/stalled"
+  rm -rf "$TEST_ROOT"/snap.tmp-*
+  [ "$($H state w | jq -r .status)" = paused ]
+  $H resume w
+  [ "$($H state w | jq -r .status)" = running ]
+  a=$(stat -c %s "$(work_of w)/log")
+  for i in $(seq 50); do [ "$(stat -c %s "$(work_of w)/log")" -gt "$a" ] && break; sleep 0.1; done
+  [ "$(stat -c %s "$(work_of w)/log")" -gt "$a" ]
 }
 
 @test "snapshot of a stopped or paused sandbox; the paused one stays paused" {
