@@ -78,3 +78,13 @@ teardown () { hako_teardown; }
   $H kill cap KILL
   wait $runner || true
 }
+
+@test "compat: list --format json has runc's members; -q wins over --format json" {
+  b=$(new_bundle ls)
+  $H create --bundle "$b" ls
+  run $H list --format json
+  [ "$(echo "$output" | jq -r '.[0] | [.ociVersion != null, .id, .status, .bundle, (.rootfs | length > 0)] | @tsv')" = "$(printf 'true\tls\tcreated\t%s\ttrue' "$b")" ]
+  run $H list --format json -q
+  [ "$output" = ls ]
+  $H delete --force ls
+}
