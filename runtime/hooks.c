@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -66,6 +67,18 @@ hook_child (const struct oci_hook *h, int stdin_fd, int ns_pidfd, int ns_flags, 
   fd_close_all_but (3, keep, 2);
   if (ns_pidfd >= 0 && ns_flags && setns (ns_pidfd, ns_flags) < 0)
     _exit (126);
+  /* In the sandbox's user namespace hako's host ids are unmapped (files it
+   * made would fail with EOVERFLOW): the hook runs as the sandbox's root,
+   * as a runtime's hooks in the container do.  Where 0 is not mapped it
+   * keeps the overflow ids. */
+  if (ns_flags & CLONE_NEWUSER)
+    {
+      setgroups (0, NULL);
+      if (setresgid (0, 0, 0) < 0 || setresuid (0, 0, 0) < 0)
+        {
+          /* nothing better to be */
+        }
+    }
   if (ns_flags & CLONE_NEWPID)
     {
       pid_t p = fork ();

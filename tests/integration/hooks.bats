@@ -109,3 +109,21 @@ sandbox_hook () {
   wait_status hks stopped
   $H delete hks
 }
+
+@test "hooks: createContainer in a user namespace runs as the sandbox's root" {
+  b="$TEST_ROOT/un"
+  mkdir -p "$b"
+  cp -a "$BUNDLE_DIR/rootfs" "$b/rootfs"
+  $HAKO spec --bundle "$b"
+  set_args "$b" sleep 30
+  printf '#!/bin/sh\nid -u > /tmp/cc.id\ncat > /tmp/cc.json\n' > "$TEST_ROOT/cc"
+  chmod 755 "$TEST_ROOT/cc"
+  edit_config "$b" ".hooks = {\"createContainer\": [{\"path\": \"$TEST_ROOT/cc\"}]}
+    | .mounts += [{\"destination\": \"/tmp\", \"type\": \"tmpfs\", \"source\": \"tmpfs\"}]"
+  jq -e '.linux.namespaces | map(.type) | index("user") != null' "$b/config.json"
+  $H create --bundle "$b" un
+  $H start un
+  [ "$($H exec un cat /tmp/cc.id)" = 0 ]
+  [ "$($H exec un cat /tmp/cc.json | jq -r .id)" = un ]
+  $H delete --force un
+}
