@@ -172,6 +172,7 @@ static const char create_help[] =
   "      --no-monitor        no monitor process: the caller reaps the sandbox's\n"
   "                          process (a subreaper); state cannot say how it ended\n"
   "      --no-new-keyring    accepted for runc compatibility (no keyring is created)\n"
+  "      --no-pivot          refused: the sandbox's root is always entered with pivot_root\n"
   "  -h, --help              this text\n";
 
 int
@@ -183,6 +184,7 @@ cmd_create (int argc, char **argv)
     { "image", required_argument, NULL, 'i' },
     { "pid-file", required_argument, NULL, 'p' },
     { "no-new-keyring", no_argument, NULL, 'k' },
+    { "no-pivot", no_argument, NULL, 'n' },
     { "network", required_argument, NULL, 'N' },
     { "allow", required_argument, NULL, 'A' },
     { "console-socket", required_argument, NULL, 'c' },
@@ -206,6 +208,12 @@ cmd_create (int argc, char **argv)
       case 'i': image = optarg; break;
       case 'p': pid_file = optarg; break;
       case 'k': break;
+      /* runc's --no-pivot enters the root with MS_MOVE and chroot, which a
+       * process with CAP_SYS_CHROOT escapes by chrooting again: refused. */
+      case 'n':
+        cmd_net_free (&net);
+        return cmd_usage ("create", "--no-pivot is not supported: hako enters the sandbox's root "
+                          "only with pivot_root (a chroot can be escaped)");
       case 'N': case 'A':
         if (cmd_net_option (&net, c, optarg, "create") < 0)
           {

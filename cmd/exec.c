@@ -37,6 +37,10 @@ static const char exec_help[] =
   "  -p, --process FILE      an OCI process JSON (args, env, cwd, user, capabilities, ...);\n"
   "                          the options here override it\n"
   "      --preserve-fds N    pass fds 3 to 3+N-1 on to CMD\n"
+  "      --cap CAP           add CAP (CAP_NET_RAW or NET_RAW) to CMD's effective and permitted\n"
+  "                          sets; only within the sandbox's bounding set (repeatable)\n"
+  "  -g, --additional-gids G add group G (a number) to CMD's groups (repeatable)\n"
+  "      --ignore-paused     refused: a command in a paused sandbox would be frozen\n"
   "  -h, --help              this text\n";
 
 struct exec_cli
@@ -44,6 +48,10 @@ struct exec_cli
   struct exec_opts o;
   char **env;
   size_t n_env;
+  char **caps;
+  size_t n_caps;
+  gid_t *gids;
+  size_t n_gids;
   bool json, has_max_output;
   const char *process_file;
   struct oci_process *process;
@@ -53,7 +61,8 @@ struct exec_cli
 static int
 parse_args (int argc, char **argv, struct exec_cli *c)
 {
-  enum { OPT_CWD = 256, OPT_TIMEOUT, OPT_MAX_OUTPUT, OPT_JSON, OPT_PID_FILE, OPT_CONSOLE, OPT_PRESERVE };
+  enum { OPT_CWD = 256, OPT_TIMEOUT, OPT_MAX_OUTPUT, OPT_JSON, OPT_PID_FILE, OPT_CONSOLE, OPT_PRESERVE,
+         OPT_CAP, OPT_IGNORE_PAUSED };
   static const struct option opts[] = {
     { "env", required_argument, NULL, 'e' },
     { "cwd", required_argument, NULL, OPT_CWD },
@@ -67,12 +76,15 @@ parse_args (int argc, char **argv, struct exec_cli *c)
     { "console-socket", required_argument, NULL, OPT_CONSOLE },
     { "process", required_argument, NULL, 'p' },
     { "preserve-fds", required_argument, NULL, OPT_PRESERVE },
+    { "cap", required_argument, NULL, OPT_CAP },
+    { "additional-gids", required_argument, NULL, 'g' },
+    { "ignore-paused", no_argument, NULL, OPT_IGNORE_PAUSED },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
   int ch, idx = 0;
   /* "+": options end at the ID, so `exec ID ls -l` needs no "--", as in runc. */
-  while ((ch = getopt_long (argc, argv, "+e:u:dtp:h", opts, &idx)) != -1)
+  while ((ch = getopt_long (argc, argv, "+e:u:dtp:g:h", opts, &idx)) != -1)
     switch (ch)
       {
       case 'e':
@@ -109,9 +121,38 @@ parse_args (int argc, char **argv, struct exec_cli *c)
         if (cmd_preserve_fds ("exec", optarg, &c->o.preserve_fds) < 0)
           return -1;
         break;
+      case OPT_CAP:
+        {
+          char *name = str_has_prefix (optarg, "CAP_") || str_has_prefix (optarg, "cap_")
+                           ? xstrdup (optarg)
+                           : xasprintf ("CAP_%s", optarg);
+          for (char *q = name; *q; q++)
+            *q = (char) (*q >= 'a' && *q <= 'z' ? *q - 'a' + 'A' : *q);
+          c->caps = xrealloc (c->caps, (c->n_caps + 2) * sizeof *c->caps);
+          c->caps[c->n_caps++] = name;
+          c->caps[c->n_caps] = NULL;
+          break;
+        }
+      case 'g':
+        {
+          char *end;
+          errno = 0;
+          unsigned long g = strtoul (optarg, &end, 10);
+          if (optarg[0] < '0' || optarg[0] > '9' || *end || errno || g > UINT32_MAX - 1)
+            return cmd_usage ("exec", "--additional-gids \"%s\": expected a group number", optarg), -1;
+          c->gids = xrealloc (c->gids, (c->n_gids + 1) * sizeof *c->gids);
+          c->gids[c->n_gids++] = (gid_t) g;
+          break;
+        }
+      case OPT_IGNORE_PAUSED:
+        return cmd_usage ("exec", "--ignore-paused is not supported: a command started in a paused "
+                          "sandbox would be frozen with it (resume it first)"), -1;
       case 'h': cmd_help (exec_help); return 1;
       default: cmd_usage ("exec", "bad option"); return -1;
       }
+  c->o.caps = c->caps;
+  c->o.additional_gids = c->gids;
+  c->o.n_additional_gids = c->n_gids;
   if (c->o.detach && (c->o.timeout_ms || c->json || c->has_max_output))
     return cmd_usage ("exec", "--detach cannot be combined with --timeout, --json or --max-output"),
            -1;
@@ -141,6 +182,10 @@ static void
 cli_free (struct exec_cli *c)
 {
   free (c->env);
+  for (size_t i = 0; i < c->n_caps; i++)
+    free (c->caps[i]);
+  free (c->caps);
+  free (c->gids);
   if (c->process)
     oci_process_free (c->process);
 }

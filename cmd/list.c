@@ -36,10 +36,14 @@ print_one (const struct oci_state *s, bool json, bool first)
               s->bundle ? s->bundle : "-", s->created ? s->created : "-");
       return;
     }
-  printf ("%s{\"id\":", first ? "" : ",");
+  printf ("%s{\"ociVersion\":", first ? "" : ",");
+  json_str (s->oci_version);
+  printf (",\"id\":");
   json_str (s->id);
   printf (",\"pid\":%d,\"status\":\"%s\",\"bundle\":", (int) s->pid, oci_status_name (s->status));
   json_str (s->bundle);
+  printf (",\"rootfs\":");
+  json_str (s->rootfs);
   printf (",\"created\":");
   json_str (s->created);
   printf ("}");
@@ -79,6 +83,9 @@ cmd_list (int argc, char **argv)
       store_fini (&st);
       return cmd_fail ("list", NULL, &err);
     }
+  /* -q wins over --format json, as in runc. */
+  if (quiet)
+    json = false;
   if (json)
     printf ("[");
   else if (!quiet)
@@ -89,7 +96,7 @@ cmd_list (int argc, char **argv)
       struct oci_state *s = NULL;
       if (sbx_state (&st, ids[i], &s, &err) < 0)
         continue;  /* half-made (interrupted create) or deleted meanwhile */
-      if (quiet && !json)
+      if (quiet)
         printf ("%s\n", s->id);
       else
         print_one (s, json, first);

@@ -63,6 +63,10 @@ usage (FILE *out)
          "  --log-format F      text or json (one JSON object per line)\n"
          "  --debug             debug messages on stderr\n"
          "  --node-config FILE  node config for admission (default /etc/hako/node.json)\n"
+         "  --systemd-cgroup    accepted for runc compatibility; a systemd cgroupsPath\n"
+         "                      (slice:prefix:name) is refused\n"
+         "  --rootless V        accepted for runc compatibility (true, false, auto);\n"
+         "                      hako decides from its uid\n"
          "  --version           print the version\n"
          "  --help              this text; `hako VERB --help` for a verb\n"
          "\nSee hako(8) and hako-VERB(8).\n", out);
@@ -144,7 +148,7 @@ static int
 parse_globals (int argc, char **argv)
 {
   enum { OPT_ROOT = 256, OPT_DATA_ROOT, OPT_LOG, OPT_LOG_FORMAT, OPT_DEBUG, OPT_VERSION,
-         OPT_HELP, OPT_IGNORED, OPT_NODE_CONFIG };
+         OPT_HELP, OPT_IGNORED, OPT_NODE_CONFIG, OPT_ROOTLESS };
   static const struct option opts[] = {
     { "root", required_argument, NULL, OPT_ROOT },
     { "data-root", required_argument, NULL, OPT_DATA_ROOT },
@@ -156,6 +160,7 @@ parse_globals (int argc, char **argv)
     { "help", no_argument, NULL, OPT_HELP },
     /* runc globals shims pass; hako has nothing to change for them. */
     { "systemd-cgroup", no_argument, NULL, OPT_IGNORED },
+    { "rootless", required_argument, NULL, OPT_ROOTLESS },
     { NULL, 0, NULL, 0 },
   };
   int c;
@@ -181,6 +186,12 @@ parse_globals (int argc, char **argv)
         usage (stdout);
         exit (0);
       case OPT_IGNORED: break;
+      /* hako decides rootless mode from its uid; the value is checked only. */
+      case OPT_ROOTLESS:
+        if (strcmp (optarg, "true") != 0 && strcmp (optarg, "false") != 0
+            && strcmp (optarg, "auto") != 0)
+          return cmd_usage ("hako", "--rootless: \"%s\" is not true, false or auto", optarg), -1;
+        break;
       default:
         return -1;
       }

@@ -232,6 +232,9 @@ struct oci_hooks
   size_t n[OCI_HOOK_COUNT];
 };
 
+/* "prestart", "createRuntime", ...: the kind's key in .hooks. */
+const char *spec_hook_name (enum oci_hook_kind k);
+
 /* hako's `sandbox` object. */
 enum hako_net_mode
 {

@@ -23,7 +23,6 @@ bool spec_propagation (const char *name, unsigned long *flags);
  * one: NULL past the last.  For `hako features`. */
 const char *spec_mount_option_name (size_t i);
 /* "prestart", "createRuntime", ... */
-const char *spec_hook_name (enum oci_hook_kind k);
 
 /* An absolute path: starts with '/'. */
 static inline bool

@@ -207,7 +207,8 @@ cg_prepare (const struct cg_host *h, const struct oci_spec *spec, const char *id
   const char *cp = spec->linux.cgroups_path;
   *out = (struct cg_sandbox){ .layout = h->layout };
   if (cp && is_systemd_path (cp))
-    return err_set (err, ENOTSUP, "linux.cgroupsPath \"%s\": systemd cgroup paths are not supported yet", cp);
+    return err_set (err, ENOTSUP, "linux.cgroupsPath \"%s\": systemd cgroup paths are not supported "
+                    "yet (--systemd-cgroup is accepted, but hako drives cgroupfs only)", cp);
   if (h->layout == CG_NONE)
     return asks_limits (spec) ? err_set (err, ENOTSUP,
                                          "linux.resources: this host has no cgroup "

@@ -40,6 +40,8 @@ struct exec_ctx
   struct oci_spec *spec;
   struct userdb_user user;
   char **env;                   /* the merged environment (plan.proc.env) */
+  char **cap_sets[3];           /* --cap: effective, permitted, ambient as planned */
+  gid_t *gids;                  /* --additional-gids with the user's groups */
   struct landlock_plan *landlock;
   struct seccomp_prog *seccomp;
   char *oom_file;               /* the memory cgroup's oom_kill counter, or NULL */
@@ -429,6 +431,71 @@ base_process (struct exec_ctx *x, struct oci_process *p, hk_err *err)
   return 0;
 }
 
+static char **
+strv_plus (char *const *v, const char *s)
+{
+  size_t n = 0;
+  while (v && v[n])
+    n++;
+  char **out = xcalloc (n + 2, sizeof *out);
+  for (size_t i = 0; i < n; i++)
+    out[i] = xstrdup (v[i]);
+  if (!strv_contains (v, s))
+    out[n] = xstrdup (s);
+  return out;
+}
+
+/* --cap: as runc, added to the effective and permitted sets (ambient too
+ * when the inheritable set has it, or a non-root user would lose it at
+ * exec).  Never beyond the sandbox's bounding set: exec may not hand out
+ * what the sandbox's own process could never have. */
+static int
+plan_caps (struct exec_ctx *x, struct oci_process *p, hk_err *err)
+{
+  const struct oci_process *sbx = x->spec->process;
+  for (size_t i = 0; x->o->caps && x->o->caps[i]; i++)
+    {
+      const char *c = x->o->caps[i];
+      if (!p->has_caps || !strv_contains (p->caps.bounding, c)
+          || !strv_contains (sbx->has_caps ? sbx->caps.bounding : NULL, c))
+        return err_set (err, EPERM, "--cap %s: not in the bounding set of the sandbox's process", c);
+      char **sets[3] = { p->caps.effective, p->caps.permitted, p->caps.ambient };
+      for (size_t k = 0; k < 3; k++)
+        {
+          if (k == 2 && !strv_contains (p->caps.inheritable, c))
+            continue;
+          char **n = strv_plus (sets[k], c);
+          strv_free (x->cap_sets[k]);
+          x->cap_sets[k] = n;
+        }
+      if (x->cap_sets[0])
+        p->caps.effective = x->cap_sets[0];
+      if (x->cap_sets[1])
+        p->caps.permitted = x->cap_sets[1];
+      if (x->cap_sets[2])
+        p->caps.ambient = x->cap_sets[2];
+    }
+  return 0;
+}
+
+/* --additional-gids: after the user's own groups.  A user namespace whose
+ * setgroups is denied cannot have them: refused, not dropped. */
+static int
+plan_gids (struct exec_ctx *x, struct oci_process *p, hk_err *err)
+{
+  if (x->o->n_additional_gids == 0)
+    return 0;
+  if (setgroups_denied (x->state->pid))
+    return err_set (err, EPERM, "--additional-gids: the sandbox's user namespace denies setgroups");
+  size_t n = p->user.n_additional_gids;
+  x->gids = xcalloc (n + x->o->n_additional_gids, sizeof *x->gids);
+  memcpy (x->gids, p->user.additional_gids, n * sizeof *x->gids);
+  memcpy (x->gids + n, x->o->additional_gids, x->o->n_additional_gids * sizeof *x->gids);
+  p->user.additional_gids = x->gids;
+  p->user.n_additional_gids = n + x->o->n_additional_gids;
+  return 0;
+}
+
 static int
 plan_process (struct exec_ctx *x, int rootfd, hk_err *err)
 {
@@ -451,6 +518,8 @@ plan_process (struct exec_ctx *x, int rootfd, hk_err *err)
       p->user.additional_gids = x->user.groups;
       p->user.n_additional_gids = setgroups_denied (x->state->pid) ? 0 : x->user.n_groups;
     }
+  if (plan_caps (x, p, err) < 0 || plan_gids (x, p, err) < 0)
+    return -1;
   /* An allowlist sandbox's exec gets the proxy variables its process has. */
   char **base = netpolicy_env (x->spec, p->env);
   x->env = env_merge (base, o->env, x->user.home);
@@ -969,6 +1038,9 @@ ctx_free (struct exec_ctx *x)
     sigprocmask (SIG_SETMASK, &x->oldmask, NULL);
   strv_free (p->cgroup_procs);
   strv_free (x->env);
+  for (size_t i = 0; i < 3; i++)
+    strv_free (x->cap_sets[i]);
+  free (x->gids);
   userdb_user_free (&x->user);
   landlock_plan_free (x->landlock);
   seccomp_prog_free (x->seccomp);

@@ -33,6 +33,12 @@ struct exec_opts
   bool detach;            /* return once the command runs; no timeout, no capture */
   const char *pid_file;   /* the command's host pid goes there */
   unsigned int preserve_fds;   /* hako's fds 3..3+N-1 pass to the command */
+  /* --cap: capability names ("CAP_X") added to the command's effective and
+   * permitted sets (and ambient when inheritable has it), each within the
+   * sandbox process's bounding set; NULL: none. */
+  char *const *caps;
+  const gid_t *additional_gids;  /* --additional-gids: added to the groups */
+  size_t n_additional_gids;
   /* A new pty inside the sandbox as the command's terminal (also when
    * process->terminal).  Its master goes to console_socket when given;
    * else hako relays between its own stdin/stdout and the pty.  Not with

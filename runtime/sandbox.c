@@ -23,6 +23,7 @@
 #include "runtime/caps.h"
 #include "runtime/cgroup.h"
 #include "runtime/console.h"
+#include "runtime/hooks.h"
 #include "runtime/idmap.h"
 #include "runtime/netpolicy.h"
 #include "runtime/monitor.h"
@@ -129,9 +130,6 @@ refuse_unsupported (const struct oci_spec *spec, hk_err *err)
 {
   if (spec->sandbox.has_timeout || spec->sandbox.has_max_output)
     return err_set (err, ENOTSUP, "sandbox.limits: not supported by this hako yet");
-  for (int k = 0; k < OCI_HOOK_COUNT; k++)
-    if (spec->hooks.n[k])
-      return err_set (err, ENOTSUP, "hooks: not supported by this hako yet");
   return 0;
 }
 
@@ -335,6 +333,38 @@ record_state (struct build *b, const struct sbx_create_opts *o, enum oci_status 
   return store_write_state (&b->entry, &s, err);
 }
 
+/* The state the create-time hooks get on stdin: creating, with the pid. */
+static struct oci_state
+hook_state (const struct build *b, const struct sbx_create_opts *o, const char *rootfs)
+{
+  return (struct oci_state){ .oci_version = o->spec->oci_version, .id = (char *) o->id,
+                             .status = OCI_STATUS_CREATING, .pid = b->child.pid,
+                             .pid_start_time = b->child.start_time, .bundle = (char *) o->bundle,
+                             .annotations = o->spec->annotations,
+                             .n_annotations = o->spec->n_annotations, .rootfs = (char *) rootfs };
+}
+
+struct hook_arg
+{
+  const struct sbx_create_opts *o;
+  const char *rootfs;
+};
+
+/* prestart (deprecated; run as createRuntime is) then createRuntime: in
+ * hako's namespaces, the child cloned into its own but its root not built. */
+static int
+run_create_runtime_hooks (void *arg, pid_t pid, hk_err *err)
+{
+  const struct hook_arg *a = arg;
+  struct build b = { .child = { .pid = pid } };
+  pid_stat (pid, &b.child.start_time, NULL);
+  struct oci_state s = hook_state (&b, a->o, a->rootfs);
+  return hooks_run (a->o->spec, OCI_HOOK_PRESTART, &s, -1, false, err) < 0
+                 || hooks_run (a->o->spec, OCI_HOOK_CREATE_RUNTIME, &s, -1, false, err) < 0
+             ? -1
+             : 0;
+}
+
 /* The sandbox's cgroups, listed in the state dir before the first is made. */
 static int
 create_cgroups (struct build *b, const struct sbx_create_opts *o, hk_err *err)
@@ -413,6 +443,9 @@ create_spawn (const struct sbx_create_opts *o, struct build *b, const char *root
                            .landlock = b->landlock, .seccomp = b->seccomp,
                            .preserve_fds = o->preserve_fds, .console_fd = console_fd,
                            .overlay = b->overlay.opts, .overlay_dir = b->overlay.dir };
+  struct hook_arg hook_arg = { .o = o, .rootfs = rootfs };
+  cfg.before_go = run_create_runtime_hooks;
+  cfg.before_go_arg = &hook_arg;
   if (spawn_clone (&cfg, &b->child, err) < 0)
     return -1;
   close (console_fd);  /* the child's now */
@@ -424,6 +457,13 @@ create_spawn (const struct sbx_create_opts *o, struct build *b, const char *root
     return -1;
   test_stall (&b->entry, "after-clone");
   if (spawn_wait_ready (&b->child, status, err) < 0)
+    return -1;
+  /* createContainer in the sandbox's namespaces, its path from hako's; a
+   * foreground run releases its process right away, so startContainer too. */
+  struct oci_state hs = hook_state (b, o, rootfs);
+  if (hooks_run (o->spec, OCI_HOOK_CREATE_CONTAINER, &hs, b->child.pid, true, err) < 0
+      || (o->foreground
+          && hooks_run (o->spec, OCI_HOOK_START_CONTAINER, &hs, b->child.pid, false, err) < 0))
     return -1;
   /* A foreground run releases the process right away: record it as running
    * now rather than rewrite the state a moment later. */
@@ -673,6 +713,19 @@ restart (const struct store *st, const struct store_entry *e, const struct oci_s
   return r;
 }
 
+/* startContainer hooks; as the runtime-spec says, a failure stops the
+ * sandbox (its process, which has run nothing of the user's, is killed). */
+static int
+start_container_hooks (const struct oci_spec *spec, const struct oci_state *s, hk_err *err)
+{
+  if (hooks_run (spec, OCI_HOOK_START_CONTAINER, s, s->pid, false, err) == 0)
+    return 0;
+  cleanup_close int pidfd = pid_open (s->pid, s->pid_start_time);
+  if (pidfd >= 0 && sys_pidfd_send_signal (pidfd, SIGKILL, NULL, 0) == 0)
+    pid_wait_exit (pidfd, 10000);
+  return -1;
+}
+
 int
 sbx_start (const struct store *st, const char *id, hk_err *err)
 {
@@ -682,6 +735,8 @@ sbx_start (const struct store *st, const char *id, hk_err *err)
     return -1;
   int r = -1;
   cleanup_free char *fifo = store_path (&e, "exec.fifo");
+  cleanup_free char *config = store_path (&e, "config.json");
+  struct oci_spec *hspec = NULL;
   if (s->status == OCI_STATUS_STOPPED)
     {
       /* A failed restart leaves the sandbox stopped: its process (if any
@@ -696,15 +751,21 @@ sbx_start (const struct store *st, const char *id, hk_err *err)
   if (s->status != OCI_STATUS_CREATED)
     err_set (err, EINVAL, "cannot start sandbox %s: it is %s, not created", id,
              oci_status_name (s->status));
-  else if (release_fifo (fifo, s, err) == 0)
+  /* startContainer in the sandbox's namespaces before its process may
+   * exec; poststart once it may (a failure there is only a warning). */
+  else if (hooks_load (config, &hspec, err) == 0 && start_container_hooks (hspec, s, err) == 0
+           && release_fifo (fifo, s, err) == 0)
     {
       unlink (fifo);
       s->status = OCI_STATUS_RUNNING;
       free (s->started);
       s->started = rfc3339_now ();
       r = store_write_state (&e, s, err);
+      if (r == 0)
+        hooks_run_warn (hspec, OCI_HOOK_POSTSTART, s);
     }
 out:
+  oci_spec_free (hspec);
   oci_state_free (s);
   store_close (&e);
   return r;
@@ -752,6 +813,24 @@ wait_forwarding (struct spawn_child *c, struct console_relay *relay, int *wstatu
   return 0;
 }
 
+/* A foreground run's poststart hooks, once its process is released. */
+static void
+run_poststart_fg (const struct store_entry *e, const struct sbx_fg *fg)
+{
+  cleanup_free char *config = store_path (e, "config.json");
+  struct oci_spec *spec = NULL;
+  struct oci_state *s = NULL;
+  hk_err ignored;
+  if (hooks_load (config, &spec, &ignored) == 0 && spec && store_read_state (e, &s, &ignored) == 0)
+    {
+      s->status = OCI_STATUS_RUNNING;
+      s->pid = fg->child.pid;
+      hooks_run_warn (spec, OCI_HOOK_POSTSTART, s);
+    }
+  oci_state_free (s);
+  oci_spec_free (spec);
+}
+
 int
 sbx_run_wait (const struct store *st, struct sbx_fg *fg, bool record, int *status, hk_err *err)
 {
@@ -778,9 +857,12 @@ sbx_run_wait (const struct store *st, struct sbx_fg *fg, bool record, int *statu
     {
       if (master >= 0)
         console_relay_begin (&relay, master);
-      if (spawn_release (&fg->child, err) < 0)
+      bool released = spawn_release (&fg->child, err) == 0;
+      if (!released)
         spawn_abort (&fg->child);
-      else if (wait_forwarding (&fg->child, &relay, &wstatus, err) == 0)
+      else if (have_entry)
+        run_poststart_fg (&e, fg);
+      if (released && wait_forwarding (&fg->child, &relay, &wstatus, err) == 0)
         {
           *status = WIFSIGNALED (wstatus) ? 128 + WTERMSIG (wstatus) : WEXITSTATUS (wstatus);
           /* Recorded the way the monitor records a detached one's end.  The
@@ -928,6 +1010,12 @@ sbx_delete (const struct store *st, const char *id, bool force, hk_err *err)
     }
   if (r == 0)
     proxy_stop (&e);
+  /* poststop once the sandbox is gone: its config is read before. */
+  struct oci_spec *hspec = NULL;
+  cleanup_free char *config = store_path (&e, "config.json");
+  hk_err hook_err;
+  if (r == 0 && s && hooks_load (config, &hspec, &hook_err) < 0)
+    hspec = NULL;
   if (r == 0)
     {
       /* No hako process outlives delete: the monitor, which exits once it
@@ -936,6 +1024,12 @@ sbx_delete (const struct store *st, const char *id, bool force, hk_err *err)
       cleanup_free char *data = store_data_dir (st, id);
       r = cg_remove (&cg, err) < 0 || rm_rf (data, err) < 0 ? -1 : store_remove (&e, err);
     }
+  if (r == 0 && hspec)
+    {
+      s->status = OCI_STATUS_STOPPED;
+      hooks_run_warn (hspec, OCI_HOOK_POSTSTOP, s);
+    }
+  oci_spec_free (hspec);
   cg_sandbox_free (&cg);
   oci_state_free (s);
   store_close (&e);

@@ -319,6 +319,8 @@ spawn_clone (const struct spawn_cfg *cfg, struct spawn_child *out, hk_err *err)
   if (cfg->cgroup
       && cfg->cgroup->place (cfg->cgroup->arg, out->pid, (args.flags & CLONE_INTO_CGROUP) != 0, err) < 0)
     return -1;
+  if (cfg->before_go && cfg->before_go (cfg->before_go_arg, out->pid, err) < 0)
+    return -1;
   if (sync_send (out->sync_fd, SYNC_GO, 0, NULL) < 0)
     return err_sys (err, "start sandbox setup");
   return 0;

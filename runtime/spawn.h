@@ -41,6 +41,10 @@ struct spawn_cfg
   /* With process.terminal: where the pty's master goes (a shim's console
    * socket, or run's own end for its relay).  Unused otherwise. */
   int console_fd;
+  /* Called once the child is in its namespaces and cgroups, before it is
+   * told to build its root (the prestart and createRuntime hooks).  NULL: none. */
+  int (*before_go) (void *arg, pid_t pid, hk_err *err);
+  void *before_go_arg;
 };
 
 struct spawn_child
