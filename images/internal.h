@@ -2,7 +2,7 @@
 #ifndef HAKO_IMAGES_INTERNAL_H
 #define HAKO_IMAGES_INTERNAL_H
 
-#include <openssl/evp.h>
+#include <nettle/sha2.h>
 
 #include "images/image.h"
 
@@ -10,10 +10,10 @@
 /* Manifests, indexes and configs are read whole: bounded. */
 #define IMG_MAX_DOC (4u << 20)
 
-/* sha256 through libcrypto. */
+/* sha256 through nettle. */
 struct img_hash
 {
-  EVP_MD_CTX *ctx;
+  struct sha256_ctx ctx;
 };
 void img_hash_init (struct img_hash *h);
 void img_hash_update (struct img_hash *h, const void *buf, size_t n);

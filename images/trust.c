@@ -3,7 +3,7 @@
  * the keys the policy names. */
 #include <errno.h>
 #include <gpgme.h>
-#include <openssl/evp.h>
+#include <nettle/base64.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -127,12 +127,12 @@ static int
 import_key_data (struct keyring *k, const char *b64, hk_err *err)
 {
   size_t n = strlen (b64);
-  cleanup_free unsigned char *raw = xmalloc (n / 4 * 3 + 4);
-  int len = n % 4 == 0 ? EVP_DecodeBlock (raw, (const unsigned char *) b64, n) : -1;
-  if (len < 0)
+  size_t len = BASE64_DECODE_LENGTH (n);
+  cleanup_free uint8_t *raw = xmalloc (len + 1);
+  struct base64_decode_ctx ctx;
+  base64_decode_init (&ctx);
+  if (n % 4 != 0 || !base64_decode_update (&ctx, &len, raw, n, b64) || !base64_decode_final (&ctx))
     return err_set (err, EINVAL, "trust policy: keyData is not base64");
-  while (n > 0 && b64[n - 1] == '=' && len > 0)
-    n--, len--;  /* EVP_DecodeBlock counts the padding as bytes */
   return import_keys (k, (const char *) raw, len, "trust policy keyData", err);
 }
 
