@@ -366,3 +366,15 @@ fd_close_all_but (unsigned int first, int *keep, size_t n)
     }
   sys_close_range (from, ~0U, 0);
 }
+
+char *
+time_rfc3339_now (void)
+{
+  struct timespec ts;
+  struct tm tm;
+  char buf[64];
+  clock_gettime (CLOCK_REALTIME, &ts);
+  gmtime_r (&ts.tv_sec, &tm);
+  strftime (buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  return xasprintf ("%s.%09ldZ", buf, ts.tv_nsec);
+}

@@ -64,5 +64,7 @@ int parse_size (const char *s, uint64_t *bytes);
 
 /* Monotonic milliseconds. */
 uint64_t now_ms (void);
+/* The time now as RFC 3339 UTC with nanoseconds ("2026-11-29T12:00:00.000000000Z"). */
+char *time_rfc3339_now (void);
 
 #endif

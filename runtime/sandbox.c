@@ -31,18 +31,6 @@
 #include "runtime/rootfs_image.h"
 #include "runtime/snapshot.h"
 
-static char *
-rfc3339_now (void)
-{
-  struct timespec ts;
-  struct tm tm;
-  char buf[64];
-  clock_gettime (CLOCK_REALTIME, &ts);
-  gmtime_r (&ts.tv_sec, &tm);
-  strftime (buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  return xasprintf ("%s.%09ldZ", buf, ts.tv_nsec);
-}
-
 /* Test hook for the crash tests: HAKO_TEST_STALL=POINT makes create mark
  * the state dir and wait at POINT so a test can SIGKILL it exactly there. */
 static void
@@ -324,10 +312,10 @@ record_state (struct build *b, const struct sbx_create_opts *o, enum oci_status 
     .annotations = o->spec->annotations, .n_annotations = o->spec->n_annotations,
     .rootfs = (char *) rootfs,
   };
-  cleanup_free char *created = o->created ? xstrdup (o->created) : rfc3339_now ();
+  cleanup_free char *created = o->created ? xstrdup (o->created) : time_rfc3339_now ();
   cleanup_free char *work = workdir_of (o, b);
   s.created = created;
-  cleanup_free char *now = status == OCI_STATUS_RUNNING ? rfc3339_now () : NULL;
+  cleanup_free char *now = status == OCI_STATUS_RUNNING ? time_rfc3339_now () : NULL;
   s.started = now;
   s.workdir = work;
   return store_write_state (&b->entry, &s, err);
@@ -759,7 +747,7 @@ sbx_start (const struct store *st, const char *id, hk_err *err)
       unlink (fifo);
       s->status = OCI_STATUS_RUNNING;
       free (s->started);
-      s->started = rfc3339_now ();
+      s->started = time_rfc3339_now ();
       r = store_write_state (&e, s, err);
       if (r == 0)
         hooks_run_warn (hspec, OCI_HOOK_POSTSTART, s);

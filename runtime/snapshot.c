@@ -146,19 +146,6 @@ resolve_dest (const char *dest, char **out, hk_err *err)
   return 0;
 }
 
-static char *
-now_rfc3339 (void)
-{
-  struct timespec ts;
-  struct tm tm;
-  char buf[64];
-  clock_gettime (CLOCK_REALTIME, &ts);
-  gmtime_r (&ts.tv_sec, &tm);
-  size_t n = strftime (buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  snprintf (buf + n, sizeof buf - n, ".%09ldZ", ts.tv_nsec);
-  return xstrdup (buf);
-}
-
 static int
 write_meta (const char *tmp, const char *id, const char *kind, const char *src,
             const struct store_entry *e, const char *image_record, hk_err *err)
@@ -185,7 +172,7 @@ write_meta (const char *tmp, const char *id, const char *kind, const char *src,
       if (nl)
         *nl = '\0';
     }
-  cleanup_free char *created = now_rfc3339 ();
+  cleanup_free char *created = time_rfc3339_now ();
   struct json_out o;
   json_out_init (&o, "  ");
   json_obj_open (&o);

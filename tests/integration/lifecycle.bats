@@ -2,6 +2,7 @@
 # The lifecycle a user drives: create, start, state, kill, delete, run.
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 setup_file () { hako_setup_file; }
 setup () { hako_setup; }
