@@ -588,6 +588,11 @@ static const struct
     "{'destination':'d','type':'tmpfs'}]}",
     ".mounts[3].destination: must be an absolute path" },
   { "{" BASE ",'mounts':[{'type':'tmpfs'}]}", ".mounts[0].destination: required" },
+  { "{" BASE ",'mounts':[{'destination':'/x','type':'bind','source':'/s','options':['rbind','idmap']}]}",
+    ".mounts[0].options: \"idmap\": idmapped bind mounts are not supported yet" },
+  { "{" BASE ",'mounts':[{'destination':'/x','type':'bind','source':'/s','options':['bind'],"
+    "'uidMappings':[{'containerID':0,'hostID':1000,'size':1}]}]}",
+    ".mounts[0].uidMappings: per-mount id mappings are not supported yet" },
   { "{" BASE ",'mounts':[{'destination':'/x','options':['ro']}]}",
     ".mounts[0].type: required unless the mount is a bind" },
   { "{" BASE ",'mounts':[{'destination':'/x','type':'tmpfs','options':'ro'}]}",
