@@ -100,7 +100,11 @@ hog () { echo "x=\$(head -c $1 /dev/zero | tr '\\0' a); echo survived"; }
 @test "update: below what the sandbox uses, the kernel's refusal is reported" {
   [ "$(wc -l < /proc/swaps)" -le 1 ] || skip "this host swaps: the kernel reclaims instead of refusing"
   v2_host && skip "cgroup v2 reclaims or OOM-kills instead of refusing"
-  b=$(limited busy 268435456 0 sh -c 'x=$(head -c 40000000 /dev/zero | tr "\0" a); sleep 1000')
+  # 40 MB in a tmpfs: charged to the sandbox's memory cgroup at once, and
+  # not reclaimable without swap (a shell variable of that size took long to
+  # build on a loaded machine).
+  b=$(limited busy 268435456 0 sh -c 'head -c 40000000 /dev/zero > /fill/f; sleep 1000')
+  edit_config "$b" '.mounts += [{"destination": "/fill", "type": "tmpfs", "source": "tmpfs"}]'
   $H run --detach --bundle "$b" busy
   usage=$(cgfile memory.usage_in_bytes busy)
   # Until the 40 MB are really held (slow on a loaded machine).
