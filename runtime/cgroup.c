@@ -214,6 +214,11 @@ cg_prepare (const struct cg_host *h, const struct oci_spec *spec, const char *id
                                          "linux.resources: this host has no cgroup "
                                          "filesystem to enforce the limits with")
                               : 0;
+  /* Both backends refuse it alike: the kernel dropped kmem limits. */
+  if (spec->linux.resources.has_memory_kernel)
+    return err_set (err, ENOTSUP,
+                    "linux.resources.memory.kernel: kernel memory limits are not "
+                    "supported (the kernel deprecated them)");
   unsigned need = 0;
   if (backend (h->layout)->needs (spec, &need, err) < 0)
     return -1;

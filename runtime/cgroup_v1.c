@@ -17,10 +17,6 @@ v1_needs (const struct oci_spec *spec, unsigned *ctls, hk_err *err)
 {
   const struct oci_resources *r = &spec->linux.resources;
   unsigned n = 0;
-  if (r->has_memory_kernel)
-    return err_set (err, ENOTSUP,
-                    "linux.resources.memory.kernel: kernel memory limits are not "
-                    "supported (the kernel deprecated them)");
   if (r->n_unified)
     return err_set (err, ENOTSUP,
                     "linux.resources.unified.%s: unified keys need cgroup v2, and this "

@@ -42,10 +42,6 @@ v2_needs (const struct oci_spec *spec, unsigned *ctls, hk_err *err)
 {
   const struct oci_resources *r = &spec->linux.resources;
   unsigned n = 0;
-  if (r->has_memory_kernel)
-    return err_set (err, ENOTSUP,
-                    "linux.resources.memory.kernel: kernel memory limits are not "
-                    "supported (the kernel deprecated them)");
   if (r->has_memory_swappiness)
     return err_set (err, ENOTSUP,
                     "linux.resources.memory.swappiness: cgroup v2 has no per-cgroup "

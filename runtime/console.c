@@ -15,6 +15,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "lib/fdpass.h"
 #include "lib/syscalls.h"
 #include "lib/util.h"
 
@@ -52,25 +53,7 @@ console_connect (const char *path, int *fd, hk_err *err)
 int
 console_send_master (int sock, int master, hk_err *err)
 {
-  struct iovec iov = { .iov_base = (void *) master_name, .iov_len = sizeof master_name - 1 };
-  union
-  {
-    char buf[CMSG_SPACE (sizeof (int))];
-    struct cmsghdr align;
-  } u;
-  memset (&u, 0, sizeof u);
-  struct msghdr h = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                      .msg_controllen = sizeof u.buf };
-  struct cmsghdr *c = CMSG_FIRSTHDR (&h);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN (sizeof (int));
-  memcpy (CMSG_DATA (c), &master, sizeof (int));
-  ssize_t r;
-  do
-    r = sendmsg (sock, &h, MSG_NOSIGNAL);
-  while (r < 0 && errno == EINTR);
-  if (r < 0)
+  if (fd_send (sock, master_name, sizeof master_name - 1, master) < 0)
     return err_sys (err, "send the terminal over the console socket");
   return 0;
 }
@@ -79,24 +62,8 @@ int
 console_recv_master (int sock, int *master, hk_err *err)
 {
   char name[4096];
-  struct iovec iov = { .iov_base = name, .iov_len = sizeof name };
-  union
-  {
-    char buf[CMSG_SPACE (sizeof (int))];
-    struct cmsghdr align;
-  } u;
-  struct msghdr h = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                      .msg_controllen = sizeof u.buf };
-  ssize_t r;
-  *master = -1;
-  do
-    r = recvmsg (sock, &h, MSG_CMSG_CLOEXEC);
-  while (r < 0 && errno == EINTR);
-  if (r < 0)
+  if (fd_recv (sock, name, sizeof name, master) < 0)
     return err_sys (err, "receive the terminal");
-  for (struct cmsghdr *c = CMSG_FIRSTHDR (&h); c; c = CMSG_NXTHDR (&h, c))
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-      memcpy (master, CMSG_DATA (c), sizeof (int));
   if (*master < 0)
     return err_set (err, EPIPE, "the sandbox's process sent no terminal");
   return 0;

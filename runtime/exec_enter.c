@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "lib/fdpass.h"
 #include "lib/syscalls.h"
 #include "lib/util.h"
 #include "runtime/console.h"
@@ -35,61 +36,13 @@ int
 enter_send (int fd, int type, int value, int more, int pass_fd)
 {
   struct enter_msg m = { .type = type, .value = value, .more = more };
-  struct iovec iov = { .iov_base = &m, .iov_len = sizeof m };
-  union
-  {
-    char buf[CMSG_SPACE (sizeof (int))];
-    struct cmsghdr align;
-  } u;
-  struct msghdr h = { .msg_iov = &iov, .msg_iovlen = 1 };
-  if (pass_fd >= 0)
-    {
-      memset (&u, 0, sizeof u);
-      h.msg_control = u.buf;
-      h.msg_controllen = sizeof u.buf;
-      struct cmsghdr *c = CMSG_FIRSTHDR (&h);
-      c->cmsg_level = SOL_SOCKET;
-      c->cmsg_type = SCM_RIGHTS;
-      c->cmsg_len = CMSG_LEN (sizeof (int));
-      memcpy (CMSG_DATA (c), &pass_fd, sizeof (int));
-    }
-  ssize_t r;
-  do
-    r = sendmsg (fd, &h, MSG_NOSIGNAL);
-  while (r < 0 && errno == EINTR);
-  return r == (ssize_t) sizeof m ? 0 : -1;
+  return fd_send (fd, &m, sizeof m, pass_fd) == (ssize_t) sizeof m ? 0 : -1;
 }
 
 int
 enter_recv (int fd, struct enter_msg *m, int *fd_out)
 {
-  struct iovec iov = { .iov_base = m, .iov_len = sizeof *m };
-  union
-  {
-    char buf[CMSG_SPACE (sizeof (int))];
-    struct cmsghdr align;
-  } u;
-  struct msghdr h = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                      .msg_controllen = sizeof u.buf };
-  if (fd_out)
-    *fd_out = -1;
-  ssize_t r;
-  do
-    r = recvmsg (fd, &h, MSG_CMSG_CLOEXEC);
-  while (r < 0 && errno == EINTR);
-  if (r != (ssize_t) sizeof *m)
-    return -1;
-  for (struct cmsghdr *c = CMSG_FIRSTHDR (&h); c; c = CMSG_NXTHDR (&h, c))
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-      {
-        int passed;
-        memcpy (&passed, CMSG_DATA (c), sizeof passed);
-        if (fd_out)
-          *fd_out = passed;
-        else
-          close (passed);
-      }
-  return 0;
+  return fd_recv (fd, m, sizeof *m, fd_out) == (ssize_t) sizeof *m ? 0 : -1;
 }
 
 static void __attribute__ ((noreturn))

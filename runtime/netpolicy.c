@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "lib/fdpass.h"
 #include "lib/syscalls.h"
 #include "lib/util.h"
 #include "runtime/allowlist.h"
@@ -88,20 +89,7 @@ netpolicy_prepare (struct oci_spec *spec, hk_err *err)
 static int
 send_fd (int sock, int fd, int e)
 {
-  char cbuf[CMSG_SPACE (sizeof (int))] = { 0 };
-  struct iovec iov = { .iov_base = &e, .iov_len = sizeof e };
-  struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-  if (fd >= 0)
-    {
-      msg.msg_control = cbuf;
-      msg.msg_controllen = sizeof cbuf;
-      struct cmsghdr *cm = CMSG_FIRSTHDR (&msg);
-      cm->cmsg_level = SOL_SOCKET;
-      cm->cmsg_type = SCM_RIGHTS;
-      cm->cmsg_len = CMSG_LEN (sizeof (int));
-      memcpy (CMSG_DATA (cm), &fd, sizeof fd);
-    }
-  return sendmsg (sock, &msg, MSG_NOSIGNAL) < 0 ? -1 : 0;
+  return fd_send (sock, &e, sizeof e, fd) < 0 ? -1 : 0;
 }
 
 /* The received fd, or -1 with errno the helper's error. */
@@ -109,17 +97,7 @@ static int
 recv_fd (int sock)
 {
   int e = EIO, fd = -1;
-  char cbuf[CMSG_SPACE (sizeof (int))];
-  struct iovec iov = { .iov_base = &e, .iov_len = sizeof e };
-  struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-                        .msg_controllen = sizeof cbuf };
-  ssize_t n;
-  do
-    n = recvmsg (sock, &msg, MSG_CMSG_CLOEXEC);
-  while (n < 0 && errno == EINTR);
-  struct cmsghdr *cm = n > 0 ? CMSG_FIRSTHDR (&msg) : NULL;
-  if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
-    memcpy (&fd, CMSG_DATA (cm), sizeof fd);
+  ssize_t n = fd_recv (sock, &e, sizeof e, &fd);
   if (fd < 0)
     errno = n > 0 ? e : EIO;
   return fd;

@@ -1067,105 +1067,109 @@ stop_processes (const struct oci_state *s, const struct cg_sandbox *cg, uint64_t
   return 0;
 }
 
-int
-sbx_stop (const struct store *st, const char *id, uint64_t timeout_ms, hk_err *err)
+/* The frame of the verbs that change a sandbox's status through its cgroups:
+ * the sandbox locked, its state and cgroups loaded, fn run, all released. */
+typedef int (*locked_fn) (struct store_entry *e, struct oci_state *s, struct cg_sandbox *cg,
+                          const void *arg, hk_err *err);
+
+static int
+with_locked (const struct store *st, const char *id, locked_fn fn, const void *arg, hk_err *err)
 {
   struct store_entry e;
   struct oci_state *s = NULL;
   struct cg_sandbox cg = { 0 };
   if (open_locked (st, id, &e, &s, err) < 0)
     return -1;
-  int r = 0;
-  if (s->status != OCI_STATUS_STOPPED)
-    {
-      load_cgroups (st, &e, &cg);
-      cleanup_free char *record = store_path (&e, "cgroups");
-      cleanup_free char *fifo = store_path (&e, "exec.fifo");
-      /* The monitor reaps the process and writes how it ended: waited for,
-       * so that state says so once stop returns.  Then whatever outlived
-       * the first process dies with the cgroups, which a stopped sandbox
-       * does not keep (start makes them again). */
-      r = stop_processes (s, &cg, timeout_ms, err);
-      if (r == 0)
-        {
-          mon_wait_gone (e.dir, 2000, false);
-          proxy_stop (&e);
-          r = cg_remove (&cg, err);
-        }
-      if (r == 0 && ((unlink (record) < 0 && errno != ENOENT) || (unlink (fifo) < 0 && errno != ENOENT)))
-        r = err_sys (err, "stop sandbox %s", id);
-      if (r == 0)
-        {
-          s->status = OCI_STATUS_STOPPED;
-          r = store_write_state (&e, s, err);
-        }
-    }
+  load_cgroups (st, &e, &cg);
+  int r = fn (&e, s, &cg, arg, err);
   cg_sandbox_free (&cg);
   oci_state_free (s);
   store_close (&e);
   return r;
 }
 
+static int
+stop_locked (struct store_entry *e, struct oci_state *s, struct cg_sandbox *cg, const void *arg,
+             hk_err *err)
+{
+  const uint64_t *timeout_ms = arg;
+  if (s->status == OCI_STATUS_STOPPED)
+    return 0;
+  cleanup_free char *record = store_path (e, "cgroups");
+  cleanup_free char *fifo = store_path (e, "exec.fifo");
+  /* The monitor reaps the process and writes how it ended: waited for, so
+   * that state says so once stop returns.  Then whatever outlived the first
+   * process dies with the cgroups, which a stopped sandbox does not keep
+   * (start makes them again). */
+  if (stop_processes (s, cg, *timeout_ms, err) < 0)
+    return -1;
+  mon_wait_gone (e->dir, 2000, false);
+  proxy_stop (e);
+  if (cg_remove (cg, err) < 0)
+    return -1;
+  if ((unlink (record) < 0 && errno != ENOENT) || (unlink (fifo) < 0 && errno != ENOENT))
+    return err_sys (err, "stop sandbox %s", s->id);
+  s->status = OCI_STATUS_STOPPED;
+  return store_write_state (e, s, err);
+}
+
+int
+sbx_stop (const struct store *st, const char *id, uint64_t timeout_ms, hk_err *err)
+{
+  return with_locked (st, id, stop_locked, &timeout_ms, err);
+}
+
 /* ---- pause / resume --------------------------------------------------------- */
+
+static int
+pause_locked (struct store_entry *e, struct oci_state *s, struct cg_sandbox *cg, const void *arg,
+              hk_err *err)
+{
+  (void) arg;
+  enum oci_status was = s->status;
+  if (was != OCI_STATUS_RUNNING && was != OCI_STATUS_CREATED)
+    return err_set (err, EINVAL, "sandbox %s: container not running (it is %s)", s->id,
+                    oci_status_name (was));
+  if (!cg_can_freeze (cg))
+    return err_set (err, ENOTSUP, "sandbox %s has no freezer cgroup (none mounted, or not writable)",
+                    s->id);
+  /* Recorded before the freeze: a hako killed in between leaves a sandbox
+   * that says paused, and resume (which thaws whatever the cgroup says) puts
+   * it right; the other order would leave a frozen sandbox that says
+   * running, which resume refuses. */
+  s->status = OCI_STATUS_PAUSED;
+  if (store_write_state (e, s, err) == 0 && cg_freeze (cg, true, err) == 0)
+    return 0;
+  hk_err ignored;
+  s->status = was;
+  store_write_state (e, s, &ignored);
+  return -1;
+}
 
 int
 sbx_pause (const struct store *st, const char *id, hk_err *err)
 {
-  struct store_entry e;
-  struct oci_state *s = NULL;
-  struct cg_sandbox cg = { 0 };
-  if (open_locked (st, id, &e, &s, err) < 0)
+  return with_locked (st, id, pause_locked, NULL, err);
+}
+
+static int
+resume_locked (struct store_entry *e, struct oci_state *s, struct cg_sandbox *cg, const void *arg,
+               hk_err *err)
+{
+  (void) arg;
+  if (s->status != OCI_STATUS_PAUSED)
+    return err_set (err, EINVAL, "sandbox %s: container not paused (it is %s)", s->id,
+                    oci_status_name (s->status));
+  if (cg_freeze (cg, false, err) < 0)
     return -1;
-  int r = -1;
-  enum oci_status was = s->status;
-  load_cgroups (st, &e, &cg);
-  if (was != OCI_STATUS_RUNNING && was != OCI_STATUS_CREATED)
-    err_set (err, EINVAL, "sandbox %s: container not running (it is %s)", id, oci_status_name (was));
-  else if (!cg_can_freeze (&cg))
-    err_set (err, ENOTSUP, "sandbox %s has no freezer cgroup (none mounted, or not writable)", id);
-  else
-    {
-      /* Recorded before the freeze: a hako killed in between leaves a
-       * sandbox that says paused, and resume (which thaws whatever the
-       * cgroup says) puts it right; the other order would leave a frozen
-       * sandbox that says running, which resume refuses. */
-      s->status = OCI_STATUS_PAUSED;
-      if (store_write_state (&e, s, err) == 0 && cg_freeze (&cg, true, err) == 0)
-        r = 0;
-      else
-        {
-          hk_err ignored;
-          s->status = was;
-          store_write_state (&e, s, &ignored);
-        }
-    }
-  cg_sandbox_free (&cg);
-  oci_state_free (s);
-  store_close (&e);
-  return r;
+  /* Paused before its start: created again until `start` releases it. */
+  cleanup_free char *fifo = store_path (e, "exec.fifo");
+  s->status = access (fifo, F_OK) == 0 ? OCI_STATUS_CREATED : OCI_STATUS_RUNNING;
+  return store_write_state (e, s, err);
 }
 
 int
 sbx_resume (const struct store *st, const char *id, hk_err *err)
 {
-  struct store_entry e;
-  struct oci_state *s = NULL;
-  struct cg_sandbox cg = { 0 };
-  if (open_locked (st, id, &e, &s, err) < 0)
-    return -1;
-  int r = -1;
-  load_cgroups (st, &e, &cg);
-  if (s->status != OCI_STATUS_PAUSED)
-    err_set (err, EINVAL, "sandbox %s: container not paused (it is %s)", id, oci_status_name (s->status));
-  else if (cg_freeze (&cg, false, err) == 0)
-    {
-      /* Paused before its start: created again until `start` releases it. */
-      cleanup_free char *fifo = store_path (&e, "exec.fifo");
-      s->status = access (fifo, F_OK) == 0 ? OCI_STATUS_CREATED : OCI_STATUS_RUNNING;
-      r = store_write_state (&e, s, err);
-    }
-  cg_sandbox_free (&cg);
-  oci_state_free (s);
-  store_close (&e);
-  return r;
+  return with_locked (st, id, resume_locked, NULL, err);
 }
