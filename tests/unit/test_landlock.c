@@ -13,6 +13,7 @@
 #include "lib/util.h"
 #include "oci/spec.h"
 #include "runtime/landlock.h"
+#include "tests/unit/helpers.h"
 #include "tests/unit/tap.h"
 
 #define R (LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
@@ -28,23 +29,12 @@
 
 #define BASE "'ociVersion':'1.0.0','root':{'path':'rootfs','readonly':true},'process':{'args':['sh']}"
 
-static char *
-q (const char *s)
-{
-  char *r = xstrdup (s);
-  for (char *p = r; *p; p++)
-    if (*p == '\'')
-      *p = '"';
-  return r;
-}
-
 static struct oci_spec *
 parse (const char *text)
 {
-  cleanup_free char *json = q (text);
-  struct oci_spec *s = NULL;
   hk_err err = { 0 };
-  if (oci_spec_parse (json, strlen (json), &s, &err) < 0)
+  struct oci_spec *s = parse_q (text, &err);
+  if (!s)
     printf ("# parse: %s\n", err.msg);
   return s;
 }

@@ -25,30 +25,19 @@
 #include "lib/util.h"
 #include "oci/spec.h"
 #include "runtime/seccomp.h"
+#include "tests/unit/helpers.h"
 #include "tests/unit/tap.h"
 
 #define BASE "'ociVersion':'1.0.0','root':{'path':'rootfs'},'process':{'args':['sh']}"
-
-/* Test configs are written with ' for " so they stay readable. */
-static char *
-q (const char *s)
-{
-  char *r = xstrdup (s);
-  for (char *p = r; *p; p++)
-    if (*p == '\'')
-      *p = '"';
-  return r;
-}
 
 /* Compile the seccomp object SECCOMP ("{...}", ' for "); NULL on error. */
 static struct seccomp_prog *
 compile (const char *seccomp, hk_err *err)
 {
   cleanup_free char *text = xasprintf ("{" BASE ",'linux':{'seccomp':%s}}", seccomp);
-  cleanup_free char *json = q (text);
-  struct oci_spec *spec = NULL;
+  struct oci_spec *spec = parse_q (text, err);
   struct seccomp_prog *p = NULL;
-  if (oci_spec_parse (json, strlen (json), &spec, err) == 0)
+  if (spec)
     seccomp_prepare (spec, &p, err);
   oci_spec_free (spec);
   return p;

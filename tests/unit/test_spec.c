@@ -9,6 +9,7 @@
 
 #include "lib/util.h"
 #include "oci/spec.h"
+#include "tests/unit/helpers.h"
 #include "tests/unit/tap.h"
 
 /* `runc spec` (runc 1.1.5), verbatim but for tabs. */
@@ -190,33 +191,13 @@ static const char runc_spec[] =
   "}\n"
   ;
 
-/* Test configs are written with ' for " so they stay readable. */
-static char *
-q (const char *s)
-{
-  char *r = xstrdup (s);
-  for (char *p = r; *p; p++)
-    if (*p == '\'')
-      *p = '"';
-  return r;
-}
-
-static struct oci_spec *
-parse (const char *text, hk_err *err)
-{
-  cleanup_free char *json = q (text);
-  struct oci_spec *s = NULL;
-  if (oci_spec_parse (json, strlen (json), &s, err) < 0)
-    return NULL;
-  return s;
-}
 
 /* TEXT must fail with a message starting with WANT (on one line). */
 static void
 fails_with (const char *text, const char *want)
 {
   hk_err err = { 0 };
-  struct oci_spec *s = parse (text, &err);
+  struct oci_spec *s = parse_q (text, &err);
   bool good = s == NULL && strncmp (err.msg, want, strlen (want)) == 0
               && strchr (err.msg, '\n') == NULL;
   if (!good)
@@ -464,7 +445,7 @@ static void
 test_full_config (void)
 {
   hk_err err = { 0 };
-  struct oci_spec *s = parse (full_config, &err);
+  struct oci_spec *s = parse_q (full_config, &err);
   ok (s != NULL, "a config with every field parses (%s)", s ? "ok" : err.msg);
   if (s == NULL)
     return;
@@ -501,7 +482,7 @@ static void
 test_defaults_and_nulls (void)
 {
   hk_err err = { 0 };
-  struct oci_spec *s = parse ("{" BASE ",'process':{'args':['sh']},'linux':null,'hooks':null,"
+  struct oci_spec *s = parse_q ("{" BASE ",'process':{'args':['sh']},'linux':null,'hooks':null,"
                               "'sandbox':{'workdir':{},'landlock':{}},'mounts':null}",
                               &err);
   ok (s != NULL, "null fields read as absent (%s)", s ? "ok" : err.msg);
@@ -519,7 +500,7 @@ test_defaults_and_nulls (void)
       "no mounts, no linux");
   oci_spec_free (s);
 
-  s = parse ("{'ociVersion':'1.0.0','sandbox':{'root':'tmpfs','limits':{'timeout':1.5,"
+  s = parse_q ("{'ociVersion':'1.0.0','sandbox':{'root':'tmpfs','limits':{'timeout':1.5,"
              "'max_output':'64k'}}}",
              &err);
   ok (s != NULL && s->root_path == NULL && s->process == NULL,
@@ -527,10 +508,10 @@ test_defaults_and_nulls (void)
   ok (s && s->sandbox.timeout_ms == 1500 && s->sandbox.max_output == 65536,
       "timeout as seconds, max_output with a suffix");
   oci_spec_free (s);
-  s = parse ("{" BASE ",'sandbox':{'limits':{'timeout':'500ms'}}}", &err);
+  s = parse_q ("{" BASE ",'sandbox':{'limits':{'timeout':'500ms'}}}", &err);
   ok (s && s->sandbox.timeout_ms == 500, "timeout \"500ms\"");
   oci_spec_free (s);
-  s = parse ("{" BASE ",'sandbox':{'limits':{'timeout':30,'max_output':0}}}", &err);
+  s = parse_q ("{" BASE ",'sandbox':{'limits':{'timeout':30,'max_output':0}}}", &err);
   ok (s && s->sandbox.timeout_ms == 30000 && s->sandbox.has_max_output
         && s->sandbox.max_output == 0,
       "timeout as an integer of seconds; max_output 0 is set, not absent");
@@ -689,7 +670,7 @@ static void
 test_mount_options (void)
 {
   hk_err err = { 0 };
-  struct oci_spec *s = parse (
+  struct oci_spec *s = parse_q (
       "{" BASE ",'mounts':["
       "{'destination':'/m0','type':'tmpfs','options':['nosuid','ro','rw']},"
       "{'destination':'/m1','source':'/x','options':['rbind','rprivate','ro']},"
@@ -707,7 +688,7 @@ test_mount_options (void)
       "'diratime','nomand','runbindable']},"
       "{'destination':'/m10','source':'/x','options':['bind','rshared']}]}",
       &err);
-  ok (s != NULL, "mount options parse (%s)", s ? "ok" : err.msg);
+  ok (s != NULL, "mount options parse_q (%s)", s ? "ok" : err.msg);
   if (s == NULL)
     return;
   struct oci_mount *m = s->mounts;
@@ -873,11 +854,11 @@ static void
 test_init (void)
 {
   hk_err err = { 0 };
-  struct oci_spec *s = parse ("{" BASE ",'sandbox':{'init':true},'process':{'cwd':'/'}}", &err);
+  struct oci_spec *s = parse_q ("{" BASE ",'sandbox':{'init':true},'process':{'cwd':'/'}}", &err);
   ok (s && s->sandbox.init && s->process->args && s->process->args[0] == NULL,
       "sandbox.init: process.args may be absent");
   oci_spec_free (s);
-  s = parse ("{" BASE ",'sandbox':{'init':true},'process':{'args':[]}}", &err);
+  s = parse_q ("{" BASE ",'sandbox':{'init':true},'process':{'args':[]}}", &err);
   ok (s && s->sandbox.init && s->process->args[0] == NULL, "sandbox.init: process.args may be empty");
   oci_spec_free (s);
   fails_with ("{" BASE ",'process':{'cwd':'/'}}", ".process.args: must be a non-empty array");

@@ -5,17 +5,8 @@
 
 #include "lib/util.h"
 #include "oci/state.h"
+#include "tests/unit/helpers.h"
 #include "tests/unit/tap.h"
-
-static char *
-q (const char *s)
-{
-  char *r = xstrdup (s);
-  for (char *p = r; *p; p++)
-    if (*p == '\'')
-      *p = '"';
-  return r;
-}
 
 /* TEXT (with ' for ") must fail to parse with a message starting with WANT. */
 static void
