@@ -13,12 +13,21 @@
 # same, if creating costs nothing per byte of image; the large one has busybox
 # under its two layers so that its process can start).
 #
-# Not part of `make bench` (it builds 200 MB of fixtures).  Environment: HAKO,
-# RUNS (default 5).  Needs root, hyperfine, gzip, jq.
+# Run by tests/bench/all.sh (`make bench`).  Environment: HAKO, RUNS
+# (default 5), CREATE_RUNS (default 4 x RUNS), LAYER1 and LAYER2 (the host
+# directories, relative to /, that make the two layers; defaults as above),
+# BENCH_FORMAT=lines (human output to stderr; stdout gets
+# `BENCH ROW TOOL VALUE UNIT [NOTE]` lines, rows import, create-small,
+# create-large).  Needs root, hyperfine, gzip, jq.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 RUNS=${RUNS:-5}
+CREATE_RUNS=${CREATE_RUNS:-$((RUNS * 4))}
+LAYER1=${LAYER1:-usr/lib/python3 usr/lib/python3.11}
+LAYER2=${LAYER2:-usr/libexec usr/share/perl}
 HAKO=${HAKO:-$here/../../hako}
+if [ "${BENCH_FORMAT:-}" = lines ]; then exec 3>&1 1>&2; else exec 3> /dev/null; fi
+emit () { printf 'BENCH %s\n' "$*" >&3; }
 command -v hyperfine >/dev/null || { echo "images.sh: hyperfine not installed" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || { echo "images.sh: needs root" >&2; exit 1; }
 
@@ -28,9 +37,12 @@ H="$HAKO --root $work/state --data-root $work/data"
 echo '{"default": [{"type": "insecureAcceptAnything"}]}' > "$work/policy.json"
 
 echo "== building the fixtures (untimed)"
-tar --sort=name --owner=0 --group=0 --numeric-owner -C / -cf "$work/l1.tar" usr/lib/python3 usr/lib/python3.11
-tar --sort=name --owner=0 --group=0 --numeric-owner -C / -cf "$work/l2.tar" usr/libexec usr/share/perl
+# shellcheck disable=SC2086 # LAYER1 and LAYER2 are lists of paths
+tar --sort=name --owner=0 --group=0 --numeric-owner -C / -cf "$work/l1.tar" $LAYER1
+# shellcheck disable=SC2086
+tar --sort=name --owner=0 --group=0 --numeric-owner -C / -cf "$work/l2.tar" $LAYER2
 du -sh "$work/l1.tar" "$work/l2.tar"
+mb=$(du -cm "$work/l1.tar" "$work/l2.tar" | tail -n 1 | cut -f1)
 CMD_JSON='["true"]' TAG=bench "$here/../fixtures/images.sh" layout "$work/layout" gzip "$work/l1.tar" "$work/l2.tar"
 blobs=$(jq -r '.manifests[0].digest' "$work/layout/index.json")
 mapfile -t gz < <(jq -r '.layers[].digest | sub("sha256:"; "")' "$work/layout/blobs/sha256/${blobs#sha256:}")
@@ -45,20 +57,25 @@ if command -v umoci >/dev/null; then
   cmds+=(--command-name umoci --prepare "rm -rf $work/umoci" "umoci unpack --image $work/layout:bench $work/umoci")
 else
   echo "umoci not installed: skipped"
+  emit "import umoci - - n/a (not installed)"
 fi
 cmds+=(--command-name tar --prepare "rm -rf $work/tar; mkdir $work/tar"
        "tar -xzf $work/layout/blobs/sha256/${gz[0]} -C $work/tar && tar -xzf $work/layout/blobs/sha256/${gz[1]} -C $work/tar")
-echo "== import + unpack of the ~200 MB 2-layer image"
+echo "== import + unpack of the ${mb} MB 2-layer image"
 hyperfine --runs "$RUNS" --warmup 1 --export-json "$work/import.json" "${cmds[@]}" >/dev/null
 jq -r '.results as $r | ($r[] | select(.command == "hako") | .median) as $h
        | $r[] | "\(.command)\t\(.median * 1000 | floor) ms\t\(.median / $h * 100 | floor / 100)x hako"' "$work/import.json"
+jq -r --arg mb "$mb" '.results[] | "BENCH import \(.command) \(.median * 1000) ms \($mb) MB, 2 gzip layers"' \
+  "$work/import.json" >&3
 
-echo "== create --image: small (busybox, ~2 MB) vs large (~200 MB)"
+echo "== create --image: small (busybox, ~2 MB) vs large (~$((mb + 2)) MB)"
 $H image import --policy "$work/policy.json" "$work/large" --name large >/dev/null
 $H image import --policy "$work/policy.json" "$work/busybox/layout" --name small >/dev/null
 # Made once first, so every timed run's prepare has one to delete.
 $H create --image small small && $H create --image large large
-hyperfine -N --runs "$((RUNS * 4))" --warmup 2 --export-json "$work/create.json" \
+hyperfine -N --runs "$CREATE_RUNS" --warmup 2 --export-json "$work/create.json" \
   --command-name small --prepare "$H delete --force small" "$H create --image small small" \
   --command-name large --prepare "$H delete --force large" "$H create --image large large" >/dev/null
 jq -r '.results[] | "\(.command)\t\(.median * 1000 * 10 | floor / 10) ms (min \(.min * 1000 * 10 | floor / 10))"' "$work/create.json"
+jq -r --arg mb "$((mb + 2))" '.results[] | "BENCH create-\(.command) hako \(.median * 1000) ms \(if .command == "small" then "busybox, ~2" else $mb end) MB image"' \
+  "$work/create.json" >&3
