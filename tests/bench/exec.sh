@@ -28,7 +28,7 @@ RSS_RUNS=${RSS_RUNS:-5}
 if [ "${BENCH_FORMAT:-}" = lines ]; then exec 3>&1 1>&2; else exec 3> /dev/null; fi
 emit () { printf 'BENCH %s\n' "$*" >&3; }
 command -v hyperfine > /dev/null || { echo "exec.sh: hyperfine not installed" >&2; exit 1; }
-work=$(mktemp -d /tmp/hako-bench-exec.XXXXXX)
+work=$(mktemp -d "${TMPDIR:-/tmp}"/hako-bench-exec.XXXXXX)
 chmod 711 "$work"
 mount -t tmpfs -o mode=0711 hako-bench "$work"
 "$here/../fixtures/make-bundle.sh" "$work/b" runc > /dev/null
@@ -49,7 +49,7 @@ $H run --detach --bundle "$work/b" hx
 pid=$($H state hx | jq .pid)
 out=$work/out; mkdir -p "$out"
 hyperfine -N --style basic --warmup "$WARMUP" --runs "$RUNS" --export-json "$out/h.json" \
-  -n hako "$H exec hx true" -n nsenter "nsenter -a -t $pid true" > /dev/null
+  -n hako "$H exec hx true" -n nsenter "nsenter -a -t $pid /bin/true" > /dev/null
 ok_crun=false ok_runc=false why_crun="n/a (not installed)" why_runc="n/a (not installed)"
 if command -v crun > /dev/null; then
   why_crun="failed (crun run -d)"
@@ -67,23 +67,24 @@ if command -v runc > /dev/null; then
       -n runc "runc --root $work/runc exec rx true" > /dev/null && ok_runc=true
   fi
 fi
+div () { awk -v a="$1" -v b="$2" -v f="${3:-%f}" 'BEGIN { printf f, a / b }'; }
 median () { jq -r ".results[] | select(.command == \"$2\") | .median * 1000" "$1"; }
 hm=$(median "$out/h.json" hako)
 printf '%-8s %8.2f ms\n' hako "$hm"
 emit "exec hako $hm ms"
 printf '%-8s %8.2f ms  (%.2fx hako)\n' nsenter "$(median "$out/h.json" nsenter)" \
-  "$(echo "$(median "$out/h.json" nsenter) / $hm" | bc -l)"
+  "$(div "$(median "$out/h.json" nsenter)" "$hm")"
 emit "exec nsenter $(median "$out/h.json" nsenter) ms namespaces only"
 if $ok_crun; then
   printf '%-8s %8.2f ms  (%.2fx hako)\n' crun "$(median "$out/c.json" crun)" \
-    "$(echo "$(median "$out/c.json" crun) / $hm" | bc -l)"
+    "$(div "$(median "$out/c.json" crun)" "$hm")"
   emit "exec crun $(median "$out/c.json" crun) ms$($hybrid && echo ' (hybrid cgroups: private mount ns without /sys/fs/cgroup/unified)')"
 else
   emit "exec crun - - $why_crun"
 fi
 if $ok_runc; then
   printf '%-8s %8.2f ms  (%.2fx hako)\n' runc "$(median "$out/r.json" runc)" \
-    "$(echo "$(median "$out/r.json" runc) / $hm" | bc -l)"
+    "$(div "$(median "$out/r.json" runc)" "$hm")"
   emit "exec runc $(median "$out/r.json" runc) ms"
 else
   emit "exec runc - - $why_runc"
@@ -103,8 +104,8 @@ rss () {
     tail -n 1 "$out/$name.rss1" >> "$out/$name.rss"
   done
   kb=$(sort -n "$out/$name.rss" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
-  printf '%-8s %8.1f MiB peak RSS\n' "$name" "$(echo "$kb / 1024" | bc -l)"
-  emit "rss-exec $name $(echo "scale=1; $kb / 1024" | bc -l) MiB"
+  printf '%-8s %8.1f MiB peak RSS\n' "$name" "$(div "$kb" 1024)"
+  emit "rss-exec $name $(div "$kb" 1024 %.1f) MiB"
 }
 if [ ! -x /usr/bin/time ]; then
   for n in hako crun runc; do emit "rss-exec $n - - n/a (GNU time not installed)"; done

@@ -31,12 +31,21 @@ emit () { printf 'BENCH %s\n' "$*" >&3; }
 command -v hyperfine >/dev/null || { echo "images.sh: hyperfine not installed" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || { echo "images.sh: needs root" >&2; exit 1; }
 
-work=$(mktemp -d /tmp/hako-bench-images.XXXXXX)
+work=$(mktemp -d "${TMPDIR:-/tmp}"/hako-bench-images.XXXXXX)
 trap 'for id in small large; do $HAKO --root $work/state --data-root $work/data delete --force $id >/dev/null 2>&1 || true; done; rm -rf "$work"' EXIT
 H="$HAKO --root $work/state --data-root $work/data"
 echo '{"default": [{"type": "insecureAcceptAnything"}]}' > "$work/policy.json"
 
 echo "== building the fixtures (untimed)"
+# existing LIST: the paths of LIST that this host has (a layer of a missing
+# directory would fail the fixture); base-files' licences if none.
+existing () {
+  local p out=""
+  for p in $1; do [ -e "/$p" ] && out="$out $p"; done
+  echo "${out:-usr/share/common-licenses}"
+}
+LAYER1=$(existing "$LAYER1")
+LAYER2=$(existing "$LAYER2")
 # shellcheck disable=SC2086 # LAYER1 and LAYER2 are lists of paths
 tar --sort=name --owner=0 --group=0 --numeric-owner -C / -cf "$work/l1.tar" $LAYER1
 # shellcheck disable=SC2086

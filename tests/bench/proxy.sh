@@ -26,7 +26,7 @@ CONNS=${CONNS:-200}
 REPEAT=${REPEAT:-3}
 PORT=${PORT:-18931}
 if [ "${BENCH_FORMAT:-}" = lines ]; then exec 3>&1 1>&2; else exec 3> /dev/null; fi
-tmp=$(mktemp -d /tmp/hako-bench-proxy.XXXXXX)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}"/hako-bench-proxy.XXXXXX)
 chmod 711 "$tmp"
 H="$HAKO --root $tmp/state --data-root $tmp/data"
 server=""

@@ -68,7 +68,7 @@ die () { say "bench: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "needs root (the runtimes build rootful sandboxes)"
 command -v hyperfine > /dev/null || die "hyperfine not found: apt-get install hyperfine"
 
-tmp=$(mktemp -d /tmp/hako-bench.XXXXXX) || die "mktemp failed"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}"/hako-bench.XXXXXX) || die "mktemp failed"
 bundle=$tmp/bundle
 # Every runtime keeps its state on a tmpfs, as under its default root (/run):
 # a disk-backed state dir would time the disk, not the runtime.

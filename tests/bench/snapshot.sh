@@ -14,7 +14,7 @@ SNAP_SIZES=${SNAP_SIZES:-10 200}
 RUNS=${RUNS:-5}
 lines=false
 if [ "${BENCH_FORMAT:-}" = lines ]; then lines=true; exec 3>&1 1>&2; else exec 3> /dev/null; fi
-T=$(mktemp -d /tmp/hako-bench-snap.XXXXXX)
+T=$(mktemp -d "${TMPDIR:-/tmp}"/hako-bench-snap.XXXXXX)
 chmod 711 "$T"
 H="$HAKO --root $T/state --data-root $T/data"
 cleanup () {
