@@ -176,7 +176,11 @@ awk -F'|' -v only=" $BENCH_ONLY " -v failed=" $failed_pieces " -v logf="$BENCH_L
         hk = key SUBSEP "hako"
         if (tool != "hako" && (hk in val) && val[hk] != "-" && val[hk] > 0)
           ratio = sprintf("%.2fx", val[k] / val[hk])
-        else if (tool == "hako") ratio = "1.00x"
+        else if (tool == "hako" && nt > 1) ratio = "1.00x"
+        # Creating should cost the same whatever the size of the image.
+        sk = "create-small" SUBSEP "hako"
+        if (key == "create-large" && (sk in val) && val[sk] != "-" && val[sk] > 0)
+          n = n (n != "" ? "; " : "") sprintf("%.2fx the small one", val[k] / val[sk])
       } else if (nohf) {
         n = "n/a (hyperfine not installed)"
       } else if (!installed(tool)) {
