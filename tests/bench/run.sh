@@ -312,7 +312,10 @@ else
     i=0 ok=true
     while [ "$i" -lt "$RSS_RUNS" ]; do
       i=$((i + 1))
-      in_env "$name" /usr/bin/time -o "$tmp/$name.rss1" -f %M sh -c "$runline" < /dev/null > /dev/null 2>&1 || ok=false
+      # The line split here, not by a shell under time: a shell's own
+      # resident set would count as the runtime's.
+      eval "set -- $runline"
+      in_env "$name" /usr/bin/time -o "$tmp/$name.rss1" -f %M "$@" < /dev/null > /dev/null 2>&1 || ok=false
       tail -n 1 "$tmp/$name.rss1" >> "$tmp/$name.rss"
     done
     if $ok; then
