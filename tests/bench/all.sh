@@ -22,7 +22,7 @@
 #   EXEC_RUNS   200  (QUICK 30)  hyperfine runs of exec
 #   WARMUP      3    (QUICK 1)
 #   RSS_RUNS    5    (QUICK 3)   /usr/bin/time runs per peak-RSS figure
-#   IMAGE_RUNS  5    (QUICK 2)   import runs (create: 4x as many)
+#   IMAGE_RUNS  3    (QUICK 2)   import runs (create: 4x as many)
 #   LAYER1, LAYER2               host dirs (relative to /) made into the large
 #                                image's two layers (images.sh; QUICK: perl's)
 #   SNAP_SIZES  "10 200" (QUICK "10 50")  MB of /work to snapshot
@@ -47,7 +47,7 @@ if [ "${QUICK:-0}" = 1 ]; then
   : "${LAYER1:=usr/share/perl}" "${LAYER2:=usr/share/perl5}"
   : "${SNAP_SIZES:=10 50}" "${SNAP_RUNS:=2}" "${PROXY_SIZE:=134217728}"
 else
-  : "${RUN_RUNS:=30}" "${EXEC_RUNS:=200}" "${WARMUP:=3}" "${RSS_RUNS:=5}" "${IMAGE_RUNS:=5}"
+  : "${RUN_RUNS:=30}" "${EXEC_RUNS:=200}" "${WARMUP:=3}" "${RSS_RUNS:=5}" "${IMAGE_RUNS:=3}"
   : "${SNAP_SIZES:=10 200}" "${SNAP_RUNS:=5}" "${PROXY_SIZE:=1073741824}"
 fi
 : "${BENCH_ONLY:=run exec images snapshot proxy}"
@@ -102,8 +102,11 @@ if ! command -v hyperfine > /dev/null; then
 fi
 piece run RUNS="$RUN_RUNS" WARMUP="$WARMUP" RSS_RUNS="$RSS_RUNS"
 piece exec RUNS="$EXEC_RUNS" WARMUP="$WARMUP" RSS_RUNS="$RSS_RUNS"
-piece images RUNS="$IMAGE_RUNS" ${CREATE_RUNS:+CREATE_RUNS=$CREATE_RUNS} \
-  ${LAYER1:+LAYER1="$LAYER1"} ${LAYER2:+LAYER2="$LAYER2"}
+img=(RUNS="$IMAGE_RUNS")
+[ -z "${CREATE_RUNS:-}" ] || img+=(CREATE_RUNS="$CREATE_RUNS")
+[ -z "${LAYER1:-}" ] || img+=(LAYER1="$LAYER1")
+[ -z "${LAYER2:-}" ] || img+=(LAYER2="$LAYER2")
+piece images "${img[@]}"
 piece snapshot RUNS="$SNAP_RUNS" SNAP_SIZES="$SNAP_SIZES"
 piece proxy SIZE="$PROXY_SIZE" CONNS=0
 elapsed=$(($(date +%s) - started))
