@@ -156,6 +156,7 @@ awk -F'|' -v only=" $BENCH_ONLY " -v failed=" $failed_pieces " -v logf="$BENCH_L
     return have[tool]
   }
   function fmt(v, unit) {
+    if (unit == "ms" && v >= 1000) return sprintf("%.2f s", v / 1000)
     if (unit == "ms") return sprintf(v >= 100 ? "%.0f ms" : v >= 10 ? "%.1f ms" : "%.2f ms", v)
     if (unit == "MiB/s") return sprintf("%.0f MiB/s", v)
     return sprintf("%.1f %s", v, unit)
