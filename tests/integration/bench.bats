@@ -35,7 +35,7 @@ cell () {
   echo "$output" | grep -q '^- kernel: .*cores'
   echo "$output" | grep -q '^- cgroups: '
   echo "$output" | grep -q '^- hako: hako version '
-  local row label tool c
+  local label tools tool c
   while IFS=: read -r label tools; do
     for tool in $tools; do
       c=$(cell "$label" "$tool") || { echo "row missing: $label / $tool" >&2; return 1; }
@@ -71,5 +71,5 @@ proxy, plain HTTP:hako direct
 proxy, CONNECT:hako direct
 ROWS
   # Every piece removed its temporary directory.
-  [ -z "$(ls -A "$TEST_ROOT" | grep hako-bench)" ]
+  [ -z "$(compgen -G "$TEST_ROOT/hako-bench*")" ]
 }
