@@ -136,7 +136,7 @@ echo "- kernel: $(uname -r); CPU: ${cpu:-unknown}, $(nproc) cores; memory $mem; 
 echo "- cgroups: $(cgroup_layout)"
 echo "- tools: $(version_of crun crun --version); $(version_of runc runc --version);" \
      "$(version_of bwrap bwrap --version); $(version_of umoci umoci --version);" \
-     "$(version_of hyperfine hyperfine --version); $(version_of curl curl --version | cut -d' ' -f1-2)"
+     "$(version_of hyperfine hyperfine --version); $(version_of curl curl --version | sed 's/^\(curl [^ ]*\) .*/\1/')"
 echo "- runs: run and create+start+delete $RUN_RUNS, exec $EXEC_RUNS, peak RSS $RSS_RUNS," \
      "import $IMAGE_RUNS, snapshot $SNAP_RUNS, proxy 3 downloads of $((PROXY_SIZE / 1048576)) MiB; warmup $WARMUP"
 echo
