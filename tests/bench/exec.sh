@@ -8,17 +8,27 @@
 #   runc     runc exec ID true
 #   nsenter  nsenter -a -t PID true   (namespaces only: no cgroup, no caps,
 #                                      no seccomp, no Landlock — the floor)
-# and prints medians and ratios to hako's.  Debian 12's crun refuses a hybrid
-# cgroup layout: on such a host crun runs (and is timed) in a private mount
-# namespace without /sys/fs/cgroup/unified, as tests/bench/run.sh does.
-# Environment: HAKO, RUNS (default 200), WARMUP (default 10).  Needs root.
+# and prints medians and ratios to hako's; then the peak RSS of each exec
+# command (/usr/bin/time -f %M, median of RSS_RUNS).  Debian 12's crun
+# refuses a hybrid cgroup layout: on such a host crun runs (and is timed) in a
+# private mount namespace without /sys/fs/cgroup/unified, as
+# tests/bench/run.sh does.
+# Environment: HAKO, RUNS (default 200), WARMUP (default 10), RUNC_RUNS
+# (default 50 or RUNS if fewer: runc is slow), RSS_RUNS (default 5),
+# BENCH_FORMAT=lines (human output to stderr; stdout gets
+# `BENCH ROW TOOL VALUE UNIT [NOTE]` lines, rows exec and rss-exec).
+# Needs root.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 HAKO=${HAKO:-$here/../../hako}
 RUNS=${RUNS:-200}
 WARMUP=${WARMUP:-10}
+RUNC_RUNS=${RUNC_RUNS:-$((RUNS < 50 ? RUNS : 50))}
+RSS_RUNS=${RSS_RUNS:-5}
+if [ "${BENCH_FORMAT:-}" = lines ]; then exec 3>&1 1>&2; else exec 3> /dev/null; fi
+emit () { printf 'BENCH %s\n' "$*" >&3; }
 command -v hyperfine > /dev/null || { echo "exec.sh: hyperfine not installed" >&2; exit 1; }
-work=$(mktemp -d /tmp/hako-bench-exec.XXXXXX)
+work=$(mktemp -d "${TMPDIR:-/tmp}"/hako-bench-exec.XXXXXX)
 chmod 711 "$work"
 mount -t tmpfs -o mode=0711 hako-bench "$work"
 "$here/../fixtures/make-bundle.sh" "$work/b" runc > /dev/null
@@ -39,23 +49,71 @@ $H run --detach --bundle "$work/b" hx
 pid=$($H state hx | jq .pid)
 out=$work/out; mkdir -p "$out"
 hyperfine -N --style basic --warmup "$WARMUP" --runs "$RUNS" --export-json "$out/h.json" \
-  -n hako "$H exec hx true" -n nsenter "nsenter -a -t $pid true" > /dev/null
-ok_crun=false ok_runc=false
-if command -v crun > /dev/null && crun_ns "crun --root $work/crun run -d -b $work/b cx" > /dev/null 2>&1; then
-  crun_ns "hyperfine -N --style basic --warmup $WARMUP --runs $RUNS --export-json $out/c.json \
-    -n crun 'crun --root $work/crun exec cx true'" > /dev/null && ok_crun=true
+  -n hako "$H exec hx true" -n nsenter "nsenter -a -t $pid /bin/true" > /dev/null
+ok_crun=false ok_runc=false why_crun="n/a (not installed)" why_runc="n/a (not installed)"
+if command -v crun > /dev/null; then
+  why_crun="failed (crun run -d)"
+  if crun_ns "crun --root $work/crun run -d -b $work/b cx" > /dev/null 2>&1 < /dev/null; then
+    why_crun="failed (hyperfine: an exec exited non-zero)"
+    crun_ns "hyperfine -N --style basic --warmup $WARMUP --runs $RUNS --export-json $out/c.json \
+      -n crun 'crun --root $work/crun exec cx true'" > /dev/null && ok_crun=true
+  fi
 fi
-if command -v runc > /dev/null && runc --root "$work/runc" run -d -b "$work/b" rx > /dev/null 2>&1 < /dev/null; then
-  hyperfine -N --style basic --warmup 3 --runs 50 --export-json "$out/r.json" \
-    -n runc "runc --root $work/runc exec rx true" > /dev/null && ok_runc=true
+if command -v runc > /dev/null; then
+  why_runc="failed (runc run -d)"
+  if runc --root "$work/runc" run -d -b "$work/b" rx > /dev/null 2>&1 < /dev/null; then
+    why_runc="failed (hyperfine: an exec exited non-zero)"
+    hyperfine -N --style basic --warmup 3 --runs "$RUNC_RUNS" --export-json "$out/r.json" \
+      -n runc "runc --root $work/runc exec rx true" > /dev/null && ok_runc=true
+  fi
 fi
+div () { awk -v a="$1" -v b="$2" -v f="${3:-%f}" 'BEGIN { printf f, a / b }'; }
 median () { jq -r ".results[] | select(.command == \"$2\") | .median * 1000" "$1"; }
 hm=$(median "$out/h.json" hako)
 printf '%-8s %8.2f ms\n' hako "$hm"
+emit "exec hako $hm ms"
 printf '%-8s %8.2f ms  (%.2fx hako)\n' nsenter "$(median "$out/h.json" nsenter)" \
-  "$(echo "$(median "$out/h.json" nsenter) / $hm" | bc -l)"
-$ok_crun && printf '%-8s %8.2f ms  (%.2fx hako)\n' crun "$(median "$out/c.json" crun)" \
-  "$(echo "$(median "$out/c.json" crun) / $hm" | bc -l)"
-$ok_runc && printf '%-8s %8.2f ms  (%.2fx hako)\n' runc "$(median "$out/r.json" runc)" \
-  "$(echo "$(median "$out/r.json" runc) / $hm" | bc -l)"
+  "$(div "$(median "$out/h.json" nsenter)" "$hm")"
+emit "exec nsenter $(median "$out/h.json" nsenter) ms namespaces only"
+if $ok_crun; then
+  printf '%-8s %8.2f ms  (%.2fx hako)\n' crun "$(median "$out/c.json" crun)" \
+    "$(div "$(median "$out/c.json" crun)" "$hm")"
+  emit "exec crun $(median "$out/c.json" crun) ms$($hybrid && echo ' (hybrid cgroups: private mount ns without /sys/fs/cgroup/unified)')"
+else
+  emit "exec crun - - $why_crun"
+fi
+if $ok_runc; then
+  printf '%-8s %8.2f ms  (%.2fx hako)\n' runc "$(median "$out/r.json" runc)" \
+    "$(div "$(median "$out/r.json" runc)" "$hm")"
+  emit "exec runc $(median "$out/r.json" runc) ms"
+else
+  emit "exec runc - - $why_runc"
+fi
+
+# Peak RSS: GNU time's maximum resident set size of the exec command and what
+# it waited for (the runtime's own processes and /bin/true).
+rss () {
+  local name=$1 wrap=$2 line=$3 i kb
+  : > "$out/$name.rss"
+  for ((i = 0; i < RSS_RUNS; i++)); do
+    if [ "$wrap" = crun ]; then
+      crun_ns "/usr/bin/time -o $out/$name.rss1 -f %M $line" < /dev/null > /dev/null 2>&1 || return 1
+    else
+      /usr/bin/time -o "$out/$name.rss1" -f %M $line < /dev/null > /dev/null 2>&1 || return 1
+    fi
+    tail -n 1 "$out/$name.rss1" >> "$out/$name.rss"
+  done
+  kb=$(sort -n "$out/$name.rss" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+  printf '%-8s %8.1f MiB peak RSS\n' "$name" "$(div "$kb" 1024)"
+  emit "rss-exec $name $(div "$kb" 1024 %.1f) MiB"
+}
+if [ ! -x /usr/bin/time ]; then
+  for n in hako crun runc; do emit "rss-exec $n - - n/a (GNU time not installed)"; done
+else
+  rss hako - "$H exec hx true" || emit "rss-exec hako - - failed"
+  if $ok_crun; then rss crun crun "crun --root $work/crun exec cx true" || emit "rss-exec crun - - failed"
+  else emit "rss-exec crun - - $why_crun"; fi
+  if $ok_runc; then rss runc - "runc --root $work/runc exec rx true" || emit "rss-exec runc - - failed"
+  else emit "rss-exec runc - - $why_runc"; fi
+fi
 exit 0

@@ -6,22 +6,27 @@
 #      127.0.0.1 (tests/fixtures/http-serve.c, body generated, no disk):
 #      direct from the host, then from inside an allowlist sandbox through
 #      its proxy, plain HTTP and CONNECT.  Prints each rate and the proxy's
-#      ratio to direct (the goal: at least 70%).
+#      ratio to direct (the goal: at least 70%); each the median of REPEAT
+#      (default 3) downloads.
 #   2. CONNS (default 200) concurrent requests of 1 MiB each through one
 #      proxy; every one must arrive whole.
 #
 # Client: curl when installed (it honours NO_PROXY=127.0.0.1, so the proxy
 # is named explicitly), else busybox wget.  Environment: HAKO (the binary;
-# default ../../hako from here), SIZE, CONNS, PORT (default 18931).
-# Needs root and a C compiler.
+# default ../../hako from here), SIZE, CONNS (0 skips part 2), PORT (default
+# 18931), BENCH_FORMAT=lines (human output to stderr; stdout gets
+# `BENCH ROW TOOL VALUE MiB/s` lines: rows proxy-http (tools hako, direct)
+# and proxy-connect (hako, direct)).  Needs root and a C compiler.
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 HAKO=${HAKO:-$here/../../hako}
 SIZE=${SIZE:-1073741824}
 CONNS=${CONNS:-200}
+REPEAT=${REPEAT:-3}
 PORT=${PORT:-18931}
-tmp=$(mktemp -d /tmp/hako-bench-proxy.XXXXXX)
+if [ "${BENCH_FORMAT:-}" = lines ]; then exec 3>&1 1>&2; else exec 3> /dev/null; fi
+tmp=$(mktemp -d "${TMPDIR:-/tmp}"/hako-bench-proxy.XXXXXX)
 chmod 711 "$tmp"
 H="$HAKO --root $tmp/state --data-root $tmp/data"
 server=""
@@ -53,25 +58,46 @@ fi
 # ms: milliseconds since the epoch.
 ms () { echo $(( $(date +%s%N) / 1000000 )); }
 
-t0=$(ms); $get_direct >/dev/null || { echo "direct download failed"; exit 1; }; t1=$(ms)
-direct=$((t1 - t0))
+# median: the middle of the numbers on stdin.
+median () { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+times=""
+i=0
+while [ "$i" -lt "$REPEAT" ]; do
+  i=$((i + 1))
+  t0=$(ms); $get_direct >/dev/null || { echo "direct download failed"; exit 1; }; t1=$(ms)
+  times="$times $((t1 - t0))"
+done
+direct=$(printf '%s\n' $times | median)
 
 $H run -d --allow "127.0.0.1:$PORT" bench-proxy -- sleep 600 || exit 1
 inside () { $H exec bench-proxy -- sh -c "$1"; }
+# timed_inside CMD: REPEAT downloads inside, one time in ms per line.
 timed_inside () {
-  inside "s=\$(date +%s%N); $1 >/dev/null || exit 1; e=\$(date +%s%N); echo \$(( (e - s) / 1000000 ))"
+  inside "for i in \$(seq $REPEAT); do s=\$(date +%s%N); $1 >/dev/null || exit 1; e=\$(date +%s%N); echo \$(( (e - s) / 1000000 )); done"
 }
 proxy=$(timed_inside "$get_proxy") || { echo "download through the proxy failed"; exit 1; }
+proxy=$(echo "$proxy" | median)
 tunnel=""
 [ -n "$get_tunnel" ] && { tunnel=$(timed_inside "$get_tunnel") || { echo "CONNECT download failed"; exit 1; }; }
+[ -n "$tunnel" ] && tunnel=$(echo "$tunnel" | median)
 
 mib=$((SIZE / 1048576))
 rate () { awk -v m="$mib" -v t="$1" 'BEGIN { printf "%.0f MiB/s (%d ms)", m / (t / 1000), t }'; }
 ratio () { awk -v d="$direct" -v t="$1" 'BEGIN { printf "%.0f%%", 100 * d / t }'; }
-echo "client: $client, $mib MiB from 127.0.0.1:$PORT"
+echo "client: $client, $mib MiB from 127.0.0.1:$PORT, median of $REPEAT"
 echo "direct:          $(rate "$direct")"
 echo "proxy (HTTP):    $(rate "$proxy"), $(ratio "$proxy") of direct"
 [ -n "$tunnel" ] && echo "proxy (CONNECT): $(rate "$tunnel"), $(ratio "$tunnel") of direct"
+# emit ROW TOOL MS
+emit () { awk -v r="$1" -v n="$2" -v m="$mib" -v t="$3" -v c="$client" \
+            'BEGIN { printf "BENCH %s %s %.1f MiB/s %d MiB, %s\n", r, n, m / (t / 1000), m, c }' >&3; }
+emit proxy-http direct "$direct"
+emit proxy-http hako "$proxy"
+emit proxy-connect direct "$direct"
+if [ -n "$tunnel" ]; then emit proxy-connect hako "$tunnel"
+else echo "BENCH proxy-connect hako - - n/a (busybox wget has no CONNECT mode; install curl)" >&3; fi
+[ "$CONNS" -gt 0 ] || exit 0
 
 # Concurrency: CONNS clients at once, 1 MiB each, counted inside.
 one="http://127.0.0.1:$PORT/bytes/1048576"

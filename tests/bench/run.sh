@@ -13,10 +13,24 @@
 # is reported as skipped; one that fails is reported as failed (with its
 # error) and the others are still measured.
 #
+# Then, for the same runtimes (bwrap has no lifecycle verbs):
+#   create+start+delete   `create -b B ID; start ID; delete --force ID`, one
+#                         hyperfine command run by its shell (hyperfine
+#                         subtracts the shell's own start-up);
+#   peak RSS              /usr/bin/time -f %M of the run command, RSS_RUNS
+#                         times, median: the largest resident set of the
+#                         runtime's processes (and of the tiny /bin/true).
+# The lifecycle runs under tests/integration/subreaper.c (compiled here when
+# a C compiler is installed): crun's and runc's container process outlives
+# `create` and must be reaped by someone.
+#
 # Environment: HAKO (the hako binary; default ../../hako from here, then
-# `hako` in PATH), RUNS (default 30), WARMUP (default 3), BENCH_OUT (a
-# directory to keep hyperfine's JSON exports in; by default they are removed
-# with the rest of the temporary directory).
+# `hako` in PATH), RUNS (default 30), WARMUP (default 3), RSS_RUNS (default
+# 5), BENCH_OUT (a directory to keep hyperfine's JSON exports in; by default
+# they are removed with the rest of the temporary directory), BENCH_FORMAT
+# (`lines`: the human output goes to stderr, and stdout gets one line
+# `BENCH ROW TOOL VALUE UNIT [NOTE]` per figure, VALUE `-` with the reason as
+# NOTE when there is none; rows: run, lifecycle, rss-run).
 #
 # Debian 12's crun 1.8.1 refuses a hybrid cgroup layout ("cgroups in hybrid
 # mode not supported").  When crun fails on its own and /sys/fs/cgroup/unified
@@ -30,6 +44,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 RUNS=${RUNS:-30}
 WARMUP=${WARMUP:-3}
+RSS_RUNS=${RSS_RUNS:-5}
 
 if [ -z "${HAKO:-}" ]; then
   if [ -x "$here/../../hako" ]; then
@@ -39,13 +54,21 @@ if [ -z "${HAKO:-}" ]; then
   fi
 fi
 
+# In lines mode fd 3 is the machine-readable stdout; everything else is stderr.
+if [ "${BENCH_FORMAT:-}" = lines ]; then
+  exec 3>&1 1>&2
+else
+  exec 3> /dev/null
+fi
+emit () { printf 'BENCH %s\n' "$*" >&3; }
+
 say () { printf '%s\n' "$*"; }
 die () { say "bench: $*" >&2; exit 1; }
 
 [ "$(id -u)" = 0 ] || die "needs root (the runtimes build rootful sandboxes)"
 command -v hyperfine > /dev/null || die "hyperfine not found: apt-get install hyperfine"
 
-tmp=$(mktemp -d /tmp/hako-bench.XXXXXX) || die "mktemp failed"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}"/hako-bench.XXXXXX) || die "mktemp failed"
 bundle=$tmp/bundle
 # Every runtime keeps its state on a tmpfs, as under its default root (/run):
 # a disk-backed state dir would time the disk, not the runtime.
@@ -109,6 +132,13 @@ if ! command -v runc > /dev/null; then
 fi
 "$here/../fixtures/make-bundle.sh" "$bundle" runc /bin/true || die "could not build the bundle"
 
+# A reaper for the lifecycle runs (see above); without a compiler, none.
+reaper=""
+if command -v cc > /dev/null &&
+   cc -O2 -o "$tmp/subreaper" "$here/../integration/subreaper.c" 2> /dev/null; then
+  reaper=$tmp/subreaper
+fi
+
 # ---- measuring -------------------------------------------------------------
 
 # median_of FILE: hyperfine's median (seconds) from its JSON export.
@@ -121,6 +151,13 @@ record () {
   name=$1 status=$2 median=$3
   shift 3
   say "$name $status $median $*" >> "$results"
+  if [ "$status" = ok ]; then
+    emit "run $name $(awk -v m="$median" 'BEGIN { printf "%.3f", m * 1000 }') ms $*"
+  elif [ "$status" = skipped ]; then
+    emit "run $name - - n/a $*"
+  else
+    emit "run $name - - $status: $*"
+  fi
 }
 
 # trial NAME CMD...: one untimed run; on failure record it with its error.
@@ -156,6 +193,10 @@ measure () {
   return 1
 }
 
+# Commands that worked, for the lifecycle and RSS passes: NAME<TAB>RUN-LINE<TAB>LIFECYCLE-LINE
+passes=$tmp/passes
+: > "$passes"
+
 # hako
 note=""
 if [ -z "$HAKO" ] || [ ! -x "$HAKO" ]; then
@@ -163,7 +204,9 @@ if [ -z "$HAKO" ] || [ ! -x "$HAKO" ]; then
 else
   rt="'$HAKO' --root '$hako_root' --data-root '$hako_data'"
   if trial hako sh -c "$rt run --rm --bundle '$bundle' trial-hako"; then
-    measure hako "$rt run --rm --bundle '$bundle' bench-hako"
+    measure hako "$rt run --rm --bundle '$bundle' bench-hako" &&
+      printf '%s\t%s\t%s\n' hako "$rt run --rm --bundle '$bundle' bench-hako" \
+        "$rt create --bundle '$bundle' lc-hako && $rt start lc-hako && $rt delete --force lc-hako" >> "$passes"
   fi
 fi
 
@@ -179,14 +222,20 @@ else
     note="(hybrid cgroups: private mount ns without /sys/fs/cgroup/unified)"
   fi
   if trial crun crun --root "$state/crun-root" run -b "$bundle" trial-crun2; then
-    measure crun "crun --root '$state/crun-root' run -b '$bundle' bench-crun"
+    rt="crun --root '$state/crun-root'"
+    measure crun "$rt run -b '$bundle' bench-crun" &&
+      printf '%s\t%s\t%s\n' crun "$rt run -b '$bundle' bench-crun" \
+        "$rt create -b '$bundle' lc-crun && $rt start lc-crun && $rt delete --force lc-crun" >> "$passes"
   fi
 fi
 
 # runc
 note=""
 if trial runc runc --root "$state/runc-root" run -b "$bundle" trial-runc; then
-  measure runc "runc --root '$state/runc-root' run -b '$bundle' bench-runc"
+  rt="runc --root '$state/runc-root'"
+  measure runc "$rt run -b '$bundle' bench-runc" &&
+    printf '%s\t%s\t%s\n' runc "$rt run -b '$bundle' bench-runc" \
+      "$rt create -b '$bundle' lc-runc && $rt start lc-runc && $rt delete --force lc-runc" >> "$passes"
 fi
 
 # bwrap
@@ -197,7 +246,7 @@ else
   bw="bwrap --unshare-pid --unshare-net --unshare-ipc --unshare-uts --unshare-cgroup"
   bw="$bw --bind '$bundle/rootfs' / --proc /proc --dev /dev /bin/true"
   if trial bwrap sh -c "$bw"; then
-    measure bwrap "$bw"
+    measure bwrap "$bw" && printf '%s\t%s\t%s\n' bwrap "$bw" "" >> "$passes"
   fi
 fi
 
@@ -217,3 +266,65 @@ awk -v hm="${hako_median:-}" '
     printf "%-8s %10.2f %14s  %s\n", $1, $3 * 1000, ratio, note
   }' "$results"
 say "(ratio: the runtime's median over hako's; above 1 means hako is faster)"
+
+# ---- create+start+delete, and peak RSS --------------------------------------
+
+# The runtimes that could not be measured above get a reason in these rows too.
+awk '$2 != "ok" { n = ""; for (i = 4; i <= NF; i++) n = n " " $i
+                  print $1 "\t" $2 n }' "$results" > "$tmp/missing"
+while IFS='	' read -r name why; do
+  [ "$name" = bwrap ] || emit "lifecycle $name - - $why"
+  emit "rss-run $name - - $why"
+done < "$tmp/missing"
+
+say ""
+say "== create + start + delete --force (hyperfine, shell subtracted; bwrap has no lifecycle)"
+lc=$tmp/lifecycle
+: > "$lc"
+while IFS='	' read -r name runline lcline; do
+  [ -n "$lcline" ] || continue
+  json=$tmp/$name-lc.json
+  # shellcheck disable=SC2086 # $reaper is one word or none
+  if in_env "$name" $reaper hyperfine --style basic --warmup "$WARMUP" --runs "$RUNS" \
+       --export-json "$json" --command-name "$name" "$lcline" < /dev/null > "$tmp/$name-lc.out" 2>&1 &&
+     m=$(median_of "$json") && [ -n "$m" ]; then
+    say "$name $m" >> "$lc"
+    emit "lifecycle $name $(awk -v m="$m" 'BEGIN { printf "%.3f", m * 1000 }') ms ${reaper:+(under a subreaper)}"
+  else
+    say "$name failed: $(grep -v '^reaped' "$tmp/$name-lc.out" | tail -n 3 | tr '\n' ' ')"
+    emit "lifecycle $name - - failed (hyperfine: a run exited non-zero)"
+  fi
+done < "$passes"
+hl=$(awk '$1 == "hako" { print $2 }' "$lc")
+awk -v hm="${hl:-}" '{ r = (hm != "" && hm > 0) ? sprintf("%.2fx", $2 / hm) : "-"
+                       printf "%-8s %10.2f ms %8s\n", $1, $2 * 1000, r }' "$lc"
+
+say ""
+say "== peak RSS of the run command (/usr/bin/time -f %M, median of $RSS_RUNS)"
+if [ ! -x /usr/bin/time ]; then
+  say "GNU time not installed (apt-get install time): skipped"
+  while IFS='	' read -r name runline lcline; do
+    emit "rss-run $name - - n/a (GNU time not installed)"
+  done < "$passes"
+else
+  while IFS='	' read -r name runline lcline; do
+    : > "$tmp/$name.rss"
+    i=0 ok=true
+    while [ "$i" -lt "$RSS_RUNS" ]; do
+      i=$((i + 1))
+      # The line split here, not by a shell under time: a shell's own
+      # resident set would count as the runtime's.
+      eval "set -- $runline"
+      in_env "$name" /usr/bin/time -o "$tmp/$name.rss1" -f %M "$@" < /dev/null > /dev/null 2>&1 || ok=false
+      tail -n 1 "$tmp/$name.rss1" >> "$tmp/$name.rss"
+    done
+    if $ok; then
+      kb=$(sort -n "$tmp/$name.rss" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+      say "$name $((kb / 1024)).$(( (kb % 1024) * 10 / 1024 )) MiB"
+      emit "rss-run $name $(awk -v k="$kb" 'BEGIN { printf "%.1f", k / 1024 }') MiB"
+    else
+      say "$name failed"
+      emit "rss-run $name - - failed"
+    fi
+  done < "$passes"
+fi

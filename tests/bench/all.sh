@@ -1,0 +1,207 @@
+#!/bin/bash
+# tests/bench/all.sh: the whole benchmark suite (`make bench`), one table.
+#
+# Runs the pieces in tests/bench/ one after the other (never in parallel:
+# they would time each other), each with BENCH_FORMAT=lines, and prints one
+# markdown table of medians — hako beside crun, runc, bubblewrap, umoci, tar,
+# nsenter or a direct download where they do the same job — with each
+# tool's ratio to hako, measured in this run, under a description of the
+# machine.  Rows (docs/benchmarks.md says what each measures):
+#   run.sh       run /bin/true; create+start+delete; peak RSS of `run`
+#   exec.sh      exec true; peak RSS of `exec`
+#   images.sh    image import + unpack; create from a small and a large image
+#   snapshot.sh  snapshot of SNAP_SIZES MB of /work
+#   proxy.sh     allow-list proxy throughput (plain HTTP and CONNECT)
+# A tool that is not installed shows "n/a (not installed)"; a piece that
+# fails shows "failed" in its rows and the suite goes on (exit status 1 at
+# the end).  Every piece's own output goes to BENCH_LOG.
+#
+# Environment (defaults; QUICK=1 gives a smoke run of about a minute):
+#   HAKO        the hako binary (../../hako from here, then PATH)
+#   RUN_RUNS    30   (QUICK 10)  hyperfine runs of run and create+start+delete
+#   EXEC_RUNS   200  (QUICK 30)  hyperfine runs of exec
+#   WARMUP      3    (QUICK 1)
+#   RSS_RUNS    5    (QUICK 3)   /usr/bin/time runs per peak-RSS figure
+#   IMAGE_RUNS  3    (QUICK 2)   import runs (create: 4x as many)
+#   LAYER1, LAYER2               host dirs (relative to /) made into the large
+#                                image's two layers (images.sh; QUICK: perl's)
+#   SNAP_SIZES  "10 200" (QUICK "10 50")  MB of /work to snapshot
+#   SNAP_RUNS   5    (QUICK 2)
+#   PROXY_SIZE  1 GiB (QUICK 128 MiB)  bytes per download through the proxy
+#   BENCH_ONLY  a subset of "run exec images snapshot proxy"
+#   BENCH_LOG   where the pieces' output goes (default a file under /tmp,
+#               kept only when a piece failed)
+# Needs root, hyperfine, jq, bc, curl (else busybox wget), a C compiler, and
+# runc for the shared bundle's config.json.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+if [ -z "${HAKO:-}" ]; then
+  if [ -x "$here/../../hako" ]; then HAKO=$here/../../hako; else HAKO=$(command -v hako || true); fi
+fi
+[ -n "$HAKO" ] && [ -x "$HAKO" ] || { echo "all.sh: no hako binary (set HAKO)" >&2; exit 1; }
+HAKO=$(cd "$(dirname "$HAKO")" && pwd)/$(basename "$HAKO")
+[ "$(id -u)" = 0 ] || { echo "all.sh: needs root (the runtimes build rootful sandboxes)" >&2; exit 1; }
+
+if [ "${QUICK:-0}" = 1 ]; then
+  : "${RUN_RUNS:=10}" "${EXEC_RUNS:=30}" "${WARMUP:=1}" "${RSS_RUNS:=3}" "${IMAGE_RUNS:=2}"
+  : "${LAYER1:=usr/share/perl}" "${LAYER2:=usr/share/perl5}"
+  : "${SNAP_SIZES:=10 50}" "${SNAP_RUNS:=2}" "${PROXY_SIZE:=134217728}"
+else
+  : "${RUN_RUNS:=30}" "${EXEC_RUNS:=200}" "${WARMUP:=3}" "${RSS_RUNS:=5}" "${IMAGE_RUNS:=3}"
+  : "${SNAP_SIZES:=10 200}" "${SNAP_RUNS:=5}" "${PROXY_SIZE:=1073741824}"
+fi
+: "${BENCH_ONLY:=run exec images snapshot proxy}"
+keep_log=${BENCH_LOG:+true}
+BENCH_LOG=${BENCH_LOG:-$(mktemp "${TMPDIR:-/tmp}"/hako-bench-all.XXXXXX.log)}
+lines=$(mktemp "${TMPDIR:-/tmp}"/hako-bench-lines.XXXXXX)
+rows=$(mktemp "${TMPDIR:-/tmp}"/hako-bench-rows.XXXXXX)
+trap 'rm -f "$lines" "$rows"' EXIT
+: > "$BENCH_LOG"
+
+# ---- the machine -------------------------------------------------------------
+
+cgroup_layout () {
+  if [ "$(stat -f -c %T /sys/fs/cgroup 2> /dev/null)" = cgroup2fs ]; then
+    echo "v2 (unified)"
+  elif [ "$(stat -f -c %T /sys/fs/cgroup/unified 2> /dev/null)" = cgroup2fs ]; then
+    echo "hybrid (v1 controllers, cgroup2 at /sys/fs/cgroup/unified)"
+  else
+    echo "v1"
+  fi
+}
+version_of () {  # version_of TOOL ARGS...: first line, or "not installed"
+  command -v "$1" > /dev/null || { echo "$1 not installed"; return; }
+  shift; "$@" 2>&1 | head -n 1
+}
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+mem=$(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
+started=$(date +%s)
+
+# ---- the pieces ----------------------------------------------------------------
+
+failed_pieces=""
+# piece NAME VAR=VALUE...: run tests/bench/NAME.sh with those variables.
+piece () {
+  local name=$1 rc
+  shift
+  case " $BENCH_ONLY " in *" $name "*) ;; *) return 0 ;; esac
+  printf '== %s.sh ... ' "$name" >&2
+  local t0=$SECONDS
+  echo "==== $name.sh $*" >> "$BENCH_LOG"
+  env HAKO="$HAKO" BENCH_FORMAT=lines "$@" bash "$here/$name.sh" \
+    < /dev/null >> "$lines" 2>> "$BENCH_LOG"
+  rc=$?
+  [ "$rc" -eq 0 ] || failed_pieces="$failed_pieces $name"
+  printf '%s s%s\n' "$((SECONDS - t0))" "$([ "$rc" -eq 0 ] || echo " (exit $rc; see $BENCH_LOG)")" >&2
+}
+
+nohf=""
+if ! command -v hyperfine > /dev/null; then
+  echo "all.sh: hyperfine not installed: every row is n/a (apt-get install hyperfine)" >&2
+  BENCH_ONLY="" nohf=1
+fi
+piece run RUNS="$RUN_RUNS" WARMUP="$WARMUP" RSS_RUNS="$RSS_RUNS"
+piece exec RUNS="$EXEC_RUNS" WARMUP="$WARMUP" RSS_RUNS="$RSS_RUNS"
+img=(RUNS="$IMAGE_RUNS")
+[ -z "${CREATE_RUNS:-}" ] || img+=(CREATE_RUNS="$CREATE_RUNS")
+[ -z "${LAYER1:-}" ] || img+=(LAYER1="$LAYER1")
+[ -z "${LAYER2:-}" ] || img+=(LAYER2="$LAYER2")
+piece images "${img[@]}"
+piece snapshot RUNS="$SNAP_RUNS" SNAP_SIZES="$SNAP_SIZES"
+piece proxy SIZE="$PROXY_SIZE" CONNS=0
+elapsed=$(($(date +%s) - started))
+
+# ---- the table -----------------------------------------------------------------
+
+# The rows, in order: KEY|LABEL|TOOLS (hako first: the others' ratios are to it).
+{
+  echo "run|run /bin/true|hako crun runc bwrap"
+  echo "lifecycle|create+start+delete|hako crun runc"
+  echo "exec|exec true|hako crun runc nsenter"
+  echo "rss-run|peak RSS, run /bin/true|hako crun runc bwrap"
+  echo "rss-exec|peak RSS, exec true|hako crun runc"
+  echo "import|image import + unpack|hako umoci tar"
+  echo "create-small|create, small image|hako"
+  echo "create-large|create, large image|hako"
+  for mb in $SNAP_SIZES; do echo "snapshot-${mb}MB|snapshot, $mb MB|hako tar"; done
+  echo "proxy-http|proxy, plain HTTP|hako direct"
+  echo "proxy-connect|proxy, CONNECT|hako direct"
+} > "$rows"
+
+echo "## hako benchmarks"
+echo
+echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); total $((elapsed / 60)) min $((elapsed % 60)) s${QUICK:+ (QUICK=$QUICK)}"
+echo "- hako: $("$HAKO" --version | head -n 1)"
+echo "- kernel: $(uname -r); CPU: ${cpu:-unknown}, $(nproc) cores; memory $mem; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "- cgroups: $(cgroup_layout)"
+echo "- tools: $(version_of crun crun --version); $(version_of runc runc --version);" \
+     "$(version_of bwrap bwrap --version); $(version_of umoci umoci --version);" \
+     "$(version_of hyperfine hyperfine --version); $(version_of curl curl --version | sed 's/^\(curl [^ ]*\) .*/\1/')"
+echo "- runs: run and create+start+delete $RUN_RUNS, exec $EXEC_RUNS, peak RSS $RSS_RUNS," \
+     "import $IMAGE_RUNS, snapshot $SNAP_RUNS, proxy 3 downloads of $((PROXY_SIZE / 1048576)) MiB; warmup $WARMUP"
+echo
+echo "| measurement | tool | median | ÷ hako | note |"
+echo "|---|---|---:|---:|---|"
+awk -F'|' -v only=" $BENCH_ONLY " -v failed=" $failed_pieces " -v logf="$BENCH_LOG" -v nohf="$nohf" '
+  function piece_of(key) {
+    if (key ~ /^(run|lifecycle|rss-run)$/) return "run"
+    if (key ~ /^(exec|rss-exec)$/) return "exec"
+    if (key ~ /^(import|create-)/) return "images"
+    if (key ~ /^snapshot-/) return "snapshot"
+    return "proxy"
+  }
+  function installed(tool,   rc) {
+    if (tool ~ /^(hako|direct|tar)$/) return 1
+    if (!(tool in have)) have[tool] = (system("command -v " tool " > /dev/null") == 0)
+    return have[tool]
+  }
+  function fmt(v, unit) {
+    if (unit == "ms" && v >= 1000) return sprintf("%.2f s", v / 1000)
+    if (unit == "ms") return sprintf(v >= 100 ? "%.0f ms" : v >= 10 ? "%.1f ms" : "%.2f ms", v)
+    if (unit == "MiB/s") return sprintf("%.0f MiB/s", v)
+    return sprintf("%.1f %s", v, unit)
+  }
+  FNR == NR {   # the BENCH lines
+    if ($0 !~ /^BENCH /) next
+    n = split($0, w, " ")
+    k = w[2] SUBSEP w[3]
+    val[k] = w[4]; unit[k] = w[5]; note[k] = ""
+    for (i = 6; i <= n; i++) note[k] = note[k] (i > 6 ? " " : "") w[i]
+    next
+  }
+  {             # the rows
+    key = $1; label = $2; nt = split($3, tools, " ")
+    p = piece_of(key)
+    for (t = 1; t <= nt; t++) {
+      tool = tools[t]; k = key SUBSEP tool
+      med = "-"; ratio = ""; n = ""
+      if (k in val && val[k] != "-") {
+        med = fmt(val[k], unit[k]); n = note[k]
+        hk = key SUBSEP "hako"
+        if (tool != "hako" && (hk in val) && val[hk] != "-" && val[hk] > 0)
+          ratio = sprintf("%.2fx", val[k] / val[hk])
+        else if (tool == "hako" && nt > 1) ratio = "1.00x"
+        # Creating should cost the same whatever the size of the image.
+        sk = "create-small" SUBSEP "hako"
+        if (key == "create-large" && (sk in val) && val[sk] != "-" && val[sk] > 0)
+          n = n (n != "" ? "; " : "") sprintf("%.2fx the small one", val[k] / val[sk])
+      } else if (nohf) {
+        n = "n/a (hyperfine not installed)"
+      } else if (!installed(tool)) {
+        n = "n/a (not installed)"
+      } else if (index(only, " " p " ") == 0) {
+        n = "not run (BENCH_ONLY)"
+      } else if (k in val) {
+        n = note[k]
+      } else {
+        n = "failed: see " logf
+      }
+      printf "| %s | %s | %s | %s | %s |\n", (t == 1 ? label : ""), tool, med, ratio, n
+    }
+  }' "$lines" "$rows"
+echo
+echo "Medians; \"÷ hako\" is the tool's median over hako's: above 1 means hako is faster for"
+echo "times and sizes, slower for throughput (MiB/s)."
+[ -z "$failed_pieces" ] || { echo "all.sh: failed:$failed_pieces (see $BENCH_LOG)" >&2; exit 1; }
+if [ -n "$keep_log" ]; then echo "all.sh: the pieces' output is in $BENCH_LOG" >&2; else rm -f "$BENCH_LOG"; fi
+exit 0

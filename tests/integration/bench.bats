@@ -1,0 +1,75 @@
+#!/usr/bin/env bats
+# The benchmark suite's smoke run: tests/bench/all.sh (`make bench`) with
+# QUICK=1 and the smallest counts and sizes prints one table with every row,
+# hako's rows hold figures, and a tool this host lacks is "n/a (not
+# installed)", never a failure.  The figures themselves are not checked: this
+# is a busy test machine.  Full runs: docs/benchmarks.md.
+
+load helpers
+
+setup () { hako_setup; }
+teardown () { hako_teardown; }
+
+# cell LABEL TOOL: "MEDIAN|NOTE" of that row of the table in $output
+# (a row whose label cell is empty belongs to the label above it).
+cell () {
+  awk -F'|' -v l="$1" -v t="$2" '
+    function trim(s) { gsub(/^ +| +$/, "", s); return s }
+    /^\| / && NF >= 6 {
+      if (trim($2) != "") label = trim($2)
+      if (label == l && trim($3) == t) { print trim($4) "|" trim($6); found = 1 }
+    }
+    END { exit !found }' <<< "$output"
+}
+
+@test "bench: all.sh QUICK=1 prints every row; hako's are figures; a missing tool is n/a, not a failure" {
+  command -v hyperfine > /dev/null || skip "hyperfine not installed (apt-get install hyperfine)"
+  command -v runc > /dev/null || skip "runc not installed: the bench bundle's config comes from runc spec"
+  command -v cc > /dev/null || skip "no C compiler (proxy.sh builds its HTTP server)"
+  run env TMPDIR="$TEST_ROOT" HAKO="$HAKO" QUICK=1 RUN_RUNS=2 EXEC_RUNS=2 WARMUP=0 RSS_RUNS=1 \
+    IMAGE_RUNS=1 CREATE_RUNS=2 LAYER1=usr/share/common-licenses LAYER2=usr/share/base-files \
+    SNAP_SIZES="1 2" SNAP_RUNS=2 PROXY_SIZE=4194304 \
+    bash "$BATS_TEST_DIRNAME/../bench/all.sh"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -q '^- kernel: .*cores'
+  echo "$output" | grep -q '^- cgroups: '
+  echo "$output" | grep -q '^- hako: hako version '
+  local label tools tool c
+  while IFS=: read -r label tools; do
+    for tool in $tools; do
+      c=$(cell "$label" "$tool") || { echo "row missing: $label / $tool" >&2; return 1; }
+      case $c in
+        *failed*) echo "failed: $label / $tool: $c" >&2; return 1 ;;
+      esac
+      if [ "$tool" = hako ]; then
+        # Peak RSS needs GNU time (package time), and proxy CONNECT curl
+        # (busybox wget has none); everything else is a figure.
+        case "$label:$c" in
+          "peak RSS"*":-|n/a (GNU time not installed)") ;;
+          "proxy, CONNECT:-|n/a (busybox wget"*) command -v curl > /dev/null && return 1 ;;
+          *) [[ $c =~ ^[0-9.]+\ (s|ms|MiB|MiB/s)\| ]] || { echo "no figure: $label / hako: $c" >&2; return 1; } ;;
+        esac
+      elif [ "$tool" = direct ] || command -v "$tool" > /dev/null; then
+        [[ $c != *"n/a (not installed)"* ]] || { echo "$tool is installed: $label: $c" >&2; return 1; }
+      else
+        [[ $c == *"n/a (not installed)" ]] || { echo "$tool is missing: $label: $c" >&2; return 1; }
+      fi
+    done
+  done <<'ROWS'
+run /bin/true:hako crun runc bwrap
+create+start+delete:hako crun runc
+exec true:hako crun runc nsenter
+peak RSS, run /bin/true:hako crun runc bwrap
+peak RSS, exec true:hako crun runc
+image import + unpack:hako umoci tar
+create, small image:hako
+create, large image:hako
+snapshot, 1 MB:hako tar
+snapshot, 2 MB:hako tar
+proxy, plain HTTP:hako direct
+proxy, CONNECT:hako direct
+ROWS
+  # Every piece removed its temporary directory.
+  [ -z "$(compgen -G "$TEST_ROOT/hako-bench*")" ]
+}
