@@ -175,8 +175,11 @@ extract_archive (struct img_store *st, const char *file, struct src *s, hk_err *
           r = err_sys (err, "%s: extract %s", file, path);
           break;
         }
+      /* libarchive says only "Write error": a full disk is named. */
       if (archive_read_data_into_fd (a, fd) != ARCHIVE_OK)
-        r = err_set (err, EIO, "%s: extract %s: %s", file, path, archive_error_string (a));
+        r = archive_errno (a) > 0 ? err_code (err, archive_errno (a), "%s: extract %s", file, path)
+                                  : err_set (err, EIO, "%s: extract %s: %s", file, path,
+                                             archive_error_string (a));
     }
   if (r == 0 && ar != ARCHIVE_EOF)
     r = err_set (err, EINVAL, "%s: %s", file, archive_error_string (a));

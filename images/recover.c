@@ -41,8 +41,8 @@ img_test_stall (const struct img_store *st, const char *point)
 }
 
 int
-img_write_file (const struct img_store *st, const char *dir, const char *name, const void *data,
-                size_t len, const char *stall_point, hk_err *err)
+img_write_file (const struct img_store *st, const char *dir, const char *name, const void *data, size_t len,
+                const char *stall_point, hk_err *err)
 {
   cleanup_free char *tmp = xasprintf ("%s/" TMP_PREFIX "XXXXXX", dir);
   cleanup_free char *final = xasprintf ("%s/%s", dir, name);
