@@ -36,6 +36,7 @@ struct img_store
   int dirfd;
   int lock_fd;
   char *data_root;
+  bool exclusive;
 };
 
 int img_store_open (const char *data_root, bool exclusive, struct img_store *st, hk_err *err);

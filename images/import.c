@@ -33,6 +33,7 @@ struct src
   bool flat;
   char *tmpdir;  /* to remove, when extracted */
   char *label;
+  const struct img_store *store;  /* extracted: where the blobs not copied out are */
 };
 
 static int
@@ -46,6 +47,19 @@ src_open (const struct src *s, const char *path, hk_err *err)
         if (*p == '/')
           *p = '%';
       fd = openat (s->dirfd, flat, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+      /* A blob the store has was not extracted (extract_archive): the
+       * store's copy stands in, checked again as it is read.  The layer of
+       * a stored blob can still be missing: an import killed between the
+       * two commits (layer.c). */
+      cleanup_free char *digest = str_has_prefix (path, "blobs/sha256/")
+                                      ? xasprintf ("sha256:%s", path + 13) : NULL;
+      if (fd < 0 && errno == ENOENT && digest && oci_digest_valid (digest))
+        {
+          cleanup_free char *stored = img_blob_path (s->store, digest);
+          fd = open (stored, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+          if (fd < 0)
+            errno = ENOENT;
+        }
     }
   else
     {
@@ -118,6 +132,7 @@ extract_archive (struct img_store *st, const char *file, struct src *s, hk_err *
     return err_sys (err, "create %s", s->tmpdir);
   s->dirfd = open (s->tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   s->flat = true;
+  s->store = st;
   if (s->dirfd < 0)
     return err_sys (err, "open %s", s->tmpdir);
   struct archive *a = archive_read_new ();
@@ -160,12 +175,17 @@ extract_archive (struct img_store *st, const char *file, struct src *s, hk_err *
           r = err_sys (err, "%s: extract %s", file, path);
           break;
         }
+      /* libarchive says only "Write error": a full disk is named. */
       if (archive_read_data_into_fd (a, fd) != ARCHIVE_OK)
-        r = err_set (err, EIO, "%s: extract %s: %s", file, path, archive_error_string (a));
+        r = archive_errno (a) > 0 ? err_code (err, archive_errno (a), "%s: extract %s", file, path)
+                                  : err_set (err, EIO, "%s: extract %s: %s", file, path,
+                                             archive_error_string (a));
     }
   if (r == 0 && ar != ARCHIVE_EOF)
     r = err_set (err, EINVAL, "%s: %s", file, archive_error_string (a));
   archive_read_free (a);
+  if (r == 0)
+    img_test_stall (st, "import-extracted");
   return r;
 }
 
@@ -527,6 +547,8 @@ int
 img_import (struct img_store *st, const struct img_import_opts *o, char **name_out, hk_err *err)
 {
   struct src s = { .dirfd = -1 };
+  if (img_store_sweep (st, err) < 0)
+    return -1;
   cleanup_free char *path = xstrdup (o->source);
   char *tag = NULL;
   struct stat sb;

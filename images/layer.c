@@ -260,14 +260,17 @@ img_layer_ingest (struct img_store *st, int src_fd, struct oci_desc *want, const
     }
   if (check_result (p, want, diff_id, err) < 0)
     goto out;
+  img_test_stall (st, "import-layer-unpacked");
   blob = img_blob_path (st, want->digest);
   if (p->blob_fd >= 0 && (fchmod (p->blob_fd, 0644) < 0 || commit (blob_tmp, blob, false, err) < 0))
     goto out;
   p->blob_fd >= 0 ? close (p->blob_fd) : 0;
   p->blob_fd = -1;
+  img_test_stall (st, "import-blob-committed");
   if (!have_layer && commit (layer_tmp, layer, true, err) < 0)
     goto out;
   made_layer = false;
+  img_test_stall (st, "import-layer-committed");
   r = 0;
 out:
   if (p->raw)

@@ -90,7 +90,7 @@ img_blob_present (const struct img_store *st, const char *digest, uint64_t size)
 int
 img_store_open (const char *data_root, bool exclusive, struct img_store *st, hk_err *err)
 {
-  *st = (struct img_store){ .dirfd = -1, .lock_fd = -1 };
+  *st = (struct img_store){ .dirfd = -1, .lock_fd = -1, .exclusive = exclusive };
   st->data_root = path_absolute (data_root);
   st->dir = xasprintf ("%s/images", st->data_root);
   cleanup_free char *blobs = xasprintf ("%s/blobs/sha256", st->dir);
@@ -182,8 +182,8 @@ img_blob_put_mem (struct img_store *st, const struct oci_desc *want, const void 
     memcpy (digest_out, digest, IMG_DIGEST_LEN);
   if (img_blob_present (st, digest, len))
     return 0;
-  cleanup_free char *path = img_blob_path (st, digest);
-  return file_write_atomic (path, data, len, 0644, err);
+  cleanup_free char *dir = xasprintf ("%s/blobs/sha256", st->dir);
+  return img_write_file (st, dir, digest + 7, data, len, "import-doc-written", err);
 }
 
 int
@@ -254,11 +254,10 @@ static int
 names_save (struct img_store *st, const struct oci_image_names *n, hk_err *err)
 {
   cleanup_free char *text = NULL;
-  cleanup_free char *path = names_path (st);
   size_t len;
   if (oci_image_names_write (n, &text, &len, err) < 0)
     return -1;
-  return file_write_atomic (path, text, len, 0644, err);
+  return img_write_file (st, st->dir, "names.json", text, len, "import-names-written", err);
 }
 
 static void
@@ -280,6 +279,7 @@ rec_copy (struct oci_image_rec *dst, const struct oci_image_rec *src)
 int
 img_names_put (struct img_store *st, const struct oci_image_rec *rec, hk_err *err)
 {
+  img_test_stall (st, "import-before-names");
   cleanup_close int lock = names_lock (st, err);
   if (lock < 0)
     return -1;
@@ -464,6 +464,8 @@ img_remove (struct img_store *st, const char *name, hk_err *err)
   cleanup_free char *norm = NULL;
   if (img_name_normalize (name, &norm, err) < 0)
     return -1;
+  if (img_store_sweep (st, err) < 0)
+    return -1;
   cleanup_close int lock = names_lock (st, err);
   if (lock < 0)
     return -1;
@@ -530,6 +532,8 @@ verify_blob (const char *dir, const char *hex, hk_err *err)
 int
 img_verify (struct img_store *st, size_t *n_blobs, hk_err *err)
 {
+  if (img_store_sweep (st, err) < 0)
+    return -1;
   cleanup_free char *dir = xasprintf ("%s/blobs/sha256", st->dir);
   DIR *d = opendir (dir);
   if (d == NULL)

@@ -363,6 +363,21 @@ fork_inside (const struct exec_plan *p, hk_err *err)
   return pid;
 }
 
+/* The subreaper waits here until the joiner has sent ENTER_PID and closed
+ * the gate's other end.  Both write to the one control socket, and hako
+ * must read the joiner's message first: without the gate a joiner
+ * descheduled after its clone let the subreaper's ENTER_CHILD arrive first,
+ * and hako took the exec for failed ("the process entering sandbox ...
+ * died"), seen under load and under ASan. */
+static void
+wait_gate (int fd)
+{
+  char c;
+  while (read (fd, &c, 1) < 0 && errno == EINTR)
+    ;
+  close (fd);
+}
+
 void
 enter_joiner (const struct exec_plan *p)
 {
@@ -386,6 +401,12 @@ enter_joiner (const struct exec_plan *p)
       err_sys (&err, "join the sandbox's namespaces (setns through a pidfd needs Linux 5.8)");
       fail (p, 125, &err);
     }
+  int gate[2] = { -1, -1 };
+  if (p->subreaper && pipe2 (gate, O_CLOEXEC) < 0)
+    {
+      err_sys (&err, "pipe");
+      fail (p, 125, &err);
+    }
   long pid = fork_inside (p, &err);
   if (pid < 0)
     fail (p, 125, &err);
@@ -400,9 +421,15 @@ enter_joiner (const struct exec_plan *p)
       if (p->cgroup_v2_fd >= 0)
         close (p->cgroup_v2_fd);
       if (p->subreaper)
-        subreaper_main (p);
+        {
+          close (gate[1]);
+          wait_gate (gate[0]);
+          subreaper_main (p);
+        }
       command_main (p);
     }
   enter_send (p->ctl[1], ENTER_PID, (int) pid, 0, -1);
+  if (gate[1] >= 0)
+    close (gate[1]);  /* the subreaper may speak now */
   _exit (0);
 }

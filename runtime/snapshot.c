@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -222,6 +224,105 @@ test_stall (const struct store_entry *e, const sigset_t *hold)
     }
 }
 
+/* SIGKILL cannot be held off: a hako killed while the sandbox is frozen
+ * would leave it frozen until someone ran `resume` — an agent's sandbox hung
+ * for good because its orchestrator timed out a snapshot — and the half-made
+ * copy beside DEST.  So a guard makes the copy's directory (no moment where
+ * it exists and nobody would remove it), sends its name, and waits on a
+ * socket: a byte means hako has cleaned up; EOF means hako died, and the
+ * guard thaws what hako froze, puts the status back and removes the copy.
+ * It holds the sandbox's lock (the inherited flock), so no verb sees the
+ * sandbox before it is done. */
+struct guard
+{
+  pid_t pid;
+  int fd;
+};
+
+static void __attribute__ ((noreturn))
+guard_main (int fd, const struct store_entry *e, struct oci_state *s, enum oci_status was,
+            const struct cg_sandbox *cg, bool thaw, char *tmp)
+{
+  hk_err ignored;
+  char c;
+  ssize_t n;
+  int made = mkdtemp (tmp) ? 0 : errno;
+  if (send (fd, &made, sizeof made, MSG_NOSIGNAL) == (ssize_t) sizeof made && made == 0)
+    send (fd, tmp, strlen (tmp), MSG_NOSIGNAL);
+  if (made != 0)
+    _exit (0);
+  /* Out of hako's process group and off its terminal and pipes: a kill of
+   * the group, or a caller waiting for hako's output to end, is hako's
+   * alone.  SIGINT, SIGTERM and SIGHUP stay blocked, as in hako. */
+  setsid ();
+  int null = open ("/dev/null", O_RDWR | O_CLOEXEC);
+  for (int i = 0; null >= 0 && i < 3; i++)
+    dup2 (null, i);
+  do
+    n = read (fd, &c, 1);
+  while (n < 0 && errno == EINTR);
+  if (n == 1)
+    _exit (0);
+  if (thaw)
+    {
+      cg_freeze (cg, false, &ignored);
+      s->status = was;
+      store_write_state (e, s, &ignored);
+    }
+  rm_rf (tmp, &ignored);
+  _exit (0);
+}
+
+/* tmp: a mkdtemp template, the directory's name on return. */
+static int
+guard_start (struct guard *g, const struct store_entry *e, struct oci_state *s, enum oci_status was,
+             const struct cg_sandbox *cg, bool thaw, char *tmp, hk_err *err)
+{
+  int sp[2];
+  if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
+    return err_sys (err, "socketpair");
+  pid_t pid = fork ();
+  if (pid < 0)
+    {
+      err_sys (err, "fork the snapshot's guard");
+      close (sp[0]);
+      close (sp[1]);
+      return -1;
+    }
+  if (pid == 0)
+    {
+      close (sp[1]);
+      guard_main (sp[0], e, s, was, cg, thaw, tmp);
+    }
+  close (sp[0]);
+  g->pid = pid;
+  g->fd = sp[1];
+  int made = EPIPE;
+  size_t len = strlen (tmp);
+  if (recv (g->fd, &made, sizeof made, MSG_WAITALL) != (ssize_t) sizeof made || made != 0
+      || recv (g->fd, tmp, len, MSG_WAITALL) != (ssize_t) len)
+    {
+      close (g->fd);
+      waitpid (g->pid, NULL, 0);
+      g->pid = -1;
+      return err_code (err, made ? made : EPIPE, "mkdtemp %s", tmp);
+    }
+  return 0;
+}
+
+/* hako has cleaned up itself: the guard goes, and with it its hold on the
+ * lock. */
+static void
+guard_stop (struct guard *g)
+{
+  if (g->pid <= 0)
+    return;
+  send (g->fd, "", 1, MSG_NOSIGNAL);
+  close (g->fd);
+  waitpid (g->pid, NULL, 0);
+  g->pid = -1;
+}
+
 int
 snapshot_take (const struct store *st, const char *id, const char *dest, hk_err *err)
 {
@@ -243,6 +344,7 @@ snapshot_take (const struct store *st, const char *id, const char *dest, hk_err 
   cleanup_free char *data = NULL;
   const char *kind;
   bool frozen = false, blocked = false, marked = false;
+  struct guard guard = { .pid = -1, .fd = -1 };
   enum oci_status was = OCI_STATUS_STOPPED;
   sigset_t hold, old;
   int r = -1;
@@ -292,14 +394,6 @@ snapshot_take (const struct store *st, const char *id, const char *dest, hk_err 
         frozen = true;
     }
 
-  tmp = xasprintf ("%s.tmp-XXXXXX", target);
-  if (mkdtemp (tmp) == NULL)
-    {
-      err_sys (err, "mkdtemp %s", tmp);
-      free (tmp);
-      tmp = NULL;
-      goto out;
-    }
   /* Hold off the signals that end hako while the sandbox is frozen: a hako
    * killed there would leave it frozen with nobody to thaw it. */
   sigemptyset (&hold);
@@ -308,10 +402,16 @@ snapshot_take (const struct store *st, const char *id, const char *dest, hk_err 
   sigaddset (&hold, SIGHUP);
   sigprocmask (SIG_BLOCK, &hold, &old);
   blocked = true;
-  /* Recorded as paused before the freeze, as `pause` does: a hako killed
-   * while the sandbox is frozen (SIGKILL cannot be held off) leaves one that
-   * says paused, which `resume` thaws. */
   was = s->status;
+  tmp = xasprintf ("%s.tmp-XXXXXX", target);
+  if (guard_start (&guard, &e, s, was, &cg, frozen, tmp, err) < 0)
+    {
+      free (tmp);
+      tmp = NULL;
+      goto out;
+    }
+  /* Recorded as paused before the freeze, as `pause` does: should the
+   * guard die too, a sandbox left frozen says paused, which `resume` thaws. */
   if (frozen)
     {
       s->status = OCI_STATUS_PAUSED;
@@ -376,6 +476,7 @@ out:
       hk_err ignored;
       rm_rf (tmp, &ignored);
     }
+  guard_stop (&guard);
   if (blocked)
     {
       /* A pending SIGINT/SIGTERM is delivered here, after the cleanup. */

@@ -287,6 +287,31 @@ box_procs () {
   [[ "$output" != *"$HAKO"* ]]
 }
 
+# Regression: a timed exec's subreaper and its joiner both report on one
+# socket; the subreaper's message once overtook the joiner's and the exec
+# failed with "the process entering sandbox ... died" (1 in ~15 under load).
+# Four workers, timed and untimed execs side by side, for 4 s.
+@test "exec: concurrent timed and untimed execs all succeed" {
+  start_box conc
+  local w until=$((SECONDS + 4))
+  for w in 1 2 3 4; do
+    (
+      n=0
+      while [ $SECONDS -lt $until ]; do
+        if [ $((w % 2)) = 1 ]; then t="--timeout 20s"; else t=""; fi
+        out=$($H exec $t conc echo "w$w" 2>&1) && [ "$out" = "w$w" ] || echo "worker $w: $out" >> "$TEST_ROOT/failed"
+        n=$((n + 1))
+      done
+      echo $n >> "$TEST_ROOT/count"
+    ) &
+  done
+  wait
+  local total=$(($(paste -sd+ "$TEST_ROOT/count")))
+  echo "execs: $total"
+  [ "$total" -ge 8 ]
+  [ ! -e "$TEST_ROOT/failed" ] || { cat "$TEST_ROOT/failed"; false; }
+}
+
 @test "exec in the host profile and in a user namespace" {
   cd "$TEST_ROOT"
   $H run --detach hostbox -- sleep 1000

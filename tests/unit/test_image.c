@@ -6,7 +6,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -194,6 +196,64 @@ test_unpack (void)
   rm_rf (dir, &ignored);
 }
 
+static void
+touch (const char *path)
+{
+  close (open (path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+}
+
+/* Can the store's lock be had exclusively by another open file? */
+static bool
+store_free (const char *lock)
+{
+  int fd = open (lock, O_RDWR | O_CLOEXEC);
+  bool free_ = fd >= 0 && flock (fd, LOCK_EX | LOCK_NB) == 0;
+  if (fd >= 0)
+    close (fd);
+  return free_;
+}
+
+/* What a killed import leaves is swept only while nobody else uses the
+ * store, and the sweeper keeps its shared lock. */
+static void
+test_sweep (void)
+{
+  hk_err err;
+  struct img_store st;
+  char root[] = "/tmp/hako-unit-sweep.XXXXXX";
+  if (mkdtemp (root) == NULL || img_store_open (root, false, &st, &err) < 0)
+    {
+      ok (false, "a store to sweep: %s", err.msg);
+      return;
+    }
+  cleanup_free char *tmp_blob = xasprintf ("%s/blobs/sha256/.tmp-a", st.dir);
+  cleanup_free char *blob = xasprintf ("%s/blobs/sha256/%s", st.dir, D64);
+  cleanup_free char *tmp_layer = xasprintf ("%s/layers/.tmp-b", st.dir);
+  cleanup_free char *tmp_names = xasprintf ("%s/.tmp-c", st.dir);
+  cleanup_free char *tmp_import = xasprintf ("%s/tmp/import-d", st.dir);
+  cleanup_free char *lock = xasprintf ("%s/lock", st.dir);
+  mkdir_p (tmp_layer, 0700, &err);
+  mkdir_p (tmp_import, 0700, &err);
+  cleanup_free char *deep = xasprintf ("%s/etc", tmp_layer);
+  mkdir (deep, 0755);
+  touch (tmp_blob);
+  touch (blob);
+  touch (tmp_names);
+  int other = open (lock, O_RDWR | O_CLOEXEC);
+  ok (other >= 0 && flock (other, LOCK_SH) == 0, "another import holds the store");
+  ok (img_store_sweep (&st, &err) == 0, "a sweep of a busy store succeeds");
+  ok (access (tmp_blob, F_OK) == 0 && access (tmp_layer, F_OK) == 0 && access (tmp_import, F_OK) == 0,
+      "and leaves the temporaries, which may be the other import's");
+  close (other);
+  ok (img_store_sweep (&st, &err) == 0, "a sweep of an unused store succeeds");
+  ok (access (tmp_blob, F_OK) < 0 && access (tmp_layer, F_OK) < 0 && access (tmp_names, F_OK) < 0
+      && access (tmp_import, F_OK) < 0, "and removes every temporary");
+  ok (access (blob, F_OK) == 0, "a blob under its digest stays");
+  ok (!store_free (lock), "the sweeper still holds its shared lock");
+  img_store_close (&st);
+  rm_rf (root, &err);
+}
+
 int
 main (void)
 {
@@ -202,5 +262,6 @@ main (void)
   test_policy ();
   test_payload ();
   test_unpack ();
+  test_sweep ();
   return tap_done ();
 }
