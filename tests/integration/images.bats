@@ -336,14 +336,57 @@ hostile () {
   [ "$output" = data ]
 }
 
-@test "an image sandbox in a user namespace is refused, naming why" {
+# own_layers OUT: a layout of the busybox base plus a root-only directory
+# (owner 0, mode 0700) and a home of uid 1000.
+own_layers () {
+  mkdir -p "$TEST_ROOT/x/rootonly" "$TEST_ROOT/x/home/u"
+  echo mine > "$TEST_ROOT/x/home/u/f"
+  chmod 0700 "$TEST_ROOT/x/rootonly"
+  tar -C "$TEST_ROOT/x" --numeric-owner --owner=0 --group=0 --mtime=@0 -cf "$TEST_ROOT/root.tar" rootonly
+  tar -C "$TEST_ROOT/x" --numeric-owner --owner=1000 --group=1000 --mtime=@0 -cf "$TEST_ROOT/user.tar" home
+  CMD_JSON='["sh"]' "$fixtures/images.sh" layout "$1" gzip "$IMG/layers/base.tar" \
+    "$TEST_ROOT/root.tar" "$TEST_ROOT/user.tar" >/dev/null
+}
+
+@test "an image sandbox has a user namespace: the image's owners inside, unprivileged ids on the host" {
+  own_layers "$TEST_ROOT/own"
+  $H_IMPORT "$TEST_ROOT/own" --name own
+  $H run --detach --image own u1 -- sleep 1000
+  run -0 $H exec u1 -- cat /proc/self/uid_map
+  [ "$(echo $output)" = "0 1000000000 65536" ]
+  # uid N in the image is N inside; root inside writes where the image's root could.
+  run -0 $H exec u1 -- stat -c '%u:%g %a' /home/u/f /rootonly /
+  [ "$output" = "$(printf '1000:1000 644\n0:0 700\n0:0 755')" ]
+  run -0 $H exec u1 -- sh -c 'echo r > /rootonly/new && echo r > /etc/new && mkdir /made && cat /home/u/f'
+  [ "$output" = mine ]
+  run -0 $H exec --user 1000:1000 u1 -- sh -c 'echo u > /home/u/g && cat /home/u/g'
+  [ "$output" = u ]
+  run ! $H exec --user 1000:1000 u1 -- sh -c 'echo u > /rootonly/nope'
+  # On the host, what they wrote is owned by the ids they are there: 1000000000
+  # for root, 1000001000 for 1000; the sandbox's process is not host root.
+  up="$DATA/sandboxes/u1/rootfs/upper"
+  [ "$(stat -c %u:%g "$up/rootonly/new" "$up/etc/new" "$up/made" "$up/home/u/g")" = \
+    "$(printf '1000000000:1000000000\n1000000000:1000000000\n1000000000:1000000000\n1000001000:1000001000')" ]
+  pid=$($H state u1 | jq -r .pid)
+  [ "$(awk '/^Uid:/ {print $2}' /proc/$pid/status)" = 1000000000 ]
+  # The store's layers keep the image's own ids, untouched.
+  [ "$(stat -c %u "$DATA"/images/layers/*/home/u/f)" = 1000 ]
+  [ -z "$(find "$DATA/images/layers" -name new)" ]
+  $H delete --force u1
+  [ ! -e "$DATA/sandboxes/u1" ]
+}
+
+@test "spec --image writes a user namespace; a config whose maps leave the image's / unmapped is refused" {
   $H_IMPORT "$IMG/layout" --name busybox
   mkdir "$TEST_ROOT/b"
   $H spec --image busybox --bundle "$TEST_ROOT/b"
-  edit_config "$TEST_ROOT/b" '.linux.namespaces += [{"type":"user"}] | .linux.uidMappings = [{"containerID":0,"hostID":1000000000,"size":65536}] | .linux.gidMappings = .linux.uidMappings'
+  [ "$(jq -r '.linux.namespaces | map(.type) | index("user") != null' "$TEST_ROOT/b/config.json")" = true ]
+  [ "$(jq -c '.linux.uidMappings' "$TEST_ROOT/b/config.json")" = '[{"containerID":0,"hostID":1000000000,"size":65536}]' ]
+  edit_config "$TEST_ROOT/b" '.linux.uidMappings = [{"containerID":1,"hostID":1000000000,"size":65535}]'
   run -125 $H create --bundle "$TEST_ROOT/b" n1
-  [[ "$output" == *"user namespace is not supported yet"* ]]
+  [[ "$output" == *"the image's / is owned by 0:0, which .linux.uidMappings and .linux.gidMappings do not both map"* ]]
   [ ! -e "$STATE/n1" ]
+  [ ! -e "$DATA/sandboxes/n1" ]
 }
 
 @test "an unknown image is refused and leaves nothing" {
