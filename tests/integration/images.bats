@@ -78,6 +78,45 @@ hostile () {
   store_clean
 }
 
+@test "import of a legacy docker-archive whose repeated layers are symlinks to their first copy" {
+  L=$IMG/layers
+  "$fixtures/images.sh" docker-legacy "$TEST_ROOT/legacy.tar" $L/base.tar $L/top.tar $L/base.tar $L/top.tar
+  [ "$(tar tvf "$TEST_ROOT/legacy.tar" | grep -c '^l.*layer.tar -> ../')" = 2 ]
+  run -0 $H_IMPORT "$TEST_ROOT/legacy.tar"
+  [ "$output" = "busybox-legacy:latest" ]
+  run -0 $H image inspect busybox-legacy
+  [ "$(echo "$output" | jq -r '[.layers[].diff_id] | length, (unique | length)' | xargs)" = "4 2" ]
+  [ "$(ls "$DATA/images/layers" | wc -l)" = 2 ]
+  run -0 $H image verify
+  # A layer twice in the stack is mounted once, at its topmost place.
+  run -0 $H run --rm --image busybox-legacy l1 -- cat /etc/hako-image
+  [ "$output" = "from the top layer" ]
+  store_clean
+}
+
+@test "hostile: a legacy docker-archive's layer.tar symlink to a host file or a non-layer member is refused" {
+  L=$IMG/layers
+  for target in /etc/shadow ../../../../../etc/shadow "$TEST_ROOT/canary/canary" ../manifest.json ../repositories \
+                layer.tar ../nosuch/layer.tar; do
+    LINK_TARGET=$target "$fixtures/images.sh" docker-legacy "$TEST_ROOT/bad.tar" $L/base.tar $L/top.tar $L/base.tar
+    run -125 $H_IMPORT "$TEST_ROOT/bad.tar" --name bad
+    [[ "$output" == *"/layer.tar is a symlink to \"$target\", which is not another layer.tar of the archive"* ]]
+  done
+  # To another layer.tar of the archive, but not the layer the config names:
+  # the diff_id check refuses it.
+  first_top=$(tar tf "$TEST_ROOT/bad.tar" | grep -v '^l' | grep layer.tar | while read -r m; do
+    [ "$(tar xOf "$TEST_ROOT/bad.tar" "$m" | sha256sum | cut -d' ' -f1)" = "$(sha256sum < $L/top.tar | cut -d' ' -f1)" ] \
+      && echo "$m"; done | head -1)
+  [ -n "$first_top" ]
+  LINK_TARGET=../$(basename "$(dirname "$first_top")")/layer.tar \
+    "$fixtures/images.sh" docker-legacy "$TEST_ROOT/bad.tar" $L/base.tar $L/top.tar $L/base.tar
+  run -125 $H_IMPORT "$TEST_ROOT/bad.tar" --name bad
+  [[ "$output" == *"layer 3 of 3"*"diff_id mismatch"* ]]
+  run -125 $H image inspect bad
+  store_clean
+  host_untouched
+}
+
 @test "a second import reads nothing again" {
   $H_IMPORT "$IMG/layout" --name a
   blob=$(blob_of "$($H image inspect a | jq -r '.layers[0].digest')")
