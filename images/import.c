@@ -453,26 +453,56 @@ check_config (const struct oci_image_config *c, size_t n_layers, hk_err *err)
   return 0;
 }
 
+struct oci_layers
+{
+  struct img_store *st;
+  const struct src *s;
+  struct oci_manifest *m;
+  const struct oci_image_config *c;
+  const struct img_limits *lim;
+};
+
+static int
+ingest_one (void *arg, size_t i, hk_err *err)
+{
+  const struct oci_layers *x = arg;
+  struct oci_desc *d = &x->m->layers[i];
+  cleanup_free char *name = blob_name (d->digest);
+  cleanup_free char *layer = img_layer_path (x->st, x->c->diff_ids[i]);
+  if (img_blob_present (x->st, d->digest, d->size) && access (layer, F_OK) == 0)
+    return 0;
+  cleanup_close int fd = src_open (x->s, name, err);
+  if (fd < 0 || img_layer_ingest (x->st, fd, d, x->c->diff_ids[i], x->lim, err) < 0)
+    return err_prefix (err, "layer %zu of %zu", i + 1, x->m->n_layers);
+  return 0;
+}
+
+/* Whether layer i repeats an earlier one (its diff_id): it is done after
+ * the others, when it finds its layer unpacked, rather than by two threads
+ * unpacking the same thing at once. */
+static bool *
+repeats (const struct oci_image_config *c, size_t n)
+{
+  bool *v = xcalloc (n + 1, sizeof *v);
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = 0; j < i && !v[i]; j++)
+      v[i] = strcmp (c->diff_ids[i], c->diff_ids[j]) == 0;
+  return v;
+}
+
+/* The layers, several at a time: each is one pass of its own over its blob
+ * (layer.c), into a directory of its own. */
 static int
 ingest_layers (struct img_store *st, const struct src *s, struct oci_manifest *m,
-               const struct oci_image_config *c, char **paths, const struct img_limits *lim,
-               hk_err *err)
+               const struct oci_image_config *c, const struct img_limits *lim, hk_err *err)
 {
   for (size_t i = 0; i < m->n_layers; i++)
-    {
-      struct oci_desc *d = &m->layers[i];
-      cleanup_free char *name = paths ? xstrdup (paths[i]) : blob_name (d->digest);
-      if (paths == NULL && !is_layer_type (d->media_type))
-        return err_set (err, EINVAL, "layer %.19s..: mediaType \"%s\" is not a layer type", d->digest,
-                        d->media_type ? d->media_type : "(none)");
-      cleanup_free char *layer = img_layer_path (st, c->diff_ids[i]);
-      if (d->digest && img_blob_present (st, d->digest, d->size) && access (layer, F_OK) == 0)
-        continue;
-      cleanup_close int fd = src_open (s, name, err);
-      if (fd < 0 || img_layer_ingest (st, fd, d, c->diff_ids[i], lim, err) < 0)
-        return err_prefix (err, "layer %zu of %zu", i + 1, m->n_layers);
-    }
-  return 0;
+    if (!is_layer_type (m->layers[i].media_type))
+      return err_set (err, EINVAL, "layer %.19s..: mediaType \"%s\" is not a layer type", m->layers[i].digest,
+                      m->layers[i].media_type ? m->layers[i].media_type : "(none)");
+  struct oci_layers x = { .st = st, .s = s, .m = m, .c = c, .lim = lim };
+  cleanup_free bool *defer = repeats (c, m->n_layers);
+  return img_each_parallel (m->n_layers, ingest_one, &x, defer, err);
 }
 
 static void
@@ -542,7 +572,7 @@ import_oci (struct img_store *st, const struct src *s, const struct img_import_o
       goto out;
     }
   if (check_config (&c, res.m.n_layers, err) < 0
-      || ingest_layers (st, s, &res.m, &c, NULL, &o->limits, err) < 0)
+      || ingest_layers (st, s, &res.m, &c, &o->limits, err) < 0)
     goto out;
   record_of (&rec, *name_out, res.manifest_digest, &res.m, &c);
   r = img_names_put (st, &rec, err);
@@ -569,6 +599,41 @@ layer_type_of (int fd)
   return "application/vnd.oci.image.layer.v1.tar";
 }
 
+struct docker_layers
+{
+  struct img_store *st;
+  const struct src *s;
+  const struct oci_docker_manifest *dm;
+  const struct oci_image_config *c;
+  struct oci_manifest *m;
+  const struct img_limits *lim;
+};
+
+static int
+docker_one (void *arg, size_t i, hk_err *err)
+{
+  const struct docker_layers *x = arg;
+  struct oci_desc *d = &x->m->layers[i];
+  cleanup_close int fd = src_open (x->s, x->dm->layers[i], err);
+  struct stat sb;
+  if (fd < 0 || fstat (fd, &sb) < 0)
+    return fd < 0 ? -1 : err_sys (err, "stat %s", x->dm->layers[i]);
+  d->media_type = xstrdup (layer_type_of (fd));
+  /* An uncompressed layer's digest is its diff_id: already stored, it
+   * need not be read again. */
+  cleanup_free char *layer = img_layer_path (x->st, x->c->diff_ids[i]);
+  if (str_has_suffix (d->media_type, ".tar") && img_blob_present (x->st, x->c->diff_ids[i], sb.st_size)
+      && access (layer, F_OK) == 0)
+    {
+      d->digest = xstrdup (x->c->diff_ids[i]);
+      d->size = sb.st_size;
+      return 0;
+    }
+  if (img_layer_ingest (x->st, fd, d, x->c->diff_ids[i], x->lim, err) < 0)
+    return err_prefix (err, "layer %zu of %zu (%s)", i + 1, x->m->n_layers, x->dm->layers[i]);
+  return 0;
+}
+
 /* docker-archive layers are named by diff_id and usually uncompressed,
  * whatever a synthesized manifest would say: their digests and media types
  * come from their bytes, and an OCI manifest is written for them. */
@@ -579,28 +644,9 @@ docker_layers (struct img_store *st, const struct src *s, const struct oci_docke
 {
   m->n_layers = strv_len (dm->layers);
   m->layers = xcalloc (m->n_layers + 1, sizeof *m->layers);
-  for (size_t i = 0; i < m->n_layers; i++)
-    {
-      struct oci_desc *d = &m->layers[i];
-      cleanup_close int fd = src_open (s, dm->layers[i], err);
-      struct stat sb;
-      if (fd < 0 || fstat (fd, &sb) < 0)
-        return fd < 0 ? -1 : err_sys (err, "stat %s", dm->layers[i]);
-      d->media_type = xstrdup (layer_type_of (fd));
-      /* An uncompressed layer's digest is its diff_id: already stored, it
-       * need not be read again. */
-      cleanup_free char *layer = img_layer_path (st, c->diff_ids[i]);
-      if (str_has_suffix (d->media_type, ".tar") && img_blob_present (st, c->diff_ids[i], sb.st_size)
-          && access (layer, F_OK) == 0)
-        {
-          d->digest = xstrdup (c->diff_ids[i]);
-          d->size = sb.st_size;
-          continue;
-        }
-      if (img_layer_ingest (st, fd, d, c->diff_ids[i], lim, err) < 0)
-        return err_prefix (err, "layer %zu of %zu (%s)", i + 1, m->n_layers, dm->layers[i]);
-    }
-  return 0;
+  struct docker_layers x = { .st = st, .s = s, .dm = dm, .c = c, .m = m, .lim = lim };
+  cleanup_free bool *defer = repeats (c, m->n_layers);
+  return img_each_parallel (m->n_layers, docker_one, &x, defer, err);
 }
 
 static int

@@ -8,7 +8,9 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <linux/fs.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -214,6 +216,28 @@ commit (const char *tmp, const char *final, bool dir, hk_err *err)
   return err_sys (err, "rename %s to %s", tmp, final);
 }
 
+/* Each layer is a tree of its own, unrelated to its siblings: marked as a
+ * top of hierarchies (chattr +T), the layers directory makes ext4's Orlov
+ * allocator place each new layer in a block group of its own choosing, with
+ * free inodes and blocks, rather than next to its siblings.  That matters on
+ * an ext4 without a journal, which will not reuse an inode freed in the last
+ * minute: it scans past every such inode, block by block, for each new one,
+ * so unpacking right after an `image rm` (or a deleted layer) in the same
+ * group cost 1 ms a file.  Elsewhere the flag is ignored (and so is its
+ * failure): it only hints where to allocate. */
+static void
+spread_layers (const struct img_store *st)
+{
+  cleanup_free char *dir = xasprintf ("%s/layers", st->dir);
+  cleanup_close int fd = open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  int flags = 0;
+  if (fd >= 0 && ioctl (fd, FS_IOC_GETFLAGS, &flags) == 0 && !(flags & FS_TOPDIR_FL))
+    {
+      flags |= FS_TOPDIR_FL;
+      (void) ioctl (fd, FS_IOC_SETFLAGS, &flags);
+    }
+}
+
 int
 img_layer_ingest (struct img_store *st, int src_fd, struct oci_desc *want, const char *diff_id,
                   const struct img_limits *lim, hk_err *err)
@@ -240,6 +264,7 @@ img_layer_ingest (struct img_store *st, int src_fd, struct oci_desc *want, const
     }
   if (!have_layer)
     {
+      spread_layers (st);
       if (mkdtemp (layer_tmp) == NULL)
         {
           err_sys (err, "create %s", layer_tmp);
