@@ -67,6 +67,9 @@ raw_read (struct archive *a, void *arg, const void **buf)
       err_sys (&p->err, "write blob");
       return pipe_fail (p);
     }
+  /* Writeback started as it goes (see the syncfs before commit). */
+  if (p->blob_fd >= 0 && n > 0 && (p->blob_size & ((8u << 20) - 1)) < (uint64_t) n)
+    sync_file_range (p->blob_fd, 0, 0, SYNC_FILE_RANGE_WRITE);
   *buf = p->buf;
   return n;
 }
@@ -285,6 +288,18 @@ img_layer_ingest (struct img_store *st, int src_fd, struct oci_desc *want, const
     }
   if (check_result (p, want, diff_id, err) < 0)
     goto out;
+  /* Durable before it is published: a blob or layer renamed into place is
+   * trusted by every later import and create (a second import skips what
+   * is there), so after a power loss it must be whole, not a name over
+   * unwritten blocks.  One syncfs for the layer's thousands of files (their
+   * writeback was started as each was written); nothing else in an import
+   * is synced: the manifest, config and names.json are small documents
+   * re-hashed or re-parsed whenever they are read. */
+  if (syncfs (rootfd >= 0 ? rootfd : p->blob_fd) < 0)
+    {
+      err_sys (err, "sync the image store");
+      goto out;
+    }
   blob = img_blob_path (st, want->digest);
   if (p->blob_fd >= 0 && (fchmod (p->blob_fd, 0644) < 0 || commit (blob_tmp, blob, false, err) < 0))
     goto out;
