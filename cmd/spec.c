@@ -52,7 +52,7 @@ cmd_spec (int argc, char **argv)
   cleanup_free char *path = xasprintf ("%s/config.json", bundle);
   if (image && (rootless || p != OCI_PROFILE_DEFAULT))
     return cmd_usage ("spec", "--image goes with the default profile only (no --rootless: an image "
-                      "sandbox has no user namespace yet)");
+                      "sandbox's layers are mounted idmapped, which needs root)");
   if (image ? cmd_image_spec (image, NULL, &json, &err) < 0
             : oci_profile_generate (p, rootless, NULL, &json, &err) < 0)
     return cmd_fail ("spec", NULL, &err);

@@ -69,7 +69,8 @@ int img_find (struct img_store *st, const char *name, struct oci_image_rec *out,
 /* The image's config, read from the store (and checked against its digest). */
 int img_config (struct img_store *st, const struct oci_image_rec *r, struct oci_image_config *out,
                 hk_err *err);
-/* The unpacked layer directories, top layer first (overlayfs lowerdir order). */
+/* The unpacked layer directories, top layer first (overlayfs lowerdir order);
+ * a layer the image has twice appears once, at its topmost place. */
 char **img_layer_dirs (const struct img_store *st, const struct oci_image_rec *r);
 
 /* Remove the name; refused (EBUSY) while a sandbox uses the image.  Blobs and

@@ -36,16 +36,23 @@ struct src
   const struct img_store *store;  /* extracted: where the blobs not copied out are */
 };
 
+static char *
+flat_name (const char *path)
+{
+  char *flat = xstrdup (path);
+  for (char *p = flat; *p; p++)
+    if (*p == '/')
+      *p = '%';
+  return flat;
+}
+
 static int
 src_open (const struct src *s, const char *path, hk_err *err)
 {
   int fd;
   if (s->flat)
     {
-      cleanup_free char *flat = xstrdup (path);
-      for (char *p = flat; *p; p++)
-        if (*p == '/')
-          *p = '%';
+      cleanup_free char *flat = flat_name (path);
       fd = openat (s->dirfd, flat, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
       /* A blob the store has was not extracted (extract_archive): the
        * store's copy stands in, checked again as it is read.  The layer of
@@ -119,6 +126,112 @@ read_doc (struct img_store *st, const struct src *s, const struct oci_desc *d, c
 
 /* ---- archives ---- */
 
+/* An archive member's name, "./" stripped; NULL when it could not be one of
+ * an image's files (what is left becomes a single component, '/' -> '%'). */
+static const char *
+member_name (const char *path)
+{
+  if (path == NULL)
+    return NULL;
+  while (path[0] == '.' && path[1] == '/')
+    path += 2;
+  if (strlen (path) > 255 || strstr (path, "..") || strchr (path, '%') || path[0] == '/')
+    return NULL;
+  return path;
+}
+
+static void
+strv_push (char ***v, char *s)
+{
+  size_t n = *v ? strv_len (*v) : 0;
+  *v = xrealloc (*v, (n + 2) * sizeof **v);
+  (*v)[n] = s;
+  (*v)[n + 1] = NULL;
+}
+
+static bool
+is_layer_tar (const char *path)
+{
+  const char *slash = strrchr (path, '/');
+  return strcmp (slash ? slash + 1 : path, "layer.tar") == 0;
+}
+
+/* Symlink NAME -> TARGET resolved as a path among the archive's members
+ * (by name, never on any filesystem): NULL when TARGET is absolute or
+ * climbs above the archive's top. */
+static char *
+link_resolve (const char *name, const char *target)
+{
+  if (target == NULL || target[0] == '/')
+    return NULL;
+  const char *slash = strrchr (name, '/');
+  cleanup_free char *joined = slash ? xasprintf ("%.*s/%s", (int) (slash - name), name, target)
+                                    : xstrdup (target);
+  char *out = xcalloc (strlen (joined) + 1, 1);
+  size_t len = 0;
+  char *save = NULL;
+  for (char *c = strtok_r (joined, "/", &save); c; c = strtok_r (NULL, "/", &save))
+    {
+      if (strcmp (c, ".") == 0)
+        continue;
+      if (strcmp (c, "..") == 0)
+        {
+          if (len == 0)
+            {
+              free (out);
+              return NULL;
+            }
+          while (len > 0 && out[len - 1] != '/')
+            len--;
+          len -= len > 0;
+          out[len] = '\0';
+          continue;
+        }
+      len += sprintf (out + len, "%s%s", len ? "/" : "", c);
+    }
+  return out;
+}
+
+/* The layer.tar symlinks of a legacy `docker save` (a layer saved twice is
+ * a link to its first copy): each becomes a hard link, in the extraction
+ * dir, to the member it names.  Only a link to another layer.tar member of
+ * the same archive is followed, resolved by name among the members: an
+ * archive whose link points at a host file (/etc/shadow, ../../..) cannot
+ * make import read it.  The layer is then verified against its diff_id as
+ * any other. */
+static int
+link_layers (const struct src *s, const char *file, char **names, char **targets, hk_err *err)
+{
+  size_t n = strv_len (names);
+  for (size_t i = 0; i < n; i++)
+    {
+      cleanup_free char *to = link_resolve (names[i], targets[i]);
+      /* A link to a link: followed within the members, a few hops. */
+      for (int hop = 0; to && hop < 8; hop++)
+        {
+          size_t j = 0;
+          while (j < n && strcmp (names[j], to) != 0)
+            j++;
+          if (j == n)
+            break;
+          char *next = link_resolve (names[j], targets[j]);
+          free (to);
+          to = next;
+        }
+      cleanup_free char *flat_to = to ? flat_name (to) : NULL;
+      struct stat sb;
+      if (to == NULL || strcmp (to, names[i]) == 0 || !is_layer_tar (to) || member_name (to) != to
+          || fstatat (s->dirfd, flat_to, &sb, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG (sb.st_mode))
+        return err_set (err, EINVAL, "%s: %s is a symlink to \"%.200s\", which is not another "
+                        "layer.tar of the archive (the only links an archive may have)",
+                        file, names[i], targets[i]);
+      cleanup_free char *flat = flat_name (names[i]);
+      if (linkat (s->dirfd, flat_to, s->dirfd, flat, 0) < 0)
+        return err_sys (err, "%s: link %s to %s", file, names[i], to);
+    }
+  return 0;
+}
+
 /* Extract an archive's regular files flat into a temp dir.  Their names are
  * only ever used as single components under that dir. */
 static int
@@ -143,19 +256,28 @@ extract_archive (struct img_store *st, const char *file, struct src *s, hk_err *
   archive_read_support_filter_none (a);
   struct archive_entry *e;
   int r = 0, ar;
+  char **link_names = NULL, **link_targets = NULL;
   if (archive_read_open_filename (a, file, 1 << 17) != ARCHIVE_OK)
     r = err_set (err, EINVAL, "%s: %s", file, archive_error_string (a));
   while (r == 0 && ((ar = archive_read_next_header (a, &e)) == ARCHIVE_OK || ar == ARCHIVE_WARN))
     {
-      const char *path = archive_entry_pathname (e);
-      if (archive_entry_filetype (e) != AE_IFREG || archive_entry_hardlink (e) || path == NULL)
+      const char *raw = archive_entry_pathname (e);
+      unsigned type = archive_entry_filetype (e);
+      bool layer_link = type == AE_IFLNK && raw && is_layer_tar (raw);
+      if ((type != AE_IFREG && !layer_link) || archive_entry_hardlink (e) || raw == NULL)
         continue;
-      while (path[0] == '.' && path[1] == '/')
-        path += 2;
-      if (strlen (path) > 255 || strstr (path, "..") || strchr (path, '%') || path[0] == '/')
+      const char *path = member_name (raw);
+      if (path == NULL)
         {
-          r = err_set (err, EINVAL, "%s: entry \"%.100s\" is not a plausible image file name", file, path);
+          r = err_set (err, EINVAL, "%s: entry \"%.100s\" is not a plausible image file name", file, raw);
           break;
+        }
+      if (layer_link)
+        {
+          /* Linked once every member is out: a link may precede its target. */
+          strv_push (&link_names, xstrdup (path));
+          strv_push (&link_targets, xstrdup (archive_entry_symlink (e) ? archive_entry_symlink (e) : ""));
+          continue;
         }
       /* A blob the store has (its name is its digest) is not copied out again:
        * a second import of the same archive only reads past it. */
@@ -165,10 +287,7 @@ extract_archive (struct img_store *st, const char *file, struct src *s, hk_err *
           if (oci_digest_valid (digest) && img_blob_present (st, digest, archive_entry_size (e)))
             continue;
         }
-      cleanup_free char *flat = xstrdup (path);
-      for (char *p = flat; *p; p++)
-        if (*p == '/')
-          *p = '%';
+      cleanup_free char *flat = flat_name (path);
       cleanup_close int fd = openat (s->dirfd, flat, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
       if (fd < 0)
         {
@@ -184,6 +303,10 @@ extract_archive (struct img_store *st, const char *file, struct src *s, hk_err *
   if (r == 0 && ar != ARCHIVE_EOF)
     r = err_set (err, EINVAL, "%s: %s", file, archive_error_string (a));
   archive_read_free (a);
+  if (r == 0 && link_names)
+    r = link_layers (s, file, link_names, link_targets, err);
+  strv_free (link_names);
+  strv_free (link_targets);
   if (r == 0)
     img_test_stall (st, "import-extracted");
   return r;
@@ -350,26 +473,56 @@ check_config (const struct oci_image_config *c, size_t n_layers, hk_err *err)
   return 0;
 }
 
+struct oci_layers
+{
+  struct img_store *st;
+  const struct src *s;
+  struct oci_manifest *m;
+  const struct oci_image_config *c;
+  const struct img_limits *lim;
+};
+
+static int
+ingest_one (void *arg, size_t i, hk_err *err)
+{
+  const struct oci_layers *x = arg;
+  struct oci_desc *d = &x->m->layers[i];
+  cleanup_free char *name = blob_name (d->digest);
+  cleanup_free char *layer = img_layer_path (x->st, x->c->diff_ids[i]);
+  if (img_blob_present (x->st, d->digest, d->size) && access (layer, F_OK) == 0)
+    return 0;
+  cleanup_close int fd = src_open (x->s, name, err);
+  if (fd < 0 || img_layer_ingest (x->st, fd, d, x->c->diff_ids[i], x->lim, err) < 0)
+    return err_prefix (err, "layer %zu of %zu", i + 1, x->m->n_layers);
+  return 0;
+}
+
+/* Whether layer i repeats an earlier one (its diff_id): it is done after
+ * the others, when it finds its layer unpacked, rather than by two threads
+ * unpacking the same thing at once. */
+static bool *
+repeats (const struct oci_image_config *c, size_t n)
+{
+  bool *v = xcalloc (n + 1, sizeof *v);
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = 0; j < i && !v[i]; j++)
+      v[i] = strcmp (c->diff_ids[i], c->diff_ids[j]) == 0;
+  return v;
+}
+
+/* The layers, several at a time: each is one pass of its own over its blob
+ * (layer.c), into a directory of its own. */
 static int
 ingest_layers (struct img_store *st, const struct src *s, struct oci_manifest *m,
-               const struct oci_image_config *c, char **paths, const struct img_limits *lim,
-               hk_err *err)
+               const struct oci_image_config *c, const struct img_limits *lim, hk_err *err)
 {
   for (size_t i = 0; i < m->n_layers; i++)
-    {
-      struct oci_desc *d = &m->layers[i];
-      cleanup_free char *name = paths ? xstrdup (paths[i]) : blob_name (d->digest);
-      if (paths == NULL && !is_layer_type (d->media_type))
-        return err_set (err, EINVAL, "layer %.19s..: mediaType \"%s\" is not a layer type", d->digest,
-                        d->media_type ? d->media_type : "(none)");
-      cleanup_free char *layer = img_layer_path (st, c->diff_ids[i]);
-      if (d->digest && img_blob_present (st, d->digest, d->size) && access (layer, F_OK) == 0)
-        continue;
-      cleanup_close int fd = src_open (s, name, err);
-      if (fd < 0 || img_layer_ingest (st, fd, d, c->diff_ids[i], lim, err) < 0)
-        return err_prefix (err, "layer %zu of %zu", i + 1, m->n_layers);
-    }
-  return 0;
+    if (!is_layer_type (m->layers[i].media_type))
+      return err_set (err, EINVAL, "layer %.19s..: mediaType \"%s\" is not a layer type", m->layers[i].digest,
+                      m->layers[i].media_type ? m->layers[i].media_type : "(none)");
+  struct oci_layers x = { .st = st, .s = s, .m = m, .c = c, .lim = lim };
+  cleanup_free bool *defer = repeats (c, m->n_layers);
+  return img_each_parallel (m->n_layers, ingest_one, &x, defer, err);
 }
 
 static void
@@ -439,7 +592,7 @@ import_oci (struct img_store *st, const struct src *s, const struct img_import_o
       goto out;
     }
   if (check_config (&c, res.m.n_layers, err) < 0
-      || ingest_layers (st, s, &res.m, &c, NULL, &o->limits, err) < 0)
+      || ingest_layers (st, s, &res.m, &c, &o->limits, err) < 0)
     goto out;
   record_of (&rec, *name_out, res.manifest_digest, &res.m, &c);
   r = img_names_put (st, &rec, err);
@@ -466,6 +619,41 @@ layer_type_of (int fd)
   return "application/vnd.oci.image.layer.v1.tar";
 }
 
+struct docker_layers
+{
+  struct img_store *st;
+  const struct src *s;
+  const struct oci_docker_manifest *dm;
+  const struct oci_image_config *c;
+  struct oci_manifest *m;
+  const struct img_limits *lim;
+};
+
+static int
+docker_one (void *arg, size_t i, hk_err *err)
+{
+  const struct docker_layers *x = arg;
+  struct oci_desc *d = &x->m->layers[i];
+  cleanup_close int fd = src_open (x->s, x->dm->layers[i], err);
+  struct stat sb;
+  if (fd < 0 || fstat (fd, &sb) < 0)
+    return fd < 0 ? -1 : err_sys (err, "stat %s", x->dm->layers[i]);
+  d->media_type = xstrdup (layer_type_of (fd));
+  /* An uncompressed layer's digest is its diff_id: already stored, it
+   * need not be read again. */
+  cleanup_free char *layer = img_layer_path (x->st, x->c->diff_ids[i]);
+  if (str_has_suffix (d->media_type, ".tar") && img_blob_present (x->st, x->c->diff_ids[i], sb.st_size)
+      && access (layer, F_OK) == 0)
+    {
+      d->digest = xstrdup (x->c->diff_ids[i]);
+      d->size = sb.st_size;
+      return 0;
+    }
+  if (img_layer_ingest (x->st, fd, d, x->c->diff_ids[i], x->lim, err) < 0)
+    return err_prefix (err, "layer %zu of %zu (%s)", i + 1, x->m->n_layers, x->dm->layers[i]);
+  return 0;
+}
+
 /* docker-archive layers are named by diff_id and usually uncompressed,
  * whatever a synthesized manifest would say: their digests and media types
  * come from their bytes, and an OCI manifest is written for them. */
@@ -476,28 +664,9 @@ docker_layers (struct img_store *st, const struct src *s, const struct oci_docke
 {
   m->n_layers = strv_len (dm->layers);
   m->layers = xcalloc (m->n_layers + 1, sizeof *m->layers);
-  for (size_t i = 0; i < m->n_layers; i++)
-    {
-      struct oci_desc *d = &m->layers[i];
-      cleanup_close int fd = src_open (s, dm->layers[i], err);
-      struct stat sb;
-      if (fd < 0 || fstat (fd, &sb) < 0)
-        return fd < 0 ? -1 : err_sys (err, "stat %s", dm->layers[i]);
-      d->media_type = xstrdup (layer_type_of (fd));
-      /* An uncompressed layer's digest is its diff_id: already stored, it
-       * need not be read again. */
-      cleanup_free char *layer = img_layer_path (st, c->diff_ids[i]);
-      if (str_has_suffix (d->media_type, ".tar") && img_blob_present (st, c->diff_ids[i], sb.st_size)
-          && access (layer, F_OK) == 0)
-        {
-          d->digest = xstrdup (c->diff_ids[i]);
-          d->size = sb.st_size;
-          continue;
-        }
-      if (img_layer_ingest (st, fd, d, c->diff_ids[i], lim, err) < 0)
-        return err_prefix (err, "layer %zu of %zu (%s)", i + 1, m->n_layers, dm->layers[i]);
-    }
-  return 0;
+  struct docker_layers x = { .st = st, .s = s, .dm = dm, .c = c, .m = m, .lim = lim };
+  cleanup_free bool *defer = repeats (c, m->n_layers);
+  return img_each_parallel (m->n_layers, docker_one, &x, defer, err);
 }
 
 static int

@@ -41,6 +41,14 @@ int img_blob_read (const struct img_store *st, const char *digest, char **out, s
 int img_layer_ingest (struct img_store *st, int src_fd, struct oci_desc *want, const char *diff_id,
                       const struct img_limits *lim, hk_err *err);
 
+/* fn (ctx, i, err) for i in 0..n-1, on up to one thread per CPU (at most 4),
+ * the calling thread one of them; items with defer[i] (defer may be NULL)
+ * run after all the others, in order, on the calling thread.  Once an item
+ * fails no new one starts; err is that of the lowest item that failed.  fn
+ * must touch nothing another item touches but through its own i. */
+int img_each_parallel (size_t n, int (*fn) (void *ctx, size_t i, hk_err *err), void *ctx,
+                       const bool *defer, hk_err *err);
+
 /* Unpack one uncompressed tar stream, read by libarchive from `tar`, into the
  * directory rootfd with every path resolved inside it. */
 struct archive;

@@ -340,8 +340,21 @@ char **
 img_layer_dirs (const struct img_store *st, const struct oci_image_rec *r)
 {
   char **v = xcalloc (r->n_layers + 1, sizeof *v);
+  size_t n = 0;
   for (size_t i = 0; i < r->n_layers; i++)
-    v[i] = img_layer_path (st, r->layers[r->n_layers - 1 - i].diff_id);
+    {
+      const char *id = r->layers[r->n_layers - 1 - i].diff_id;
+      /* A layer the image has twice (a legacy `docker save` links the
+       * second to the first) is stacked once, at its topmost place:
+       * overlayfs refuses one directory as two layers, and the lower copy
+       * changes nothing: every name it adds, hides or makes opaque, the
+       * upper copy adds, hides or makes opaque again over all below it. */
+      bool dup = false;
+      for (size_t j = r->n_layers - i; j < r->n_layers && !dup; j++)
+        dup = strcmp (r->layers[j].diff_id, id) == 0;
+      if (!dup)
+        v[n++] = img_layer_path (st, id);
+    }
   return v;
 }
 

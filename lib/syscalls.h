@@ -69,6 +69,26 @@ sys_move_mount (int from_dirfd, const char *from_path, int to_dirfd, const char 
   return (int) syscall (SYS_move_mount, from_dirfd, from_path, to_dirfd, to_path, flags);
 }
 
+/* The new mount API: a filesystem configured one parameter at a time (so
+ * no option string to escape) and mounted detached, to be attached later. */
+static inline int
+sys_fsopen (const char *fs_name, unsigned int flags)
+{
+  return (int) syscall (SYS_fsopen, fs_name, flags);
+}
+
+static inline int
+sys_fsconfig (int fd, unsigned int cmd, const char *key, const void *value, int aux)
+{
+  return (int) syscall (SYS_fsconfig, fd, cmd, key, value, aux);
+}
+
+static inline int
+sys_fsmount (int fd, unsigned int flags, unsigned int attr_flags)
+{
+  return (int) syscall (SYS_fsmount, fd, flags, attr_flags);
+}
+
 static inline int
 sys_landlock_create_ruleset (const struct landlock_ruleset_attr *attr, size_t size, uint32_t flags)
 {

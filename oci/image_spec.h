@@ -95,7 +95,8 @@ struct oci_image_process
   const char *cwd;        /* WorkingDir, or "/" */
   uint32_t uid, gid;      /* User, resolved in the image's /etc/passwd */
 };
-/* The default profile (all namespaces, no user namespace) with that process
+/* The default profile (all namespaces, the user namespace's ids 0..65535
+ * host ids 1000000000..) with that process
  * and a writable root. */
 int oci_profile_generate_image (const struct oci_image_process *ip, char **out, hk_err *err);
 

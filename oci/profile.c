@@ -335,7 +335,7 @@ gen_seccomp (struct json_out *o)
 
 /* Every profile has a user namespace: root inside is never root outside. */
 static void
-gen_linux (struct json_out *o, bool rootless, bool userns)
+gen_linux (struct json_out *o, bool rootless)
 {
   /* Rootless, like runc --rootless: no network namespace of its own
    * (sandbox.network still decides: "none" adds one back). */
@@ -348,7 +348,7 @@ gen_linux (struct json_out *o, bool rootless, bool userns)
       gen_idmap (o, "uidMappings", getuid (), 1);
       gen_idmap (o, "gidMappings", getgid (), 1);
     }
-  else if (userns)
+  else
     {
       gen_idmap (o, "uidMappings", HOST_ID_BASE, HOST_ID_SIZE);
       gen_idmap (o, "gidMappings", HOST_ID_BASE, HOST_ID_SIZE);
@@ -357,7 +357,7 @@ gen_linux (struct json_out *o, bool rootless, bool userns)
   json_arr_open (o);
   for (size_t i = 0; i < sizeof ns / sizeof *ns; i++)
     {
-      if ((ns[i] == OCI_NS_NETWORK && rootless) || (ns[i] == OCI_NS_USER && !userns))
+      if (ns[i] == OCI_NS_NETWORK && rootless)
         continue;
       json_obj_open (o);
       json_kstr (o, "type", oci_ns_name (ns[i]));
@@ -430,9 +430,8 @@ generate (enum oci_profile profile, bool rootless, char *const *args,
   json_obj_close (&o);
   json_kstr (&o, "hostname", "hako");
   gen_mounts (&o, profile, rootless);
-  /* An image's files keep their owners on disk, which a user namespace
-   * would show as nobody: image sandboxes have none yet (hako-image(8)). */
-  gen_linux (&o, rootless, ip == NULL || rootless);
+  /* An image sandbox has one too: its layers are mounted idmapped. */
+  gen_linux (&o, rootless);
   gen_sandbox (&o, profile, rootless, ip == NULL && profile == OCI_PROFILE_HOST && !(args && args[0]),
                ip ? ip->image : NULL);
   json_obj_close (&o);

@@ -636,6 +636,16 @@ mount_root (const struct mnt_ctx *ctx, hk_err *err)
         return err_sys (err, "mount tmpfs on %s", ctx->rootfs);
       return 0;
     }
+  /* Idmapped: what root owns on disk, root inside owns; what root inside
+     writes is owned by root on disk (the image's owners stay the image's).
+     An image's overlay in a user namespace comes this way too, made by the
+     parent over idmapped layers (rootfs_image_open_tree). */
+  if (ctx->root_tree > 0)
+    {
+      if (sys_move_mount (ctx->root_tree, "", AT_FDCWD, ctx->rootfs, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+        return err_sys (err, "attach the idmapped %s", ctx->rootfs);
+      return 0;
+    }
   if (ctx->overlay)
     {
       /* Relative layer paths keep the options within one page. */
@@ -643,14 +653,6 @@ mount_root (const struct mnt_ctx *ctx, hk_err *err)
         return err_sys (err, "chdir %s", ctx->overlay_dir);
       if (mount ("overlay", ctx->rootfs, "overlay", 0, ctx->overlay) < 0)
         return err_sys (err, "mount the image's overlay on %s", ctx->rootfs);
-      return 0;
-    }
-  /* Idmapped: what root owns on disk, root inside owns; what root inside
-     writes is owned by root on disk (the image's owners stay the image's). */
-  if (ctx->root_tree > 0)
-    {
-      if (sys_move_mount (ctx->root_tree, "", AT_FDCWD, ctx->rootfs, MOVE_MOUNT_F_EMPTY_PATH) < 0)
-        return err_sys (err, "attach the idmapped %s", ctx->rootfs);
       return 0;
     }
   /* pivot_root needs the new root to be a mount point. */

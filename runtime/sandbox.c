@@ -294,7 +294,7 @@ prepare_image_layer (const struct store *st, const struct sbx_create_opts *o, st
   /* A restart mounts the writable layer it kept, over the layers recorded. */
   if (b->restart)
     return rootfs_image_reload (b->data_dir, &b->overlay, err);
-  if (rootfs_image_prepare (b->data_dir, o->image_layers, o->image_id, &b->overlay, err) < 0)
+  if (rootfs_image_prepare (b->data_dir, o->image_layers, o->image_id, o->spec, &b->overlay, err) < 0)
     return -1;
   cleanup_free char *upper = xasprintf ("%s/rootfs/upper", b->data_dir);
   if (o->from_snapshot && snapshot_copy_tree (o->from_snapshot, upper, err) < 0)

@@ -23,6 +23,7 @@
 #include "runtime/net.h"
 #include "runtime/pidinfo.h"
 #include "runtime/process.h"
+#include "runtime/rootfs_image.h"
 
 enum sync_type
 {
@@ -281,8 +282,13 @@ spawn_clone (const struct spawn_cfg *cfg, struct spawn_child *out, hk_err *err)
     return -1;
   /* Made here, before clone: the child inherits the fd and attaches it. */
   cleanup_close int root_tree = -1;
-  if (cfg->spec->sandbox.idmap && cfg->spec->sandbox.root != HAKO_ROOT_TMPFS
-      && idmap_open_tree (cfg->rootfs, cfg->spec, &root_tree, err) < 0)
+  if (cfg->overlay && userns)
+    {
+      if (rootfs_image_open_tree (cfg->overlay_dir, cfg->spec, &root_tree, err) < 0)
+        return -1;
+    }
+  else if (cfg->spec->sandbox.idmap && cfg->spec->sandbox.root != HAKO_ROOT_TMPFS
+           && idmap_open_tree (cfg->rootfs, cfg->spec, &root_tree, err) < 0)
     return -1;
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return err_sys (err, "socketpair");

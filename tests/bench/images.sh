@@ -32,6 +32,9 @@ command -v hyperfine >/dev/null || { echo "images.sh: hyperfine not installed" >
 [ "$(id -u)" = 0 ] || { echo "images.sh: needs root" >&2; exit 1; }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}"/hako-bench-images.XXXXXX)
+# An image sandbox's root is host uid 1000000000, which must reach its
+# state dir under here.
+chmod 711 "$work"
 trap 'for id in small large; do $HAKO --root $work/state --data-root $work/data delete --force $id >/dev/null 2>&1 || true; done; rm -rf "$work"' EXIT
 H="$HAKO --root $work/state --data-root $work/data"
 echo '{"default": [{"type": "insecureAcceptAnything"}]}' > "$work/policy.json"

@@ -78,6 +78,45 @@ hostile () {
   store_clean
 }
 
+@test "import of a legacy docker-archive whose repeated layers are symlinks to their first copy" {
+  L=$IMG/layers
+  "$fixtures/images.sh" docker-legacy "$TEST_ROOT/legacy.tar" $L/base.tar $L/top.tar $L/base.tar $L/top.tar
+  [ "$(tar tvf "$TEST_ROOT/legacy.tar" | grep -c '^l.*layer.tar -> ../')" = 2 ]
+  run -0 $H_IMPORT "$TEST_ROOT/legacy.tar"
+  [ "$output" = "busybox-legacy:latest" ]
+  run -0 $H image inspect busybox-legacy
+  [ "$(echo "$output" | jq -r '[.layers[].diff_id] | length, (unique | length)' | xargs)" = "4 2" ]
+  [ "$(ls "$DATA/images/layers" | wc -l)" = 2 ]
+  run -0 $H image verify
+  # A layer twice in the stack is mounted once, at its topmost place.
+  run -0 $H run --rm --image busybox-legacy l1 -- cat /etc/hako-image
+  [ "$output" = "from the top layer" ]
+  store_clean
+}
+
+@test "hostile: a legacy docker-archive's layer.tar symlink to a host file or a non-layer member is refused" {
+  L=$IMG/layers
+  for target in /etc/shadow ../../../../../etc/shadow "$TEST_ROOT/canary/canary" ../manifest.json ../repositories \
+                layer.tar ../nosuch/layer.tar; do
+    LINK_TARGET=$target "$fixtures/images.sh" docker-legacy "$TEST_ROOT/bad.tar" $L/base.tar $L/top.tar $L/base.tar
+    run -125 $H_IMPORT "$TEST_ROOT/bad.tar" --name bad
+    [[ "$output" == *"/layer.tar is a symlink to \"$target\", which is not another layer.tar of the archive"* ]]
+  done
+  # To another layer.tar of the archive, but not the layer the config names:
+  # the diff_id check refuses it.
+  first_top=$(tar tf "$TEST_ROOT/bad.tar" | grep -v '^l' | grep layer.tar | while read -r m; do
+    [ "$(tar xOf "$TEST_ROOT/bad.tar" "$m" | sha256sum | cut -d' ' -f1)" = "$(sha256sum < $L/top.tar | cut -d' ' -f1)" ] \
+      && echo "$m"; done | head -1)
+  [ -n "$first_top" ]
+  LINK_TARGET=../$(basename "$(dirname "$first_top")")/layer.tar \
+    "$fixtures/images.sh" docker-legacy "$TEST_ROOT/bad.tar" $L/base.tar $L/top.tar $L/base.tar
+  run -125 $H_IMPORT "$TEST_ROOT/bad.tar" --name bad
+  [[ "$output" == *"layer 3 of 3"*"diff_id mismatch"* ]]
+  run -125 $H image inspect bad
+  store_clean
+  host_untouched
+}
+
 @test "a second import reads nothing again" {
   $H_IMPORT "$IMG/layout" --name a
   blob=$(blob_of "$($H image inspect a | jq -r '.layers[0].digest')")
@@ -336,14 +375,57 @@ hostile () {
   [ "$output" = data ]
 }
 
-@test "an image sandbox in a user namespace is refused, naming why" {
+# own_layers OUT: a layout of the busybox base plus a root-only directory
+# (owner 0, mode 0700) and a home of uid 1000.
+own_layers () {
+  mkdir -p "$TEST_ROOT/x/rootonly" "$TEST_ROOT/x/home/u"
+  echo mine > "$TEST_ROOT/x/home/u/f"
+  chmod 0700 "$TEST_ROOT/x/rootonly"
+  tar -C "$TEST_ROOT/x" --numeric-owner --owner=0 --group=0 --mtime=@0 -cf "$TEST_ROOT/root.tar" rootonly
+  tar -C "$TEST_ROOT/x" --numeric-owner --owner=1000 --group=1000 --mtime=@0 -cf "$TEST_ROOT/user.tar" home
+  CMD_JSON='["sh"]' "$fixtures/images.sh" layout "$1" gzip "$IMG/layers/base.tar" \
+    "$TEST_ROOT/root.tar" "$TEST_ROOT/user.tar" >/dev/null
+}
+
+@test "an image sandbox has a user namespace: the image's owners inside, unprivileged ids on the host" {
+  own_layers "$TEST_ROOT/own"
+  $H_IMPORT "$TEST_ROOT/own" --name own
+  $H run --detach --image own u1 -- sleep 1000
+  run -0 $H exec u1 -- cat /proc/self/uid_map
+  [ "$(echo $output)" = "0 1000000000 65536" ]
+  # uid N in the image is N inside; root inside writes where the image's root could.
+  run -0 $H exec u1 -- stat -c '%u:%g %a' /home/u/f /rootonly /
+  [ "$output" = "$(printf '1000:1000 644\n0:0 700\n0:0 755')" ]
+  run -0 $H exec u1 -- sh -c 'echo r > /rootonly/new && echo r > /etc/new && mkdir /made && cat /home/u/f'
+  [ "$output" = mine ]
+  run -0 $H exec --user 1000:1000 u1 -- sh -c 'echo u > /home/u/g && cat /home/u/g'
+  [ "$output" = u ]
+  run ! $H exec --user 1000:1000 u1 -- sh -c 'echo u > /rootonly/nope'
+  # On the host, what they wrote is owned by the ids they are there: 1000000000
+  # for root, 1000001000 for 1000; the sandbox's process is not host root.
+  up="$DATA/sandboxes/u1/rootfs/upper"
+  [ "$(stat -c %u:%g "$up/rootonly/new" "$up/etc/new" "$up/made" "$up/home/u/g")" = \
+    "$(printf '1000000000:1000000000\n1000000000:1000000000\n1000000000:1000000000\n1000001000:1000001000')" ]
+  pid=$($H state u1 | jq -r .pid)
+  [ "$(awk '/^Uid:/ {print $2}' /proc/$pid/status)" = 1000000000 ]
+  # The store's layers keep the image's own ids, untouched.
+  [ "$(stat -c %u "$DATA"/images/layers/*/home/u/f)" = 1000 ]
+  [ -z "$(find "$DATA/images/layers" -name new)" ]
+  $H delete --force u1
+  [ ! -e "$DATA/sandboxes/u1" ]
+}
+
+@test "spec --image writes a user namespace; a config whose maps leave the image's / unmapped is refused" {
   $H_IMPORT "$IMG/layout" --name busybox
   mkdir "$TEST_ROOT/b"
   $H spec --image busybox --bundle "$TEST_ROOT/b"
-  edit_config "$TEST_ROOT/b" '.linux.namespaces += [{"type":"user"}] | .linux.uidMappings = [{"containerID":0,"hostID":1000000000,"size":65536}] | .linux.gidMappings = .linux.uidMappings'
+  [ "$(jq -r '.linux.namespaces | map(.type) | index("user") != null' "$TEST_ROOT/b/config.json")" = true ]
+  [ "$(jq -c '.linux.uidMappings' "$TEST_ROOT/b/config.json")" = '[{"containerID":0,"hostID":1000000000,"size":65536}]' ]
+  edit_config "$TEST_ROOT/b" '.linux.uidMappings = [{"containerID":1,"hostID":1000000000,"size":65535}]'
   run -125 $H create --bundle "$TEST_ROOT/b" n1
-  [[ "$output" == *"user namespace is not supported yet"* ]]
+  [[ "$output" == *"the image's / is owned by 0:0, which .linux.uidMappings and .linux.gidMappings do not both map"* ]]
   [ ! -e "$STATE/n1" ]
+  [ ! -e "$DATA/sandboxes/n1" ]
 }
 
 @test "an unknown image is refused and leaves nothing" {
