@@ -223,14 +223,8 @@ test_stall (const struct store_entry *e, const sigset_t *hold)
 }
 
 int
-snapshot_take (const struct store *st, const char *id, const char *dest, hk_err *err)
+snapshot_frozen (const struct store *st, const char *id, const struct snapshot_ops *ops, hk_err *err)
 {
-  cleanup_free char *target = NULL;
-  if (resolve_dest (dest, &target, err) < 0)
-    return -1;
-  struct stat sb;
-  if (lstat (target, &sb) == 0)
-    return err_set (err, EEXIST, "destination %s exists", dest);
   struct store_entry e;
   if (store_open (st, id, true, &e, err) < 0)
     return -1;
@@ -238,9 +232,8 @@ snapshot_take (const struct store *st, const char *id, const char *dest, hk_err 
   struct cg_sandbox cg = { 0 };
   cleanup_free char *data_dir = store_data_dir (st, id);
   cleanup_free char *image_record = xasprintf ("%s/%s", data_dir, ROOTFS_IMAGE_RECORD);
+  cleanup_free char *image_id = NULL;
   cleanup_free char *src = NULL;
-  cleanup_free char *tmp = NULL;
-  cleanup_free char *data = NULL;
   const char *kind;
   bool frozen = false, blocked = false, marked = false;
   enum oci_status was = OCI_STATUS_STOPPED;
@@ -252,6 +245,9 @@ snapshot_take (const struct store *st, const char *id, const char *dest, hk_err 
     {
       kind = "image";
       src = xasprintf ("%s/rootfs/upper", data_dir);
+      if (file_read_all (image_record, 1 << 20, &image_id, NULL, err) < 0)
+        goto out;
+      image_id[strcspn (image_id, "\n")] = '\0';
     }
   else
     {
@@ -273,6 +269,10 @@ snapshot_take (const struct store *st, const char *id, const char *dest, hk_err 
           goto out;
         }
     }
+  struct snapshot_source view = { .id = id, .kind = kind, .src = src, .image_record = image_record,
+                                  .image_id = image_id, .entry = &e };
+  if (ops->check && ops->check (&view, ops->arg, err) < 0)
+    goto out;
 
   /* Frozen, nothing inside can be half-way through a write(2) while the
    * copy reads: each file is copied as some whole-syscall prefix of it. */
@@ -292,14 +292,6 @@ snapshot_take (const struct store *st, const char *id, const char *dest, hk_err 
         frozen = true;
     }
 
-  tmp = xasprintf ("%s.tmp-XXXXXX", target);
-  if (mkdtemp (tmp) == NULL)
-    {
-      err_sys (err, "mkdtemp %s", tmp);
-      free (tmp);
-      tmp = NULL;
-      goto out;
-    }
   /* Hold off the signals that end hako while the sandbox is frozen: a hako
    * killed there would leave it frozen with nobody to thaw it. */
   sigemptyset (&hold);
@@ -332,8 +324,7 @@ snapshot_take (const struct store *st, const char *id, const char *dest, hk_err 
       goto out;
     }
   test_stall (&e, &hold);
-  data = xasprintf ("%s/%s", tmp, SNAPSHOT_DATA);
-  int c = snapshot_copy_tree (src, data, err);
+  int c = ops->frozen (&view, ops->arg, err);
   if (frozen)
     {
       frozen = false;
@@ -349,15 +340,8 @@ snapshot_take (const struct store *st, const char *id, const char *dest, hk_err 
       err_set (err, EINTR, "interrupted");
       goto out;
     }
-  if (write_meta (tmp, id, kind, src, &e, image_record, err) < 0)
+  if (ops->thawed && ops->thawed (&view, ops->arg, err) < 0)
     goto out;
-  if (renameat2 (AT_FDCWD, tmp, AT_FDCWD, target, RENAME_NOREPLACE) < 0)
-    {
-      err_sys (err, "rename to %s", dest);
-      goto out;
-    }
-  free (tmp);
-  tmp = NULL;
   r = 0;
 out:
   if (frozen)
@@ -371,19 +355,74 @@ out:
       s->status = was;
       store_write_state (&e, s, &ignored);
     }
-  if (tmp)
-    {
-      hk_err ignored;
-      rm_rf (tmp, &ignored);
-    }
   if (blocked)
     {
-      /* A pending SIGINT/SIGTERM is delivered here, after the cleanup. */
+      /* A pending SIGINT/SIGTERM is delivered here, after the caller's
+       * cleanup (which follows once this returns) has only temp files left. */
       sigprocmask (SIG_SETMASK, &old, NULL);
     }
   cg_sandbox_free (&cg);
   oci_state_free (s);
   store_close (&e);
+  return r;
+}
+
+/* ---- snapshot ID DEST ---- */
+
+struct take
+{
+  const char *dest;
+  const char *target;
+  char *tmp;
+};
+
+static int
+take_copy (const struct snapshot_source *v, void *arg, hk_err *err)
+{
+  struct take *t = arg;
+  t->tmp = xasprintf ("%s.tmp-XXXXXX", t->target);
+  if (mkdtemp (t->tmp) == NULL)
+    {
+      err_sys (err, "mkdtemp %s", t->tmp);
+      free (t->tmp);
+      t->tmp = NULL;
+      return -1;
+    }
+  cleanup_free char *data = xasprintf ("%s/%s", t->tmp, SNAPSHOT_DATA);
+  return snapshot_copy_tree (v->src, data, err);
+}
+
+static int
+take_commit (const struct snapshot_source *v, void *arg, hk_err *err)
+{
+  struct take *t = arg;
+  if (write_meta (t->tmp, v->id, v->kind, v->src, v->entry, v->image_record, err) < 0)
+    return -1;
+  if (renameat2 (AT_FDCWD, t->tmp, AT_FDCWD, t->target, RENAME_NOREPLACE) < 0)
+    return err_sys (err, "rename to %s", t->dest);
+  free (t->tmp);
+  t->tmp = NULL;
+  return 0;
+}
+
+int
+snapshot_take (const struct store *st, const char *id, const char *dest, hk_err *err)
+{
+  cleanup_free char *target = NULL;
+  if (resolve_dest (dest, &target, err) < 0)
+    return -1;
+  struct stat sb;
+  if (lstat (target, &sb) == 0)
+    return err_set (err, EEXIST, "destination %s exists", dest);
+  struct take t = { .dest = dest, .target = target };
+  struct snapshot_ops ops = { .frozen = take_copy, .thawed = take_commit, .arg = &t };
+  int r = snapshot_frozen (st, id, &ops, err);
+  if (t.tmp)
+    {
+      hk_err ignored;
+      rm_rf (t.tmp, &ignored);
+      free (t.tmp);
+    }
   return r;
 }
 
