@@ -158,7 +158,7 @@ run (int argc, char **argv, bool restore)
       if (sbx_state (&st, id, &s, &err) == 0)
         {
           abs = path_absolute (pid_file);
-          text = xasprintf ("%d", (int) s->pid);
+          text = xasprintf ("%d", (int)s->pid);
         }
       if (abs == NULL || file_write_atomic (abs, text, strlen (text), 0644, &err) < 0)
         rc = cmd_fail (verb, id, &err);

@@ -38,7 +38,8 @@ commit_check (const struct snapshot_source *v, void *arg, hk_err *err)
 {
   struct commit_ctx *x = arg;
   if (strcmp (v->kind, "image") != 0 || v->image_id == NULL)
-    return err_set (err, ENOTSUP, "sandbox %s was not made from an image: --image commits an "
+    return err_set (err, ENOTSUP,
+                    "sandbox %s was not made from an image: --image commits an "
                     "image sandbox's writable layer (`hako snapshot %s DEST` copies a %s)",
                     v->id, v->id, strcmp (v->kind, "workdir") == 0 ? "work dir" : "bundle's rootfs");
   x->base = xstrdup (v->image_id);
@@ -57,8 +58,11 @@ commit_thawed (const struct snapshot_source *v, void *arg, hk_err *err)
 {
   struct commit_ctx *x = arg;
   cleanup_free char *by = xasprintf ("hako snapshot --image %s %s", x->name, v->id);
-  struct img_commit_opts o = { .base_manifest = x->base, .name = x->name, .created_by = by,
-                               .comment = "hako " HAKO_VERSION, .manifest_out = &x->manifest };
+  struct img_commit_opts o = { .base_manifest = x->base,
+                               .name = x->name,
+                               .created_by = by,
+                               .comment = "hako " HAKO_VERSION,
+                               .manifest_out = &x->manifest };
   return img_commit_image (x->c, &o, err);
 }
 
@@ -85,8 +89,8 @@ snapshot_image (const char *id, const char *image, bool gzip)
       goto out;
     }
   open_is = true;
-  struct snapshot_ops ops = { .check = commit_check, .frozen = commit_frozen,
-                              .thawed = commit_thawed, .arg = &x };
+  struct snapshot_ops ops
+      = { .check = commit_check, .frozen = commit_frozen, .thawed = commit_thawed, .arg = &x };
   if (snapshot_frozen (&st, id, &ops, &err) < 0)
     r = cmd_fail ("snapshot", id, &err);
   else
@@ -104,7 +108,10 @@ out:
 int
 cmd_snapshot (int argc, char **argv)
 {
-  enum { OPT_COMPRESSION = 256 };
+  enum
+  {
+    OPT_COMPRESSION = 256
+  };
   static const struct option opts[] = { { "image", required_argument, NULL, 'i' },
                                         { "compression", required_argument, NULL, OPT_COMPRESSION },
                                         { "help", no_argument, NULL, 'h' },

@@ -30,8 +30,8 @@
 struct img_commit
 {
   struct img_store *st;
-  char *tmp_blob;          /* until renamed into place */
-  char *blob;              /* committed by img_commit_image, or NULL */
+  char *tmp_blob; /* until renamed into place */
+  char *blob;     /* committed by img_commit_image, or NULL */
   bool blob_new, layer_new;
   char digest[IMG_DIGEST_LEN], diff_id[IMG_DIGEST_LEN];
   uint64_t size;
@@ -43,7 +43,7 @@ struct img_commit
 struct sink
 {
   int fd;
-  struct archive *gz;  /* NULL: uncompressed, the tar is the blob */
+  struct archive *gz; /* NULL: uncompressed, the tar is the blob */
   struct img_hash blob_hash, diff_hash;
   uint64_t size;
   hk_err err;
@@ -54,7 +54,7 @@ static la_ssize_t
 blob_write (struct archive *a, void *arg, const void *buf, size_t n)
 {
   struct sink *s = arg;
-  (void) a;
+  (void)a;
   img_hash_update (&s->blob_hash, buf, n);
   if (fd_write_all (s->fd, buf, n) < 0)
     {
@@ -79,7 +79,7 @@ tar_write (struct archive *a, void *arg, const void *buf, size_t n)
       err_set (&s->err, EIO, "compress layer: %s", archive_error_string (s->gz));
       s->failed = true;
     }
-  return w < 0 ? -1 : (la_ssize_t) n;
+  return w < 0 ? -1 : (la_ssize_t)n;
 }
 
 static int
@@ -130,10 +130,12 @@ filter_xattrs (struct archive_entry *e, const char *path, bool *opaque, hk_err *
           continue;
         }
       if (strcmp (ov, "opaque") == 0)
-        *opaque = size >= 1 && ((const char *) value)[0] == 'y';
+        *opaque = size >= 1 && ((const char *)value)[0] == 'y';
       else if (r == 0 && (strcmp (ov, "redirect") == 0 || strcmp (ov, "metacopy") == 0))
-        r = err_set (err, ENOTSUP, "%s: an overlay %s entry (its content is still in a lower "
-                     "layer) cannot be written as an OCI layer", path, ov);
+        r = err_set (err, ENOTSUP,
+                     "%s: an overlay %s entry (its content is still in a lower "
+                     "layer) cannot be written as an OCI layer",
+                     path, ov);
     }
   archive_entry_xattr_clear (e);
   for (size_t i = 0; i < n; i++)
@@ -166,7 +168,7 @@ whiteout_name (const char *rel)
   const char *slash = strrchr (rel, '/');
   if (slash == NULL)
     return xasprintf (WH_PREFIX "%s", rel);
-  return xasprintf ("%.*s/" WH_PREFIX "%s", (int) (slash - rel), rel, slash + 1);
+  return xasprintf ("%.*s/" WH_PREFIX "%s", (int)(slash - rel), rel, slash + 1);
 }
 
 static int
@@ -184,9 +186,8 @@ copy_data (struct sink *s, struct archive *rd, struct archive *tar, const char *
 
 /* One entry of the upper dir, as rel (its path inside the layer). */
 static int
-write_entry (struct sink *s, struct archive *rd, struct archive *tar,
-             struct archive_entry_linkresolver *lr, struct archive_entry *entry, const char *rel,
-             hk_err *err)
+write_entry (struct sink *s, struct archive *rd, struct archive *tar, struct archive_entry_linkresolver *lr,
+             struct archive_entry *entry, const char *rel, hk_err *err)
 {
   mode_t type = archive_entry_filetype (entry);
   /* Overlay's whiteout, a 0:0 character device: the file of the lower
@@ -268,7 +269,7 @@ write_tree (struct sink *s, struct archive *tar, const char *upper, hk_err *err)
       if (is_dir)
         archive_read_disk_descend (rd);
       if (path[upper_len] == '\0')
-        continue;  /* the layer root: the base image's root stays as it is */
+        continue; /* the layer root: the base image's root stays as it is */
       cleanup_free char *rel = xstrdup (path + upper_len + 1);
       if (write_entry (s, rd, tar, lr, entry, rel, err) < 0)
         goto out;
@@ -340,8 +341,7 @@ out:
 }
 
 int
-img_commit_layer (struct img_store *st, const char *upper, bool gzip, struct img_commit **out,
-                  hk_err *err)
+img_commit_layer (struct img_store *st, const char *upper, bool gzip, struct img_commit **out, hk_err *err)
 {
   struct img_commit *c = xcalloc (1, sizeof *c);
   c->st = st;
@@ -389,7 +389,7 @@ store_layer (struct img_commit *c, const char *media_type, hk_err *err)
     return err_sys (err, "store layer blob %s", c->blob);
   free (c->tmp_blob);
   c->tmp_blob = NULL;
-  struct oci_desc want = { .media_type = (char *) media_type, .digest = c->digest, .size = c->size };
+  struct oci_desc want = { .media_type = (char *)media_type, .digest = c->digest, .size = c->size };
   struct img_limits lim;
   img_limits_default (&lim);
   cleanup_close int fd = open (c->blob, O_RDONLY | O_CLOEXEC);
@@ -422,14 +422,14 @@ img_commit_image (struct img_commit *c, const struct img_commit_opts *o, hk_err 
     }
   if (base.n_diff_ids != m.n_layers)
     {
-      err_set (err, EINVAL, "base image %.19s..: %zu layers, %zu diff_ids", o->base_manifest,
-               m.n_layers, base.n_diff_ids);
+      err_set (err, EINVAL, "base image %.19s..: %zu layers, %zu diff_ids", o->base_manifest, m.n_layers,
+               base.n_diff_ids);
       goto out;
     }
   if (store_layer (c, mt, err) < 0)
     goto out;
-  struct oci_layer_history h = { .diff_id = c->diff_id, .created = created,
-                                 .created_by = o->created_by, .comment = o->comment };
+  struct oci_layer_history h
+      = { .diff_id = c->diff_id, .created = created, .created_by = o->created_by, .comment = o->comment };
   if (oci_image_config_add_layer (ctext, clen, &h, &new_cfg, &new_cfg_len, err) < 0)
     goto out;
   /* Whether the documents were there before: only what this commit added
@@ -451,8 +451,8 @@ img_commit_image (struct img_commit *c, const struct img_commit_opts *o, hk_err 
   free (m.media_type);
   m.media_type = xstrdup (OCI_MT_MANIFEST);
   m.layers = xrealloc (m.layers, (m.n_layers + 2) * sizeof *m.layers);
-  m.layers[m.n_layers] = (struct oci_desc){ .media_type = xstrdup (mt), .digest = xstrdup (c->digest),
-                                            .size = c->size };
+  m.layers[m.n_layers]
+      = (struct oci_desc){ .media_type = xstrdup (mt), .digest = xstrdup (c->digest), .size = c->size };
   m.n_layers++;
   m.layers[m.n_layers] = (struct oci_desc){ 0 };
   if (oci_manifest_write (&m, &new_man, &new_man_len, err) < 0)
@@ -466,8 +466,10 @@ img_commit_image (struct img_commit *c, const struct img_commit_opts *o, hk_err 
   }
   if (img_blob_put_mem (st, NULL, new_man, new_man_len, man_digest, err) < 0)
     goto out;
-  rec = (struct oci_image_rec){ .name = xstrdup (o->name), .manifest_digest = xstrdup (man_digest),
-                                .config_digest = xstrdup (cfg_digest), .created = xstrdup (created),
+  rec = (struct oci_image_rec){ .name = xstrdup (o->name),
+                                .manifest_digest = xstrdup (man_digest),
+                                .config_digest = xstrdup (cfg_digest),
+                                .created = xstrdup (created),
                                 .n_layers = m.n_layers };
   rec.layers = xcalloc (m.n_layers + 1, sizeof *rec.layers);
   for (size_t i = 0; i < m.n_layers; i++)
@@ -475,10 +477,11 @@ img_commit_image (struct img_commit *c, const struct img_commit_opts *o, hk_err 
       .digest = xstrdup (m.layers[i].digest),
       .diff_id = xstrdup (i < base.n_diff_ids ? base.diff_ids[i] : c->diff_id),
       .media_type = m.layers[i].media_type ? xstrdup (m.layers[i].media_type) : NULL,
-      .size = m.layers[i].size };
+      .size = m.layers[i].size
+    };
   if (img_names_put (st, &rec, err) < 0)
     goto out;
-  c->blob_new = c->layer_new = false;  /* committed: named, nothing to undo */
+  c->blob_new = c->layer_new = false; /* committed: named, nothing to undo */
   if (o->manifest_out)
     *o->manifest_out = xstrdup (man_digest);
   r = 0;

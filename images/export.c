@@ -42,8 +42,10 @@ check_dir (const char *dir, hk_err *err)
   struct stat a, b;
   if (lstat (layout, &a) == 0 && S_ISREG (a.st_mode) && lstat (index, &b) == 0 && S_ISREG (b.st_mode))
     return 1;
-  return err_set (err, EEXIST, "%s is not empty and not an OCI image layout (no oci-layout and "
-                  "index.json): give a new or empty directory", dir);
+  return err_set (err, EEXIST,
+                  "%s is not empty and not an OCI image layout (no oci-layout and "
+                  "index.json): give a new or empty directory",
+                  dir);
 }
 
 /* Copy the store's blob to dir/blobs/sha256/, hashing it on the way. */
@@ -82,8 +84,10 @@ copy_blob (const struct img_store *st, const char *dir, const char *digest, hk_e
   if (r == 0 && n < 0)
     r = err_sys (err, "read blob %.19s..", digest);
   if (r == 0 && strcmp (got, digest) != 0)
-    r = err_set (err, EIO, "blob %.19s.. in the store is damaged: it hashes to %.19s.. (run `hako "
-                 "image verify`)", digest, got);
+    r = err_set (err, EIO,
+                 "blob %.19s.. in the store is damaged: it hashes to %.19s.. (run `hako "
+                 "image verify`)",
+                 digest, got);
   if (r == 0 && (fchmod (out, 0644) < 0 || rename (tmp, dst) < 0))
     r = err_sys (err, "store %s", dst);
   if (r < 0)
@@ -128,9 +132,12 @@ img_export (struct img_store *st, const char *name, const char *dir, char **ref_
     }
   const char *slash = strrchr (rec.name, '/');
   const char *tag = strrchr (slash ? slash : rec.name, ':');
-  struct oci_desc d = { .media_type = (char *) OCI_MT_MANIFEST, .digest = rec.manifest_digest,
-                        .size = sb.st_size, .os = c.os, .arch = c.arch,
-                        .ref_name = (char *) (tag ? tag + 1 : "latest") };
+  struct oci_desc d = { .media_type = (char *)OCI_MT_MANIFEST,
+                        .digest = rec.manifest_digest,
+                        .size = sb.st_size,
+                        .os = c.os,
+                        .arch = c.arch,
+                        .ref_name = (char *)(tag ? tag + 1 : "latest") };
   if (oci_index_add_ref (index_text, index_len, &d, &new_index, &new_len, err) < 0)
     {
       err_prefix (err, "%s", index);

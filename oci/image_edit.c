@@ -45,8 +45,7 @@ write_value (struct json_out *o, yajl_val v)
 }
 
 static void
-write_history_entry (struct json_out *o, const char *created, const char *created_by,
-                     const char *comment)
+write_history_entry (struct json_out *o, const char *created, const char *created_by, const char *comment)
 {
   json_obj_open (o);
   json_kstr (o, "created", created);
@@ -80,8 +79,8 @@ write_rootfs (struct json_out *o, yajl_val rootfs, const char *diff_id)
 }
 
 int
-oci_image_config_add_layer (const char *text, size_t len, const struct oci_layer_history *h,
-                            char **out, size_t *out_len, hk_err *err)
+oci_image_config_add_layer (const char *text, size_t len, const struct oci_layer_history *h, char **out,
+                            size_t *out_len, hk_err *err)
 {
   yajl_val root = NULL;
   if (json_parse (text, len, &root, err) < 0)
@@ -103,7 +102,7 @@ oci_image_config_add_layer (const char *text, size_t len, const struct oci_layer
       const char *k = root->u.object.keys[i];
       yajl_val v = root->u.object.values[i];
       if (strcmp (k, "created") == 0)
-        continue;  /* written below: this image is created now */
+        continue; /* written below: this image is created now */
       json_key (&o, k);
       if (strcmp (k, "rootfs") == 0)
         write_rootfs (&o, rootfs, h->diff_id);
@@ -146,8 +145,8 @@ same_ref (yajl_val desc, const char *ref)
 }
 
 int
-oci_index_add_ref (const char *text, size_t len, const struct oci_desc *d, char **out,
-                   size_t *out_len, hk_err *err)
+oci_index_add_ref (const char *text, size_t len, const struct oci_desc *d, char **out, size_t *out_len,
+                   hk_err *err)
 {
   yajl_val root = NULL;
   if (text == NULL)

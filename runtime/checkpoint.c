@@ -63,8 +63,7 @@ freezer_dir (const struct cg_sandbox *cg)
 }
 
 static int
-dump (const struct store *st, const char *id, const struct criu_opts *o, const char *binary,
-      hk_err *err)
+dump (const struct store *st, const char *id, const struct criu_opts *o, const char *binary, hk_err *err)
 {
   struct store_entry e;
   if (store_open (st, id, true, &e, err) < 0)
@@ -122,8 +121,8 @@ ckpt_checkpoint (const struct store *st, const char *id, const struct criu_opts 
     }
   if (lstat (fs, &sb) == 0)
     {
-      err_set (err, EEXIST, "%s already holds a checkpoint (%s): give a new --image-path",
-               o->image_path, CKPT_SNAPSHOT);
+      err_set (err, EEXIST, "%s already holds a checkpoint (%s): give a new --image-path", o->image_path,
+               CKPT_SNAPSHOT);
       goto out;
     }
   if (mkdir_p (o->image_path, 0700, err) < 0 || (o->work_path && mkdir_p (o->work_path, 0700, err) < 0))
@@ -147,7 +146,7 @@ struct restore
   struct store_entry e;
   bool entry;
   char *data_dir;
-  char *rootfs;      /* mounted here (image) */
+  char *rootfs; /* mounted here (image) */
   bool mounted;
   bool made_data;
   struct cg_sandbox cg;
@@ -219,21 +218,22 @@ restore_undo (struct restore *x)
 }
 
 static int
-record_running (struct restore *x, const struct oci_spec *spec, const char *id, const char *root,
-                hk_err *err)
+record_running (struct restore *x, const struct oci_spec *spec, const char *id, const char *root, hk_err *err)
 {
   cleanup_free char *pidfile = store_path (&x->e, "criu.pid");
   cleanup_free char *text = NULL;
   if (file_read_all (pidfile, 64, &text, NULL, err) < 0)
     return -1;
-  struct oci_state s = { .oci_version = spec->oci_version, .id = (char *) id,
-                         .status = OCI_STATUS_RUNNING, .pid = (pid_t) atoi (text) };
+  struct oci_state s = { .oci_version = spec->oci_version,
+                         .id = (char *)id,
+                         .status = OCI_STATUS_RUNNING,
+                         .pid = (pid_t)atoi (text) };
   if (s.pid <= 0 || pid_stat (s.pid, &s.pid_start_time, NULL) < 0)
     return err_set (err, ESRCH, "criu restored no process (pid file says \"%s\")", text);
   cleanup_free char *now = time_rfc3339_now ();
   s.created = now;
   s.started = now;
-  s.rootfs = (char *) root;
+  s.rootfs = (char *)root;
   return store_write_state (&x->e, &s, err);
 }
 
@@ -268,7 +268,8 @@ ckpt_restore (const struct store *st, const char *id, const struct criu_opts *o,
     goto out;
   if (strcmp (snap.kind, "workdir") == 0)
     {
-      err_set (err, ENOTSUP, "restore of a host-profile sandbox is not supported (its root is "
+      err_set (err, ENOTSUP,
+               "restore of a host-profile sandbox is not supported (its root is "
                "the host's directories, bound in a namespace criu would have to rebuild)");
       goto out;
     }
@@ -281,8 +282,9 @@ ckpt_restore (const struct store *st, const char *id, const struct criu_opts *o,
     goto fail;
   /* A bundle's rootfs is the user's, as runc has it: restored into, as it
    * is now (the saved copy is in hako-snapshot/data for whoever wants it). */
-  if (strcmp (snap.kind, "image") == 0 ? mount_image_root (&x, &snap, err) < 0
-                                       : access (old_root, F_OK) < 0 && err_sys (err, "rootfs %s", old_root) < 0)
+  if (strcmp (snap.kind, "image") == 0
+          ? mount_image_root (&x, &snap, err) < 0
+          : access (old_root, F_OK) < 0 && err_sys (err, "rootfs %s", old_root) < 0)
     goto fail;
   record = store_path (&x.e, "cgroups");
   if (cg_host_get (&host, err) < 0 || cg_prepare (host, spec, id, st->root, &x.cg, err) < 0)
@@ -295,8 +297,8 @@ ckpt_restore (const struct store *st, const char *id, const struct criu_opts *o,
   const char *root = x.rootfs ? x.rootfs : old_root;
   if (x.cg.n > 0)
     cgroot = xstrdup (x.cg.dirs[0].path + strlen (x.cg.dirs[0].mount));
-  struct criu_target t = { .root = root, .pidfile = pidfile, .mounts = dests, .sources = srcs,
-                           .cgroup_root = cgroot };
+  struct criu_target t
+      = { .root = root, .pidfile = pidfile, .mounts = dests, .sources = srcs, .cgroup_root = cgroot };
   argv = criu_restore_argv (v.binary, o, &t);
   if (criu_exec (argv, log, err) < 0 || record_running (&x, spec, id, root, err) < 0)
     goto fail;

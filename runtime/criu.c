@@ -104,8 +104,7 @@ cache_key (const char *binary)
   struct stat sb;
   if (uname (&u) < 0 || stat (binary, &sb) < 0)
     return NULL;
-  return xasprintf ("%s %s %lld %lld", u.release, binary, (long long) sb.st_size,
-                    (long long) sb.st_mtime);
+  return xasprintf ("%s %s %lld %lld", u.release, binary, (long long)sb.st_size, (long long)sb.st_mtime);
 }
 
 /* Cache file: key, "ok"/"fail", version, reason — one a line. */
@@ -163,10 +162,10 @@ criu_probe (const char *cache, struct criu_verdict *v)
   if (cache_read (cache, key, v))
     return;
   cleanup_free char *out = NULL, *vout = NULL;
-  char *const version_argv[] = { v->binary, (char *) "--version", NULL };
+  char *const version_argv[] = { v->binary, (char *)"--version", NULL };
   if (run_capture (version_argv, &vout) == 0)
     v->version = parse_version (vout);
-  char *const check_argv[] = { v->binary, (char *) "check", NULL };
+  char *const check_argv[] = { v->binary, (char *)"check", NULL };
   int rc = run_capture (check_argv, &out);
   if (rc == 0)
     v->works = true;
@@ -240,9 +239,8 @@ common (struct argv *a, const struct criu_opts *o, const struct criu_target *t, 
     {
       /* criu's "--external mnt[KEY]:VALUE": at dump the key names the
        * mount point; at restore it maps the key back to a host path. */
-      cleanup_free char *ext = xasprintf ("mnt[%s]:%s", t->mounts[i],
-                                          restore && t->sources && t->sources[i] ? t->sources[i]
-                                                                                 : t->mounts[i]);
+      cleanup_free char *ext = xasprintf (
+          "mnt[%s]:%s", t->mounts[i], restore && t->sources && t->sources[i] ? t->sources[i] : t->mounts[i]);
       addf (a, "--external", ext);
     }
 }
@@ -252,7 +250,7 @@ criu_dump_argv (const char *binary, const struct criu_opts *o, const struct criu
 {
   struct argv a = { 0 };
   char pid[32];
-  snprintf (pid, sizeof pid, "%d", (int) t->pid);
+  snprintf (pid, sizeof pid, "%d", (int)t->pid);
   add (&a, binary);
   add (&a, "dump");
   addf (&a, "--tree", pid);
@@ -313,6 +311,6 @@ criu_exec (char *const *argv, const char *log, hk_err *err)
     return err_sys (err, "run %s", argv[0]);
   cleanup_free char *tail = log_tail (log);
   cleanup_free char *reason = criu_reason (tail ? tail : out);
-  return err_set (err, EIO, "criu %s failed (status %d): %s%s%s", argv[1], rc, reason,
-                  log ? "; log: " : "", log ? log : "");
+  return err_set (err, EIO, "criu %s failed (status %d): %s%s%s", argv[1], rc, reason, log ? "; log: " : "",
+                  log ? log : "");
 }

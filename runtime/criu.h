@@ -14,9 +14,9 @@
 struct criu_verdict
 {
   bool works;
-  char *binary;   /* the criu run, or NULL when none was found */
-  char *version;  /* "3.17.1", or NULL */
-  char *reason;   /* NULL when it works */
+  char *binary;  /* the criu run, or NULL when none was found */
+  char *version; /* "3.17.1", or NULL */
+  char *reason;  /* NULL when it works */
 };
 
 /* Run `criu check` (HAKO_CRIU names another binary: the tests' stand-in).
@@ -32,14 +32,14 @@ char *criu_reason (const char *output);
 /* runc's checkpoint/restore flags. */
 struct criu_opts
 {
-  const char *image_path;           /* --image-path: criu's images */
-  const char *work_path;            /* --work-path: logs and criu's work files (default image_path) */
-  bool leave_running;               /* --leave-running (dump) */
-  bool tcp_established;             /* --tcp-established */
-  bool file_locks;                  /* --file-locks */
-  bool ext_unix_sk;                 /* --ext-unix-sk */
-  bool shell_job;                   /* --shell-job */
-  const char *manage_cgroups_mode;  /* soft, full, strict or ignore; NULL: soft */
+  const char *image_path;          /* --image-path: criu's images */
+  const char *work_path;           /* --work-path: logs and criu's work files (default image_path) */
+  bool leave_running;              /* --leave-running (dump) */
+  bool tcp_established;            /* --tcp-established */
+  bool file_locks;                 /* --file-locks */
+  bool ext_unix_sk;                /* --ext-unix-sk */
+  bool shell_job;                  /* --shell-job */
+  const char *manage_cgroups_mode; /* soft, full, strict or ignore; NULL: soft */
 };
 
 /* Is mode one of criu's --manage-cgroups modes? */
@@ -48,13 +48,13 @@ bool criu_cgroups_mode_valid (const char *mode);
 /* The sandbox as criu sees it. */
 struct criu_target
 {
-  pid_t pid;                  /* dump: the sandbox's first process */
-  const char *root;           /* restore: the root, mounted on the host */
-  const char *freezer;        /* dump: the freezer cgroup (v1 dir or v2 dir), or NULL */
-  const char *cgroup_root;    /* restore: where the cgroups go, or NULL */
-  const char *pidfile;        /* restore: where criu writes the restored pid */
-  char *const *mounts;        /* bind mounts' destinations: external to criu */
-  char *const *sources;       /* restore: their sources, as mounts */
+  pid_t pid;               /* dump: the sandbox's first process */
+  const char *root;        /* restore: the root, mounted on the host */
+  const char *freezer;     /* dump: the freezer cgroup (v1 dir or v2 dir), or NULL */
+  const char *cgroup_root; /* restore: where the cgroups go, or NULL */
+  const char *pidfile;     /* restore: where criu writes the restored pid */
+  char *const *mounts;     /* bind mounts' destinations: external to criu */
+  char *const *sources;    /* restore: their sources, as mounts */
 };
 
 /* argv (NULL-terminated, caller frees with strv_free) for criu. */

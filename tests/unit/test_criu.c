@@ -45,28 +45,36 @@ test_reason (void)
 static void
 test_argv (void)
 {
-  char *const mounts[] = { (char *) "/data", (char *) "/etc/resolv.conf", NULL };
-  char *const sources[] = { (char *) "/srv/data", (char *) "/run/resolv.conf", NULL };
-  struct criu_opts o = { .image_path = "/ck", .leave_running = true, .tcp_established = true,
-                         .file_locks = true, .manage_cgroups_mode = "full" };
+  char *const mounts[] = { (char *)"/data", (char *)"/etc/resolv.conf", NULL };
+  char *const sources[] = { (char *)"/srv/data", (char *)"/run/resolv.conf", NULL };
+  struct criu_opts o = { .image_path = "/ck",
+                         .leave_running = true,
+                         .tcp_established = true,
+                         .file_locks = true,
+                         .manage_cgroups_mode = "full" };
   struct criu_target t = { .pid = 42, .freezer = "/sys/fs/cgroup/freezer/hako/x", .mounts = mounts };
   char **a = criu_dump_argv ("/usr/sbin/criu", &o, &t);
   cleanup_free char *s = joined (a);
-  is_str (s, "/usr/sbin/criu dump --tree 42 --images-dir /ck --work-dir /ck --log-file dump.log -v4 "
-             "--tcp-established --file-locks --manage-cgroups-mode full "
-             "--external mnt[/data]:/data --external mnt[/etc/resolv.conf]:/etc/resolv.conf "
-             "--freeze-cgroup /sys/fs/cgroup/freezer/hako/x --leave-running",
+  is_str (s,
+          "/usr/sbin/criu dump --tree 42 --images-dir /ck --work-dir /ck --log-file dump.log -v4 "
+          "--tcp-established --file-locks --manage-cgroups-mode full "
+          "--external mnt[/data]:/data --external mnt[/etc/resolv.conf]:/etc/resolv.conf "
+          "--freeze-cgroup /sys/fs/cgroup/freezer/hako/x --leave-running",
           "dump: the tree, images, runc's flags, bind mounts external, the freezer");
   strv_free (a);
   struct criu_opts r = { .image_path = "/ck", .work_path = "/w" };
-  struct criu_target rt = { .root = "/run/hako/x/rootfs", .pidfile = "/run/hako/x/criu.pid",
-                            .mounts = mounts, .sources = sources, .cgroup_root = "/hako/x" };
+  struct criu_target rt = { .root = "/run/hako/x/rootfs",
+                            .pidfile = "/run/hako/x/criu.pid",
+                            .mounts = mounts,
+                            .sources = sources,
+                            .cgroup_root = "/hako/x" };
   a = criu_restore_argv ("criu", &r, &rt);
   cleanup_free char *s2 = joined (a);
-  is_str (s2, "criu restore --images-dir /ck --work-dir /w --log-file restore.log -v4 "
-              "--manage-cgroups-mode soft --external mnt[/data]:/srv/data "
-              "--external mnt[/etc/resolv.conf]:/run/resolv.conf --root /run/hako/x/rootfs "
-              "--restore-detached --pidfile /run/hako/x/criu.pid --cgroup-root /hako/x",
+  is_str (s2,
+          "criu restore --images-dir /ck --work-dir /w --log-file restore.log -v4 "
+          "--manage-cgroups-mode soft --external mnt[/data]:/srv/data "
+          "--external mnt[/etc/resolv.conf]:/run/resolv.conf --root /run/hako/x/rootfs "
+          "--restore-detached --pidfile /run/hako/x/criu.pid --cgroup-root /hako/x",
           "restore: external mounts mapped to their sources, detached, the root, soft cgroups");
   strv_free (a);
   ok (criu_cgroups_mode_valid ("strict") && !criu_cgroups_mode_valid ("hard"),
@@ -87,8 +95,10 @@ test_probe_cache (void)
   cleanup_free char *count = xasprintf ("%s/count", dir);
   cleanup_free char *cache = xasprintf ("%s/cache", dir);
   FILE *f = fopen (bin, "w");
-  fprintf (f, "#!/bin/sh\n[ \"$1\" = --version ] && { echo 'Version: 9.9'; exit 0; }\n"
-              "echo x >> %s\necho 'Error (criu/x.c:1): x: no such feature' >&2\nexit 1\n", count);
+  fprintf (f,
+           "#!/bin/sh\n[ \"$1\" = --version ] && { echo 'Version: 9.9'; exit 0; }\n"
+           "echo x >> %s\necho 'Error (criu/x.c:1): x: no such feature' >&2\nexit 1\n",
+           count);
   fclose (f);
   chmod (bin, 0755);
   setenv ("HAKO_CRIU", bin, 1);

@@ -19,8 +19,8 @@ test_config (void)
                      "\"config\":{\"Env\":[\"A=1\"],\"Labels\":{\"x\":\"y\"},\"StopSignal\":\"SIGINT\"},"
                      "\"rootfs\":{\"type\":\"layers\",\"diff_ids\":[\"" D1 "\"]},"
                      "\"history\":[{\"created_by\":\"base\"}],\"vendor\":{\"n\":1.5e3}}";
-  struct oci_layer_history h = { .diff_id = D2, .created = "2026-01-01T00:00:00Z",
-                                 .created_by = "hako snapshot --image x y" };
+  struct oci_layer_history h
+      = { .diff_id = D2, .created = "2026-01-01T00:00:00Z", .created_by = "hako snapshot --image x y" };
   hk_err err;
   char *out = NULL;
   size_t len;
@@ -57,8 +57,8 @@ test_index (void)
   hk_err err;
   char *out = NULL, *out2 = NULL;
   size_t len, len2;
-  struct oci_desc d = { .media_type = (char *) OCI_MT_MANIFEST, .digest = (char *) D1, .size = 10,
-                        .ref_name = (char *) "v1" };
+  struct oci_desc d
+      = { .media_type = (char *)OCI_MT_MANIFEST, .digest = (char *)D1, .size = 10, .ref_name = (char *)"v1" };
   ok (oci_index_add_ref (NULL, 0, &d, &out, &len, &err) == 0, "a new index");
   struct oci_index x;
   ok (oci_index_parse (out, len, &x, &err) == 0 && x.n_manifests == 1
@@ -66,10 +66,10 @@ test_index (void)
       "it holds the reference");
   oci_index_free (&x);
   struct oci_desc d2 = d;
-  d2.digest = (char *) D2;
-  d2.ref_name = (char *) "v2";
+  d2.digest = (char *)D2;
+  d2.ref_name = (char *)"v2";
   struct oci_desc d3 = d;
-  d3.digest = (char *) D3;
+  d3.digest = (char *)D3;
   ok (oci_index_add_ref (out, len, &d2, &out2, &len2, &err) == 0, "another tag added");
   free (out);
   ok (oci_index_add_ref (out2, len2, &d3, &out, &len, &err) == 0, "v1 again, another manifest");
