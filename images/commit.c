@@ -3,11 +3,11 @@
  * (`hako snapshot --image`).
  *
  * The tar is written by libarchive (pax, numeric owners) from libarchive's
- * disk reader; what it writes goes through the store's hasher twice — the
- * uncompressed stream for the diff_id, the gzip stream for the blob digest —
- * so the layer is read once.  The blob is then unpacked by the same checked
- * path an import takes (img_layer_ingest), so the committed image's layer
- * directory is exactly what its blob says. */
+ * disk reader, through the store's hasher for the diff_id, into a temporary
+ * file: that is all that happens while the sandbox is frozen.  Compression
+ * (through the hasher again, for the blob digest) waits for the thaw.  The blob is then unpacked by the same
+ * checked path an import takes (img_layer_ingest), so the committed image's layer directory is exactly what
+ * its blob says. */
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
@@ -30,56 +30,39 @@
 struct img_commit
 {
   struct img_store *st;
-  char *tmp_blob; /* until renamed into place */
+  char *tmp_tar;  /* the uncompressed layer, written while the sandbox is frozen */
+  char *tmp_blob; /* the blob, until renamed into place */
   char *blob;     /* committed by img_commit_image, or NULL */
   bool blob_new, layer_new;
   char digest[IMG_DIGEST_LEN], diff_id[IMG_DIGEST_LEN];
-  uint64_t size;
+  uint64_t tar_size, size;
   bool gzip;
 };
 
-/* The two streams: tar bytes (hashed for the diff_id) feed the gzip writer,
- * whose output is hashed for the digest and written to the blob. */
+/* A stream into a file through the store's hasher. */
 struct sink
 {
   int fd;
-  struct archive *gz; /* NULL: uncompressed, the tar is the blob */
-  struct img_hash blob_hash, diff_hash;
+  struct img_hash hash;
   uint64_t size;
   hk_err err;
   bool failed;
 };
 
 static la_ssize_t
-blob_write (struct archive *a, void *arg, const void *buf, size_t n)
+sink_write (struct archive *a, void *arg, const void *buf, size_t n)
 {
   struct sink *s = arg;
   (void)a;
-  img_hash_update (&s->blob_hash, buf, n);
+  img_hash_update (&s->hash, buf, n);
   if (fd_write_all (s->fd, buf, n) < 0)
     {
-      err_sys (&s->err, "write layer blob");
+      err_sys (&s->err, "write layer");
       s->failed = true;
       return -1;
     }
   s->size += n;
   return n;
-}
-
-static la_ssize_t
-tar_write (struct archive *a, void *arg, const void *buf, size_t n)
-{
-  struct sink *s = arg;
-  img_hash_update (&s->diff_hash, buf, n);
-  if (s->gz == NULL)
-    return blob_write (a, arg, buf, n);
-  la_ssize_t w = archive_write_data (s->gz, buf, n);
-  if (w < 0 && !s->failed)
-    {
-      err_set (&s->err, EIO, "compress layer: %s", archive_error_string (s->gz));
-      s->failed = true;
-    }
-  return w < 0 ? -1 : (la_ssize_t)n;
 }
 
 static int
@@ -282,35 +265,17 @@ out:
   return r;
 }
 
+/* The tar, hashed for the diff_id: the part that reads the sandbox's files,
+ * so the only part done while it is frozen (compression waits for the thaw). */
 static int
-write_layer (struct img_commit *c, int fd, const char *upper, hk_err *err)
+write_tar (struct img_commit *c, int fd, const char *upper, hk_err *err)
 {
   struct sink s = { .fd = fd };
   struct archive *tar = archive_write_new ();
-  struct archive_entry *raw = NULL;
   int r = -1;
-  img_hash_init (&s.blob_hash);
-  img_hash_init (&s.diff_hash);
-  if (c->gzip)
-    {
-      /* gzip over the tar stream: libarchive's raw format with one entry is
-       * its compressor without an archive around it. */
-      s.gz = archive_write_new ();
-      raw = archive_entry_new ();
-      archive_entry_set_pathname (raw, "layer.tar");
-      archive_entry_set_filetype (raw, AE_IFREG);
-      if (archive_write_add_filter_gzip (s.gz) != ARCHIVE_OK
-          || archive_write_set_format_raw (s.gz) != ARCHIVE_OK
-          || archive_write_set_bytes_in_last_block (s.gz, 1) != ARCHIVE_OK
-          || archive_write_open (s.gz, &s, NULL, blob_write, NULL) != ARCHIVE_OK
-          || archive_write_header (s.gz, raw) != ARCHIVE_OK)
-        {
-          arc_fail (&s, s.gz, "compress", "layer", err);
-          goto out;
-        }
-    }
+  img_hash_init (&s.hash);
   if (archive_write_set_format_pax_restricted (tar) != ARCHIVE_OK
-      || archive_write_open (tar, &s, NULL, tar_write, NULL) != ARCHIVE_OK)
+      || archive_write_open (tar, &s, NULL, sink_write, NULL) != ARCHIVE_OK)
     {
       arc_fail (&s, tar, "write", "layer", err);
       goto out;
@@ -322,21 +287,86 @@ write_layer (struct img_commit *c, int fd, const char *upper, hk_err *err)
       arc_fail (&s, tar, "write", "layer", err);
       goto out;
     }
-  if (s.gz && archive_write_close (s.gz) != ARCHIVE_OK)
-    {
-      arc_fail (&s, s.gz, "compress", "layer", err);
-      goto out;
-    }
-  img_hash_final (&s.blob_hash, c->digest);
-  img_hash_final (&s.diff_hash, c->diff_id);
-  c->size = s.size;
+  img_hash_final (&s.hash, c->diff_id);
+  c->tar_size = s.size;
   r = 0;
 out:
   archive_write_free (tar);
-  if (s.gz)
-    archive_write_free (s.gz);
-  if (raw)
-    archive_entry_free (raw);
+  return r;
+}
+
+/* gzip the tar into the blob, hashed for its digest (libarchive's raw
+ * format with one entry is its compressor without an archive around it);
+ * uncompressed, the tar is the blob and its digest the diff_id. */
+static int
+compress (struct img_commit *c, hk_err *err)
+{
+  if (!c->gzip)
+    {
+      c->tmp_blob = steal_pointer (&c->tmp_tar);
+      memcpy (c->digest, c->diff_id, IMG_DIGEST_LEN);
+      c->size = c->tar_size;
+      return 0;
+    }
+  cleanup_close int in = open (c->tmp_tar, O_RDONLY | O_CLOEXEC);
+  if (in < 0)
+    return err_sys (err, "open %s", c->tmp_tar);
+  c->tmp_blob = xasprintf ("%s/blobs/sha256/.tmp-XXXXXX", c->st->dir);
+  struct sink s = { .fd = mkostemp (c->tmp_blob, O_CLOEXEC) };
+  if (s.fd < 0)
+    {
+      err_sys (err, "create %s", c->tmp_blob);
+      free (c->tmp_blob);
+      c->tmp_blob = NULL;
+      return -1;
+    }
+  img_hash_init (&s.hash);
+  struct archive *gz = archive_write_new ();
+  struct archive_entry *raw = archive_entry_new ();
+  archive_entry_set_pathname (raw, "layer.tar");
+  archive_entry_set_filetype (raw, AE_IFREG);
+  int r = -1;
+  if (archive_write_add_filter_gzip (gz) != ARCHIVE_OK || archive_write_set_format_raw (gz) != ARCHIVE_OK
+      || archive_write_set_bytes_in_last_block (gz, 1) != ARCHIVE_OK
+      || archive_write_open (gz, &s, NULL, sink_write, NULL) != ARCHIVE_OK
+      || archive_write_header (gz, raw) != ARCHIVE_OK)
+    {
+      arc_fail (&s, gz, "compress", "layer", err);
+      goto out;
+    }
+  static char buf[1 << 17];
+  ssize_t n;
+  while ((n = read (in, buf, sizeof buf)) > 0)
+    if (archive_write_data (gz, buf, n) < 0)
+      {
+        arc_fail (&s, gz, "compress", "layer", err);
+        goto out;
+      }
+  if (n < 0)
+    {
+      err_sys (err, "read %s", c->tmp_tar);
+      goto out;
+    }
+  if (archive_write_close (gz) != ARCHIVE_OK)
+    {
+      arc_fail (&s, gz, "compress", "layer", err);
+      goto out;
+    }
+  if (fchmod (s.fd, 0644) < 0)
+    {
+      err_sys (err, "chmod %s", c->tmp_blob);
+      goto out;
+    }
+  img_hash_final (&s.hash, c->digest);
+  c->size = s.size;
+  unlink (c->tmp_tar);
+  free (c->tmp_tar);
+  c->tmp_tar = NULL;
+  r = 0;
+out:
+  archive_write_free (gz);
+  archive_entry_free (raw);
+  close (s.fd);
   return r;
 }
 
@@ -346,19 +376,19 @@ img_commit_layer (struct img_store *st, const char *upper, bool gzip, struct img
   struct img_commit *c = xcalloc (1, sizeof *c);
   c->st = st;
   c->gzip = gzip;
-  c->tmp_blob = xasprintf ("%s/blobs/sha256/.tmp-XXXXXX", st->dir);
-  int fd = mkostemp (c->tmp_blob, O_CLOEXEC);
+  c->tmp_tar = xasprintf ("%s/blobs/sha256/.tmp-XXXXXX", st->dir);
+  int fd = mkostemp (c->tmp_tar, O_CLOEXEC);
   if (fd < 0)
     {
-      err_sys (err, "create %s", c->tmp_blob);
-      free (c->tmp_blob);
-      c->tmp_blob = NULL;
+      err_sys (err, "create %s", c->tmp_tar);
+      free (c->tmp_tar);
+      c->tmp_tar = NULL;
       img_commit_free (c);
       return -1;
     }
-  int r = write_layer (c, fd, upper, err);
+  int r = write_tar (c, fd, upper, err);
   if (r == 0 && fchmod (fd, 0644) < 0)
-    r = err_sys (err, "chmod %s", c->tmp_blob);
+    r = err_sys (err, "chmod %s", c->tmp_tar);
   close (fd);
   if (r < 0)
     {
@@ -426,7 +456,7 @@ img_commit_image (struct img_commit *c, const struct img_commit_opts *o, hk_err 
                base.n_diff_ids);
       goto out;
     }
-  if (store_layer (c, mt, err) < 0)
+  if (compress (c, err) < 0 || store_layer (c, mt, err) < 0)
     goto out;
   struct oci_layer_history h
       = { .diff_id = c->diff_id, .created = created, .created_by = o->created_by, .comment = o->comment };
@@ -510,6 +540,8 @@ img_commit_free (struct img_commit *c)
 {
   if (c == NULL)
     return;
+  if (c->tmp_tar)
+    unlink (c->tmp_tar);
   if (c->tmp_blob)
     unlink (c->tmp_blob);
   if (c->layer_new)
@@ -520,6 +552,7 @@ img_commit_free (struct img_commit *c)
     }
   if (c->blob_new && c->blob)
     unlink (c->blob);
+  free (c->tmp_tar);
   free (c->tmp_blob);
   free (c->blob);
   free (c);

@@ -80,14 +80,15 @@ int img_remove (struct img_store *st, const char *name, hk_err *err);
 int img_verify (struct img_store *st, size_t *n_blobs, hk_err *err);
 
 /* `snapshot --image` (commit.c): an image sandbox's overlay upper dir as a
- * new layer on top of its image.  img_commit_layer writes the layer blob
- * (a pax tar, gzip-compressed unless gzip is false; overlay whiteouts become
- * ".wh.NAME", opaque directories ".wh..wh..opq", overlay xattrs dropped)
- * into the store's temp area — the only part that reads the sandbox's files,
- * to run while it is frozen.  img_commit_image then unpacks it, writes the
- * config (the base's, with the diff_id and a history entry appended) and
- * the manifest, and records NAME.  img_commit_free takes away whatever an
- * unfinished commit left in the store. */
+ * new layer on top of its image.  img_commit_layer writes the layer as an
+ * uncompressed pax tar (overlay whiteouts become ".wh.NAME", opaque
+ * directories ".wh..wh..opq", overlay xattrs dropped) into the store's temp
+ * area, hashing it for the diff_id — the only part that reads the sandbox's
+ * files, to run while it is frozen.  img_commit_image then compresses it
+ * (gzip unless gzip was false), unpacks it, writes the config (the base's,
+ * with the diff_id and a history entry appended) and the manifest, and
+ * records NAME.  img_commit_free takes away whatever an unfinished commit
+ * left in the store. */
 struct img_commit;
 struct img_commit_opts
 {
