@@ -66,6 +66,14 @@ commit_thawed (const struct snapshot_source *v, void *arg, hk_err *err)
   return img_commit_image (x->c, &o, err);
 }
 
+static void
+commit_undo (void *arg)
+{
+  struct commit_ctx *x = arg;
+  img_commit_free (x->c);
+  x->c = NULL;
+}
+
 static int
 snapshot_image (const char *id, const char *image, bool gzip)
 {
@@ -89,8 +97,9 @@ snapshot_image (const char *id, const char *image, bool gzip)
       goto out;
     }
   open_is = true;
-  struct snapshot_ops ops
-      = { .check = commit_check, .frozen = commit_frozen, .thawed = commit_thawed, .arg = &x };
+  struct snapshot_ops ops = {
+    .check = commit_check, .frozen = commit_frozen, .thawed = commit_thawed, .undo = commit_undo, .arg = &x
+  };
   if (snapshot_frozen (&st, id, &ops, &err) < 0)
     r = cmd_fail ("snapshot", id, &err);
   else

@@ -355,10 +355,11 @@ out:
       s->status = was;
       store_write_state (&e, s, &ignored);
     }
+  if (r < 0 && ops->undo)
+    ops->undo (ops->arg);
   if (blocked)
     {
-      /* A pending SIGINT/SIGTERM is delivered here, after the caller's
-       * cleanup (which follows once this returns) has only temp files left. */
+      /* A pending SIGINT/SIGTERM is delivered here, after the undo. */
       sigprocmask (SIG_SETMASK, &old, NULL);
     }
   cg_sandbox_free (&cg);
@@ -405,6 +406,19 @@ take_commit (const struct snapshot_source *v, void *arg, hk_err *err)
   return 0;
 }
 
+static void
+take_undo (void *arg)
+{
+  struct take *t = arg;
+  if (t->tmp)
+    {
+      hk_err ignored;
+      rm_rf (t->tmp, &ignored);
+      free (t->tmp);
+      t->tmp = NULL;
+    }
+}
+
 int
 snapshot_take (const struct store *st, const char *id, const char *dest, hk_err *err)
 {
@@ -415,14 +429,9 @@ snapshot_take (const struct store *st, const char *id, const char *dest, hk_err 
   if (lstat (target, &sb) == 0)
     return err_set (err, EEXIST, "destination %s exists", dest);
   struct take t = { .dest = dest, .target = target };
-  struct snapshot_ops ops = { .frozen = take_copy, .thawed = take_commit, .arg = &t };
+  struct snapshot_ops ops = { .frozen = take_copy, .thawed = take_commit, .undo = take_undo, .arg = &t };
   int r = snapshot_frozen (st, id, &ops, err);
-  if (t.tmp)
-    {
-      hk_err ignored;
-      rm_rf (t.tmp, &ignored);
-      free (t.tmp);
-    }
+  take_undo (&t);
   return r;
 }
 

@@ -42,6 +42,9 @@ struct snapshot_ops
   int (*check) (const struct snapshot_source *src, void *arg, hk_err *err);
   int (*frozen) (const struct snapshot_source *src, void *arg, hk_err *err);
   int (*thawed) (const struct snapshot_source *src, void *arg, hk_err *err);
+  /* On failure (may be NULL): take away what the callbacks made, before a
+   * held-off SIGINT/SIGTERM/SIGHUP is let through and ends hako. */
+  void (*undo) (void *arg);
   void *arg;
 };
 
