@@ -186,6 +186,7 @@ write_entry (struct sink *s, struct archive *rd, struct archive *tar, struct arc
   archive_entry_set_pathname (entry, rel);
   archive_entry_unset_atime (entry);
   archive_entry_unset_ctime (entry);
+  archive_entry_unset_birthtime (entry);
   archive_entry_set_uname (entry, NULL);
   archive_entry_set_gname (entry, NULL);
   struct archive_entry *e = entry, *sparse = NULL;

@@ -17,13 +17,18 @@
 #define LAYOUT_FILE "oci-layout"
 #define LAYOUT_TEXT "{\"imageLayoutVersion\":\"1.0.0\"}"
 
-/* What dir is: 0 new or empty (made if missing), 1 an image layout to add
- * to; else refused — an export must not write blobs among a user's files. */
+/* What dir is: 0 new or empty (made if missing: *made), 1 an image layout
+ * to add to; else refused — an export must not write blobs among a user's
+ * files. */
 static int
-check_dir (const char *dir, hk_err *err)
+check_dir (const char *dir, bool *made, hk_err *err)
 {
+  *made = false;
   if (mkdir (dir, 0755) == 0)
-    return 0;
+    {
+      *made = true;
+      return 0;
+    }
   if (errno != EEXIST)
     return err_sys (err, "mkdir %s", dir);
   DIR *d = opendir (dir);
@@ -106,10 +111,12 @@ img_export (struct img_store *st, const char *name, const char *dir, char **ref_
   cleanup_free char *index = xasprintf ("%s/index.json", dir);
   cleanup_free char *layout = xasprintf ("%s/%s", dir, LAYOUT_FILE);
   cleanup_free char *man_path = NULL;
+  bool made = false;
+  int kind = -1;
   int r = -1;
   if (img_find (st, name, &rec, err) < 0 || img_config (st, &rec, &c, err) < 0)
     goto out;
-  int kind = check_dir (dir, err);
+  kind = check_dir (dir, &made, err);
   if (kind < 0)
     goto out;
   if (kind == 1 && file_read_all (index, IMG_MAX_DOC, &index_text, &index_len, err) < 0)
@@ -151,6 +158,20 @@ img_export (struct img_store *st, const char *name, const char *dir, char **ref_
     *ref_out = xstrdup (d.ref_name);
   r = 0;
 out:
+  /* A failed export into a new or empty directory leaves it as it was; one
+   * into an existing layout may leave blobs its index.json does not name. */
+  if (r < 0 && kind == 0)
+    {
+      hk_err ignored;
+      if (made)
+        rm_rf (dir, &ignored);
+      else
+        {
+          cleanup_free char *top = xasprintf ("%s/blobs", dir);
+          rm_rf (top, &ignored);
+          unlink (layout);
+        }
+    }
   oci_image_config_free (&c);
   oci_image_rec_free (&rec);
   return r;

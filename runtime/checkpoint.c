@@ -302,6 +302,11 @@ ckpt_restore (const struct store *st, const char *id, const struct criu_opts *o,
   argv = criu_restore_argv (v.binary, o, &t);
   if (criu_exec (argv, log, err) < 0 || record_running (&x, spec, id, root, err) < 0)
     goto fail;
+  /* The restored processes hold the root in the mount namespace criu made
+   * for them; hako's own copy of the mount goes, as after a create (where
+   * only the sandbox's namespace ever has it), so delete finds none. */
+  if (x.mounted)
+    umount2 (x.rootfs, MNT_DETACH);
   r = 0;
   goto out;
 fail:

@@ -151,6 +151,15 @@ layer_names () {
   [ "$(ls "$TEST_ROOT/mine")" = file ]
   run -125 $H image export nosuch:v1 "$TEST_ROOT/new"
   [ ! -e "$TEST_ROOT/new" ]
+  # A damaged blob in the store is not exported; the new directory goes again.
+  d=$($H image inspect busybox | jq -r '.layers[0].digest')
+  printf X | dd of="$DATA/images/blobs/sha256/${d#sha256:}" bs=1 seek=100 conv=notrunc 2>/dev/null
+  run -125 $H image export busybox "$TEST_ROOT/new"
+  [[ "$output" == *"is damaged"* ]]
+  [ ! -e "$TEST_ROOT/new" ]
+  mkdir "$TEST_ROOT/empty"
+  run -125 $H image export busybox "$TEST_ROOT/empty"
+  [ -z "$(ls -A "$TEST_ROOT/empty")" ]
 }
 
 @test "snapshot --image while a writer appends: whole lines in the image; SIGTERM while frozen names nothing, leaves no temp file" {
