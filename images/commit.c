@@ -401,12 +401,6 @@ img_commit_layer (struct img_store *st, const char *upper, bool gzip, struct img
   return 0;
 }
 
-const char *
-img_commit_digest (const struct img_commit *c)
-{
-  return c->digest;
-}
-
 /* The blob into its place and unpacked through the import's checked path
  * (which re-hashes it and checks the diff_id once more). */
 static int

@@ -100,7 +100,6 @@ struct img_commit_opts
 };
 int img_commit_layer (struct img_store *st, const char *upper, bool gzip, struct img_commit **out,
                       hk_err *err);
-const char *img_commit_digest (const struct img_commit *c);
 int img_commit_image (struct img_commit *c, const struct img_commit_opts *o, hk_err *err);
 void img_commit_free (struct img_commit *c);
 

@@ -218,7 +218,8 @@ addf (struct argv *a, const char *flag, const char *value)
 
 /* What dump and restore share: images, work dir, the runc flags, and the
  * bind mounts, which criu must treat as external (it cannot dump what
- * they are bound from, only where they were). */
+ * they are bound from, only where they were): "mnt[MOUNTPOINT]:COOKIE" at
+ * dump, "mnt[COOKIE]:ROOT" at restore, the mount point being the cookie. */
 static void
 common (struct argv *a, const struct criu_opts *o, const struct criu_target *t, bool restore)
 {
@@ -234,7 +235,11 @@ common (struct argv *a, const struct criu_opts *o, const struct criu_target *t, 
     add (a, "--ext-unix-sk");
   if (o->shell_job)
     add (a, "--shell-job");
-  addf (a, "--manage-cgroups-mode", o->manage_cgroups_mode ? o->manage_cgroups_mode : "soft");
+  /* runc's --manage-cgroups-mode is criu's --manage-cgroups, whose mode is
+   * an optional argument: it must be joined with '='. */
+  cleanup_free char *cg
+      = xasprintf ("--manage-cgroups=%s", o->manage_cgroups_mode ? o->manage_cgroups_mode : "soft");
+  add (a, cg);
   for (size_t i = 0; t->mounts && t->mounts[i]; i++)
     {
       /* criu's "--external mnt[KEY]:VALUE": at dump the key names the

@@ -94,7 +94,7 @@ EOF
     --leave-running --tcp-established --file-locks --manage-cgroups-mode full c
   dump=$(grep '^dump' "$TEST_ROOT/criu.argv")
   [[ "$dump" == "dump --tree $pid --images-dir $TEST_ROOT/ck --work-dir $TEST_ROOT/wk "* ]]
-  for f in --tcp-established --file-locks "--manage-cgroups-mode full" --leave-running --freeze-cgroup; do
+  for f in --tcp-established --file-locks --manage-cgroups=full --leave-running --freeze-cgroup; do
     [[ "$dump" == *" $f"* ]]
   done
   # The files beside criu's images: the writable layer, the config.

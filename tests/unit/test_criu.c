@@ -57,7 +57,7 @@ test_argv (void)
   cleanup_free char *s = joined (a);
   is_str (s,
           "/usr/sbin/criu dump --tree 42 --images-dir /ck --work-dir /ck --log-file dump.log -v4 "
-          "--tcp-established --file-locks --manage-cgroups-mode full "
+          "--tcp-established --file-locks --manage-cgroups=full "
           "--external mnt[/data]:/data --external mnt[/etc/resolv.conf]:/etc/resolv.conf "
           "--freeze-cgroup /sys/fs/cgroup/freezer/hako/x --leave-running",
           "dump: the tree, images, runc's flags, bind mounts external, the freezer");
@@ -72,7 +72,7 @@ test_argv (void)
   cleanup_free char *s2 = joined (a);
   is_str (s2,
           "criu restore --images-dir /ck --work-dir /w --log-file restore.log -v4 "
-          "--manage-cgroups-mode soft --external mnt[/data]:/srv/data "
+          "--manage-cgroups=soft --external mnt[/data]:/srv/data "
           "--external mnt[/etc/resolv.conf]:/run/resolv.conf --root /run/hako/x/rootfs "
           "--restore-detached --pidfile /run/hako/x/criu.pid --cgroup-root /hako/x",
           "restore: external mounts mapped to their sources, detached, the root, soft cgroups");
