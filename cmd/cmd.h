@@ -45,6 +45,8 @@ int cmd_image (int argc, char **argv);
 int cmd_snapshot (int argc, char **argv);
 int cmd_hibernate (int argc, char **argv);
 int cmd_wake (int argc, char **argv);
+int cmd_checkpoint (int argc, char **argv);
+int cmd_restore (int argc, char **argv);
 
 #define EXIT_HAKO 125
 

@@ -6,13 +6,14 @@
 
 #include "cmd/cmd.h"
 #include "lib/util.h"
+#include "runtime/checkpoint.h"
 #include "runtime/doctor.h"
 
 static const char doctor_help[]
     = "Usage: hako doctor [--format text|json]\n\n"
       "Probe what this host can enforce (user namespaces, Landlock, seccomp,\n"
       "cgroups, overlayfs and idmapped mounts in a user namespace, clone3, pidfd,\n"
-      "openat2, mount_setattr, CAP_SYS_RESOURCE) and say, for each profile,\n"
+      "openat2, mount_setattr, CAP_SYS_RESOURCE, CRIU) and say, for each profile,\n"
       "whether it works here or what is missing.  Exits 0 when the probes ran.\n"
       "  -f, --format F   text (default) or json (one object)\n";
 
@@ -41,6 +42,25 @@ print_text (const struct doctor_report *r)
       for (char **n = p->notes; n && *n; n++)
         printf ("  %-9s   note: %s\n", "", *n);
     }
+}
+
+/* `checkpoint` / `restore`: does `criu check` pass, and if not, criu's own
+ * words for why. */
+static void
+add_criu (const struct store *st, struct doctor_report *r)
+{
+  cleanup_free char *cache = st->data_root ? ckpt_cache_path (st) : NULL;
+  struct criu_verdict v;
+  criu_probe (cache, &v);
+  char *detail = v.works ? xasprintf ("criu %s: criu check passed", v.version ? v.version : "")
+                         : xasprintf ("%s%s%scriu check failed: %s", v.binary ? "criu " : "",
+                                      v.binary && v.version ? v.version : "", v.binary ? ": " : "",
+                                      v.reason);
+  struct doctor_item *it = doctor_add_item (r, "criu", "CRIU checkpoint/restore", v.works, detail);
+  doctor_field_str (it, "binary", v.binary);
+  doctor_field_str (it, "version", v.version);
+  doctor_field_str (it, "reason", v.reason);
+  criu_verdict_free (&v);
 }
 
 int
@@ -72,7 +92,10 @@ cmd_doctor (int argc, char **argv)
    * be made (an ordinary user without $XDG_RUNTIME_DIR) is left out. */
   if (cmd_store (&st, &err) < 0)
     err_clear (&err);
-  if (doctor_probe (st.root, &r, &err) < 0)
+  bool probed = doctor_probe (st.root, &r, &err) == 0;
+  if (probed)
+    add_criu (&st, &r);
+  if (!probed)
     rc = cmd_fail ("doctor", NULL, &err);
   else if (strcmp (format, "json") == 0)
     {

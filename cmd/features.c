@@ -5,6 +5,7 @@
 #include "cmd/cmd.h"
 #include "lib/util.h"
 #include "oci/state.h"
+#include "runtime/checkpoint.h"
 #include "runtime/landlock.h"
 #include "runtime/seccomp.h"
 
@@ -20,14 +21,24 @@ cmd_features (int argc, char **argv)
   size_t len;
   cleanup_free char **known = seccomp_flag_names (false);
   cleanup_free char **supported = seccomp_flag_names (true);
+  struct store st = { 0 };
+  struct criu_verdict criu;
+  cleanup_free char *cache = cmd_store (&st, &err) == 0 ? ckpt_cache_path (&st) : NULL;
+  err_clear (&err);
+  criu_probe (cache, &criu);
   struct oci_features_host host = {
     .landlock_abi = landlock_abi (),
     .landlock_abi_used = LANDLOCK_ABI_USED,
     .seccomp_known_flags = known,
     .seccomp_supported_flags = supported,
+    .criu = criu.works ? "true" : "false",
+    .criu_version = criu.version,
+    .criu_reason = criu.reason,
   };
-  if (oci_features_json (&host, &json, &len, &err) < 0)
-    return cmd_fail ("features", NULL, &err);
-  printf ("%s\n", json);
-  return 0;
+  int r = oci_features_json (&host, &json, &len, &err) < 0 ? cmd_fail ("features", NULL, &err) : 0;
+  if (r == 0)
+    printf ("%s\n", json);
+  criu_verdict_free (&criu);
+  store_fini (&st);
+  return r;
 }

@@ -14,7 +14,8 @@ static const char image_help[] =
   "       hako image ls [-q]\n"
   "       hako image inspect NAME\n"
   "       hako image rm NAME\n"
-  "       hako image verify\n\n"
+  "       hako image verify\n"
+  "       hako image export NAME[:TAG] DIR\n\n"
   "SOURCE: an OCI image layout DIR[:TAG], an oci-archive or a docker-archive file.\n"
   "Every blob's size and sha256 and every layer's diff_id are checked; layers are\n"
   "unpacked once into the store under --data-root.\n\n"
@@ -25,7 +26,10 @@ static const char image_help[] =
   "      --allow-devices         create device nodes a layer holds (root only)\n"
   "      --policy FILE           trust policy (default /etc/hako/policy.json; hako-policy(5))\n"
   "      --signature FILE        a simple-signing signature of the manifest (repeatable)\n"
-  "      --signature-dir DIR     signatures at DIR/NAME@sha256=HEX/signature-N\n";
+  "      --signature-dir DIR     signatures at DIR/NAME@sha256=HEX/signature-N\n\n"
+  "export writes NAME as an OCI image layout in DIR (made if missing; an empty\n"
+  "directory, or an existing layout the image is added to), referenced by its tag\n"
+  "(umoci unpack --image DIR:TAG, skopeo inspect oci:DIR:TAG).\n";
 
 static int
 open_store (bool exclusive, struct img_store *is, hk_err *err)
@@ -175,6 +179,21 @@ image_verify (void)
   return r;
 }
 
+static int
+image_export (const char *name, const char *dir)
+{
+  hk_err err = { 0 };
+  struct img_store is;
+  cleanup_free char *ref = NULL;
+  if (open_store (false, &is, &err) < 0)
+    return cmd_fail ("image export", name, &err);
+  int r = img_export (&is, name, dir, &ref, &err) < 0 ? cmd_fail ("image export", name, &err) : 0;
+  if (r == 0)
+    printf ("%s:%s\n", dir, ref);
+  img_store_close (&is);
+  return r;
+}
+
 int
 cmd_image (int argc, char **argv)
 {
@@ -207,5 +226,8 @@ cmd_image (int argc, char **argv)
     return args == 1 ? image_inspect (argv[optind]) : cmd_usage ("image inspect", "expects one NAME");
   if (strcmp (sub, "rm") == 0)
     return args == 1 ? image_rm (argv[optind]) : cmd_usage ("image rm", "expects one NAME");
-  return cmd_usage ("image", "unknown subcommand \"%s\" (import, ls, inspect, rm, verify)", sub);
+  if (strcmp (sub, "export") == 0)
+    return args == 2 ? image_export (argv[optind], argv[optind + 1])
+                     : cmd_usage ("image export", "expects NAME and DIR");
+  return cmd_usage ("image", "unknown subcommand \"%s\" (import, ls, inspect, rm, verify, export)", sub);
 }

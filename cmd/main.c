@@ -45,6 +45,8 @@ static const struct verb verbs[] = {
   { "snapshot", cmd_snapshot, "copy a sandbox's writable state, frozen, into a directory" },
   { "hibernate", cmd_hibernate, "run a checkpoint command inside, then stop the sandbox" },
   { "wake", cmd_wake, "start a stopped sandbox, then run a restore command inside" },
+  { "checkpoint", cmd_checkpoint, "dump a running sandbox's processes with CRIU" },
+  { "restore", cmd_restore, "restore a sandbox from a CRIU checkpoint" },
 };
 
 static void

@@ -81,6 +81,48 @@ int img_remove (struct img_store *st, const char *name, hk_err *err);
  * Fails on the first damaged blob, naming it. */
 int img_verify (struct img_store *st, size_t *n_blobs, hk_err *err);
 
+/* `snapshot --image` (commit.c): an image sandbox's overlay upper dir as a
+ * new layer on top of its image.  img_commit_layer writes the layer as an
+ * uncompressed pax tar (overlay whiteouts become ".wh.NAME", opaque
+ * directories ".wh..wh..opq", overlay xattrs dropped) into the store's temp
+ * area, hashing it for the diff_id — the only part that reads the sandbox's
+ * files, to run while it is frozen.  img_commit_image then compresses it
+ * (gzip unless gzip was false), unpacks it, writes the config (the base's,
+ * with the diff_id and a history entry appended) and the manifest, and
+ * records NAME.  img_commit_free takes away whatever an unfinished commit
+ * left in the store. */
+struct img_commit;
+struct img_commit_opts
+{
+  const char *base_manifest;  /* the sandbox's image: its manifest digest */
+  const char *name;           /* normalized NAME:TAG */
+  const char *created_by;     /* history entry (may be NULL) */
+  const char *comment;        /* history entry (may be NULL) */
+  char **manifest_out;        /* may be NULL: the new manifest's digest */
+};
+/* The ids a user-namespaced sandbox's upper dir holds are host ids: ids
+ * (NULL when there is no user namespace) maps them back to the sandbox's,
+ * which the layer records; an id outside the maps fails the commit. */
+struct img_idmap
+{
+  const struct img_idrange *uid, *gid;
+  size_t n_uid, n_gid;
+};
+struct img_idrange
+{
+  uint32_t inside, host, size;
+};
+int img_commit_layer (struct img_store *st, const char *upper, bool gzip, const struct img_idmap *ids,
+                      struct img_commit **out, hk_err *err);
+int img_commit_image (struct img_commit *c, const struct img_commit_opts *o, hk_err *err);
+void img_commit_free (struct img_commit *c);
+
+/* `image export` (export.c): NAME as an OCI image layout in dir — made if
+ * missing; an empty directory, or an existing layout (the image is added to
+ * it, replacing what its tag named), else refused.  The reference
+ * (org.opencontainers.image.ref.name) is NAME's tag; *ref_out gets it. */
+int img_export (struct img_store *st, const char *name, const char *dir, char **ref_out, hk_err *err);
+
 /* The file through which a sandbox records the image it uses:
  * <data-root>/sandboxes/<id>/image, holding the manifest digest. */
 #define IMG_SANDBOX_RECORD "image"

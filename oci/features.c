@@ -197,6 +197,13 @@ oci_features_json (const struct oci_features_host *host, char **out, size_t *len
     }
   if (host)
     gen_landlock_annotations (&o, host);
+  /* Whether `hako checkpoint` / `restore` can work here (criu check). */
+  if (host && host->criu)
+    {
+      json_kstr (&o, "io.hako.criu", host->criu);
+      json_kstr (&o, "io.hako.criu.version", host->criu_version);
+      json_kstr (&o, "io.hako.criu.reason", host->criu_reason);
+    }
   json_obj_close (&o);
   json_obj_close (&o);
   return json_out_finish (&o, out, len, err);

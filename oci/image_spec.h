@@ -121,6 +121,25 @@ void oci_docker_manifest_free (struct oci_docker_manifest *m);
  * what a docker-archive's contents amount to, stored as an OCI manifest. */
 int oci_manifest_write (const struct oci_manifest *m, char **out, size_t *len, hk_err *err);
 
+/* The layer `snapshot --image` adds, for the config's rootfs and history. */
+struct oci_layer_history
+{
+  const char *diff_id;
+  const char *created;     /* RFC 3339 */
+  const char *created_by;  /* NULL: left out */
+  const char *comment;     /* NULL: left out */
+};
+/* The config text with diff_id appended to rootfs.diff_ids, an entry
+ * appended to history (one made for each base layer when it had none) and
+ * "created" set; every other key written back as it was (image_edit.c). */
+int oci_image_config_add_layer (const char *text, size_t len, const struct oci_layer_history *h,
+                                char **out, size_t *out_len, hk_err *err);
+/* An image layout's index.json (text NULL: a new, empty one) with d added
+ * under the annotation org.opencontainers.image.ref.name = d->ref_name,
+ * replacing the entry that name had; the rest kept. */
+int oci_index_add_ref (const char *text, size_t len, const struct oci_desc *d, char **out,
+                       size_t *out_len, hk_err *err);
+
 int oci_image_names_parse (const char *text, size_t len, struct oci_image_names *out, hk_err *err);
 int oci_image_names_write (const struct oci_image_names *n, char **out, size_t *len, hk_err *err);
 void oci_image_rec_free (struct oci_image_rec *r);

@@ -59,6 +59,10 @@ struct oci_features_host
   int landlock_abi_used;                /* the highest ABI whose rights hako uses */
   char *const *seccomp_known_flags;     /* the linux.seccomp.flags hako recognises */
   char *const *seccomp_supported_flags; /* ... and this kernel and libseccomp support */
+  /* `criu check` (checkpoint/restore): NULL when not probed. */
+  const char *criu;                     /* "true" or "false" */
+  const char *criu_version;             /* may be NULL */
+  const char *criu_reason;              /* why not, when "false" */
 };
 
 /* `hako features` JSON; host may be NULL (a build-time document only). */

@@ -246,8 +246,8 @@ guard_main (int fd, const struct store_entry *e, struct oci_state *s, enum oci_s
   hk_err ignored;
   char c;
   ssize_t n;
-  int made = mkdtemp (tmp) ? 0 : errno;
-  if (send (fd, &made, sizeof made, MSG_NOSIGNAL) == (ssize_t) sizeof made && made == 0)
+  int made = tmp == NULL || mkdtemp (tmp) ? 0 : errno;
+  if (send (fd, &made, sizeof made, MSG_NOSIGNAL) == (ssize_t) sizeof made && made == 0 && tmp)
     send (fd, tmp, strlen (tmp), MSG_NOSIGNAL);
   if (made != 0)
     _exit (0);
@@ -269,11 +269,13 @@ guard_main (int fd, const struct store_entry *e, struct oci_state *s, enum oci_s
       s->status = was;
       store_write_state (e, s, &ignored);
     }
-  rm_rf (tmp, &ignored);
+  if (tmp)
+    rm_rf (tmp, &ignored);
   _exit (0);
 }
 
-/* tmp: a mkdtemp template, the directory's name on return. */
+/* tmp (may be NULL): a mkdtemp template, the directory's name on return; on
+ * failure it is emptied, so that nobody removes a path that was never made. */
 static int
 guard_start (struct guard *g, const struct store_entry *e, struct oci_state *s, enum oci_status was,
              const struct cg_sandbox *cg, bool thaw, char *tmp, hk_err *err)
@@ -298,14 +300,17 @@ guard_start (struct guard *g, const struct store_entry *e, struct oci_state *s, 
   g->pid = pid;
   g->fd = sp[1];
   int made = EPIPE;
-  size_t len = strlen (tmp);
+  size_t len = tmp ? strlen (tmp) : 0;
   if (recv (g->fd, &made, sizeof made, MSG_WAITALL) != (ssize_t) sizeof made || made != 0
-      || recv (g->fd, tmp, len, MSG_WAITALL) != (ssize_t) len)
+      || (tmp && recv (g->fd, tmp, len, MSG_WAITALL) != (ssize_t) len))
     {
       close (g->fd);
       waitpid (g->pid, NULL, 0);
       g->pid = -1;
-      return err_code (err, made ? made : EPIPE, "mkdtemp %s", tmp);
+      err_code (err, made ? made : EPIPE, "mkdtemp %s", tmp ? tmp : "(none)");
+      if (tmp)
+        tmp[0] = '\0';
+      return -1;
     }
   return 0;
 }
@@ -324,14 +329,8 @@ guard_stop (struct guard *g)
 }
 
 int
-snapshot_take (const struct store *st, const char *id, const char *dest, hk_err *err)
+snapshot_frozen (const struct store *st, const char *id, const struct snapshot_ops *ops, hk_err *err)
 {
-  cleanup_free char *target = NULL;
-  if (resolve_dest (dest, &target, err) < 0)
-    return -1;
-  struct stat sb;
-  if (lstat (target, &sb) == 0)
-    return err_set (err, EEXIST, "destination %s exists", dest);
   struct store_entry e;
   if (store_open (st, id, true, &e, err) < 0)
     return -1;
@@ -339,9 +338,8 @@ snapshot_take (const struct store *st, const char *id, const char *dest, hk_err 
   struct cg_sandbox cg = { 0 };
   cleanup_free char *data_dir = store_data_dir (st, id);
   cleanup_free char *image_record = xasprintf ("%s/%s", data_dir, ROOTFS_IMAGE_RECORD);
+  cleanup_free char *image_id = NULL;
   cleanup_free char *src = NULL;
-  cleanup_free char *tmp = NULL;
-  cleanup_free char *data = NULL;
   const char *kind;
   bool frozen = false, blocked = false, marked = false;
   struct guard guard = { .pid = -1, .fd = -1 };
@@ -354,6 +352,9 @@ snapshot_take (const struct store *st, const char *id, const char *dest, hk_err 
     {
       kind = "image";
       src = xasprintf ("%s/rootfs/upper", data_dir);
+      if (file_read_all (image_record, 1 << 20, &image_id, NULL, err) < 0)
+        goto out;
+      image_id[strcspn (image_id, "\n")] = '\0';
     }
   else
     {
@@ -375,6 +376,10 @@ snapshot_take (const struct store *st, const char *id, const char *dest, hk_err 
           goto out;
         }
     }
+  struct snapshot_source view = { .id = id, .kind = kind, .src = src, .image_record = image_record,
+                                  .image_id = image_id, .entry = &e };
+  if (ops->check && ops->check (&view, ops->arg, err) < 0)
+    goto out;
 
   /* Frozen, nothing inside can be half-way through a write(2) while the
    * copy reads: each file is copied as some whole-syscall prefix of it. */
@@ -403,13 +408,8 @@ snapshot_take (const struct store *st, const char *id, const char *dest, hk_err 
   sigprocmask (SIG_BLOCK, &hold, &old);
   blocked = true;
   was = s->status;
-  tmp = xasprintf ("%s.tmp-XXXXXX", target);
-  if (guard_start (&guard, &e, s, was, &cg, frozen, tmp, err) < 0)
-    {
-      free (tmp);
-      tmp = NULL;
-      goto out;
-    }
+  if (guard_start (&guard, &e, s, was, &cg, frozen, ops->tmp, err) < 0)
+    goto out;
   /* Recorded as paused before the freeze, as `pause` does: should the
    * guard die too, a sandbox left frozen says paused, which `resume` thaws. */
   if (frozen)
@@ -432,8 +432,7 @@ snapshot_take (const struct store *st, const char *id, const char *dest, hk_err 
       goto out;
     }
   test_stall (&e, &hold);
-  data = xasprintf ("%s/%s", tmp, SNAPSHOT_DATA);
-  int c = snapshot_copy_tree (src, data, err);
+  int c = ops->frozen (&view, ops->arg, err);
   if (frozen)
     {
       frozen = false;
@@ -449,15 +448,8 @@ snapshot_take (const struct store *st, const char *id, const char *dest, hk_err 
       err_set (err, EINTR, "interrupted");
       goto out;
     }
-  if (write_meta (tmp, id, kind, src, &e, image_record, err) < 0)
+  if (ops->thawed && ops->thawed (&view, ops->arg, err) < 0)
     goto out;
-  if (renameat2 (AT_FDCWD, tmp, AT_FDCWD, target, RENAME_NOREPLACE) < 0)
-    {
-      err_sys (err, "rename to %s", dest);
-      goto out;
-    }
-  free (tmp);
-  tmp = NULL;
   r = 0;
 out:
   if (frozen)
@@ -471,20 +463,83 @@ out:
       s->status = was;
       store_write_state (&e, s, &ignored);
     }
-  if (tmp)
-    {
-      hk_err ignored;
-      rm_rf (tmp, &ignored);
-    }
+  if (r < 0 && ops->undo)
+    ops->undo (ops->arg);
   guard_stop (&guard);
   if (blocked)
     {
-      /* A pending SIGINT/SIGTERM is delivered here, after the cleanup. */
+      /* A pending SIGINT/SIGTERM is delivered here, after the undo. */
       sigprocmask (SIG_SETMASK, &old, NULL);
     }
   cg_sandbox_free (&cg);
   oci_state_free (s);
   store_close (&e);
+  return r;
+}
+
+/* ---- snapshot ID DEST ---- */
+
+struct take
+{
+  const char *dest;
+  const char *target;
+  char *tmp;
+};
+
+static int
+take_copy (const struct snapshot_source *v, void *arg, hk_err *err)
+{
+  struct take *t = arg;
+  cleanup_free char *data = xasprintf ("%s/%s", t->tmp, SNAPSHOT_DATA);
+  return snapshot_copy_tree (v->src, data, err);
+}
+
+static int
+take_commit (const struct snapshot_source *v, void *arg, hk_err *err)
+{
+  struct take *t = arg;
+  if (write_meta (t->tmp, v->id, v->kind, v->src, v->entry, v->image_record, err) < 0)
+    return -1;
+  if (renameat2 (AT_FDCWD, t->tmp, AT_FDCWD, t->target, RENAME_NOREPLACE) < 0)
+    return err_sys (err, "rename to %s", t->dest);
+  free (t->tmp);
+  t->tmp = NULL;
+  return 0;
+}
+
+static void
+take_undo (void *arg)
+{
+  struct take *t = arg;
+  if (t->tmp == NULL)
+    return;
+  /* Still the template (its XXXXXX unreplaced), or emptied by a failed
+   * guard: never made, nothing to remove. */
+  size_t n = strlen (t->tmp);
+  if (n > 6 && strcmp (t->tmp + n - 6, "XXXXXX") != 0)
+    {
+      hk_err ignored;
+      rm_rf (t->tmp, &ignored);
+    }
+  free (t->tmp);
+  t->tmp = NULL;
+}
+
+int
+snapshot_take (const struct store *st, const char *id, const char *dest, hk_err *err)
+{
+  cleanup_free char *target = NULL;
+  if (resolve_dest (dest, &target, err) < 0)
+    return -1;
+  struct stat sb;
+  if (lstat (target, &sb) == 0)
+    return err_set (err, EEXIST, "destination %s exists", dest);
+  /* The guard makes the copy's directory from this template. */
+  struct take t = { .dest = dest, .target = target, .tmp = xasprintf ("%s.tmp-XXXXXX", target) };
+  struct snapshot_ops ops = { .frozen = take_copy, .thawed = take_commit, .undo = take_undo, .arg = &t,
+                              .tmp = t.tmp };
+  int r = snapshot_frozen (st, id, &ops, err);
+  take_undo (&t);
   return r;
 }
 

@@ -22,6 +22,42 @@
  * nor dest. */
 int snapshot_take (const struct store *st, const char *id, const char *dest, hk_err *err);
 
+/* What snapshot_frozen shows its callbacks. */
+struct snapshot_source
+{
+  const char *id;
+  const char *kind;          /* "image", "workdir" or "bundle" */
+  const char *src;           /* the writable state: the image sandbox's overlay upper dir, ... */
+  const char *image_record;  /* image sandboxes: the record file (ROOTFS_IMAGE_RECORD), else NULL */
+  const char *image_id;      /* image sandboxes: the image's manifest digest, else NULL */
+  const struct store_entry *entry;
+};
+
+/* check (may be NULL) runs first, with the sandbox locked but not frozen: a
+ * refusal there freezes nothing.  frozen runs while every process of the
+ * sandbox is frozen; thawed (may be NULL) after the thaw, once no SIGINT,
+ * SIGTERM or SIGHUP came meanwhile.  A callback failing fails the whole. */
+struct snapshot_ops
+{
+  int (*check) (const struct snapshot_source *src, void *arg, hk_err *err);
+  int (*frozen) (const struct snapshot_source *src, void *arg, hk_err *err);
+  int (*thawed) (const struct snapshot_source *src, void *arg, hk_err *err);
+  /* On failure (may be NULL): take away what the callbacks made, before a
+   * held-off SIGINT/SIGTERM/SIGHUP is let through and ends hako. */
+  void (*undo) (void *arg);
+  void *arg;
+  /* May be NULL: a mkdtemp template the guard (a process that outlives a
+   * SIGKILLed hako, then thaws the sandbox and puts its status back) makes
+   * before the freeze and removes should hako die; undo removes it else. */
+  char *tmp;
+};
+
+/* The freeze of snapshot_take around callbacks of the caller's (`snapshot
+ * --image` commits the layer there), with the same guarantees: the sandbox
+ * lock held throughout, signals held off while frozen, always thawed. */
+int snapshot_frozen (const struct store *st, const char *id, const struct snapshot_ops *ops,
+                     hk_err *err);
+
 /* Copy the tree src (its root's own owner, mode and times too) to dst (made
  * if missing, else written into): owners, modes, times, xattrs (trusted.* included, so
  * overlay opaque marks survive), ACLs, hardlinks, symlinks, device nodes
