@@ -51,6 +51,19 @@ layer_names () {
   echo "$names" | grep -qx 'etc/.wh.hako-image'
   echo "$names" | grep -qx 'srv/.wh..wh..opq'
   echo "$names" | grep -qx 'opt/mine'
+  # The sandbox runs in a user namespace (its root is host uid 1000000000):
+  # the layer records the sandbox's ids, root's file as 0, uid 1000's as 1000.
+  $H exec --user 1000:1000 src sh -c 'echo u > /tmp/user'
+  run -0 $H snapshot --image snap:ids src
+  d=$(jq -r '.images[] | select(.name == "snap:ids") | .layers[-1].digest' "$DATA/images/names.json")
+  run -0 tar -tvzf "$DATA/images/blobs/sha256/${d#sha256:}"
+  echo "$output" | grep -E ' 0/0 .* opt/mine$'
+  echo "$output" | grep -E ' 1000/1000 .* tmp/user$'
+  ! echo "$output" | grep -q '1000000'
+  run -0 $H run --rm --image snap:ids rid -- stat -c '%u %g' /opt/mine /tmp/user
+  [ "${lines[0]}" = "0 0" ]
+  [ "${lines[1]}" = "1000 1000" ]
+  $H image rm snap:ids >/dev/null
   # The image's config: the base's process, one more diff_id and history entry.
   [ "$($H image inspect snap:v1 | jq -r '.cmd | join(" ")')" = "$($H image inspect busybox | jq -r '.cmd | join(" ")')" ]
   cfg=$(jq -r '.images[] | select(.name == "snap:v1") | .config' "$DATA/images/names.json")
@@ -133,12 +146,21 @@ layer_names () {
   [ "$($H state bun | jq -r .status)" = running ]
   # A layer the store refuses (a device node planted in the writable layer):
   # nothing of the half-made commit stays, the sandbox is thawed.
+  # (Owned by the sandbox's root, host uid 1000000000, as its own files are.)
   mknod "$DATA/sandboxes/src/rootfs/upper/opt/null" c 1 3
+  chown 1000000000:1000000000 "$DATA/sandboxes/src/rootfs/upper/opt/null"
   run -125 $H snapshot --image snap:v1 src
   [[ "$output" == *"opt/null: device nodes are refused"* ]]
   [ "$($H state src | jq -r .status)" = running ]
   [ "$(store_listing)" = "$before" ]
   rm "$DATA/sandboxes/src/rootfs/upper/opt/null"
+  # A file whose owner the sandbox has no id for (host root's, planted from
+  # outside): refused, never recorded as some other id.
+  echo x > "$DATA/sandboxes/src/rootfs/upper/opt/hosts-root"
+  run -125 $H snapshot --image snap:v1 src
+  [[ "$output" == *"opt/hosts-root: owner 0:0 is outside the sandbox's id maps"* ]]
+  [ "$(store_listing)" = "$before" ]
+  rm "$DATA/sandboxes/src/rootfs/upper/opt/hosts-root"
   # Usage errors.
   run -125 $H snapshot --image snap:v1 --compression lz4 src
   run -125 $H snapshot --image snap:v1 src extra
