@@ -321,12 +321,15 @@ record_state (struct build *b, const struct sbx_create_opts *o, enum oci_status 
   return store_write_state (&b->entry, &s, err);
 }
 
-/* The state the create-time hooks get on stdin: creating, with the pid. */
+/* The state the create-time hooks get on stdin: created, with the pid.  The
+ * runtime-spec's lifecycle has the environment created (step 2) before these
+ * hooks (steps 3-5), and the OCI validation suite checks prestart for
+ * "created", as crun sends it; `hako state` says creating until create returns. */
 static struct oci_state
 hook_state (const struct build *b, const struct sbx_create_opts *o, const char *rootfs)
 {
   return (struct oci_state){ .oci_version = o->spec->oci_version, .id = (char *) o->id,
-                             .status = OCI_STATUS_CREATING, .pid = b->child.pid,
+                             .status = OCI_STATUS_CREATED, .pid = b->child.pid,
                              .pid_start_time = b->child.start_time, .bundle = (char *) o->bundle,
                              .annotations = o->spec->annotations,
                              .n_annotations = o->spec->n_annotations, .rootfs = (char *) rootfs };
