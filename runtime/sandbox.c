@@ -132,7 +132,12 @@ sbx_validate (struct oci_spec *spec, hk_err *err)
     return -1;
   const struct oci_namespace *mnt = oci_spec_ns (spec, OCI_NS_MOUNT);
   if (mnt == NULL || mnt->path)
-    return err_set (err, EINVAL, ".linux.namespaces: a new mount namespace is required");
+    /* pivot_root in the host's or a joined mount namespace would mount onto
+     * the host and move the root of every process in that namespace. */
+    return err_set (err, EINVAL,
+                    ".linux.namespaces: a new mount namespace is required (the sandbox's "
+                    "root is built with pivot_root, which would change the host's or a joined "
+                    "namespace's mounts and processes)");
   const struct oci_namespace *user = oci_spec_ns (spec, OCI_NS_USER);
   if (user && user->path)
     return err_set (err, ENOTSUP, ".linux.namespaces: joining an existing user namespace is not "
