@@ -122,6 +122,21 @@ expect_clean_failure () {
   [[ "$output" == *"$name is not in hako's own permitted set"* ]]
 }
 
+@test "an AppArmor profile or SELinux label is refused, naming it (hako applies none)" {
+  b=$(new_bundle lsm)
+  for f in '.process.apparmorProfile = "docker-default"' '.process.selinuxLabel = "system_u:system_r:container_t:s0"' \
+    '.linux.mountLabel = "system_u:object_r:container_file_t:s0"'; do
+    edit_config "$b" "$f"
+    run $H create --bundle "$b" lsm
+    expect_clean_failure lsm
+    [[ "$output" == *"${f%% =*}: hako does not apply AppArmor or SELinux labels"* ]]
+    edit_config "$b" "${f%% =*} = \"\""
+  done
+  # Empty strings ask for nothing.
+  set_args "$b" true
+  $H run --rm --bundle "$b" lsm2
+}
+
 @test "a missing image is named" {
   b2=$(new_bundle unsup2)
   edit_config "$b2" '.sandbox = {"image": "busybox:latest"}'
