@@ -333,14 +333,12 @@ refuse_unapplied (yajl_val res, yajl_val blkio, hk_err *err)
   for (size_t i = 0; i < sizeof unapplied / sizeof *unapplied; i++)
     {
       yajl_val o = strcmp (unapplied[i].obj, "blockIO") == 0 ? blkio : json_get (res, unapplied[i].obj);
-      yajl_val v = YAJL_IS_OBJECT (o) ? json_get (o, unapplied[i].key) : NULL;
-      if (v == NULL || YAJL_IS_NULL (v) || (YAJL_IS_ARRAY (v) && json_len (v) == 0))
+      if (!json_is_set (o, unapplied[i].key))
         continue;
       cleanup_free char *path = json_path (".linux.resources", unapplied[i].obj);
       return err_set (err, ENOTSUP, "%s.%s: %s", path, unapplied[i].key, unapplied[i].why);
     }
-  yajl_val rdma = json_get (res, "rdma");
-  if (YAJL_IS_OBJECT (rdma) && rdma->u.object.len > 0)
+  if (json_is_set (res, "rdma"))
     return err_set (err, ENOTSUP, ".linux.resources.rdma: rdma limits are not supported by hako");
   return 0;
 }
@@ -500,6 +498,12 @@ spec_parse_linux (yajl_val root, struct oci_linux *l, hk_err *err)
   int r = json_get_object (root, "", "linux", &lin, err);
   if (r <= 0)
     return r;
+  /* Settings hako does not apply: refused, not silently dropped. */
+  static const char *const unapplied[]
+      = { "intelRdt", "personality", "timeOffsets", "memoryPolicy", "netDevices", NULL };
+  const char *what = json_first_set (lin, unapplied);
+  if (what)
+    return err_set (err, ENOTSUP, ".linux.%s: not supported by hako", what);
   if (parse_namespaces (lin, l, err) < 0
       || parse_idmaps (lin, "uidMappings", &l->uid_mappings, &l->n_uid_mappings, err) < 0
       || parse_idmaps (lin, "gidMappings", &l->gid_mappings, &l->n_gid_mappings, err) < 0

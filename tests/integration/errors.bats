@@ -137,6 +137,18 @@ expect_clean_failure () {
   $H run --rm --bundle "$b" lsm2
 }
 
+@test "spec settings hako does not apply (personality, intelRdt, scheduler, ioPriority) are refused, naming them" {
+  b=$(new_bundle unap)
+  for f in '.linux.personality = {"domain": "LINUX32"}' '.linux.intelRdt = {"closID": "x"}' \
+    '.process.scheduler = {"policy": "SCHED_FIFO", "priority": 1}' '.process.ioPriority = {"class": "IOPRIO_CLASS_IDLE"}'; do
+    edit_config "$b" "$f"
+    run $H create --bundle "$b" unap
+    expect_clean_failure unap
+    [[ "$output" == *"${f%% =*}: not supported by hako"* ]]
+    edit_config "$b" "del(${f%% =*})"
+  done
+}
+
 @test "a missing image is named" {
   b2=$(new_bundle unsup2)
   edit_config "$b2" '.sandbox = {"image": "busybox:latest"}'
