@@ -81,3 +81,8 @@ printf '%-40s %5d %5d %5d\n' total "$tp" "$tf" "$ts"
 # A test that stops early (a create the runtime refused, a check it calls
 # fatal) exits non-zero and may print neither.
 echo "TAP: $((tp + ts)) ok (pass + skip), $tf not ok; $tx tests exited non-zero"
+# What the runtime (or a test that stopped early) left behind, for the caller
+# to judge and remove: the cgroup tests' directories, and bundles.
+left=$(ls -d /sys/fs/cgroup/cgrouptest /sys/fs/cgroup/testdir /sys/fs/cgroup/*/cgrouptest \
+	/sys/fs/cgroup/*/testdir /tmp/ocitest* 2>/dev/null)
+[ -z "$left" ] || printf 'left behind:\n%s\n' "$left"
