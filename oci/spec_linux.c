@@ -504,6 +504,8 @@ spec_parse_linux (yajl_val root, struct oci_linux *l, hk_err *err)
   const char *what = json_first_set (lin, unapplied);
   if (what)
     return err_set (err, ENOTSUP, ".linux.%s: not supported by hako", what);
+  if (json_is_set (lin, "mountLabel"))
+    return err_set (err, ENOTSUP, ".linux.mountLabel: %s", SPEC_NO_LABELS);
   if (parse_namespaces (lin, l, err) < 0
       || parse_idmaps (lin, "uidMappings", &l->uid_mappings, &l->n_uid_mappings, err) < 0
       || parse_idmaps (lin, "gidMappings", &l->gid_mappings, &l->n_gid_mappings, err) < 0

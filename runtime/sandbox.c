@@ -118,21 +118,6 @@ refuse_unsupported (const struct oci_spec *spec, hk_err *err)
 {
   if (spec->sandbox.has_timeout || spec->sandbox.has_max_output)
     return err_set (err, ENOTSUP, "sandbox.limits: not supported by this hako yet");
-  /* hako applies no LSM label: a spec relying on one would run unconfined. */
-  const struct
-  {
-    const char *field, *value;
-  } lsm[] = {
-    { "process.apparmorProfile", spec->process->apparmor_profile },
-    { "process.selinuxLabel", spec->process->selinux_label },
-    { "linux.mountLabel", spec->linux.mount_label },
-  };
-  for (size_t i = 0; i < sizeof lsm / sizeof *lsm; i++)
-    if (lsm[i].value && *lsm[i].value)
-      return err_set (err, ENOTSUP,
-                      ".%s: hako does not apply AppArmor or SELinux labels, and will not run "
-                      "the sandbox without the confinement asked for",
-                      lsm[i].field);
   return 0;
 }
 

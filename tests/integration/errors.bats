@@ -132,9 +132,14 @@ expect_clean_failure () {
     [[ "$output" == *"${f%% =*}: hako does not apply AppArmor or SELinux labels"* ]]
     edit_config "$b" "${f%% =*} = \"\""
   done
-  # Empty strings ask for nothing.
-  set_args "$b" true
-  $H run --rm --bundle "$b" lsm2
+  # Empty strings ask for nothing; exec --process refuses a label too.
+  set_args "$b" sleep 60
+  $H run --detach --bundle "$b" lsm2
+  echo '{"args": ["true"], "cwd": "/", "apparmorProfile": "docker-default"}' > "$TEST_ROOT/proc.json"
+  run $H exec --process "$TEST_ROOT/proc.json" lsm2
+  $H delete --force lsm2
+  [ "$status" -eq 125 ]
+  [[ "$output" == *".process.apparmorProfile: hako does not apply AppArmor or SELinux labels"* ]]
 }
 
 @test "spec settings hako does not apply (personality, intelRdt, scheduler, ioPriority) are refused, naming them" {
