@@ -83,6 +83,30 @@ json_get (yajl_val obj, const char *key)
   return NULL;
 }
 
+bool
+json_is_set (yajl_val obj, const char *key)
+{
+  yajl_val v = YAJL_IS_OBJECT (obj) ? json_get (obj, key) : NULL;
+  if (v == NULL || YAJL_IS_NULL (v))
+    return false;
+  if (YAJL_IS_ARRAY (v))
+    return v->u.array.len > 0;
+  if (YAJL_IS_OBJECT (v))
+    return v->u.object.len > 0;
+  if (YAJL_IS_STRING (v))
+    return v->u.string[0] != '\0';
+  return true;
+}
+
+const char *
+json_first_set (yajl_val obj, const char *const *keys)
+{
+  for (size_t i = 0; keys[i]; i++)
+    if (json_is_set (obj, keys[i]))
+      return keys[i];
+  return NULL;
+}
+
 size_t
 json_len (yajl_val v)
 {

@@ -112,6 +112,12 @@ int json_get_u32 (yajl_val obj, const char *path, const char *key, uint32_t *out
 int json_get_int (yajl_val obj, const char *path, const char *key, int min, int max, int *out,
                   hk_err *err);
 
+/* Whether obj's member key asks for something: present, and not null, an
+ * empty array, an empty object or an empty string. */
+bool json_is_set (yajl_val obj, const char *key);
+/* The first of keys (NULL-terminated) that json_is_set finds in obj, or NULL. */
+const char *json_first_set (yajl_val obj, const char *const *keys);
+
 /* Array length and element (V must be an array). */
 size_t json_len (yajl_val v);
 yajl_val json_at (yajl_val v, size_t i);

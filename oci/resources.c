@@ -15,7 +15,7 @@ refuse_unchangeable (const struct oci_resources *r, hk_err *err)
   const char *what = r->n_devices                                                ? "devices"
                      : r->n_hugepage_limits                                      ? "hugepageLimits"
                      : r->n_unified                                              ? "unified"
-                     : r->has_blkio_weight                                       ? "blockIO"
+                     : r->has_blkio_weight || r->n_blkio_throttle                ? "blockIO"
                      : r->has_memory_kernel                                      ? "memory.kernel"
                      : r->has_memory_swappiness                                  ? "memory.swappiness"
                      : r->disable_oom_killer                                     ? "memory.disableOOMKiller"

@@ -381,6 +381,15 @@ parse_process_misc (yajl_val proc, struct oci_process *p, hk_err *err)
   yajl_val cs = NULL;
   uint32_t h = 0, w = 0;
   int r = 0;
+  /* Settings hako does not apply: refused, not silently dropped. */
+  static const char *const unapplied[] = { "scheduler", "ioPriority", "execCPUAffinity", NULL };
+  static const char *const labels[] = { "apparmorProfile", "selinuxLabel", NULL };
+  const char *what = json_first_set (proc, unapplied);
+  if (what)
+    return err_set (err, ENOTSUP, ".process.%s: not supported by hako", what);
+  /* A process relying on an LSM label would run unconfined. */
+  if ((what = json_first_set (proc, labels)))
+    return err_set (err, ENOTSUP, ".process.%s: %s", what, SPEC_NO_LABELS);
   if (json_get_bool (proc, path, "terminal", &p->terminal, err) < 0
       || json_get_object (proc, path, "consoleSize", &cs, err) < 0
       || json_get_u32 (cs, ".process.consoleSize", "height", &h, err) < 0

@@ -1,5 +1,6 @@
 /* spec_linux: config.json's "linux" object — namespaces, id maps, devices,
  * cgroup resources, seccomp and the rest of the Linux-only settings. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -281,6 +282,67 @@ parse_hugepages (yajl_val res, struct oci_resources *r, hk_err *err)
   return 0;
 }
 
+static int
+parse_throttle (yajl_val blkio, const char *key, enum oci_throttle_kind kind, struct oci_resources *r,
+                hk_err *err)
+{
+  yajl_val a = NULL;
+  int got = json_get_array (blkio, ".linux.resources.blockIO", key, &a, err);
+  if (got <= 0)
+    return got;
+  r->blkio_throttle
+      = xrealloc (r->blkio_throttle, (r->n_blkio_throttle + json_len (a)) * sizeof *r->blkio_throttle);
+  cleanup_free char *base = json_path (".linux.resources.blockIO", key);
+  for (size_t i = 0; i < json_len (a); i++)
+    {
+      cleanup_free char *path = json_index (base, i);
+      yajl_val v = json_at (a, i);
+      struct oci_blkio_throttle *t = &r->blkio_throttle[r->n_blkio_throttle++];
+      int ma = 0, mi = 0, ra = 0;
+      t->kind = kind;
+      if (!YAJL_IS_OBJECT (v))
+        return json_error (err, path, NULL, "must be an object");
+      if ((ma = json_get_i64 (v, path, "major", 0, INT32_MAX, &t->major, err)) < 0
+          || (mi = json_get_i64 (v, path, "minor", 0, INT32_MAX, &t->minor, err)) < 0
+          || (ra = json_get_u64 (v, path, "rate", UINT64_MAX, &t->rate, err)) < 0)
+        return -1;
+      if (!ma || !mi || !ra)
+        return json_error (err, path, !ma ? "major" : !mi ? "minor" : "rate", "required");
+    }
+  return 0;
+}
+
+/* Members of linux.resources that hako does not apply: refused when set, as
+ * a limit this host cannot enforce is (DESIGN.md: nothing is silently
+ * dropped).  Leaf weights died with CFQ (Linux 5.0); net_cls and net_prio
+ * exist on v1 only; kernel TCP memory and rdma are not implemented. */
+static int
+refuse_unapplied (yajl_val res, yajl_val blkio, hk_err *err)
+{
+  static const struct
+  {
+    const char *obj, *key, *why;
+  } unapplied[] = {
+    { "blockIO", "leafWeight", "leaf weights are not supported (no kernel since 5.0 has them)" },
+    { "blockIO", "weightDevice", "per-device weights are not supported by hako" },
+    { "blockIO", "leafWeightDevice", "leaf weights are not supported (no kernel since 5.0 has them)" },
+    { "network", "classID", "net_cls is not supported by hako" },
+    { "network", "priorities", "net_prio is not supported by hako" },
+    { "memory", "kernelTCP", "kernel TCP memory limits are not supported by hako" },
+  };
+  for (size_t i = 0; i < sizeof unapplied / sizeof *unapplied; i++)
+    {
+      yajl_val o = strcmp (unapplied[i].obj, "blockIO") == 0 ? blkio : json_get (res, unapplied[i].obj);
+      if (!json_is_set (o, unapplied[i].key))
+        continue;
+      cleanup_free char *path = json_path (".linux.resources", unapplied[i].obj);
+      return err_set (err, ENOTSUP, "%s.%s: %s", path, unapplied[i].key, unapplied[i].why);
+    }
+  if (json_is_set (res, "rdma"))
+    return err_set (err, ENOTSUP, ".linux.resources.rdma: rdma limits are not supported by hako");
+  return 0;
+}
+
 int
 spec_parse_resources (yajl_val res, struct oci_resources *r, hk_err *err)
 {
@@ -295,7 +357,12 @@ spec_parse_resources (yajl_val res, struct oci_resources *r, hk_err *err)
                              &r->pids_limit, err)) < 0
       || json_get_object (res, path, "blockIO", &blkio, err) < 0
       || json_get_u64 (blkio, ".linux.resources.blockIO", "weight", UINT16_MAX, &weight, err) < 0
-      || json_get_kv (res, path, "unified", &r->unified, &r->n_unified, err) < 0)
+      || json_get_kv (res, path, "unified", &r->unified, &r->n_unified, err) < 0
+      || refuse_unapplied (res, blkio, err) < 0
+      || parse_throttle (blkio, "throttleReadBpsDevice", OCI_THROTTLE_READ_BPS, r, err) < 0
+      || parse_throttle (blkio, "throttleWriteBpsDevice", OCI_THROTTLE_WRITE_BPS, r, err) < 0
+      || parse_throttle (blkio, "throttleReadIOPSDevice", OCI_THROTTLE_READ_IOPS, r, err) < 0
+      || parse_throttle (blkio, "throttleWriteIOPSDevice", OCI_THROTTLE_WRITE_IOPS, r, err) < 0)
     return -1;
   r->has_pids_limit = pl > 0;
   /* As runc: a weight of 0 means "not set". */
@@ -431,6 +498,14 @@ spec_parse_linux (yajl_val root, struct oci_linux *l, hk_err *err)
   int r = json_get_object (root, "", "linux", &lin, err);
   if (r <= 0)
     return r;
+  /* Settings hako does not apply: refused, not silently dropped. */
+  static const char *const unapplied[]
+      = { "intelRdt", "personality", "timeOffsets", "memoryPolicy", "netDevices", NULL };
+  const char *what = json_first_set (lin, unapplied);
+  if (what)
+    return err_set (err, ENOTSUP, ".linux.%s: not supported by hako", what);
+  if (json_is_set (lin, "mountLabel"))
+    return err_set (err, ENOTSUP, ".linux.mountLabel: %s", SPEC_NO_LABELS);
   if (parse_namespaces (lin, l, err) < 0
       || parse_idmaps (lin, "uidMappings", &l->uid_mappings, &l->n_uid_mappings, err) < 0
       || parse_idmaps (lin, "gidMappings", &l->gid_mappings, &l->n_gid_mappings, err) < 0
@@ -481,6 +556,7 @@ spec_free_resources (struct oci_resources *r)
   free (r->devices);
   json_kv_free (r->hugepage_limits, r->n_hugepage_limits);
   json_kv_free (r->unified, r->n_unified);
+  free (r->blkio_throttle);
 }
 
 void

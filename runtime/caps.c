@@ -85,6 +85,28 @@ fill_flag (cap_t c, cap_flag_t flag, char *const *names)
   return 0;
 }
 
+/* After an EPERM from cap_set_proc: the first capability asked for that
+ * this process does not hold (a host may withhold some from everything it
+ * runs, as a bounding set without CAP_SYS_RESOURCE does), or NULL. */
+static const char *
+cap_not_held (const struct oci_caps *caps)
+{
+  char *const *sets[] = { caps->permitted, caps->effective, caps->inheritable };
+  cap_t cur = cap_get_proc ();
+  const char *missing = NULL;
+  for (size_t s = 0; cur && missing == NULL && s < 3; s++)
+    for (size_t i = 0; sets[s] && sets[s][i] && missing == NULL; i++)
+      {
+        cap_value_t v;
+        cap_flag_value_t have = CAP_SET;
+        if (cap_lookup (sets[s][i], &v) == 0 && cap_get_flag (cur, v, CAP_PERMITTED, &have) == 0
+            && have != CAP_SET)
+          missing = sets[s][i];
+      }
+  cap_free (cur);
+  return missing;
+}
+
 int
 caps_apply (const struct oci_caps *caps, hk_err *err)
 {
@@ -99,7 +121,15 @@ caps_apply (const struct oci_caps *caps, hk_err *err)
       return err_sys (err, "capability set");
     }
   int r = cap_set_proc (c);
+  int e = errno;
   cap_free (c);
+  errno = e;
+  const char *missing = r < 0 && e == EPERM ? cap_not_held (caps) : NULL;
+  if (missing)
+    return err_set (err, EPERM,
+                    "set capabilities: %s is not in hako's own permitted set (this host "
+                    "withholds it), so the sandbox cannot have it",
+                    missing);
   if (r < 0)
     return err_sys (err, "set capabilities");
   if (cap_reset_ambient () < 0 && errno != EINVAL)

@@ -50,8 +50,8 @@ asks_limits (const struct oci_spec *spec)
   return r->has_memory_limit || r->has_memory_reservation || r->has_memory_swap || r->has_memory_kernel
          || r->has_memory_swappiness || r->disable_oom_killer || r->has_cpu_shares || r->has_cpu_quota
          || r->has_cpu_period || r->has_cpu_realtime_runtime || r->has_cpu_realtime_period || r->cpu_cpus
-         || r->cpu_mems || r->has_pids_limit || r->has_blkio_weight || r->n_devices || r->n_hugepage_limits
-         || r->n_unified;
+         || r->cpu_mems || r->has_pids_limit || r->has_blkio_weight || r->n_blkio_throttle || r->n_devices
+         || r->n_hugepage_limits || r->n_unified;
 }
 
 static uint32_t

@@ -39,7 +39,7 @@ v1_needs (const struct oci_spec *spec, unsigned *ctls, hk_err *err)
     n |= CG_CPUSET;
   if (r->n_hugepage_limits)
     n |= CG_HUGETLB;
-  if (r->has_blkio_weight)
+  if (r->has_blkio_weight || r->n_blkio_throttle)
     n |= CG_BLKIO;
   if (r->n_devices)
     {
@@ -128,6 +128,17 @@ v1_devices (const char *dir, const struct oci_spec *spec, hk_err *err)
 static int
 v1_blkio (const char *dir, const struct oci_resources *r, hk_err *err)
 {
+  static const char *const throttle_file[]
+      = { "blkio.throttle.read_bps_device", "blkio.throttle.write_bps_device",
+          "blkio.throttle.read_iops_device", "blkio.throttle.write_iops_device" };
+  for (size_t i = 0; i < r->n_blkio_throttle; i++)
+    {
+      const struct oci_blkio_throttle *t = &r->blkio_throttle[i];
+      if (cg_writef (dir, throttle_file[t->kind], err, "%" PRId64 ":%" PRId64 " %" PRIu64, t->major, t->minor,
+                     t->rate)
+          < 0)
+        return err_prefix (err, "linux.resources.blockIO");
+    }
   if (!r->has_blkio_weight)
     return 0;
   const char *file = cg_file_exists (dir, "blkio.weight") ? "blkio.weight" : "blkio.bfq.weight";

@@ -69,7 +69,7 @@ v2_needs (const struct oci_spec *spec, unsigned *ctls, hk_err *err)
     n |= CG_CPUSET;
   if (r->n_hugepage_limits)
     n |= CG_HUGETLB;
-  if (r->has_blkio_weight)
+  if (r->has_blkio_weight || r->n_blkio_throttle)
     n |= CG_BLKIO;
   if (r->n_devices)
     {
@@ -181,6 +181,15 @@ v2_cpu (const char *dir, const struct oci_resources *r, hk_err *err)
 static int
 v2_io (const char *dir, const struct oci_resources *r, hk_err *err)
 {
+  static const char *const key[] = { "rbps", "wbps", "riops", "wiops" };
+  for (size_t i = 0; i < r->n_blkio_throttle; i++)
+    {
+      const struct oci_blkio_throttle *t = &r->blkio_throttle[i];
+      if (cg_writef (dir, "io.max", err, "%" PRId64 ":%" PRId64 " %s=%" PRIu64, t->major, t->minor,
+                     key[t->kind], t->rate)
+          < 0)
+        return err_prefix (err, "linux.resources.blockIO");
+    }
   if (!r->has_blkio_weight)
     return 0;
   /* BFQ takes blkio's 10..1000 as is; io.weight is 1..10000. */
@@ -321,6 +330,7 @@ v2_update (const struct cg_sandbox *cg, const struct oci_resources *upd, const s
   r.n_unified = 0;
   r.n_hugepage_limits = 0;
   r.has_blkio_weight = false;
+  r.n_blkio_throttle = 0;
   struct oci_spec spec = { .linux = { .resources = r } };
   struct cg_sandbox one = *cg;
   one.dirs = &need;

@@ -94,13 +94,15 @@ command_setup (const struct exec_plan *p, int *ruleset_fd, hk_err *err)
     return -1;
   /* As in spawn.c: loading the filter needs no_new_privs or CAP_SYS_ADMIN,
    * so without no_new_privs it goes in before the capability drop. */
-  if (!proc->no_new_privileges && seccomp_install (p->seccomp, err) < 0)
+  struct proc_cwd pre = { 0 };
+  if (!proc->no_new_privileges
+      && (proc_cwd_precheck (proc, &pre, err) < 0 || seccomp_install (p->seccomp, err) < 0))
     return -1;
   if (proc_set_user_and_caps (proc, err) < 0)
     return -1;
   if (proc->no_new_privileges && prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
     return err_sys (err, "prctl PR_SET_NO_NEW_PRIVS");
-  if (proc_chdir (proc, err) < 0)
+  if (proc_chdir (proc, &pre, err) < 0)
     return -1;
   return landlock_build (p->landlock, ruleset_fd, err);
 }

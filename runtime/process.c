@@ -160,17 +160,49 @@ proc_set_user_and_caps (const struct oci_process *p, hk_err *err)
   return 0;
 }
 
+/* Whether the cwd just entered is inside the new root.  CVE-2024-21626: a
+ * cwd reached through a leaked host fd (/proc/self/fd/N) lies outside it,
+ * and getcwd then fails with ENOENT ("(unreachable)").  A seccomp filter
+ * already in place may deny getcwd (the process's own rules may say so):
+ * then the directory must be the one proc_cwd_precheck saw inside the root
+ * before the filter went in. */
+static int
+cwd_check (const char *cwd, const struct proc_cwd *pre, hk_err *err)
+{
+  cleanup_free char *real = getcwd (NULL, 0);
+  if (real && real[0] == '/')
+    return 0;
+  struct stat st;
+  if (real == NULL && errno != ENOENT && errno != ENAMETOOLONG && pre && pre->checked && stat (".", &st) == 0
+      && st.st_dev == pre->dev && st.st_ino == pre->ino)
+    return 0;
+  return err_set (err, EPERM, "cwd %s resolves outside the sandbox root", cwd);
+}
+
 int
-proc_chdir (const struct oci_process *p, hk_err *err)
+proc_chdir (const struct oci_process *p, const struct proc_cwd *pre, hk_err *err)
 {
   const char *cwd = p->cwd ? p->cwd : "/";
   if (chdir (cwd) < 0)
     return err_sys (err, "cwd %s", cwd);
-  /* CVE-2024-21626: a cwd reached through a leaked host fd (/proc/self/fd/N)
-   * lies outside the new root, and getcwd then reports "(unreachable)". */
-  cleanup_free char *real = getcwd (NULL, 0);
-  if (real == NULL || real[0] != '/')
-    return err_set (err, EPERM, "cwd %s resolves outside the sandbox root", cwd);
+  return cwd_check (cwd, pre, err);
+}
+
+int
+proc_cwd_precheck (const struct oci_process *p, struct proc_cwd *pre, hk_err *err)
+{
+  const char *cwd = p->cwd ? p->cwd : "/";
+  struct stat st;
+  *pre = (struct proc_cwd){ 0 };
+  /* Not enterable before the user switch (a directory only the process's
+   * user may enter): nothing to compare with, proc_chdir decides alone. */
+  if (chdir (cwd) < 0)
+    return 0;
+  if (cwd_check (cwd, NULL, err) < 0)
+    return -1;
+  if (stat (".", &st) < 0)
+    return err_sys (err, "stat cwd %s", cwd);
+  *pre = (struct proc_cwd){ .checked = true, .dev = st.st_dev, .ino = st.st_ino };
   return 0;
 }
 

@@ -3,6 +3,9 @@
 #ifndef HAKO_RUNTIME_PROCESS_H
 #define HAKO_RUNTIME_PROCESS_H
 
+#include <stdbool.h>
+#include <sys/types.h>
+
 #include "lib/err.h"
 #include "oci/spec.h"
 
@@ -16,8 +19,19 @@ int proc_set_rlimits (const struct oci_process *p, hk_err *err);
 int proc_set_oom_score_adj (const struct oci_process *p, hk_err *err);
 /* Groups, gid, uid, with the capability sets applied around the switch. */
 int proc_set_user_and_caps (const struct oci_process *p, hk_err *err);
-/* chdir into p->cwd and check the result is inside the new root. */
-int proc_chdir (const struct oci_process *p, hk_err *err);
+/* p->cwd as checked inside the new root before a seccomp filter went in. */
+struct proc_cwd
+{
+  bool checked;
+  dev_t dev;
+  ino_t ino;
+};
+/* chdir into p->cwd and check the result is inside the new root; pre (or
+ * NULL) is what proc_cwd_precheck found, for when the filter denies getcwd. */
+int proc_chdir (const struct oci_process *p, const struct proc_cwd *pre, hk_err *err);
+/* Before a seccomp filter that stays for the setup goes in: the same check
+ * as root, remembering the directory. */
+int proc_cwd_precheck (const struct oci_process *p, struct proc_cwd *pre, hk_err *err);
 /* Resolve args[0] through the process's PATH as execvp would, inside the new
  * root.  Returns a malloc'ed path, or NULL with err set and *status 127
  * (not found) or 126 (not executable). */

@@ -132,7 +132,12 @@ sbx_validate (struct oci_spec *spec, hk_err *err)
     return -1;
   const struct oci_namespace *mnt = oci_spec_ns (spec, OCI_NS_MOUNT);
   if (mnt == NULL || mnt->path)
-    return err_set (err, EINVAL, ".linux.namespaces: a new mount namespace is required");
+    /* pivot_root in the host's or a joined mount namespace would mount onto
+     * the host and move the root of every process in that namespace. */
+    return err_set (err, EINVAL,
+                    ".linux.namespaces: a new mount namespace is required (the sandbox's "
+                    "root is built with pivot_root, which would change the host's or a joined "
+                    "namespace's mounts and processes)");
   const struct oci_namespace *user = oci_spec_ns (spec, OCI_NS_USER);
   if (user && user->path)
     return err_set (err, ENOTSUP, ".linux.namespaces: joining an existing user namespace is not "
@@ -321,12 +326,15 @@ record_state (struct build *b, const struct sbx_create_opts *o, enum oci_status 
   return store_write_state (&b->entry, &s, err);
 }
 
-/* The state the create-time hooks get on stdin: creating, with the pid. */
+/* The state the create-time hooks get on stdin: created, with the pid.  The
+ * runtime-spec's lifecycle has the environment created (step 2) before these
+ * hooks (steps 3-5), and the OCI validation suite checks prestart for
+ * "created", as crun sends it; `hako state` says creating until create returns. */
 static struct oci_state
 hook_state (const struct build *b, const struct sbx_create_opts *o, const char *rootfs)
 {
   return (struct oci_state){ .oci_version = o->spec->oci_version, .id = (char *) o->id,
-                             .status = OCI_STATUS_CREATING, .pid = b->child.pid,
+                             .status = OCI_STATUS_CREATED, .pid = b->child.pid,
                              .pid_start_time = b->child.start_time, .bundle = (char *) o->bundle,
                              .annotations = o->spec->annotations,
                              .n_annotations = o->spec->n_annotations, .rootfs = (char *) rootfs };

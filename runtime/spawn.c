@@ -133,13 +133,15 @@ child_setup (const struct spawn_cfg *cfg, bool userns, int root_tree, int *rules
    * no_new_privs the drop below may take CAP_SYS_ADMIN away, so then (as
    * runc does) the filter goes in now and the rest of the setup runs under
    * it; with no_new_privs it goes in last, right before execve. */
-  if (!spec->process->no_new_privileges && seccomp_install (cfg->seccomp, err) < 0)
+  struct proc_cwd pre = { 0 };
+  if (!spec->process->no_new_privileges
+      && (proc_cwd_precheck (spec->process, &pre, err) < 0 || seccomp_install (cfg->seccomp, err) < 0))
     return -1;
   if (proc_set_user_and_caps (spec->process, err) < 0)
     return -1;
   if (spec->process->no_new_privileges && prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
     return err_sys (err, "prctl PR_SET_NO_NEW_PRIVS");
-  if (proc_chdir (spec->process, err) < 0)
+  if (proc_chdir (spec->process, &pre, err) < 0)
     return -1;
   /* Built now so a rule naming a missing path still fails create; enforced
    * only after the wait for start, which needs the (host) exec fifo. */

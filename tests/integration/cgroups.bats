@@ -212,6 +212,39 @@ hako_cgroups () {
   [ -z "$(leak_report)" ]
 }
 
+@test "blockIO: throttle rates are in the sandbox's blkio (v1) or io.max (v2); a missing device, leaf weights, net_cls, kernelTCP: 125" {
+  dev=
+  for d in /sys/block/*; do
+    case ${d##*/} in loop*|ram*|zram*|nbd*) continue ;; esac
+    dev=$(cat "$d/dev") && break
+  done
+  [ -n "$dev" ] || skip "no block device on this host"
+  b=$(new_bundle thr)
+  edit_config "$b" ".linux.resources.blockIO = {\"throttleReadBpsDevice\": [{\"major\": ${dev%:*}, \"minor\": ${dev#*:}, \"rate\": 1048576}],
+    \"throttleWriteIOPSDevice\": [{\"major\": ${dev%:*}, \"minor\": ${dev#*:}, \"rate\": 100}]}"
+  set_args "$b" sleep 1000
+  $H run --detach --bundle "$b" thr
+  if v2_host; then
+    grep -q "^$dev rbps=1048576 wbps=max riops=max wiops=100" "/sys/fs/cgroup/$(cgroup_parent)/thr/io.max"
+  else
+    grep -qx "$dev 1048576" "/sys/fs/cgroup/blkio/$(cgroup_parent)/thr/blkio.throttle.read_bps_device"
+    grep -qx "$dev 100" "/sys/fs/cgroup/blkio/$(cgroup_parent)/thr/blkio.throttle.write_iops_device"
+  fi
+  $H delete --force thr
+  # No block device has major 4095: the kernel refuses, create fails whole.
+  edit_config "$b" '.linux.resources.blockIO = {"throttleReadBpsDevice": [{"major": 4095, "minor": 0, "rate": 1}]}'
+  run $H create --bundle "$b" thr2
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"linux.resources.blockIO"*"No such device"* ]]
+  for r in '{"blockIO": {"leafWeight": 300}}' '{"network": {"classID": 1}}' '{"memory": {"kernelTCP": 1048576}}'; do
+    edit_config "$b" ".linux.resources = $r"
+    run $H create --bundle "$b" thr3
+    [ "$status" -eq 125 ]
+    [[ "$output" == *"not supported"* ]]
+  done
+  [ -z "$(leak_report)" ]
+}
+
 @test "linux.cgroupsPath: an absolute path is used in every hierarchy and removed by delete" {
   b=$(new_bundle abs)
   name="hako-test-abs-$$-$RANDOM"

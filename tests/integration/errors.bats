@@ -100,6 +100,60 @@ expect_clean_failure () {
   [[ "$output" == *"CAP_MAGIC"* ]]
 }
 
+@test "a capability hako itself lacks (withheld by the host) is refused, naming it" {
+  # The first capability of the kernel's set that hako's own bounding set lacks.
+  bnd=$((16#$(awk '/^CapBnd:/ {print $2}' /proc/self/status)))
+  missing=
+  for n in $(seq 0 "$(cat /proc/sys/kernel/cap_last_cap)"); do
+    if [ $(((bnd >> n) & 1)) -eq 0 ]; then missing=$n; break; fi
+  done
+  [ -n "$missing" ] || skip "hako holds every capability on this host"
+  names=(CHOWN DAC_OVERRIDE DAC_READ_SEARCH FOWNER FSETID KILL SETGID SETUID SETPCAP LINUX_IMMUTABLE
+    NET_BIND_SERVICE NET_BROADCAST NET_ADMIN NET_RAW IPC_LOCK IPC_OWNER SYS_MODULE SYS_RAWIO SYS_CHROOT
+    SYS_PTRACE SYS_PACCT SYS_ADMIN SYS_BOOT SYS_NICE SYS_RESOURCE SYS_TIME SYS_TTY_CONFIG MKNOD LEASE
+    AUDIT_WRITE AUDIT_CONTROL SETFCAP MAC_OVERRIDE MAC_ADMIN SYSLOG WAKE_ALARM BLOCK_SUSPEND AUDIT_READ
+    PERFMON BPF CHECKPOINT_RESTORE)
+  [ -n "${names[$missing]:-}" ] || skip "capability $missing has no name known to this test"
+  name=CAP_${names[$missing]}
+  b=$(new_bundle capw)
+  edit_config "$b" ".process.capabilities.permitted += [\"$name\"] | .process.capabilities.bounding += [\"$name\"]"
+  run $H create --bundle "$b" capw
+  expect_clean_failure capw
+  [[ "$output" == *"$name is not in hako's own permitted set"* ]]
+}
+
+@test "an AppArmor profile or SELinux label is refused, naming it (hako applies none)" {
+  b=$(new_bundle lsm)
+  for f in '.process.apparmorProfile = "docker-default"' '.process.selinuxLabel = "system_u:system_r:container_t:s0"' \
+    '.linux.mountLabel = "system_u:object_r:container_file_t:s0"'; do
+    edit_config "$b" "$f"
+    run $H create --bundle "$b" lsm
+    expect_clean_failure lsm
+    [[ "$output" == *"${f%% =*}: hako does not apply AppArmor or SELinux labels"* ]]
+    edit_config "$b" "${f%% =*} = \"\""
+  done
+  # Empty strings ask for nothing; exec --process refuses a label too.
+  set_args "$b" sleep 60
+  $H run --detach --bundle "$b" lsm2
+  echo '{"args": ["true"], "cwd": "/", "apparmorProfile": "docker-default"}' > "$TEST_ROOT/proc.json"
+  run $H exec --process "$TEST_ROOT/proc.json" lsm2
+  $H delete --force lsm2
+  [ "$status" -eq 125 ]
+  [[ "$output" == *".process.apparmorProfile: hako does not apply AppArmor or SELinux labels"* ]]
+}
+
+@test "spec settings hako does not apply (personality, intelRdt, scheduler, ioPriority) are refused, naming them" {
+  b=$(new_bundle unap)
+  for f in '.linux.personality = {"domain": "LINUX32"}' '.linux.intelRdt = {"closID": "x"}' \
+    '.process.scheduler = {"policy": "SCHED_FIFO", "priority": 1}' '.process.ioPriority = {"class": "IOPRIO_CLASS_IDLE"}'; do
+    edit_config "$b" "$f"
+    run $H create --bundle "$b" unap
+    expect_clean_failure unap
+    [[ "$output" == *"${f%% =*}: not supported by hako"* ]]
+    edit_config "$b" "del(${f%% =*})"
+  done
+}
+
 @test "a missing image is named" {
   b2=$(new_bundle unsup2)
   edit_config "$b2" '.sandbox = {"image": "busybox:latest"}'

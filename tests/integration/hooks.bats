@@ -44,7 +44,7 @@ sandbox_hook () {
   [ "$(cat "$TEST_ROOT/order")" = "$(printf 'prestart\ncreateRuntime')" ]
   [ "$(jq -r .id "$TEST_ROOT/createRuntime.json")" = hk ]
   [ "$(jq -r .pid "$TEST_ROOT/createRuntime.json")" = "$pid" ]
-  [ "$(jq -r .status "$TEST_ROOT/prestart.json")" = creating ]
+  [ "$(jq -r .status "$TEST_ROOT/prestart.json")" = created ]
   $H start hk
   # createContainer ran in the sandbox's mount namespace.
   [ "$($H exec hk cat /tmp/createContainer.mnt)" = "$(readlink /proc/$pid/ns/mnt)" ]

@@ -355,6 +355,25 @@ ALLOW_LIST='["access","arch_prctl","brk","chdir","clone","close","dup2","dup3","
   [[ "$output" == *"Operation not permitted"* ]]
 }
 
+@test "seccomp: a filter denying getcwd, loaded before the user switch, still runs the process (and exec)" {
+  # The cwd check (CVE-2024-21626) runs before such a filter goes in; the
+  # process itself then sees getcwd denied.
+  b=$(new_bundle nocwd)
+  edit_config "$b" '.process.noNewPrivileges = false | .process.cwd = "/tmp" | .linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW",
+    "syscalls": [{"names": ["getcwd"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1}]}'
+  set_args "$b" sh -c '/bin/pwd -P 2>&1; echo done'
+  run $H run --rm --bundle "$b" nocwd
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"Operation not permitted"* ]]
+  [ "${lines[-1]}" = done ]
+  set_args "$b" sleep 60
+  $H run --detach --bundle "$b" nocwd2
+  run $H exec nocwd2 sh -c 'echo in-exec'
+  $H delete --force nocwd2
+  [ "$status" -eq 0 ]
+  [ "$output" = in-exec ]
+}
+
 @test "seccomp: an architecture listed in the bundle's filter is let through (int 0x80 with SCMP_ARCH_X86)" {
   [ "$(uname -m)" = x86_64 ] || skip "not x86_64"
   out=$("$TOOLS/probe" int80 2>&1) || true

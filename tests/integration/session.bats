@@ -135,7 +135,7 @@ tty_bundle () {
   $H run --detach --bundle "$b" p1
   cat > "$TEST_ROOT/proc.json" <<'JSON'
 { "args": ["sh", "-c", "echo $FOO $(id -u) $(pwd)"], "env": ["FOO=from-file", "PATH=/bin"],
-  "cwd": "/tmp", "user": {"uid": 1000, "gid": 1000}, "apparmorProfile": "ignored" }
+  "cwd": "/tmp", "user": {"uid": 1000, "gid": 1000}, "apparmorProfile": "" }
 JSON
   run $H exec --process "$TEST_ROOT/proc.json" p1
   [ "$status" -eq 0 ]

@@ -83,7 +83,7 @@ populate_v2_leaf (const char *dir)
   static const char *const files[]
       = { "memory.max",  "memory.low",   "memory.swap.max", "pids.max",   "cpu.weight",
           "cpu.max",     "cpuset.cpus",  "cpuset.mems",     "io.weight",  "hugetlb.2MB.max",
-          "memory.high", "cgroup.procs", "cgroup.freeze",   "cgroup.kill" };
+          "memory.high", "cgroup.procs", "cgroup.freeze",   "cgroup.kill", "io.max" };
   for (size_t i = 0; i < sizeof files / sizeof *files; i++)
     put (dir, files[i], "");
   put (dir, "cgroup.events", "populated 0\nfrozen 0\n");
@@ -314,7 +314,7 @@ static const char full_resources[]
       "\"memory\":{\"limit\":67108864,\"reservation\":33554432,\"swap\":134217728},"
       "\"pids\":{\"limit\":64},"
       "\"cpu\":{\"shares\":1024,\"quota\":50000,\"period\":100000,\"cpus\":\"0-1\",\"mems\":\"0\"},"
-      "\"blockIO\":{\"weight\":500},"
+      "\"blockIO\":{\"weight\":500,\"throttleWriteIOPSDevice\":[{\"major\":8,\"minor\":16,\"rate\":300}]},"
       "\"hugepageLimits\":[{\"pageSize\":\"2MB\",\"limit\":4194304}],"
       "\"unified\":{\"memory.high\":\"60000000\"}}}";
 
@@ -370,6 +370,7 @@ test_v2_lifecycle (void)
   is_str (get (leaf, "cpuset.cpus"), "0-1", "cpuset.cpus");
   is_str (get (leaf, "cpuset.mems"), "0", "cpuset.mems");
   is_str (get (leaf, "io.weight"), "default 4950", "io.weight from blkio weight 500");
+  is_str (get (leaf, "io.max"), "8:16 wiops=300", "io.max from throttleWriteIOPSDevice");
   is_str (get (leaf, "hugetlb.2MB.max"), "4194304", "hugetlb.2MB.max");
   is_str (get (leaf, "memory.high"), "60000000", "unified key written as is");
 
@@ -413,7 +414,7 @@ test_v2_lifecycle (void)
   static const char *const files[]
       = { "memory.max",   "memory.low",    "pids.max",    "cpu.weight",      "cpu.max",
           "cpuset.cpus",  "cpuset.mems",   "io.weight",   "hugetlb.2MB.max", "memory.high",
-          "cgroup.procs", "cgroup.freeze", "cgroup.kill", "cgroup.events", "memory.events" };
+          "cgroup.procs", "cgroup.freeze", "cgroup.kill", "cgroup.events", "memory.events", "io.max" };
   for (size_t i = 0; i < sizeof files / sizeof *files; i++)
     {
       char *p = xasprintf ("%s/%s", leaf, files[i]);

@@ -309,7 +309,7 @@ static const char full_config[] =
   "  'permitted':['CAP_KILL'],'ambient':['CAP_KILL']},"
   " 'rlimits':[{'type':'RLIMIT_NOFILE','soft':10,'hard':20},"
   "  {'type':'RLIMIT_CORE','soft':0,'hard':18446744073709551615}],"
-  " 'noNewPrivileges':true,'apparmorProfile':'aa','selinuxLabel':'sl','oomScoreAdj':-500},"
+  " 'noNewPrivileges':true,'apparmorProfile':'','selinuxLabel':'','oomScoreAdj':-500},"
   "'mounts':[{'destination':'/data','type':'bind','source':'/srv/data','options':['ro']}],"
   "'hooks':{'prestart':[{'path':'/bin/true','args':['true','x'],'env':['H=1'],'timeout':5}],"
   " 'createRuntime':[{'path':'/a'}],'createContainer':[{'path':'/b'}],"
@@ -335,7 +335,7 @@ static const char full_config[] =
   "  'hugepageLimits':[{'pageSize':'2MB','limit':209715200}],"
   "  'unified':{'memory.high':'400M'}},"
   " 'cgroupsPath':'/hako/box','rootfsPropagation':'rslave',"
-  " 'maskedPaths':['/proc/kcore'],'readonlyPaths':['/proc/sys'],'mountLabel':'ml',"
+  " 'maskedPaths':['/proc/kcore'],'readonlyPaths':['/proc/sys'],'mountLabel':'',"
   " 'seccomp':{'defaultAction':'SCMP_ACT_ERRNO','defaultErrnoRet':1,"
   "  'architectures':['SCMP_ARCH_X86_64'],'flags':['SECCOMP_FILTER_FLAG_LOG'],"
   "  'listenerPath':'/run/l.sock','listenerMetadata':'md',"
@@ -367,8 +367,8 @@ check_full_process (const struct oci_process *p)
       "rlimits up to 2^64-1 (unlimited)");
   ok (p->no_new_privileges && p->has_oom_score_adj && p->oom_score_adj == -500,
       "noNewPrivileges, oomScoreAdj");
-  is_str (p->apparmor_profile, "aa", "apparmorProfile");
-  is_str (p->selinux_label, "sl", "selinuxLabel");
+  is_str (p->apparmor_profile, "", "apparmorProfile (empty: no label; a label is refused)");
+  is_str (p->selinux_label, "", "selinuxLabel (empty)");
 }
 
 static void
@@ -409,7 +409,7 @@ check_full_linux (const struct oci_linux *l)
   is_str (l->cgroups_path, "/hako/box", "cgroupsPath");
   ok (l->rootfs_propagation == (MS_SLAVE | MS_REC), "rootfsPropagation rslave");
   ok (strv_len (l->masked_paths) == 1 && strv_len (l->readonly_paths) == 1, "masked, readonly");
-  is_str (l->mount_label, "ml", "mountLabel");
+  is_str (l->mount_label, "", "mountLabel (empty)");
   const struct oci_seccomp *sc = l->seccomp;
   ok (sc && strcmp (sc->default_action, "SCMP_ACT_ERRNO") == 0 && sc->has_default_errno_ret
         && sc->default_errno_ret == 1 && strv_len (sc->architectures) == 1
@@ -612,6 +612,23 @@ static const struct
     ".linux.resources.memory.swappiness: must be an integer between 0 and 100" },
   { "{" BASE ",'linux':{'resources':{'blockIO':{'weight':5}}}}",
     ".linux.resources.blockIO.weight: must be between 10 and 1000" },
+  { "{" BASE ",'linux':{'resources':{'blockIO':{'throttleReadBpsDevice':[{'major':8,'rate':1}]}}}}",
+    ".linux.resources.blockIO.throttleReadBpsDevice[0].minor: required" },
+  { "{" BASE ",'linux':{'resources':{'blockIO':{'leafWeight':300}}}}",
+    ".linux.resources.blockIO.leafWeight: leaf weights are not supported" },
+  { "{" BASE ",'linux':{'resources':{'network':{'classID':1}}}}",
+    ".linux.resources.network.classID: net_cls is not supported by hako" },
+  { "{" BASE ",'linux':{'resources':{'memory':{'kernelTCP':1048576}}}}",
+    ".linux.resources.memory.kernelTCP: kernel TCP memory limits are not supported" },
+  { "{" BASE ",'linux':{'resources':{'rdma':{'mlx5_0':{'hcaHandles':3}}}}}",
+    ".linux.resources.rdma: rdma limits are not supported" },
+  { "{" BASE ",'linux':{'personality':{'domain':'LINUX32'}}}", ".linux.personality: not supported by hako" },
+  { "{" BASE ",'linux':{'mountLabel':'system_u:object_r:container_file_t:s0'}}",
+    ".linux.mountLabel: hako does not apply AppArmor or SELinux labels" },
+  { "{" BASE ",'process':{'args':['sh'],'apparmorProfile':'docker-default'}}",
+    ".process.apparmorProfile: hako does not apply AppArmor or SELinux labels" },
+  { "{" BASE ",'process':{'args':['sh'],'scheduler':{'policy':'SCHED_FIFO'}}}",
+    ".process.scheduler: not supported by hako" },
   { "{" BASE ",'linux':{'seccomp':{'syscalls':[]}}}",
     ".linux.seccomp.defaultAction: required" },
   { "{" BASE ",'linux':{'seccomp':{'defaultAction':'SCMP_ACT_ALLOW',"
@@ -891,7 +908,7 @@ test_process_file (void)
                                "'consoleSize':{'height':24,'width':80},'user':{'uid':7,'gid':8},"
                                "'capabilities':{'bounding':['CAP_KILL']},'noNewPrivileges':true,"
                                "'rlimits':[{'type':'RLIMIT_NOFILE','soft':10,'hard':20}],"
-                               "'apparmorProfile':'ignored'}");
+                               "'apparmorProfile':''}");
   ok (oci_process_parse (good, strlen (good), &p, &err) == 0 && strv_len (p->args) == 3
         && strcmp (p->env[0], "A=1") == 0 && strcmp (p->cwd, "/tmp") == 0 && p->terminal
         && p->console_height == 24 && p->console_width == 80 && p->user.uid == 7 && p->user.gid == 8
