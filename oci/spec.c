@@ -383,11 +383,12 @@ parse_process_misc (yajl_val proc, struct oci_process *p, hk_err *err)
   int r = 0;
   /* Settings hako does not apply: refused, not silently dropped. */
   static const char *const unapplied[] = { "scheduler", "ioPriority", "execCPUAffinity", NULL };
-  static const char *const labels[] = { "apparmorProfile", "selinuxLabel", NULL };
+  static const char *const labels[] = { "selinuxLabel", NULL };
   const char *what = json_first_set (proc, unapplied);
   if (what)
     return err_set (err, ENOTSUP, ".process.%s: not supported by hako", what);
-  /* A process relying on an LSM label would run unconfined. */
+  /* A process relying on an SELinux label would run unconfined.  (An
+   * AppArmor profile is applied: process.c, proc_set_apparmor.) */
   if ((what = json_first_set (proc, labels)))
     return err_set (err, ENOTSUP, ".process.%s: %s", what, SPEC_NO_LABELS);
   if (json_get_bool (proc, path, "terminal", &p->terminal, err) < 0

@@ -24,11 +24,10 @@ bool spec_propagation (const char *name, unsigned long *flags);
 const char *spec_mount_option_name (size_t i);
 /* "prestart", "createRuntime", ... */
 
-/* Why an AppArmor profile or SELinux label fails parsing: hako applies none,
- * and a sandbox that relies on one would run unconfined. */
+/* Why an SELinux label fails parsing: hako applies none, and a sandbox that
+ * relies on one would run unconfined. */
 #define SPEC_NO_LABELS                                                                                       \
-  "hako does not apply AppArmor or SELinux labels, and will not run the sandbox without the confinement "    \
-  "asked for"
+  "hako does not apply SELinux labels, and will not run the sandbox without the confinement asked for"
 
 /* An absolute path: starts with '/'. */
 static inline bool

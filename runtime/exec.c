@@ -25,6 +25,7 @@
 #include "runtime/cgroup.h"
 #include "runtime/console.h"
 #include "runtime/exec_enter.h"
+#include "runtime/process.h"
 #include "runtime/netpolicy.h"
 #include "runtime/pidinfo.h"
 #include "runtime/proctree.h"
@@ -428,7 +429,10 @@ base_process (struct exec_ctx *x, struct oci_process *p, hk_err *err)
     }
   /* The sandbox's no_new_privs stays: seccomp and Landlock rely on it. */
   p->no_new_privileges = sbx->no_new_privileges || file->no_new_privileges;
-  return 0;
+  /* A profile of its own replaces the sandbox's (as runc); none keeps it. */
+  if (file->apparmor_profile && file->apparmor_profile[0])
+    p->apparmor_profile = file->apparmor_profile;
+  return proc_apparmor_check (p, err);
 }
 
 static char **

@@ -90,7 +90,8 @@ command_setup (const struct exec_plan *p, int *ruleset_fd, hk_err *err)
   const struct oci_process *proc = &p->proc;
   if (setup_stdio (p, err) < 0 || check_root (p, err) < 0)
     return -1;
-  if (proc_set_rlimits (proc, err) < 0 || proc_set_oom_score_adj (proc, err) < 0)
+  if (proc_set_rlimits (proc, err) < 0 || proc_set_oom_score_adj (proc, err) < 0
+      || proc_set_apparmor (proc, err) < 0)
     return -1;
   /* As in spawn.c: loading the filter needs no_new_privs or CAP_SYS_ADMIN,
    * so without no_new_privs it goes in before the capability drop. */

@@ -98,6 +98,50 @@ proc_set_sysctls (const struct oci_spec *spec, hk_err *err)
 }
 
 int
+proc_apparmor_check (const struct oci_process *p, hk_err *err)
+{
+  if (p == NULL || p->apparmor_profile == NULL || p->apparmor_profile[0] == '\0')
+    return 0;
+  char buf[4] = "";
+  cleanup_close int fd = open ("/sys/module/apparmor/parameters/enabled", O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || read (fd, buf, sizeof buf - 1) < 1 || buf[0] != 'Y')
+    return err_set (err, ENOTSUP, ".process.apparmorProfile \"%s\": AppArmor is not enabled on this "
+                    "host, and hako will not run the process unconfined", p->apparmor_profile);
+  if (strchr (p->apparmor_profile, '\n'))
+    return err_set (err, EINVAL, ".process.apparmorProfile: a profile name has no newline");
+  return 0;
+}
+
+/* "exec PROFILE" written to the task's attr file: AppArmor moves the task
+ * into PROFILE at its next execve (the user's command), as runc does.
+ * Through proc_open_file: a hostile image that binds another file over
+ * /proc/self/attr/... (runc's CVE-2019-16884) would otherwise make the write
+ * land elsewhere and the process run unconfined. */
+int
+proc_set_apparmor (const struct oci_process *p, hk_err *err)
+{
+  if (p->apparmor_profile == NULL || p->apparmor_profile[0] == '\0')
+    return 0;
+  /* No allocation: exec runs this in hako's own memory (exec_enter.c). */
+  char cmd[4096] = "exec ";
+  size_t n = strlen (p->apparmor_profile);
+  if (n > sizeof cmd - 6)
+    return err_set (err, ENAMETOOLONG, "apparmor profile name too long");
+  memcpy (cmd + 5, p->apparmor_profile, n + 1);
+  hk_err first;
+  int fd = proc_open_file ("thread-self/attr/apparmor/exec", O_WRONLY, &first);
+  if (fd < 0)
+    fd = proc_open_file ("thread-self/attr/exec", O_WRONLY, err);
+  if (fd < 0)
+    return err_prefix (err, "apparmor profile %s", p->apparmor_profile);
+  ssize_t w = write (fd, cmd, n + 5);
+  close (fd);
+  if (w != (ssize_t) (n + 5))
+    return err_sys (err, "apparmor profile %s", p->apparmor_profile);
+  return 0;
+}
+
+int
 proc_set_rlimits (const struct oci_process *p, hk_err *err)
 {
   for (size_t i = 0; i < p->n_rlimits; i++)

@@ -17,6 +17,11 @@ int proc_set_sysctls (const struct oci_spec *spec, hk_err *err);
  * error naming the limit, not a crash. */
 int proc_set_rlimits (const struct oci_process *p, hk_err *err);
 int proc_set_oom_score_adj (const struct oci_process *p, hk_err *err);
+/* In the parent, before anything is made: a p->apparmorProfile needs
+ * AppArmor enabled on the host (else a clear error, never an unconfined
+ * process).  In the child: the profile the execve will enter. */
+int proc_apparmor_check (const struct oci_process *p, hk_err *err);
+int proc_set_apparmor (const struct oci_process *p, hk_err *err);
 /* Groups, gid, uid, with the capability sets applied around the switch. */
 int proc_set_user_and_caps (const struct oci_process *p, hk_err *err);
 /* p->cwd as checked inside the new root before a seccomp filter went in. */

@@ -26,6 +26,7 @@
 #include "runtime/hooks.h"
 #include "runtime/idmap.h"
 #include "runtime/netpolicy.h"
+#include "runtime/process.h"
 #include "runtime/monitor.h"
 #include "runtime/pidinfo.h"
 #include "runtime/rootfs_image.h"
@@ -127,6 +128,8 @@ sbx_validate (struct oci_spec *spec, hk_err *err)
   if (spec->process == NULL)
     return err_set (err, EINVAL, ".process: required to create a sandbox");
   if (spec->process->has_caps && caps_validate (&spec->process->caps, err) < 0)
+    return -1;
+  if (proc_apparmor_check (spec->process, err) < 0)
     return -1;
   if (apply_network_mode (spec, err) < 0 || refuse_unsupported (spec, err) < 0)
     return -1;

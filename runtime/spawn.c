@@ -127,7 +127,8 @@ child_setup (const struct spawn_cfg *cfg, bool userns, int root_tree, int *rules
     return -1;
   if (mnt_finish (&mc, err) < 0)
     return -1;
-  if (proc_set_rlimits (spec->process, err) < 0 || proc_set_oom_score_adj (spec->process, err) < 0)
+  if (proc_set_rlimits (spec->process, err) < 0 || proc_set_oom_score_adj (spec->process, err) < 0
+      || proc_set_apparmor (spec->process, err) < 0)
     return -1;
   /* Loading a seccomp filter needs no_new_privs or CAP_SYS_ADMIN.  Without
    * no_new_privs the drop below may take CAP_SYS_ADMIN away, so then (as
