@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
@@ -47,25 +48,29 @@ caps_validate (const struct oci_caps *caps, hk_err *err)
   return 0;
 }
 
-static bool
-set_has (char *const *names, cap_value_t want)
+/* The set of names as a mask, one look-up per name (not one per name and
+ * capability); unknown names were refused by caps_validate. */
+static uint64_t
+set_mask (char *const *names)
 {
+  uint64_t m = 0;
   for (size_t i = 0; names && names[i]; i++)
     {
       cap_value_t v;
-      if (cap_lookup (names[i], &v) == 0 && v == want)
-        return true;
+      if (cap_lookup (names[i], &v) == 0 && v >= 0 && v < 64)
+        m |= UINT64_C (1) << v;
     }
-  return false;
+  return m;
 }
 
 int
 caps_drop_bounding (const struct oci_caps *caps, hk_err *err)
 {
   int last = cap_max_bits ();
-  for (cap_value_t c = 0; c < last; c++)
+  uint64_t keep = set_mask (caps->bounding);
+  for (cap_value_t c = 0; c < last && c < 64; c++)
     {
-      if (set_has (caps->bounding, c))
+      if (keep & (UINT64_C (1) << c))
         continue;
       if (prctl (PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
         return err_sys (err, "drop capability %s from the bounding set", cap_to_name (c));
@@ -102,15 +107,19 @@ caps_apply (const struct oci_caps *caps, hk_err *err)
   cap_free (c);
   if (r < 0)
     return err_sys (err, "set capabilities");
-  if (cap_reset_ambient () < 0 && errno != EINVAL)
+  /* One call (libcap's cap_reset_ambient asks about every capability
+   * first); EINVAL: a kernel without ambient capabilities. */
+  if (prctl (PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
     return err_sys (err, "reset ambient capabilities");
+  /* The kernel refuses an ambient cap that is not also permitted and
+   * inheritable; runc ignores that case too, and so it is not asked. */
+  uint64_t raisable = set_mask (caps->permitted) & set_mask (caps->inheritable);
   for (size_t i = 0; caps->ambient && caps->ambient[i]; i++)
     {
       cap_value_t v;
-      if (cap_lookup (caps->ambient[i], &v) < 0)
+      if (cap_lookup (caps->ambient[i], &v) < 0 || v < 0 || v >= 64
+          || !(raisable & (UINT64_C (1) << v)))
         continue;
-      /* The kernel refuses an ambient cap that is not also permitted and
-       * inheritable; runc ignores that case too. */
       if (cap_set_ambient (v, CAP_SET) < 0 && errno != EPERM)
         return err_sys (err, "raise ambient capability %s", caps->ambient[i]);
     }
