@@ -410,13 +410,14 @@ fork_inside (const struct exec_plan *p, hk_err *err)
   return pid;
 }
 
-void
+static void __attribute__ ((noreturn))
 enter_joiner (const struct exec_plan *p)
 {
   hk_err err = { 0 };
   /* CVE-2019-5736: until execve replaces it, /proc/PID/exe of every process
    * below is the hako binary.  Not dumpable, no process in the sandbox may
-   * open it (or ptrace us); fork keeps the flag for the children. */
+   * open it (or ptrace us); fork keeps the flag for the children.  (Set
+   * again here for the fork path; the shared one has it from hako.) */
   prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
   if (p->subreaper)
     find_arguments ();
@@ -452,4 +453,46 @@ enter_joiner (const struct exec_plan *p)
     }
   enter_send (p->ctl[1], ENTER_PID, (int) pid, 0, -1);
   _exit (0);
+}
+
+/* The joiner runs on this stack when it shares hako's memory: it only
+ * closes fds, writes cgroup.procs, calls setns and clone3, and sends a
+ * message (a few hundred bytes of stack, no allocation). */
+static char joiner_stack[64 << 10] __attribute__ ((aligned (16)));
+
+static int
+joiner_entry (void *p)
+{
+  enter_joiner (p);
+}
+
+pid_t
+enter_start_joiner (const struct exec_plan *p)
+{
+  /* A joiner that only joins namespaces and forks once need not copy hako's
+   * memory, nor tear the copy down when it exits: it runs in hako's, as
+   * posix_spawn's child does, while hako waits (CLONE_VFORK).  Nothing in
+   * the sandbox can reach it meanwhile: it is outside the sandbox's pid
+   * namespace (the command, which is, is a real fork with its own copy).
+   * Not with a time namespace to join: the kernel refuses that to a
+   * process sharing its memory (EUSERS). */
+  if (p->ns_flags & CLONE_NEWTIME)
+    {
+      pid_t pid = fork ();
+      if (pid == 0)
+        enter_joiner (p);
+      return pid;
+    }
+  /* Dumpability belongs to the memory: the joiner's prctl would make hako
+   * not dumpable for good.  Set it for the joiner's time and for the
+   * command's copy (fork keeps it), then put hako's back. */
+  int dumpable = prctl (PR_GET_DUMPABLE, 0, 0, 0, 0);
+  prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
+  pid_t pid = clone (joiner_entry, joiner_stack + sizeof joiner_stack, CLONE_VM | CLONE_VFORK | SIGCHLD,
+                     (void *) p);
+  int saved = errno;
+  if (dumpable > 0)
+    prctl (PR_SET_DUMPABLE, dumpable, 0, 0, 0);
+  errno = saved;
+  return pid;
 }
