@@ -1,4 +1,5 @@
-/* caps: the process's five capability sets (libcap), applied in the child. */
+/* caps: the process's five capability sets (names through libcap), applied
+ * in the child with the raw calls, allocating nothing. */
 #include "runtime/caps.h"
 
 #include <errno.h>
@@ -7,6 +8,8 @@
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "lib/util.h"
 
@@ -72,20 +75,10 @@ caps_drop_bounding (const struct oci_caps *caps, hk_err *err)
     {
       if (keep & (UINT64_C (1) << c))
         continue;
+      /* A number, not cap_to_name's string: nothing here allocates (exec's
+       * command runs this in memory it shares with hako, see exec_enter.c). */
       if (prctl (PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
-        return err_sys (err, "drop capability %s from the bounding set", cap_to_name (c));
-    }
-  return 0;
-}
-
-static int
-fill_flag (cap_t c, cap_flag_t flag, char *const *names)
-{
-  for (size_t i = 0; names && names[i]; i++)
-    {
-      cap_value_t v;
-      if (cap_lookup (names[i], &v) == 0 && cap_set_flag (c, flag, 1, &v, CAP_SET) < 0)
-        return -1;
+        return err_sys (err, "drop capability %d from the bounding set", (int) c);
     }
   return 0;
 }
@@ -93,19 +86,17 @@ fill_flag (cap_t c, cap_flag_t flag, char *const *names)
 int
 caps_apply (const struct oci_caps *caps, hk_err *err)
 {
-  cap_t c = cap_init ();
-  if (c == NULL)
-    return err_sys (err, "cap_init");
-  if (fill_flag (c, CAP_EFFECTIVE, caps->effective) < 0
-      || fill_flag (c, CAP_PERMITTED, caps->permitted) < 0
-      || fill_flag (c, CAP_INHERITABLE, caps->inheritable) < 0)
-    {
-      cap_free (c);
-      return err_sys (err, "capability set");
-    }
-  int r = cap_set_proc (c);
-  cap_free (c);
-  if (r < 0)
+  /* capset itself rather than libcap's cap_t, which is malloc'ed: nothing
+   * here allocates (see caps_drop_bounding). */
+  uint64_t eff = set_mask (caps->effective), prm = set_mask (caps->permitted),
+           inh = set_mask (caps->inheritable);
+  struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+  struct __user_cap_data_struct data[2] = {
+    { .effective = (uint32_t) eff, .permitted = (uint32_t) prm, .inheritable = (uint32_t) inh },
+    { .effective = (uint32_t) (eff >> 32), .permitted = (uint32_t) (prm >> 32),
+      .inheritable = (uint32_t) (inh >> 32) },
+  };
+  if (syscall (SYS_capset, &hdr, data) < 0)
     return err_sys (err, "set capabilities");
   /* One call (libcap's cap_reset_ambient asks about every capability
    * first); EINVAL: a kernel without ambient capabilities. */
@@ -113,14 +104,14 @@ caps_apply (const struct oci_caps *caps, hk_err *err)
     return err_sys (err, "reset ambient capabilities");
   /* The kernel refuses an ambient cap that is not also permitted and
    * inheritable; runc ignores that case too, and so it is not asked. */
-  uint64_t raisable = set_mask (caps->permitted) & set_mask (caps->inheritable);
+  uint64_t raisable = prm & inh;
   for (size_t i = 0; caps->ambient && caps->ambient[i]; i++)
     {
       cap_value_t v;
       if (cap_lookup (caps->ambient[i], &v) < 0 || v < 0 || v >= 64
           || !(raisable & (UINT64_C (1) << v)))
         continue;
-      if (cap_set_ambient (v, CAP_SET) < 0 && errno != EPERM)
+      if (prctl (PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, (unsigned long) v, 0, 0) < 0 && errno != EPERM)
         return err_sys (err, "raise ambient capability %s", caps->ambient[i]);
     }
   return 0;

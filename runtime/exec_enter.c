@@ -7,11 +7,17 @@
  *     ├── command     (untimed: hako's child, inside the sandbox's pid namespace)
  *     └── subreaper ── command   (timed)
  *
- * No re-exec of hako: the children run the code already in memory. */
+ * No re-exec of hako: the children run the code already in memory.  No copy
+ * of it either, where that is safe: the joiner, and an untimed command
+ * without a terminal until its execve, run in hako's own memory while hako
+ * waits (CLONE_VM|CLONE_VFORK, as posix_spawn), which spares a fork's copy
+ * of hako's memory and its teardown at exit or execve.  See
+ * enter_start_joiner and clone_inside for why each may. */
 #include "runtime/exec_enter.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -98,7 +104,14 @@ fail (const struct exec_plan *p, int status, const hk_err *err)
   struct enter_err m = { .status = status };
   snprintf (m.msg, sizeof m.msg, "%s", err->msg);
   if (write (p->errp[1], &m, sizeof m) != (ssize_t) sizeof m)
-    dprintf (2, "hako: exec: %s\n", err->msg);
+    {
+      /* Not dprintf: it links a FILE into libc's list, which a kill midway
+       * would leave there, in memory the command shares with hako. */
+      char line[sizeof m.msg + 16];
+      int n = snprintf (line, sizeof line, "hako: exec: %s\n", err->msg);
+      if (n > 0)
+        n = (int) write (2, line, (size_t) n < sizeof line ? (size_t) n : sizeof line - 1);
+    }
   _exit (status);
 }
 
@@ -175,8 +188,8 @@ command_main (const struct exec_plan *p)
     setpgid (0, 0);
   if (command_setup (p, &ruleset_fd, &err) < 0)
     fail (p, 125, &err);
-  cleanup_free char *path = proc_find_exec (&p->proc, &status, &err);
-  if (path == NULL)
+  char path[PATH_MAX];
+  if (proc_find_exec_in (&p->proc, path, sizeof path, &status, &err) < 0)
     fail (p, status, &err);
   /* The pty last: only now is it certain the command runs (a command not
    * found reports 127 through errp and sends no terminal).  Opened as the
@@ -379,13 +392,109 @@ join_cgroups (const struct exec_plan *p, hk_err *err)
   return 0;
 }
 
+/* Inside the sandbox's pid namespace: the cgroup namespace (joined only now,
+ * see fork_inside), then the subreaper or the command. */
+static void __attribute__ ((noreturn))
+inside_main (const struct exec_plan *p)
+{
+  hk_err err = { 0 };
+  if ((p->ns_flags & CLONE_NEWCGROUP) && setns (p->pidfd, CLONE_NEWCGROUP) < 0)
+    {
+      err_sys (&err, "join the sandbox's cgroup namespace");
+      fail (p, 125, &err);
+    }
+  close (p->pidfd);
+  if (p->cgroup_v2_fd >= 0)
+    close (p->cgroup_v2_fd);
+  if (p->subreaper)
+    subreaper_main (p);
+  command_main (p);
+}
+
+static int
+inside_entry (void *p)
+{
+  inside_main (p);
+}
+
+/* The command may run in hako's memory until its execve, as the joiner
+ * does, and spare the copy of hako's memory a fork makes and execve throws
+ * away: a third of the cost of a fork of hako.  Unlike the joiner it is
+ * within reach of the sandbox (its pid namespace, soon its uid): a process
+ * there may SIGKILL it at any instruction.  So everything it runs allocates
+ * nothing and writes no memory of hako's but its own stack: a kill leaves
+ * no heap half-updated behind for hako.  It cannot be read or written
+ * either: hako's memory is not dumpable meanwhile (enter_start_joiner), so
+ * ptrace and /proc/PID/mem need CAP_SYS_PTRACE in the host's user
+ * namespace.  Not for the subreaper, which lives on, nor with a terminal
+ * (console_setup allocates); and only where the trampoline below exists. */
+#if defined(__x86_64__)
+#define HAVE_CLONE3_ON_STACK 1
+/* clone3, with the child on args->stack running fn (arg) and never
+ * returning into the caller's frames, which the parent still owns.  glibc
+ * 2.36 uses clone3 only inside (pthread_create); this is the same
+ * trampoline.  Returns the pid or -errno, as the raw system call. */
+static long
+clone3_on_stack (struct clone_args *args, int (*fn) (void *), void *arg)
+{
+  register long ret __asm__ ("rax") = SYS_clone3;
+  register struct clone_args *a1 __asm__ ("rdi") = args;
+  register size_t a2 __asm__ ("rsi") = sizeof *args;
+  register int (*f) (void *) __asm__ ("r12") = fn;
+  register void *a __asm__ ("r13") = arg;
+  __asm__ volatile ("syscall\n\t"
+                    "testq %%rax, %%rax\n\t"
+                    "jnz 1f\n\t"
+                    /* The child, on the new stack (16-byte aligned). */
+                    "xorl %%ebp, %%ebp\n\t"
+                    "movq %%r13, %%rdi\n\t"
+                    "callq *%%r12\n\t"
+                    "movl %%eax, %%edi\n\t"
+                    "movl $60, %%eax\n\t" /* SYS_exit */
+                    "syscall\n\t"
+                    "hlt\n"
+                    "1:"
+                    : "+r"(ret)
+                    : "r"(a1), "r"(a2), "r"(f), "r"(a)
+                    : "rcx", "r11", "memory", "cc");
+  return ret;
+}
+
+static char command_stack[256 << 10] __attribute__ ((aligned (16)));
+#endif
+
+static long
+clone_inside (const struct exec_plan *p, struct clone_args *args)
+{
+#ifdef HAVE_CLONE3_ON_STACK
+  if (!p->subreaper && !p->tty)
+    {
+      args->flags |= CLONE_VM | CLONE_VFORK;
+      args->stack = (uint64_t) (uintptr_t) command_stack;
+      args->stack_size = sizeof command_stack;
+      long r = clone3_on_stack (args, inside_entry, (void *) p);
+      if (r < 0)
+        {
+          errno = (int) -r;
+          return -1;
+        }
+      return r;
+    }
+#endif
+  long pid = sys_clone3 (args);
+  if (pid == 0)
+    inside_main (p);
+  return pid;
+}
+
 /* A pid namespace applies to children only: fork once more.  CLONE_PARENT
  * makes the child hako's, so hako waits for it directly and the joiner can
  * leave at once.  CLONE_INTO_CGROUP (Linux 5.7) puts it in the sandbox's
  * cgroup2 directory as it is born: no migration, which costs an RCU grace
  * period (milliseconds) per cgroup.procs write.  It checks that both
  * cgroups are in the caller's cgroup namespace, so the joiner is still in
- * hako's and the child joins the sandbox's after. */
+ * hako's and the child joins the sandbox's after.  Returns in the joiner
+ * only: the child's pid. */
 static long
 fork_inside (const struct exec_plan *p, hk_err *err)
 {
@@ -395,15 +504,15 @@ fork_inside (const struct exec_plan *p, hk_err *err)
       args.flags |= CLONE_INTO_CGROUP;
       args.cgroup = (uint64_t) p->cgroup_v2_fd;
     }
-  long pid = sys_clone3 (&args);
+  long pid = clone_inside (p, &args);
   if (pid < 0 && p->cgroup_v2_fd >= 0 && (errno == EINVAL || errno == E2BIG))
     {
       /* An older kernel: moved by a write, as for the v1 hierarchies. */
       cleanup_close int fd = openat (p->cgroup_v2_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
       if (fd < 0 || write (fd, "0", 1) != 1)
         return err_sys (err, "join the sandbox's cgroup2 directory");
-      args.flags &= ~(uint64_t) CLONE_INTO_CGROUP;
-      pid = sys_clone3 (&args);
+      args = (struct clone_args){ .flags = CLONE_PARENT };
+      pid = clone_inside (p, &args);
     }
   if (pid < 0)
     return err_sys (err, "fork into the sandbox");
@@ -437,20 +546,6 @@ enter_joiner (const struct exec_plan *p)
   long pid = fork_inside (p, &err);
   if (pid < 0)
     fail (p, 125, &err);
-  if (pid == 0)
-    {
-      if ((p->ns_flags & CLONE_NEWCGROUP) && setns (p->pidfd, CLONE_NEWCGROUP) < 0)
-        {
-          err_sys (&err, "join the sandbox's cgroup namespace");
-          fail (p, 125, &err);
-        }
-      close (p->pidfd);
-      if (p->cgroup_v2_fd >= 0)
-        close (p->cgroup_v2_fd);
-      if (p->subreaper)
-        subreaper_main (p);
-      command_main (p);
-    }
   enter_send (p->ctl[1], ENTER_PID, (int) pid, 0, -1);
   _exit (0);
 }

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,9 +168,10 @@ proc_chdir (const struct oci_process *p, hk_err *err)
   if (chdir (cwd) < 0)
     return err_sys (err, "cwd %s", cwd);
   /* CVE-2024-21626: a cwd reached through a leaked host fd (/proc/self/fd/N)
-   * lies outside the new root, and getcwd then reports "(unreachable)". */
-  cleanup_free char *real = getcwd (NULL, 0);
-  if (real == NULL || real[0] != '/')
+   * lies outside the new root, and getcwd then reports "(unreachable)".
+   * Into a buffer of the kernel's own limit: nothing here allocates. */
+  char real[PATH_MAX];
+  if (getcwd (real, sizeof real) == NULL || real[0] != '/')
     return err_set (err, EPERM, "cwd %s resolves outside the sandbox root", cwd);
   return 0;
 }
@@ -201,41 +203,55 @@ exec_status (const char *path)
   return 0;
 }
 
-char *
-proc_find_exec (const struct oci_process *p, int *status, hk_err *err)
+int
+proc_find_exec_in (const struct oci_process *p, char *buf, size_t size, int *status, hk_err *err)
 {
   const char *name = p->args[0];
   if (strchr (name, '/'))
     {
       *status = exec_status (name);
-      if (*status == 0)
-        return xstrdup (name);
-      return err_sys (err, "exec %s", name), NULL;
+      if (*status != 0)
+        return err_sys (err, "exec %s", name);
+      if ((size_t) snprintf (buf, size, "%s", name) >= size)
+        return *status = 126, err_set (err, ENAMETOOLONG, "exec %s: path too long", name);
+      return 0;
     }
   const char *path = env_get (p->env, "PATH");
   if (path == NULL)
     path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
   int found_status = 127;
-  cleanup_free char *dirs = xstrdup (path);
-  char *save = NULL;
-  for (char *d = strtok_r (dirs, ":", &save); d; d = strtok_r (NULL, ":", &save))
+  for (const char *d = path;; d++)
     {
-      cleanup_free char *cand = xasprintf ("%s/%s", *d ? d : ".", name);
-      int s = exec_status (cand);
-      if (s == 0)
+      size_t n = strcspn (d, ":");
+      int len = n ? snprintf (buf, size, "%.*s/%s", (int) n, d, name) : -1;  /* empty: skipped */
+      if (len >= 0 && (size_t) len < size)
         {
-          *status = 0;
-          return steal_pointer (&cand);
+          int s = exec_status (buf);
+          if (s == 0)
+            {
+              *status = 0;
+              return 0;
+            }
+          if (s == 126)
+            found_status = 126;
         }
-      if (s == 126)
-        found_status = 126;
+      d += n;
+      if (*d == '\0')
+        break;
     }
   *status = found_status;
   if (found_status == 127)
-    err_set (err, ENOENT, "exec %s: executable file not found in $PATH", name);
-  else
-    err_set (err, EACCES, "exec %s: found in $PATH but not executable", name);
-  return NULL;
+    return err_set (err, ENOENT, "exec %s: executable file not found in $PATH", name);
+  return err_set (err, EACCES, "exec %s: found in $PATH but not executable", name);
+}
+
+char *
+proc_find_exec (const struct oci_process *p, int *status, hk_err *err)
+{
+  char buf[PATH_MAX];
+  if (proc_find_exec_in (p, buf, sizeof buf, status, err) < 0)
+    return NULL;
+  return xstrdup (buf);
 }
 
 int

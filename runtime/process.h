@@ -3,6 +3,8 @@
 #ifndef HAKO_RUNTIME_PROCESS_H
 #define HAKO_RUNTIME_PROCESS_H
 
+#include <stddef.h>
+
 #include "lib/err.h"
 #include "oci/spec.h"
 
@@ -22,6 +24,9 @@ int proc_chdir (const struct oci_process *p, hk_err *err);
  * root.  Returns a malloc'ed path, or NULL with err set and *status 127
  * (not found) or 126 (not executable). */
 char *proc_find_exec (const struct oci_process *p, int *status, hk_err *err);
+/* The same into buf (PATH_MAX is enough), allocating nothing: 0, or -1 as
+ * above. */
+int proc_find_exec_in (const struct oci_process *p, char *buf, size_t size, int *status, hk_err *err);
 /* Close every fd above 2 but the first preserve_fds (3..3+N-1), then
  * execve.  Returns only on failure, with *status 126 or 127. */
 int proc_exec (const struct oci_process *p, const char *path, unsigned int preserve_fds, int *status,
