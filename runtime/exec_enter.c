@@ -37,6 +37,22 @@
 #include "runtime/process.h"
 #include "runtime/proctree.h"
 
+/* AddressSanitizer tracks one stack per thread in its shadow memory: a
+ * process running in ours on another stack confuses it (false reports, its
+ * issue 189).  Sanitizer builds make copies, as a fork does. */
+#if defined(__SANITIZE_ADDRESS__)
+#define HAKO_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HAKO_ASAN 1
+#endif
+#endif
+#ifdef HAKO_ASAN
+#define SHARE_MEMORY 0
+#else
+#define SHARE_MEMORY 1
+#endif
+
 int
 enter_send (int fd, int type, int value, int more, int pass_fd)
 {
@@ -467,7 +483,7 @@ static long
 clone_inside (const struct exec_plan *p, struct clone_args *args)
 {
 #ifdef HAVE_CLONE3_ON_STACK
-  if (!p->subreaper && !p->tty)
+  if (!p->subreaper && !p->tty && SHARE_MEMORY)
     {
       args->flags |= CLONE_VM | CLONE_VFORK;
       args->stack = (uint64_t) (uintptr_t) command_stack;
@@ -571,7 +587,7 @@ enter_start_joiner (const struct exec_plan *p)
    * namespace (the command, which is, is a real fork with its own copy).
    * Not with a time namespace to join: the kernel refuses that to a
    * process sharing its memory (EUSERS). */
-  if (p->ns_flags & CLONE_NEWTIME)
+  if ((p->ns_flags & CLONE_NEWTIME) || !SHARE_MEMORY)
     {
       pid_t pid = fork ();
       if (pid == 0)
