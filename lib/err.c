@@ -6,6 +6,21 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The English text of errnum without strerror's translation (a gettext
+ * look-up under a lock) or its malloc'ed text for unknown numbers: errors
+ * are formatted in processes that share hako's memory (exec_enter.c), where
+ * neither may be left half-done. */
+static const char *
+errno_text (int errnum)
+{
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
+  const char *d = strerrordesc_np (errnum);
+  return d ? d : "Unknown error";
+#else
+  return strerror (errnum);
+#endif
+}
+
 static int
 err_vset (hk_err *err, int errnum, bool with_strerror, const char *fmt, va_list ap)
 {
@@ -13,7 +28,7 @@ err_vset (hk_err *err, int errnum, bool with_strerror, const char *fmt, va_list 
   if (n < 0)
     n = 0;
   if (with_strerror && errnum != 0 && (size_t) n < sizeof err->msg)
-    snprintf (err->msg + n, sizeof err->msg - n, ": %s", strerror (errnum));
+    snprintf (err->msg + n, sizeof err->msg - n, ": %s", errno_text (errnum));
   err->errnum = errnum;
   return -1;
 }

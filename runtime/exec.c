@@ -121,39 +121,58 @@ still_running (const struct exec_ctx *x, hk_err *err)
   return 0;
 }
 
-/* The namespaces the sandbox's process does not share with us. */
+/* The namespaces the sandbox's process does not share with us.  Those its
+ * spec made anew (a type without a path) are the sandbox's own, made by
+ * clone3 at create: they cannot be ours, and need no look-up.  The others
+ * (given by path, or not asked for: inherited from hako at create) are
+ * compared with ours through /proc, each a pair of path look-ups. */
 static int
-namespace_flags (pid_t pid, int *flags, hk_err *err)
+namespace_flags (pid_t pid, const struct oci_spec *spec, int *flags, hk_err *err)
 {
   static const struct
   {
     const char *name;
     int flag;
+    enum oci_ns_type type;
   } kinds[] = {
-    { "user", CLONE_NEWUSER }, { "mnt", CLONE_NEWNS },   { "pid", CLONE_NEWPID },
-    { "net", CLONE_NEWNET },   { "ipc", CLONE_NEWIPC },  { "uts", CLONE_NEWUTS },
-    { "cgroup", CLONE_NEWCGROUP }, { "time", CLONE_NEWTIME },
+    { "user", CLONE_NEWUSER, OCI_NS_USER },      { "mnt", CLONE_NEWNS, OCI_NS_MOUNT },
+    { "pid", CLONE_NEWPID, OCI_NS_PID },         { "net", CLONE_NEWNET, OCI_NS_NETWORK },
+    { "ipc", CLONE_NEWIPC, OCI_NS_IPC },         { "uts", CLONE_NEWUTS, OCI_NS_UTS },
+    { "cgroup", CLONE_NEWCGROUP, OCI_NS_CGROUP }, { "time", CLONE_NEWTIME, OCI_NS_TIME },
   };
   char path[64];
+  int theirs = -1, mine = -1, r = 0;
   snprintf (path, sizeof path, "/proc/%d/ns", (int) pid);
-  cleanup_close int theirs = open (path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  cleanup_close int mine = open ("/proc/self/ns", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (theirs < 0 || mine < 0)
-    return err_sys (err, "namespaces of %s", theirs < 0 ? path : "hako");
   *flags = 0;
-  for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
+  for (size_t i = 0; i < sizeof kinds / sizeof *kinds && r == 0; i++)
     {
+      const struct oci_namespace *ns = oci_spec_ns (spec, kinds[i].type);
+      if (ns && ns->path == NULL)
+        {
+          *flags |= kinds[i].flag;
+          continue;
+        }
+      if (theirs < 0 && ((theirs = open (path, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0
+                         || (mine = open ("/proc/self/ns", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0))
+        {
+          r = err_sys (err, "namespaces of %s", theirs < 0 ? path : "hako");
+          break;
+        }
       struct stat a, b;
       if (fstatat (theirs, kinds[i].name, &a, 0) < 0)
         {
-          if (errno == ENOENT)
-            continue;  /* a kernel without this namespace type */
-          return err_sys (err, "%s/%s", path, kinds[i].name);
+          if (errno != ENOENT)  /* ENOENT: a kernel without this namespace type */
+            r = err_sys (err, "%s/%s", path, kinds[i].name);
+          continue;
         }
       if (fstatat (mine, kinds[i].name, &b, 0) < 0 || a.st_ino != b.st_ino || a.st_dev != b.st_dev)
         *flags |= kinds[i].flag;
     }
-  return 0;
+  if (theirs >= 0)
+    close (theirs);
+  if (mine >= 0)
+    close (mine);
+  return r;
 }
 
 /* ---- cgroups ----------------------------------------------------------------- */
@@ -588,7 +607,7 @@ plan_exec (const struct store *st, struct exec_ctx *x, hk_err *err)
     return err_sys (err, "the root of sandbox %s", x->o->id);
   x->plan.root_dev = sb.st_dev;
   x->plan.root_ino = sb.st_ino;
-  if (namespace_flags (pid, &x->plan.ns_flags, err) < 0 || plan_cgroups (x, err) < 0
+  if (namespace_flags (pid, x->spec, &x->plan.ns_flags, err) < 0 || plan_cgroups (x, err) < 0
       || plan_process (x, rootfd, err) < 0 || plan_terminal (x, err) < 0
       || still_running (x, err) < 0)
     return -1;
@@ -728,11 +747,9 @@ start_joiner (struct exec_ctx *x, struct exec_result *res, hk_err *err)
   struct exec_plan *p = &x->plan;
   struct enter_msg m;
   x->t0 = now_ms ();
-  pid_t joiner = fork ();
+  pid_t joiner = enter_start_joiner (p);
   if (joiner < 0)
     return err_sys (err, "fork");
-  if (joiner == 0)
-    enter_joiner (p);
   close_fd (&p->ctl[1]);
   close_fd (&p->errp[1]);
   close_fd (&p->out[1]);

@@ -7,11 +7,17 @@
  *     ├── command     (untimed: hako's child, inside the sandbox's pid namespace)
  *     └── subreaper ── command   (timed)
  *
- * No re-exec of hako: the children run the code already in memory. */
+ * No re-exec of hako: the children run the code already in memory.  No copy
+ * of it either, where that is safe: the joiner, and an untimed command
+ * without a terminal until its execve, run in hako's own memory while hako
+ * waits (CLONE_VM|CLONE_VFORK, as posix_spawn), which spares a fork's copy
+ * of hako's memory and its teardown at exit or execve.  See
+ * enter_start_joiner and clone_inside for why each may. */
 #include "runtime/exec_enter.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -32,6 +38,22 @@
 #include "runtime/process.h"
 #include "runtime/proctree.h"
 
+/* AddressSanitizer tracks one stack per thread in its shadow memory: a
+ * process running in ours on another stack confuses it (false reports, its
+ * issue 189).  Sanitizer builds make copies, as a fork does. */
+#if defined(__SANITIZE_ADDRESS__)
+#define HAKO_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HAKO_ASAN 1
+#endif
+#endif
+#ifdef HAKO_ASAN
+#define SHARE_MEMORY 0
+#else
+#define SHARE_MEMORY 1
+#endif
+
 int
 enter_send (int fd, int type, int value, int more, int pass_fd)
 {
@@ -51,7 +73,14 @@ fail (const struct exec_plan *p, int status, const hk_err *err)
   struct enter_err m = { .status = status };
   snprintf (m.msg, sizeof m.msg, "%s", err->msg);
   if (write (p->errp[1], &m, sizeof m) != (ssize_t) sizeof m)
-    dprintf (2, "hako: exec: %s\n", err->msg);
+    {
+      /* Not dprintf: it links a FILE into libc's list, which a kill midway
+       * would leave there, in memory the command shares with hako. */
+      char line[sizeof m.msg + 16];
+      int n = snprintf (line, sizeof line, "hako: exec: %s\n", err->msg);
+      if (n > 0)
+        n = (int) write (2, line, (size_t) n < sizeof line ? (size_t) n : sizeof line - 1);
+    }
   _exit (status);
 }
 
@@ -131,8 +160,8 @@ command_main (const struct exec_plan *p)
     setpgid (0, 0);
   if (command_setup (p, &ruleset_fd, &err) < 0)
     fail (p, 125, &err);
-  cleanup_free char *path = proc_find_exec (&p->proc, &status, &err);
-  if (path == NULL)
+  char path[PATH_MAX];
+  if (proc_find_exec_in (&p->proc, path, sizeof path, &status, &err) < 0)
     fail (p, status, &err);
   /* The pty last: only now is it certain the command runs (a command not
    * found reports 127 through errp and sends no terminal).  Opened as the
@@ -335,43 +364,14 @@ join_cgroups (const struct exec_plan *p, hk_err *err)
   return 0;
 }
 
-/* A pid namespace applies to children only: fork once more.  CLONE_PARENT
- * makes the child hako's, so hako waits for it directly and the joiner can
- * leave at once.  CLONE_INTO_CGROUP (Linux 5.7) puts it in the sandbox's
- * cgroup2 directory as it is born: no migration, which costs an RCU grace
- * period (milliseconds) per cgroup.procs write.  It checks that both
- * cgroups are in the caller's cgroup namespace, so the joiner is still in
- * hako's and the child joins the sandbox's after. */
-static long
-fork_inside (const struct exec_plan *p, hk_err *err)
-{
-  struct clone_args args = { .flags = CLONE_PARENT };
-  if (p->cgroup_v2_fd >= 0)
-    {
-      args.flags |= CLONE_INTO_CGROUP;
-      args.cgroup = (uint64_t) p->cgroup_v2_fd;
-    }
-  long pid = sys_clone3 (&args);
-  if (pid < 0 && p->cgroup_v2_fd >= 0 && (errno == EINVAL || errno == E2BIG))
-    {
-      /* An older kernel: moved by a write, as for the v1 hierarchies. */
-      cleanup_close int fd = openat (p->cgroup_v2_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
-      if (fd < 0 || write (fd, "0", 1) != 1)
-        return err_sys (err, "join the sandbox's cgroup2 directory");
-      args.flags &= ~(uint64_t) CLONE_INTO_CGROUP;
-      pid = sys_clone3 (&args);
-    }
-  if (pid < 0)
-    return err_sys (err, "fork into the sandbox");
-  return pid;
-}
-
 /* The subreaper waits here until the joiner has sent ENTER_PID and closed
  * the gate's other end.  Both write to the one control socket, and hako
  * must read the joiner's message first: without the gate a joiner
  * descheduled after its clone let the subreaper's ENTER_CHILD arrive first,
  * and hako took the exec for failed ("the process entering sandbox ...
  * died"), seen under load and under ASan. */
+static int gate[2] = { -1, -1 };  /* made by the joiner, in its fd table */
+
 static void
 wait_gate (int fd)
 {
@@ -381,13 +381,145 @@ wait_gate (int fd)
   close (fd);
 }
 
-void
+/* Inside the sandbox's pid namespace: the cgroup namespace (joined only now,
+ * see fork_inside), then the subreaper or the command. */
+static void __attribute__ ((noreturn))
+inside_main (const struct exec_plan *p)
+{
+  hk_err err = { 0 };
+  if ((p->ns_flags & CLONE_NEWCGROUP) && setns (p->pidfd, CLONE_NEWCGROUP) < 0)
+    {
+      err_sys (&err, "join the sandbox's cgroup namespace");
+      fail (p, 125, &err);
+    }
+  close (p->pidfd);
+  if (p->cgroup_v2_fd >= 0)
+    close (p->cgroup_v2_fd);
+  if (p->subreaper)
+    {
+      close (gate[1]);
+      wait_gate (gate[0]);
+      subreaper_main (p);
+    }
+  command_main (p);
+}
+
+static int
+inside_entry (void *p)
+{
+  inside_main (p);
+}
+
+/* The command may run in hako's memory until its execve, as the joiner
+ * does, and spare the copy of hako's memory a fork makes and execve throws
+ * away: a third of the cost of a fork of hako.  Unlike the joiner it is
+ * within reach of the sandbox (its pid namespace, soon its uid): a process
+ * there may SIGKILL it at any instruction.  So everything it runs allocates
+ * nothing and writes no memory of hako's but its own stack: a kill leaves
+ * no heap half-updated behind for hako.  It cannot be read or written
+ * either: hako's memory is not dumpable meanwhile (enter_start_joiner), so
+ * ptrace and /proc/PID/mem need CAP_SYS_PTRACE in the host's user
+ * namespace.  Not for the subreaper, which lives on, nor with a terminal
+ * (console_setup allocates); and only where the trampoline below exists. */
+#if defined(__x86_64__)
+#define HAVE_CLONE3_ON_STACK 1
+/* clone3, with the child on args->stack running fn (arg) and never
+ * returning into the caller's frames, which the parent still owns.  glibc
+ * 2.36 uses clone3 only inside (pthread_create); this is the same
+ * trampoline.  Returns the pid or -errno, as the raw system call. */
+static long
+clone3_on_stack (struct clone_args *args, int (*fn) (void *), void *arg)
+{
+  register long ret __asm__ ("rax") = SYS_clone3;
+  register struct clone_args *a1 __asm__ ("rdi") = args;
+  register size_t a2 __asm__ ("rsi") = sizeof *args;
+  register int (*f) (void *) __asm__ ("r12") = fn;
+  register void *a __asm__ ("r13") = arg;
+  __asm__ volatile ("syscall\n\t"
+                    "testq %%rax, %%rax\n\t"
+                    "jnz 1f\n\t"
+                    /* The child, on the new stack (16-byte aligned). */
+                    "xorl %%ebp, %%ebp\n\t"
+                    "movq %%r13, %%rdi\n\t"
+                    "callq *%%r12\n\t"
+                    "movl %%eax, %%edi\n\t"
+                    "movl $60, %%eax\n\t" /* SYS_exit */
+                    "syscall\n\t"
+                    "hlt\n"
+                    "1:"
+                    : "+r"(ret)
+                    : "r"(a1), "r"(a2), "r"(f), "r"(a)
+                    : "rcx", "r11", "memory", "cc");
+  return ret;
+}
+
+static char command_stack[256 << 10] __attribute__ ((aligned (16)));
+#endif
+
+static long
+clone_inside (const struct exec_plan *p, struct clone_args *args)
+{
+#ifdef HAVE_CLONE3_ON_STACK
+  if (!p->subreaper && !p->tty && SHARE_MEMORY)
+    {
+      args->flags |= CLONE_VM | CLONE_VFORK;
+      args->stack = (uint64_t) (uintptr_t) command_stack;
+      args->stack_size = sizeof command_stack;
+      long r = clone3_on_stack (args, inside_entry, (void *) p);
+      if (r < 0)
+        {
+          errno = (int) -r;
+          return -1;
+        }
+      return r;
+    }
+#endif
+  long pid = sys_clone3 (args);
+  if (pid == 0)
+    inside_main (p);
+  return pid;
+}
+
+/* A pid namespace applies to children only: fork once more.  CLONE_PARENT
+ * makes the child hako's, so hako waits for it directly and the joiner can
+ * leave at once.  CLONE_INTO_CGROUP (Linux 5.7) puts it in the sandbox's
+ * cgroup2 directory as it is born: no migration, which costs an RCU grace
+ * period (milliseconds) per cgroup.procs write.  It checks that both
+ * cgroups are in the caller's cgroup namespace, so the joiner is still in
+ * hako's and the child joins the sandbox's after.  Returns in the joiner
+ * only: the child's pid. */
+static long
+fork_inside (const struct exec_plan *p, hk_err *err)
+{
+  struct clone_args args = { .flags = CLONE_PARENT };
+  if (p->cgroup_v2_fd >= 0)
+    {
+      args.flags |= CLONE_INTO_CGROUP;
+      args.cgroup = (uint64_t) p->cgroup_v2_fd;
+    }
+  long pid = clone_inside (p, &args);
+  if (pid < 0 && p->cgroup_v2_fd >= 0 && (errno == EINVAL || errno == E2BIG))
+    {
+      /* An older kernel: moved by a write, as for the v1 hierarchies. */
+      cleanup_close int fd = openat (p->cgroup_v2_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+      if (fd < 0 || write (fd, "0", 1) != 1)
+        return err_sys (err, "join the sandbox's cgroup2 directory");
+      args = (struct clone_args){ .flags = CLONE_PARENT };
+      pid = clone_inside (p, &args);
+    }
+  if (pid < 0)
+    return err_sys (err, "fork into the sandbox");
+  return pid;
+}
+
+static void __attribute__ ((noreturn))
 enter_joiner (const struct exec_plan *p)
 {
   hk_err err = { 0 };
   /* CVE-2019-5736: until execve replaces it, /proc/PID/exe of every process
    * below is the hako binary.  Not dumpable, no process in the sandbox may
-   * open it (or ptrace us); fork keeps the flag for the children. */
+   * open it (or ptrace us); fork keeps the flag for the children.  (Set
+   * again here for the fork path; the shared one has it from hako.) */
   prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
   if (p->subreaper)
     find_arguments ();
@@ -404,7 +536,6 @@ enter_joiner (const struct exec_plan *p)
       err_sys (&err, "join the sandbox's namespaces (setns through a pidfd needs Linux 5.8)");
       fail (p, 125, &err);
     }
-  int gate[2] = { -1, -1 };
   if (p->subreaper && pipe2 (gate, O_CLOEXEC) < 0)
     {
       err_sys (&err, "pipe");
@@ -413,26 +544,50 @@ enter_joiner (const struct exec_plan *p)
   long pid = fork_inside (p, &err);
   if (pid < 0)
     fail (p, 125, &err);
-  if (pid == 0)
-    {
-      if ((p->ns_flags & CLONE_NEWCGROUP) && setns (p->pidfd, CLONE_NEWCGROUP) < 0)
-        {
-          err_sys (&err, "join the sandbox's cgroup namespace");
-          fail (p, 125, &err);
-        }
-      close (p->pidfd);
-      if (p->cgroup_v2_fd >= 0)
-        close (p->cgroup_v2_fd);
-      if (p->subreaper)
-        {
-          close (gate[1]);
-          wait_gate (gate[0]);
-          subreaper_main (p);
-        }
-      command_main (p);
-    }
   enter_send (p->ctl[1], ENTER_PID, (int) pid, 0, -1);
   if (gate[1] >= 0)
     close (gate[1]);  /* the subreaper may speak now */
   _exit (0);
+}
+
+/* The joiner runs on this stack when it shares hako's memory: it only
+ * closes fds, writes cgroup.procs, calls setns and clone3, and sends a
+ * message (a few hundred bytes of stack, no allocation). */
+static char joiner_stack[64 << 10] __attribute__ ((aligned (16)));
+
+static int
+joiner_entry (void *p)
+{
+  enter_joiner (p);
+}
+
+pid_t
+enter_start_joiner (const struct exec_plan *p)
+{
+  /* A joiner that only joins namespaces and forks once need not copy hako's
+   * memory, nor tear the copy down when it exits: it runs in hako's, as
+   * posix_spawn's child does, while hako waits (CLONE_VFORK).  Nothing in
+   * the sandbox can reach it meanwhile: it is outside the sandbox's pid
+   * namespace (the command, which is, is a real fork with its own copy).
+   * Not with a time namespace to join: the kernel refuses that to a
+   * process sharing its memory (EUSERS). */
+  if ((p->ns_flags & CLONE_NEWTIME) || !SHARE_MEMORY)
+    {
+      pid_t pid = fork ();
+      if (pid == 0)
+        enter_joiner (p);
+      return pid;
+    }
+  /* Dumpability belongs to the memory: the joiner's prctl would make hako
+   * not dumpable for good.  Set it for the joiner's time and for the
+   * command's copy (fork keeps it), then put hako's back. */
+  int dumpable = prctl (PR_GET_DUMPABLE, 0, 0, 0, 0);
+  prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
+  pid_t pid = clone (joiner_entry, joiner_stack + sizeof joiner_stack, CLONE_VM | CLONE_VFORK | SIGCHLD,
+                     (void *) p);
+  int saved = errno;
+  if (dumpable > 0)
+    prctl (PR_SET_DUMPABLE, dumpable, 0, 0, 0);
+  errno = saved;
+  return pid;
 }

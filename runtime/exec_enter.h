@@ -65,8 +65,11 @@ struct enter_err
   char msg[sizeof ((hk_err *) 0)->msg];
 };
 
-/* The joiner, in the child of a fork of hako; never returns. */
-void enter_joiner (const struct exec_plan *p) __attribute__ ((noreturn));
+/* Start the joiner, hako's child: its pid, or -1 (errno).  It has joined
+ * the sandbox, forked the command (or the subreaper) and sent ENTER_PID or
+ * failed through errp by the time this returns, unless it had to be a
+ * fork (a time namespace to join). */
+pid_t enter_start_joiner (const struct exec_plan *p);
 
 int enter_send (int fd, int type, int value, int more, int pass_fd);
 /* 0 on a message (*fd_out gets a passed fd or -1), -1 on EOF or error. */

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -213,11 +214,14 @@ proc_set_user_and_caps (const struct oci_process *p, hk_err *err)
 static int
 cwd_check (const char *cwd, const struct proc_cwd *pre, hk_err *err)
 {
-  cleanup_free char *real = getcwd (NULL, 0);
-  if (real && real[0] == '/')
+  /* Into a buffer of the kernel's own limit: nothing here allocates (exec's
+   * command runs this in memory it shares with hako, see exec_enter.c). */
+  char real[PATH_MAX];
+  char *got = getcwd (real, sizeof real);
+  if (got && real[0] == '/')
     return 0;
   struct stat st;
-  if (real == NULL && errno != ENOENT && errno != ENAMETOOLONG && pre && pre->checked && stat (".", &st) == 0
+  if (got == NULL && errno != ENOENT && errno != ERANGE && pre && pre->checked && stat (".", &st) == 0
       && st.st_dev == pre->dev && st.st_ino == pre->ino)
     return 0;
   return err_set (err, EPERM, "cwd %s resolves outside the sandbox root", cwd);
@@ -277,41 +281,55 @@ exec_status (const char *path)
   return 0;
 }
 
-char *
-proc_find_exec (const struct oci_process *p, int *status, hk_err *err)
+int
+proc_find_exec_in (const struct oci_process *p, char *buf, size_t size, int *status, hk_err *err)
 {
   const char *name = p->args[0];
   if (strchr (name, '/'))
     {
       *status = exec_status (name);
-      if (*status == 0)
-        return xstrdup (name);
-      return err_sys (err, "exec %s", name), NULL;
+      if (*status != 0)
+        return err_sys (err, "exec %s", name);
+      if ((size_t) snprintf (buf, size, "%s", name) >= size)
+        return *status = 126, err_set (err, ENAMETOOLONG, "exec %s: path too long", name);
+      return 0;
     }
   const char *path = env_get (p->env, "PATH");
   if (path == NULL)
     path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
   int found_status = 127;
-  cleanup_free char *dirs = xstrdup (path);
-  char *save = NULL;
-  for (char *d = strtok_r (dirs, ":", &save); d; d = strtok_r (NULL, ":", &save))
+  for (const char *d = path;; d++)
     {
-      cleanup_free char *cand = xasprintf ("%s/%s", *d ? d : ".", name);
-      int s = exec_status (cand);
-      if (s == 0)
+      size_t n = strcspn (d, ":");
+      int len = n ? snprintf (buf, size, "%.*s/%s", (int) n, d, name) : -1;  /* empty: skipped */
+      if (len >= 0 && (size_t) len < size)
         {
-          *status = 0;
-          return steal_pointer (&cand);
+          int s = exec_status (buf);
+          if (s == 0)
+            {
+              *status = 0;
+              return 0;
+            }
+          if (s == 126)
+            found_status = 126;
         }
-      if (s == 126)
-        found_status = 126;
+      d += n;
+      if (*d == '\0')
+        break;
     }
   *status = found_status;
   if (found_status == 127)
-    err_set (err, ENOENT, "exec %s: executable file not found in $PATH", name);
-  else
-    err_set (err, EACCES, "exec %s: found in $PATH but not executable", name);
-  return NULL;
+    return err_set (err, ENOENT, "exec %s: executable file not found in $PATH", name);
+  return err_set (err, EACCES, "exec %s: found in $PATH but not executable", name);
+}
+
+char *
+proc_find_exec (const struct oci_process *p, int *status, hk_err *err)
+{
+  char buf[PATH_MAX];
+  if (proc_find_exec_in (p, buf, sizeof buf, status, err) < 0)
+    return NULL;
+  return xstrdup (buf);
 }
 
 int

@@ -4,6 +4,7 @@
 #define HAKO_RUNTIME_PROCESS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 #include "lib/err.h"
@@ -41,6 +42,9 @@ int proc_cwd_precheck (const struct oci_process *p, struct proc_cwd *pre, hk_err
  * root.  Returns a malloc'ed path, or NULL with err set and *status 127
  * (not found) or 126 (not executable). */
 char *proc_find_exec (const struct oci_process *p, int *status, hk_err *err);
+/* The same into buf (PATH_MAX is enough), allocating nothing: 0, or -1 as
+ * above. */
+int proc_find_exec_in (const struct oci_process *p, char *buf, size_t size, int *status, hk_err *err);
 /* Close every fd above 2 but the first preserve_fds (3..3+N-1), then
  * execve.  Returns only on failure, with *status 126 or 127. */
 int proc_exec (const struct oci_process *p, const char *path, unsigned int preserve_fds, int *status,

@@ -312,6 +312,22 @@ box_procs () {
   [ ! -e "$TEST_ROOT/failed" ] || { cat "$TEST_ROOT/failed"; false; }
 }
 
+@test "exec: commands killed from inside while they start leave hako whole (they run in its memory)" {
+  # Until its execve the command shares hako's memory (exec_enter.c): a
+  # SIGKILL from the sandbox at any instruction must cost only that command.
+  start_box storm
+  $H exec --detach storm sh -c 'while :; do kill -9 -1 2>/dev/null; done'
+  local i st bad=
+  for i in $(seq 100); do
+    st=0
+    timeout 10 $H exec storm true 2>/dev/null || st=$?
+    case $st in 0|137) ;; *) bad="$bad $st" ;; esac
+  done
+  $H kill storm KILL
+  wait_status storm stopped
+  [ -z "$bad" ]
+}
+
 @test "exec in the host profile and in a user namespace" {
   cd "$TEST_ROOT"
   $H run --detach hostbox -- sleep 1000
