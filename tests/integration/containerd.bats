@@ -152,6 +152,11 @@ teardown () {
   # The image's environment and working directory reach the process.
   run K run "${RUNC[@]}" --fifo-dir "$CT/fifo" --rm "$IMG" c1 sh -c 'echo "$GREETING $(pwd)"'
   [ "$output" = "hi /srv" ]
+  # A command that cannot be executed fails create, as runc's does, with
+  # hako's message, and leaves no container.
+  run K run "${RUNC[@]}" --fifo-dir "$CT/fifo" --rm "$IMG" c1 nosuchcmd
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"OCI runtime create failed: create c1: exec nosuchcmd: executable file not found"* ]]
   [ -z "$(ls "$STATE")" ]
   [ -z "$(K container ls -q)" ]
   [ ! -e "$(shim_socket c1)" ]
