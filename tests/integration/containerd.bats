@@ -10,7 +10,8 @@
 # The shim calls hako directly (ctr --runc-binary): --root, --log
 # --log-format json, create --bundle --pid-file, start, state, ps --format
 # json, exec --process --detach --pid-file, pause, resume, kill [--all],
-# delete [--force].  Two things containerd keeps outside its --state are
+# delete [--force].  The snapshotter is overlayfs (native where the test's
+# directory is on overlayfs itself; CTRD_SNAPSHOTTER overrides).  Two things containerd keeps outside its --state are
 # cleaned up by the teardown: the shims' sockets in /run/containerd/s (a
 # fixed place in containerd 1.6) and, if the test made it, /run/containerd.
 
@@ -36,6 +37,9 @@ setup () {
   H="$HAKO --root $STATE --data-root $DATA"
   [ -d /run/containerd ] && RUN_CTRD_WAS_THERE=1 || RUN_CTRD_WAS_THERE=
   mkdir -p "$CT/root" "$CT/state" "$CT/fifo"
+  # overlayfs cannot stack on overlayfs (a CI container's /tmp): copies then.
+  export CONTAINERD_SNAPSHOTTER=${CTRD_SNAPSHOTTER:-overlayfs}
+  [ "$(stat -f -c %T "$CT")" = overlayfs ] && CONTAINERD_SNAPSHOTTER=native
   cat > "$CT/config.toml" <<EOF
 version = 2
 root = "$CT/root"
