@@ -11,9 +11,10 @@
 # --log-format json, create --bundle --pid-file, start, state, ps --format
 # json, exec --process --detach --pid-file, pause, resume, kill [--all],
 # delete [--force].  The snapshotter is overlayfs (native where the test's
-# directory is on overlayfs itself; CTRD_SNAPSHOTTER overrides).  Two things containerd keeps outside its --state are
-# cleaned up by the teardown: the shims' sockets in /run/containerd/s (a
-# fixed place in containerd 1.6) and, if the test made it, /run/containerd.
+# directory is on overlayfs itself; CTRD_SNAPSHOTTER overrides).  Two things
+# containerd keeps outside its --state are cleaned up by the teardown: the
+# shims' sockets in /run/containerd/s (a fixed place in containerd 1.6) and,
+# if the test made it, /run/containerd.
 
 load helpers
 
