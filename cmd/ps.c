@@ -10,10 +10,18 @@
 #include "runtime/limits.h"
 
 static const char ps_help[]
-    = "Usage: hako ps [--format table|json] ID\n\n"
+    = "Usage: hako ps [--format table|json|json-full] ID\n\n"
       "List the sandbox's processes (those in its cgroup).\n"
-      "  -f, --format F   table (default: UID PID PPID STAT STIME TIME CMD) or json\n"
+      "  -f, --format F   table (default: UID PID PPID STAT STIME TIME CMD),\n"
+      "                   json (an array of host pids, as runc's), or json-full\n"
       "                   (a list of {pid, ppid, ns_pid, user, uid, state, cpu_ms, command})\n";
+
+enum ps_format
+{
+  PS_TABLE,
+  PS_JSON,
+  PS_JSON_FULL
+};
 
 static void
 print_table (const struct oci_proc *p, size_t n)
@@ -36,16 +44,22 @@ cmd_ps (int argc, char **argv)
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
-  bool json = false;
+  enum ps_format format = PS_TABLE;
   int c;
   while ((c = getopt_long (argc, argv, "f:h", opts, NULL)) != -1)
     switch (c)
       {
       case 'f':
+        /* json is runc's plain array of pids: the shims that call
+         * `ps --format json` parse exactly that. */
         if (strcmp (optarg, "json") == 0)
-          json = true;
-        else if (strcmp (optarg, "table") != 0)
-          return cmd_usage ("ps", "--format: \"%s\" is not table or json", optarg);
+          format = PS_JSON;
+        else if (strcmp (optarg, "json-full") == 0)
+          format = PS_JSON_FULL;
+        else if (strcmp (optarg, "table") == 0)
+          format = PS_TABLE;
+        else
+          return cmd_usage ("ps", "--format: \"%s\" is not table, json or json-full", optarg);
         break;
       case 'h': return cmd_help (ps_help);
       default: return cmd_usage ("ps", "bad option");
@@ -61,12 +75,13 @@ cmd_ps (int argc, char **argv)
   cleanup_free char *text = NULL;
   int r = 0;
   if (cmd_store (&st, &err) < 0 || sbx_ps (&st, id, &procs, &n, &err) < 0
-      || (json && oci_procs_json (procs, n, &text, NULL, &err) < 0))
+      || (format == PS_JSON && oci_pids_json (procs, n, &text, NULL, &err) < 0)
+      || (format == PS_JSON_FULL && oci_procs_json (procs, n, &text, NULL, &err) < 0))
     r = cmd_fail ("ps", id, &err);
-  else if (json)
-    printf ("%s\n", text);
-  else
+  else if (format == PS_TABLE)
     print_table (procs, n);
+  else
+    printf ("%s\n", text);
   oci_procs_free (procs, n);
   store_fini (&st);
   return r;

@@ -138,6 +138,18 @@ oci_procs_free (struct oci_proc *p, size_t n)
 }
 
 int
+oci_pids_json (const struct oci_proc *p, size_t n, char **out, size_t *len, hk_err *err)
+{
+  struct json_out o;
+  json_out_init (&o, NULL);
+  json_arr_open (&o);
+  for (size_t i = 0; i < n; i++)
+    json_int (&o, p[i].pid);
+  json_arr_close (&o);
+  return json_out_finish (&o, out, len, err);
+}
+
+int
 oci_procs_json (const struct oci_proc *p, size_t n, char **out, size_t *len, hk_err *err)
 {
   struct json_out o;

@@ -64,6 +64,9 @@ struct oci_proc
 };
 
 void oci_procs_free (struct oci_proc *p, size_t n);
+/* [pid, ...]: what `runc ps --format json` prints and its clients parse
+ * (containerd's shim). */
+int oci_pids_json (const struct oci_proc *p, size_t n, char **out, size_t *len, hk_err *err);
 /* [{"pid":..,"ppid":..,"ns_pid":..,"user":..,"uid":..,"state":..,"command":..}, ...] */
 int oci_procs_json (const struct oci_proc *p, size_t n, char **out, size_t *len, hk_err *err);
 

@@ -126,7 +126,7 @@ teardown () { hako_teardown; }
   $H kill k usr1
   [ "$($H state k | jq -r .status)" = running ]
   # The sandbox's own sleeps (a host-wide pgrep would catch anyone's).
-  pids=$($H ps --format json k | jq -r '.[] | select(.command | test("^sleep 3[01]$")) | .pid')
+  pids=$($H ps --format json-full k | jq -r '.[] | select(.command | test("^sleep 3[01]$")) | .pid')
   [ "$(echo $pids | wc -w)" -ge 2 ]
   $H kill --all k KILL
   wait_status k stopped

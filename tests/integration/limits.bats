@@ -48,7 +48,12 @@ hog () { echo "x=\$(head -c $1 /dev/zero | tr '\\0' a); echo survived"; }
   [[ "${lines[0]}" == UID*PID*PPID*CMD ]]
   [[ "$output" == *"sleep 1001"* ]]
   [[ "$output" == *"sleep 1000"* ]]
+  # json is runc's: the pids only, as containerd's shim parses it.
   run $H ps --format json p
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | jq -c 'map(type)')" = '["number","number"]' ]
+  [ "$(echo "$output" | jq "index($pid) != null")" = true ]
+  run $H ps --format json-full p
   [ "$status" -eq 0 ]
   [ "$(echo "$output" | jq length)" -eq 2 ]
   [ "$(echo "$output" | jq -r "map(select(.pid == $pid))[0].command")" = "sleep 1001" ]
@@ -61,7 +66,7 @@ hog () { echo "x=\$(head -c $1 /dev/zero | tr '\\0' a); echo survived"; }
   b=$(limited pp 0 0 sleep 1000)
   $H run --detach --bundle "$b" pp
   $H pause pp
-  run $H ps --format json pp
+  run $H ps --format json-full pp
   [ "$status" -eq 0 ]
   # Listed while frozen (its state letter depends on the freezer: v1 D or
   # T, cgroup2 S, stopped in get_signal).

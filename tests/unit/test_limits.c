@@ -418,6 +418,13 @@ test_json (void)
                  == 0,
       "ps JSON: %s", out ? out : "(none)");
   free (out);
+  struct oci_proc two[] = { p, { .pid = 11, .ppid = 10, .user = "root", .command = "sh" } };
+  r = oci_pids_json (two, 2, &out, NULL, &err);
+  ok (r == 0 && strcmp (out, "[10,11]") == 0, "ps JSON as runc's, pids only: %s", out ? out : "(none)");
+  free (out);
+  r = oci_pids_json (NULL, 0, &out, NULL, &err);
+  ok (r == 0 && strcmp (out, "[]") == 0, "no process: an empty array: %s", out ? out : "(none)");
+  free (out);
 }
 
 int
