@@ -58,6 +58,8 @@ int cmd_usage (const char *verb, const char *fmt, ...) __attribute__ ((format (p
 int cmd_help (const char *text);
 
 int cmd_store (struct store *st, hk_err *err);
+/* The store's paths from the global options, nothing made. */
+void cmd_store_paths (struct store *st);
 
 /* A verb that takes only --help and one sandbox ID and calls fn on it
  * (start, pause, resume): parse, run, report.  Returns the exit status. */

@@ -23,8 +23,10 @@ cmd_features (int argc, char **argv)
   cleanup_free char **supported = seccomp_flag_names (true);
   struct store st = { 0 };
   struct criu_verdict criu;
-  cleanup_free char *cache = cmd_store (&st, &err) == 0 ? ckpt_cache_path (&st) : NULL;
-  err_clear (&err);
+  /* Makes nothing: clients call features before anything else, maybe as
+   * a user who cannot create the state root. */
+  cmd_store_paths (&st);
+  cleanup_free char *cache = ckpt_cache_path (&st);
   criu_probe (cache, &criu);
   struct oci_features_host host = {
     .landlock_abi = landlock_abi (),

@@ -109,6 +109,12 @@ cmd_store (struct store *st, hk_err *err)
   return store_init (st, globals.root, globals.data_root, err);
 }
 
+void
+cmd_store_paths (struct store *st)
+{
+  store_paths (st, globals.root, globals.data_root);
+}
+
 int
 cmd_on_sandbox (int argc, char **argv, const char *help, sandbox_fn fn)
 {

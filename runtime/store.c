@@ -47,11 +47,17 @@ default_data_root (void)
   return xasprintf ("%s/.local/share/hako", home);
 }
 
-int
-store_init (struct store *st, const char *root, const char *data_root, hk_err *err)
+void
+store_paths (struct store *st, const char *root, const char *data_root)
 {
   st->root = root ? path_absolute (root) : default_root ();
   st->data_root = data_root ? path_absolute (data_root) : default_data_root ();
+}
+
+int
+store_init (struct store *st, const char *root, const char *data_root, hk_err *err)
+{
+  store_paths (st, root, data_root);
   /* 0711: others may pass through (a sandbox in a user namespace reaches
    * its root mount point here as an unprivileged host id) but not list; the
    * files inside are 0600, the exec fifo has no read bit for others. */

@@ -29,6 +29,8 @@ bool store_id_valid (const char *id);
 /* Defaults: /run/hako and /var/lib/hako for root; $XDG_RUNTIME_DIR/hako and
  * ~/.local/share/hako otherwise.  Either may be overridden (NULL: default). */
 int store_init (struct store *st, const char *root, const char *data_root, hk_err *err);
+/* The same paths, nothing made (for verbs that only read, like features). */
+void store_paths (struct store *st, const char *root, const char *data_root);
 void store_fini (struct store *st);
 
 /* Make <root>/<id> and lock it.  An existing id fails with EEXIST and
