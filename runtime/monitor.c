@@ -5,7 +5,8 @@
  * Why a process at all: only a parent learns how a process ended (its wait
  * status); `hako create` and `run --detach` return while the sandbox runs,
  * so something else must be that parent.  Callers that reap the process
- * themselves (conmon, containerd's shim: subreapers) pass --no-monitor. */
+ * themselves (conmon, containerd's shim: subreapers) pass --no-monitor, or
+ * are recognised by mon_caller_reaps. */
 #include "runtime/monitor.h"
 
 #include <errno.h>
@@ -66,6 +67,66 @@ mon_fork (struct mon_link *l, hk_err *err)
   close (p[1]);
   *l = (struct mon_link){ .pid = pid, .fd = p[0] };
   return 1;
+}
+
+/* The orphan of mon_caller_reaps: once its parent is gone (go's EOF), say
+ * who adopted it, and exit. */
+static void __attribute__ ((noreturn))
+probe_orphan (int go, int answer)
+{
+  char c;
+  while (read (go, &c, 1) < 0 && errno == EINTR)
+    ;
+  pid_t adopter = getppid ();
+  (void) !write (answer, &adopter, sizeof adopter);
+  _exit (0);
+}
+
+bool
+mon_caller_reaps (void)
+{
+  pid_t caller = getppid ();
+  if (caller <= 1)
+    return false; /* pid 1 (or a parent outside our pid namespace) */
+  int go[2], answer[2];
+  if (pipe2 (go, O_CLOEXEC) < 0)
+    return false;
+  if (pipe2 (answer, O_CLOEXEC) < 0)
+    {
+      close (go[0]);
+      close (go[1]);
+      return false;
+    }
+  pid_t mid = fork ();
+  if (mid == 0)
+    {
+      close (go[1]);
+      close (answer[0]);
+      if (fork () == 0)
+        probe_orphan (go[0], answer[1]);
+      _exit (0);
+    }
+  close (go[0]);
+  close (answer[1]);
+  pid_t adopter = 0;
+  if (mid > 0)
+    {
+      /* Reparenting is done when the exited parent can be reaped. */
+      while (waitpid (mid, NULL, 0) < 0 && errno == EINTR)
+        ;
+      close (go[1]);
+      go[1] = -1;
+      ssize_t n;
+      do
+        n = read (answer[0], &adopter, sizeof adopter);
+      while (n < 0 && errno == EINTR);
+      if (n != (ssize_t)sizeof adopter)
+        adopter = 0;
+    }
+  if (go[1] >= 0)
+    close (go[1]);
+  close (answer[0]);
+  return adopter == caller;
 }
 
 int

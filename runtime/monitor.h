@@ -23,6 +23,14 @@ struct mon_link
  * Until mon_detach the monitor dies with the caller (SIGKILL), so a create
  * killed half-way leaves only what `delete --force` cleans up. */
 int mon_fork (struct mon_link *l, hk_err *err);
+/* Whether hako's parent is a child subreaper (conmon, containerd's shim)
+ * that reaps the sandbox's process as it reaps runc's: then no monitor may
+ * be that process's parent, or the caller would wait for it forever.  No
+ * /proc file says so; reparenting does: a process orphaned by a child of
+ * hako's goes to the nearest subreaper among its ancestors, which is hako's
+ * parent exactly when that parent is one.  Costs two forks; that orphan is
+ * the adopter's to reap (a non-reaping pid 1 keeps it as a zombie). */
+bool mon_caller_reaps (void);
 /* Caller: wait for the monitor's verdict on create.  0: done (the monitor
  * lives on); -1 with its error, *status 125 (or 126/127). */
 int mon_wait (struct mon_link *l, int *status, hk_err *err);

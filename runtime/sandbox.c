@@ -476,7 +476,7 @@ build_sandbox (const struct store *st, const struct sbx_create_opts *o, struct b
   cleanup_free char *config = store_path (&b->entry, "config.json");
   cleanup_free char *no_monitor = store_path (&b->entry, "no-monitor");
   if ((monitored && mon_record_self (b->entry.dir, err) < 0)
-      || (o->no_monitor && !b->restart && file_write_new (no_monitor, "", 0, 0600, err) < 0))
+      || (!monitored && !o->foreground && !b->restart && file_write_new (no_monitor, "", 0, 0600, err) < 0))
     return -1;
   /* Admission first, under its own lock (a restart replaces its own record);
    * the proxy once the process is ready, so a restart gets a new one too. */
@@ -531,8 +531,11 @@ sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_
       return -1;
     }
   /* A detached sandbox's process is the child of a monitor (monitor.c),
-   * which does the rest of create and reports back here. */
-  bool monitored = !o->foreground && !o->no_monitor;
+   * which does the rest of create and reports back here, unless the caller
+   * reaps it: --no-monitor, or a subreaper parent (conmon, containerd's
+   * shim, which pass --pid-file and nothing else to say so). */
+  bool monitored = !o->foreground && !o->no_monitor
+                   && !(o->pid_file && !o->restart && mon_caller_reaps ());
   struct mon_link link = { .pid = -1, .fd = -1 };
   if (monitored)
     {
@@ -972,8 +975,10 @@ sbx_delete (const struct store *st, const char *id, bool force, hk_err *err)
   struct store_entry e;
   struct oci_state *s = NULL;
   struct cg_sandbox cg = { 0 };
+  /* As with runc, a forced delete of a sandbox that does not exist
+   * succeeds: podman and containerd clean up after a failed create so. */
   if (store_open (st, id, true, &e, err) < 0)
-    return -1;
+    return force && err->errnum == ENOENT ? 0 : -1;
   int r = 0;
   load_cgroups (st, &e, &cg);
   /* No state.json: a create died before recording a pid, so its child (which
