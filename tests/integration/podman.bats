@@ -28,8 +28,9 @@ setup () {
   runtime_named hako
   # podman's rootful default rlimits (nofile 1048576) exceed this host's hard
   # limits, which hako cannot raise without CAP_SYS_RESOURCE.
-  OPTS=(--network none --cgroup-parent "/$CGPARENT" --ulimit nofile=1024:1024
-        --ulimit nproc=1024:1024 --rootfs "$BUNDLE_DIR/rootfs")
+  RUNOPTS=(--network none --cgroup-parent "/$CGPARENT" --ulimit nofile=1024:1024
+           --ulimit nproc=1024:1024)
+  OPTS=("${RUNOPTS[@]}" --rootfs "$BUNDLE_DIR/rootfs")
 }
 
 # runtime_named NAME: the runtime podman gets is $PM/bin/NAME, which records
@@ -181,5 +182,19 @@ teardown () {
   pm run -d --name r1 "${OPTS[@]}" sleep 1000
   run -5 pm exec r1 sh -c 'exit 5'
   pm rm --force --time 0 r1
+  [ -z "$($H list -q)" ]
+}
+
+@test "podman: an image loaded from the fixtures' docker-archive runs, its config applied" {
+  "$fixtures/images.sh" busybox "$TEST_ROOT/img" >/dev/null
+  pm load -i "$TEST_ROOT/img/docker.tar" >/dev/null
+  img=localhost/busybox-docker:latest
+  # The image's command, environment and working directory.
+  run -0 pm run --rm --pull never "${RUNOPTS[@]}" "$img"
+  [ "$output" = "hello from the image
+GREETING=hi" ]
+  run -0 pm run --rm --pull never "${RUNOPTS[@]}" "$img" pwd
+  [ "$output" = /srv ]
+  pm rmi "$img" >/dev/null
   [ -z "$($H list -q)" ]
 }
