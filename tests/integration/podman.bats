@@ -109,6 +109,10 @@ teardown () {
 @test "podman: run --rm echo hi prints hi, and nothing is left" {
   run -0 pm run --rm "${OPTS[@]}" echo hi
   [ "$output" = hi ]
+  # conmon's pipes are the process's stdio.
+  run -0 --separate-stderr pm run --rm -i "${OPTS[@]}" sh -c 'cat; echo err >&2' <<< data
+  [ "$output" = data ]
+  [ "$stderr" = err ]
   [ -z "$(pm ps -a -q)" ]
   [ -z "$($H list -q)" ]
   # conmon recognises only runc and crun: this runtime got no log options.
@@ -124,7 +128,7 @@ teardown () {
 }
 
 @test "podman: run -d, exec, pause, unpause, stop and rm a running container" {
-  pm run -d --name c1 "${OPTS[@]}" sh -c 'trap "exit 7" TERM; sleep 1000 & wait'
+  pm run -d --name c1 "${OPTS[@]}" sh -c 'echo started; trap "exit 7" TERM; sleep 1000 & wait'
   id=$(pm inspect -f '{{.Id}}' c1)
   [ "$($H state "$id" | jq -r .status)" = running ]
   [ "$($H state "$id" | jq -r .pid)" = "$(pm inspect -f '{{.State.Pid}}' c1)" ]
@@ -133,6 +137,8 @@ teardown () {
   [ "$output" = in ]
   run -0 pm exec --user 1000:1000 --workdir /tmp --env FOO=bar c1 sh -c 'echo $(id -u) $PWD $FOO'
   [ "$output" = "1000 /tmp bar" ]
+  run -0 pm logs c1
+  [ "$output" = started ]
 
   pm pause c1
   [ "$($H state "$id" | jq -r .status)" = paused ]
