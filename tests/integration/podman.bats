@@ -204,3 +204,10 @@ GREETING=hi" ]
   pm rmi "$img" >/dev/null
   [ -z "$($H list -q)" ]
 }
+
+@test "podman: --device and --privileged (device fileMode with its file type, as podman writes it)" {
+  run -0 pm run --rm --device /dev/null:/dev/mynull "${OPTS[@]}" sh -c 'ls -l /dev/mynull; echo x > /dev/mynull'
+  [[ "$output" == "crw-rw-rw-"*"1,"*"3"*"/dev/mynull" ]]
+  run -0 pm run --rm --privileged "${OPTS[@]}" sh -c 'test -c /dev/null && echo ok'
+  [ "$output" = ok ]
+}
