@@ -87,7 +87,10 @@ teardown () {
   fi
   # Anything still running from the bundle's root is a container that outlived rm.
   for p in /proc/[0-9]*; do
-    [ "$(readlink "$p/root" 2>/dev/null)" = "$BUNDLE_DIR/rootfs" ] && leaks="$leaks container-process:${p#/proc/}"
+    if [ "$(readlink "$p/root" 2>/dev/null)" = "$BUNDLE_DIR/rootfs" ]; then
+      leaks="$leaks container-process:${p#/proc/}"
+      kill -9 "${p#/proc/}" 2>/dev/null || true
+    fi
   done
   # podman's cgroup parent: conmon's cgroup is podman's to leave behind (as
   # with runc); a container's (libpod-ID) is hako's to remove.
@@ -116,7 +119,7 @@ teardown () {
   [ -z "$(pm ps -a -q)" ]
   [ -z "$($H list -q)" ]
   # conmon recognises only runc and crun: this runtime got no log options.
-  ! grep -q -- "--log-format" "$PM/calls"
+  run -1 grep -q -- "--log-format" "$PM/calls"
   grep -q "^create --bundle .* --pid-file " "$PM/calls"
 }
 
@@ -132,6 +135,10 @@ teardown () {
   id=$(pm inspect -f '{{.Id}}' c1)
   [ "$($H state "$id" | jq -r .status)" = running ]
   [ "$($H state "$id" | jq -r .pid)" = "$(pm inspect -f '{{.State.Pid}}' c1)" ]
+  # conmon, a subreaper, reaps the process: hako runs no monitor for it.
+  [ ! -e "$STATE/$id/monitor" ]
+  [ "$(awk '/^PPid/ {print $2}' "/proc/$(pm inspect -f '{{.State.Pid}}' c1)/status")" = \
+    "$(pm inspect -f '{{.State.ConmonPid}}' c1)" ]
 
   run -4 pm exec c1 sh -c 'echo in; exit 4'
   [ "$output" = in ]
