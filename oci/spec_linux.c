@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "lib/util.h"
 #include "oci/spec_internal.h"
@@ -110,6 +111,13 @@ parse_dev_type (yajl_val v, const char *path, const char *allowed, char *out, hk
   return 1;
 }
 
+/* The S_IF* bits of a device of one-letter type t ('u' is unbuffered 'c'). */
+static mode_t
+dev_type_bits (char t)
+{
+  return t == 'b' ? S_IFBLK : t == 'p' ? S_IFIFO : S_IFCHR;
+}
+
 static int
 parse_device (yajl_val v, const char *path, struct oci_device *d, hk_err *err)
 {
@@ -122,7 +130,7 @@ parse_device (yajl_val v, const char *path, struct oci_device *d, hk_err *err)
       || json_get_string (v, path, "path", &d->path, err) < 0
       || (maj = json_get_i64 (v, path, "major", 0, INT64_MAX, &d->major, err)) < 0
       || (min = json_get_i64 (v, path, "minor", 0, INT64_MAX, &d->minor, err)) < 0
-      || (mode = json_get_u64 (v, path, "fileMode", 07777, &fmode, err)) < 0)
+      || (mode = json_get_u64 (v, path, "fileMode", S_IFMT | 07777, &fmode, err)) < 0)
     return -1;
   if (r == 0)
     return json_error (err, path, "type", "required");
@@ -132,8 +140,15 @@ parse_device (yajl_val v, const char *path, struct oci_device *d, hk_err *err)
     return json_error (err, path, "path", "must be an absolute path");
   if (d->type != 'p' && (!maj || !min))
     return json_error (err, path, maj ? "minor" : "major", "required for a '%c' device", d->type);
+  /* podman and docker write a host node's whole st_mode; its file type must
+   * be the device's own, and only the permission bits are kept. */
+  if (mode > 0 && (fmode & S_IFMT) != 0 && (fmode & S_IFMT) != dev_type_bits (d->type))
+    return json_error (err, path, "fileMode",
+                       "%#llo: a file type other than a '%c' device's (only permission bits, "
+                       "0-07777, or those with the device's type)",
+                       (unsigned long long)fmode, d->type);
   d->has_file_mode = mode > 0;
-  d->file_mode = fmode;
+  d->file_mode = fmode & 07777;
   if ((uid = json_get_u32 (v, path, "uid", &id, err)) < 0)
     return -1;
   d->has_uid = uid > 0;

@@ -3,6 +3,7 @@
 # shape, the globals and options hako accepts, refuses or adds.
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 setup_file () { hako_setup_file; }
 setup () { hako_setup; }
@@ -54,6 +55,15 @@ teardown () { hako_teardown; }
   run $H kill nosuch TERM
   [ "$status" -eq 125 ]
   [[ "$output" == *"does not exist"* ]]
+}
+
+@test "compat: delete --force of an id that does not exist succeeds, as runc's; without --force it fails" {
+  run -0 $H delete --force nosuch
+  [ -z "$output" ]
+  run -125 $H delete nosuch
+  [[ "$output" == *"does not exist"* ]]
+  run -125 $H delete --force 'bad/id'
+  [[ "$output" == *"invalid sandbox id"* ]]
 }
 
 @test "compat: exec --cap adds within the bounding set only; --additional-gids; --ignore-paused refused" {

@@ -209,6 +209,35 @@ monitor_of () { cut -d' ' -f1 "$STATE/$1/monitor"; }
   [ "$($H state nm2 | jq -r .status)" = stopped ]
 }
 
+@test "create --pid-file under a subreaper parent runs no monitor: the subreaper reaps the process, as conmon does" {
+  [ -n "${SUBREAPER:-}" ] && [ -x "$SUBREAPER" ] || skip "SUBREAPER (tests/integration/subreaper) not built"
+  b=$(new_bundle sr)
+  set_args "$b" sleep 1000
+  # hako is the subreaper's own child, as it is conmon's.
+  "$SUBREAPER" $H create --bundle "$b" --pid-file "$TEST_ROOT/pid" sr > "$TEST_ROOT/reaper.out" 2>&1 </dev/null &
+  reaper=$!
+  for i in $(seq 50); do [ -s "$TEST_ROOT/pid" ] && break; sleep 0.1; done
+  pid=$(cat "$TEST_ROOT/pid")
+  [ ! -e "$STATE/sr/monitor" ]
+  [ -e "$STATE/sr/no-monitor" ]
+  $H start sr
+  [ "$(awk '/^PPid/ {print $2}' "/proc/$pid/status")" = "$reaper" ]
+  $H kill sr KILL
+  wait "$reaper"
+  grep -q "reaped $pid signaled 9" "$TEST_ROOT/reaper.out"
+  [ "$($H state sr | jq -r '"\(.status) \(.reason)"')" = "stopped null" ]
+  $H delete sr
+  # A parent that is not a subreaper gets a monitor.
+  $H create --bundle "$b" --pid-file "$TEST_ROOT/pid2" sr2
+  [ -e "$STATE/sr2/monitor" ]
+  $H start sr2
+  $H kill sr2 KILL
+  wait_status sr2 stopped
+  for i in $(seq 50); do [ "$($H state sr2 | jq -r .reason)" = signaled ] && break; sleep 0.1; done
+  [ "$($H state sr2 | jq -r .reason)" = signaled ]
+  $H delete sr2
+}
+
 @test "20 sandboxes created, started, stopped, started again and deleted leave no cgroup and no process" {
   b=$(new_bundle many)
   edit_config "$b" '.linux.resources.memory = {"limit": 67108864} | .linux.resources.pids = {"limit": 64}'

@@ -604,6 +604,12 @@ static const struct
     ".linux.devices[0].path: required" },
   { "{" BASE ",'linux':{'devices':[{'type':'c','path':'/dev/x','major':1}]}}",
     ".linux.devices[0].minor: required for a 'c' device" },
+  { "{" BASE ",'linux':{'devices':[{'type':'c','path':'/dev/x','major':1,'minor':3,"
+    "'fileMode':25014}]}}",
+    ".linux.devices[0].fileMode: 060666: a file type other than a 'c' device's" },
+  { "{" BASE ",'linux':{'devices':[{'type':'c','path':'/dev/x','major':1,'minor':3,"
+    "'fileMode':65536}]}}",
+    ".linux.devices[0].fileMode: must be an integer between 0 and" },
   { "{" BASE ",'linux':{'resources':{'devices':[{'allow':true,'access':'rwx'}]}}}",
     ".linux.resources.devices[0].access: must be letters of \"rwm\"" },
   { "{" BASE ",'linux':{'resources':{'memory':{'limit':'1g'}}}}",
@@ -674,6 +680,23 @@ static const struct
     ".sandbox.workdir.path: must be an absolute path" },
   { "{" BASE ",'sandbox':{'image':''}}", ".sandbox.image: must not be empty" },
 };
+
+/* podman and docker write a host node's whole st_mode as fileMode. */
+static void
+test_device_mode (void)
+{
+  hk_err err = { 0 };
+  struct oci_spec *s = parse ("{" BASE ",'linux':{'devices':["
+                              "{'type':'c','path':'/dev/a','major':1,'minor':3,'fileMode':8630},"
+                              "{'type':'b','path':'/dev/b','major':7,'minor':0,'fileMode':25008},"
+                              "{'type':'p','path':'/dev/p','fileMode':4516}]}}",
+                              &err);
+  ok (s != NULL, "fileMode with the device's own file type (%s)", s ? "ok" : err.msg);
+  ok (s && s->linux.n_devices == 3 && s->linux.devices[0].file_mode == 0666
+        && s->linux.devices[1].file_mode == 0660 && s->linux.devices[2].file_mode == 0644,
+      "only its permission bits are kept");
+  oci_spec_free (s);
+}
 
 static void
 test_malformed (void)
@@ -968,6 +991,7 @@ main (void)
   test_full_config ();
   test_defaults_and_nulls ();
   test_malformed ();
+  test_device_mode ();
   test_mount_options ();
   test_profiles ();
   test_init ();

@@ -1,0 +1,220 @@
+#!/usr/bin/env bats
+# podman drives hako through conmon: run, exit codes, exec, pause/unpause,
+# stop, rm, terminals, and a runtime named runc (conmon passes such a one
+# --log-format=json --log).
+#
+# Each test has a private podman: --root/--runroot/--tmpdir and a
+# containers.conf (file locks, no events) under its TEST_ROOT, so nothing
+# touches the host's podman store or /dev/shm, and a cgroup parent of its
+# own.  The runtime is a one-line script that execs hako with the test's
+# --root/--data-root: podman does not pass --runtime-flag to the cleanup
+# it has conmon run, and after exec hako's parent is conmon itself.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+setup_file () {
+  hako_setup_file
+}
+
+setup () {
+  command -v podman >/dev/null || skip "podman is not installed (Debian package podman)"
+  command -v conmon >/dev/null || skip "conmon is not installed (Debian package conmon)"
+  hako_setup
+  PM="$TEST_ROOT/podman"
+  mkdir -p "$PM/bin"
+  printf '[engine]\nlock_type = "file"\nevents_logger = "none"\n' > "$PM/containers.conf"
+  CGPARENT="hako-podman-${TEST_ROOT##*.}"
+  runtime_named hako
+  # podman's rootful default rlimits (nofile 1048576) exceed this host's hard
+  # limits, which hako cannot raise without CAP_SYS_RESOURCE.
+  RUNOPTS=(--network none --cgroup-parent "/$CGPARENT" --ulimit nofile=1024:1024
+           --ulimit nproc=1024:1024)
+  OPTS=("${RUNOPTS[@]}" --rootfs "$BUNDLE_DIR/rootfs")
+}
+
+# runtime_named NAME: the runtime podman gets is $PM/bin/NAME, which records
+# its arguments in $PM/calls and execs hako.
+runtime_named () {
+  RUNTIME="$PM/bin/$1"
+  cat > "$RUNTIME" <<EOF
+#!/bin/sh
+printf '%s\n' "\$*" >> "$PM/calls"
+exec "$HAKO" --root "$STATE" --data-root "$DATA" "\$@"
+EOF
+  chmod +x "$RUNTIME"
+}
+
+# deleted ID: hako has no sandbox ID, within 5 s.
+deleted () {
+  local i
+  for i in $(seq 50); do
+    $H state "$1" >/dev/null 2>&1 || return 0
+    sleep 0.1
+  done
+  echo "sandbox $1 is still there: $($H state "$1")" >&2
+  return 1
+}
+
+pm () {
+  CONTAINERS_CONF="$PM/containers.conf" podman --root "$PM/storage" --runroot "$PM/run" \
+    --tmpdir "$PM/tmp" --storage-driver vfs --runtime "$RUNTIME" --cgroup-manager cgroupfs "$@"
+}
+
+# Processes still running (not zombies) whose command line names this
+# test's podman directory: conmon, podman's cleanup.  The pattern comes from
+# a file so that grep is not one.
+podman_processes () {
+  local p s
+  for p in $(grep -lzF -f <(printf '%s\n' "$PM/") /proc/[0-9]*/cmdline 2>/dev/null | cut -d/ -f3); do
+    s=$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null) || continue
+    case "$s" in Z|X|"") ;; *) echo "$p" ;; esac
+  done
+}
+
+teardown () {
+  [ -n "${PM:-}" ] || return 0
+  local leaks="" i p d
+  pm rm --all --force --time 0 >/dev/null 2>&1 || true
+  for i in $(seq 50); do
+    [ -z "$(podman_processes)" ] && break
+    sleep 0.1
+  done
+  p=$(podman_processes)
+  if [ -n "$p" ]; then
+    leaks="$leaks podman-process:$(echo $p)"
+    kill -9 $p 2>/dev/null || true
+  fi
+  # Anything still running from the bundle's root is a container that outlived rm.
+  for p in /proc/[0-9]*; do
+    if [ "$(readlink "$p/root" 2>/dev/null)" = "$BUNDLE_DIR/rootfs" ]; then
+      leaks="$leaks container-process:${p#/proc/}"
+      kill -9 "${p#/proc/}" 2>/dev/null || true
+    fi
+  done
+  # podman's cgroup parent: conmon's cgroup is podman's to leave behind (as
+  # with runc); a container's (libpod-ID) is hako's to remove.
+  for d in /sys/fs/cgroup/*/"$CGPARENT"; do
+    [ -d "$d" ] || continue
+    for p in "$d"/libpod-*; do
+      [ -d "$p" ] && leaks="$leaks cgroup:$p"
+    done
+    find "$d" -depth -type d -exec rmdir {} \; 2>/dev/null || leaks="$leaks cgroup:$d"
+  done
+  if [ -n "$leaks" ]; then
+    echo "leaked:$leaks" >&2
+    hako_teardown || true
+    return 1
+  fi
+  hako_teardown
+}
+
+@test "podman: run --rm echo hi prints hi, and nothing is left" {
+  run -0 pm run --rm "${OPTS[@]}" echo hi
+  [ "$output" = hi ]
+  # conmon's pipes are the process's stdio.
+  run -0 --separate-stderr pm run --rm -i "${OPTS[@]}" sh -c 'cat; echo err >&2' <<< data
+  [ "$output" = data ]
+  [ "$stderr" = err ]
+  [ -z "$(pm ps -a -q)" ]
+  [ -z "$($H list -q)" ]
+  # conmon recognises only runc and crun: this runtime got no log options.
+  run -1 grep -q -- "--log-format" "$PM/calls"
+  grep -q "^create --bundle .* --pid-file " "$PM/calls"
+}
+
+@test "podman: run --rm exits with the container's status" {
+  run -3 pm run --rm "${OPTS[@]}" sh -c 'exit 3'
+  run -127 pm run --rm "${OPTS[@]}" /no/such/command
+  [[ "$output" == *"not found"* ]]
+  [ -z "$($H list -q)" ]
+}
+
+@test "podman: run -d, exec, pause, unpause, stop and rm a running container" {
+  pm run -d --name c1 "${OPTS[@]}" sh -c 'echo started; trap "exit 7" TERM; sleep 1000 & wait'
+  id=$(pm inspect -f '{{.Id}}' c1)
+  [ "$($H state "$id" | jq -r .status)" = running ]
+  [ "$($H state "$id" | jq -r .pid)" = "$(pm inspect -f '{{.State.Pid}}' c1)" ]
+  # conmon, a subreaper, reaps the process: hako runs no monitor for it.
+  [ ! -e "$STATE/$id/monitor" ]
+  [ "$(awk '/^PPid/ {print $2}' "/proc/$(pm inspect -f '{{.State.Pid}}' c1)/status")" = \
+    "$(pm inspect -f '{{.State.ConmonPid}}' c1)" ]
+
+  run -4 pm exec c1 sh -c 'echo in; exit 4'
+  [ "$output" = in ]
+  run -0 pm exec --user 1000:1000 --workdir /tmp --env FOO=bar c1 sh -c 'echo $(id -u) $PWD $FOO'
+  [ "$output" = "1000 /tmp bar" ]
+  run -0 pm logs c1
+  [ "$output" = started ]
+
+  pm pause c1
+  [ "$($H state "$id" | jq -r .status)" = paused ]
+  [ "$(pm inspect -f '{{.State.Status}}' c1)" = paused ]
+  pm unpause c1
+  [ "$($H state "$id" | jq -r .status)" = running ]
+  [ "$(pm inspect -f '{{.State.Status}}' c1)" = running ]
+
+  pm stop --time 10 c1
+  [ "$(pm inspect -f '{{.State.Status}} {{.State.ExitCode}}' c1)" = "exited 7" ]
+  # podman deletes the runtime's container once it has stopped.
+  deleted "$id"
+  pm rm c1
+  [ -z "$(pm ps -a -q)" ]
+  [ -z "$($H list -q)" ]
+}
+
+@test "podman: stop of a container that ignores TERM kills it; kill sends signals" {
+  pm run -d --name c2 "${OPTS[@]}" sleep 1000
+  pm stop --time 1 c2
+  [ "$(pm inspect -f '{{.State.ExitCode}}' c2)" = 137 ]
+  pm rm c2
+  pm run -d --name c3 "${OPTS[@]}" sh -c 'trap "exit 9" USR1; sleep 1000 & wait'
+  pm kill --signal USR1 c3
+  [ "$(pm wait c3)" = 9 ]
+  pm rm c3
+  [ -z "$($H list -q)" ]
+}
+
+@test "podman: run -t and exec -t get a terminal through the console socket" {
+  run -0 pm run --rm -t "${OPTS[@]}" tty
+  [[ "$output" == /dev/pts/* ]]
+  pm run -d -t --name t1 "${OPTS[@]}" sleep 1000
+  run -0 pm exec -t t1 sh -c 'tty; exit 0'
+  [[ "$output" == /dev/pts/* ]]
+  pm rm --force --time 0 t1
+}
+
+@test "podman: a runtime named runc gets --log-format=json --log from conmon and works alike" {
+  runtime_named runc
+  run -0 pm run --rm "${OPTS[@]}" echo hi
+  [ "$output" = hi ]
+  grep -q -- "^--log-format=json --log .* create " "$PM/calls"
+  # hako's error reaches podman through the JSON log.
+  run -127 pm run --rm "${OPTS[@]}" /no/such/command
+  [[ "$output" == *"/no/such/command"*"not found"* ]]
+  pm run -d --name r1 "${OPTS[@]}" sleep 1000
+  run -5 pm exec r1 sh -c 'exit 5'
+  pm rm --force --time 0 r1
+  [ -z "$($H list -q)" ]
+}
+
+@test "podman: an image loaded from the fixtures' docker-archive runs, its config applied" {
+  "$fixtures/images.sh" busybox "$TEST_ROOT/img" >/dev/null
+  pm load -i "$TEST_ROOT/img/docker.tar" >/dev/null
+  img=localhost/busybox-docker:latest
+  # The image's command, environment and working directory.
+  run -0 pm run --rm --pull never "${RUNOPTS[@]}" "$img"
+  [ "$output" = "hello from the image
+GREETING=hi" ]
+  run -0 pm run --rm --pull never "${RUNOPTS[@]}" "$img" pwd
+  [ "$output" = /srv ]
+  pm rmi "$img" >/dev/null
+  [ -z "$($H list -q)" ]
+}
+
+@test "podman: --device and --privileged (device fileMode with its file type, as podman writes it)" {
+  run -0 pm run --rm --device /dev/null:/dev/mynull "${OPTS[@]}" sh -c 'ls -l /dev/mynull; echo x > /dev/mynull'
+  [[ "$output" == "crw-rw-rw-"*"1,"*"3"*"/dev/mynull" ]]
+  run -0 pm run --rm --privileged "${OPTS[@]}" sh -c 'test -c /dev/null && echo ok'
+  [ "$output" = ok ]
+}
