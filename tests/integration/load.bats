@@ -60,3 +60,31 @@ teardown () { hako_teardown; }
   [ ! -e "$STATE/dx" ]
   [ -z "$(leak_report)" ]
 }
+
+@test "exec while stop: the stop wins, the exec ends (killed, or refused once stopped), state says stopped" {
+  b=$(new_bundle sx)
+  set_args "$b" sleep 1000
+  $H run --detach --bundle "$b" sx
+  pid=$($H state sx | jq -r .pid)
+  $H exec sx -- sleep 100 & execer=$!
+  for i in $(seq 50); do [ "$($H exec sx -- sh -c 'ps | grep -c "[s]leep 100"')" = 1 ] && break; sleep 0.1; done
+  # A second exec races the stop: it either ran before it (and was killed
+  # with the sandbox) or is refused with 125 naming the state; never hangs.
+  ( r=0; timeout 20 $H exec sx -- sleep 50 2> "$TEST_ROOT/e2" || r=$?; echo $r > "$TEST_ROOT/r2" ) &
+  racer=$!
+  $H stop --time 1s sx
+  r=0
+  wait $execer || r=$?
+  [ "$r" -ne 0 ]
+  wait $racer
+  r2=$(cat "$TEST_ROOT/r2")
+  [ "$r2" -ne 0 ] && [ "$r2" -ne 124 ]  # ended, and not by the timeout
+  if [ "$r2" -eq 125 ]; then grep -Eq 'not running|stopped' "$TEST_ROOT/e2"; fi
+  [ "$($H state sx | jq -r .status)" = stopped ]
+  pid_gone "$pid"
+  # And the sandbox starts again on its disk, as stop promises.
+  $H start sx
+  [ "$($H exec sx -- echo back)" = back ]
+  $H delete --force sx
+  [ -z "$(leak_report)" ]
+}

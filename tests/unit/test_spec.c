@@ -686,7 +686,7 @@ static void
 test_device_mode (void)
 {
   hk_err err = { 0 };
-  struct oci_spec *s = parse ("{" BASE ",'linux':{'devices':["
+  struct oci_spec *s = parse_q ("{" BASE ",'linux':{'devices':["
                               "{'type':'c','path':'/dev/a','major':1,'minor':3,'fileMode':8630},"
                               "{'type':'b','path':'/dev/b','major':7,'minor':0,'fileMode':25008},"
                               "{'type':'p','path':'/dev/p','fileMode':4516}]}}",
