@@ -10,12 +10,11 @@ load helpers
 
 setup_file () {
   hako_setup_file
-  export IMG="$BATS_FILE_TMPDIR/img"
-  "$fixtures/images.sh" busybox "$IMG" >/dev/null
+  image_fixtures
 }
 setup () {
   hako_setup
-  echo '{"default": [{"type": "insecureAcceptAnything"}]}' > "$TEST_ROOT/accept.json"
+  accept_policy
   H_IMPORT="$H image import --policy $TEST_ROOT/accept.json"
 }
 teardown () {

@@ -138,3 +138,15 @@ pid_gone () {
   echo "process $1 is still alive (state $state)" >&2
   return 1
 }
+
+# The busybox image fixtures (tests/fixtures/images.sh busybox) in $IMG:
+# layers, layouts and archives, built once per file (setup_file).
+image_fixtures () {
+  export IMG="$BATS_FILE_TMPDIR/img"
+  "$fixtures/images.sh" busybox "$IMG" >/dev/null
+}
+
+# A trust policy that accepts any image, in $TEST_ROOT/accept.json.
+accept_policy () {
+  echo '{"default": [{"type": "insecureAcceptAnything"}]}' > "$TEST_ROOT/accept.json"
+}

@@ -7,14 +7,13 @@ bats_require_minimum_version 1.5.0
 
 setup_file () {
   hako_setup_file
-  export IMG="$BATS_FILE_TMPDIR/img"
-  "$fixtures/images.sh" busybox "$IMG" >/dev/null
+  image_fixtures
   export MKTAR=${MKTAR:-$(dirname "$HAKO")/tests/helpers/mktar}
 }
 setup () {
   hako_setup
   # Every import needs a trust policy; the tests of trust write their own.
-  echo '{"default": [{"type": "insecureAcceptAnything"}]}' > "$TEST_ROOT/accept.json"
+  accept_policy
   H_IMPORT="$H image import --policy $TEST_ROOT/accept.json"
   mkdir -p "$TEST_ROOT/canary"
   echo untouched > "$TEST_ROOT/canary/canary"

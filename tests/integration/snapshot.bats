@@ -7,8 +7,7 @@ bats_require_minimum_version 1.5.0
 
 setup_file () {
   hako_setup_file
-  export IMG="$BATS_FILE_TMPDIR/img"
-  "$fixtures/images.sh" busybox "$IMG" >/dev/null
+  image_fixtures
 }
 setup () { hako_setup; }
 teardown () { hako_teardown; }
@@ -96,7 +95,7 @@ whole_lines () {
 }
 
 @test "image sandbox: the writable layer with its whiteouts; a branch sees writes and deletions" {
-  echo '{"default": [{"type": "insecureAcceptAnything"}]}' > "$TEST_ROOT/accept.json"
+  accept_policy
   $H image import --policy "$TEST_ROOT/accept.json" "$IMG/layout" --name busybox
   $H run --detach --image busybox img -- sleep 1000
   $H exec img sh -c 'echo mine > /srv/mine; rm /etc/hako-image'

@@ -7,12 +7,11 @@ bats_require_minimum_version 1.5.0
 
 setup_file () {
   hako_setup_file
-  export IMG="$BATS_FILE_TMPDIR/img"
-  "$fixtures/images.sh" busybox "$IMG" >/dev/null
+  image_fixtures
 }
 setup () {
   hako_setup
-  echo '{"default": [{"type": "insecureAcceptAnything"}]}' > "$TEST_ROOT/accept.json"
+  accept_policy
   $H image import --policy "$TEST_ROOT/accept.json" "$IMG/layout" --name busybox >/dev/null
 }
 teardown () { hako_teardown; }

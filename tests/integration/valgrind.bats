@@ -10,8 +10,7 @@ load helpers
 
 setup_file () {
   hako_setup_file
-  export IMG="$BATS_FILE_TMPDIR/img"
-  "$fixtures/images.sh" busybox "$IMG" >/dev/null
+  image_fixtures
 }
 setup () {
   hako_setup
@@ -44,7 +43,7 @@ teardown () { hako_teardown; }
 @test "valgrind: image ls, inspect, verify (re-hashing every blob), export and rm — no invalid access, no leak" {
   # import itself resolves every path with openat2, which valgrind 3.19 does
   # not know: the ASan slice (faults.bats) covers it.
-  echo '{"default": [{"type": "insecureAcceptAnything"}]}' > "$TEST_ROOT/accept.json"
+  accept_policy
   $H image import --policy "$TEST_ROOT/accept.json" "$IMG/layout" --name vg:layout >/dev/null
   for cmd in "image ls" "image inspect vg:layout" "image verify" "image export vg:layout $TEST_ROOT/out" \
              "image inspect nosuch" "image rm vg:layout"; do
