@@ -289,7 +289,9 @@ subreaper_main (const struct exec_plan *p)
     close (p->err[1]);
   if (enter_send (p->ctl[1], ENTER_CHILD, 0, 0, cpidfd) < 0)
     {
-      kill ((pid_t) cpid, SIGKILL);
+      /* hako died before it heard of the command, which may already have
+       * started children: the whole tree goes, not the command alone. */
+      kill_descendants ((pid_t) cpid, false);
       _exit (125);
     }
   close (cpidfd);
