@@ -20,6 +20,9 @@ size_t strv_len (char *const *v);
 void strv_free (char **v);
 char **strv_dup (char *const *v);
 bool strv_contains (char *const *v, const char *s);
+/* The value of NAME in a K=V vector (an environment), or NULL.  Allocates
+ * nothing (exec's command calls it in memory it shares with hako). */
+const char *strv_env (char *const *env, const char *name);
 
 struct oci_kv
 {

@@ -93,3 +93,13 @@ strv_contains (char *const *v, const char *s)
       return true;
   return false;
 }
+
+const char *
+strv_env (char *const *env, const char *name)
+{
+  size_t n = strlen (name);
+  for (size_t i = 0; env && env[i]; i++)
+    if (strncmp (env[i], name, n) == 0 && env[i][n] == '=')
+      return env[i] + n + 1;
+  return NULL;
+}

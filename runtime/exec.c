@@ -351,15 +351,6 @@ read_oom_kills (const char *file, uint64_t *n)
 
 /* ---- the process: the sandbox's, with the exec's command, env, cwd, user ---- */
 
-static bool
-env_has (char *const *env, const char *name, size_t len)
-{
-  for (size_t i = 0; env && env[i]; i++)
-    if (strncmp (env[i], name, len) == 0 && env[i][len] == '=')
-      return true;
-  return false;
-}
-
 /* base, with each K=V of extra replacing base's K or added, then HOME=home
  * unless HOME is set. */
 static char **
@@ -380,7 +371,7 @@ env_merge (char *const *base, char *const *extra, const char *home)
       if (j == n)
         n++;
     }
-  if (home && !env_has (v, "HOME", 4))
+  if (home && !strv_env (v, "HOME"))
     v[n++] = xasprintf ("HOME=%s", home);
   v[n] = NULL;
   return v;

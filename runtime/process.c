@@ -254,16 +254,6 @@ proc_cwd_precheck (const struct oci_process *p, struct proc_cwd *pre, hk_err *er
   return 0;
 }
 
-static const char *
-env_get (char *const *env, const char *name)
-{
-  size_t n = strlen (name);
-  for (size_t i = 0; env && env[i]; i++)
-    if (strncmp (env[i], name, n) == 0 && env[i][n] == '=')
-      return env[i] + n + 1;
-  return NULL;
-}
-
 /* 0 if path is a regular executable file; else 126 or 127 with errno set. */
 static int
 exec_status (const char *path)
@@ -294,7 +284,7 @@ proc_find_exec_in (const struct oci_process *p, char *buf, size_t size, int *sta
         return *status = 126, err_set (err, ENAMETOOLONG, "exec %s: path too long", name);
       return 0;
     }
-  const char *path = env_get (p->env, "PATH");
+  const char *path = strv_env (p->env, "PATH");
   if (path == NULL)
     path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
   int found_status = 127;

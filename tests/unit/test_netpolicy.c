@@ -6,16 +6,6 @@
 #include "runtime/netpolicy.h"
 #include "tests/unit/tap.h"
 
-static const char *
-env_get (char *const *env, const char *name)
-{
-  size_t n = strlen (name);
-  for (size_t i = 0; env && env[i]; i++)
-    if (strncmp (env[i], name, n) == 0 && env[i][n] == '=')
-      return env[i] + n + 1;
-  return NULL;
-}
-
 static void
 test_env (void)
 {
@@ -23,17 +13,17 @@ test_env (void)
   char *base[] = { "PATH=/bin", "HTTP_PROXY=http://elsewhere:1", "no_proxy=*", NULL };
   spec.sandbox.net_mode = HAKO_NET_NONE;
   char **v = netpolicy_env (&spec, base);
-  ok (strv_len (v) == 3 && strcmp (env_get (v, "HTTP_PROXY"), "http://elsewhere:1") == 0,
+  ok (strv_len (v) == 3 && strcmp (strv_env (v, "HTTP_PROXY"), "http://elsewhere:1") == 0,
       "other modes: the environment unchanged");
   strv_free (v);
   spec.sandbox.net_mode = HAKO_NET_ALLOWLIST;
   v = netpolicy_env (&spec, base);
-  is_str (env_get (v, "PATH"), "/bin", "PATH kept");
-  is_str (env_get (v, "HTTP_PROXY"), "http://127.0.0.1:3128", "HTTP_PROXY replaced");
-  is_str (env_get (v, "https_proxy"), "http://127.0.0.1:3128", "https_proxy");
-  is_str (env_get (v, "ALL_PROXY"), "http://127.0.0.1:3128", "ALL_PROXY");
-  is_str (env_get (v, "NO_PROXY"), "localhost,127.0.0.1,::1", "NO_PROXY");
-  is_str (env_get (v, "no_proxy"), "localhost,127.0.0.1,::1", "no_proxy replaced");
+  is_str (strv_env (v, "PATH"), "/bin", "PATH kept");
+  is_str (strv_env (v, "HTTP_PROXY"), "http://127.0.0.1:3128", "HTTP_PROXY replaced");
+  is_str (strv_env (v, "https_proxy"), "http://127.0.0.1:3128", "https_proxy");
+  is_str (strv_env (v, "ALL_PROXY"), "http://127.0.0.1:3128", "ALL_PROXY");
+  is_str (strv_env (v, "NO_PROXY"), "localhost,127.0.0.1,::1", "NO_PROXY");
+  is_str (strv_env (v, "no_proxy"), "localhost,127.0.0.1,::1", "no_proxy replaced");
   ok (strv_len (v) == 9, "one of each, nothing doubled");
   strv_free (v);
 }
