@@ -167,27 +167,12 @@ link_resolve (const char *name, const char *target)
   const char *slash = strrchr (name, '/');
   cleanup_free char *joined = slash ? xasprintf ("%.*s/%s", (int) (slash - name), name, target)
                                     : xstrdup (target);
-  char *out = xcalloc (strlen (joined) + 1, 1);
-  size_t len = 0;
-  char *save = NULL;
-  for (char *c = strtok_r (joined, "/", &save); c; c = strtok_r (NULL, "/", &save))
+  bool above;
+  char *out = path_lexical (joined, &above);
+  if (above)
     {
-      if (strcmp (c, ".") == 0)
-        continue;
-      if (strcmp (c, "..") == 0)
-        {
-          if (len == 0)
-            {
-              free (out);
-              return NULL;
-            }
-          while (len > 0 && out[len - 1] != '/')
-            len--;
-          len -= len > 0;
-          out[len] = '\0';
-          continue;
-        }
-      len += sprintf (out + len, "%s%s", len ? "/" : "", c);
+      free (out);
+      return NULL;
     }
   return out;
 }

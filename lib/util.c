@@ -108,6 +108,32 @@ path_absolute (const char *path)
   return xasprintf ("%s/%s", cwd ? cwd : ".", path);
 }
 
+char *
+path_lexical (const char *path, bool *above)
+{
+  cleanup_free char *copy = xstrdup (path);
+  char *out = xcalloc (strlen (path) + 1, 1);
+  size_t len = 0;
+  char *save = NULL;
+  *above = false;
+  for (char *c = strtok_r (copy, "/", &save); c; c = strtok_r (NULL, "/", &save))
+    {
+      if (strcmp (c, ".") == 0)
+        continue;
+      if (strcmp (c, "..") == 0)
+        {
+          *above |= len == 0;
+          while (len > 0 && out[len - 1] != '/')
+            len--;
+          len -= len > 0;
+          out[len] = '\0';
+          continue;
+        }
+      len += (size_t) sprintf (out + len, "%s%s", len ? "/" : "", c);
+    }
+  return out;
+}
+
 bool
 str_has_suffix (const char *s, const char *suffix)
 {

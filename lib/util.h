@@ -31,6 +31,10 @@ bool str_has_prefix (const char *s, const char *prefix);
 bool fs_has_magic (const char *path, long magic);
 /* path made absolute against the current directory (caller frees). */
 char *path_absolute (const char *path);
+/* PATH's components with "." dropped and each ".." taking the one before it,
+ * lexically, joined by '/' without a leading one ("" for the top).  A ".."
+ * above the top is dropped (as the kernel does at /) and sets *above. */
+char *path_lexical (const char *path, bool *above);
 bool str_has_suffix (const char *s, const char *suffix);
 
 /* Read a whole file (at most max bytes; more is an error).  *out is

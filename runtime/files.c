@@ -87,26 +87,9 @@ normalize (const char *path, char **out, hk_err *err)
 {
   if (path[0] != '/')
     return err_set (err, EINVAL, "path \"%s\": must be absolute (inside the sandbox)", path);
-  cleanup_free char *copy = xstrdup (path);
-  char *res = xcalloc (strlen (path) + 2, 1);
-  size_t n = 0;
-  char *save = NULL;
-  for (char *c = strtok_r (copy, "/", &save); c; c = strtok_r (NULL, "/", &save))
-    {
-      if (strcmp (c, ".") == 0)
-        continue;
-      if (strcmp (c, "..") == 0)
-        {
-          while (n > 0 && res[--n] != '/')
-            ;
-          res[n] = '\0';
-          continue;
-        }
-      n += (size_t) sprintf (res + n, "/%s", c);
-    }
-  if (n == 0)
-    strcpy (res, "/");
-  *out = res;
+  bool above;
+  cleanup_free char *rel = path_lexical (path, &above);
+  *out = xasprintf ("/%s", rel);
   return 0;
 }
 

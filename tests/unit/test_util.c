@@ -82,6 +82,29 @@ test_files (const char *dir)
   free (path), free (f), free (tmp), free (top), free (link);
 }
 
+static void
+test_path_lexical (void)
+{
+  static const struct
+  {
+    const char *in, *want;
+    bool above;
+  } cases[] = {
+    { "/a/./b/../c", "a/c", false }, { "a//b/", "a/b", false },   { "/", "", false },
+    { "/work/../etc", "etc", false }, { "../x", "x", true },       { "a/../../b", "b", true },
+    { "a/b/../..", "", false },      { "./.", "", false },
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    {
+      bool above;
+      char *got = path_lexical (cases[i].in, &above);
+      ok (strcmp (got, cases[i].want) == 0 && above == cases[i].above,
+          "path_lexical %s -> \"%s\"%s (got \"%s\")", cases[i].in, cases[i].want,
+          cases[i].above ? ", above the top" : "", got);
+      free (got);
+    }
+}
+
 int
 main (void)
 {
@@ -90,6 +113,7 @@ main (void)
   test_err ();
   test_duration ();
   test_size ();
+  test_path_lexical ();
   test_files (dir);
   hk_err err;
   rm_rf (dir, &err);
