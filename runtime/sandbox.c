@@ -960,6 +960,18 @@ load_cgroups (const struct store *st, const struct store_entry *e, struct cg_san
     cg_guess (host, e->id, st->root, cg);
 }
 
+/* SIGKILL the sandbox's first process (pidfd) and wait until it is gone. */
+static int
+kill_first (const struct oci_state *s, int pidfd, hk_err *err)
+{
+  if (sys_pidfd_send_signal (pidfd, SIGKILL, NULL, 0) < 0 && errno != ESRCH)
+    return err_sys (err, "kill sandbox %s", s->id);
+  if (pid_wait_exit (pidfd, 10000) != 1)
+    return err_set (err, ETIMEDOUT, "sandbox %s: process %d did not exit after SIGKILL", s->id,
+                    (int) s->pid);
+  return 0;
+}
+
 /* SIGKILL every process of the sandbox — through its cgroups, which also
  * reaches a paused one's frozen processes and any outside its pid namespace —
  * and its first process, and wait until that one is gone. */
@@ -972,12 +984,7 @@ kill_and_wait (const struct oci_state *s, const struct cg_sandbox *cg, hk_err *e
   /* A failure here is retried, and reported, when the cgroups are removed. */
   hk_err ignored;
   cg_kill (cg, &ignored);
-  if (sys_pidfd_send_signal (pidfd, SIGKILL, NULL, 0) < 0 && errno != ESRCH)
-    return err_sys (err, "kill sandbox %s", s->id);
-  if (pid_wait_exit (pidfd, 10000) != 1)
-    return err_set (err, ETIMEDOUT, "sandbox %s: process %d did not exit after SIGKILL", s->id,
-                    (int) s->pid);
-  return 0;
+  return kill_first (s, pidfd, err);
 }
 
 int
@@ -1075,12 +1082,7 @@ stop_processes (const struct oci_state *s, const struct cg_sandbox *cg, uint64_t
   cg_kill (cg, &ignored);
   if (s->status == OCI_STATUS_PAUSED)
     cg_freeze (cg, false, &ignored);
-  if (sys_pidfd_send_signal (pidfd, SIGKILL, NULL, 0) < 0 && errno != ESRCH)
-    return err_sys (err, "kill sandbox %s", s->id);
-  if (pid_wait_exit (pidfd, 10000) != 1)
-    return err_set (err, ETIMEDOUT, "sandbox %s: process %d did not exit after SIGKILL", s->id,
-                    (int) s->pid);
-  return 0;
+  return kill_first (s, pidfd, err);
 }
 
 /* The frame of the verbs that change a sandbox's status through its cgroups:
