@@ -148,6 +148,16 @@ hybrid_v2 (const struct cg_host *h)
   return false;
 }
 
+/* Whether a v1 hierarchy carries ctl. */
+static bool
+host_has (const struct cg_host *h, unsigned ctl)
+{
+  for (size_t i = 0; i < h->n_hier; i++)
+    if (!h->hier[i].v2 && (h->hier[i].ctls & ctl))
+      return true;
+  return false;
+}
+
 /* Which of the host's hierarchies the sandbox uses, and how much each matters:
  * on v2 the one hierarchy; on v1 every controller a limit needs (required),
  * plus the freezer (pause, kill) when mounted; on hybrid the controllers
@@ -222,9 +232,14 @@ cg_prepare (const struct cg_host *h, const struct oci_spec *spec, const char *id
   unsigned need = 0;
   if (backend (h->layout)->needs (spec, &need, err) < 0)
     return -1;
-  /* Hybrid: device rules become an eBPF filter on the cgroup2 dir, as on v2,
-   * not a v1 devices cgroup that every exec would have to join. */
-  if (h->layout == CG_HYBRID && hybrid_v2 (h))
+  /* Hybrid: the default rule set (runc spec's deny-all and the nodes hako's
+   * /dev holds) becomes an eBPF filter on the cgroup2 dir, as on v2, not a
+   * v1 devices cgroup that every exec would have to join (an RCU grace
+   * period, ~17 ms here, per join).  Rules beyond it (a GPU, fuse, tun) go
+   * to the v1 devices controller where one is mounted, as runc puts them:
+   * devices.list then shows them to the host's tools. */
+  if (h->layout == CG_HYBRID && hybrid_v2 (h)
+      && (cg_v2_devices_harmless (spec) || !host_has (h, CG_DEVICES)))
     need &= ~CG_DEVICES;
   cleanup_free char *rel = NULL;
   bool relative = false;

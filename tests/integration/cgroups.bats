@@ -282,11 +282,37 @@ hako_cgroups () {
   [[ "${lines[0]}" == *"/dev/kmsg"*"Operation not permitted"* ]]
   [ "${lines[1]}" -eq 4 ]
   if [ -d /sys/fs/cgroup/unified ] && ! v2_host; then
-    # Hybrid: no v1 devices cgroup (an exec would have to join it).
+    # Hybrid: runc's default rules make no v1 devices cgroup (an exec would
+    # have to join it).
     set_args "$b" sleep 1000
     $H run --detach --bundle "$b" dev3
     [ ! -e "/sys/fs/cgroup/devices/$(cgroup_parent)/dev3" ]
   fi
+}
+
+@test "devices: a rule beyond the default set opens its device, in the sandbox and in an exec; on hybrid it is in the v1 devices.list" {
+  if [ ! -c /dev/net/tun ] || [ ! -e /dev/kmsg ]; then skip "no /dev/net/tun or /dev/kmsg on this host"; fi
+  b=$(new_bundle devx)
+  # tun (10:200) and kmsg are bound in (no linux.devices entry: the rule
+  # adds to what hako's /dev holds); tun is allowed, kmsg stays denied.
+  # Both are only opened, never read or written.
+  edit_config "$b" '.linux.resources.devices += [{"allow": true, "type": "c", "major": 10, "minor": 200, "access": "rw"}]
+    | .mounts += [{"destination": "/dev/net/tun", "type": "bind", "source": "/dev/net/tun", "options": ["bind"]},
+                  {"destination": "/dev/kmsg", "type": "bind", "source": "/dev/kmsg", "options": ["bind"]}]'
+  set_args "$b" sleep 1000
+  $H run --detach --bundle "$b" devx
+  probe='(exec 3</dev/net/tun) && echo tun-ok; (exec 3</dev/kmsg) 2>/dev/null || echo kmsg-denied'
+  run $H exec devx -- sh -c "$probe"
+  [ "$status" -eq 0 ]
+  [ "$output" = "$(printf 'tun-ok\nkmsg-denied')" ]
+  if [ -d /sys/fs/cgroup/unified ] && ! v2_host; then
+    grep -qx 'c 10:200 rw' "/sys/fs/cgroup/devices/$(cgroup_parent)/devx/devices.list"
+    # The exec joined the v1 devices cgroup too.
+    run $H exec devx -- cat /proc/self/cgroup
+    [[ "$output" == *":devices:/$(cgroup_parent)/devx"* ]]
+  fi
+  $H delete --force devx
+  [ ! -e "/sys/fs/cgroup/devices/$(cgroup_parent)/devx" ]
 }
 
 @test "kill -9 of hako in the middle of create, then delete --force: no cgroup left" {
