@@ -19,6 +19,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "images/disk_walk.h"
 #include "images/internal.h"
 #include "lib/util.h"
 
@@ -234,61 +235,37 @@ write_entry (struct sink *s, struct archive *rd, struct archive *tar, struct arc
   return 0;
 }
 
+struct tree_walk
+{
+  struct sink *s;
+  struct archive *tar;
+  struct archive_entry_linkresolver *lr;
+};
+
+static int
+tree_entry (struct archive *rd, struct archive_entry *e, const char *rel, void *arg, hk_err *err)
+{
+  struct tree_walk *w = arg;
+  if (rel[0] == '\0')
+    return 0; /* the layer root: the base image's root stays as it is */
+  cleanup_free char *name = xstrdup (rel);
+  return write_entry (w->s, rd, w->tar, w->lr, e, name, err);
+}
+
 /* Walk upper and write it to the sink as a tar. */
 static int
 write_tree (struct sink *s, struct archive *tar, const char *upper, hk_err *err)
 {
-  /* The sandbox wrote this tree: a physical walk that never crosses into a
-   * mount, so a symlink it planted cannot make hako read host files into
-   * the image. */
-  struct archive *rd = archive_read_disk_new ();
-  struct archive_entry_linkresolver *lr = archive_entry_linkresolver_new ();
-  struct archive_entry *entry = archive_entry_new ();
-  if (rd == NULL || lr == NULL || entry == NULL)
+  struct tree_walk w = { .s = s, .tar = tar, .lr = archive_entry_linkresolver_new () };
+  if (w.lr == NULL)
     abort ();
-  archive_entry_linkresolver_set_strategy (lr, ARCHIVE_FORMAT_TAR_PAX_RESTRICTED);
-  archive_read_disk_set_symlink_physical (rd);
-  archive_read_disk_set_behavior (rd, ARCHIVE_READDISK_NO_TRAVERSE_MOUNTS | ARCHIVE_READDISK_NO_ACL
-                                          | ARCHIVE_READDISK_NO_FFLAGS | ARCHIVE_READDISK_NO_SPARSE);
-  size_t upper_len = strlen (upper);
-  int r = -1;
-  if (archive_read_disk_open (rd, upper) != ARCHIVE_OK)
-    {
-      arc_fail (s, rd, "read", upper, err);
-      goto out;
-    }
-  for (;;)
-    {
-      archive_entry_clear (entry);
-      int h = archive_read_next_header2 (rd, entry);
-      if (h == ARCHIVE_EOF)
-        break;
-      if (h < ARCHIVE_WARN)
-        {
-          arc_fail (s, rd, "read", upper, err);
-          goto out;
-        }
-      const char *path = archive_entry_pathname (entry);
-      if (path == NULL || strncmp (path, upper, upper_len) != 0
-          || (path[upper_len] != '\0' && path[upper_len] != '/'))
-        {
-          err_set (err, EIO, "read %s: unexpected path %s", upper, path ? path : "(none)");
-          goto out;
-        }
-      bool is_dir = archive_entry_filetype (entry) == AE_IFDIR;
-      if (is_dir)
-        archive_read_disk_descend (rd);
-      if (path[upper_len] == '\0')
-        continue; /* the layer root: the base image's root stays as it is */
-      cleanup_free char *rel = xstrdup (path + upper_len + 1);
-      if (write_entry (s, rd, tar, lr, entry, rel, err) < 0)
-        goto out;
-    }
-  r = 0;
-out:
-  archive_entry_free (entry);
-  archive_entry_linkresolver_free (lr);
-  archive_read_free (rd);
+  archive_entry_linkresolver_set_strategy (w.lr, ARCHIVE_FORMAT_TAR_PAX_RESTRICTED);
+  int r = disk_walk (upper, ARCHIVE_READDISK_NO_ACL | ARCHIVE_READDISK_NO_FFLAGS | ARCHIVE_READDISK_NO_SPARSE,
+                     tree_entry, &w, err);
+  /* A failed write to the sink says why better than the archive does. */
+  if (r < 0 && s->failed)
+    *err = s->err;
+  archive_entry_linkresolver_free (w.lr);
   return r;
 }
 

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "images/disk_walk.h"
 #include "lib/util.h"
 #include "oci/json.h"
 #include "oci/state.h"
@@ -29,107 +30,71 @@
 #include "runtime/rootfs_image.h"
 #include "runtime/sandbox.h"
 
+struct copy_walk
+{
+  struct archive *wr;
+  struct archive_entry_linkresolver *lr;
+  const char *dst;
+};
+
+static int
+write_fail (struct archive *wr, const char *path, hk_err *err)
+{
+  return err_set (err, archive_errno (wr) ? archive_errno (wr) : EIO, "write %s: %s", path,
+                  archive_error_string (wr));
+}
+
+static int
+copy_entry (struct archive *rd, struct archive_entry *entry, const char *rel, void *arg, hk_err *err)
+{
+  struct copy_walk *w = arg;
+  cleanup_free char *to = rel[0] ? xasprintf ("%s/%s", w->dst, rel) : xstrdup (w->dst);
+  archive_entry_set_pathname (entry, to);
+  struct archive_entry *e = entry, *sparse = NULL;
+  archive_entry_linkify (w->lr, &e, &sparse);
+  if (e == NULL)
+    return 0;
+  if (archive_write_header (w->wr, e) < ARCHIVE_WARN)
+    return write_fail (w->wr, to, err);
+  if (archive_entry_filetype (e) == AE_IFREG && archive_entry_hardlink (e) == NULL
+      && archive_entry_size (e) > 0)
+    {
+      const void *buf;
+      size_t n;
+      la_int64_t off;
+      int d;
+      while ((d = archive_read_data_block (rd, &buf, &n, &off)) == ARCHIVE_OK)
+        if (archive_write_data_block (w->wr, buf, n, off) < ARCHIVE_WARN)
+          return write_fail (w->wr, to, err);
+      if (d != ARCHIVE_EOF)
+        return err_set (err, archive_errno (rd) ? archive_errno (rd) : EIO, "read %s: %s", to,
+                        archive_error_string (rd));
+    }
+  if (archive_write_finish_entry (w->wr) < ARCHIVE_WARN)
+    return write_fail (w->wr, to, err);
+  return 0;
+}
+
 int
 snapshot_copy_tree (const char *src, const char *dst, hk_err *err)
 {
-  /* The sandbox wrote what is copied: a symlink in it must not send the
-   * reader out of the tree (physical walk, no crossing into mounts) nor the
-   * writer out of dst (SECURE_SYMLINKS refuses to write through a symlink,
-   * SECURE_NODOTDOT a path with ".."). */
+  /* The sandbox wrote what is copied: disk_walk keeps the reader in the
+   * tree; SECURE_SYMLINKS refuses to write through a symlink and
+   * SECURE_NODOTDOT a path with "..", so the writer stays in dst. */
   const int flags = ARCHIVE_EXTRACT_OWNER | ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_TIME
                     | ARCHIVE_EXTRACT_XATTR | ARCHIVE_EXTRACT_ACL | ARCHIVE_EXTRACT_SPARSE
                     | ARCHIVE_EXTRACT_SECURE_NODOTDOT | ARCHIVE_EXTRACT_SECURE_SYMLINKS;
-  struct archive *rd = archive_read_disk_new ();
-  struct archive *wr = archive_write_disk_new ();
-  struct archive_entry_linkresolver *lr = archive_entry_linkresolver_new ();
-  struct archive_entry *entry = archive_entry_new ();
-  if (rd == NULL || wr == NULL || lr == NULL || entry == NULL)
+  struct copy_walk w = { .wr = archive_write_disk_new (), .lr = archive_entry_linkresolver_new (), .dst = dst };
+  if (w.wr == NULL || w.lr == NULL)
     abort ();
-  archive_entry_linkresolver_set_strategy (lr, ARCHIVE_FORMAT_TAR_GNUTAR);
-  archive_read_disk_set_symlink_physical (rd);
-  archive_read_disk_set_behavior (rd, ARCHIVE_READDISK_NO_TRAVERSE_MOUNTS);
-  archive_write_disk_set_options (wr, flags);
-  size_t src_len = strlen (src);
-  int r = -1;
-  if (archive_read_disk_open (rd, src) != ARCHIVE_OK)
-    {
-      err_set (err, archive_errno (rd) ? archive_errno (rd) : EIO, "read %s: %s", src,
-               archive_error_string (rd));
-      goto out;
-    }
-  for (;;)
-    {
-      archive_entry_clear (entry);
-      int h = archive_read_next_header2 (rd, entry);
-      if (h == ARCHIVE_EOF)
-        break;
-      if (h < ARCHIVE_WARN)
-        {
-          err_set (err, archive_errno (rd) ? archive_errno (rd) : EIO, "read %s: %s", src,
-                   archive_error_string (rd));
-          goto out;
-        }
-      if (archive_entry_filetype (entry) == AE_IFDIR)
-        archive_read_disk_descend (rd);
-      const char *path = archive_entry_pathname (entry);
-      if (path == NULL || strncmp (path, src, src_len) != 0)
-        {
-          err_set (err, EIO, "read %s: unexpected path %s", src, path ? path : "(none)");
-          goto out;
-        }
-      cleanup_free char *to = xasprintf ("%s%s", dst, path + src_len);
-      archive_entry_set_pathname (entry, to);
-      struct archive_entry *e = entry, *sparse = NULL;
-      archive_entry_linkify (lr, &e, &sparse);
-      if (e == NULL)
-        continue;
-      if (archive_write_header (wr, e) < ARCHIVE_WARN)
-        {
-          err_set (err, archive_errno (wr) ? archive_errno (wr) : EIO, "write %s: %s", to,
-                   archive_error_string (wr));
-          goto out;
-        }
-      if (archive_entry_filetype (e) == AE_IFREG && archive_entry_hardlink (e) == NULL
-          && archive_entry_size (e) > 0)
-        {
-          const void *buf;
-          size_t n;
-          la_int64_t off;
-          int d;
-          while ((d = archive_read_data_block (rd, &buf, &n, &off)) == ARCHIVE_OK)
-            if (archive_write_data_block (wr, buf, n, off) < ARCHIVE_WARN)
-              {
-                err_set (err, archive_errno (wr) ? archive_errno (wr) : EIO, "write %s: %s", to,
-                         archive_error_string (wr));
-                goto out;
-              }
-          if (d != ARCHIVE_EOF)
-            {
-              err_set (err, archive_errno (rd) ? archive_errno (rd) : EIO, "read %s: %s", path,
-                       archive_error_string (rd));
-              goto out;
-            }
-        }
-      if (archive_write_finish_entry (wr) < ARCHIVE_WARN)
-        {
-          err_set (err, archive_errno (wr) ? archive_errno (wr) : EIO, "write %s: %s", to,
-                   archive_error_string (wr));
-          goto out;
-        }
-    }
+  archive_entry_linkresolver_set_strategy (w.lr, ARCHIVE_FORMAT_TAR_GNUTAR);
+  archive_write_disk_set_options (w.wr, flags);
+  int r = disk_walk (src, 0, copy_entry, &w, err);
   /* Directories get their modes and times here, after their contents. */
-  if (archive_write_close (wr) != ARCHIVE_OK)
-    {
-      err_set (err, archive_errno (wr) ? archive_errno (wr) : EIO, "write %s: %s", dst,
-               archive_error_string (wr));
-      goto out;
-    }
-  r = 0;
-out:
-  archive_entry_free (entry);
-  archive_entry_linkresolver_free (lr);
-  archive_read_free (rd);
-  archive_write_free (wr);
+  if (r == 0 && archive_write_close (w.wr) != ARCHIVE_OK)
+    r = write_fail (w.wr, dst, err);
+  archive_entry_linkresolver_free (w.lr);
+  archive_write_free (w.wr);
   return r;
 }
 
