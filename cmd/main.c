@@ -66,7 +66,7 @@ usage (FILE *out)
          "  --debug             debug messages on stderr\n"
          "  --node-config FILE  node config for admission (default /etc/hako/node.json)\n"
          "  --systemd-cgroup    accepted for runc compatibility; a systemd cgroupsPath\n"
-         "                      (slice:prefix:name) is refused\n"
+         "                      (slice:prefix:name) is the unit's path where systemd runs\n"
          "  --rootless V        accepted for runc compatibility (true, false, auto);\n"
          "                      hako decides from its uid\n"
          "  --version           print the version\n"

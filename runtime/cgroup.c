@@ -4,6 +4,7 @@
  * cgroup_v2.c) write the controller files. */
 #include "runtime/cgroup.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -121,6 +122,70 @@ is_systemd_path (const char *p)
   return c1 && strchr (c1 + 1, ':') && !strchr (p, '/');
 }
 
+/* A unit name's characters, as systemd allows them. */
+static bool
+unit_chars_ok (const char *s, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (!isalnum ((unsigned char)s[i]) && strchr ("-_.\\@", s[i]) == NULL)
+      return false;
+  return n > 0;
+}
+
+/* A slice's cgroup path, which its name says: a-b.slice is in a.slice, and
+ * "-.slice" is the root (""); NULL for a name systemd would refuse. */
+static char *
+expand_slice (const char *slice, size_t ls)
+{
+  const size_t suffix = sizeof ".slice" - 1;
+  if (ls <= suffix || memcmp (slice + ls - suffix, ".slice", suffix) != 0 || !unit_chars_ok (slice, ls))
+    return NULL;
+  size_t stem = ls - suffix;
+  if (stem == 1 && slice[0] == '-')
+    return xstrdup ("");
+  if (slice[0] == '-' || slice[stem - 1] == '-' || memmem (slice, stem, "--", 2))
+    return NULL;
+  char *path = xstrdup ("");
+  for (size_t i = 0; i <= stem; i++)
+    if (i == stem || slice[i] == '-')
+      {
+        char *next = xasprintf ("%s%s%.*s.slice", path, *path ? "/" : "", (int)i, slice);
+        free (path);
+        path = next;
+      }
+  return path;
+}
+
+int
+cg_systemd_path (const char *cp, char **out, hk_err *err)
+{
+  const char *c1 = strchr (cp, ':'), *c2 = c1 ? strchr (c1 + 1, ':') : NULL;
+  if (c1 == NULL || c2 == NULL || strchr (c2 + 1, ':') || strchr (cp, '/'))
+    return err_set (err, EINVAL, "linux.cgroupsPath \"%s\": a systemd cgroup path is slice:prefix:name", cp);
+  size_t ls = (size_t)(c1 - cp), lp = (size_t)(c2 - c1 - 1), ln = strlen (c2 + 1);
+  const char *slice = ls ? cp : "system.slice", *prefix = c1 + 1, *name = c2 + 1;
+  if (ls == 0)
+    ls = strlen (slice);
+  if (ln == 0 || !unit_chars_ok (name, ln) || (lp && !unit_chars_ok (prefix, lp)))
+    return err_set (err, EINVAL, "linux.cgroupsPath \"%s\": the prefix and name must be unit name "
+                    "characters (letters, digits, \"-_.\\@\"), and the name not empty", cp);
+  /* A name that is a slice is the sandbox's cgroup itself, where its own
+   * name puts it; otherwise the sandbox is the scope PREFIX-NAME.scope (as
+   * runc names it) in the slice. */
+  if (ln > 6 && strcmp (name + ln - 6, ".slice") == 0)
+    {
+      *out = expand_slice (name, ln);
+      return *out ? 0 : err_set (err, EINVAL, "linux.cgroupsPath \"%s\": \"%s\" is not a valid slice name", cp, name);
+    }
+  cleanup_free char *path = expand_slice (slice, ls);
+  if (path == NULL)
+    return err_set (err, EINVAL, "linux.cgroupsPath \"%s\": \"%.*s\" is not a slice name (a-b.slice)", cp,
+                    (int)ls, slice);
+  cleanup_free char *unit = lp ? xasprintf ("%.*s-%s.scope", (int)lp, prefix, name) : xasprintf ("%s.scope", name);
+  *out = xasprintf ("%s%s%s", path, *path ? "/" : "", unit);
+  return 0;
+}
+
 static void
 add_dir (struct cg_sandbox *cg, const struct cg_hier *hh, const char *base, const char *rel, unsigned ctls,
          bool required)
@@ -216,9 +281,15 @@ cg_prepare (const struct cg_host *h, const struct oci_spec *spec, const char *id
 {
   const char *cp = spec->linux.cgroups_path;
   *out = (struct cg_sandbox){ .layout = h->layout };
-  if (cp && is_systemd_path (cp))
-    return err_set (err, ENOTSUP, "linux.cgroupsPath \"%s\": systemd cgroup paths are not supported "
-                    "yet (--systemd-cgroup is accepted, but hako drives cgroupfs only)", cp);
+  bool systemd = cp && is_systemd_path (cp);
+  /* The path systemd would give the scope, made through cgroupfs: hako
+   * registers no transient unit (it would need D-Bus), so systemctl does
+   * not list the sandbox, but it lands where systemd's tools look. */
+  if (systemd && access (SYSTEMD_RUNNING, F_OK) < 0)
+    return err_set (err, ENOTSUP,
+                    "linux.cgroupsPath \"%s\": a systemd cgroup path (slice:prefix:name) needs "
+                    "systemd, which is not running on this host (no " SYSTEMD_RUNNING "); "
+                    "give a cgroupfs path (podman: --cgroup-manager cgroupfs)", cp);
   if (h->layout == CG_NONE)
     return asks_limits (spec) ? err_set (err, ENOTSUP,
                                          "linux.resources: this host has no cgroup "
@@ -247,6 +318,11 @@ cg_prepare (const struct cg_host *h, const struct oci_spec *spec, const char *id
     {
       rel = default_path (id, state_root);
       out->shared_parent = true;
+    }
+  else if (systemd)
+    {
+      if (cg_systemd_path (cp, &rel, err) < 0)
+        return -1;
     }
   else
     {

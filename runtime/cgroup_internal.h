@@ -73,6 +73,13 @@ int cg_read_key (const char *dir, const char *file, const char *key, uint64_t *o
  * up to 10 ms.  Returns false once deadline (now_ms) has passed. */
 bool cg_backoff (unsigned *step_us, uint64_t deadline);
 
+/* Where systemd runs, this directory exists (sd_booted(3)). */
+#define SYSTEMD_RUNNING "/run/systemd/system"
+/* A systemd cgroupsPath "slice:prefix:name" as the cgroup path systemd
+ * gives the unit: "a-b.slice:p:n" is "a.slice/a-b.slice/p-n.scope"; an
+ * empty slice is system.slice, "-.slice" the root.  For the unit tests too. */
+int cg_systemd_path (const char *cp, char **out, hk_err *err);
+
 /* v1 device rules as the lines written to devices.allow / devices.deny, in
  * order: the spec's rules, then the nodes hako's /dev holds and the spec's
  * linux.devices (runc's defaults, without its "mknod anything").  Refuses a

@@ -16,17 +16,18 @@ teardown () { hako_teardown; }
   [ "${lines[1]}" = "spec: 1.2.0" ]
 }
 
-@test "compat: --systemd-cgroup and --rootless are accepted; bad values and systemd paths are refused" {
+@test "compat: --systemd-cgroup and --rootless are accepted; bad values are refused, and systemd paths where systemd does not run" {
   run $H --systemd-cgroup --rootless auto list -q
   [ "$status" -eq 0 ]
   run $H --rootless=maybe list
   [ "$status" -eq 125 ]
   [[ "$output" == *"--rootless"*"true, false or auto"* ]]
+  if [ -d /run/systemd/system ]; then return; fi  # cgroups.bats runs one where systemd runs
   b=$(new_bundle sd)
   edit_config "$b" '.linux.cgroupsPath = "system.slice:hako:sd"'
   run $H --systemd-cgroup create --bundle "$b" sd
   [ "$status" -eq 125 ]
-  [[ "$output" == *"systemd cgroup paths are not supported yet"*"--systemd-cgroup"* ]]
+  [[ "$output" == *"needs systemd, which is not running on this host"*"--cgroup-manager cgroupfs"* ]]
   [ ! -e "$STATE/sd" ]
 }
 

@@ -225,7 +225,6 @@ test_paths (void)
     { "/a/../b", NULL, "\"..\"" },
     { "./x", NULL, "\".\"" },
     { "/", NULL, "root cgroup" },
-    { "system.slice:hako:box", NULL, "systemd cgroup paths are not supported yet" },
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
     {
@@ -246,8 +245,53 @@ test_paths (void)
       oci_spec_free (spec);
       free (lin);
     }
+  /* A systemd path: where systemd runs, the scope's path; elsewhere refused. */
+  spec = spec_of ("{\"cgroupsPath\":\"system.slice:hako:box\"}", NULL);
+  int r = cg_prepare (&h, spec, "box", "/run/hako", &cg, &err);
+  if (access (SYSTEMD_RUNNING, F_OK) == 0)
+    {
+      char *full = xasprintf ("%s/system.slice/hako-box.scope", root);
+      ok (r == 0 && cg.n == 1 && strcmp (cg.dirs[0].path, full) == 0, "systemd path (systemd runs here): %s",
+          cg.n ? cg.dirs[0].path : err.msg);
+      free (full);
+    }
+  else
+    ok (r < 0 && strstr (err.msg, "systemd, which is not running"), "systemd path without systemd refused: %s",
+        err.msg);
+  cg_sandbox_free (&cg);
+  oci_spec_free (spec);
   cg_host_free (&h);
   free (root);
+
+  static const struct
+  {
+    const char *path, *want; /* want NULL: refused, with this in the message */
+  } sd[] = {
+    { "system.slice:hako:box", "system.slice/hako-box.scope" },
+    { ":hako:box", "system.slice/hako-box.scope" },
+    { "machine-pod1.slice:libpod:c1", "machine.slice/machine-pod1.slice/libpod-c1.scope" },
+    { "a-b-c.slice::x", "a.slice/a-b.slice/a-b-c.slice/x.scope" },
+    { "-.slice:p:n", "p-n.scope" },
+    { "user.slice:p:a-sub.slice", "a.slice/a-sub.slice" },
+    { "system:hako:box", "not a slice name" },
+    { "system.slice:p:x-.slice", "not a valid slice name" },
+    { "a--b.slice:p:n", "not a slice name" },
+    { "-a.slice:p:n", "not a slice name" },
+    { "system.slice:p:", "name not empty" },
+    { "system.slice:p:x y", "unit name characters" },
+    { "system.slice:p:n:extra", "slice:prefix:name" },
+  };
+  for (size_t i = 0; i < sizeof sd / sizeof *sd; i++)
+    {
+      char *got = NULL;
+      int rr = cg_systemd_path (sd[i].path, &got, &err);
+      if (strchr (sd[i].want, '/') || str_has_suffix (sd[i].want, ".scope"))
+        ok (rr == 0 && strcmp (got, sd[i].want) == 0, "systemd \"%s\" -> %s: %s", sd[i].path, sd[i].want,
+            rr == 0 ? got : err.msg);
+      else
+        ok (rr < 0 && strstr (err.msg, sd[i].want), "systemd \"%s\" refused: %s", sd[i].path, rr < 0 ? err.msg : got);
+      free (got);
+    }
 }
 
 static void
