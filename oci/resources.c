@@ -17,6 +17,7 @@ refuse_unchangeable (const struct oci_resources *r, hk_err *err)
                      : r->n_unified                                              ? "unified"
                      : r->has_blkio_weight || r->n_blkio_throttle                ? "blockIO"
                      : r->has_memory_kernel                                      ? "memory.kernel"
+                     : r->has_memory_kernel_tcp                                  ? "memory.kernelTCP"
                      : r->has_memory_swappiness                                  ? "memory.swappiness"
                      : r->disable_oom_killer                                     ? "memory.disableOOMKiller"
                      : r->has_cpu_realtime_runtime || r->has_cpu_realtime_period ? "cpu.realtime*"

@@ -154,8 +154,8 @@ struct oci_blkio_throttle
 /* Every limit has a has_ flag: absent means "leave the kernel's default". */
 struct oci_resources
 {
-  bool has_memory_limit, has_memory_reservation, has_memory_swap, has_memory_kernel;
-  int64_t memory_limit, memory_reservation, memory_swap, memory_kernel;
+  bool has_memory_limit, has_memory_reservation, has_memory_swap, has_memory_kernel, has_memory_kernel_tcp;
+  int64_t memory_limit, memory_reservation, memory_swap, memory_kernel, memory_kernel_tcp;
   bool has_memory_swappiness;
   uint64_t memory_swappiness;
   bool disable_oom_killer;

@@ -225,13 +225,14 @@ parse_memory (yajl_val res, struct oci_resources *r, hk_err *err)
 {
   const char *path = ".linux.resources.memory";
   yajl_val m = NULL;
-  int lim = 0, rsv = 0, swp = 0, krn = 0, sw = 0;
+  int lim = 0, rsv = 0, swp = 0, krn = 0, tcp = 0, sw = 0;
   if (json_get_object (res, ".linux.resources", "memory", &m, err) < 0
       || (lim = json_get_i64 (m, path, "limit", -1, INT64_MAX, &r->memory_limit, err)) < 0
       || (rsv = json_get_i64 (m, path, "reservation", -1, INT64_MAX, &r->memory_reservation,
                               err)) < 0
       || (swp = json_get_i64 (m, path, "swap", -1, INT64_MAX, &r->memory_swap, err)) < 0
       || (krn = json_get_i64 (m, path, "kernel", -1, INT64_MAX, &r->memory_kernel, err)) < 0
+      || (tcp = json_get_i64 (m, path, "kernelTCP", -1, INT64_MAX, &r->memory_kernel_tcp, err)) < 0
       || (sw = json_get_u64 (m, path, "swappiness", 100, &r->memory_swappiness, err)) < 0
       || json_get_bool (m, path, "disableOOMKiller", &r->disable_oom_killer, err) < 0)
     return -1;
@@ -239,6 +240,7 @@ parse_memory (yajl_val res, struct oci_resources *r, hk_err *err)
   r->has_memory_reservation = rsv > 0;
   r->has_memory_swap = swp > 0;
   r->has_memory_kernel = krn > 0;
+  r->has_memory_kernel_tcp = tcp > 0;
   r->has_memory_swappiness = sw > 0;
   return 0;
 }
@@ -330,7 +332,7 @@ parse_throttle (yajl_val blkio, const char *key, enum oci_throttle_kind kind, st
 /* Members of linux.resources that hako does not apply: refused when set, as
  * a limit this host cannot enforce is (DESIGN.md: nothing is silently
  * dropped).  Leaf weights died with CFQ (Linux 5.0); net_cls and net_prio
- * exist on v1 only; kernel TCP memory and rdma are not implemented. */
+ * exist on v1 only; rdma is not implemented. */
 static int
 refuse_unapplied (yajl_val res, yajl_val blkio, hk_err *err)
 {
@@ -343,7 +345,6 @@ refuse_unapplied (yajl_val res, yajl_val blkio, hk_err *err)
     { "blockIO", "leafWeightDevice", "leaf weights are not supported (no kernel since 5.0 has them)" },
     { "network", "classID", "net_cls is not supported by hako" },
     { "network", "priorities", "net_prio is not supported by hako" },
-    { "memory", "kernelTCP", "kernel TCP memory limits are not supported by hako" },
   };
   for (size_t i = 0; i < sizeof unapplied / sizeof *unapplied; i++)
     {

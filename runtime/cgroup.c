@@ -49,6 +49,7 @@ asks_limits (const struct oci_spec *spec)
 {
   const struct oci_resources *r = &spec->linux.resources;
   return r->has_memory_limit || r->has_memory_reservation || r->has_memory_swap || r->has_memory_kernel
+         || r->has_memory_kernel_tcp
          || r->has_memory_swappiness || r->disable_oom_killer || r->has_cpu_shares || r->has_cpu_quota
          || r->has_cpu_period || r->has_cpu_realtime_runtime || r->has_cpu_realtime_period || r->cpu_cpus
          || r->cpu_mems || r->has_pids_limit || r->has_blkio_weight || r->n_blkio_throttle || r->n_devices
@@ -275,6 +276,35 @@ choose_dirs (const struct cg_host *h, unsigned need, const char *rel, bool relat
   return 0;
 }
 
+/* Whether the memory limit alone keeps a kernel memory limit of k: kernel
+ * memory (and on v2 socket memory) is charged to the sandbox's usage, which
+ * the limit bounds, so a limit no larger than k enforces k. */
+static bool
+limit_bounds (const struct oci_resources *r, int64_t k)
+{
+  return k == -1 || (r->has_memory_limit && r->memory_limit >= 0 && r->memory_limit <= k);
+}
+
+/* memory.kernel: Linux no longer enforces a separate kernel memory limit
+ * (v1's memory.kmem.limit_in_bytes takes a write and ignores it; v2 never
+ * had one), so it is taken only where the memory limit already holds it. */
+static int
+check_memory_kernel (const struct oci_resources *r, hk_err *err)
+{
+  if (r->has_memory_kernel && !limit_bounds (r, r->memory_kernel))
+    return err_set (err, ENOTSUP,
+                    "linux.resources.memory.kernel: Linux no longer enforces a separate kernel "
+                    "memory limit; it is accepted only with a memory.limit no larger (kernel "
+                    "memory counts in the limit, which then enforces it)");
+  return 0;
+}
+
+bool
+cg_limit_bounds_tcp (const struct oci_resources *r)
+{
+  return limit_bounds (r, r->memory_kernel_tcp);
+}
+
 int
 cg_prepare (const struct cg_host *h, const struct oci_spec *spec, const char *id, const char *state_root,
             struct cg_sandbox *out, hk_err *err)
@@ -295,11 +325,8 @@ cg_prepare (const struct cg_host *h, const struct oci_spec *spec, const char *id
                                          "linux.resources: this host has no cgroup "
                                          "filesystem to enforce the limits with")
                               : 0;
-  /* Both backends refuse it alike: the kernel dropped kmem limits. */
-  if (spec->linux.resources.has_memory_kernel)
-    return err_set (err, ENOTSUP,
-                    "linux.resources.memory.kernel: kernel memory limits are not "
-                    "supported (the kernel deprecated them)");
+  if (check_memory_kernel (&spec->linux.resources, err) < 0)
+    return -1;
   unsigned need = 0;
   if (backend (h->layout)->needs (spec, &need, err) < 0)
     return -1;

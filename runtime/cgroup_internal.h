@@ -73,6 +73,9 @@ int cg_read_key (const char *dir, const char *file, const char *key, uint64_t *o
  * up to 10 ms.  Returns false once deadline (now_ms) has passed. */
 bool cg_backoff (unsigned *step_us, uint64_t deadline);
 
+/* Whether the memory limit alone keeps memory.kernelTCP (cgroup v2 charges
+ * socket memory to memory.max). */
+bool cg_limit_bounds_tcp (const struct oci_resources *r);
 /* Where systemd runs, this directory exists (sd_booted(3)). */
 #define SYSTEMD_RUNNING "/run/systemd/system"
 /* A systemd cgroupsPath "slice:prefix:name" as the cgroup path systemd

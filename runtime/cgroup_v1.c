@@ -28,7 +28,7 @@ v1_needs (const struct oci_spec *spec, unsigned *ctls, hk_err *err)
                     "linux.resources.memory.swap: it counts memory plus swap, so it cannot "
                     "be below the memory limit");
   if (r->has_memory_limit || r->has_memory_reservation || r->has_memory_swap || r->has_memory_swappiness
-      || r->disable_oom_killer)
+      || r->disable_oom_killer || r->has_memory_kernel_tcp)
     n |= CG_MEMORY;
   if (r->has_pids_limit)
     n |= CG_PIDS;
@@ -90,6 +90,15 @@ v1_memory (const char *dir, const struct oci_resources *r, hk_err *err)
     return -1;
   if (r->disable_oom_killer && cg_write (dir, "memory.oom_control", "1", err) < 0)
     return -1;
+  /* v1 charges socket buffers to the cgroup only under this limit. */
+  if (r->has_memory_kernel_tcp)
+    {
+      if (!cg_file_exists (dir, "memory.kmem.tcp.limit_in_bytes"))
+        return err_set (err, ENOTSUP, "linux.resources.memory.kernelTCP: %s/memory.kmem.tcp.limit_in_bytes "
+                        "does not exist (this kernel has no v1 TCP memory accounting)", dir);
+      if (cg_writef (dir, "memory.kmem.tcp.limit_in_bytes", err, "%" PRId64, r->memory_kernel_tcp) < 0)
+        return -1;
+    }
   return 0;
 }
 

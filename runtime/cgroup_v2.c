@@ -50,6 +50,11 @@ v2_needs (const struct oci_spec *spec, unsigned *ctls, hk_err *err)
     return err_set (err, ENOTSUP,
                     "linux.resources.memory.disableOOMKiller: cgroup v2 cannot disable "
                     "the OOM killer");
+  if (r->has_memory_kernel_tcp && !cg_limit_bounds_tcp (r))
+    return err_set (err, ENOTSUP,
+                    "linux.resources.memory.kernelTCP: cgroup v2 has no separate TCP memory "
+                    "limit; it is accepted only with a memory.limit no larger (socket memory "
+                    "counts in memory.max, which then enforces it)");
   if (r->has_memory_swap && r->memory_swap != -1
       && (!r->has_memory_limit || r->memory_limit < 0 || r->memory_swap < r->memory_limit))
     return err_set (err, EINVAL,

@@ -236,7 +236,7 @@ hako_cgroups () {
   fi
 }
 
-@test "blockIO: throttle rates are in the sandbox's blkio (v1) or io.max (v2); a missing device, leaf weights, net_cls, kernelTCP: 125" {
+@test "blockIO: throttle rates are in the sandbox's blkio (v1) or io.max (v2); a missing device, leaf weights, net_cls: 125" {
   dev=
   for d in /sys/block/*; do
     case ${d##*/} in loop*|ram*|zram*|nbd*) continue ;; esac
@@ -260,11 +260,31 @@ hako_cgroups () {
   run $H create --bundle "$b" thr2
   [ "$status" -eq 125 ]
   [[ "$output" == *"linux.resources.blockIO"*"No such device"* ]]
-  for r in '{"blockIO": {"leafWeight": 300}}' '{"network": {"classID": 1}}' '{"memory": {"kernelTCP": 1048576}}'; do
+  for r in '{"blockIO": {"leafWeight": 300}}' '{"network": {"classID": 1}}'; do
     edit_config "$b" ".linux.resources = $r"
     run $H create --bundle "$b" thr3
     [ "$status" -eq 125 ]
     [[ "$output" == *"not supported"* ]]
+  done
+  [ -z "$(leak_report)" ]
+}
+
+@test "memory.kernel and kernelTCP: taken under a memory limit no larger; kernelTCP written on v1; otherwise 125" {
+  b=$(new_bundle kmem)
+  edit_config "$b" '.linux.resources.memory = {"limit": 67108864, "kernel": 67108864, "kernelTCP": 33554432}'
+  set_args "$b" sleep 1000
+  $H run --detach --bundle "$b" kmem
+  if ! v2_host; then
+    [ "$(cat "/sys/fs/cgroup/memory/$(cgroup_parent)/kmem/memory.kmem.tcp.limit_in_bytes")" = 33554432 ]
+  fi
+  $H delete --force kmem
+  # Linux enforces no separate kernel memory limit: one the memory limit
+  # does not hold is refused, naming why.
+  for m in '{"kernel": 67108864}' '{"limit": 134217728, "kernel": 67108864}'; do
+    edit_config "$b" ".linux.resources.memory = $m"
+    run $H create --bundle "$b" kmem2
+    [ "$status" -eq 125 ]
+    [[ "$output" == *"memory.kernel: Linux no longer enforces a separate kernel memory limit"* ]]
   done
   [ -z "$(leak_report)" ]
 }

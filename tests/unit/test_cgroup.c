@@ -312,6 +312,9 @@ test_v2_refusals (void)
     { "{\"memory\":{\"swappiness\":10}}", NULL, "swappiness" },
     { "{\"memory\":{\"disableOOMKiller\":true}}", NULL, "disableOOMKiller" },
     { "{\"memory\":{\"kernel\":1048576}}", NULL, "memory.kernel" },
+    { "{\"memory\":{\"limit\":2097152,\"kernel\":1048576}}", NULL, "memory.kernel" },
+    { "{\"memory\":{\"kernelTCP\":1048576}}", NULL, "memory.kernelTCP" },
+    { "{\"memory\":{\"limit\":2097152,\"kernelTCP\":1048576}}", NULL, "memory.kernelTCP" },
     { "{\"memory\":{\"swap\":1048576}}", NULL, "memory.swap" },
     { "{\"cpu\":{\"realtimeRuntime\":1000}}", NULL, "realtime" },
     { "{\"unified\":{\"cgroup.procs\":\"1\"}}", NULL, "cgroup.procs" },
@@ -337,6 +340,14 @@ test_v2_refusals (void)
                  ",\"capabilities\":{\"bounding\":[\"CAP_MKNOD\"]}");
   ok (cg_prepare (&h, spec, "box", "/run/hako", &cg, &err) == 0,
       "v2 accepts device rules v1 could not express, with CAP_MKNOD: %s", err.msg);
+  cg_sandbox_free (&cg);
+  oci_spec_free (spec);
+  /* Kernel and socket memory count in memory.max: a limit no larger holds
+   * memory.kernel and memory.kernelTCP. */
+  spec = spec_of ("{\"resources\":{\"memory\":{\"limit\":1048576,\"kernel\":1048576,"
+                  "\"kernelTCP\":2097152}}}", NULL);
+  ok (cg_prepare (&h, spec, "box", "/run/hako", &cg, &err) == 0,
+      "v2 accepts memory.kernel and kernelTCP no smaller than the limit: %s", err.msg);
   cg_sandbox_free (&cg);
   oci_spec_free (spec);
   cg_host_free (&h);

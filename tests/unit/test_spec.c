@@ -327,7 +327,7 @@ static const char full_config[] =
   "  'uid':0,'gid':0},{'type':'p','path':'/dev/fifo'}],"
   " 'resources':{'devices':[{'allow':false,'access':'rwm'},"
   "   {'allow':true,'type':'c','major':10,'minor':229,'access':'rw'}],"
-  "  'memory':{'limit':536870912,'reservation':268435456,'swap':-1,'kernel':0,"
+  "  'memory':{'limit':536870912,'reservation':268435456,'swap':-1,'kernel':0,'kernelTCP':1048576,"
   "   'swappiness':60,'disableOOMKiller':true},"
   "  'cpu':{'shares':512,'quota':50000,'period':100000,'realtimeRuntime':950,"
   "   'realtimePeriod':1000,'cpus':'0-1','mems':'0'},"
@@ -393,7 +393,8 @@ check_full_linux (const struct oci_linux *l)
         && r->devices[0].type == 0,
       "device rules");
   ok (r->has_memory_limit && r->memory_limit == 536870912 && r->has_memory_swap
-        && r->memory_swap == -1 && r->has_memory_kernel && r->has_memory_swappiness
+        && r->memory_swap == -1 && r->has_memory_kernel && r->has_memory_kernel_tcp
+        && r->memory_kernel_tcp == 1048576 && r->has_memory_swappiness
         && r->memory_swappiness == 60 && r->disable_oom_killer && r->has_memory_reservation,
       "memory");
   ok (r->has_cpu_shares && r->cpu_shares == 512 && r->cpu_quota == 50000
@@ -624,8 +625,6 @@ static const struct
     ".linux.resources.blockIO.leafWeight: leaf weights are not supported" },
   { "{" BASE ",'linux':{'resources':{'network':{'classID':1}}}}",
     ".linux.resources.network.classID: net_cls is not supported by hako" },
-  { "{" BASE ",'linux':{'resources':{'memory':{'kernelTCP':1048576}}}}",
-    ".linux.resources.memory.kernelTCP: kernel TCP memory limits are not supported" },
   { "{" BASE ",'linux':{'resources':{'rdma':{'mlx5_0':{'hcaHandles':3}}}}}",
     ".linux.resources.rdma: rdma limits are not supported" },
   { "{" BASE ",'linux':{'personality':{'domain':'LINUX32'}}}", ".linux.personality: not supported by hako" },
