@@ -1,9 +1,12 @@
-/* start: release a created sandbox's process. */
+/* start: release a created sandbox's process, or run one hako stopped again. */
 #include "cmd/cmd.h"
 #include "runtime/sandbox.h"
 
-static const char start_help[] = "Usage: hako start ID\n\n"
-                                 "Start the process of a created sandbox.\n";
+static const char start_help[]
+    = "Usage: hako start ID\n\n"
+      "Start the process of a created sandbox, or start a sandbox that `hako stop`\n"
+      "stopped again on its kept filesystem.  A sandbox whose process ended by\n"
+      "itself is refused (stop it first).\n";
 
 int
 cmd_start (int argc, char **argv)

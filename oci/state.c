@@ -84,6 +84,8 @@ oci_state_to_json (const struct oci_state *st, bool pretty, char **out, size_t *
     json_kint (&o, "proxy_pid", st->proxy_pid);
   if (st->hibernated)
     json_kbool (&o, "hibernated", true);
+  if (st->restartable)
+    json_kbool (&o, "restartable", true);
   json_obj_close (&o);
   return json_out_finish (&o, out, len, err);
 }
@@ -126,7 +128,8 @@ parse_state (yajl_val v, struct oci_state *st, hk_err *err)
       || json_get_string (v, "", "reason", &st->reason, err) < 0
       || json_get_string (v, "", "rootfs", &st->rootfs, err) < 0
       || json_get_string (v, "", "workdir", &st->workdir, err) < 0
-      || json_get_bool (v, "", "hibernated", &st->hibernated, err) < 0)
+      || json_get_bool (v, "", "hibernated", &st->hibernated, err) < 0
+      || json_get_bool (v, "", "restartable", &st->restartable, err) < 0)
     return -1;
   st->pid = (pid_t) pid;
   st->has_exit = has_exit > 0;

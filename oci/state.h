@@ -41,6 +41,12 @@ struct oci_state
   /* `hako hibernate` stopped it (status stays OCI's "stopped"); a start
    * writes a new state without it. */
   bool hibernated;
+  /* hako stopped it (`hako stop`, hibernate), or it is the not yet released
+   * process of a start of such a sandbox: `start` may run it again.  A
+   * process that ended by itself leaves it false, and start then refuses,
+   * as the runtime-spec says of a stopped container.  Cleared once a start
+   * releases the new process. */
+  bool restartable;
 };
 
 const char *oci_status_name (enum oci_status s);

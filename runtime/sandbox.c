@@ -319,6 +319,9 @@ record_state (struct build *b, const struct sbx_create_opts *o, enum oci_status 
     .pid = b->child.pid, .pid_start_time = b->child.start_time, .bundle = (char *) o->bundle,
     .annotations = o->spec->annotations, .n_annotations = o->spec->n_annotations,
     .rootfs = (char *) rootfs,
+    /* A restart's process, until start releases it: should that start fail,
+     * the sandbox reads stopped and a start may try again. */
+    .restartable = b->restart,
   };
   cleanup_free char *created = o->created ? xstrdup (o->created) : time_rfc3339_now ();
   cleanup_free char *work = workdir_of (o, b);
@@ -728,6 +731,44 @@ start_container_hooks (const struct oci_spec *spec, const struct oci_state *s, h
   return -1;
 }
 
+/* How a stopped sandbox's process ended, for start's refusal. */
+static void
+describe_end (const struct oci_state *s, char *buf, size_t size)
+{
+  if (!s->has_exit || s->reason == NULL)
+    snprintf (buf, size, "its process ended");
+  else if (strcmp (s->reason, "oom") == 0)
+    snprintf (buf, size, "the OOM killer killed its process");
+  else if (strcmp (s->reason, "timeout") == 0)
+    snprintf (buf, size, "its process was killed at its timeout");
+  else if (s->signal > 0)
+    snprintf (buf, size, "signal %d killed its process", s->signal);
+  else
+    snprintf (buf, size, "its process exited with status %d", s->exit_status);
+}
+
+/* A sandbox whose process ended by itself is the runtime-spec's stopped
+ * container: start MUST fail and change nothing (an OCI client that starts
+ * it again would run its command twice).  Only a sandbox hako stopped on
+ * purpose (stop, hibernate) is started again. */
+static int
+refuse_stopped (const struct store_entry *e, struct oci_state *s, hk_err *err)
+{
+  /* Its process may have only just exited: the monitor records how a moment
+   * later, and exits once it has. */
+  if (!s->has_exit)
+    {
+      mon_wait_gone (e->dir, 1000, false);
+      exit_record_apply (e->dir, s);
+    }
+  char how[64];
+  describe_end (s, how, sizeof how);
+  return err_set (err, EINVAL,
+                  "cannot start sandbox %s: it is stopped, not created (%s); hako start runs a "
+                  "stopped sandbox again only after hako stop %s",
+                  s->id, how, s->id);
+}
+
 int
 sbx_start (const struct store *st, const char *id, hk_err *err)
 {
@@ -739,6 +780,11 @@ sbx_start (const struct store *st, const char *id, hk_err *err)
   cleanup_free char *fifo = store_path (&e, "exec.fifo");
   cleanup_free char *config = store_path (&e, "config.json");
   struct oci_spec *hspec = NULL;
+  if (s->status == OCI_STATUS_STOPPED && !s->restartable)
+    {
+      refuse_stopped (&e, s, err);
+      goto out;
+    }
   if (s->status == OCI_STATUS_STOPPED)
     {
       /* A failed restart leaves the sandbox stopped: its process (if any
@@ -760,6 +806,7 @@ sbx_start (const struct store *st, const char *id, hk_err *err)
     {
       unlink (fifo);
       s->status = OCI_STATUS_RUNNING;
+      s->restartable = false;
       free (s->started);
       s->started = time_rfc3339_now ();
       r = store_write_state (&e, s, err);
@@ -1111,14 +1158,16 @@ stop_locked (struct store_entry *e, struct oci_state *s, struct cg_sandbox *cg, 
              hk_err *err)
 {
   const uint64_t *timeout_ms = arg;
-  if (s->status == OCI_STATUS_STOPPED)
+  if (s->status == OCI_STATUS_STOPPED && s->restartable)
     return 0;
   cleanup_free char *record = store_path (e, "cgroups");
   cleanup_free char *fifo = store_path (e, "exec.fifo");
   /* The monitor reaps the process and writes how it ended: waited for, so
    * that state says so once stop returns.  Then whatever outlived the first
    * process dies with the cgroups, which a stopped sandbox does not keep
-   * (start makes them again). */
+   * (start makes them again).  A sandbox whose process ended by itself goes
+   * the same way (there is only no process to signal): stop is what lets
+   * start run it again. */
   if (stop_processes (s, cg, *timeout_ms, err) < 0)
     return -1;
   mon_wait_gone (e->dir, 2000, false);
@@ -1128,6 +1177,9 @@ stop_locked (struct store_entry *e, struct oci_state *s, struct cg_sandbox *cg, 
   if ((unlink (record) < 0 && errno != ENOENT) || (unlink (fifo) < 0 && errno != ENOENT))
     return err_sys (err, "stop sandbox %s", s->id);
   s->status = OCI_STATUS_STOPPED;
+  s->restartable = true;
+  if (!s->has_exit)
+    exit_record_apply (e->dir, s);
   return store_write_state (e, s, err);
 }
 

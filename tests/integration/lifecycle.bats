@@ -60,6 +60,94 @@ teardown () { hako_teardown; }
   [[ "$output" == *"does not exist"* ]]
 }
 
+# appender ID: a bundle whose process appends a line to $TEST_ROOT/out-ID/runs
+# (a host directory bound in) and exits; runs ID: how many times it ran.
+appender () {
+  local b
+  b=$(new_bundle "$1")
+  mkdir -p "$TEST_ROOT/out-$1"
+  edit_config "$b" ".mounts += [{\"destination\": \"/out\", \"type\": \"bind\",
+    \"source\": \"$TEST_ROOT/out-$1\", \"options\": [\"rbind\", \"rw\"]}]"
+  set_args "$b" sh -c 'echo run >> /out/runs'
+  echo "$b"
+}
+runs () { wc -l < "$TEST_ROOT/out-$1/runs"; }
+
+@test "start of a sandbox whose process exited by itself fails (125), runs nothing and changes nothing" {
+  b=$(appender ex)
+  $H create --bundle "$b" ex
+  $H start ex
+  wait_status ex stopped
+  before=$($H state ex)
+  cp "$STATE/ex/state.json" "$TEST_ROOT/state.before"
+  run $H start ex
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"start ex: cannot start sandbox ex: it is stopped, not created (its process exited with status 0)"* ]]
+  [[ "$output" == *"only after hako stop ex"* ]]
+  sleep 0.3
+  [ "$(runs ex)" -eq 1 ]
+  [ "$($H state ex)" = "$before" ]
+  cmp "$STATE/ex/state.json" "$TEST_ROOT/state.before"
+  [ "$(echo "$before" | jq -r .restartable)" = null ]
+  # Started again at once, before anyone read its state: refused all the same
+  # (running, or stopped), never run twice.
+  b2=$(appender ex2)
+  $H create --bundle "$b2" ex2
+  $H start ex2
+  run $H start ex2
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"not created"* ]]
+  wait_status ex2 stopped
+  run $H start ex2
+  [ "$status" -eq 125 ]
+  [ "$(runs ex2)" -eq 1 ]
+  # Killed from outside, it says so.
+  b3=$(new_bundle sg)
+  set_args "$b3" sleep 60
+  $H run --detach --bundle "$b3" sg
+  $H kill sg KILL
+  wait_status sg stopped
+  run $H start sg
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"it is stopped, not created (signal 9 killed its process)"* ]]
+}
+
+@test "stop of a sandbox whose process exited lets start run it again; once that run exits, start fails again" {
+  b=$(appender again)
+  $H create --bundle "$b" again
+  $H start again
+  wait_status again stopped
+  $H stop again
+  [ "$($H state again | jq -r '"\(.status) \(.restartable) \(.exitStatus) \(.reason)"')" = "stopped true 0 exited" ]
+  $H stop again  # idempotent
+  $H start again >/dev/null 2>&1
+  for i in $(seq 50); do [ "$(runs again)" -eq 2 ] && break; sleep 0.1; done
+  [ "$(runs again)" -eq 2 ]
+  wait_status again stopped
+  [ "$($H state again | jq -r .restartable)" = null ]
+  run $H start again
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"it is stopped, not created"* ]]
+  sleep 0.3
+  [ "$(runs again)" -eq 2 ]
+}
+
+@test "stop then start of a running sandbox: what it wrote before the stop is there after" {
+  b=$(appender live)
+  set_args "$b" sh -c 'echo run >> /out/runs; sleep 1000'
+  $H run --detach --bundle "$b" live
+  for i in $(seq 50); do [ -s "$TEST_ROOT/out-live/runs" ] && break; sleep 0.1; done
+  $H stop -t 100ms live
+  [ "$($H state live | jq -r '"\(.status) \(.restartable)"')" = "stopped true" ]
+  $H start live >/dev/null 2>&1
+  [ "$($H state live | jq -r '"\(.status) \(.restartable)"')" = "running null" ]
+  for i in $(seq 50); do [ "$(runs live)" -eq 2 ] && break; sleep 0.1; done
+  [ "$(runs live)" -eq 2 ]
+  run $H start live
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"it is running, not created"* ]]
+}
+
 @test "create --pid-file holds the host pid of the sandbox process" {
   b=$(new_bundle pf)
   $H create --bundle "$b" --pid-file "$TEST_ROOT/pid" pf

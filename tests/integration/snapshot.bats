@@ -219,14 +219,14 @@ whole_lines () {
   pid=$($H state h | jq -r .pid)
   $H hibernate h -- sh -c 'echo checkpoint > /work/saved'
   [ "$($H state h | jq -r .status)" = stopped ]
-  [ "$($H state h | jq -r .hibernated)" = true ]
+  [ "$($H state h | jq -r '"\(.hibernated) \(.restartable)"')" = "true true" ]
   pid_gone "$pid"
   [ "$(cat "$(work_of h)/saved")" = checkpoint ]
   # The restarted process holds the caller's stdout as `start` gives it: to a file.
   $H wake h -- sh -c 'cat /work/saved /work/app' > "$TEST_ROOT/out" 2>&1 </dev/null
   [ "$(cat "$TEST_ROOT/out")" = "$(printf 'checkpoint\napp')" ]
   [ "$($H state h | jq -r .status)" = running ]
-  [ "$($H state h | jq -r .hibernated)" = null ]
+  [ "$($H state h | jq -r '"\(.hibernated) \(.restartable)"')" = "null null" ]
   # Wake of a running sandbox: the start fails, 125; a failing restore: its status.
   run -125 $H wake h -- true
   $H stop h

@@ -45,7 +45,7 @@ test_round_trip (void)
     .pid_start_time = 123456789012ULL, .bundle = "/srv/bundle", .annotations = ann,
     .n_annotations = 2, .created = "2024-05-01T10:00:00Z", .started = "2024-05-01T10:00:01Z",
     .has_exit = true, .exit_status = 137, .signal = 9, .reason = "signaled", .rootfs = "/srv/bundle/rootfs",
-    .workdir = "/var/lib/hako/sandboxes/box1/work",
+    .workdir = "/var/lib/hako/sandboxes/box1/work", .restartable = true,
   };
   hk_err err = { 0 };
   cleanup_free char *json = NULL;
@@ -72,6 +72,7 @@ test_round_trip (void)
   is_str (out->reason, "signaled", "reason");
   is_str (out->rootfs, "/srv/bundle/rootfs", "rootfs");
   is_str (out->workdir, "/var/lib/hako/sandboxes/box1/work", "workdir");
+  ok (out->restartable && strstr (json, "\"restartable\":true"), "restartable (hako stopped it)");
   oci_state_free (out);
 }
 
@@ -89,11 +90,12 @@ test_omitted_fields (void)
   ok (strstr (json, "annotations") == NULL && strstr (json, "exitStatus") == NULL
         && strstr (json, "reason") == NULL && strstr (json, "bundle") == NULL
         && strstr (json, "signal") == NULL
-        && strstr (json, "workdir") == NULL && strstr (json, "pidStartTime") == NULL,
+        && strstr (json, "workdir") == NULL && strstr (json, "pidStartTime") == NULL
+        && strstr (json, "restartable") == NULL,
       "absent fields are omitted");
   ok (strchr (json, '\n') != NULL && json[len - 1] == '}', "pretty, without a trailing newline");
   ok (oci_state_parse (json, len, &out, &err) == 0 && !out->has_exit && out->bundle == NULL
-        && out->n_annotations == 0,
+        && out->n_annotations == 0 && !out->restartable,
       "reads back with nothing invented");
   oci_state_free (out);
 
@@ -153,6 +155,8 @@ test_damaged (void)
       ".exitStatus: must be an integer between 0 and 255", "exit status too big" },
     { "{'id':'a','status':'running','annotations':{'k':1}}", ".annotations.k: must be a string",
       "bad annotation" },
+    { "{'id':'a','status':'stopped','restartable':'yes'}", ".restartable: must be",
+      "restartable not a boolean" },
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
     {
