@@ -133,14 +133,14 @@ sbx_validate (struct oci_spec *spec, hk_err *err)
     return -1;
   if (apply_network_mode (spec, err) < 0 || refuse_unsupported (spec, err) < 0)
     return -1;
-  const struct oci_namespace *mnt = oci_spec_ns (spec, OCI_NS_MOUNT);
-  if (mnt == NULL || mnt->path)
-    /* pivot_root in the host's or a joined mount namespace would mount onto
-     * the host and move the root of every process in that namespace. */
+  /* A joined one is checked before clone (mntns_open_joined): it must not
+   * be the host's. */
+  if (oci_spec_ns (spec, OCI_NS_MOUNT) == NULL)
+    /* pivot_root in the host's mount namespace would mount onto the host
+     * and move the root of every process in it. */
     return err_set (err, EINVAL,
                     ".linux.namespaces: a new mount namespace is required (the sandbox's "
-                    "root is built with pivot_root, which would change the host's or a joined "
-                    "namespace's mounts and processes)");
+                    "root is built with pivot_root, which would change the host's mounts and processes)");
   const struct oci_namespace *user = oci_spec_ns (spec, OCI_NS_USER);
   if (user && user->path)
     return err_set (err, ENOTSUP, ".linux.namespaces: joining an existing user namespace is not "
