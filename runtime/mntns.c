@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,10 +21,12 @@ same_ns (const struct stat *a, const char *path)
 }
 
 int
-mntns_open_joined (const struct oci_spec *spec, bool overlay, int *fd, hk_err *err)
+mntns_before_clone (const struct oci_spec *spec, bool overlay, int *fd, hk_err *err)
 {
   const struct oci_namespace *ns = oci_spec_ns (spec, OCI_NS_MOUNT);
   *fd = -1;
+  if (ns == NULL && overlay)
+    return err_set (err, EINVAL, ".linux.namespaces: an image sandbox needs a mount namespace of its own");
   if (ns == NULL || ns->path == NULL)
     return 0;
   /* The root would be made from hako's namespace (a detached tree, an
@@ -52,5 +55,67 @@ mntns_open_joined (const struct oci_spec *spec, bool overlay, int *fd, hk_err *e
                     "1's): pivot_root there would change the root of every host process",
                     ns->path);
   *fd = steal_fd (&f);
+  return 0;
+}
+
+bool
+mntns_is_host (const struct oci_spec *spec)
+{
+  return oci_spec_ns (spec, OCI_NS_MOUNT) == NULL;
+}
+
+int
+mntns_validate (const struct oci_spec *spec, hk_err *err)
+{
+  if (!mntns_is_host (spec))
+    return 0;
+  /* Mounts in a mount namespace owned by the initial user namespace need
+   * CAP_SYS_ADMIN there, which a new user namespace's root does not have. */
+  if (oci_spec_ns (spec, OCI_NS_USER))
+    return err_set (err, EINVAL,
+                    ".linux.namespaces: a user namespace needs a mount namespace of "
+                    "the sandbox's own (the host's mounts cannot be made from a user namespace)");
+  if (spec->sandbox.image)
+    return err_set (err, EINVAL,
+                    ".linux.namespaces: an image sandbox needs a mount namespace "
+                    "of its own");
+  if (spec->linux.rootfs_propagation)
+    return err_set (err, EINVAL,
+                    ".linux.rootfsPropagation: needs a mount namespace of the "
+                    "sandbox's own (it would change the host's \"/\")");
+  return 0;
+}
+
+char *
+mntns_tree_path (const struct store_entry *e)
+{
+  return store_path (e, "root");
+}
+
+int
+mntns_release (const struct store_entry *e, hk_err *err)
+{
+  cleanup_free char *dir = mntns_tree_path (e);
+  /* EINVAL: nothing (more) is mounted there; ENOENT: no tree was made. */
+  for (int i = 0; i < 64; i++)
+    if (umount2 (dir, MNT_DETACH | UMOUNT_NOFOLLOW) < 0)
+      {
+        if (errno != EINVAL && errno != ENOENT)
+          return err_sys (err, "detach the sandbox's tree %s", dir);
+        if (rmdir (dir) < 0 && errno != ENOENT)
+          return err_sys (err, "remove %s", dir);
+        return 0;
+      }
+  return err_set (err, EBUSY, "detach the sandbox's tree %s: still mounted", dir);
+}
+
+int
+mntns_prepare_tree (const struct store_entry *e, hk_err *err)
+{
+  if (mntns_release (e, err) < 0)
+    return -1;
+  cleanup_free char *dir = mntns_tree_path (e);
+  if (mkdir (dir, 0755) < 0)
+    return err_sys (err, "mkdir %s", dir);
   return 0;
 }

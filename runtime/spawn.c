@@ -68,7 +68,7 @@ sync_recv (int fd, struct sync_msg *m)
 /* ---- child ---------------------------------------------------------------- */
 
 /* A mount namespace given by path is joined through the fd hako opened and
- * checked before clone (mntns_open_joined), not by its path again. */
+ * checked before clone (mntns_before_clone), not by its path again. */
 static int
 join_namespaces (const struct oci_spec *spec, int mntns_fd, hk_err *err)
 {
@@ -95,7 +95,8 @@ child_setup (const struct spawn_cfg *cfg, bool userns, int root_tree, int mntns_
   const struct oci_spec *spec = cfg->spec;
   struct mnt_ctx mc = { .spec = spec, .rootfs = cfg->rootfs, .bundle = cfg->bundle,
                         .workdir = cfg->workdir, .userns = userns, .cgroup_dir = cfg->cgroup_dir,
-                        .root_tree = root_tree, .overlay = cfg->overlay, .overlay_dir = cfg->overlay_dir };
+                        .root_tree = root_tree, .overlay = cfg->overlay, .overlay_dir = cfg->overlay_dir,
+                        .tree = cfg->tree };
   /* Seen before the new root hides it: the pty must not come from there. */
   dev_t host_devpts = spec->process->terminal ? console_host_devpts () : 0;
   if (join_namespaces (spec, mntns_fd, err) < 0)
@@ -288,7 +289,7 @@ spawn_clone (const struct spawn_cfg *cfg, struct spawn_child *out, hk_err *err)
 
   *out = (struct spawn_child){ .pid = -1, .pidfd = -1, .sync_fd = -1 };
   cleanup_close int mntns_fd = -1;
-  if (mntns_open_joined (cfg->spec, cfg->overlay != NULL, &mntns_fd, err) < 0
+  if (mntns_before_clone (cfg->spec, cfg->overlay != NULL, &mntns_fd, err) < 0
       || join_pid_namespace (cfg->spec, err) < 0)
     return -1;
   /* Made here, before clone: the child inherits the fd and attaches it. */
