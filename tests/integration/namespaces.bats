@@ -244,3 +244,22 @@ host_mounts () {
   [ -z "$(ls -A "$STATE")" ]
   [ -z "$(host_mounts)" ]
 }
+
+@test "no mount namespace: createContainer and startContainer hooks run in the sandbox's root" {
+  local b tag=hk$$
+  b=$(new_bundle hhooks)
+  no_mount_ns "$b"
+  set_args "$b" sleep 1000
+  printf '#!/bin/sh\nls /bin/busybox > /dev/shm/%s.cc\n' "$tag" > "$TEST_ROOT/cc-hook"
+  chmod 755 "$TEST_ROOT/cc-hook"
+  edit_config "$b" ".hooks = {
+    \"createContainer\": [{\"path\": \"$TEST_ROOT/cc-hook\"}],
+    \"startContainer\": [{\"path\": \"/bin/sh\", \"args\": [\"sh\", \"-c\", \"ls /bin/busybox > /dev/shm/$tag.sc\"]}]}"
+  $H create --bundle "$b" h8
+  $H start h8
+  [ "$($H exec h8 cat /dev/shm/$tag.cc)" = /bin/busybox ]
+  [ "$($H exec h8 cat /dev/shm/$tag.sc)" = /bin/busybox ]
+  [ ! -e "/dev/shm/$tag.cc" ] && [ ! -e "/dev/shm/$tag.sc" ]
+  $H delete --force h8
+  [ -z "$(host_mounts)" ]
+}
