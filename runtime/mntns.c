@@ -86,23 +86,29 @@ mntns_validate (const struct oci_spec *spec, hk_err *err)
   return 0;
 }
 
+/* The tree is mounted on <id>/tree/root, not <id>/root: the state dir is
+ * 0711 (see store.c), and a path walk checks the mounted root's mode, not
+ * the mount point's, so host users could reach the sandbox's tmpfs mounts
+ * (/dev/shm, a world-writable /tmp) there and plant files.  <id>/tree is
+ * 0700: only hako gets past it. */
 char *
 mntns_tree_path (const struct store_entry *e)
 {
-  return store_path (e, "root");
+  return store_path (e, "tree/root");
 }
 
 int
 mntns_release (const struct store_entry *e, hk_err *err)
 {
   cleanup_free char *dir = mntns_tree_path (e);
+  cleanup_free char *parent = store_path (e, "tree");
   /* EINVAL: nothing (more) is mounted there; ENOENT: no tree was made. */
   for (int i = 0; i < 64; i++)
     if (umount2 (dir, MNT_DETACH | UMOUNT_NOFOLLOW) < 0)
       {
         if (errno != EINVAL && errno != ENOENT)
           return err_sys (err, "detach the sandbox's tree %s", dir);
-        if (rmdir (dir) < 0 && errno != ENOENT)
+        if ((rmdir (dir) < 0 && errno != ENOENT) || (rmdir (parent) < 0 && errno != ENOENT))
           return err_sys (err, "remove %s", dir);
         return 0;
       }
@@ -115,7 +121,8 @@ mntns_prepare_tree (const struct store_entry *e, hk_err *err)
   if (mntns_release (e, err) < 0)
     return -1;
   cleanup_free char *dir = mntns_tree_path (e);
-  if (mkdir (dir, 0755) < 0)
+  cleanup_free char *parent = store_path (e, "tree");
+  if (mkdir (parent, 0700) < 0 || mkdir (dir, 0755) < 0)
     return err_sys (err, "mkdir %s", dir);
   return 0;
 }

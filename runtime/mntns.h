@@ -21,7 +21,7 @@ int mntns_before_clone (const struct oci_spec *spec, bool overlay, int *fd, hk_e
 bool mntns_is_host (const struct oci_spec *spec);
 /* For sbx_validate: what cannot work in the host's mount namespace. */
 int mntns_validate (const struct oci_spec *spec, hk_err *err);
-/* <root>/<id>/root: where such a sandbox's tree is built (caller frees). */
+/* <root>/<id>/tree/root: where such a sandbox's tree is built (caller frees). */
 char *mntns_tree_path (const struct store_entry *e);
 /* Detach the tree, if mounted, with everything under it (one lazy unmount
  * of its top, repeated while something is still mounted there), and remove

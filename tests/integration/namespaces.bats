@@ -128,7 +128,7 @@ host_mounts () {
   [[ "${lines[3]}" == *"No such file"* ]]  # the host's /etc is not in reach
   # Its process exited: the tree stays, under its state dir only, until
   # stop or delete; the bundle never has anything mounted on it.
-  [ -z "$(host_mounts | grep -v "^$STATE/h1/root")" ]
+  [ -z "$(host_mounts | grep -v "^$STATE/h1/tree/root")" ]
   $H stop h1
   [ -z "$(host_mounts)" ]
   $H delete h1
@@ -143,14 +143,19 @@ host_mounts () {
   $H create --bundle "$b" h2
   # While it is created, its tree is mounted under its state dir only.
   [ -n "$(host_mounts)" ]
-  [ -z "$(host_mounts | grep -v "^$STATE/h2/root")" ]
+  [ -z "$(host_mounts | grep -v "^$STATE/h2/tree/root")" ]
   $H start h2
   local pid
   pid=$($H state h2 | jq -r .pid)
   for ns in mnt pid net ipc uts cgroup; do
     [ "$(readlink /proc/$pid/ns/$ns)" = "$(readlink /proc/self/ns/$ns)" ]
   done
-  [ "$(stat -L -c %d:%i /proc/$pid/root)" = "$(stat -c %d:%i "$STATE/h2/root")" ]
+  [ "$(stat -L -c %d:%i /proc/$pid/root)" = "$(stat -c %d:%i "$STATE/h2/tree/root")" ]
+  # Host users cannot walk into the tree (its tmpfs mounts are the sandbox's).
+  [ "$(stat -c %a "$STATE/h2/tree")" = 700 ]
+  run setpriv --reuid 65534 --regid 65534 --clear-groups ls "$STATE/h2/tree/root/dev"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"ermission denied"* ]]
   $H delete --force h2
   [ -z "$(host_mounts)" ]
   pid_gone "$pid"
@@ -188,7 +193,7 @@ host_mounts () {
   $H start h4
   $H stop --time 1s h4
   [ -z "$(host_mounts)" ]
-  [ ! -e "$STATE/h4/root" ]
+  [ ! -e "$STATE/h4/tree" ]
   $H start h4
   wait_status h4 running
   run $H exec h4 -- ls /bin/busybox
