@@ -68,22 +68,28 @@ sync_recv (int fd, struct sync_msg *m)
 /* ---- child ---------------------------------------------------------------- */
 
 /* A mount namespace given by path is joined through the fd hako opened and
- * checked before clone (mntns_before_clone), not by its path again. */
+ * checked before clone (mntns_before_clone), not by its path again, and
+ * last: the other paths are then still looked up in hako's mount namespace
+ * (its /proc), not in the joined one's. */
 static int
 join_namespaces (const struct oci_spec *spec, int mntns_fd, hk_err *err)
 {
   for (size_t i = 0; i < spec->linux.n_namespaces; i++)
     {
       const struct oci_namespace *ns = &spec->linux.namespaces[i];
-      if (ns->path == NULL || ns->type == OCI_NS_PID)
+      if (ns->path == NULL || ns->type == OCI_NS_PID || ns->type == OCI_NS_MOUNT)
         continue;
-      cleanup_close int fd
-          = ns->type == OCI_NS_MOUNT ? dup (mntns_fd) : open (ns->path, O_RDONLY | O_CLOEXEC);
+      cleanup_close int fd = open (ns->path, O_RDONLY | O_CLOEXEC);
       if (fd < 0)
         return err_sys (err, "open %s namespace %s", oci_ns_name (ns->type), ns->path);
       if (setns (fd, oci_ns_clone_flag (ns->type)) < 0)
         return err_sys (err, "join %s namespace %s", oci_ns_name (ns->type), ns->path);
     }
+  const struct oci_namespace *mnt = oci_spec_ns (spec, OCI_NS_MOUNT);
+  if (mntns_fd >= 0 && setns (mntns_fd, CLONE_NEWNS) < 0)
+    return err_sys (err, "join mount namespace %s", mnt ? mnt->path : "");
+  if (mntns_fd >= 0)
+    close (mntns_fd);
   return 0;
 }
 
