@@ -84,6 +84,13 @@ dump (const struct store *st, const char *id, const struct criu_opts *o, const c
                oci_status_name (s->status));
       goto out;
     }
+  /* criu would have to dump and restore the host's mount table. */
+  if (oci_spec_ns (spec, OCI_NS_MOUNT) == NULL)
+    {
+      err_set (err, ENOTSUP, "sandbox %s has no mount namespace of its own (it runs chrooted in the "
+               "host's): it cannot be checkpointed", id);
+      goto out;
+    }
   hk_err ignored;
   if (cg_load (record, &cg, &ignored) < 0)
     cg = (struct cg_sandbox){ 0 };

@@ -25,6 +25,7 @@
 #include "runtime/cgroup.h"
 #include "runtime/console.h"
 #include "runtime/exec_enter.h"
+#include "runtime/mntns.h"
 #include "runtime/process.h"
 #include "runtime/netpolicy.h"
 #include "runtime/pidinfo.h"
@@ -60,6 +61,7 @@ struct exec_ctx
   struct enter_err failure;
   int console_hako;             /* relay: hako's end of the terminal's socket, or -1 */
   struct console_relay relay;   /* relay.master -1: none */
+  char *tree;                   /* no mount namespace of its own: where hako built its root */
 };
 
 static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH };
@@ -102,9 +104,14 @@ open_sandbox (const struct store *st, struct exec_ctx *x, hk_err *err)
   if (store_open (st, id, false, &e, err) < 0)
     return -1;
   cleanup_free char *config = store_path (&e, "config.json");
-  store_close (&e);
   if (oci_spec_load (config, &x->spec, err) < 0 || sbx_validate (x->spec, err) < 0)
-    return -1;
+    {
+      store_close (&e);
+      return -1;
+    }
+  if (mntns_is_host (x->spec))
+    x->tree = mntns_tree_path (&e);
+  store_close (&e);
   x->plan.pidfd = pid_open (x->state->pid, x->state->pid_start_time);
   if (x->plan.pidfd < 0)
     return err_set (err, ESRCH, "sandbox %s: container not running", id);
@@ -582,6 +589,26 @@ has_controlling_terminal (void)
   return fd >= 0 || errno != ENXIO;
 }
 
+/* A sandbox without a mount namespace of its own runs chrooted in hako's:
+ * the joiner's setns leaves it at the host's root, so it chroots into the
+ * sandbox process's root, which must be the tree hako built (a process
+ * there that chrooted elsewhere does not take exec along).  Keeps a copy of
+ * ROOTFD for the joiner; still_running then vouches for the pid. */
+static int
+plan_root (struct exec_ctx *x, const int *rootfd, const struct stat *root, hk_err *err)
+{
+  struct stat tree;
+  if (stat (x->tree, &tree) < 0)
+    return err_sys (err, "the root of sandbox %s: %s", x->o->id, x->tree);
+  if (tree.st_dev != root->st_dev || tree.st_ino != root->st_ino)
+    return err_set (err, EXDEV, "the root of sandbox %s's process is not the one hako built (%s); "
+                    "refusing to run the command anywhere else", x->o->id, x->tree);
+  x->plan.root_fd = fcntl (*rootfd, F_DUPFD_CLOEXEC, 3);
+  if (x->plan.root_fd < 0)
+    return err_sys (err, "the root of sandbox %s", x->o->id);
+  return 0;
+}
+
 /* Decide everything about the exec before anything is forked. */
 static int
 plan_exec (const struct store *st, struct exec_ctx *x, hk_err *err)
@@ -598,6 +625,8 @@ plan_exec (const struct store *st, struct exec_ctx *x, hk_err *err)
     return err_sys (err, "the root of sandbox %s", x->o->id);
   x->plan.root_dev = sb.st_dev;
   x->plan.root_ino = sb.st_ino;
+  if (x->tree && plan_root (x, &rootfd, &sb, err) < 0)
+    return -1;
   if (namespace_flags (pid, x->spec, &x->plan.ns_flags, err) < 0 || plan_cgroups (x, err) < 0
       || plan_process (x, rootfd, err) < 0 || plan_terminal (x, err) < 0
       || still_running (x, err) < 0)
@@ -1038,8 +1067,8 @@ static void
 ctx_free (struct exec_ctx *x)
 {
   struct exec_plan *p = &x->plan;
-  int *fds[] = { &p->pidfd, &p->cgroup_v2_fd, &p->ctl[0], &p->ctl[1], &p->errp[0], &p->errp[1], &p->out[0],
-                 &p->out[1], &p->err[0], &p->err[1], &x->sigfd, &p->console_fd, &x->console_hako };
+  int *fds[] = { &p->pidfd, &p->root_fd, &p->cgroup_v2_fd, &p->ctl[0], &p->ctl[1], &p->errp[0], &p->errp[1],
+                 &p->out[0], &p->out[1], &p->err[0], &p->err[1], &x->sigfd, &p->console_fd, &x->console_hako };
   console_relay_end (&x->relay);  /* the caller's terminal back as it was */
   for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
     close_fd (fds[i]);
@@ -1060,6 +1089,7 @@ ctx_free (struct exec_ctx *x)
   if (x->spec)
     oci_spec_free (x->spec);
   oci_state_free (x->state);
+  free (x->tree);
 }
 
 int
@@ -1068,8 +1098,8 @@ exec_run (const struct store *st, const struct exec_opts *o, struct exec_result 
   struct exec_ctx x = {
     .o = o, .child = -1, .child_pidfd = -1, .cmd_pidfd = -1, .sigfd = -1, .console_hako = -1,
     .relay = { .master = -1 },
-    .plan = { .pidfd = -1, .cgroup_v2_fd = -1, .ctl = { -1, -1 }, .errp = { -1, -1 }, .out = { -1, -1 },
-              .err = { -1, -1 }, .console_fd = -1 },
+    .plan = { .pidfd = -1, .root_fd = -1, .cgroup_v2_fd = -1, .ctl = { -1, -1 }, .errp = { -1, -1 },
+              .out = { -1, -1 }, .err = { -1, -1 }, .console_fd = -1 },
   };
   *res = (struct exec_result){ .status = 125 };
   int r = plan_exec (st, &x, err);

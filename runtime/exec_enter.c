@@ -96,9 +96,10 @@ setup_stdio (const struct exec_plan *p, hk_err *err)
   return 0;
 }
 
-/* setns(CLONE_NEWNS) put us at the root of the sandbox's mount namespace;
- * that must be the root its process sees (pivot_root'ed), or we would run
- * the command somewhere else. */
+/* setns(CLONE_NEWNS) put us at the root of the sandbox's mount namespace
+ * (or, without one, the joiner's chroot into its root): that must be the
+ * root its process sees (pivot_root'ed), or we would run the command
+ * somewhere else. */
 static int
 check_root (const struct exec_plan *p, hk_err *err)
 {
@@ -346,7 +347,7 @@ static void
 close_other_fds (const struct exec_plan *p)
 {
   int keep[] = { p->pidfd, p->ctl[1], p->errp[1], p->out[1], p->err[1], p->cgroup_v2_fd,
-                 p->console_fd };
+                 p->console_fd, p->root_fd };
   fd_close_all_but (3 + p->preserve_fds, keep, sizeof keep / sizeof *keep);
 }
 
@@ -397,6 +398,8 @@ inside_main (const struct exec_plan *p)
   close (p->pidfd);
   if (p->cgroup_v2_fd >= 0)
     close (p->cgroup_v2_fd);
+  if (p->root_fd >= 0)
+    close (p->root_fd);
   if (p->subreaper)
     {
       close (gate[1]);
@@ -536,6 +539,15 @@ enter_joiner (const struct exec_plan *p)
   if (now && setns (p->pidfd, now) < 0)
     {
       err_sys (&err, "join the sandbox's namespaces (setns through a pidfd needs Linux 5.8)");
+      fail (p, 125, &err);
+    }
+  /* A sandbox in hako's mount namespace: its process's root, opened
+   * through /proc/PID/root and checked by hako while the pidfd said that
+   * process was alive (exec.c).  After the cgroups, whose paths are the
+   * host's; the command's cwd is checked inside it (proc_chdir). */
+  if (p->root_fd >= 0 && (fchdir (p->root_fd) < 0 || chroot (".") < 0 || chdir ("/") < 0))
+    {
+      err_sys (&err, "enter the sandbox's root");
       fail (p, 125, &err);
     }
   if (p->subreaper && pipe2 (gate, O_CLOEXEC) < 0)

@@ -22,6 +22,9 @@ struct exec_plan
   int ns_flags;                  /* CLONE_NEW* of the namespaces it does not share with us */
   dev_t root_dev;                /* its / (checked after joining its mount namespace) */
   ino_t root_ino;
+  /* Its root when it shares hako's mount namespace (it has none of its own):
+   * setns cannot put us there, the joiner chroots into this instead; or -1. */
+  int root_fd;
   char **cgroup_procs;           /* v1 cgroup.procs files to join first (host paths), or NULL */
   int cgroup_v2_fd;              /* the sandbox's cgroup2 directory, when not ours, or -1 */
   const struct landlock_plan *landlock;

@@ -30,6 +30,7 @@
 #include "lib/log.h"
 #include "lib/syscalls.h"
 #include "lib/util.h"
+#include "runtime/pidinfo.h"
 
 /* The namespaces of pid that are not hako's own: the ones a hook joins. */
 static int
@@ -55,18 +56,43 @@ ns_differing (pid_t pid)
   return flags;
 }
 
+/* A sandbox in hako's mount namespace (it has none of its own) runs
+ * chrooted there: setns does not move a hook into its root, so the hook
+ * chroots into its process's root.  Opened through /proc/PID/root and kept
+ * only while the pidfd says that process is alive, so a reused pid cannot
+ * send the hook elsewhere; *fd stays -1 when that root is ours. */
+static int
+open_sandbox_root (pid_t pid, int pidfd, int *fd, hk_err *err)
+{
+  char path[64];
+  struct stat a, b;
+  snprintf (path, sizeof path, "/proc/%d/root", (int) pid);
+  cleanup_close int root = open (path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (root < 0 || fstat (root, &a) < 0 || stat ("/", &b) < 0)
+    return err_sys (err, "the root of the sandbox's process");
+  if (pid_wait_exit (pidfd, 0) != 0)
+    return err_set (err, ESRCH, "the sandbox's process is gone");
+  if (a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+    *fd = steal_fd (&root);
+  return 0;
+}
+
 /* In the forked child: join, then exec the hook (through one more fork when
  * a pid namespace is joined, which only a child enters).  Never returns. */
 static void __attribute__ ((noreturn))
-hook_child (const struct oci_hook *h, int stdin_fd, int ns_pidfd, int ns_flags, int path_fd)
+hook_child (const struct oci_hook *h, int stdin_fd, int ns_pidfd, int ns_flags, int path_fd, int root_fd)
 {
   setpgid (0, 0);  /* the timeout kills the group: the hook and its children */
   if (dup2 (stdin_fd, STDIN_FILENO) < 0)
     _exit (127);
-  int keep[2] = { ns_pidfd, path_fd };
-  fd_close_all_but (3, keep, 2);
+  int keep[3] = { ns_pidfd, path_fd, root_fd };
+  fd_close_all_but (3, keep, 3);
   if (ns_pidfd >= 0 && ns_flags && setns (ns_pidfd, ns_flags) < 0)
     _exit (126);
+  if (root_fd >= 0 && (fchdir (root_fd) < 0 || chroot (".") < 0 || chdir ("/") < 0))
+    _exit (126);
+  if (root_fd >= 0)
+    close (root_fd);
   /* In the sandbox's user namespace hako's host ids are unmapped (files it
    * made would fail with EOVERFLOW): the hook runs as the sandbox's root,
    * as a runtime's hooks in the container do.  Where 0 is not mapped it
@@ -109,7 +135,7 @@ static int
 run_one (const struct oci_hook *h, const char *kind, const char *json, size_t len, pid_t ns_pid,
          bool path_in_runtime, hk_err *err)
 {
-  cleanup_close int ns_pidfd = -1, path_fd = -1;
+  cleanup_close int ns_pidfd = -1, path_fd = -1, root_fd = -1;
   int ns_flags = 0;
   if (ns_pid >= 0)
     {
@@ -120,6 +146,8 @@ run_one (const struct oci_hook *h, const char *kind, const char *json, size_t le
       /* Not O_CLOEXEC: a script's interpreter reopens it as /dev/fd/N. */
       if (path_in_runtime && (path_fd = open (h->path, O_PATH)) < 0)
         return err_sys (err, "%s hook %s", kind, h->path);
+      if (!(ns_flags & CLONE_NEWNS) && open_sandbox_root (ns_pid, ns_pidfd, &root_fd, err) < 0)
+        return err_prefix (err, "%s hook %s", kind, h->path);
     }
   int sv[2];
   if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
@@ -134,7 +162,7 @@ run_one (const struct oci_hook *h, const char *kind, const char *json, size_t le
   if (pid == 0)
     {
       close (sv[0]);
-      hook_child (h, sv[1], ns_pidfd, ns_flags, path_fd);
+      hook_child (h, sv[1], ns_pidfd, ns_flags, path_fd, root_fd);
     }
   close (sv[1]);
   cleanup_close int pidfd = (int) sys_pidfd_open (pid, 0);

@@ -1,5 +1,6 @@
-/* mount: the sandbox's filesystem view, built in the child's new mount namespace:
- * propagation, the root, the spec's mounts, /dev, pivot_root, masked and
+/* mount: the sandbox's filesystem view, built in the child's new mount namespace
+ * (or, without one, on a private tree in the state dir): propagation, the
+ * root, the spec's mounts, /dev, pivot_root (or chroot), masked and
  * read-only paths.  Every path inside the root is resolved with
  * openat2(RESOLVE_IN_ROOT) and mounted on through the fd found, never by name. */
 #include "runtime/mount.h"
@@ -661,17 +662,41 @@ mount_root (const struct mnt_ctx *ctx, hk_err *err)
   return 0;
 }
 
+/* No mount namespace of its own: the root is bound on ctx->tree, in the
+   host's mount table, and made private (recursively) right away.  Mounted
+   under a shared parent it was made shared, a peer of the bundle's mount:
+   private, nothing mounted under it later, by us or by the sandbox, reaches
+   the bundle's rootfs or any other peer on the host (crun and runc leave
+   the bundle's /proc, /sys and /dev mounted there), and one lazy unmount of
+   ctx->tree (mntns_release) takes all of it away.  The host's "/" keeps
+   its propagation: root_propagation is not for the host's namespace. */
+static int
+mount_tree (const struct mnt_ctx *ctx, hk_err *err)
+{
+  if (ctx->spec->sandbox.root == HAKO_ROOT_TMPFS)
+    {
+      if (mount ("tmpfs", ctx->tree, "tmpfs", MS_NOSUID | MS_NODEV, "mode=755") < 0)
+        return err_sys (err, "mount tmpfs on %s", ctx->tree);
+    }
+  else if (mount (ctx->rootfs, ctx->tree, NULL, MS_BIND | MS_REC, NULL) < 0)
+    return err_sys (err, "bind %s on %s", ctx->rootfs, ctx->tree);
+  if (mount (NULL, ctx->tree, NULL, MS_PRIVATE | MS_REC, NULL) < 0)
+    return err_sys (err, "make %s private", ctx->tree);
+  return 0;
+}
+
 int
 mnt_prepare_root (const struct mnt_ctx *ctx, hk_err *err)
 {
   const struct oci_spec *s = ctx->spec;
-  if (root_propagation (ctx, err) < 0 || mount_root (ctx, err) < 0)
+  const char *dir = ctx->tree ? ctx->tree : ctx->rootfs;
+  if (ctx->tree ? mount_tree (ctx, err) < 0 : (root_propagation (ctx, err) < 0 || mount_root (ctx, err) < 0))
     return -1;
   /* Opened after the root mount, so lookups start on it, not under it. */
-  cleanup_close int rootfd = open (ctx->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  cleanup_close int rootfd = open (dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (rootfd < 0)
-    return err_sys (err, "open %s", ctx->rootfs);
-  struct root r = { .fd = rootfd, .label = ctx->rootfs, .by_fd = true };
+    return err_sys (err, "open %s", dir);
+  struct root r = { .fd = rootfd, .label = dir, .by_fd = true };
 
   for (size_t i = 0; i < s->n_mounts; i++)
     if (mount_one (&r, ctx, &s->mounts[i], err) < 0)
@@ -709,9 +734,31 @@ count_root_mounts (hk_err *err)
   return n;
 }
 
+/* Into the tree built in the host's mount namespace.  A chroot, not a
+   pivot_root (which needs a namespace of our own): a process holding
+   CAP_SYS_CHROOT, or reaching a host process's /proc/PID/root, can leave
+   it, which is what a config without a mount namespace asks for (as with
+   runc); hako-spec(5) says so. */
+static int
+enter_tree (const struct mnt_ctx *ctx, hk_err *err)
+{
+  cleanup_close int newroot = open (ctx->tree, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (newroot < 0)
+    return err_sys (err, "open %s", ctx->tree);
+  if (fchdir (newroot) < 0)
+    return err_sys (err, "chdir %s", ctx->tree);
+  if (chroot (".") < 0)
+    return err_sys (err, "chroot %s", ctx->tree);
+  if (chdir ("/") < 0)
+    return err_sys (err, "chdir /");
+  return 0;
+}
+
 int
 mnt_pivot (const struct mnt_ctx *ctx, hk_err *err)
 {
+  if (ctx->tree)
+    return enter_tree (ctx, err);
   cleanup_close int newroot = open (ctx->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (newroot < 0)
     return err_sys (err, "open %s", ctx->rootfs);

@@ -1,5 +1,6 @@
-/* mount: the sandbox's filesystem view, built in the child's new mount namespace:
- * rootfs, the spec's mounts, /dev, pivot_root, masked and read-only paths. */
+/* mount: the sandbox's filesystem view, built in the child's new mount namespace
+ * (or, without one, on a private tree in the state dir): rootfs, the spec's
+ * mounts, /dev, pivot_root (or chroot), masked and read-only paths. */
 #ifndef HAKO_RUNTIME_MOUNT_H
 #define HAKO_RUNTIME_MOUNT_H
 
@@ -30,12 +31,17 @@ struct mnt_ctx
    * away with it and never shows on the host. */
   const char *overlay;
   const char *overlay_dir;  /* the overlay's layer paths are relative to it */
+  /* No mount namespace of its own (the host's): the directory in the state
+   * dir the tree is built on, in the host's mount table, and entered with
+   * chroot instead of pivot_root.  NULL: a mount namespace of its own. */
+  const char *tree;
 };
 
 /* Before pivot_root: propagation, the root bind (or tmpfs), the spec's mounts in
  * order with every destination resolved inside the root, /dev and its nodes. */
 int mnt_prepare_root (const struct mnt_ctx *ctx, hk_err *err);
-/* pivot_root into ctx->rootfs, detach the old root, chdir("/"). */
+/* pivot_root into ctx->rootfs, detach the old root, chdir("/"); with
+ * ctx->tree, chroot into it instead. */
 int mnt_pivot (const struct mnt_ctx *ctx, hk_err *err);
 /* After pivot_root and sysctls: readonlyPaths, maskedPaths, then root.readonly. */
 int mnt_finish (const struct mnt_ctx *ctx, hk_err *err);

@@ -25,6 +25,7 @@
 #include "runtime/console.h"
 #include "runtime/hooks.h"
 #include "runtime/idmap.h"
+#include "runtime/mntns.h"
 #include "runtime/netpolicy.h"
 #include "runtime/process.h"
 #include "runtime/monitor.h"
@@ -133,14 +134,9 @@ sbx_validate (struct oci_spec *spec, hk_err *err)
     return -1;
   if (apply_network_mode (spec, err) < 0 || refuse_unsupported (spec, err) < 0)
     return -1;
-  const struct oci_namespace *mnt = oci_spec_ns (spec, OCI_NS_MOUNT);
-  if (mnt == NULL || mnt->path)
-    /* pivot_root in the host's or a joined mount namespace would mount onto
-     * the host and move the root of every process in that namespace. */
-    return err_set (err, EINVAL,
-                    ".linux.namespaces: a new mount namespace is required (the sandbox's "
-                    "root is built with pivot_root, which would change the host's or a joined "
-                    "namespace's mounts and processes)");
+  /* A joined mount namespace is checked before clone (mntns_before_clone). */
+  if (mntns_validate (spec, err) < 0)
+    return -1;
   const struct oci_namespace *user = oci_spec_ns (spec, OCI_NS_USER);
   if (user && user->path)
     return err_set (err, ENOTSUP, ".linux.namespaces: joining an existing user namespace is not "
@@ -193,7 +189,9 @@ build_abort (struct build *b)
   cg_remove (&b->cgroups, &ignored);
   if (b->data_dir && !b->restart)
     rm_rf (b->data_dir, &ignored);
-  if (b->entry.dir && !b->restart)
+  /* Never remove the state dir over a tree still mounted there. */
+  bool released = b->entry.dir == NULL || mntns_release (&b->entry, &ignored) == 0;
+  if (b->entry.dir && !b->restart && released)
     store_remove (&b->entry, &ignored);
   store_close (&b->entry);
   build_free (b);
@@ -438,13 +436,16 @@ create_spawn (const struct sbx_create_opts *o, struct build *b, const char *root
         return err_sys (err, "open %s", fifo);
     }
   cleanup_free char *work = workdir_of (o, b);
+  cleanup_free char *tree = mntns_is_host (o->spec) ? mntns_tree_path (&b->entry) : NULL;
+  if (tree && mntns_prepare_tree (&b->entry, err) < 0)
+    return -1;
   cleanup_close int cgroup_fd = cg_open_v2 (&b->cgroups);
   struct spawn_cgroup cgroup = { .v2_fd = cgroup_fd, .place = place_in_cgroups, .arg = &b->cgroups };
   struct spawn_cfg cfg = { .spec = o->spec, .rootfs = rootfs, .bundle = o->bundle, .workdir = work,
                            .cgroup_dir = cg_v2_path (&b->cgroups), .cgroup = &cgroup, .fifo_fd = fifo_fd,
                            .landlock = b->landlock, .seccomp = b->seccomp,
                            .preserve_fds = o->preserve_fds, .console_fd = console_fd,
-                           .overlay = b->overlay.opts, .overlay_dir = b->overlay.dir };
+                           .overlay = b->overlay.opts, .overlay_dir = b->overlay.dir, .tree = tree };
   struct hook_arg hook_arg = { .o = o, .rootfs = rootfs };
   cfg.before_go = run_create_runtime_hooks;
   cfg.before_go_arg = &hook_arg;
@@ -1080,7 +1081,9 @@ sbx_delete (const struct store *st, const char *id, bool force, hk_err *err)
        * has reaped the process, is given a moment, then killed. */
       mon_wait_gone (e.dir, 1000, true);
       cleanup_free char *data = store_data_dir (st, id);
-      r = cg_remove (&cg, err) < 0 || rm_rf (data, err) < 0 ? -1 : store_remove (&e, err);
+      r = cg_remove (&cg, err) < 0 || rm_rf (data, err) < 0 || mntns_release (&e, err) < 0
+              ? -1
+              : store_remove (&e, err);
     }
   if (r == 0 && hspec)
     {
@@ -1158,6 +1161,8 @@ stop_locked (struct store_entry *e, struct oci_state *s, struct cg_sandbox *cg, 
              hk_err *err)
 {
   const uint64_t *timeout_ms = arg;
+  /* Stopped by hako already: its cgroups and tree (no mount namespace)
+   * went then. */
   if (s->status == OCI_STATUS_STOPPED && s->restartable)
     return 0;
   cleanup_free char *record = store_path (e, "cgroups");
@@ -1172,7 +1177,7 @@ stop_locked (struct store_entry *e, struct oci_state *s, struct cg_sandbox *cg, 
     return -1;
   mon_wait_gone (e->dir, 2000, false);
   proxy_stop (e);
-  if (cg_remove (cg, err) < 0)
+  if (cg_remove (cg, err) < 0 || mntns_release (e, err) < 0)
     return -1;
   if ((unlink (record) < 0 && errno != ENOENT) || (unlink (fifo) < 0 && errno != ENOENT))
     return err_sys (err, "stop sandbox %s", s->id);

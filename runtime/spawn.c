@@ -19,6 +19,7 @@
 #include "runtime/console.h"
 #include "runtime/idmap.h"
 #include "runtime/init.h"
+#include "runtime/mntns.h"
 #include "runtime/mount.h"
 #include "runtime/net.h"
 #include "runtime/pidinfo.h"
@@ -66,13 +67,17 @@ sync_recv (int fd, struct sync_msg *m)
 
 /* ---- child ---------------------------------------------------------------- */
 
+/* A mount namespace given by path is joined through the fd hako opened and
+ * checked before clone (mntns_before_clone), not by its path again, and
+ * last: the other paths are then still looked up in hako's mount namespace
+ * (its /proc), not in the joined one's. */
 static int
-join_namespaces (const struct oci_spec *spec, hk_err *err)
+join_namespaces (const struct oci_spec *spec, int mntns_fd, hk_err *err)
 {
   for (size_t i = 0; i < spec->linux.n_namespaces; i++)
     {
       const struct oci_namespace *ns = &spec->linux.namespaces[i];
-      if (ns->path == NULL || ns->type == OCI_NS_PID)
+      if (ns->path == NULL || ns->type == OCI_NS_PID || ns->type == OCI_NS_MOUNT)
         continue;
       cleanup_close int fd = open (ns->path, O_RDONLY | O_CLOEXEC);
       if (fd < 0)
@@ -80,20 +85,27 @@ join_namespaces (const struct oci_spec *spec, hk_err *err)
       if (setns (fd, oci_ns_clone_flag (ns->type)) < 0)
         return err_sys (err, "join %s namespace %s", oci_ns_name (ns->type), ns->path);
     }
+  const struct oci_namespace *mnt = oci_spec_ns (spec, OCI_NS_MOUNT);
+  if (mntns_fd >= 0 && setns (mntns_fd, CLONE_NEWNS) < 0)
+    return err_sys (err, "join mount namespace %s", mnt ? mnt->path : "");
+  if (mntns_fd >= 0)
+    close (mntns_fd);
   return 0;
 }
 
 /* Everything between "go" and exec, in the order of DESIGN.md. */
 static int
-child_setup (const struct spawn_cfg *cfg, bool userns, int root_tree, int *ruleset_fd, hk_err *err)
+child_setup (const struct spawn_cfg *cfg, bool userns, int root_tree, int mntns_fd, int *ruleset_fd,
+             hk_err *err)
 {
   const struct oci_spec *spec = cfg->spec;
   struct mnt_ctx mc = { .spec = spec, .rootfs = cfg->rootfs, .bundle = cfg->bundle,
                         .workdir = cfg->workdir, .userns = userns, .cgroup_dir = cfg->cgroup_dir,
-                        .root_tree = root_tree, .overlay = cfg->overlay, .overlay_dir = cfg->overlay_dir };
+                        .root_tree = root_tree, .overlay = cfg->overlay, .overlay_dir = cfg->overlay_dir,
+                        .tree = cfg->tree };
   /* Seen before the new root hides it: the pty must not come from there. */
   dev_t host_devpts = spec->process->terminal ? console_host_devpts () : 0;
-  if (join_namespaces (spec, err) < 0)
+  if (join_namespaces (spec, mntns_fd, err) < 0)
     return -1;
   /* Made here, not by clone3: the parent has put us in the sandbox's cgroups
    * by now, so they (not hako's) are the new namespace's root. */
@@ -180,7 +192,7 @@ child_fail (int sync_fd, bool reported, int status, const hk_err *err)
 }
 
 static void __attribute__ ((noreturn))
-child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns, int root_tree)
+child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns, int root_tree, int mntns_fd)
 {
   hk_err err = { 0 };
   struct sync_msg m;
@@ -200,8 +212,9 @@ child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns, int root_tree
   if (!userns)
     prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
   /* The preserved fds were open before hako started: all of ours are above. */
-  int keep[4] = { sync_fd, cfg->fifo_fd, root_tree, cfg->spec->process->terminal ? cfg->console_fd : -1 };
-  fd_close_all_but (3 + cfg->preserve_fds, keep, 4);
+  int keep[5] = { sync_fd, cfg->fifo_fd, root_tree, cfg->spec->process->terminal ? cfg->console_fd : -1,
+                  mntns_fd };
+  fd_close_all_but (3 + cfg->preserve_fds, keep, 5);
   /* hako's init goes into its memfd now, before seccomp could refuse that. */
   int init_fd = -1;
   if (cfg->spec->sandbox.init && (init_fd = init_memfd (&err)) < 0)
@@ -212,7 +225,7 @@ child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns, int root_tree
   if (userns)
     prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
   int ruleset_fd = -1;
-  if (child_setup (cfg, userns, root_tree, &ruleset_fd, &err) < 0)
+  if (child_setup (cfg, userns, root_tree, mntns_fd, &ruleset_fd, &err) < 0)
     child_fail (sync_fd, true, 125, &err);
   /* Resolved here, so a command not found fails create with 127; the init
    * alone needs none. */
@@ -281,7 +294,9 @@ spawn_clone (const struct spawn_cfg *cfg, struct spawn_child *out, hk_err *err)
   int pidfd = -1;
 
   *out = (struct spawn_child){ .pid = -1, .pidfd = -1, .sync_fd = -1 };
-  if (join_pid_namespace (cfg->spec, err) < 0)
+  cleanup_close int mntns_fd = -1;
+  if (mntns_before_clone (cfg->spec, cfg->overlay != NULL, &mntns_fd, err) < 0
+      || join_pid_namespace (cfg->spec, err) < 0)
     return -1;
   /* Made here, before clone: the child inherits the fd and attaches it. */
   cleanup_close int root_tree = -1;
@@ -318,7 +333,7 @@ spawn_clone (const struct spawn_cfg *cfg, struct spawn_child *out, hk_err *err)
   if (pid == 0)
     {
       close (sv[0]);
-      child_main (cfg, sv[1], userns, root_tree);
+      child_main (cfg, sv[1], userns, root_tree, mntns_fd);
     }
   close (sv[1]);
   *out = (struct spawn_child){ .pid = (pid_t) pid, .pidfd = pidfd, .sync_fd = sv[0] };

@@ -31,6 +31,7 @@ struct spawn_cfg
   const char *cgroup_dir; /* host path of the sandbox's cgroup2 dir, or NULL */
   const char *overlay;  /* image sandboxes: overlayfs options for the root (rootfs_image.h) */
   const char *overlay_dir;  /* ... relative to this directory */
+  const char *tree;     /* no mount namespace of its own: where its tree is built (mount.h) */
   const struct spawn_cgroup *cgroup;     /* NULL: no cgroups of its own */
   const struct landlock_plan *landlock;  /* NULL: no Landlock */
   const struct seccomp_prog *seccomp;    /* NULL: no filter */
