@@ -30,7 +30,14 @@ struct mnt_ctx
    * away with it and never shows on the host. */
   const char *overlay;
   const char *overlay_dir;  /* the overlay's layer paths are relative to it */
+  /* In a new user namespace: per spec mount, its bind source opened by the
+   * parent as real root (mnt_src_open), or -1; NULL for none.  Each is
+   * closed once mounted. */
+  const int *src_fds;
 };
+
+/* Whether m is a bind mount. */
+bool mnt_is_bind (const struct oci_mount *m);
 
 /* Before pivot_root: propagation, the root bind (or tmpfs), the spec's mounts in
  * order with every destination resolved inside the root, /dev and its nodes. */
