@@ -296,10 +296,13 @@ mount_settle (const struct root *r, const struct oci_mount *m, bool bind, const 
 }
 
 /* A bind mount: SOURCE (relative to the bundle unless absolute) on the
-   destination, created as a directory or an empty file to match the source. */
+   destination, created as a directory or an empty file to match the source.
+   opened: the source, already opened by the parent (mount_src.h; taken
+   over), or -1 to open it here. */
 static int
-mount_bind (const struct root *r, const struct mnt_ctx *ctx, const struct oci_mount *m, hk_err *err)
+mount_bind (const struct root *r, const struct mnt_ctx *ctx, const struct oci_mount *m, int opened, hk_err *err)
 {
+  cleanup_close int srcfd = opened;
   cleanup_free char *dest = where (r, m->destination);
   if (m->source == NULL || (m->source[0] != '/' && ctx->bundle == NULL))
     return err_set (err, EINVAL, "mount on %s: bind without an absolute source", dest);
@@ -307,7 +310,8 @@ mount_bind (const struct root *r, const struct mnt_ctx *ctx, const struct oci_mo
       = m->source[0] == '/' ? xstrdup (m->source) : xasprintf ("%s/%s", ctx->bundle, m->source);
   /* The source is the spec author's host path: opened once, so what is
      checked (directory or file) is what gets mounted. */
-  cleanup_close int srcfd = open (src, O_PATH | O_CLOEXEC);
+  if (srcfd < 0)
+    srcfd = open (src, O_PATH | O_CLOEXEC);
   struct stat st;
   if (srcfd < 0 || fstat (srcfd, &st) < 0)
     return err_sys (err, "mount %s on %s", src, dest);
@@ -354,7 +358,7 @@ mount_cgroup (const struct root *r, const struct mnt_ctx *ctx, const struct oci_
   b.type = (char *)"bind";
   b.flags = (m->flags & PER_MOUNT_FLAGS) | MS_RDONLY | MS_BIND | MS_REC;
   b.is_bind = true;
-  return mount_bind (r, ctx, &b, err);
+  return mount_bind (r, ctx, &b, -1, err);
 }
 
 /* sysfs may only be mounted by the user namespace that owns the network
@@ -368,16 +372,22 @@ mount_sysfs_bind (const struct root *r, const struct mnt_ctx *ctx, const struct 
   b.type = (char *)"bind";
   b.flags = (m->flags & PER_MOUNT_FLAGS) | MS_RDONLY | MS_BIND | MS_REC;
   b.is_bind = true;
-  return mount_bind (r, ctx, &b, err);
+  return mount_bind (r, ctx, &b, -1, err);
+}
+
+bool
+mnt_is_bind (const struct oci_mount *m)
+{
+  return m->is_bind || (m->type && strcmp (m->type, "bind") == 0);
 }
 
 static int
-mount_one (const struct root *r, const struct mnt_ctx *ctx, const struct oci_mount *m, hk_err *err)
+mount_one (const struct root *r, const struct mnt_ctx *ctx, const struct oci_mount *m, int opened, hk_err *err)
 {
   if (m->destination == NULL || m->destination[0] == '\0')
     return err_set (err, EINVAL, "mount %s: no destination", m->source ? m->source : "");
-  if (m->is_bind || (m->type && strcmp (m->type, "bind") == 0))
-    return mount_bind (r, ctx, m, err);
+  if (mnt_is_bind (m))
+    return mount_bind (r, ctx, m, opened, err);
   if (m->type == NULL)
     return err_set (err, EINVAL, "mount %s on %s%s: no type", m->source ? m->source : "", r->label,
                     m->destination);
@@ -403,7 +413,7 @@ mount_workdir (const struct root *r, const struct mnt_ctx *ctx, hk_err *err)
     .clear_flags = MS_RDONLY,
     .is_bind = true,
   };
-  return mount_bind (r, ctx, &m, err);
+  return mount_bind (r, ctx, &m, -1, err);
 }
 
 /* ---- /dev ---- */
@@ -699,7 +709,7 @@ mnt_prepare_root (const struct mnt_ctx *ctx, hk_err *err)
   struct root r = { .fd = rootfd, .label = dir, .by_fd = true };
 
   for (size_t i = 0; i < s->n_mounts; i++)
-    if (mount_one (&r, ctx, &s->mounts[i], err) < 0)
+    if (mount_one (&r, ctx, &s->mounts[i], ctx->src_fds ? ctx->src_fds[i] : -1, err) < 0)
       return -1;
   if (ctx->workdir && mount_workdir (&r, ctx, err) < 0)
     return -1;

@@ -35,7 +35,14 @@ struct mnt_ctx
    * dir the tree is built on, in the host's mount table, and entered with
    * chroot instead of pivot_root.  NULL: a mount namespace of its own. */
   const char *tree;
+  /* In a new user namespace: per spec mount, its bind source opened by the
+   * parent as real root (mnt_src_open), or -1; NULL for none.  Each is
+   * closed once mounted. */
+  const int *src_fds;
 };
+
+/* Whether m is a bind mount. */
+bool mnt_is_bind (const struct oci_mount *m);
 
 /* Before pivot_root: propagation, the root bind (or tmpfs), the spec's mounts in
  * order with every destination resolved inside the root, /dev and its nodes. */

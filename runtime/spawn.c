@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "lib/fdpass.h"
 #include "lib/syscalls.h"
 #include "lib/util.h"
 #include "runtime/console.h"
@@ -21,6 +22,7 @@
 #include "runtime/init.h"
 #include "runtime/mntns.h"
 #include "runtime/mount.h"
+#include "runtime/mount_src.h"
 #include "runtime/net.h"
 #include "runtime/pidinfo.h"
 #include "runtime/process.h"
@@ -31,7 +33,8 @@ enum sync_type
   SYNC_GO = 1,  /* parent -> child: id maps are written, build the sandbox */
   SYNC_READY,   /* child -> parent: set up, about to wait for start */
   SYNC_ERROR,   /* child -> parent: setup failed; status and message follow */
-  SYNC_START    /* parent -> child (foreground): exec now */
+  SYNC_START,   /* parent -> child (foreground): exec now */
+  SYNC_MOUNT_FD /* parent -> child, before GO: the source of spec mount `status`, with its fd */
 };
 
 struct sync_msg
@@ -95,14 +98,14 @@ join_namespaces (const struct oci_spec *spec, int mntns_fd, hk_err *err)
 
 /* Everything between "go" and exec, in the order of DESIGN.md. */
 static int
-child_setup (const struct spawn_cfg *cfg, bool userns, int root_tree, int mntns_fd, int *ruleset_fd,
-             hk_err *err)
+child_setup (const struct spawn_cfg *cfg, bool userns, int root_tree, int mntns_fd, const int *src_fds,
+             int *ruleset_fd, hk_err *err)
 {
   const struct oci_spec *spec = cfg->spec;
   struct mnt_ctx mc = { .spec = spec, .rootfs = cfg->rootfs, .bundle = cfg->bundle,
                         .workdir = cfg->workdir, .userns = userns, .cgroup_dir = cfg->cgroup_dir,
                         .root_tree = root_tree, .overlay = cfg->overlay, .overlay_dir = cfg->overlay_dir,
-                        .tree = cfg->tree };
+                        .tree = cfg->tree, .src_fds = src_fds };
   /* Seen before the new root hides it: the pty must not come from there. */
   dev_t host_devpts = spec->process->terminal ? console_host_devpts () : 0;
   if (join_namespaces (spec, mntns_fd, err) < 0)
@@ -220,12 +223,26 @@ child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns, int root_tree
   if (cfg->spec->sandbox.init && (init_fd = init_memfd (&err)) < 0)
     child_fail (sync_fd, true, 125, &err);
 
-  if (sync_recv (sync_fd, &m) < 0 || m.type != SYNC_GO)
-    _exit (125);
+  /* The bind sources the parent opened for us (mount_src.h), then "go". */
+  size_t n_mounts = cfg->spec->n_mounts;
+  int *src_fds = xmalloc ((n_mounts ? n_mounts : 1) * sizeof *src_fds);
+  for (size_t i = 0; i < n_mounts; i++)
+    src_fds[i] = -1;
+  for (;;)
+    {
+      int fd = -1;
+      if (fd_recv (sync_fd, &m, sizeof m, &fd) != (ssize_t) sizeof m)
+        _exit (125);
+      if (m.type == SYNC_GO)
+        break;
+      if (m.type != SYNC_MOUNT_FD || fd < 0 || m.status < 0 || (size_t) m.status >= n_mounts)
+        _exit (125);
+      src_fds[m.status] = fd;
+    }
   if (userns)
     prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
   int ruleset_fd = -1;
-  if (child_setup (cfg, userns, root_tree, mntns_fd, &ruleset_fd, &err) < 0)
+  if (child_setup (cfg, userns, root_tree, mntns_fd, src_fds, &ruleset_fd, &err) < 0)
     child_fail (sync_fd, true, 125, &err);
   /* Resolved here, so a command not found fails create with 127; the init
    * alone needs none. */
@@ -285,6 +302,27 @@ clone_flags (const struct oci_spec *spec, bool *userns)
   return flags;
 }
 
+/* The child's bind sources, opened in its mount namespace as real root and
+ * passed to it before "go" (mount_src.h says why). */
+static int
+send_mount_sources (const struct spawn_cfg *cfg, const struct spawn_child *c, hk_err *err)
+{
+  int *fds = NULL;
+  if (mnt_src_open (c->pidfd, c->pid, cfg->spec, cfg->bundle, &fds, err) < 0)
+    return -1;
+  int r = 0;
+  for (size_t i = 0; r == 0 && i < cfg->spec->n_mounts; i++)
+    {
+      if (fds[i] < 0)
+        continue;
+      struct sync_msg m = { .type = SYNC_MOUNT_FD, .status = (int) i };
+      if (fd_send (c->sync_fd, &m, sizeof m, fds[i]) != (ssize_t) sizeof m)
+        r = err_sys (err, "pass the bind mount sources");
+    }
+  mnt_src_free (fds, cfg->spec->n_mounts);
+  return r;
+}
+
 int
 spawn_clone (const struct spawn_cfg *cfg, struct spawn_child *out, hk_err *err)
 {
@@ -342,6 +380,8 @@ spawn_clone (const struct spawn_cfg *cfg, struct spawn_child *out, hk_err *err)
     return -1;
   if (cfg->cgroup
       && cfg->cgroup->place (cfg->cgroup->arg, out->pid, (args.flags & CLONE_INTO_CGROUP) != 0, err) < 0)
+    return -1;
+  if (mnt_src_wanted (cfg->spec, userns) && send_mount_sources (cfg, out, err) < 0)
     return -1;
   if (cfg->before_go && cfg->before_go (cfg->before_go_arg, out->pid, err) < 0)
     return -1;

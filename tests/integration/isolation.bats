@@ -157,3 +157,23 @@ teardown () { hako_teardown; }
   [ "${lines[0]}" = 0 ]
   [[ "${lines[1]}" == *"0 100000 65536"* ]]
 }
+
+@test "user namespace: a bind source under a directory only host root may enter is reached (hako opens it), read-only as asked" {
+  b=$(new_bundle usrc)
+  rm "$b/rootfs"
+  cp -a "$BUNDLE_DIR/rootfs" "$b/rootfs"
+  chown -R 100000:100000 "$b/rootfs"
+  chmod 755 "$TEST_ROOT" "$b"
+  # As podman's run dir holding /etc/hosts: 0700, host root's.
+  mkdir -m 0700 "$TEST_ROOT/private"
+  echo secret-file > "$TEST_ROOT/private/f"
+  chmod 0666 "$TEST_ROOT/private/f"
+  edit_config "$b" '.linux.namespaces += [{"type": "user"}] | .linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}] | .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}] | .mounts |= map(select(.type != "cgroup")) | .mounts |= map(if .destination == "/sys" then {"destination": "/sys", "type": "bind", "source": "/sys", "options": ["rbind", "nosuid", "noexec", "nodev", "ro"]} else . end)'
+  edit_config "$b" ".mounts += [{\"destination\": \"/f\", \"type\": \"bind\", \"source\": \"$TEST_ROOT/private/f\", \"options\": [\"bind\", \"ro\"]}]"
+  # The file is world-writable on the host; the bind is read-only as asked.
+  set_args "$b" sh -c 'cat /f; (echo x > /f) 2>/dev/null && echo wrote; true'
+  run $H run --rm --bundle "$b" usrc
+  [ "$status" -eq 0 ]
+  [ "$output" = secret-file ]
+  [ "$(cat "$TEST_ROOT/private/f")" = secret-file ]
+}

@@ -163,6 +163,24 @@ teardown () {
   [ -z "$($H list -q)" ]
 }
 
+@test "podman: --uidmap (a rootful user namespace): the bind sources in podman's 0700 run dir are reached; exec joins" {
+  # The rootfs is the mapped root's, as podman's storage makes it for --uidmap.
+  uroot="$TEST_ROOT/uroot"
+  cp -a "$BUNDLE_DIR/rootfs" "$uroot"
+  chown -R 100000:100000 "$uroot"
+  maps=(--uidmap 0:100000:65536 --gidmap 0:100000:65536)
+  run -0 pm run --rm "${RUNOPTS[@]}" "${maps[@]}" --rootfs "$uroot" \
+    sh -c 'tr -s " " < /proc/self/uid_map; id -u; test -s /etc/hosts && test -s /etc/hostname && echo binds'
+  [ "${lines[0]}" = " 0 100000 65536" ]
+  [ "${lines[1]}" = 0 ]
+  [ "${lines[2]}" = binds ]
+  pm run -d --name u1 "${RUNOPTS[@]}" "${maps[@]}" --rootfs "$uroot" sleep 1000
+  run -0 pm exec u1 sh -c 'tr -s " " < /proc/self/uid_map'
+  [ "$output" = " 0 100000 65536" ]
+  pm rm --force --time 0 u1
+  [ -z "$($H list -q)" ]
+}
+
 @test "podman: stop of a container that ignores TERM kills it; kill sends signals" {
   pm run -d --name c2 "${OPTS[@]}" sleep 1000
   pm stop --time 1 c2
