@@ -228,10 +228,11 @@ host_has (const struct cg_host *h, unsigned ctl)
  * on v2 the one hierarchy; on v1 every controller a limit needs (required),
  * plus the freezer (pause, kill) when mounted; on hybrid the controllers
  * limits need and the cgroup2 hierarchy, which tracks, freezes and kills the
- * processes and is what the sandbox sees at /sys/fs/cgroup. */
+ * processes and is what the sandbox sees at /sys/fs/cgroup.  every_v1: every
+ * v1 hierarchy too (the others optional), as runc places a container. */
 static int
-choose_dirs (const struct cg_host *h, unsigned need, const char *rel, bool relative, struct cg_sandbox *cg,
-             hk_err *err)
+choose_dirs (const struct cg_host *h, unsigned need, const char *rel, bool relative, bool every_v1,
+             struct cg_sandbox *cg, hk_err *err)
 {
   unsigned have = 0;
   for (size_t i = 0; i < h->n_hier; i++)
@@ -243,7 +244,7 @@ choose_dirs (const struct cg_host *h, unsigned need, const char *rel, bool relat
        * cgroup2, no controller needed) and kills, and every v1 cgroup an
        * exec joins costs an RCU grace period (up to ~15 ms) per exec. */
       unsigned freezer = h->layout == CG_HYBRID && hybrid_v2 (h) ? 0 : CG_FREEZER;
-      unsigned use = hh->v2 ? need : hh->ctls & (need | freezer);
+      unsigned use = hh->v2 ? need : every_v1 ? hh->ctls : hh->ctls & (need | freezer);
       if (hh->v2 && h->layout == CG_UNIFIED)
         {
           unsigned missing = need & ~hh->ctls;
@@ -359,7 +360,14 @@ cg_prepare (const struct cg_host *h, const struct oci_spec *spec, const char *id
       if (rel[0] == '\0')
         return err_set (err, EINVAL, "linux.cgroupsPath \"%s\": a sandbox cannot use the root cgroup", cp);
     }
-  if (choose_dirs (h, need, rel, relative, out, err) < 0)
+  /* A cgroupsPath is an orchestrator placing the sandbox (podman,
+   * containerd, kubelet): its tools read every v1 controller at that path
+   * (ctr task metrics, cAdvisor) and CRI may set a limit later, so on v1
+   * the sandbox gets a cgroup in each, as runc gives it; an exec then pays
+   * for joining them (an RCU grace period after a quiet spell).  hako's own
+   * default path makes only what the limits need. */
+  bool every_v1 = cp && *cp;
+  if (choose_dirs (h, need, rel, relative, every_v1, out, err) < 0)
     {
       cg_sandbox_free (out);
       return -1;
@@ -637,8 +645,11 @@ cg_enter (const struct cg_sandbox *cg, pid_t pid, bool skip_v2, hk_err *err)
   return 0;
 }
 
-/* The v1 freezer on v1 hosts; the cgroup2 freezer on v2 and hybrid ones
- * (a hybrid sandbox made by an older hako may still have a v1 one). */
+/* The cgroup2 freezer on v2 and hybrid hosts, the v1 freezer on v1 ones.
+ * A hybrid sandbox may have a v1 freezer cgroup too (placed by an
+ * orchestrator's cgroupsPath, or paused by an older hako); cgroup2 freezes
+ * it all the same, and unlike v1 lets SIGKILL through, so a kill -9 of a
+ * paused sandbox (ctr task delete -f) takes effect at once. */
 bool
 cg_can_freeze (const struct cg_sandbox *cg)
 {
@@ -648,10 +659,15 @@ cg_can_freeze (const struct cg_sandbox *cg)
 int
 cg_freeze (const struct cg_sandbox *cg, bool frozen, hk_err *err)
 {
-  if (cg_dir_v1 (cg, CG_FREEZER))
-    return cg_v1_backend.freeze (cg, frozen, err);
+  const struct cg_dir *fz = cg_dir_v1 (cg, CG_FREEZER);
   if (cg_dir_v2 (cg))
-    return cg_v2_backend.freeze (cg, frozen, err);
+    {
+      if (cg_v2_backend.freeze (cg, frozen, err) < 0)
+        return -1;
+      return frozen || fz == NULL ? 0 : cg_write (fz->path, "freezer.state", "THAWED", err);
+    }
+  if (fz)
+    return cg_v1_backend.freeze (cg, frozen, err);
   return err_set (err, ENOTSUP,
                   "the sandbox has no freezer cgroup (none mounted, or not writable by "
                   "this user)");

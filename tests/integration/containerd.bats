@@ -182,6 +182,11 @@ teardown () {
     grep -qx "[0-9]*:memory:/$NS/c2" "/proc/$pid/cgroup"
     [ "$(cat "/sys/fs/cgroup/memory/$NS/c2/memory.limit_in_bytes")" = 67108864 ]
     [ "$(K task metrics c2 | awk '$1 == "memory.limit_in_bytes" {print $2}')" = 67108864 ]
+    # Every v1 controller has the task's own cgroup (as runc makes them), so
+    # the metrics are the task's, not the host's: its processes, as ps counts them.
+    grep -qx "[0-9]*:pids:/$NS/c2" "/proc/$pid/cgroup"
+    grep -qx "[0-9]*:cpuacct:/$NS/c2" "/proc/$pid/cgroup"
+    [ "$(K task metrics c2 | awk '$1 == "pids.current" {print $2}')" = "$($H ps --format json c2 | jq length)" ]
   else
     [ "$(cat "/sys/fs/cgroup/$NS/c2/memory.max")" = 67108864 ]
   fi

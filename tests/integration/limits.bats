@@ -173,6 +173,27 @@ hog () { echo "x=\$(head -c $1 /dev/zero | tr '\\0' a); echo survived"; }
   [ "$status" -eq 125 ]
 }
 
+@test "update: with a linux.cgroupsPath (an orchestrator's) every v1 controller has the sandbox's cgroup, so a limit can be set later" {
+  v2_host && skip "on cgroup v2 every sandbox has its cgroup"
+  b=$(limited cp 0 0 sleep 1000)
+  name="hako-test-cp-$$-$RANDOM"
+  edit_config "$b" ".linux.cgroupsPath = \"/$name/cp\""
+  $H run --detach --bundle "$b" cp
+  pid=$($H state cp | jq -r .pid)
+  grep -qx "[0-9]*:memory:/$name/cp" "/proc/$pid/cgroup"
+  grep -qx "[0-9]*:pids:/$name/cp" "/proc/$pid/cgroup"
+  $H update --memory 64M --pids-limit 10 cp
+  [ "$(cat "/sys/fs/cgroup/memory/$name/cp/memory.limit_in_bytes")" = 67108864 ]
+  [ "$(cat "/sys/fs/cgroup/pids/$name/cp/pids.max")" = 10 ]
+  # An exec joins them all.
+  run $H exec cp cat /proc/self/cgroup
+  [[ "$output" == *":memory:/$name/cp"* ]]
+  $H delete --force cp
+  for d in /sys/fs/cgroup/*/"$name"; do
+    if [ -d "$d" ]; then rmdir "$d"; fi
+  done
+}
+
 # ---- events ------------------------------------------------------------------
 
 @test "events --stats: one JSON object in runc's shape" {
