@@ -39,6 +39,15 @@ limits () {
   edit_config "$1" ".linux.resources.memory = {\"limit\": $2} | .linux.resources.pids = {\"limit\": $3}"
 }
 
+# create_refused BUNDLE ID EDIT TEXT: after the jq EDIT of its config, create
+# of ID fails with 125 and a message holding TEXT.
+create_refused () {
+  edit_config "$1" "$3"
+  run $H create --bundle "$1" "$2"
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"$4"* ]]
+}
+
 # A bundle whose /out is TEST_ROOT/out, for files the sandbox writes.
 out_bundle () {
   local b
@@ -261,10 +270,7 @@ hako_cgroups () {
   [ "$status" -eq 125 ]
   [[ "$output" == *"linux.resources.blockIO"*"No such device"* ]]
   for r in '{"blockIO": {"leafWeight": 300}}' '{"network": {"classID": 1}}'; do
-    edit_config "$b" ".linux.resources = $r"
-    run $H create --bundle "$b" thr3
-    [ "$status" -eq 125 ]
-    [[ "$output" == *"not supported"* ]]
+    create_refused "$b" thr3 ".linux.resources = $r" "not supported"
   done
   [ -z "$(leak_report)" ]
 }
@@ -281,10 +287,8 @@ hako_cgroups () {
   # Linux enforces no separate kernel memory limit: one the memory limit
   # does not hold is refused, naming why.
   for m in '{"kernel": 67108864}' '{"limit": 134217728, "kernel": 67108864}'; do
-    edit_config "$b" ".linux.resources.memory = $m"
-    run $H create --bundle "$b" kmem2
-    [ "$status" -eq 125 ]
-    [[ "$output" == *"memory.kernel: Linux no longer enforces a separate kernel memory limit"* ]]
+    create_refused "$b" kmem2 ".linux.resources.memory = $m" \
+      "memory.kernel: Linux no longer enforces a separate kernel memory limit"
   done
   [ -z "$(leak_report)" ]
 }
