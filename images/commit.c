@@ -461,16 +461,9 @@ img_commit_image (struct img_commit *c, const struct img_commit_opts *o, hk_err 
       = { .diff_id = c->diff_id, .created = created, .created_by = o->created_by, .comment = o->comment };
   if (oci_image_config_add_layer (ctext, clen, &h, &new_cfg, &new_cfg_len, err) < 0)
     goto out;
-  /* Whether the documents were there before: only what this commit added
-   * is taken away again when it fails. */
-  {
-    struct img_hash hh;
-    img_hash_init (&hh);
-    img_hash_update (&hh, new_cfg, new_cfg_len);
-    img_hash_final (&hh, cfg_digest);
-    cfg_new = !img_blob_present (st, cfg_digest, new_cfg_len);
-  }
-  if (img_blob_put_mem (st, NULL, new_cfg, new_cfg_len, cfg_digest, err) < 0)
+  /* cfg_new, man_new: whether this commit wrote the documents; only what it
+   * added is taken away again when it fails. */
+  if (img_blob_put_mem (st, NULL, new_cfg, new_cfg_len, cfg_digest, &cfg_new, err) < 0)
     goto out;
   free (m.config.digest);
   free (m.config.media_type);
@@ -486,14 +479,7 @@ img_commit_image (struct img_commit *c, const struct img_commit_opts *o, hk_err 
   m.layers[m.n_layers] = (struct oci_desc){ 0 };
   if (oci_manifest_write (&m, &new_man, &new_man_len, err) < 0)
     goto out;
-  {
-    struct img_hash hh;
-    img_hash_init (&hh);
-    img_hash_update (&hh, new_man, new_man_len);
-    img_hash_final (&hh, man_digest);
-    man_new = !img_blob_present (st, man_digest, new_man_len);
-  }
-  if (img_blob_put_mem (st, NULL, new_man, new_man_len, man_digest, err) < 0)
+  if (img_blob_put_mem (st, NULL, new_man, new_man_len, man_digest, &man_new, err) < 0)
     goto out;
   rec = (struct oci_image_rec){ .name = xstrdup (o->name),
                                 .manifest_digest = xstrdup (man_digest),

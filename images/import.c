@@ -115,7 +115,7 @@ read_doc (struct img_store *st, const struct src *s, const struct oci_desc *d, c
    * (re-hashed as it is read) stands in. */
   if (s->flat && img_blob_present (st, d->digest, d->size))
     return img_blob_read (st, d->digest, out, len, err);
-  if (src_read (s, name, out, len, err) < 0 || img_blob_put_mem (st, d, *out, *len, NULL, err) < 0)
+  if (src_read (s, name, out, len, err) < 0 || img_blob_put_mem (st, d, *out, *len, NULL, NULL, err) < 0)
     {
       free (*out);
       *out = NULL;
@@ -669,7 +669,7 @@ import_docker (struct img_store *st, const struct src *s, const struct img_impor
   if (src_read (s, "manifest.json", &text, &len, err) < 0
       || oci_docker_manifest_parse (text, len, &dm, err) < 0
       || src_read (s, dm.config, &cfg, &cfg_len, err) < 0
-      || img_blob_put_mem (st, NULL, cfg, cfg_len, cfg_digest, err) < 0)
+      || img_blob_put_mem (st, NULL, cfg, cfg_len, cfg_digest, NULL, err) < 0)
     goto out;
   if (oci_image_config_parse (cfg, cfg_len, &c, err) < 0)
     {
@@ -683,7 +683,7 @@ import_docker (struct img_store *st, const struct src *s, const struct img_impor
       || img_trust_check (st, o, *name_out, "", false, err) < 0
       || docker_layers (st, s, &dm, &c, &m, &o->limits, err) < 0
       || oci_manifest_write (&m, &mtext, &mlen, err) < 0
-      || img_blob_put_mem (st, NULL, mtext, mlen, man_digest, err) < 0)
+      || img_blob_put_mem (st, NULL, mtext, mlen, man_digest, NULL, err) < 0)
     goto out;
   record_of (&rec, *name_out, man_digest, &m, &c);
   r = img_names_put (st, &rec, err);

@@ -28,9 +28,10 @@ bool img_blob_present (const struct img_store *st, const char *digest, uint64_t 
 
 /* Store a document held in memory.  want (may be NULL) is the descriptor that
  * referenced it: its size and digest must match.  *digest_out (may be NULL)
- * gets the digest. */
+ * gets the digest; *added (may be NULL), whether this call wrote the blob
+ * (false when the store had it). */
 int img_blob_put_mem (struct img_store *st, const struct oci_desc *want, const void *data, size_t len,
-                      char digest_out[IMG_DIGEST_LEN], hk_err *err);
+                      char digest_out[IMG_DIGEST_LEN], bool *added, hk_err *err);
 /* A stored document, re-hashed against its name. */
 int img_blob_read (const struct img_store *st, const char *digest, char **out, size_t *len,
                    hk_err *err);

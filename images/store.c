@@ -167,15 +167,23 @@ check_desc (const struct oci_desc *want, const char *digest, uint64_t size, hk_e
   return 0;
 }
 
-int
-img_blob_put_mem (struct img_store *st, const struct oci_desc *want, const void *data, size_t len,
-                  char digest_out[IMG_DIGEST_LEN], hk_err *err)
+static void
+digest_mem (const void *data, size_t len, char out[IMG_DIGEST_LEN])
 {
-  char digest[IMG_DIGEST_LEN];
   struct img_hash h;
   img_hash_init (&h);
   img_hash_update (&h, data, len);
-  img_hash_final (&h, digest);
+  img_hash_final (&h, out);
+}
+
+int
+img_blob_put_mem (struct img_store *st, const struct oci_desc *want, const void *data, size_t len,
+                  char digest_out[IMG_DIGEST_LEN], bool *added, hk_err *err)
+{
+  char digest[IMG_DIGEST_LEN];
+  digest_mem (data, len, digest);
+  if (added)
+    *added = false;
   if (check_desc (want, digest, len, err) < 0)
     return -1;
   if (digest_out)
@@ -183,7 +191,11 @@ img_blob_put_mem (struct img_store *st, const struct oci_desc *want, const void 
   if (img_blob_present (st, digest, len))
     return 0;
   cleanup_free char *dir = xasprintf ("%s/blobs/sha256", st->dir);
-  return img_write_file (st, dir, digest + 7, data, len, "import-doc-written", err);
+  if (img_write_file (st, dir, digest + 7, data, len, "import-doc-written", err) < 0)
+    return -1;
+  if (added)
+    *added = true;
+  return 0;
 }
 
 int
@@ -195,10 +207,7 @@ img_blob_read (const struct img_store *st, const char *digest, char **out, size_
   if (file_read_all (path, IMG_MAX_DOC, &buf, &n, err) < 0)
     return err_prefix (err, "blob %.19s..", digest);
   char got[IMG_DIGEST_LEN];
-  struct img_hash h;
-  img_hash_init (&h);
-  img_hash_update (&h, buf, n);
-  img_hash_final (&h, got);
+  digest_mem (buf, n, got);
   if (strcmp (got, digest) != 0)
     return err_set (err, EIO, "blob %.19s.. in the store is damaged: it hashes to %.19s.. (run "
                     "`hako image verify`)", digest, got);
