@@ -300,14 +300,14 @@ mount_settle (const struct root *r, const struct oci_mount *m, bool bind, const 
    opened: the source, already opened by the parent (mount_src.h; taken
    over), or -1 to open it here. */
 static int
-mount_bind (const struct root *r, const struct mnt_ctx *ctx, const struct oci_mount *m, int opened, hk_err *err)
+mount_bind (const struct root *r, const struct mnt_ctx *ctx, const struct oci_mount *m, int opened,
+            hk_err *err)
 {
   cleanup_close int srcfd = opened;
   cleanup_free char *dest = where (r, m->destination);
-  if (m->source == NULL || (m->source[0] != '/' && ctx->bundle == NULL))
+  cleanup_free char *src = mnt_bind_source (m, ctx->bundle);
+  if (src == NULL)
     return err_set (err, EINVAL, "mount on %s: bind without an absolute source", dest);
-  cleanup_free char *src
-      = m->source[0] == '/' ? xstrdup (m->source) : xasprintf ("%s/%s", ctx->bundle, m->source);
   /* The source is the spec author's host path: opened once, so what is
      checked (directory or file) is what gets mounted. */
   if (srcfd < 0)
@@ -381,8 +381,17 @@ mnt_is_bind (const struct oci_mount *m)
   return m->is_bind || (m->type && strcmp (m->type, "bind") == 0);
 }
 
+char *
+mnt_bind_source (const struct oci_mount *m, const char *bundle)
+{
+  if (m->source == NULL || (m->source[0] != '/' && bundle == NULL))
+    return NULL;
+  return m->source[0] == '/' ? xstrdup (m->source) : xasprintf ("%s/%s", bundle, m->source);
+}
+
 static int
-mount_one (const struct root *r, const struct mnt_ctx *ctx, const struct oci_mount *m, int opened, hk_err *err)
+mount_one (const struct root *r, const struct mnt_ctx *ctx, const struct oci_mount *m, int opened,
+           hk_err *err)
 {
   if (m->destination == NULL || m->destination[0] == '\0')
     return err_set (err, EINVAL, "mount %s: no destination", m->source ? m->source : "");

@@ -43,6 +43,9 @@ struct mnt_ctx
 
 /* Whether m is a bind mount. */
 bool mnt_is_bind (const struct oci_mount *m);
+/* A bind mount's source as a host path (relative ones against bundle), or
+ * NULL when it has none (no source, or a relative one and no bundle). */
+char *mnt_bind_source (const struct oci_mount *m, const char *bundle);
 
 /* Before pivot_root: propagation, the root bind (or tmpfs), the spec's mounts in
  * order with every destination resolved inside the root, /dev and its nodes. */

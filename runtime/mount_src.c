@@ -46,14 +46,6 @@ mnt_src_wanted (const struct oci_spec *spec, bool userns)
   return false;
 }
 
-static char *
-source_path (const struct oci_mount *m, const char *bundle)
-{
-  if (m->source == NULL || (m->source[0] != '/' && bundle == NULL))
-    return NULL;
-  return m->source[0] == '/' ? xstrdup (m->source) : xasprintf ("%s/%s", bundle, m->source);
-}
-
 /* The helper: in the child's mount namespace, open and send each source. */
 static void __attribute__ ((noreturn))
 helper (int pidfd, pid_t pid, const struct oci_spec *spec, const char *bundle, int sock)
@@ -76,7 +68,7 @@ helper (int pidfd, pid_t pid, const struct oci_spec *spec, const char *bundle, i
     {
       if (!mnt_is_bind (&spec->mounts[i]))
         continue;
-      cleanup_free char *src = source_path (&spec->mounts[i], bundle);
+      cleanup_free char *src = mnt_bind_source (&spec->mounts[i], bundle);
       if (src == NULL)
         continue;  /* the child names the mistake */
       int fd = open (src, O_PATH | O_CLOEXEC);
@@ -145,7 +137,7 @@ mnt_src_open (int pidfd, pid_t pid, const struct oci_spec *spec, const char *bun
       if (m.errnum)
         {
           const struct oci_mount *mt = &spec->mounts[m.index];
-          cleanup_free char *src = source_path (mt, bundle);
+          cleanup_free char *src = mnt_bind_source (mt, bundle);
           r = err_code (err, m.errnum, "mount %s on %s", src, mt->destination);
           break;
         }
