@@ -75,20 +75,19 @@ emit "exec hako $hm ms"
 printf '%-8s %8.2f ms  (%.2fx hako)\n' nsenter "$(median "$out/h.json" nsenter)" \
   "$(div "$(median "$out/h.json" nsenter)" "$hm")"
 emit "exec nsenter $(median "$out/h.json" nsenter) ms namespaces only"
-if $ok_crun; then
-  printf '%-8s %8.2f ms  (%.2fx hako)\n' crun "$(median "$out/c.json" crun)" \
-    "$(div "$(median "$out/c.json" crun)" "$hm")"
-  emit "exec crun $(median "$out/c.json" crun) ms$($hybrid && echo ' (hybrid cgroups: private mount ns without /sys/fs/cgroup/unified)')"
-else
-  emit "exec crun - - $why_crun"
-fi
-if $ok_runc; then
-  printf '%-8s %8.2f ms  (%.2fx hako)\n' runc "$(median "$out/r.json" runc)" \
-    "$(div "$(median "$out/r.json" runc)" "$hm")"
-  emit "exec runc $(median "$out/r.json" runc) ms"
-else
-  emit "exec runc - - $why_runc"
-fi
+# other NAME RESULTS OK WHY NOTE: NAME's median beside hako's when it ran
+# (OK true), else why not.
+other () {
+  if $3; then
+    printf '%-8s %8.2f ms  (%.2fx hako)\n' "$1" "$(median "$2" "$1")" "$(div "$(median "$2" "$1")" "$hm")"
+    emit "exec $1 $(median "$2" "$1") ms$5"
+  else
+    emit "exec $1 - - $4"
+  fi
+}
+other crun "$out/c.json" $ok_crun "$why_crun" \
+  "$($hybrid && echo ' (hybrid cgroups: private mount ns without /sys/fs/cgroup/unified)')"
+other runc "$out/r.json" $ok_runc "$why_runc" ""
 
 # Peak RSS: GNU time's maximum resident set size of the exec command and what
 # it waited for (the runtime's own processes and /bin/true).

@@ -150,3 +150,10 @@ image_fixtures () {
 accept_policy () {
   echo '{"default": [{"type": "insecureAcceptAnything"}]}' > "$TEST_ROOT/accept.json"
 }
+
+# The fixtures' busybox layout (image_fixtures) imported as "busybox" under
+# that policy.
+import_busybox () {
+  accept_policy
+  $H image import --policy "$TEST_ROOT/accept.json" "$IMG/layout" --name busybox >/dev/null
+}

@@ -95,8 +95,7 @@ whole_lines () {
 }
 
 @test "image sandbox: the writable layer with its whiteouts; a branch sees writes and deletions" {
-  accept_policy
-  $H image import --policy "$TEST_ROOT/accept.json" "$IMG/layout" --name busybox
+  import_busybox
   $H run --detach --image busybox img -- sleep 1000
   $H exec img sh -c 'echo mine > /srv/mine; rm /etc/hako-image'
   $H snapshot img "$TEST_ROOT/snap"

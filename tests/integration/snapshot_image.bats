@@ -11,8 +11,7 @@ setup_file () {
 }
 setup () {
   hako_setup
-  accept_policy
-  $H image import --policy "$TEST_ROOT/accept.json" "$IMG/layout" --name busybox >/dev/null
+  import_busybox
 }
 teardown () { hako_teardown; }
 
