@@ -176,13 +176,16 @@ cg_systemd_path (const char *cp, char **out, hk_err *err)
   if (ln > 6 && strcmp (name + ln - 6, ".slice") == 0)
     {
       *out = expand_slice (name, ln);
-      return *out ? 0 : err_set (err, EINVAL, "linux.cgroupsPath \"%s\": \"%s\" is not a valid slice name", cp, name);
+      return *out ? 0
+                  : err_set (err, EINVAL, "linux.cgroupsPath \"%s\": \"%s\" is not a valid slice name", cp,
+                             name);
     }
   cleanup_free char *path = expand_slice (slice, ls);
   if (path == NULL)
     return err_set (err, EINVAL, "linux.cgroupsPath \"%s\": \"%.*s\" is not a slice name (a-b.slice)", cp,
                     (int)ls, slice);
-  cleanup_free char *unit = lp ? xasprintf ("%.*s-%s.scope", (int)lp, prefix, name) : xasprintf ("%s.scope", name);
+  cleanup_free char *unit
+      = lp ? xasprintf ("%.*s-%s.scope", (int)lp, prefix, name) : xasprintf ("%s.scope", name);
   *out = xasprintf ("%s%s%s", path, *path ? "/" : "", unit);
   return 0;
 }

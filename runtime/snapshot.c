@@ -84,7 +84,8 @@ snapshot_copy_tree (const char *src, const char *dst, hk_err *err)
   const int flags = ARCHIVE_EXTRACT_OWNER | ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_TIME
                     | ARCHIVE_EXTRACT_XATTR | ARCHIVE_EXTRACT_ACL | ARCHIVE_EXTRACT_SPARSE
                     | ARCHIVE_EXTRACT_SECURE_NODOTDOT | ARCHIVE_EXTRACT_SECURE_SYMLINKS;
-  struct copy_walk w = { .wr = archive_write_disk_new (), .lr = archive_entry_linkresolver_new (), .dst = dst };
+  struct copy_walk w
+      = { .wr = archive_write_disk_new (), .lr = archive_entry_linkresolver_new (), .dst = dst };
   if (w.wr == NULL || w.lr == NULL)
     abort ();
   archive_entry_linkresolver_set_strategy (w.lr, ARCHIVE_FORMAT_TAR_GNUTAR);

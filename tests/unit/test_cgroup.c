@@ -256,8 +256,8 @@ test_paths (void)
       free (full);
     }
   else
-    ok (r < 0 && strstr (err.msg, "systemd, which is not running"), "systemd path without systemd refused: %s",
-        err.msg);
+    ok (r < 0 && strstr (err.msg, "systemd, which is not running"),
+        "systemd path without systemd refused: %s", err.msg);
   cg_sandbox_free (&cg);
   oci_spec_free (spec);
   cg_host_free (&h);
@@ -289,7 +289,8 @@ test_paths (void)
         ok (rr == 0 && strcmp (got, sd[i].want) == 0, "systemd \"%s\" -> %s: %s", sd[i].path, sd[i].want,
             rr == 0 ? got : err.msg);
       else
-        ok (rr < 0 && strstr (err.msg, sd[i].want), "systemd \"%s\" refused: %s", sd[i].path, rr < 0 ? err.msg : got);
+        ok (rr < 0 && strstr (err.msg, sd[i].want), "systemd \"%s\" refused: %s", sd[i].path,
+            rr < 0 ? err.msg : got);
       free (got);
     }
 }
