@@ -6,7 +6,12 @@
 # TESTS_FILTER (optional: only integration files whose name matches),
 # HAKO_SRC/HAKO_BUILD/DEP_CFLAGS/DEP_LIBS (from make: for the rebuilt variants),
 # FUZZ_SECONDS (per fuzz target; 0 skips them), SANITIZE_SLICE (integration
-# files run again with an ASan+UBSan hako; "none" skips the slice).
+# files run again with an ASan+UBSan hako; "none" skips the slice),
+# TEST_JOBS (integration files run at once; default: the number of CPUs).
+# Integration files run TEST_JOBS at a time, each in its own private roots;
+# those in SERIAL_FILES (global state: containerd, podman, the bench, or
+# timing bounds that a loaded machine would stretch) run alone afterwards.
+# Each file's time is printed, and the total.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 HAKO=${HAKO:-$here/../hako}
@@ -42,16 +47,83 @@ run_unit () {
   count "$2" "$out"
 }
 
-# run_bats FILE NAME: one integration file, with the HAKO of the environment.
-run_bats () {
-  out="$log/$2.tap"
-  echo "== integration: $2"
-  bats --tap "$1" > "$out" 2>&1
+# Files that must run alone: they start daemons or use host-wide state
+# (containerd, podman's storage, criu), or they time something.
+SERIAL_FILES=${SERIAL_FILES:-"bench.bats load.bats valgrind.bats containerd.bats podman.bats checkpoint.bats stop.bats"}
+TEST_JOBS=${TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
+start_all=$(date +%s)
+times=""
+
+# bats_file FILE NAME [HAKO]: run one integration file into $log/NAME.tap,
+# its seconds into $log/NAME.secs.  Safe to run several at once.
+bats_file () {
+  t0=$(date +%s)
+  HAKO=${3:-$HAKO} bats --tap "$1" > "$log/$2.tap" 2>&1
+  echo $(($(date +%s) - t0)) > "$log/$2.secs"
+  echo "  done: $2 ($(cat "$log/$2.secs") s)"
+}
+
+# report_bats NAME: print and count one file that bats_file ran.
+report_bats () {
+  out="$log/$1.tap"
+  echo "== integration: $1 ($(cat "$log/$1.secs" 2>/dev/null || echo ?) s)"
+  times="$times $1=$(cat "$log/$1.secs" 2>/dev/null || echo ?)s"
   grep -E '^#' "$out" | head -40
-  count "$2" "$out"
+  count "$1" "$out"
   if ! grep -Eq '^1\.\.[0-9]+' "$out"; then
-    echo "  $2: no TAP plan (bats failed to run)"; fail=$((fail + 1))
+    echo "  $1: no TAP plan (bats failed to run)"; fail=$((fail + 1))
   fi
+}
+
+# run_pool LIST: run the "FILE NAME HAKO" lines of LIST, TEST_JOBS at a time
+# (each worker claims the next line with an atomic mkdir), then report them
+# in LIST's order.
+run_pool () {
+  list=$1 w=0
+  while [ "$w" -lt "$TEST_JOBS" ]; do
+    (
+      n=0
+      while read -r f name hk; do
+        n=$((n + 1))
+        mkdir "$log/claim.$n" 2>/dev/null || continue
+        bats_file "$f" "$name" "$hk"
+      done < "$list"
+    ) &
+    w=$((w + 1))
+  done
+  wait
+  rm -rf "$log"/claim.*
+  while read -r f name hk; do
+    report_bats "$name"
+  done < "$list"
+}
+
+# run_serial LIST: the same lines, one after the other.
+run_serial () {
+  while read -r f name hk; do
+    bats_file "$f" "$name" "$hk" > /dev/null
+    report_bats "$name"
+  done < "$1"
+}
+
+# integration_lists PREFIX HAKO FILES...: write $log/PREFIX.pool and
+# $log/PREFIX.serial, the files that pass TESTS_FILTER, split.
+integration_lists () {
+  prefix=$1 hk=$2
+  shift 2
+  : > "$log/$prefix.pool"
+  : > "$log/$prefix.serial"
+  for f in "$@"; do
+    [ -e "$f" ] || continue
+    b=$(basename "$f")
+    case "$b" in *${TESTS_FILTER:-}*) ;; *) continue ;; esac
+    name=$b
+    [ "$prefix" = main ] || name="$prefix:$b"
+    case " $SERIAL_FILES " in
+      *" $b "*) echo "$f $name $hk" >> "$log/$prefix.serial" ;;
+      *) echo "$f $name $hk" >> "$log/$prefix.pool" ;;
+    esac
+  done
 }
 
 for t in ${UNIT_TESTS:-}; do
@@ -71,11 +143,10 @@ if [ "$(id -u)" != 0 ]; then
   echo "== integration: skipped, needs root"
   skip=$((skip + 1))
 else
-  for f in "$here"/integration/*.bats; do
-    [ -e "$f" ] || continue
-    case "$(basename "$f")" in *${TESTS_FILTER:-}*) ;; *) continue ;; esac
-    run_bats "$f" "$(basename "$f")"
-  done
+  integration_lists main "$HAKO" "$here"/integration/*.bats
+  echo "== integration: $(wc -l < "$log/main.pool") files, $TEST_JOBS at a time"
+  run_pool "$log/main.pool"
+  run_serial "$log/main.serial"
 fi
 
 # The sanitizer slice: hako and the unit tests rebuilt with ASan+UBSan, the
@@ -111,11 +182,15 @@ if [ "$slice" != none ] && [ -n "${HAKO_SRC:-}" ]; then
       run_unit "$asan/$(basename "$t")" "asan:$(basename "$t")"
     done
     if [ "$(id -u)" = 0 ]; then
-      for name in $slice; do
-        [ -e "$here/integration/$name.bats" ] || continue
-        case "$name" in *${TESTS_FILTER:-}*) ;; *) continue ;; esac
-        HAKO="$asan/hako" run_bats "$here/integration/$name.bats" "asan:$name.bats"
-      done
+      files=""
+      for name in $slice; do files="$files $here/integration/$name.bats"; done
+      # The sanitizer slice checks correctness, not memory bounds
+      # (peak_rss_below in helpers.bash).
+      export HAKO_SANITIZED=1
+      integration_lists asan "$asan/hako" $files
+      run_pool "$log/asan.pool"
+      run_serial "$log/asan.serial"
+      unset HAKO_SANITIZED
     fi
     unset ASAN_OPTIONS UBSAN_OPTIONS
     out="$log/asan-reports.tap"
@@ -129,6 +204,8 @@ if [ "$slice" != none ] && [ -n "${HAKO_SRC:-}" ]; then
   fi
 fi
 
+echo "times:$times"
+echo "total: $(($(date +%s) - start_all)) s"
 [ -n "$failures" ] && echo "failed in:$failures"
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

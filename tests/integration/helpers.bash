@@ -157,3 +157,29 @@ import_busybox () {
   accept_policy
   $H image import --policy "$TEST_ROOT/accept.json" "$IMG/layout" --name busybox >/dev/null
 }
+
+# ia32_emulation: whether this kernel runs i386 syscalls (int 0x80), asked
+# before any int 0x80 (which takes SIGSEGV without it): the kernel registers
+# abi.vsyscall32 only with CONFIG_IA32_EMULATION, ia32_emulation= on its
+# command line turns that off at boot, and HAKO_TEST_NO_IA32=1 forces "no".
+# Then the probe itself (needs $TOOLS/probe, as seccomp.bats builds it).
+# IA32_MISSING says why not.
+ia32_emulation () {
+  IA32_MISSING="no IA32 emulation in this kernel"
+  if [ "$(uname -m)" != x86_64 ]; then IA32_MISSING="not x86_64"; return 1; fi
+  [ "${HAKO_TEST_NO_IA32:-}" != 1 ] || { IA32_MISSING="$IA32_MISSING (HAKO_TEST_NO_IA32=1)"; return 1; }
+  [ -e /proc/sys/abi/vsyscall32 ] || return 1
+  if grep -Eq '(^| )ia32_emulation=[0nNfF]' /proc/cmdline; then
+    IA32_MISSING="$IA32_MISSING (ia32_emulation= on the kernel command line)"; return 1
+  fi
+  [ "$("$TOOLS/probe" int80 2>&1)" = ok ]
+}
+
+# peak_rss_below KIB FILE: the peak RSS that /usr/bin/time -f %M wrote to
+# FILE is under KIB.  A memory bound measured under a sanitizer measures the
+# sanitizer (ASan's shadow and quarantine are tens of MiB), so the sanitizer
+# slice (HAKO_SANITIZED=1, set by tests/run.sh) checks correctness only.
+peak_rss_below () {
+  echo "peak RSS $(cat "$2") KiB (bound $1 KiB${HAKO_SANITIZED:+, not checked under sanitizers})"
+  [ -n "${HAKO_SANITIZED:-}" ] || [ "$(cat "$2")" -lt "$1" ]
+}

@@ -295,9 +295,7 @@ probe () {
 }
 
 @test "seccomp: a syscall through the i386 ABI (int 0x80) kills the process" {
-  [ "$(uname -m)" = x86_64 ] || skip "not x86_64"
-  out=$("$TOOLS/probe" int80 2>&1) || true
-  [ "$out" = ok ] || skip "no IA32 emulation in this kernel"
+  ia32_emulation || skip "$IA32_MISSING"
   b=$(sc_bundle i386)
   [ "$(probe "$b" int80)" = status=159 ]
 }
@@ -375,9 +373,7 @@ ALLOW_LIST='["access","arch_prctl","brk","chdir","clone","close","dup2","dup3","
 }
 
 @test "seccomp: an architecture listed in the bundle's filter is let through (int 0x80 with SCMP_ARCH_X86)" {
-  [ "$(uname -m)" = x86_64 ] || skip "not x86_64"
-  out=$("$TOOLS/probe" int80 2>&1) || true
-  [ "$out" = ok ] || skip "no IA32 emulation in this kernel"
+  ia32_emulation || skip "$IA32_MISSING"
   b=$(sc_bundle arch '.linux.seccomp.architectures += ["SCMP_ARCH_X86"]')
   [ "$(probe "$b" int80)" = ok ]
 }
