@@ -34,6 +34,7 @@ struct src
   char *tmpdir;  /* to remove, when extracted */
   char *label;
   const struct img_store *store;  /* extracted: where the blobs not copied out are */
+  char **link_names, **link_targets; /* an archive's layer.tar symlinks, not yet linked */
 };
 
 static char *
@@ -177,17 +178,20 @@ link_resolve (const char *name, const char *target)
   return out;
 }
 
-/* The layer.tar symlinks of a legacy `docker save` (a layer saved twice is
- * a link to its first copy): each becomes a hard link, in the extraction
- * dir, to the member it names.  Only a link to another layer.tar member of
- * the same archive is followed, resolved by name among the members: an
- * archive whose link points at a host file (/etc/shadow, ../../..) cannot
- * make import read it.  The layer is then verified against its diff_id as
- * any other. */
+/* The layer.tar symlinks of a docker-archive, made hard links in the
+ * extraction dir once manifest.json is read: a legacy `docker save` links a
+ * layer saved twice to its first copy, podman and skopeo link every
+ * <id>/layer.tar to the top-level <digest>.tar that manifest.json names.
+ * A link is followed only to a regular member that the manifest names as a
+ * layer, resolved by name among the members: an archive whose link points
+ * at a host file (/etc/shadow, ../../..) or at any other member cannot make
+ * import read it.  The layer is then verified against its diff_id as any
+ * other. */
 static int
-link_layers (const struct src *s, const char *file, char **names, char **targets, hk_err *err)
+link_layers (const struct src *s, char **layers, hk_err *err)
 {
-  size_t n = strv_len (names);
+  char **names = s->link_names, **targets = s->link_targets;
+  size_t n = names ? strv_len (names) : 0;
   for (size_t i = 0; i < n; i++)
     {
       cleanup_free char *to = link_resolve (names[i], targets[i]);
@@ -205,14 +209,15 @@ link_layers (const struct src *s, const char *file, char **names, char **targets
         }
       cleanup_free char *flat_to = to ? flat_name (to) : NULL;
       struct stat sb;
-      if (to == NULL || strcmp (to, names[i]) == 0 || !is_layer_tar (to) || member_name (to) != to
+      if (to == NULL || strcmp (to, names[i]) == 0 || !strv_contains (layers, to) || member_name (to) != to
           || fstatat (s->dirfd, flat_to, &sb, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG (sb.st_mode))
-        return err_set (err, EINVAL, "%s: %s is a symlink to \"%.200s\", which is not another "
-                        "layer.tar of the archive (the only links an archive may have)",
-                        file, names[i], targets[i]);
+        return err_set (err, EINVAL,
+                        "%s: %s is a symlink to \"%.200s\", which is not a layer that "
+                        "manifest.json names (the only links an archive may have)",
+                        s->label, names[i], targets[i]);
       cleanup_free char *flat = flat_name (names[i]);
       if (linkat (s->dirfd, flat_to, s->dirfd, flat, 0) < 0)
-        return err_sys (err, "%s: link %s to %s", file, names[i], to);
+        return err_sys (err, "%s: link %s to %s", s->label, names[i], to);
     }
   return 0;
 }
@@ -241,7 +246,6 @@ extract_archive (struct img_store *st, const char *file, struct src *s, hk_err *
   archive_read_support_filter_none (a);
   struct archive_entry *e;
   int r = 0, ar;
-  char **link_names = NULL, **link_targets = NULL;
   if (archive_read_open_filename (a, file, 1 << 17) != ARCHIVE_OK)
     r = err_set (err, EINVAL, "%s: %s", file, archive_error_string (a));
   while (r == 0 && ((ar = archive_read_next_header (a, &e)) == ARCHIVE_OK || ar == ARCHIVE_WARN))
@@ -260,8 +264,8 @@ extract_archive (struct img_store *st, const char *file, struct src *s, hk_err *
       if (layer_link)
         {
           /* Linked once every member is out: a link may precede its target. */
-          strv_push (&link_names, xstrdup (path));
-          strv_push (&link_targets, xstrdup (archive_entry_symlink (e) ? archive_entry_symlink (e) : ""));
+          strv_push (&s->link_names, xstrdup (path));
+          strv_push (&s->link_targets, xstrdup (archive_entry_symlink (e) ? archive_entry_symlink (e) : ""));
           continue;
         }
       /* A blob the store has (its name is its digest) is not copied out again:
@@ -288,10 +292,6 @@ extract_archive (struct img_store *st, const char *file, struct src *s, hk_err *
   if (r == 0 && ar != ARCHIVE_EOF)
     r = err_set (err, EINVAL, "%s: %s", file, archive_error_string (a));
   archive_read_free (a);
-  if (r == 0 && link_names)
-    r = link_layers (s, file, link_names, link_targets, err);
-  strv_free (link_names);
-  strv_free (link_targets);
   if (r == 0)
     img_test_stall (st, "import-extracted");
   return r;
@@ -309,6 +309,8 @@ src_free (struct src *s)
     }
   free (s->tmpdir);
   free (s->label);
+  strv_free (s->link_names);
+  strv_free (s->link_targets);
 }
 
 /* ---- OCI ---- */
@@ -667,7 +669,7 @@ import_docker (struct img_store *st, const struct src *s, const struct img_impor
   char cfg_digest[IMG_DIGEST_LEN], man_digest[IMG_DIGEST_LEN];
   int r = -1;
   if (src_read (s, "manifest.json", &text, &len, err) < 0
-      || oci_docker_manifest_parse (text, len, &dm, err) < 0
+      || oci_docker_manifest_parse (text, len, &dm, err) < 0 || link_layers (s, dm.layers, err) < 0
       || src_read (s, dm.config, &cfg, &cfg_len, err) < 0
       || img_blob_put_mem (st, NULL, cfg, cfg_len, cfg_digest, NULL, err) < 0)
     goto out;

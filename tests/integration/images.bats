@@ -93,13 +93,84 @@ hostile () {
   store_clean
 }
 
+# run_docker_archive NAME ARCHIVE: import ARCHIVE as NAME and run it.
+run_docker_archive () {
+  run -0 $H_IMPORT "$2" --name "$1"
+  [ "$output" = "$1:latest" ]
+  run -0 $H image inspect "$1"
+  [ "$(echo "$output" | jq -r '.layers | length')" = 2 ]
+  run -0 $H run --rm --image "$1" "run-$1" -- cat /etc/hako-image
+  [ -n "$output" ]
+  store_clean
+}
+
+@test "import of what podman save writes: layer.tar symlinks to the top-level <digest>.tar that manifest.json names" {
+  command -v podman >/dev/null || skip "podman is not installed (Debian package podman)"
+  local P="podman --root $TEST_ROOT/podman --runroot $TEST_ROOT/podman-run --storage-driver vfs"
+  local id
+  id=$($P load -q -i "$IMG/oci.tar" >/dev/null && $P images -q | head -1)
+  [ -n "$id" ]
+  $P tag "$id" localhost/busybox:podman
+  $P save -o "$TEST_ROOT/podman.tar" localhost/busybox:podman
+  $P save --format oci-archive -o "$TEST_ROOT/podman-oci.tar" localhost/busybox:podman
+  $P rmi -a -f >/dev/null 2>&1 || true
+  [ "$(tar tvf "$TEST_ROOT/podman.tar" | grep -Ec '^l.*/layer.tar -> \.\./[0-9a-f]{64}\.tar$')" = 2 ]
+  run_docker_archive podman "$TEST_ROOT/podman.tar"
+  run_docker_archive podman-oci "$TEST_ROOT/podman-oci.tar"
+}
+
+@test "import of what skopeo copy ... docker-archive: writes" {
+  command -v skopeo >/dev/null || skip "skopeo is not installed (Debian package skopeo)"
+  skopeo copy -q "oci:$IMG/layout:latest" "docker-archive:$TEST_ROOT/skopeo.tar:busybox:skopeo"
+  [ "$(tar tvf "$TEST_ROOT/skopeo.tar" | grep -Ec '^l.*/layer.tar -> \.\./[0-9a-f]{64}\.tar$')" = 2 ]
+  run_docker_archive skopeo "$TEST_ROOT/skopeo.tar"
+}
+
+@test "import of a Docker 25+ docker-archive: an OCI layout (blobs/sha256, index.json) beside manifest.json" {
+  local d=$TEST_ROOT/docker25
+  mkdir -p "$d"
+  cp -r "$IMG/layout/." "$d/"
+  # Docker's manifest.json names the OCI blobs; its index.json names the image.
+  local man cfg
+  man=$(jq -r '.manifests[0].digest' "$d/index.json")
+  cfg=$(jq -r '.config.digest' "$d/blobs/sha256/${man#sha256:}")
+  jq -c --arg c "blobs/sha256/${cfg#sha256:}" \
+    '[{Config:$c, RepoTags:["busybox-docker25:latest"], Layers:[.layers[].digest | "blobs/sha256/" + ltrimstr("sha256:")]}]' \
+    "$d/blobs/sha256/${man#sha256:}" > "$d/manifest.json"
+  jq '.manifests[0].annotations["io.containerd.image.name"] = "docker.io/library/busybox-docker25:latest"' \
+    "$d/index.json" > "$d/i" && mv "$d/i" "$d/index.json"
+  tar -C "$d" -cf "$TEST_ROOT/docker25.tar" .
+  run_docker_archive docker25 "$TEST_ROOT/docker25.tar"
+}
+
+@test "hostile: a podman-style layer.tar symlink to a member manifest.json does not name as a layer is refused" {
+  command -v skopeo >/dev/null || skip "skopeo is not installed (Debian package skopeo)"
+  skopeo copy -q "oci:$IMG/layout:latest" "docker-archive:$TEST_ROOT/sk.tar:busybox:skopeo"
+  local d=$TEST_ROOT/sk
+  mkdir -p "$d"
+  tar -C "$d" -xf "$TEST_ROOT/sk.tar"
+  local link cfg
+  link=$(find "$d" -name layer.tar -type l | head -1)
+  cfg=$(jq -r '.[0].Config' "$d/manifest.json")
+  for target in "../$cfg" ../repositories ../manifest.json /etc/shadow "$TEST_ROOT/canary/canary"; do
+    ln -sfn "$target" "$link"
+    # The manifest names the link, so the link is what import reads.
+    jq --arg l "${link#$d/}" '.[0].Layers[0] = $l' "$d/manifest.json" > "$d/m" && mv "$d/m" "$d/manifest.json"
+    tar -C "$d" -cf "$TEST_ROOT/bad.tar" .
+    run -125 $H_IMPORT "$TEST_ROOT/bad.tar" --name bad
+    [[ "$output" == *"is a symlink to \"$target\", which is not a layer that manifest.json names"* ]]
+  done
+  store_clean
+  host_untouched
+}
+
 @test "hostile: a legacy docker-archive's layer.tar symlink to a host file or a non-layer member is refused" {
   L=$IMG/layers
   for target in /etc/shadow ../../../../../etc/shadow "$TEST_ROOT/canary/canary" ../manifest.json ../repositories \
                 layer.tar ../nosuch/layer.tar; do
     LINK_TARGET=$target "$fixtures/images.sh" docker-legacy "$TEST_ROOT/bad.tar" $L/base.tar $L/top.tar $L/base.tar
     run -125 $H_IMPORT "$TEST_ROOT/bad.tar" --name bad
-    [[ "$output" == *"/layer.tar is a symlink to \"$target\", which is not another layer.tar of the archive"* ]]
+    [[ "$output" == *"/layer.tar is a symlink to \"$target\", which is not a layer that manifest.json names"* ]]
   done
   # To another layer.tar of the archive, but not the layer the config names:
   # the diff_id check refuses it.
