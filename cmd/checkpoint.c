@@ -122,7 +122,12 @@ parse (int argc, char **argv, bool restore, struct criu_opts *o, const char **pi
     }
   return 0;
 bad:
-  *rc = cmd_usage (verb, "bad option");
+  if (c == '?')
+    *rc = cmd_bad_option (verb, argv, opts);
+  else
+    for (const struct option *opt = opts; opt->name; opt++)
+      if (opt->val == c)
+        *rc = cmd_usage (verb, "--%s is an option of %s only", opt->name, restore ? "checkpoint" : "restore");
   return -1;
 }
 

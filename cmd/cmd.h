@@ -3,6 +3,7 @@
 #define HAKO_CMD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "lib/err.h"
 #include "oci/spec.h"
@@ -50,10 +51,25 @@ int cmd_restore (int argc, char **argv);
 
 #define EXIT_HAKO 125
 
-/* "hako: VERB ID: MSG" on stderr and in the log; returns 125. */
+/* "hako: VERB ID: MSG" on stderr and in the log; returns 125.  With
+ * --log-format json, one object with the error's kind (err_kind_of), the
+ * verb and the id (an image verb's operand is "image" instead). */
 int cmd_fail (const char *verb, const char *id, const hk_err *err);
-/* Usage error: "hako: VERB: MSG" plus a hint to --help; returns 125. */
+/* The same for a message with a kind of its own. */
+int cmd_fail_kind (const char *verb, const char *id, enum err_kind kind, const char *msg);
+/* The command could not be executed (status 126: kind permission; 127:
+ * not_found): reported as an error; the exit status stays the command's. */
+void cmd_not_run (const char *verb, const char *id, int status, const char *msg);
+/* Usage error: "hako: VERB: MSG" plus a hint to --help, kind
+ * invalid_argument; returns 125. */
 int cmd_usage (const char *verb, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
+/* getopt_long returned '?' (opterr is 0): a usage error saying which option
+ * of argv was wrong and how, with a "did you mean" for a long option that is
+ * a typo of one of opts.  Returns 125. */
+struct option;
+int cmd_bad_option (const char *verb, char **argv, const struct option *opts);
+/* The one of names[n] a typo of word most likely meant, or NULL. */
+const char *cmd_suggest (const char *word, const char *const *names, size_t n);
 /* Print a verb's help text (usage line + options) to stdout and return 0. */
 int cmd_help (const char *text);
 

@@ -19,9 +19,9 @@ replace_args (struct oci_spec *spec, char *const *args, hk_err *err)
   if (args == NULL)
     return 0;
   if (args[0] == NULL)
-    return err_set (err, EINVAL, "no command after --");
+    return err_setk (err, ERR_INVALID_ARGUMENT, EINVAL, "no command after --");
   if (spec->process == NULL)
-    return err_set (err, EINVAL, ".process: required to create a sandbox");
+    return err_setk (err, ERR_INVALID_CONFIG, EINVAL, ".process: required to create a sandbox");
   strv_free (spec->process->args);
   spec->process->args = strv_dup (args);
   return 0;
@@ -40,7 +40,8 @@ cmd_load_config (const char *bundle, const char *profile, char *const *args, boo
     {
       int p = oci_profile_from_name (profile);
       if (p < 0)
-        return err_set (err, EINVAL, "--profile: unknown profile \"%s\" (default, host)", profile);
+        return err_setk (err, ERR_INVALID_ARGUMENT, EINVAL,
+                         "--profile: unknown profile \"%s\" (default, host)", profile);
       if (p == OCI_PROFILE_HOST && bundle == NULL)
         {
           free (out->bundle);
@@ -232,7 +233,7 @@ cmd_create (int argc, char **argv)
       case 'M': no_monitor = true; break;
       case 'S': from = optarg; break;
       case 'h': cmd_net_free (&net); return cmd_help (create_help);
-      default: cmd_net_free (&net); return cmd_usage ("create", "bad option");
+      default: cmd_net_free (&net); return cmd_bad_option ("create", argv, opts);
       }
   if (argc - optind != 1)
     {

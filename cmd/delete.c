@@ -24,7 +24,7 @@ cmd_delete (int argc, char **argv)
       {
       case 'f': force = true; break;
       case 'h': return cmd_help (delete_help);
-      default: return cmd_usage ("delete", "bad option");
+      default: return cmd_bad_option ("delete", argv, opts);
       }
   if (argc - optind != 1)
     return cmd_usage ("delete", "expects exactly one sandbox ID");

@@ -78,7 +78,7 @@ cmd_doctor (int argc, char **argv)
       {
       case 'f': format = optarg; break;
       case 'h': return cmd_help (doctor_help);
-      default: return cmd_usage ("doctor", "bad option");
+      default: return cmd_bad_option ("doctor", argv, opts);
       }
   if (optind != argc)
     return cmd_usage ("doctor", "takes no arguments");

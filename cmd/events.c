@@ -66,7 +66,7 @@ cmd_events (int argc, char **argv)
           return cmd_usage ("events", "--interval: \"%s\" is not a duration above 0", optarg);
         break;
       case 'h': return cmd_help (events_help);
-      default: return cmd_usage ("events", "bad option");
+      default: return cmd_bad_option ("events", argv, opts);
       }
   if (argc - optind != 1)
     return cmd_usage ("events", "expects exactly one sandbox ID");

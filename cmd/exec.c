@@ -148,7 +148,7 @@ parse_args (int argc, char **argv, struct exec_cli *c)
         return cmd_usage ("exec", "--ignore-paused is not supported: a command started in a paused "
                           "sandbox would be frozen with it (resume it first)"), -1;
       case 'h': cmd_help (exec_help); return 1;
-      default: cmd_usage ("exec", "bad option"); return -1;
+      default: cmd_bad_option ("exec", argv, opts); return -1;
       }
   c->o.caps = c->caps;
   c->o.additional_gids = c->gids;
@@ -321,7 +321,7 @@ cmd_exec (int argc, char **argv)
       else
         {
           if (res.not_run)
-            log_error ("exec %s: %s", id, res.not_run);
+            cmd_not_run ("exec", id, res.status, res.not_run);
           report_truncation (&res, &c, id);
           status = res.status;
         }

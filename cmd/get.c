@@ -34,7 +34,7 @@ cmd_get (int argc, char **argv)
                             optarg);
         break;
       case 'h': return cmd_help (get_help);
-      default: return cmd_usage ("get", "bad option");
+      default: return cmd_bad_option ("get", argv, opts);
       }
   if (argc - optind != 2)
     return cmd_usage ("get", "expects a sandbox ID and a PATH inside it");

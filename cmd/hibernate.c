@@ -36,7 +36,7 @@ parse (int argc, char **argv, const char *verb, const char *help, const char **i
     if (c == 'h')
       return cmd_help (help), 1;
     else
-      return cmd_usage (verb, "bad option"), -1;
+      return cmd_bad_option (verb, argv, opts), -1;
   if (argc - optind != 1 || *cmd == NULL || (*cmd)[0] == NULL)
     return cmd_usage (verb, "expects a sandbox ID, then -- and a command"), -1;
   *id = argv[optind];
@@ -58,7 +58,7 @@ run_inside (const struct store *st, const char *verb, const char *id, char **cmd
       if (res.warning)
         log_warn ("%s %s: %s", verb, id, res.warning);
       if (res.not_run)
-        log_error ("%s %s: %s", verb, id, res.not_run);
+        cmd_not_run (verb, id, res.status, res.not_run);
       status = res.status;
     }
   exec_result_free (&res);
@@ -100,7 +100,11 @@ cmd_hibernate (int argc, char **argv)
   else if ((status = run_inside (&st, "hibernate", id, cmd)) < 0)
     status = EXIT_HAKO;
   else if (status != 0)
-    log_error ("hibernate %s: the command exited %d; the sandbox keeps running", id, status);
+    {
+      char msg[96];
+      snprintf (msg, sizeof msg, "the command exited %d; the sandbox keeps running", status);
+      cmd_fail_kind ("hibernate", id, ERR_INTERNAL, msg);
+    }
   else if (sbx_stop (&st, id, HIBERNATE_STOP_MS, &err) < 0 || mark_hibernated (&st, id, &err) < 0)
     status = cmd_fail ("hibernate", id, &err);
   store_fini (&st);

@@ -7,29 +7,31 @@
 
 #include "cmd/cmd.h"
 #include "images/image.h"
+#include "lib/jsonstr.h"
 #include "lib/util.h"
 
-static const char image_help[] =
-  "Usage: hako image import SOURCE [--name NAME:TAG] [LIMITS]\n"
-  "       hako image ls [-q]\n"
-  "       hako image inspect NAME\n"
-  "       hako image rm NAME\n"
-  "       hako image verify\n"
-  "       hako image export NAME[:TAG] DIR\n\n"
-  "SOURCE: an OCI image layout DIR[:TAG], an oci-archive or a docker-archive file.\n"
-  "Every blob's size and sha256 and every layer's diff_id are checked; layers are\n"
-  "unpacked once into the store under --data-root.\n\n"
-  "  -n, --name NAME:TAG         the name to record (default: from the source)\n"
-  "      --max-layer-bytes N     bound on a layer's uncompressed size (default 8g)\n"
-  "      --max-layer-entries N   bound on a layer's entries (default 1000000)\n"
-  "      --max-path N            bound on an entry's path length (default 4096)\n"
-  "      --allow-devices         create device nodes a layer holds (root only)\n"
-  "      --policy FILE           trust policy (default /etc/hako/policy.json; hako-policy(5))\n"
-  "      --signature FILE        a simple-signing signature of the manifest (repeatable)\n"
-  "      --signature-dir DIR     signatures at DIR/NAME@sha256=HEX/signature-N\n\n"
-  "export writes NAME as an OCI image layout in DIR (made if missing; an empty\n"
-  "directory, or an existing layout the image is added to), referenced by its tag\n"
-  "(umoci unpack --image DIR:TAG, skopeo inspect oci:DIR:TAG).\n";
+static const char image_help[]
+    = "Usage: hako image import SOURCE [--name NAME:TAG] [LIMITS]\n"
+      "       hako image ls [-q] [--format table|json]\n"
+      "       hako image inspect NAME\n"
+      "       hako image rm NAME\n"
+      "       hako image verify [--format text|json]\n"
+      "       hako image export NAME[:TAG] DIR [--format text|json]\n\n"
+      "SOURCE: an OCI image layout DIR[:TAG], an oci-archive or a docker-archive file.\n"
+      "Every blob's size and sha256 and every layer's diff_id are checked; layers are\n"
+      "unpacked once into the store under --data-root.\n\n"
+      "  -n, --name NAME:TAG         the name to record (default: from the source)\n"
+      "      --max-layer-bytes N     bound on a layer's uncompressed size (default 8g)\n"
+      "      --max-layer-entries N   bound on a layer's entries (default 1000000)\n"
+      "      --max-path N            bound on an entry's path length (default 4096)\n"
+      "      --allow-devices         create device nodes a layer holds (root only)\n"
+      "      --policy FILE           trust policy (default /etc/hako/policy.json; hako-policy(5))\n"
+      "      --signature FILE        a simple-signing signature of the manifest (repeatable)\n"
+      "      --signature-dir DIR     signatures at DIR/NAME@sha256=HEX/signature-N\n"
+      "      --format json           print the imported image as image inspect does\n\n"
+      "export writes NAME as an OCI image layout in DIR (made if missing; an empty\n"
+      "directory, or an existing layout the image is added to), referenced by its tag\n"
+      "(umoci unpack --image DIR:TAG, skopeo inspect oci:DIR:TAG).\n";
 
 static int
 open_store (bool exclusive, struct img_store *is, hk_err *err)
@@ -42,10 +44,22 @@ open_store (bool exclusive, struct img_store *is, hk_err *err)
   return r;
 }
 
+static int image_inspect (const char *name);
+
 static int
 image_import (int argc, char **argv)
 {
-  enum { OPT_BYTES = 256, OPT_ENTRIES, OPT_PATH, OPT_DEVICES, OPT_POLICY, OPT_SIG, OPT_SIGDIR };
+  enum
+  {
+    OPT_BYTES = 256,
+    OPT_ENTRIES,
+    OPT_PATH,
+    OPT_DEVICES,
+    OPT_POLICY,
+    OPT_SIG,
+    OPT_SIGDIR,
+    OPT_FORMAT
+  };
   static const struct option opts[] = {
     { "name", required_argument, NULL, 'n' },
     { "max-layer-bytes", required_argument, NULL, OPT_BYTES },
@@ -55,6 +69,7 @@ image_import (int argc, char **argv)
     { "policy", required_argument, NULL, OPT_POLICY },
     { "signature", required_argument, NULL, OPT_SIG },
     { "signature-dir", required_argument, NULL, OPT_SIGDIR },
+    { "format", required_argument, NULL, OPT_FORMAT },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
@@ -64,6 +79,7 @@ image_import (int argc, char **argv)
   int c;
   cleanup_free char **sigs = NULL;
   size_t n_sigs = 0;
+  bool json = false;
   optind = 0;  /* reinitialize getopt: options may follow SOURCE */
   while ((c = getopt_long (argc, argv, "n:h", opts, NULL)) != -1)
     switch (c)
@@ -89,8 +105,13 @@ image_import (int argc, char **argv)
         sigs[n_sigs] = NULL;
         break;
       case OPT_SIGDIR: o.sigstore = optarg; break;
+      case OPT_FORMAT:
+        if (strcmp (optarg, "json") != 0 && strcmp (optarg, "text") != 0)
+          return cmd_usage ("image import", "--format: \"%s\" is not text or json", optarg);
+        json = strcmp (optarg, "json") == 0;
+        break;
       case 'h': return cmd_help (image_help);
-      default: return cmd_usage ("image import", "bad option");
+      default: return cmd_bad_option ("image import", argv, opts);
       }
   if (argc - optind != 1)
     return cmd_usage ("image import", "expects exactly one SOURCE");
@@ -105,21 +126,37 @@ image_import (int argc, char **argv)
   img_store_close (&is);
   if (r < 0)
     return cmd_fail ("image import", o.source, &err);
+  if (json)
+    return image_inspect (name); /* its name, digests and layers */
   printf ("%s\n", name);
   return 0;
 }
 
 static int
-image_ls (bool quiet)
+image_ls_json (const struct oci_image_names *n)
+{
+  hk_err err = { 0 };
+  cleanup_free char *json = NULL;
+  if (oci_image_list_write (n, &json, &err) < 0)
+    return cmd_fail ("image ls", NULL, &err);
+  printf ("%s\n", json);
+  return 0;
+}
+
+static int
+image_ls (bool quiet, bool json)
 {
   hk_err err = { 0 };
   struct img_store is;
   struct oci_image_names n;
+  int r = 0;
   if (open_store (false, &is, &err) < 0 || img_names_load (&is, &n, &err) < 0)
     return cmd_fail ("image ls", NULL, &err);
-  if (!quiet)
+  if (json)
+    r = image_ls_json (&n);
+  else if (!quiet)
     printf ("%-40s %-19s %-8s %s\n", "NAME", "MANIFEST", "LAYERS", "IMPORTED");
-  for (size_t i = 0; i < n.n; i++)
+  for (size_t i = 0; i < n.n && !json; i++)
     if (quiet)
       printf ("%s\n", n.images[i].name);
     else
@@ -127,7 +164,7 @@ image_ls (bool quiet)
               n.images[i].n_layers, n.images[i].created ? n.images[i].created : "-");
   oci_image_names_free (&n);
   img_store_close (&is);
-  return 0;
+  return r;
 }
 
 static int
@@ -165,7 +202,7 @@ image_rm (const char *name)
 }
 
 static int
-image_verify (void)
+image_verify (bool json)
 {
   hk_err err = { 0 };
   struct img_store is;
@@ -173,14 +210,16 @@ image_verify (void)
   if (open_store (false, &is, &err) < 0)
     return cmd_fail ("image verify", NULL, &err);
   int r = img_verify (&is, &n, &err) < 0 ? cmd_fail ("image verify", NULL, &err) : 0;
-  if (r == 0)
+  if (r == 0 && json)
+    printf ("{\"blobs\":%zu}\n", n);
+  else if (r == 0)
     printf ("%zu blobs verified\n", n);
   img_store_close (&is);
   return r;
 }
 
 static int
-image_export (const char *name, const char *dir)
+image_export (const char *name, const char *dir, bool json)
 {
   hk_err err = { 0 };
   struct img_store is;
@@ -188,10 +227,66 @@ image_export (const char *name, const char *dir)
   if (open_store (false, &is, &err) < 0)
     return cmd_fail ("image export", name, &err);
   int r = img_export (&is, name, dir, &ref, &err) < 0 ? cmd_fail ("image export", name, &err) : 0;
-  if (r == 0)
+  if (r == 0 && json)
+    {
+      fputs ("{\"layout\":", stdout);
+      jsonstr_fput (stdout, dir, strlen (dir));
+      fputs (",\"ref\":", stdout);
+      jsonstr_fput (stdout, ref, strlen (ref));
+      fputs ("}\n", stdout);
+    }
+  else if (r == 0)
     printf ("%s:%s\n", dir, ref);
   img_store_close (&is);
   return r;
+}
+
+static const char *const image_subs[] = { "import", "ls", "list", "inspect", "rm", "verify", "export" };
+
+static int
+unknown_sub (const char *sub)
+{
+  const char *s = cmd_suggest (sub, image_subs, sizeof image_subs / sizeof *image_subs);
+  if (s)
+    return cmd_usage ("image", "unknown subcommand \"%s\"; did you mean \"%s\"?", sub, s);
+  return cmd_usage ("image", "unknown subcommand \"%s\" (import, ls, inspect, rm, verify, export)", sub);
+}
+
+/* The subcommands but import: [-q] [--format table|json] and operands. */
+static int
+image_other (const char *verb, const char *sub, int argc, char **argv)
+{
+  static const struct option opts[] = { { "quiet", no_argument, NULL, 'q' },
+                                        { "format", required_argument, NULL, 'f' },
+                                        { "help", no_argument, NULL, 'h' },
+                                        { NULL, 0, NULL, 0 } };
+  bool quiet = false, json = false;
+  int c;
+  optind = 0;
+  while ((c = getopt_long (argc, argv, "qf:h", opts, NULL)) != -1)
+    switch (c)
+      {
+      case 'q': quiet = true; break;
+      case 'f':
+        if (strcmp (optarg, "json") != 0 && strcmp (optarg, "table") != 0 && strcmp (optarg, "text") != 0)
+          return cmd_usage (verb, "--format: \"%s\" is not table, text or json", optarg);
+        json = strcmp (optarg, "json") == 0;
+        break;
+      case 'h': return cmd_help (image_help);
+      default: return cmd_bad_option (verb, argv, opts);
+      }
+  int args = argc - optind;
+  if (strcmp (sub, "ls") == 0 || strcmp (sub, "list") == 0)
+    return args == 0 ? image_ls (quiet, json) : cmd_usage (verb, "takes no arguments");
+  if (strcmp (sub, "verify") == 0)
+    return args == 0 ? image_verify (json) : cmd_usage (verb, "takes no arguments");
+  /* inspect prints JSON whatever --format says. */
+  if (strcmp (sub, "inspect") == 0)
+    return args == 1 ? image_inspect (argv[optind]) : cmd_usage (verb, "expects one NAME");
+  if (strcmp (sub, "rm") == 0)
+    return args == 1 ? image_rm (argv[optind]) : cmd_usage (verb, "expects one NAME");
+  return args == 2 ? image_export (argv[optind], argv[optind + 1], json)
+                   : cmd_usage (verb, "expects NAME and DIR");
 }
 
 int
@@ -204,30 +299,12 @@ cmd_image (int argc, char **argv)
   argv++;
   if (strcmp (sub, "import") == 0)
     return image_import (argc, argv);
-  static const struct option opts[] = { { "quiet", no_argument, NULL, 'q' },
-                                        { "help", no_argument, NULL, 'h' },
-                                        { NULL, 0, NULL, 0 } };
-  bool quiet = false;
-  int c;
-  optind = 0;
-  while ((c = getopt_long (argc, argv, "qh", opts, NULL)) != -1)
-    switch (c)
-      {
-      case 'q': quiet = true; break;
-      case 'h': return cmd_help (image_help);
-      default: return cmd_usage ("image", "bad option");
-      }
-  int args = argc - optind;
-  if (strcmp (sub, "ls") == 0 || strcmp (sub, "list") == 0)
-    return args == 0 ? image_ls (quiet) : cmd_usage ("image ls", "takes no arguments");
-  if (strcmp (sub, "verify") == 0)
-    return args == 0 ? image_verify () : cmd_usage ("image verify", "takes no arguments");
-  if (strcmp (sub, "inspect") == 0)
-    return args == 1 ? image_inspect (argv[optind]) : cmd_usage ("image inspect", "expects one NAME");
-  if (strcmp (sub, "rm") == 0)
-    return args == 1 ? image_rm (argv[optind]) : cmd_usage ("image rm", "expects one NAME");
-  if (strcmp (sub, "export") == 0)
-    return args == 2 ? image_export (argv[optind], argv[optind + 1])
-                     : cmd_usage ("image export", "expects NAME and DIR");
-  return cmd_usage ("image", "unknown subcommand \"%s\" (import, ls, inspect, rm, verify, export)", sub);
+  bool known = false;
+  for (size_t i = 0; i < sizeof image_subs / sizeof *image_subs; i++)
+    known |= strcmp (sub, image_subs[i]) == 0;
+  if (!known)
+    return unknown_sub (sub);
+  char verb[32];
+  snprintf (verb, sizeof verb, "image %s", sub);
+  return image_other (verb, sub, argc, argv);
 }

@@ -47,7 +47,7 @@ cmd_kill (int argc, char **argv)
       {
       case 'a': all = true; break;
       case 'h': return cmd_help (kill_help);
-      default: return cmd_usage ("kill", "bad option");
+      default: return cmd_bad_option ("kill", argv, opts);
       }
   int n = argc - optind;
   if (n < 1 || n > 2)

@@ -71,7 +71,7 @@ cmd_list (int argc, char **argv)
         break;
       case 'q': quiet = true; break;
       case 'h': return cmd_help (list_help);
-      default: return cmd_usage ("list", "bad option");
+      default: return cmd_bad_option ("list", argv, opts);
       }
   if (optind != argc)
     return cmd_usage ("list", "takes no arguments");

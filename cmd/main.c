@@ -74,14 +74,38 @@ usage (FILE *out)
          "\nSee hako(8) and hako-VERB(8).\n", out);
 }
 
+/* The error's fields for --log-format json: an image verb's operand is an
+ * image (or a source), not a sandbox. */
+static struct log_fields
+fields (const char *verb, const char *id, enum err_kind kind)
+{
+  bool image = strncmp (verb, "image", 5) == 0;
+  return (struct log_fields){
+    .kind = err_kind_name (kind), .verb = verb, .id = image ? NULL : id, .image = image ? id : NULL
+  };
+}
+
+int
+cmd_fail_kind (const char *verb, const char *id, enum err_kind kind, const char *msg)
+{
+  struct log_fields f = fields (verb, id, kind);
+  if (id)
+    log_error_fields (&f, "%s %s: %s", verb, id, msg);
+  else
+    log_error_fields (&f, "%s: %s", verb, msg);
+  return EXIT_HAKO;
+}
+
+void
+cmd_not_run (const char *verb, const char *id, int status, const char *msg)
+{
+  cmd_fail_kind (verb, id, status == 127 ? ERR_NOT_FOUND : ERR_PERMISSION, msg);
+}
+
 int
 cmd_fail (const char *verb, const char *id, const hk_err *err)
 {
-  if (id)
-    log_error ("%s %s: %s", verb, id, err->msg);
-  else
-    log_error ("%s: %s", verb, err->msg);
-  return EXIT_HAKO;
+  return cmd_fail_kind (verb, id, err_kind_of (err), err->msg);
 }
 
 int
@@ -92,7 +116,15 @@ cmd_usage (const char *verb, const char *fmt, ...)
   va_start (ap, fmt);
   vsnprintf (msg, sizeof msg, fmt, ap);
   va_end (ap);
-  log_error ("%s: %s (see `hako %s --help`)", verb, msg, verb);
+  /* "hako" is the global options' verb: no verb to name. */
+  if (strcmp (verb, "hako") == 0)
+    {
+      struct log_fields f = { .kind = err_kind_name (ERR_INVALID_ARGUMENT) };
+      log_error_fields (&f, "%s (see `hako --help`)", msg);
+      return EXIT_HAKO;
+    }
+  struct log_fields f = fields (verb, NULL, ERR_INVALID_ARGUMENT);
+  log_error_fields (&f, "%s: %s (see `hako %s --help`)", verb, msg, verb);
   return EXIT_HAKO;
 }
 
@@ -125,7 +157,7 @@ cmd_on_sandbox (int argc, char **argv, const char *help, sandbox_fn fn)
     if (c == 'h')
       return cmd_help (help);
     else
-      return cmd_usage (verb, "bad option");
+      return cmd_bad_option (verb, argv, opts);
   if (argc - optind != 1)
     return cmd_usage (verb, "expects exactly one sandbox ID");
   const char *id = argv[optind];
@@ -150,6 +182,18 @@ cmd_split_dashdash (int *argc, char **argv, char ***cmd)
         *argc = i;
         return;
       }
+}
+
+/* --log-format F, or HAKO_LOG_FORMAT: in force at once, so that the
+ * errors about the other global options are in that format too. */
+static int
+set_log_format (const char *value, const char *what)
+{
+  if (strcmp (value, "text") != 0 && strcmp (value, "json") != 0)
+    return cmd_usage ("hako", "%s: \"%s\" is not text or json", what, value), -1;
+  globals.log_format = value;
+  log_set_format (strcmp (value, "json") == 0 ? LOG_JSON : LOG_TEXT);
+  return 0;
 }
 
 static int
@@ -179,9 +223,8 @@ parse_globals (int argc, char **argv)
       case OPT_DATA_ROOT: globals.data_root = optarg; break;
       case OPT_LOG: globals.log = optarg; break;
       case OPT_LOG_FORMAT:
-        if (strcmp (optarg, "text") != 0 && strcmp (optarg, "json") != 0)
-          return cmd_usage ("hako", "--log-format: \"%s\" is not text or json", optarg), -1;
-        globals.log_format = optarg;
+        if (set_log_format (optarg, "--log-format") < 0)
+          return -1;
         break;
       case OPT_DEBUG: globals.debug = true; break;
       case OPT_NODE_CONFIG: admission_set_config (optarg); break;
@@ -200,15 +243,34 @@ parse_globals (int argc, char **argv)
             && strcmp (optarg, "auto") != 0)
           return cmd_usage ("hako", "--rootless: \"%s\" is not true, false or auto", optarg), -1;
         break;
-      default:
-        return -1;
+      default: return cmd_bad_option ("hako", argv, opts), -1;
       }
   return optind;
+}
+
+static int
+unknown_verb (const char *name)
+{
+  const char *names[sizeof verbs / sizeof *verbs];
+  for (size_t i = 0; i < sizeof verbs / sizeof *verbs; i++)
+    names[i] = verbs[i].name;
+  const char *s = cmd_suggest (name, names, sizeof verbs / sizeof *verbs);
+  struct log_fields f = { .kind = err_kind_name (ERR_INVALID_ARGUMENT) };
+  if (s)
+    log_error_fields (&f, "unknown verb \"%s\"; did you mean \"%s\"? (see `hako --help`)", name, s);
+  else
+    log_error_fields (&f, "unknown verb \"%s\" (see `hako --help`)", name);
+  return EXIT_HAKO;
 }
 
 int
 main (int argc, char **argv)
 {
+  /* Every usage error is hako's own line, naming the verb (usage.c). */
+  opterr = 0;
+  const char *env_format = getenv ("HAKO_LOG_FORMAT");
+  if (env_format && *env_format && set_log_format (env_format, "HAKO_LOG_FORMAT") < 0)
+    return EXIT_HAKO;
   int first = parse_globals (argc, argv);
   if (first < 0)
     return EXIT_HAKO;
@@ -230,6 +292,5 @@ main (int argc, char **argv)
         optind = 1;  /* each verb runs its own getopt over its own argv */
         return verbs[i].fn (argc - first, argv + first);
       }
-  log_error ("unknown verb \"%s\" (see `hako --help`)", name);
-  return EXIT_HAKO;
+  return unknown_verb (name);
 }

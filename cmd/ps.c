@@ -62,7 +62,7 @@ cmd_ps (int argc, char **argv)
           return cmd_usage ("ps", "--format: \"%s\" is not table, json or json-full", optarg);
         break;
       case 'h': return cmd_help (ps_help);
-      default: return cmd_usage ("ps", "bad option");
+      default: return cmd_bad_option ("ps", argv, opts);
       }
   /* runc passes ps(1) options after the id; hako has its own columns. */
   if (argc - optind != 1)

@@ -46,7 +46,7 @@ cmd_put (int argc, char **argv)
       case 'u': o.user = optarg; break;
       case 'p': o.mkdir = true; break;
       case 'h': return cmd_help (put_help);
-      default: return cmd_usage ("put", "bad option");
+      default: return cmd_bad_option ("put", argv, opts);
       }
   if (argc - optind != 2)
     return cmd_usage ("put", "expects a sandbox ID and a PATH inside it");

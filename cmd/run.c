@@ -85,7 +85,7 @@ run_parse (int argc, char **argv, struct run_opts *o)
           return -1;
         break;
       case 'h': cmd_help (run_help); return 1;
-      default: cmd_usage ("run", "bad option"); return -1;
+      default: cmd_bad_option ("run", argv, opts); return -1;
       }
   if (argc - optind != 1)
     {

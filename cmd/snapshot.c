@@ -178,7 +178,7 @@ cmd_snapshot (int argc, char **argv)
         gzip = strcmp (optarg, "gzip") == 0;
         break;
       case 'h': return cmd_help (snapshot_help);
-      default: return cmd_usage ("snapshot", "bad option");
+      default: return cmd_bad_option ("snapshot", argv, opts);
       }
   if (image)
     {

@@ -40,7 +40,7 @@ cmd_spec (int argc, char **argv)
       case 'b': bundle = optarg; break;
       case 'i': image = optarg; break;
       case 'h': return cmd_help (spec_help);
-      default: return cmd_usage ("spec", "bad option");
+      default: return cmd_bad_option ("spec", argv, opts);
       }
   if (optind != argc)
     return cmd_usage ("spec", "takes no arguments");

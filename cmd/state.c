@@ -19,7 +19,7 @@ cmd_state (int argc, char **argv)
     if (c == 'h')
       return cmd_help (state_help);
     else
-      return cmd_usage ("state", "bad option");
+      return cmd_bad_option ("state", argv, opts);
   if (argc - optind != 1)
     return cmd_usage ("state", "expects exactly one sandbox ID");
   const char *id = argv[optind];

@@ -30,7 +30,7 @@ cmd_stop (int argc, char **argv)
           return cmd_usage ("stop", "--time: bad duration \"%s\" (500ms, 10s, 1m)", optarg);
         break;
       case 'h': return cmd_help (stop_help);
-      default: return cmd_usage ("stop", "bad option");
+      default: return cmd_bad_option ("stop", argv, opts);
       }
   if (argc - optind != 1)
     return cmd_usage ("stop", "expects exactly one sandbox ID");

@@ -164,7 +164,7 @@ cmd_update (int argc, char **argv)
         {
           oci_resources_free (&opt);
           return c == '?' || c == ':'
-                     ? cmd_usage ("update", "bad option")
+                     ? cmd_bad_option ("update", argv, opts)
                      : cmd_usage ("update", "%s: bad value \"%s\"", argv[optind - 1], optarg);
         }
     }

@@ -138,15 +138,16 @@ img_name_normalize (const char *in, char **out, hk_err *err)
 {
   size_t n = strlen (in);
   if (n == 0 || n > 255 || in[0] == '-' || in[0] == '/' || in[0] == ':')
-    return err_set (err, EINVAL, "image name \"%s\": not a valid name[:tag]", in);
+    return err_setk (err, ERR_INVALID_ARGUMENT, EINVAL, "image name \"%s\": not a valid name[:tag]", in);
   for (const char *p = in; *p; p++)
     if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')
           || strchr ("._-/:@", *p)))
-      return err_set (err, EINVAL, "image name \"%s\": character '%c' is not allowed", in, *p);
+      return err_setk (err, ERR_INVALID_ARGUMENT, EINVAL, "image name \"%s\": character '%c' is not allowed",
+                       in, *p);
   const char *slash = strrchr (in, '/');
   const char *colon = strchr (slash ? slash : in, ':');
   if (colon && colon[1] == '\0')
-    return err_set (err, EINVAL, "image name \"%s\": empty tag", in);
+    return err_setk (err, ERR_INVALID_ARGUMENT, EINVAL, "image name \"%s\": empty tag", in);
   *out = colon ? xstrdup (in) : xasprintf ("%s:latest", in);
   return 0;
 }
@@ -319,7 +320,7 @@ img_find (struct img_store *st, const char *name, struct oci_image_rec *out, hk_
   struct oci_image_names n;
   if (img_name_normalize (name, &norm, err) < 0 || img_names_load (st, &n, err) < 0)
     return -1;
-  int r = err_set (err, ENOENT, "image %s not found (see `hako image ls`)", norm);
+  int r = err_setk (err, ERR_NOT_FOUND, ENOENT, "image %s not found (see `hako image ls`)", norm);
   for (size_t i = 0; i < n.n; i++)
     if (strcmp (n.images[i].name, norm) == 0)
       {
@@ -502,7 +503,7 @@ img_remove (struct img_store *st, const char *name, hk_err *err)
       break;
   if (i == n.n)
     {
-      err_set (err, ENOENT, "image %s not found", norm);
+      err_setk (err, ERR_NOT_FOUND, ENOENT, "image %s not found", norm);
       goto out;
     }
   for (size_t j = 0; j < n.n; j++)

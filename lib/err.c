@@ -30,6 +30,7 @@ err_vset (hk_err *err, int errnum, bool with_strerror, const char *fmt, va_list 
   if (with_strerror && errnum != 0 && (size_t) n < sizeof err->msg)
     snprintf (err->msg + n, sizeof err->msg - n, ": %s", errno_text (errnum));
   err->errnum = errnum;
+  err->kind = ERR_KIND_UNSET; /* a new error: its kind is said anew */
   return -1;
 }
 
@@ -91,5 +92,77 @@ void
 err_clear (hk_err *err)
 {
   err->errnum = 0;
+  err->kind = ERR_KIND_UNSET;
   err->msg[0] = '\0';
+}
+
+int
+err_kind (hk_err *err, enum err_kind kind)
+{
+  err->kind = kind;
+  return -1;
+}
+
+int
+err_kind_default (hk_err *err, enum err_kind kind)
+{
+  if (err->kind == ERR_KIND_UNSET)
+    err->kind = kind;
+  return -1;
+}
+
+int
+err_setk (hk_err *err, enum err_kind kind, int errnum, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  err_vset (err, errnum, false, fmt, ap);
+  va_end (ap);
+  err->kind = kind;
+  return -1;
+}
+
+enum err_kind
+err_kind_of (const hk_err *err)
+{
+  if (err->kind != ERR_KIND_UNSET)
+    return err->kind;
+  switch (err->errnum)
+    {
+    case ENOENT: return ERR_NOT_FOUND;
+    case EEXIST: return ERR_EXISTS;
+    case EACCES:
+    case EPERM: return ERR_PERMISSION;
+    case EBUSY: return ERR_BUSY;
+    case ENOSPC:
+    case EDQUOT: return ERR_NO_SPACE;
+    case ETIMEDOUT: return ERR_TIMEOUT;
+    case EOPNOTSUPP:
+    case ENOSYS: return ERR_UNSUPPORTED;
+    case ESRCH: return ERR_NOT_RUNNING;
+    default: return ERR_INTERNAL;
+    }
+}
+
+const char *
+err_kind_name (enum err_kind kind)
+{
+  static const char *const names[] = {
+    [ERR_KIND_UNSET] = "internal",
+    [ERR_NOT_FOUND] = "not_found",
+    [ERR_EXISTS] = "exists",
+    [ERR_NOT_RUNNING] = "not_running",
+    [ERR_INVALID_CONFIG] = "invalid_config",
+    [ERR_INVALID_ARGUMENT] = "invalid_argument",
+    [ERR_UNSUPPORTED] = "unsupported",
+    [ERR_PERMISSION] = "permission",
+    [ERR_BUSY] = "busy",
+    [ERR_ADMISSION] = "admission",
+    [ERR_NO_SPACE] = "no_space",
+    [ERR_TIMEOUT] = "timeout",
+    [ERR_INTERNAL] = "internal",
+  };
+  if ((unsigned)kind >= sizeof names / sizeof *names)
+    return "internal";
+  return names[kind];
 }

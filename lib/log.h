@@ -1,4 +1,5 @@
-/* log: messages for people (stderr) and for shims (--log FILE, text or JSON lines). */
+/* log: messages for people (stderr) and for programs and shims (JSON lines,
+ * --log FILE). */
 #ifndef HAKO_LIB_LOG_H
 #define HAKO_LIB_LOG_H
 
@@ -6,9 +7,27 @@
 
 enum log_format { LOG_TEXT, LOG_JSON };
 
+/* The format of stderr and of the log file; may be called before log_init
+ * (the global options are still being read). */
+void log_set_format (enum log_format format);
 /* Open FILE (may be NULL: stderr only).  Returns -1 with errno on failure. */
 int log_init (const char *file, enum log_format format, bool debug);
-/* An error: always on stderr as "hako: MSG", and in the log file when one is set. */
+
+/* What a program reads of an error besides its message: kind is a word of
+ * hako(8)'s list; each may be NULL (then left out). */
+struct log_fields
+{
+  const char *kind;
+  const char *verb;
+  const char *id;    /* the sandbox */
+  const char *image; /* an image verb's operand */
+};
+
+/* An error: always on stderr, and in the log file when one is set.  Text:
+ * "hako: MSG".  JSON: one line, {"level":"error","kind":...,"msg":MSG,
+ * "verb":...,"id":...,"image":...}, the file's line with "time" too. */
+void log_error_fields (const struct log_fields *f, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3)));
 void log_error (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
 void log_warn (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
 /* Only with --debug. */

@@ -436,6 +436,27 @@ oci_image_names_free (struct oci_image_names *n)
 }
 
 int
+oci_image_list_write (const struct oci_image_names *n, char **out, hk_err *err)
+{
+  struct json_out o;
+  json_out_init (&o, NULL);
+  json_arr_open (&o);
+  for (size_t i = 0; i < n->n; i++)
+    {
+      const struct oci_image_rec *r = &n->images[i];
+      json_obj_open (&o);
+      json_kstr (&o, "name", r->name);
+      json_kstr (&o, "manifest", r->manifest_digest);
+      json_kstr (&o, "config", r->config_digest);
+      json_kstr (&o, "created", r->created);
+      json_kuint (&o, "layers", r->n_layers);
+      json_obj_close (&o);
+    }
+  json_arr_close (&o);
+  return json_out_finish (&o, out, NULL, err);
+}
+
+int
 oci_image_inspect_write (const struct oci_image_rec *r, const struct oci_image_config *c,
                          char **out, hk_err *err)
 {

@@ -144,6 +144,9 @@ int oci_image_names_parse (const char *text, size_t len, struct oci_image_names 
 int oci_image_names_write (const struct oci_image_names *n, char **out, size_t *len, hk_err *err);
 void oci_image_rec_free (struct oci_image_rec *r);
 void oci_image_names_free (struct oci_image_names *n);
+/* The images as `image ls --format json` prints them: an array of
+ * {"name","manifest","config","created","layers":N}. */
+int oci_image_list_write (const struct oci_image_names *n, char **out, hk_err *err);
 /* One image as `image inspect` prints it: the record plus its config's process defaults. */
 int oci_image_inspect_write (const struct oci_image_rec *r, const struct oci_image_config *c,
                              char **out, hk_err *err);

@@ -543,14 +543,14 @@ oci_spec_parse (const char *json, size_t len, struct oci_spec **out, hk_err *err
 {
   yajl_val root = NULL;
   if (json_parse (json, len, &root, err) < 0)
-    return -1;
+    return err_kind (err, ERR_INVALID_CONFIG);
   struct oci_spec *s = xcalloc (1, sizeof *s);
   int r = parse_top (root, s, err);
   yajl_tree_free (root);
   if (r < 0)
     {
       oci_spec_free (s);
-      return -1;
+      return err_kind_default (err, ERR_INVALID_CONFIG);
     }
   *out = s;
   return 0;
@@ -573,7 +573,7 @@ oci_process_parse (const char *json, size_t len, struct oci_process **out, hk_er
 {
   yajl_val root = NULL;
   if (json_parse (json, len, &root, err) < 0)
-    return -1;
+    return err_kind (err, ERR_INVALID_CONFIG);
   struct oci_process *p = xcalloc (1, sizeof *p);
   int r = YAJL_IS_OBJECT (root) ? parse_process_object (root, p, err)
                                 : err_set (err, EINVAL, "the process must be a JSON object");
@@ -581,7 +581,7 @@ oci_process_parse (const char *json, size_t len, struct oci_process **out, hk_er
   if (r < 0)
     {
       oci_process_free (p);
-      return -1;
+      return err_kind_default (err, ERR_INVALID_CONFIG);
     }
   *out = p;
   return 0;

@@ -48,7 +48,7 @@ admission_load_node (struct oci_node *node, bool *present, hk_err *err)
       return err_prefix (err, "node config");
     }
   if (oci_node_parse (text, len, path, node, err) < 0)
-    return err_prefix (err, "node config");
+    return err_kind_default (err, ERR_INVALID_CONFIG), err_prefix (err, "node config");
   *present = true;
   return 0;
 }
@@ -80,9 +80,9 @@ admission_check (const struct oci_node *node, uint64_t reserved, uint64_t reques
                  hk_err *err)
 {
   if (node->require_memory_limit && !has_limit)
-    return err_set (err, EINVAL,
-                    "admission: this node requires a memory limit (require_memory_limit in the node "
-                    "config) and linux.resources.memory.limit is not set");
+    return err_setk (err, ERR_ADMISSION, EINVAL,
+                     "admission: this node requires a memory limit (require_memory_limit in the node "
+                     "config) and linux.resources.memory.limit is not set");
   if (!node->has_memory_pool)
     return 0;
   long double cap = (long double)node->memory_pool * node->overcommit;
@@ -93,12 +93,12 @@ admission_check (const struct oci_node *node, uint64_t reserved, uint64_t reques
   human (reserved, res, sizeof res);
   human (node->memory_pool, pool, sizeof pool);
   human ((uint64_t)cap, total, sizeof total);
-  return err_set (err, EBUSY,
-                  "admission: not enough memory in the node's pool: requested %" PRIu64 " (%s), "
-                  "reserved by live sandboxes %" PRIu64 " (%s), pool %" PRIu64 " (%s) x overcommit %g "
-                  "= %" PRIu64 " (%s)",
-                  request, req, reserved, res, node->memory_pool, pool, node->overcommit, (uint64_t)cap,
-                  total);
+  return err_setk (err, ERR_ADMISSION, EBUSY,
+                   "admission: not enough memory in the node's pool: requested %" PRIu64 " (%s), "
+                   "reserved by live sandboxes %" PRIu64 " (%s), pool %" PRIu64 " (%s) x overcommit %g "
+                   "= %" PRIu64 " (%s)",
+                   request, req, reserved, res, node->memory_pool, pool, node->overcommit, (uint64_t)cap,
+                   total);
 }
 
 /* A sandbox without a readable state is being created (or was, by a hako

@@ -743,7 +743,7 @@ static int
 joiner_failed (struct exec_ctx *x, hk_err *err)
 {
   if (read_failure (x))
-    return err_set (err, 0, "%s", x->failure.msg);
+    return err_setk (err, (enum err_kind)x->failure.kind, x->failure.errnum, "%s", x->failure.msg);
   return err_set (err, EPIPE, "the process entering sandbox %s died", x->o->id);
 }
 
@@ -964,7 +964,7 @@ decide_result (struct exec_ctx *x, struct exec_result *res, int ws, hk_err *err)
   if (x->failed)
     {
       if (x->failure.status != 126 && x->failure.status != 127)
-        return err_set (err, 0, "%s", x->failure.msg);
+        return err_setk (err, (enum err_kind)x->failure.kind, x->failure.errnum, "%s", x->failure.msg);
       res->status = x->failure.status;
       res->not_run = xstrdup (x->failure.msg);
       res->reason = EXEC_EXITED;

@@ -70,7 +70,7 @@ enter_recv (int fd, struct enter_msg *m, int *fd_out)
 static void __attribute__ ((noreturn))
 fail (const struct exec_plan *p, int status, const hk_err *err)
 {
-  struct enter_err m = { .status = status };
+  struct enter_err m = { .status = status, .errnum = err->errnum, .kind = (int)err->kind };
   snprintf (m.msg, sizeof m.msg, "%s", err->msg);
   if (write (p->errp[1], &m, sizeof m) != (ssize_t) sizeof m)
     {

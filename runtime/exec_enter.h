@@ -65,6 +65,7 @@ struct enter_msg
 struct enter_err
 {
   int status;   /* 125, or 126/127 when the command cannot be executed */
+  int errnum, kind; /* the joiner's hk_err, carried whole */
   char msg[sizeof ((hk_err *) 0)->msg];
 };
 

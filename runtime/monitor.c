@@ -29,6 +29,7 @@ struct mon_msg
   int ok;
   int status;
   int errnum;
+  int kind; /* enum err_kind: a refusal in the monitor (an id taken, a full pool) keeps its kind */
   char msg[sizeof ((hk_err *)0)->msg];
 };
 
@@ -153,7 +154,7 @@ mon_wait (struct mon_link *l, int *status, hk_err *err)
     }
   *status = m.status;
   m.msg[sizeof m.msg - 1] = '\0';
-  return err_set (err, m.errnum, "%s", m.msg);
+  return err_setk (err, (enum err_kind)m.kind, m.errnum, "%s", m.msg);
 }
 
 static void
@@ -170,7 +171,7 @@ mon_send (struct mon_link *l, const struct mon_msg *m)
 void
 mon_fail (struct mon_link *l, int status, const hk_err *err)
 {
-  struct mon_msg m = { .ok = 0, .status = status, .errnum = err->errnum };
+  struct mon_msg m = { .ok = 0, .status = status, .errnum = err->errnum, .kind = (int)err->kind };
   snprintf (m.msg, sizeof m.msg, "%s", err->msg);
   mon_send (l, &m);
   _exit (status);

@@ -123,8 +123,20 @@ refuse_unsupported (const struct oci_spec *spec, hk_err *err)
   return 0;
 }
 
+static int sbx_validate_spec (struct oci_spec *spec, hk_err *err);
+
 int
 sbx_validate (struct oci_spec *spec, hk_err *err)
+{
+  if (sbx_validate_spec (spec, err) == 0)
+    return 0;
+  /* What the host cannot do is unsupported (ENOTSUP, from errnum); any
+   * other refusal here is the config's. */
+  return err->errnum == EINVAL ? err_kind_default (err, ERR_INVALID_CONFIG) : -1;
+}
+
+static int
+sbx_validate_spec (struct oci_spec *spec, hk_err *err)
 {
   if (spec->process == NULL)
     return err_set (err, EINVAL, ".process: required to create a sandbox");
@@ -649,7 +661,7 @@ release_fifo (const char *fifo, const struct oci_state *s, hk_err *err)
 {
   cleanup_close int pidfd = pid_open (s->pid, s->pid_start_time);
   if (pidfd < 0)
-    return err_set (err, ESRCH, "sandbox %s: container not running", s->id);
+    return err_setk (err, ERR_NOT_RUNNING, ESRCH, "sandbox %s: container not running", s->id);
   cleanup_close int fd = open (fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0)
     return err_sys (err, "open %s", fifo);
@@ -968,7 +980,7 @@ signal_sandbox (const struct oci_state *s, int sig, bool all, hk_err *err)
 {
   cleanup_close int pidfd = pid_open (s->pid, s->pid_start_time);
   if (pidfd < 0)
-    return err_set (err, ESRCH, "sandbox %s: container not running", s->id);
+    return err_setk (err, ERR_NOT_RUNNING, ESRCH, "sandbox %s: container not running", s->id);
   if (all && kill_all (s, sig, err) < 0)
     return -1;
   if (sys_pidfd_send_signal (pidfd, sig, NULL, 0) < 0 && errno != ESRCH)
@@ -985,7 +997,7 @@ sbx_kill (const struct store *st, const char *id, int sig, bool all, hk_err *err
     return -1;
   int r = 0;
   if (s->status == OCI_STATUS_STOPPED)
-    r = err_set (err, ESRCH, "sandbox %s: container not running", id);
+    r = err_setk (err, ERR_NOT_RUNNING, ESRCH, "sandbox %s: container not running", id);
   else
     r = signal_sandbox (s, sig, all, err);
   oci_state_free (s);
@@ -1053,8 +1065,8 @@ sbx_delete (const struct store *st, const char *id, bool force, hk_err *err)
     {
       refresh_status (&e, s);
       if ((s->status == OCI_STATUS_RUNNING || s->status == OCI_STATUS_PAUSED) && !force)
-        r = err_set (err, EBUSY, "cannot delete sandbox %s: it is %s (stop it, or use --force)", id,
-                     oci_status_name (s->status));
+        r = err_setk (err, ERR_BUSY, EBUSY, "cannot delete sandbox %s: it is %s (stop it, or use --force)",
+                      id, oci_status_name (s->status));
       else
         r = kill_and_wait (s, &cg, err);
     }
@@ -1203,8 +1215,8 @@ pause_locked (struct store_entry *e, struct oci_state *s, struct cg_sandbox *cg,
   (void) arg;
   enum oci_status was = s->status;
   if (was != OCI_STATUS_RUNNING && was != OCI_STATUS_CREATED)
-    return err_set (err, EINVAL, "sandbox %s: container not running (it is %s)", s->id,
-                    oci_status_name (was));
+    return err_setk (err, ERR_NOT_RUNNING, EINVAL, "sandbox %s: container not running (it is %s)", s->id,
+                     oci_status_name (was));
   if (!cg_can_freeze (cg))
     return err_set (err, ENOTSUP, "sandbox %s has no freezer cgroup (none mounted, or not writable)",
                     s->id);

@@ -41,15 +41,20 @@ struct sync_msg
 {
   int type;
   int status;
+  int errnum, kind; /* of a SYNC_ERROR: the parent's error is the child's */
   char msg[sizeof ((hk_err *) 0)->msg];
 };
 
 static int
-sync_send (int fd, int type, int status, const char *msg)
+sync_send (int fd, int type, int status, const hk_err *err)
 {
   struct sync_msg m = { .type = type, .status = status };
-  if (msg)
-    snprintf (m.msg, sizeof m.msg, "%s", msg);
+  if (err)
+    {
+      m.errnum = err->errnum;
+      m.kind = (int)err->kind;
+      snprintf (m.msg, sizeof m.msg, "%s", err->msg);
+    }
   ssize_t r;
   do
     r = send (fd, &m, sizeof m, MSG_NOSIGNAL);
@@ -189,7 +194,7 @@ child_wait_start (const struct spawn_cfg *cfg, int sync_fd, hk_err *err)
 static void __attribute__ ((noreturn))
 child_fail (int sync_fd, bool reported, int status, const hk_err *err)
 {
-  if (!reported || sync_send (sync_fd, SYNC_ERROR, status, err->msg) < 0)
+  if (!reported || sync_send (sync_fd, SYNC_ERROR, status, err) < 0)
     dprintf (2, "hako: %s\n", err->msg);
   _exit (status);
 }
@@ -407,7 +412,7 @@ spawn_wait_ready (struct spawn_child *c, int *status, hk_err *err)
   if (m.type == SYNC_READY)
     return 0;
   *status = m.status;
-  return err_set (err, 0, "%s", m.msg);
+  return err_setk (err, (enum err_kind)m.kind, m.errnum, "%s", m.msg);
 }
 
 int

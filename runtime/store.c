@@ -85,7 +85,7 @@ lock_entry (struct store_entry *e, hk_err *err)
   if (e->lock_fd < 0)
     {
       if (errno == ENOENT)
-        return err_set (err, ENOENT, "sandbox %s does not exist", e->id);
+        return err_setk (err, ERR_NOT_FOUND, ENOENT, "sandbox %s does not exist", e->id);
       return err_sys (err, "open %s", path);
     }
   while (flock (e->lock_fd, LOCK_EX) < 0)
@@ -96,7 +96,7 @@ lock_entry (struct store_entry *e, hk_err *err)
   if (fstat (e->lock_fd, &sb) < 0)
     return err_sys (err, "stat %s", path);
   if (sb.st_nlink == 0)
-    return err_set (err, ENOENT, "sandbox %s does not exist", e->id);
+    return err_setk (err, ERR_NOT_FOUND, ENOENT, "sandbox %s does not exist", e->id);
   return 0;
 }
 
@@ -112,7 +112,8 @@ int
 store_create (const struct store *st, const char *id, struct store_entry *out, hk_err *err)
 {
   if (!store_id_valid (id))
-    return err_set (err, EINVAL, "invalid sandbox id \"%s\": must match [A-Za-z0-9][A-Za-z0-9_.-]{0,63}", id);
+    return err_setk (err, ERR_INVALID_ARGUMENT, EINVAL,
+                     "invalid sandbox id \"%s\": must match [A-Za-z0-9][A-Za-z0-9_.-]{0,63}", id);
   entry_init (st, id, out);
   /* mkdir is the arbiter: of two concurrent creates of one id exactly one wins. */
   if (mkdir (out->dir, 0711) < 0)
@@ -120,7 +121,7 @@ store_create (const struct store *st, const char *id, struct store_entry *out, h
       int e = errno;
       store_close (out);
       if (e == EEXIST)
-        return err_set (err, EEXIST, "sandbox %s already exists", id);
+        return err_setk (err, ERR_EXISTS, EEXIST, "sandbox %s already exists", id);
       return err_code (err, e, "mkdir %s/%s", st->root, id);
     }
   if (lock_entry (out, err) < 0)
@@ -137,7 +138,8 @@ store_open (const struct store *st, const char *id, bool lock, struct store_entr
             hk_err *err)
 {
   if (!store_id_valid (id))
-    return err_set (err, EINVAL, "invalid sandbox id \"%s\": must match [A-Za-z0-9][A-Za-z0-9_.-]{0,63}", id);
+    return err_setk (err, ERR_INVALID_ARGUMENT, EINVAL,
+                     "invalid sandbox id \"%s\": must match [A-Za-z0-9][A-Za-z0-9_.-]{0,63}", id);
   entry_init (st, id, out);
   if (!lock)
     {
@@ -145,7 +147,7 @@ store_open (const struct store *st, const char *id, bool lock, struct store_entr
       if (stat (out->dir, &sb) == 0 && S_ISDIR (sb.st_mode))
         return 0;
       store_close (out);
-      return err_set (err, ENOENT, "sandbox %s does not exist", id);
+      return err_setk (err, ERR_NOT_FOUND, ENOENT, "sandbox %s does not exist", id);
     }
   if (lock_entry (out, err) < 0)
     {
