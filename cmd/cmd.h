@@ -50,6 +50,8 @@ int cmd_checkpoint (int argc, char **argv);
 int cmd_restore (int argc, char **argv);
 
 #define EXIT_HAKO 125
+/* exec --timeout: the deadline killed the command (timeout(1)'s status). */
+#define EXIT_TIMEOUT 124
 
 /* "hako: VERB ID: MSG" on stderr and in the log; returns 125.  With
  * --log-format json, one object with the error's kind (err_kind_of), the

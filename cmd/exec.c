@@ -316,6 +316,9 @@ cmd_exec (int argc, char **argv)
     {
       if (res.warning)
         log_warn ("exec %s: %s", id, res.warning);
+      /* As timeout(1): 124 tells the deadline from a SIGKILL or an OOM kill (137). */
+      if (res.reason == EXEC_TIMEOUT)
+        res.status = EXIT_TIMEOUT;
       if (c.json)
         status = print_json (&res, &cap, id);
       else

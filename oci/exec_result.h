@@ -18,7 +18,7 @@ struct oci_exec_stream
 
 struct oci_exec_result
 {
-  int exit_code;        /* the exit status, or 128+N when killed by signal N */
+  int exit_code;        /* the exit status: 128+N when killed by signal N, 124 by the timeout */
   int signal;           /* N, or 0 when the command exited (written as null) */
   const char *reason;   /* "exited", "signaled", "timeout", "oom" */
   bool timed_out;

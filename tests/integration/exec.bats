@@ -91,8 +91,8 @@ box_procs () {
   SECONDS=0
   run $H exec --json --timeout 1s t -- sh -c 'sleep 100 & setsid sleep 200 & sleep 300'
   elapsed=$SECONDS
-  [ "$status" -eq 137 ]
-  echo "$output" | jq -e '.reason == "timeout" and .timed_out == true and .signal == 9'
+  [ "$status" -eq 124 ]
+  echo "$output" | jq -e '.exit_code == 124 and .reason == "timeout" and .timed_out == true and .signal == 9'
   echo "$output" | jq -e '.duration_ms >= 1000 and .duration_ms < 3000'
   [ "$elapsed" -lt 4 ]
   run box_procs t
@@ -102,7 +102,7 @@ box_procs () {
   [ "$($H state t | jq -r .status)" = running ]
   # The daemon's double fork escapes nothing either.
   run $H exec --timeout 500ms t -- sh -c 'sh -c "setsid sh -c \"sleep 201 & sleep 202\" &" ; sleep 301'
-  [ "$status" -eq 137 ]
+  [ "$status" -eq 124 ]
   run box_procs t
   [[ "$output" != *"sleep 20"* && "$output" != *"sleep 301"* ]]
 }
