@@ -136,6 +136,10 @@ void cmd_net_free (struct cmd_net *n);
  * not close-on-exec.  0, or -1 after a usage error (reported). */
 int cmd_preserve_fds (const char *verb, const char *arg, unsigned int *n);
 
+/* --format F: 1 for json, 0 for text (or table), -1 after a usage error
+ * (reported).  json_only: the verb prints JSON whatever, and refuses text. */
+int cmd_format (const char *verb, const char *arg, bool json_only);
+
 /* Split argv at "--": *cmd points after it (NULL if absent) and argc shrinks. */
 void cmd_split_dashdash (int *argc, char **argv, char ***cmd);
 

@@ -11,7 +11,7 @@
 #include "runtime/limits.h"
 
 static const char events_help[]
-    = "Usage: hako events [--stats] [--interval DUR] ID\n\n"
+    = "Usage: hako events [--stats] [--interval DUR] [--format json] ID\n\n"
       "Print the sandbox's events as JSON lines until its process exits:\n"
       "{\"type\":\"oom\",\"id\":ID} for each OOM kill, and a {\"type\":\"stats\",...} line\n"
       "every DUR.\n"
@@ -51,16 +51,21 @@ cmd_events (int argc, char **argv)
   static const struct option opts[] = {
     { "stats", no_argument, NULL, 's' },
     { "interval", required_argument, NULL, OPT_INTERVAL },
+    { "format", required_argument, NULL, 'f' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
   bool once = false;
   uint64_t interval = 5000; /* runc's default */
   int c;
-  while ((c = getopt_long (argc, argv, "sh", opts, NULL)) != -1)
+  while ((c = getopt_long (argc, argv, "sf:h", opts, NULL)) != -1)
     switch (c)
       {
       case 's': once = true; break;
+      case 'f':
+        if (cmd_format ("events", optarg, true) < 0)
+          return EXIT_HAKO;
+        break;
       case OPT_INTERVAL:
         if (parse_duration_ms (optarg, &interval) < 0 || interval == 0)
           return cmd_usage ("events", "--interval: \"%s\" is not a duration above 0", optarg);

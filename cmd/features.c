@@ -1,4 +1,5 @@
 /* features: the OCI runtime features JSON. */
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -12,9 +13,19 @@
 int
 cmd_features (int argc, char **argv)
 {
-  if (argc > 1 && (strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0))
-    return cmd_help ("Usage: hako features\n\nPrint what this hako supports, as OCI features JSON.\n");
-  if (argc > 1)
+  static const struct option opts[] = { { "format", required_argument, NULL, 'f' },
+                                        { "help", no_argument, NULL, 'h' },
+                                        { NULL, 0, NULL, 0 } };
+  int c;
+  while ((c = getopt_long (argc, argv, "f:h", opts, NULL)) != -1)
+    if (c == 'h')
+      return cmd_help ("Usage: hako features [--format json]\n\n"
+                       "Print what this hako supports, as OCI features JSON.\n");
+    else if (c != 'f')
+      return cmd_bad_option ("features", argv, opts);
+    else if (cmd_format ("features", optarg, true) < 0)
+      return EXIT_HAKO;
+  if (argc > optind)
     return cmd_usage ("features", "takes no arguments");
   hk_err err = { 0 };
   cleanup_free char *json = NULL;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "lib/jsonstr.h"
 #include "lib/util.h"
 #include "runtime/sandbox.h"
 
@@ -16,26 +17,13 @@ static const char list_help[] =
 static void
 json_str (const char *s)
 {
-  putchar ('"');
-  for (const unsigned char *p = (const unsigned char *) (s ? s : ""); *p; p++)
-    if (*p == '"' || *p == '\\')
-      printf ("\\%c", *p);
-    else if (*p < 0x20)
-      printf ("\\u%04x", *p);
-    else
-      putchar (*p);
-  putchar ('"');
+  s = s ? s : "";
+  jsonstr_fput (stdout, s, strlen (s));
 }
 
 static void
-print_one (const struct oci_state *s, bool json, bool first)
+print_json (const struct oci_state *s, bool first)
 {
-  if (!json)
-    {
-      printf ("%-20s %-8d %-10s %-40s %s\n", s->id, (int) s->pid, oci_status_name (s->status),
-              s->bundle ? s->bundle : "-", s->created ? s->created : "-");
-      return;
-    }
   printf ("%s{\"ociVersion\":", first ? "" : ",");
   json_str (s->oci_version);
   printf (",\"id\":");
@@ -47,6 +35,41 @@ print_one (const struct oci_state *s, bool json, bool first)
   printf (",\"created\":");
   json_str (s->created);
   printf ("}");
+}
+
+/* The table: the ID column as wide as the longest id (podman's are 64
+ * characters), 20 at least. */
+static void
+print_table (struct oci_state **states, size_t n)
+{
+  int w = 20;
+  for (size_t i = 0; i < n; i++)
+    if ((int)strlen (states[i]->id) > w)
+      w = (int)strlen (states[i]->id);
+  printf ("%-*s %-8s %-10s %-40s %s\n", w, "ID", "PID", "STATUS", "BUNDLE", "CREATED");
+  for (size_t i = 0; i < n; i++)
+    {
+      const struct oci_state *s = states[i];
+      printf ("%-*s %-8d %-10s %-40s %s\n", w, s->id, (int)s->pid, oci_status_name (s->status),
+              s->bundle ? s->bundle : "-", s->created ? s->created : "-");
+    }
+}
+
+static void
+print_states (struct oci_state **states, size_t n, bool json, bool quiet)
+{
+  if (quiet)
+    for (size_t i = 0; i < n; i++)
+      printf ("%s\n", states[i]->id);
+  else if (json)
+    {
+      printf ("[");
+      for (size_t i = 0; i < n; i++)
+        print_json (states[i], i == 0);
+      printf ("]\n");
+    }
+  else
+    print_table (states, n);
 }
 
 int
@@ -86,25 +109,15 @@ cmd_list (int argc, char **argv)
   /* -q wins over --format json, as in runc. */
   if (quiet)
     json = false;
-  if (json)
-    printf ("[");
-  else if (!quiet)
-    printf ("%-20s %-8s %-10s %-40s %s\n", "ID", "PID", "STATUS", "BUNDLE", "CREATED");
-  bool first = true;
+  size_t n = 0;
+  struct oci_state **states = xcalloc (strv_len (ids) + 1, sizeof *states);
   for (size_t i = 0; ids[i]; i++)
-    {
-      struct oci_state *s = NULL;
-      if (sbx_state (&st, ids[i], &s, &err) < 0)
-        continue;  /* half-made (interrupted create) or deleted meanwhile */
-      if (quiet)
-        printf ("%s\n", s->id);
-      else
-        print_one (s, json, first);
-      first = false;
-      oci_state_free (s);
-    }
-  if (json)
-    printf ("]\n");
+    if (sbx_state (&st, ids[i], &states[n], &err) == 0)
+      n++; /* else half-made (interrupted create) or deleted meanwhile */
+  print_states (states, n, json, quiet);
+  for (size_t i = 0; i < n; i++)
+    oci_state_free (states[i]);
+  free (states);
   strv_free (ids);
   store_fini (&st);
   return 0;

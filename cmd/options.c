@@ -1,6 +1,7 @@
-/* options: the option values several verbs share (--preserve-fds). */
+/* options: the option values several verbs share (--preserve-fds, --format). */
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cmd/cmd.h"
 
@@ -23,4 +24,16 @@ cmd_preserve_fds (const char *verb, const char *arg, unsigned int *n)
     }
   *n = (unsigned int) v;
   return 0;
+}
+
+int
+cmd_format (const char *verb, const char *arg, bool json_only)
+{
+  if (strcmp (arg, "json") == 0)
+    return 1;
+  if (json_only)
+    return cmd_usage (verb, "--format: \"%s\": this verb prints json only", arg), -1;
+  if (strcmp (arg, "text") == 0 || strcmp (arg, "table") == 0)
+    return 0;
+  return cmd_usage (verb, "--format: \"%s\" is not table, text or json", arg), -1;
 }

@@ -8,6 +8,7 @@
 
 #include "cmd/cmd.h"
 #include "images/image.h"
+#include "lib/jsonstr.h"
 #include "lib/util.h"
 #include "oci/spec.h"
 #include "runtime/snapshot.h"
@@ -23,7 +24,8 @@ static const char snapshot_help[]
       "  -i, --image NAME[:TAG]   instead commit the writable layer of an image sandbox\n"
       "                           as a new OCI layer on top of its image, stored as the\n"
       "                           image NAME:TAG (`hako run --image NAME:TAG` runs it)\n"
-      "      --compression C      the new layer's compression: gzip (default) or none\n";
+      "      --compression C      the new layer's compression: gzip (default) or none\n"
+      "      --format json        with --image, print {\"image\",\"manifest\"} as JSON\n";
 
 struct commit_ctx
 {
@@ -113,7 +115,7 @@ commit_undo (void *arg)
 }
 
 static int
-snapshot_image (const char *id, const char *image, bool gzip)
+snapshot_image (const char *id, const char *image, bool gzip, bool json)
 {
   hk_err err = { 0 };
   struct store st = { 0 };
@@ -141,7 +143,18 @@ snapshot_image (const char *id, const char *image, bool gzip)
   if (snapshot_frozen (&st, id, &ops, &err) < 0)
     r = cmd_fail ("snapshot", id, &err);
   else
-    printf ("%s %s\n", name, x.manifest);
+    {
+      if (json)
+        {
+          fputs ("{\"image\":", stdout);
+          jsonstr_fput (stdout, name, strlen (name));
+          fputs (",\"manifest\":", stdout);
+          jsonstr_fput (stdout, x.manifest, strlen (x.manifest));
+          fputs ("}\n", stdout);
+        }
+      else
+        printf ("%s %s\n", name, x.manifest);
+    }
 out:
   img_commit_free (x.c);
   if (open_is)
@@ -163,15 +176,21 @@ cmd_snapshot (int argc, char **argv)
   };
   static const struct option opts[] = { { "image", required_argument, NULL, 'i' },
                                         { "compression", required_argument, NULL, OPT_COMPRESSION },
+                                        { "format", required_argument, NULL, 'f' },
                                         { "help", no_argument, NULL, 'h' },
                                         { NULL, 0, NULL, 0 } };
   const char *image = NULL;
   bool gzip = true;
   int c;
-  while ((c = getopt_long (argc, argv, "i:h", opts, NULL)) != -1)
+  int json = 0;
+  while ((c = getopt_long (argc, argv, "i:f:h", opts, NULL)) != -1)
     switch (c)
       {
       case 'i': image = optarg; break;
+      case 'f':
+        if ((json = cmd_format ("snapshot", optarg, false)) < 0)
+          return EXIT_HAKO;
+        break;
       case OPT_COMPRESSION:
         if (strcmp (optarg, "gzip") != 0 && strcmp (optarg, "none") != 0)
           return cmd_usage ("snapshot", "--compression: \"%s\" is not gzip or none", optarg);
@@ -184,7 +203,7 @@ cmd_snapshot (int argc, char **argv)
     {
       if (argc - optind != 1)
         return cmd_usage ("snapshot", "--image expects one sandbox ID");
-      return snapshot_image (argv[optind], image, gzip);
+      return snapshot_image (argv[optind], image, gzip, json > 0);
     }
   if (argc - optind != 2)
     return cmd_usage ("snapshot", "expects a sandbox ID and a destination DEST");

@@ -7,19 +7,23 @@
 #include "lib/util.h"
 #include "runtime/sandbox.h"
 
-static const char state_help[] = "Usage: hako state ID\n\n"
+static const char state_help[] = "Usage: hako state [--format json] ID\n\n"
                                  "Print the sandbox's state as JSON (OCI state plus hako's fields).\n";
 
 int
 cmd_state (int argc, char **argv)
 {
-  static const struct option opts[] = { { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+  static const struct option opts[] = { { "format", required_argument, NULL, 'f' },
+                                        { "help", no_argument, NULL, 'h' },
+                                        { NULL, 0, NULL, 0 } };
   int c;
-  while ((c = getopt_long (argc, argv, "h", opts, NULL)) != -1)
+  while ((c = getopt_long (argc, argv, "f:h", opts, NULL)) != -1)
     if (c == 'h')
       return cmd_help (state_help);
-    else
+    else if (c != 'f')
       return cmd_bad_option ("state", argv, opts);
+    else if (cmd_format ("state", optarg, true) < 0)
+      return EXIT_HAKO;
   if (argc - optind != 1)
     return cmd_usage ("state", "expects exactly one sandbox ID");
   const char *id = argv[optind];
