@@ -1,12 +1,14 @@
-/* Unit tests for lib/: errors, parsers, whole-file I/O, rm_rf. */
+/* Unit tests for lib/: errors and their kinds, JSON strings, parsers, whole-file I/O, rm_rf. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "lib/err.h"
+#include "lib/jsonstr.h"
 #include "lib/util.h"
 #include "tests/unit/tap.h"
 
@@ -24,6 +26,70 @@ test_err (void)
   is_str (err.msg, "bundle b: open /x: No such file or directory", "err_prefix puts context in front");
   err_set (&err, 0, "plain");
   is_str (err.msg, "plain", "errnum 0 adds nothing");
+}
+
+static void
+test_err_kind (void)
+{
+  hk_err err = { 0 };
+  err_set (&err, ENOENT, "x");
+  is_str (err_kind_name (err_kind_of (&err)), "not_found", "ENOENT is not_found when no kind is set");
+  static const struct
+  {
+    int errnum;
+    const char *kind;
+  } derived[] = {
+    { EEXIST, "exists" },      { EACCES, "permission" }, { EPERM, "permission" },  { EBUSY, "busy" },
+    { ENOSPC, "no_space" },    { EDQUOT, "no_space" },   { ETIMEDOUT, "timeout" }, { ENOTSUP, "unsupported" },
+    { ENOSYS, "unsupported" }, { ESRCH, "not_running" }, { EINVAL, "internal" },   { 0, "internal" },
+  };
+  for (size_t i = 0; i < sizeof derived / sizeof *derived; i++)
+    {
+      err_set (&err, derived[i].errnum, "x");
+      is_str (err_kind_name (err_kind_of (&err)), derived[i].kind, "errno %d derives %s", derived[i].errnum,
+              derived[i].kind);
+    }
+  ok (err_setk (&err, ERR_ADMISSION, EBUSY, "pool full") == -1, "err_setk returns -1");
+  is_str (err_kind_name (err_kind_of (&err)), "admission", "a kind set wins over errnum");
+  err_prefix (&err, "create a");
+  is_str (err_kind_name (err_kind_of (&err)), "admission", "err_prefix keeps the kind");
+  err_kind_default (&err, ERR_INVALID_CONFIG);
+  is_str (err_kind_name (err_kind_of (&err)), "admission", "err_kind_default does not override");
+  err_set (&err, EINVAL, "new");
+  ok (err.kind == ERR_KIND_UNSET, "a new error forgets the old kind");
+  err_kind_default (&err, ERR_INVALID_CONFIG);
+  is_str (err_kind_name (err_kind_of (&err)), "invalid_config", "err_kind_default sets an unset kind");
+  is_str (err_kind_name ((enum err_kind)999), "internal", "an out-of-range kind is internal");
+}
+
+/* jsonstr_append: valid JSON for any bytes, and cut only between pieces. */
+static void
+test_jsonstr (void)
+{
+  char buf[64];
+  size_t n = 0;
+  jsonstr_append (buf, sizeof buf, &n, "a\"b\\c\n\001\xff\xe2\x80\xa8\xc3\xa9");
+  is_str (buf, "\"a\\\"b\\\\c\\n\\u0001\\ufffd\\u2028\xc3\xa9\"", "escapes, U+FFFD, U+2028, UTF-8 kept");
+  ok (n == strlen (buf), "the length is advanced");
+  for (size_t size = 3; size < 24; size++)
+    {
+      char small[24];
+      size_t k = 0;
+      jsonstr_append (small, size, &k, "abc\n\xc3\xa9\xc3\xa9\\\"xyz");
+      bool bad = k >= size || small[0] != '"' || small[k - 1] != '"' || small[k] != '\0';
+      /* Never a half escape: an odd run of backslashes before the closing quote. */
+      size_t bs = 0;
+      for (size_t j = k - 1; j > 0 && small[j - 1] == '\\'; j--)
+        bs++;
+      bad |= bs % 2 == 1;
+      /* Never half a character: the byte before the quote is not a lead byte. */
+      bad |= k >= 2 && ((unsigned char)small[k - 2] & 0xc0) == 0xc0;
+      ok (!bad, "cut short at %zu bytes: still one quoted string (%s)", size, small);
+    }
+  n = 0;
+  buf[0] = 'x';
+  jsonstr_append (buf, 2, &n, "abc");
+  ok (n == 0 && buf[0] == 'x', "nothing is written when not even the quotes fit");
 }
 
 static void
@@ -111,6 +177,8 @@ main (void)
   char tmpl[] = "/tmp/hako-unit-util.XXXXXX";
   char *dir = mkdtemp (tmpl);
   test_err ();
+  test_err_kind ();
+  test_jsonstr ();
   test_duration ();
   test_size ();
   test_path_lexical ();
