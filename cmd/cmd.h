@@ -28,6 +28,8 @@ int cmd_create (int argc, char **argv);
 int cmd_start (int argc, char **argv);
 int cmd_run (int argc, char **argv);
 int cmd_state (int argc, char **argv);
+int cmd_wait (int argc, char **argv);
+int cmd_logs (int argc, char **argv);
 int cmd_list (int argc, char **argv);
 int cmd_kill (int argc, char **argv);
 int cmd_delete (int argc, char **argv);

@@ -30,6 +30,8 @@ static const struct verb verbs[] = {
   { "put", cmd_put, "write standard input to a file inside a sandbox" },
   { "get", cmd_get, "write a file inside a sandbox to standard output" },
   { "state", cmd_state, "print a sandbox's state as JSON" },
+  { "wait", cmd_wait, "wait for a sandbox's process to end, exit with its status" },
+  { "logs", cmd_logs, "print the output of a detached sandbox" },
   { "list", cmd_list, "list sandboxes" },
   { "kill", cmd_kill, "send a signal to a sandbox" },
   { "delete", cmd_delete, "remove a sandbox and everything it holds" },

@@ -7,36 +7,43 @@
 #include "cmd/cmd.h"
 #include "lib/util.h"
 #include "runtime/sandbox.h"
+#include "runtime/sbxlog.h"
 #include "runtime/snapshot.h"
 
-static const char run_help[] =
-  "Usage: hako run [OPTIONS] ID [-- CMD...]\n\n"
-  "Create and start a sandbox.  In the foreground, wait for its process and exit\n"
-  "with its status (128+N for signal N).  With a command after -- and no\n"
-  "config.json in the bundle directory, the host profile is used: no bundle needed.\n\n"
-  "  -b, --bundle DIR        bundle with config.json (default: current directory)\n"
-  "      --profile P         use profile P (host, default) instead of config.json\n"
-  "      --image NAME        the root (and, without --bundle, the config) from an image\n"
-  "      --from-snapshot DIR the config and writable state of a `hako snapshot` copy\n"
-  "                          (its own process: no CMD)\n"
-  "      --rm                delete the sandbox when its process has exited\n"
-  "  -d, --detach            return once the process has started\n"
-  "      --pid-file FILE     write the sandbox process's host pid to FILE\n"
-  "      --network MODE      none, host or allowlist (sets sandbox.network.mode)\n"
-  "      --allow ENTRY       add to the network allow-list (repeatable; implies allowlist)\n"
-  "      --console-socket S  with process.terminal: send the pty's master to the unix socket S\n"
-  "                          (without it, in the foreground, hako relays its own terminal)\n"
-  "      --preserve-fds N    pass fds 3 to 3+N-1 on to the process\n"
-  "      --no-monitor        detached: no monitor process, the caller reaps the\n"
-  "                          sandbox's process (a subreaper)\n"
-  "      --keep              accepted for runc compatibility (the default)\n"
-  "  -h, --help              this text\n";
+static const char run_help[]
+    = "Usage: hako run [OPTIONS] ID [-- CMD...]\n\n"
+      "Create and start a sandbox.  In the foreground, wait for its process and exit\n"
+      "with its status (128+N for signal N).  With a command after -- and no\n"
+      "config.json in the bundle directory, the host profile is used: no bundle needed.\n\n"
+      "  -b, --bundle DIR        bundle with config.json (default: current directory)\n"
+      "      --profile P         use profile P (host, default) instead of config.json\n"
+      "      --image NAME        the root (and, without --bundle, the config) from an image\n"
+      "      --from-snapshot DIR the config and writable state of a `hako snapshot` copy\n"
+      "                          (its own process: no CMD)\n"
+      "      --rm                delete the sandbox when its process has exited\n"
+      "  -d, --detach            return once the process has started; its stdout and\n"
+      "                          stderr go to its log (hako logs), its stdin is /dev/null\n"
+      "      --stdio MODE        detached: log (the default) or inherit (the process\n"
+      "                          keeps hako's stdin, stdout and stderr)\n"
+      "      --log-size SIZE     detached: keep at most SIZE of output (default 16m;\n"
+      "                          the oldest goes first)\n"
+      "      --pid-file FILE     write the sandbox process's host pid to FILE\n"
+      "      --network MODE      none, host or allowlist (sets sandbox.network.mode)\n"
+      "      --allow ENTRY       add to the network allow-list (repeatable; implies allowlist)\n"
+      "      --console-socket S  with process.terminal: send the pty's master to the unix socket S\n"
+      "                          (without it, in the foreground, hako relays its own terminal)\n"
+      "      --preserve-fds N    pass fds 3 to 3+N-1 on to the process\n"
+      "      --no-monitor        detached: no monitor process, the caller reaps the\n"
+      "                          sandbox's process (a subreaper)\n"
+      "      --keep              accepted for runc compatibility (the default)\n"
+      "  -h, --help              this text\n";
 
 struct run_opts
 {
   const char *bundle, *profile, *pid_file, *console, *image, *from;
   unsigned int preserve;
-  bool rm, detach, no_monitor;
+  bool rm, detach, no_monitor, stdio_inherit;
+  uint64_t log_cap;
   struct cmd_net net;
 };
 
@@ -59,6 +66,8 @@ run_parse (int argc, char **argv, struct run_opts *o)
     { "console-socket", required_argument, NULL, 'c' },
     { "preserve-fds", required_argument, NULL, 'f' },
     { "from-snapshot", required_argument, NULL, 'S' },
+    { "stdio", required_argument, NULL, 'O' },
+    { "log-size", required_argument, NULL, 'L' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
@@ -80,6 +89,21 @@ run_parse (int argc, char **argv, struct run_opts *o)
           return -1;
         break;
       case 'c': o->console = optarg; break;
+      case 'O':
+        if (strcmp (optarg, "log") != 0 && strcmp (optarg, "inherit") != 0)
+          {
+            cmd_usage ("run", "--stdio takes log or inherit");
+            return -1;
+          }
+        o->stdio_inherit = strcmp (optarg, "inherit") == 0;
+        break;
+      case 'L':
+        if (parse_size (optarg, &o->log_cap) < 0 || o->log_cap < SBXLOG_MIN_CAP)
+          {
+            cmd_usage ("run", "--log-size takes a size of at least 64k (bytes, or a k, m or g suffix)");
+            return -1;
+          }
+        break;
       case 'f':
         if (cmd_preserve_fds ("run", optarg, &o->preserve) < 0)
           return -1;
@@ -103,6 +127,16 @@ run_parse (int argc, char **argv, struct run_opts *o)
       return -1;
     }
   return 0;
+}
+
+/* A detached run's output goes to its log unless asked otherwise, or unless
+ * the caller reaps the process (--no-monitor: no monitor to copy it). */
+static uint64_t
+run_log_cap (const struct run_opts *o)
+{
+  if (!o->detach || o->stdio_inherit || o->no_monitor)
+    return 0;
+  return o->log_cap ? o->log_cap : SBXLOG_DEFAULT_CAP;
 }
 
 /* Foreground: start, wait, record, and with --rm delete.  Returns the exit status. */
@@ -156,12 +190,20 @@ cmd_run (int argc, char **argv)
       cmd_fail ("run", id, &err);
       goto out;
     }
-  struct sbx_create_opts co = { .id = id, .bundle = cfg.bundle, .config_json = cfg.json,
-                                .config_len = cfg.len, .spec = cfg.spec, .pid_file = o.pid_file,
-                                .foreground = !o.detach, .console_socket = o.console,
-                                .preserve_fds = o.preserve, .no_monitor = o.no_monitor,
-                                .image_layers = cfg.layers, .image_id = cfg.image_id,
-                                .from_snapshot = snap_data };
+  struct sbx_create_opts co = { .id = id,
+                                .bundle = cfg.bundle,
+                                .config_json = cfg.json,
+                                .config_len = cfg.len,
+                                .spec = cfg.spec,
+                                .pid_file = o.pid_file,
+                                .foreground = !o.detach,
+                                .console_socket = o.console,
+                                .preserve_fds = o.preserve,
+                                .no_monitor = o.no_monitor,
+                                .image_layers = cfg.layers,
+                                .image_id = cfg.image_id,
+                                .from_snapshot = snap_data,
+                                .log_cap = run_log_cap (&o) };
   int created = sbx_create (&st, &co, &fg, &status, &err);
   /* The sandbox records its image now (image rm refuses while it does): the
    * image store need not stay locked while it runs. */

@@ -22,6 +22,7 @@
 #include "lib/syscalls.h"
 #include "lib/util.h"
 #include "runtime/pidinfo.h"
+#include "runtime/sbxlog.h"
 
 /* One message, smaller than PIPE_BUF: written and read whole. */
 struct mon_msg
@@ -187,7 +188,7 @@ mon_record_self (const char *state_dir, hk_err *err)
 /* Leave the caller behind: a `$(hako create ...)` waits for every writer
  * of its pipe, and a terminal's signals are the caller's, not ours. */
 static void
-detach (const struct mon_link *l)
+detach (const struct mon_link *l, const struct mon_watch *w)
 {
   /* The monitor outlives create and its /proc/PID/exe is the hako binary:
    * not dumpable, so a sandbox process running as the same uid can neither
@@ -210,18 +211,27 @@ detach (const struct mon_link *l)
   if (null > 2)
     close (null);
   /* Nothing of the caller's and nothing of the sandbox's: no lock, no sync
-   * socket, no pidfd, no log file, but the pipe for the one message left. */
-  if (l->fd > 3)
-    sys_close_range (3, l->fd - 1, 0);
-  sys_close_range (l->fd + 1, ~0U, 0);
+   * socket, no pidfd, no log file, but the pipe for the one message left
+   * and the log's pipes. */
+  int keep[3] = { l->fd, w->log_out, w->log_err };
+  fd_close_all_but (3, keep, 3);
 }
 
 void
 mon_run (struct mon_link *l, struct mon_watch *w)
 {
-  detach (l);
+  detach (l, w);
   struct mon_msg m = { .ok = 1 };
   mon_send (l, &m);
+  if (w->log_out >= 0 || w->log_err >= 0)
+    {
+      int pidfd = sys_pidfd_open (w->pid, 0);
+      sbxlog_pump (w->state_dir, w->log_out, w->log_err, w->log_cap, pidfd);
+      if (pidfd >= 0)
+        close (pidfd);
+      close (w->log_out);
+      close (w->log_err);
+    }
   int ws;
   while (waitpid (w->pid, &ws, 0) < 0)
     if (errno != EINTR)

@@ -47,10 +47,15 @@ struct mon_watch
   char *state_dir;      /* <root>/<id> */
   struct cg_sandbox cg; /* for the OOM counter */
   uint64_t oom_before;
+  /* run --detach: the read ends of the process's stdout and stderr, copied
+   * into <state_dir>/log up to log_cap (sbxlog.h); -1 when none. */
+  int log_out, log_err;
+  uint64_t log_cap;
 };
 
 /* Monitor: detach from the caller (no parent-death signal, own session,
- * /dev/null for stdio, every other fd closed), report success, then wait for
+ * /dev/null for stdio, every other fd closed but the log's), report
+ * success, then copy the process's output into its log (if any), wait for
  * the process, record how it ended and exit.  Never returns. */
 void mon_run (struct mon_link *l, struct mon_watch *w) __attribute__ ((noreturn));
 

@@ -26,11 +26,12 @@
 #include "runtime/hooks.h"
 #include "runtime/idmap.h"
 #include "runtime/mntns.h"
-#include "runtime/netpolicy.h"
-#include "runtime/process.h"
 #include "runtime/monitor.h"
+#include "runtime/netpolicy.h"
 #include "runtime/pidinfo.h"
+#include "runtime/process.h"
 #include "runtime/rootfs_image.h"
+#include "runtime/sbxlog.h"
 #include "runtime/snapshot.h"
 
 /* Test hook for the crash tests: HAKO_TEST_STALL=POINT makes create mark
@@ -174,6 +175,8 @@ struct build
   struct cg_sandbox cgroups;  /* decided before anything is built; made just before clone */
   bool restart;  /* start of a stopped sandbox: its state dir and data dir are kept */
   struct rootfs_overlay overlay;  /* image sandboxes: the root's overlay */
+  struct sbxlog_pipes log;        /* run --detach: the process's stdio (log_cap > 0) */
+  uint64_t log_cap;
 };
 
 static void
@@ -187,6 +190,7 @@ build_free (struct build *b)
   b->landlock = NULL;
   b->seccomp = NULL;
   cg_sandbox_free (&b->cgroups);
+  sbxlog_pipes_close (&b->log);
 }
 
 /* Undo a failed create: the process, the data dir and the state dir. */
@@ -453,11 +457,23 @@ create_spawn (const struct sbx_create_opts *o, struct build *b, const char *root
     return -1;
   cleanup_close int cgroup_fd = cg_open_v2 (&b->cgroups);
   struct spawn_cgroup cgroup = { .v2_fd = cgroup_fd, .place = place_in_cgroups, .arg = &b->cgroups };
-  struct spawn_cfg cfg = { .spec = o->spec, .rootfs = rootfs, .bundle = o->bundle, .workdir = work,
-                           .cgroup_dir = cg_v2_path (&b->cgroups), .cgroup = &cgroup, .fifo_fd = fifo_fd,
-                           .landlock = b->landlock, .seccomp = b->seccomp,
-                           .preserve_fds = o->preserve_fds, .console_fd = console_fd,
-                           .overlay = b->overlay.opts, .overlay_dir = b->overlay.dir, .tree = tree };
+  struct spawn_cfg cfg = { .spec = o->spec,
+                           .rootfs = rootfs,
+                           .bundle = o->bundle,
+                           .workdir = work,
+                           .cgroup_dir = cg_v2_path (&b->cgroups),
+                           .cgroup = &cgroup,
+                           .fifo_fd = fifo_fd,
+                           .landlock = b->landlock,
+                           .seccomp = b->seccomp,
+                           .preserve_fds = o->preserve_fds,
+                           .console_fd = console_fd,
+                           .overlay = b->overlay.opts,
+                           .overlay_dir = b->overlay.dir,
+                           .tree = tree,
+                           .stdio_log = b->log_cap > 0,
+                           .log_out = b->log.out[1],
+                           .log_err = b->log.err[1] };
   struct hook_arg hook_arg = { .o = o, .rootfs = rootfs };
   cfg.before_go = run_create_runtime_hooks;
   cfg.before_go_arg = &hook_arg;
@@ -465,6 +481,13 @@ create_spawn (const struct sbx_create_opts *o, struct build *b, const char *root
     return -1;
   close (console_fd);  /* the child's now */
   console_fd = -1;
+  /* The child has its ends: EOF on the log's pipes comes when its last
+   * process closes them. */
+  if (b->log.out[1] >= 0)
+    close (b->log.out[1]);
+  if (b->log.err[1] >= 0)
+    close (b->log.err[1]);
+  b->log.out[1] = b->log.err[1] = -1;
   /* Record the pid before the child builds anything: a hako killed from here
    * on leaves what `delete --force` needs to clean up after it. */
   if (write_pid_record (&b->entry, b->child.pid, b->child.start_time, err) < 0
@@ -486,6 +509,35 @@ create_spawn (const struct sbx_create_opts *o, struct build *b, const char *root
     return -1;
   test_stall (&b->entry, "after-ready");
   return 0;
+}
+
+/* run --detach: the process's stdio goes to its log, on every start (the
+ * marker keeps the cap for a restart of the stopped sandbox).  Only a
+ * monitor can copy it there, and a terminal is the console socket's. */
+static int
+prepare_log (const struct sbx_create_opts *o, struct build *b, bool monitored, hk_err *err)
+{
+  cleanup_free char *marker = store_path (&b->entry, SBXLOG_MARKER);
+  uint64_t cap = o->log_cap;
+  if (b->restart)
+    {
+      cleanup_free char *text = NULL;
+      hk_err ignored;
+      cap = 0;
+      if (file_read_all (marker, 64, &text, NULL, &ignored) == 0 && parse_size (text, &cap) < 0)
+        cap = SBXLOG_DEFAULT_CAP;
+    }
+  if (cap == 0 || !monitored || o->spec->process->terminal)
+    return 0;
+  if (!b->restart)
+    {
+      char text[32];
+      int n = snprintf (text, sizeof text, "%llu", (unsigned long long)cap);
+      if (file_write_new (marker, text, (size_t)n, 0600, err) < 0)
+        return -1;
+    }
+  b->log_cap = cap;
+  return sbxlog_pipes_open (&b->log, err);
 }
 
 /* The part of create after the checks: the state dir (kept on a restart),
@@ -510,8 +562,8 @@ build_sandbox (const struct store *st, const struct sbx_create_opts *o, struct b
   if (admission_reserve (st, o->id, o->spec, err) < 0 || resolve_rootfs (o, b, rootfs, err) < 0
       || idmap_check_reachable (o->spec, *rootfs, err) < 0
       || (!b->restart && file_write_new (config, o->config_json, o->config_len, 0600, err) < 0)
-      || prepare_workdir (st, o, b, err) < 0 || prepare_image_layer (st, o, b, err) < 0
-      || create_cgroups (b, o, err) < 0
+      || prepare_log (o, b, monitored, err) < 0 || prepare_workdir (st, o, b, err) < 0
+      || prepare_image_layer (st, o, b, err) < 0 || create_cgroups (b, o, err) < 0
       || create_spawn (o, b, *rootfs, status, console, err) < 0
       || proxy_start (&b->entry, o->spec, b->child.pidfd, err) < 0
       || (o->pid_file && write_pid_file (o->pid_file, b->child.pid, err) < 0))
@@ -524,8 +576,13 @@ build_sandbox (const struct store *st, const struct sbx_create_opts *o, struct b
 static void __attribute__ ((noreturn))
 monitor_sandbox (struct build *b, struct mon_link *link)
 {
-  struct mon_watch w = { .pid = b->child.pid, .start_time = b->child.start_time,
-                         .state_dir = xstrdup (b->entry.dir), .cg = b->cgroups };
+  struct mon_watch w = { .pid = b->child.pid,
+                         .start_time = b->child.start_time,
+                         .state_dir = xstrdup (b->entry.dir),
+                         .cg = b->cgroups,
+                         .log_out = steal_fd (&b->log.out[0]),
+                         .log_err = steal_fd (&b->log.err[0]),
+                         .log_cap = b->log_cap };
   hk_err ignored;
   b->cgroups = (struct cg_sandbox){ 0 };
   cg_oom_kills (&w.cg, &w.oom_before, &ignored);
@@ -539,8 +596,10 @@ int
 sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_fg *fg, int *status,
             hk_err *err)
 {
-  struct build b = { .entry = { .lock_fd = -1 }, .child = { .pid = -1, .pidfd = -1, .sync_fd = -1 },
-                     .restart = o->restart != NULL };
+  struct build b = { .entry = { .lock_fd = -1 },
+                     .child = { .pid = -1, .pidfd = -1, .sync_fd = -1 },
+                     .restart = o->restart != NULL,
+                     .log = { .out = { -1, -1 }, .err = { -1, -1 } } };
   cleanup_free char *rootfs = NULL;
   cleanup_close int console = -1;
   const struct cg_host *cg_host;

@@ -28,6 +28,10 @@ struct sbx_create_opts
   /* process.terminal: the pty's master goes to this unix socket; required
    * unless foreground, where hako relays between its terminal and the pty. */
   const char *console_socket;
+  /* run --detach: the process's stdout and stderr go to its log, at most
+   * this many bytes (runtime/sbxlog.h), its stdin is /dev/null; 0: it keeps
+   * the caller's stdio (create, --stdio inherit).  Needs the monitor. */
+  uint64_t log_cap;
   /* Start of a stopped sandbox (sbx_start): its state dir, locked by the
    * caller, and its created time, both kept. */
   const struct store_entry *restart;

@@ -102,6 +102,22 @@ join_namespaces (const struct oci_spec *spec, int mntns_fd, hk_err *err)
 }
 
 /* Everything between "go" and exec, in the order of DESIGN.md. */
+/* A detached sandbox holds nothing of its caller's: a `$(hako run -d ...)`
+ * waits for every writer of its pipe, so the process writes into the log's
+ * pipes and reads /dev/null (the host's, opened before the new root). */
+static int
+child_stdio_log (const struct spawn_cfg *cfg, hk_err *err)
+{
+  int null = open ("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (null < 0)
+    return err_sys (err, "open /dev/null");
+  int r = dup2 (null, 0) < 0 || dup2 (cfg->log_out, 1) < 0 || dup2 (cfg->log_err, 2) < 0;
+  int e = errno;
+  if (null != 0)
+    close (null);
+  return r ? err_code (err, e, "stdio of the sandbox's log") : 0;
+}
+
 static int
 child_setup (const struct spawn_cfg *cfg, bool userns, int root_tree, int mntns_fd, const int *src_fds,
              int *ruleset_fd, hk_err *err)
@@ -111,6 +127,8 @@ child_setup (const struct spawn_cfg *cfg, bool userns, int root_tree, int mntns_
                         .workdir = cfg->workdir, .userns = userns, .cgroup_dir = cfg->cgroup_dir,
                         .root_tree = root_tree, .overlay = cfg->overlay, .overlay_dir = cfg->overlay_dir,
                         .tree = cfg->tree, .src_fds = src_fds };
+  if (cfg->stdio_log && child_stdio_log (cfg, err) < 0)
+    return -1;
   /* Seen before the new root hides it: the pty must not come from there. */
   dev_t host_devpts = spec->process->terminal ? console_host_devpts () : 0;
   if (join_namespaces (spec, mntns_fd, err) < 0)
@@ -220,9 +238,14 @@ child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns, int root_tree
   if (!userns)
     prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
   /* The preserved fds were open before hako started: all of ours are above. */
-  int keep[5] = { sync_fd, cfg->fifo_fd, root_tree, cfg->spec->process->terminal ? cfg->console_fd : -1,
-                  mntns_fd };
-  fd_close_all_but (3 + cfg->preserve_fds, keep, 5);
+  int keep[7] = { sync_fd,
+                  cfg->fifo_fd,
+                  root_tree,
+                  cfg->spec->process->terminal ? cfg->console_fd : -1,
+                  mntns_fd,
+                  cfg->stdio_log ? cfg->log_out : -1,
+                  cfg->stdio_log ? cfg->log_err : -1 };
+  fd_close_all_but (3 + cfg->preserve_fds, keep, 7);
   /* hako's init goes into its memfd now, before seccomp could refuse that. */
   int init_fd = -1;
   if (cfg->spec->sandbox.init && (init_fd = init_memfd (&err)) < 0)

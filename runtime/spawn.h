@@ -42,6 +42,11 @@ struct spawn_cfg
   /* With process.terminal: where the pty's master goes (a shim's console
    * socket, or run's own end for its relay).  Unused otherwise. */
   int console_fd;
+  /* run --detach: the process's stdout and stderr go to these pipes (the
+   * monitor's log, sbxlog.h) and its stdin is /dev/null.  Otherwise it
+   * keeps hako's stdio. */
+  bool stdio_log;
+  int log_out, log_err;
   /* Called once the child is in its namespaces and cgroups, before it is
    * told to build its root (the prestart and createRuntime hooks).  NULL: none. */
   int (*before_go) (void *arg, pid_t pid, hk_err *err);

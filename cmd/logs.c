@@ -1,0 +1,80 @@
+/* logs: the output of a detached sandbox (run --detach). */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "lib/util.h"
+#include "runtime/sbxwait.h"
+
+static const char logs_help[]
+    = "Usage: hako logs [-f] [--tail N] [--timestamps] ID\n\n"
+      "Print what the process of a sandbox started by `hako run --detach` wrote:\n"
+      "its stdout to stdout, its stderr to stderr, oldest first.  The log is bounded\n"
+      "(run --log-size, default 16m): the oldest output is dropped first.\n\n"
+      "  -f, --follow       go on printing new output until the process has ended\n"
+      "  -n, --tail N       only the last N lines\n"
+      "  -t, --timestamps   each line starts with the time it was written (RFC 3339)\n"
+      "  -h, --help         this text\n";
+
+struct logs_out
+{
+  bool timestamps;
+  bool mid[2]; /* the stream is in the middle of a line (after a partial record) */
+};
+
+static int
+logs_emit (void *arg, const struct sbxlog_line *l)
+{
+  struct logs_out *o = arg;
+  FILE *f = l->err ? stderr : stdout;
+  if (o->timestamps && !o->mid[l->err])
+    fprintf (f, "%s ", l->time);
+  fwrite (l->text, 1, l->len, f);
+  if (!l->partial)
+    fputc ('\n', f);
+  o->mid[l->err] = l->partial;
+  fflush (f);
+  return ferror (f) ? -1 : 0;
+}
+
+int
+cmd_logs (int argc, char **argv)
+{
+  static const struct option opts[] = {
+    { "follow", no_argument, NULL, 'f' },
+    { "tail", required_argument, NULL, 'n' },
+    { "timestamps", no_argument, NULL, 't' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+  };
+  struct logs_out out = { 0 };
+  bool follow = false;
+  long tail = 0;
+  char *end;
+  int c;
+  while ((c = getopt_long (argc, argv, "fn:th", opts, NULL)) != -1)
+    switch (c)
+      {
+      case 'f': follow = true; break;
+      case 't': out.timestamps = true; break;
+      case 'n':
+        tail = strtol (optarg, &end, 10);
+        if (end == optarg || *end != '\0' || tail < 0)
+          return cmd_usage ("logs", "--tail takes a number of lines (0 or more)");
+        break;
+      case 'h': return cmd_help (logs_help);
+      default: return cmd_usage ("logs", "bad option");
+      }
+  if (argc - optind != 1)
+    return cmd_usage ("logs", "expects exactly one sandbox ID");
+  const char *id = argv[optind];
+  hk_err err = { 0 };
+  struct store st = { 0 };
+  int r = 0;
+  if (cmd_store (&st, &err) < 0 || sbx_logs (&st, id, tail, follow, logs_emit, &out, &err) < 0)
+    r = cmd_fail ("logs", id, &err);
+  store_fini (&st);
+  return r;
+}

@@ -1,0 +1,62 @@
+/* wait: block until a sandbox's process ends, exit with its status. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cmd/cmd.h"
+#include "lib/util.h"
+#include "runtime/sbxwait.h"
+
+static const char wait_help[]
+    = "Usage: hako wait [--json] ID\n\n"
+      "Block until the sandbox's process has ended (at once if it has), then exit\n"
+      "with its status, as run does (128+N for signal N).  Any number of callers may\n"
+      "wait at once.\n\n"
+      "      --json      print the sandbox's state (with exitStatus and reason) as JSON\n"
+      "  -h, --help      this text\n";
+
+int
+cmd_wait (int argc, char **argv)
+{
+  static const struct option opts[]
+      = { { "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+  bool json = false;
+  int c;
+  while ((c = getopt_long (argc, argv, "h", opts, NULL)) != -1)
+    switch (c)
+      {
+      case 'j': json = true; break;
+      case 'h': return cmd_help (wait_help);
+      default: return cmd_usage ("wait", "bad option");
+      }
+  if (argc - optind != 1)
+    return cmd_usage ("wait", "expects exactly one sandbox ID");
+  const char *id = argv[optind];
+  hk_err err = { 0 };
+  struct store st = { 0 };
+  struct oci_state *s = NULL;
+  cleanup_free char *text = NULL;
+  size_t len;
+  int r;
+  if (cmd_store (&st, &err) < 0 || sbx_wait (&st, id, &s, &err) < 0
+      || (json && oci_state_to_json (s, true, &text, &len, &err) < 0))
+    r = cmd_fail ("wait", id, &err);
+  else
+    {
+      if (json)
+        printf ("%s\n", text);
+      if (s->has_exit)
+        r = s->exit_status;
+      else
+        {
+          err_set (&err, 0,
+                   "its process has ended, but how is unknown: it had no monitor "
+                   "(--no-monitor, or a caller that reaps it)");
+          r = cmd_fail ("wait", id, &err);
+        }
+    }
+  if (s)
+    oci_state_free (s);
+  store_fini (&st);
+  return r;
+}
