@@ -65,7 +65,7 @@ cmd_logs (int argc, char **argv)
           return cmd_usage ("logs", "--tail takes a number of lines (0 or more)");
         break;
       case 'h': return cmd_help (logs_help);
-      default: return cmd_usage ("logs", "bad option");
+      default: return cmd_bad_option ("logs", argv, opts);
       }
   if (argc - optind != 1)
     return cmd_usage ("logs", "expects exactly one sandbox ID");

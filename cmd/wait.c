@@ -27,7 +27,7 @@ cmd_wait (int argc, char **argv)
       {
       case 'j': json = true; break;
       case 'h': return cmd_help (wait_help);
-      default: return cmd_usage ("wait", "bad option");
+      default: return cmd_bad_option ("wait", argv, opts);
       }
   if (argc - optind != 1)
     return cmd_usage ("wait", "expects exactly one sandbox ID");
