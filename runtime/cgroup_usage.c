@@ -93,9 +93,9 @@ int
 cg_update_missing (unsigned ctl, bool v2, hk_err *err)
 {
   return err_set (err, ENOTSUP,
-                  "the sandbox has no \"%s\" cgroup (hako makes one only for a limit set at create): "
-                  "update cannot move its running processes into a new one; set a limit (even a high "
-                  "one) at create to be able to change it",
+                  "the sandbox has no \"%s\" cgroup (the controller was not mounted, or not "
+                  "writable by this user, when it was created): update cannot move its running "
+                  "processes into a new one",
                   cg_ctl_name (ctl, v2));
 }
 
