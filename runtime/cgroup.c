@@ -228,16 +228,20 @@ host_has (const struct cg_host *h, unsigned ctl)
 }
 
 /* The v1 controllers every sandbox gets a cgroup in, limit or not, so that
- * `hako update` can set any of its limits later: moving the processes of a
- * running sandbox into a new cgroup cannot be made atomic against its forks
- * and the commands an exec starts meanwhile, and a process left behind would
- * escape the limit.  Optional where no limit needs them (rootless: a
- * hierarchy hako may not write is left out). */
-#define CG_UPDATABLE (CG_MEMORY | CG_PIDS | CG_CPU | CG_CPUSET)
+ * `hako update` can set its memory, pids and cpu limits later: moving the
+ * processes of a running sandbox into a new cgroup cannot be made atomic
+ * against its forks and the commands an exec starts meanwhile, and a
+ * process left behind would escape the limit.  Optional where no limit
+ * needs them (rootless: a hierarchy hako may not write is left out).  Not
+ * cpuset: the first cpuset cgroup below the root turns the kernel's cpuset
+ * checks on for the whole host (a static key: ~10-20 ms of text patching
+ * at its mkdir and again at its rmdir, here), so one is made only for
+ * cpu.cpus or cpu.mems set at create. */
+#define CG_UPDATABLE (CG_MEMORY | CG_PIDS | CG_CPU)
 
 /* Which of the host's hierarchies the sandbox uses, and how much each matters:
  * on v2 the one hierarchy; on v1 every controller a limit needs (required),
- * those update can change later and the devices controller of the default
+ * those update can change later (CG_UPDATABLE) and the devices controller of the default
  * device rules (want: optional), plus the freezer (pause, kill) when
  * mounted; on hybrid the same v1 controllers and the cgroup2 hierarchy,
  * which tracks, freezes and kills the processes, carries the device filter

@@ -174,6 +174,15 @@ hog () { echo "x=\$(head -c $1 /dev/zero | tr '\\0' a); echo survived"; }
   run $H exec work -- sh -c "$(hog 100000000)"
   [ "$status" -eq 137 ]
   [[ "$output" != *survived* ]]
+  # And cpu (a cpu cgroup too, whatever the limits).
+  $H update work --cpus 0.5
+  if ! v2_host; then
+    [ "$(cat "/sys/fs/cgroup/cpu/$(cgroup_parent)/work/cpu.cfs_quota_us")" = 50000 ]
+    # v1 cpuset only for cpus/mems set at create: refused, saying why.
+    run $H update work --cpuset-cpus 0
+    [ "$status" -eq 125 ]
+    [[ "$output" == *'no "cpuset" cgroup'*"set cpus or mems at create"* ]]
+  fi
   run $H update work
   [ "$status" -eq 125 ]
   [[ "$output" == *"nothing to change"* ]]
