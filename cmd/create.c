@@ -10,6 +10,7 @@
 
 #include "cmd/cmd.h"
 #include "lib/util.h"
+#include "runtime/admission.h"
 #include "runtime/sandbox.h"
 #include "runtime/snapshot.h"
 
@@ -47,7 +48,9 @@ cmd_load_config (const char *bundle, const char *profile, char *const *args, boo
           free (out->bundle);
           out->bundle = NULL;
         }
-      if (oci_profile_generate (p, geteuid () != 0, args, &out->json, err) < 0)
+      struct oci_profile_limits lim;
+      if (admission_profile_limits (&lim, err) < 0
+          || oci_profile_generate (p, geteuid () != 0, args, &lim, &out->json, err) < 0)
         return -1;
       out->len = strlen (out->json);
       if (oci_spec_parse (out->json, out->len, &out->spec, err) < 0)

@@ -11,6 +11,7 @@
 #include "cmd/cmd.h"
 #include "images/image.h"
 #include "lib/util.h"
+#include "runtime/admission.h"
 #include "runtime/userdb.h"
 
 static const char *const default_path = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -91,7 +92,11 @@ generate (const char *name, const struct oci_image_config *c, char *const *layer
   if (argv[0] == NULL)
     err_set (err, EINVAL, "image %s has no Entrypoint or Cmd: give a command after --", name);
   else if (resolve_user (c->user, layers, &ip.uid, &ip.gid, err) == 0)
-    r = oci_profile_generate_image (&ip, json, err);
+    {
+      struct oci_profile_limits lim;
+      if (admission_profile_limits (&lim, err) == 0)
+        r = oci_profile_generate_image (&ip, &lim, json, err);
+    }
   strv_free (argv);
   strv_free (env);
   return r;

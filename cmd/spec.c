@@ -8,6 +8,7 @@
 
 #include "cmd/cmd.h"
 #include "lib/util.h"
+#include "runtime/admission.h"
 
 static const char spec_help[] =
   "Usage: hako spec [--profile default|host] [--rootless] [--image NAME] [--bundle DIR]\n\n"
@@ -53,8 +54,12 @@ cmd_spec (int argc, char **argv)
   if (image && (rootless || p != OCI_PROFILE_DEFAULT))
     return cmd_usage ("spec", "--image goes with the default profile only (no --rootless: an image "
                       "sandbox's layers are mounted idmapped, which needs root)");
+  /* The limits of this machine (or of its node config), now: the file
+   * keeps them wherever it runs. */
+  struct oci_profile_limits lim;
   if (image ? cmd_image_spec (image, NULL, &json, &err) < 0
-            : oci_profile_generate (p, rootless, NULL, &json, &err) < 0)
+            : admission_profile_limits (&lim, &err) < 0
+                  || oci_profile_generate (p, rootless, NULL, &lim, &json, &err) < 0)
     return cmd_fail ("spec", NULL, &err);
   /* O_EXCL: never overwrite a config someone edited (runc refuses too). */
   cleanup_close int fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);

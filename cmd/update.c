@@ -13,7 +13,7 @@
 #include "runtime/limits.h"
 
 static const char update_help[]
-    = "Usage: hako update [OPTIONS] ID\n\n"
+    = "Usage: hako update [OPTIONS] ID [OPTIONS]\n\n"
       "Change the limits of a created, running or paused sandbox, in its cgroups and\n"
       "in its saved config (a restart keeps them).\n"
       "  -r, --resources FILE     a linux.resources JSON object (\"-\": standard input);\n"
@@ -154,6 +154,10 @@ cmd_update (int argc, char **argv)
   const char *file = NULL;
   double cpus = 0;
   int c, ret = 0;
+  /* Options go before or after the id (`update ID --memory N`, as docker
+   * update takes them): optind 0 makes getopt start afresh, in its
+   * permuting order; main's own getopt ("+") left it in order mode. */
+  optind = 0;
   while ((c = getopt_long (argc, argv, "r:h", opts, NULL)) != -1)
     {
       if (c == 'h')

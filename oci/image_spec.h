@@ -98,7 +98,9 @@ struct oci_image_process
 /* The default profile (all namespaces, the user namespace's ids 0..65535
  * host ids 1000000000..) with that process
  * and a writable root. */
-int oci_profile_generate_image (const struct oci_image_process *ip, char **out, hk_err *err);
+struct oci_profile_limits;
+int oci_profile_generate_image (const struct oci_image_process *ip, const struct oci_profile_limits *lim,
+                                char **out, hk_err *err);
 
 /* "sha256:" followed by 64 lowercase hex digits. */
 bool oci_digest_valid (const char *digest);

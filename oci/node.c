@@ -40,6 +40,41 @@ parse_overcommit (yajl_val v, struct oci_node *out, hk_err *err)
   return 0;
 }
 
+/* "default_memory": bytes, "2G", or -1 (no limit). */
+static int
+parse_default_memory (yajl_val v, struct oci_node *out, hk_err *err)
+{
+  const char *str = YAJL_IS_STRING (v) ? YAJL_GET_STRING (v) : NULL;
+  uint64_t size;
+  if ((YAJL_IS_INTEGER (v) && YAJL_GET_INTEGER (v) == -1) || (str && strcmp (str, "-1") == 0))
+    {
+      out->default_memory = -1;
+      return 0;
+    }
+  if (str)
+    {
+      if (parse_size (str, &size) < 0)
+        return json_error (err, "", "default_memory",
+                           "\"%s\" is not a size (bytes, or a number with K, M or G; -1: no limit)", str);
+    }
+  else if (json_as_u64 (v, "", "default_memory", UINT64_MAX, &size, err) < 0)
+    return -1;
+  if (size == 0 || size > (uint64_t)INT64_MAX)
+    return json_error (err, "", "default_memory", "must be more than 0 (or -1: no limit)");
+  out->default_memory = (int64_t)size;
+  return 0;
+}
+
+/* "default_pids": a number of tasks, or -1 (no limit). */
+static int
+parse_default_pids (yajl_val v, struct oci_node *out, hk_err *err)
+{
+  if (!YAJL_IS_INTEGER (v) || YAJL_GET_INTEGER (v) == 0 || YAJL_GET_INTEGER (v) < -1)
+    return json_error (err, "", "default_pids", "must be a number of tasks above 0 (or -1: no limit)");
+  out->default_pids = YAJL_GET_INTEGER (v);
+  return 0;
+}
+
 static int
 parse_fields (yajl_val root, struct oci_node *out, hk_err *err)
 {
@@ -66,8 +101,20 @@ parse_fields (yajl_val root, struct oci_node *out, hk_err *err)
           if (json_as_bool (v, "", k, &out->require_memory_limit, err) < 0)
             return -1;
         }
+      else if (strcmp (k, "default_memory") == 0)
+        {
+          if (parse_default_memory (v, out, err) < 0)
+            return -1;
+        }
+      else if (strcmp (k, "default_pids") == 0)
+        {
+          if (parse_default_pids (v, out, err) < 0)
+            return -1;
+        }
       else
-        return json_error (err, "", k, "unknown field (memory_pool, overcommit, require_memory_limit)");
+        return json_error (err, "", k,
+                           "unknown field (memory_pool, overcommit, require_memory_limit, "
+                           "default_memory, default_pids)");
     }
   return 0;
 }

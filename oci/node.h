@@ -1,5 +1,6 @@
 /* node: the node config (/etc/hako/node.json, hako-node(5)) — the memory pool
- * all sandboxes share, its overcommit factor, and whether a limit is required. */
+ * all sandboxes share, its overcommit factor, whether a limit is required,
+ * and the limits the profiles give a sandbox by default. */
 #ifndef HAKO_OCI_NODE_H
 #define HAKO_OCI_NODE_H
 
@@ -15,6 +16,10 @@ struct oci_node
   uint64_t memory_pool; /* bytes */
   double overcommit;    /* > 0; 1 when absent */
   bool require_memory_limit;
+  /* The limits the profiles write (hako-spec(5)) in place of hako's own
+   * defaults: 0 when not set, -1 for "no limit". */
+  int64_t default_memory; /* bytes */
+  int64_t default_pids;   /* tasks */
 };
 
 /* Parse node.json's text.  Errors name the file and the field:

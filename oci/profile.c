@@ -9,8 +9,9 @@
 #include <unistd.h>
 
 #include "lib/util.h"
-#include "oci/json.h"
 #include "oci/image_spec.h"
+#include "oci/json.h"
+#include "oci/node.h"
 #include "oci/spec.h"
 
 int
@@ -21,6 +22,20 @@ oci_profile_from_name (const char *name)
   if (name && strcmp (name, "host") == 0)
     return OCI_PROFILE_HOST;
   return -1;
+}
+
+void
+oci_profile_limits (const struct oci_node *node, uint64_t ram, struct oci_profile_limits *out)
+{
+  /* Half the machine leaves the host room to kill a runaway sandbox; 4 GiB
+   * is what most builds and test suites fit in. */
+  uint64_t half = (ram / 2) & ~((UINT64_C (1) << 20) - 1);
+  int64_t mem = half && half < (uint64_t)OCI_PROFILE_MEMORY_MAX ? (int64_t)half : OCI_PROFILE_MEMORY_MAX;
+  *out = (struct oci_profile_limits){ .memory = mem, .pids = OCI_PROFILE_PIDS };
+  if (node && node->default_memory)
+    out->memory = node->default_memory;
+  if (node && node->default_pids)
+    out->pids = node->default_pids;
 }
 
 /* runc's defaults: the capabilities a shell in a box usually needs, nothing
@@ -333,9 +348,36 @@ gen_seccomp (struct json_out *o)
 #define HOST_ID_BASE 1000000000u
 #define HOST_ID_SIZE 65536u
 
+/* The profiles' limits (oci_profile_limits): a fork bomb stops at the pids
+ * limit and a memory hog at the memory limit, inside the sandbox, instead
+ * of taking the host's tasks and memory.  The devices are runc spec's
+ * deny-all, which the nodes of hako's /dev are allowed after. */
+static void
+gen_resources (struct json_out *o, const struct oci_profile_limits *lim)
+{
+  json_key (o, "resources");
+  json_obj_open (o);
+  json_key (o, "memory");
+  json_obj_open (o);
+  json_kint (o, "limit", lim->memory);
+  json_obj_close (o);
+  json_key (o, "pids");
+  json_obj_open (o);
+  json_kint (o, "limit", lim->pids);
+  json_obj_close (o);
+  json_key (o, "devices");
+  json_arr_open (o);
+  json_obj_open (o);
+  json_kbool (o, "allow", false);
+  json_kstr (o, "access", "rwm");
+  json_obj_close (o);
+  json_arr_close (o);
+  json_obj_close (o);
+}
+
 /* Every profile has a user namespace: root inside is never root outside. */
 static void
-gen_linux (struct json_out *o, bool rootless)
+gen_linux (struct json_out *o, bool rootless, const struct oci_profile_limits *lim)
 {
   /* Rootless, like runc --rootless: no network namespace of its own
    * (sandbox.network still decides: "none" adds one back). */
@@ -364,6 +406,8 @@ gen_linux (struct json_out *o, bool rootless)
       json_obj_close (o);
     }
   json_arr_close (o);
+  if (lim && !rootless)
+    gen_resources (o, lim);
   json_kstrv (o, "maskedPaths", masked_paths);
   json_kstrv (o, "readonlyPaths", readonly_paths);
   gen_seccomp (o);
@@ -410,8 +454,8 @@ gen_sandbox (struct json_out *o, enum oci_profile p, bool rootless, bool init, c
 }
 
 static int
-generate (enum oci_profile profile, bool rootless, char *const *args,
-          const struct oci_image_process *ip, char **out, hk_err *err)
+generate (enum oci_profile profile, bool rootless, char *const *args, const struct oci_image_process *ip,
+          const struct oci_profile_limits *lim, char **out, hk_err *err)
 {
   if (profile != OCI_PROFILE_DEFAULT && profile != OCI_PROFILE_HOST)
     return err_set (err, EINVAL, "unknown profile %d", (int) profile);
@@ -431,7 +475,7 @@ generate (enum oci_profile profile, bool rootless, char *const *args,
   json_kstr (&o, "hostname", "hako");
   gen_mounts (&o, profile, rootless);
   /* An image sandbox has one too: its layers are mounted idmapped. */
-  gen_linux (&o, rootless);
+  gen_linux (&o, rootless, lim);
   gen_sandbox (&o, profile, rootless, ip == NULL && profile == OCI_PROFILE_HOST && !(args && args[0]),
                ip ? ip->image : NULL);
   json_obj_close (&o);
@@ -440,13 +484,14 @@ generate (enum oci_profile profile, bool rootless, char *const *args,
 
 int
 oci_profile_generate (enum oci_profile profile, bool rootless, char *const *args,
-                      char **out, hk_err *err)
+                      const struct oci_profile_limits *lim, char **out, hk_err *err)
 {
-  return generate (profile, rootless, args, NULL, out, err);
+  return generate (profile, rootless, args, NULL, lim, out, err);
 }
 
 int
-oci_profile_generate_image (const struct oci_image_process *ip, char **out, hk_err *err)
+oci_profile_generate_image (const struct oci_image_process *ip, const struct oci_profile_limits *lim,
+                            char **out, hk_err *err)
 {
-  return generate (OCI_PROFILE_DEFAULT, false, NULL, ip, out, err);
+  return generate (OCI_PROFILE_DEFAULT, false, NULL, ip, lim, out, err);
 }

@@ -353,10 +353,29 @@ enum oci_profile
   OCI_PROFILE_HOST      /* no image: host /usr,/lib*,/bin,/sbin,/etc read-only, tmpfs /tmp, /work */
 };
 int oci_profile_from_name (const char *name);  /* -1 if unknown */
+
+/* The limits the profiles write into linux.resources (hako-spec(5)): each
+ * above 0, or -1 for "no limit", which is only ever asked for (a node
+ * default of -1). */
+struct oci_profile_limits
+{
+  int64_t memory; /* bytes */
+  int64_t pids;   /* tasks */
+};
+#define OCI_PROFILE_PIDS 4096
+#define OCI_PROFILE_MEMORY_MAX (INT64_C (4) << 30)
+struct oci_node;
+/* The profiles' limits on a machine with ram bytes of memory: the node's
+ * defaults (node may be NULL), else 4096 tasks and the smaller of 4 GiB or
+ * half of ram (rounded down to a MiB). */
+void oci_profile_limits (const struct oci_node *node, uint64_t ram, struct oci_profile_limits *out);
+
 /* args: the process args (NULL: none, and the profile's sandbox.init runs
  * alone).  rootless adds a
- * user namespace mapping the caller's uid/gid to 0 and drops what needs real root. */
+ * user namespace mapping the caller's uid/gid to 0 and drops what needs real root
+ * (linux.resources too: an unprivileged user cannot write cgroup limits).
+ * lim: the limits to write (NULL: none, linux.resources stays absent). */
 int oci_profile_generate (enum oci_profile profile, bool rootless, char *const *args,
-                          char **json_out, hk_err *err);
+                          const struct oci_profile_limits *lim, char **json_out, hk_err *err);
 
 #endif

@@ -53,6 +53,19 @@ admission_load_node (struct oci_node *node, bool *present, hk_err *err)
   return 0;
 }
 
+int
+admission_profile_limits (struct oci_profile_limits *out, hk_err *err)
+{
+  struct oci_node node;
+  bool present;
+  if (admission_load_node (&node, &present, err) < 0)
+    return -1;
+  long pages = sysconf (_SC_PHYS_PAGES), size = sysconf (_SC_PAGESIZE);
+  uint64_t ram = pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 0;
+  oci_profile_limits (present ? &node : NULL, ram, out);
+  return 0;
+}
+
 uint64_t
 admission_request (const struct oci_spec *spec, bool *has_limit)
 {

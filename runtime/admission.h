@@ -22,6 +22,11 @@ void admission_set_config (const char *path);
  * environment) must exist. */
 int admission_load_node (struct oci_node *node, bool *present, hk_err *err);
 
+/* The limits the profiles write on this machine (oci_profile_limits): the
+ * node config's default_memory and default_pids, else hako's own, computed
+ * from this machine's memory now. */
+int admission_profile_limits (struct oci_profile_limits *out, hk_err *err);
+
 /* What a sandbox reserves from the pool: its memory limit
  * (linux.resources.memory.limit), 0 when it has none.  The limit and not the
  * reservation: the limit is what the kernel holds it to, so the sum of the

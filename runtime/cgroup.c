@@ -227,27 +227,39 @@ host_has (const struct cg_host *h, unsigned ctl)
   return false;
 }
 
+/* The v1 controllers every sandbox gets a cgroup in, limit or not, so that
+ * `hako update` can set its memory, pids and cpu limits later: moving the
+ * processes of a running sandbox into a new cgroup cannot be made atomic
+ * against its forks and the commands an exec starts meanwhile, and a
+ * process left behind would escape the limit.  Optional where no limit
+ * needs them (rootless: a hierarchy hako may not write is left out).  Not
+ * cpuset: the first cpuset cgroup below the root turns the kernel's cpuset
+ * checks on for the whole host (a static key: ~10-20 ms of text patching
+ * at its mkdir and again at its rmdir, here), so one is made only for
+ * cpu.cpus or cpu.mems set at create. */
+#define CG_UPDATABLE (CG_MEMORY | CG_PIDS | CG_CPU)
+
 /* Which of the host's hierarchies the sandbox uses, and how much each matters:
  * on v2 the one hierarchy; on v1 every controller a limit needs (required),
- * plus the freezer (pause, kill) when mounted; on hybrid the controllers
- * limits need and the cgroup2 hierarchy, which tracks, freezes and kills the
- * processes and is what the sandbox sees at /sys/fs/cgroup.  every_v1: every
- * v1 hierarchy too (the others optional), as runc places a container. */
+ * those update can change later (CG_UPDATABLE) and the devices controller of the default
+ * device rules (want: optional), plus the freezer (pause, kill) when
+ * mounted; on hybrid the same v1 controllers and the cgroup2 hierarchy,
+ * which tracks, freezes and kills the processes, carries the device filter
+ * and is what the sandbox sees at /sys/fs/cgroup.  every_v1: every v1
+ * hierarchy too (the others optional), as runc places a container. */
 static int
-choose_dirs (const struct cg_host *h, unsigned need, const char *rel, bool relative, bool every_v1,
-             struct cg_sandbox *cg, hk_err *err)
+choose_dirs (const struct cg_host *h, unsigned need, unsigned want, const char *rel, bool relative,
+             bool every_v1, struct cg_sandbox *cg, hk_err *err)
 {
   unsigned have = 0;
   for (size_t i = 0; i < h->n_hier; i++)
     {
       const struct cg_hier *hh = &h->hier[i];
-      /* No memory or pids cgroup without a limit to put there: a v1 memory
-       * cgroup costs ~1 ms to make and remove on every run.  On hybrid no
-       * v1 freezer either: the cgroup2 dir freezes (cgroup.freeze is core
-       * cgroup2, no controller needed) and kills, and every v1 cgroup an
-       * exec joins costs an RCU grace period (up to ~15 ms) per exec. */
+      /* On hybrid no v1 freezer: the cgroup2 dir freezes (cgroup.freeze is
+       * core cgroup2, no controller needed) and kills, and every v1 cgroup
+       * an exec joins adds to what its join costs. */
       unsigned freezer = h->layout == CG_HYBRID && hybrid_v2 (h) ? 0 : CG_FREEZER;
-      unsigned use = hh->v2 ? need : every_v1 ? hh->ctls : hh->ctls & (need | freezer);
+      unsigned use = hh->v2 ? need : every_v1 ? hh->ctls : hh->ctls & (need | want | freezer);
       if (hh->v2 && h->layout == CG_UNIFIED)
         {
           unsigned missing = need & ~hh->ctls;
@@ -334,15 +346,23 @@ cg_prepare (const struct cg_host *h, const struct oci_spec *spec, const char *id
   unsigned need = 0;
   if (backend (h->layout)->needs (spec, &need, err) < 0)
     return -1;
-  /* Hybrid: the default rule set (runc spec's deny-all and the nodes hako's
-   * /dev holds) becomes an eBPF filter on the cgroup2 dir, as on v2, not a
-   * v1 devices cgroup that every exec would have to join (an RCU grace
-   * period, ~17 ms here, per join).  Rules beyond it (a GPU, fuse, tun) go
-   * to the v1 devices controller where one is mounted, as runc puts them:
-   * devices.list then shows them to the host's tools. */
+  /* Every sandbox is held to device rules, its spec's or the default ones
+   * (cgroup_devices.c), so the sandbox is always in a devices cgroup or
+   * under the cgroup2 device filter.  Hybrid: rules that add nothing to
+   * what hako's /dev holds (the default ones, runc spec's deny-all) become
+   * an eBPF filter on the cgroup2 dir, as on v2, not a v1 devices cgroup
+   * that every exec would have to join (an RCU grace period, ~17 ms here,
+   * per join).  Rules beyond them (a GPU, fuse, tun) go to the v1 devices
+   * controller where one is mounted, as runc puts them: devices.list then
+   * shows them to the host's tools.  The default rules are wanted, not
+   * needed: a host without a devices controller still runs the sandbox. */
+  unsigned want = CG_UPDATABLE | CG_DEVICES;
   if (h->layout == CG_HYBRID && hybrid_v2 (h)
       && (cg_v2_devices_harmless (spec) || !host_has (h, CG_DEVICES)))
-    need &= ~CG_DEVICES;
+    {
+      need &= ~CG_DEVICES;
+      want &= ~CG_DEVICES;
+    }
   cleanup_free char *rel = NULL;
   bool relative = false;
   if (cp == NULL || *cp == '\0')
@@ -370,7 +390,7 @@ cg_prepare (const struct cg_host *h, const struct oci_spec *spec, const char *id
    * for joining them (an RCU grace period after a quiet spell).  hako's own
    * default path makes only what the limits need. */
   bool every_v1 = cp && *cp;
-  if (choose_dirs (h, need, rel, relative, every_v1, out, err) < 0)
+  if (choose_dirs (h, need, want, rel, relative, every_v1, out, err) < 0)
     {
       cg_sandbox_free (out);
       return -1;

@@ -140,10 +140,12 @@ int cg_freeze (const struct cg_sandbox *cg, bool frozen, hk_err *err);
 int cg_kill (const struct cg_sandbox *cg, hk_err *err);
 /* Change the limits of a sandbox's cgroups: every field upd sets (merged is
  * the sandbox's limits once updated, for values read together, such as swap
- * which counts memory too).  A controller the sandbox has no cgroup for (v1:
- * hako makes a memory or pids cgroup only for a limit set at create) is
- * refused with ENOTSUP naming it: moving every process of a running sandbox
- * into a new cgroup cannot be made atomic against its forks and its execs.
+ * which counts memory too).  Every sandbox has a cgroup in the memory, pids
+ * and cpu controllers (v1: made at create whatever its limits; cpuset only
+ * for cpus or mems set at create); one it has none for (not mounted, not
+ * writable when it was created, a v1 cpuset) is refused with ENOTSUP naming
+ * it: moving every process of a running sandbox into a new cgroup cannot be
+ * made atomic against its forks and its execs.
  * Lowering memory below what the sandbox uses fails with EBUSY if the kernel
  * cannot reclaim enough (v1; v2 reclaims, or OOM-kills, instead). */
 int cg_update (const struct cg_sandbox *cg, const struct oci_resources *upd,

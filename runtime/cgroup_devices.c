@@ -1,6 +1,10 @@
 /* cgroup_devices: linux.resources.devices — the writes for the v1 devices
  * controller, and the rule list cgroup v2's eBPF filter (cgroup_bpf.c) is
- * built from. */
+ * built from.  Every sandbox is held to device rules, as runc holds every
+ * container: an implicit deny-all, then the spec's rules in order, then the
+ * nodes hako's /dev holds.  The nodes of linux.devices are made in /dev but
+ * get no rule of their own: a spec that lists /dev/kmsg and denies every
+ * device gets a /dev/kmsg that cannot be opened, as with runc. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -23,6 +27,7 @@ enum
 
 /* What hako's /dev holds (runtime/mount.c) and devpts' ptys: allowed after
  * the spec's rules, as runc does, so that `runc spec`'s deny-all works. */
+static const struct rule deny_all = { false, 'a', -1, -1, ACC_ALL };
 static const struct rule std_rules[] = {
   { true, 'c', 1, 3, ACC_ALL }, { true, 'c', 1, 5, ACC_ALL },    { true, 'c', 1, 7, ACC_ALL },
   { true, 'c', 1, 8, ACC_ALL }, { true, 'c', 1, 9, ACC_ALL },    { true, 'c', 5, 0, ACC_ALL },
@@ -184,13 +189,34 @@ replay_spec_rule (struct emu *e, const struct rule *r, hk_err *err)
   return replay (e, r, err);
 }
 
+static bool
+is_deny_all (const struct rule *r)
+{
+  return !r->allow && r->type == 'a' && r->major < 0 && r->minor < 0 && r->access == ACC_ALL;
+}
+
+/* Whether the spec's rules begin with a full reset (an "a *:* rwm" allow or
+ * deny): then the implicit deny-all before them would change nothing. */
+static bool
+starts_with_reset (const struct oci_resources *res)
+{
+  if (res->n_devices == 0)
+    return false;
+  struct rule x = from_spec (&res->devices[0]);
+  x.allow = false;
+  return is_deny_all (&x);
+}
+
 int
 cg_v1_device_writes (const struct oci_spec *spec, struct cg_dev_write **out, size_t *n, hk_err *err)
 {
   const struct oci_resources *res = &spec->linux.resources;
-  /* A new cgroup starts as its parent is; hako's parents allow everything. */
+  /* A new cgroup starts as its parent is; hako's parents allow everything.
+   * The implicit deny-all first: a device no rule allows stays closed. */
   struct emu e = { .default_allow = true };
   int r = 0;
+  if (!starts_with_reset (res))
+    replay (&e, &deny_all, err);
   for (size_t i = 0; r == 0 && i < res->n_devices; i++)
     {
       struct rule x = from_spec (&res->devices[i]);
@@ -201,12 +227,6 @@ cg_v1_device_writes (const struct oci_spec *spec, struct cg_dev_write **out, siz
   hk_err ignored;
   for (size_t i = 0; r == 0 && i < sizeof std_rules / sizeof *std_rules; i++)
     replay (&e, &std_rules[i], &ignored);
-  for (size_t i = 0; r == 0 && i < spec->linux.n_devices; i++)
-    {
-      struct rule x;
-      if (from_node (&spec->linux.devices[i], &x))
-        replay (&e, &x, &ignored);
-    }
   free (e.exc);
   if (r < 0)
     {
@@ -224,16 +244,14 @@ int
 cg_device_rules (const struct oci_spec *spec, struct cg_dev_rule **out, size_t *n)
 {
   const struct oci_resources *res = &spec->linux.resources;
-  size_t n_std = sizeof std_rules / sizeof *std_rules, cap = res->n_devices + n_std + spec->linux.n_devices;
-  struct rule *v = xcalloc (cap ? cap : 1, sizeof *v);
+  size_t n_std = sizeof std_rules / sizeof *std_rules, cap = 1 + res->n_devices + n_std;
+  struct rule *v = xcalloc (cap, sizeof *v);
   size_t k = 0;
+  v[k++] = deny_all;
   for (size_t i = 0; i < res->n_devices; i++)
     v[k++] = from_spec (&res->devices[i]);
   for (size_t i = 0; i < n_std; i++)
     v[k++] = std_rules[i];
-  for (size_t i = 0; i < spec->linux.n_devices; i++)
-    if (from_node (&spec->linux.devices[i], &v[k]))
-      k++;
   *out = v;
   *n = k;
   return 0;
@@ -241,13 +259,8 @@ cg_device_rules (const struct oci_spec *spec, struct cg_dev_rule **out, size_t *
 
 /* ---- v2: where the filter cannot be loaded ------------------------------------------ */
 
-static bool
-is_deny_all (const struct rule *r)
-{
-  return !r->allow && r->type == 'a' && r->major < 0 && r->minor < 0 && r->access == ACC_ALL;
-}
-
-/* r allows no more than one of the nodes hako's /dev holds. */
+/* r allows no more than one of the nodes hako's /dev holds (its standard
+ * ones and those of linux.devices). */
 static bool
 within_dev (const struct oci_spec *spec, const struct rule *r)
 {
@@ -259,6 +272,20 @@ within_dev (const struct oci_spec *spec, const struct rule *r)
       struct rule x;
       if (from_node (&spec->linux.devices[i], &x) && r->type == x.type && r->major == x.major
           && r->minor == x.minor)
+        return true;
+    }
+  return false;
+}
+
+/* A spec rule allows node n for reading and writing. */
+static bool
+allowed_node (const struct oci_resources *res, const struct rule *n)
+{
+  for (size_t i = 0; i < res->n_devices; i++)
+    {
+      struct rule x = from_spec (&res->devices[i]);
+      if (x.allow && x.type == n->type && x.major == n->major && x.minor == n->minor
+          && (x.access & (ACC_R | ACC_W)) == (ACC_R | ACC_W))
         return true;
     }
   return false;
@@ -277,19 +304,26 @@ can_mknod (const struct oci_spec *spec)
   return false;
 }
 
-/* A deny-all followed by allows of what /dev holds (what `runc spec` writes)
- * adds nothing to what the sandbox can reach anyway, as long as it cannot
- * mknod: without the eBPF filter (rootless: no CAP_BPF, no cgroup of its
- * own) it would be enforced all the same. */
+/* A deny-all (the implicit one, or the spec's first rule) followed by allows
+ * of what /dev holds (what `runc spec` writes) adds nothing to what the
+ * sandbox can reach anyway, as long as it cannot mknod and every node of
+ * linux.devices is allowed: without the eBPF filter (rootless: no CAP_BPF,
+ * no cgroup of its own) it would be enforced all the same.  A listed node
+ * the rules deny is not: without the filter it would open. */
 bool
 cg_v2_devices_harmless (const struct oci_spec *spec)
 {
   const struct oci_resources *res = &spec->linux.resources;
-  bool ok = res->n_devices > 0 && !can_mknod (spec);
+  bool ok = !can_mknod (spec);
   for (size_t i = 0; ok && i < res->n_devices; i++)
     {
       struct rule x = from_spec (&res->devices[i]);
-      ok = i == 0 ? is_deny_all (&x) : x.allow && x.type != 'a' && within_dev (spec, &x);
+      ok = (i == 0 && is_deny_all (&x)) || (x.allow && x.type != 'a' && within_dev (spec, &x));
+    }
+  for (size_t i = 0; ok && i < spec->linux.n_devices; i++)
+    {
+      struct rule x;
+      ok = !from_node (&spec->linux.devices[i], &x) || allowed_node (res, &x);
     }
   return ok;
 }
@@ -299,8 +333,13 @@ cg_devices_filter (const char *dir, const struct oci_spec *spec, hk_err *err)
 {
   if (cg_bpf_devices_attach (dir, spec, err) == 0)
     return 0;
-  if ((err->errnum != EPERM && err->errnum != EACCES) || !cg_v2_devices_harmless (spec))
+  if (err->errnum != EPERM && err->errnum != EACCES)
     return -1;
-  err_clear (err); /* rootless, and the rules add nothing: runc spec's default */
+  /* Rootless: the rules add nothing (runc spec's default), or the spec has
+   * none and the default ones are hako's own hardening, kept where the
+   * kernel lets hako load them. */
+  if (!cg_v2_devices_harmless (spec) && spec->linux.resources.n_devices)
+    return -1;
+  err_clear (err);
   return 0;
 }

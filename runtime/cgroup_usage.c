@@ -92,10 +92,16 @@ cg_v2_cpu_stat (const char *dir, struct oci_stats *s, hk_err *err)
 int
 cg_update_missing (unsigned ctl, bool v2, hk_err *err)
 {
+  if (ctl == CG_CPUSET && !v2)
+    return err_set (err, ENOTSUP,
+                    "the sandbox has no \"cpuset\" cgroup: on cgroup v1 one is made only for "
+                    "linux.resources.cpu.cpus or mems set at create (a first cpuset cgroup turns the "
+                    "kernel's cpuset checks on for the whole host), and update cannot move its running "
+                    "processes into a new one; set cpus or mems at create to change them later");
   return err_set (err, ENOTSUP,
-                  "the sandbox has no \"%s\" cgroup (hako makes one only for a limit set at create): "
-                  "update cannot move its running processes into a new one; set a limit (even a high "
-                  "one) at create to be able to change it",
+                  "the sandbox has no \"%s\" cgroup (the controller was not mounted, or not "
+                  "writable by this user, when it was created): update cannot move its running "
+                  "processes into a new one",
                   cg_ctl_name (ctl, v2));
 }
 

@@ -197,14 +197,16 @@ v1_apply (const struct cg_sandbox *cg, const struct oci_spec *spec, hk_err *err)
       && ((r->cpu_cpus && cg_write (cpuset, "cpuset.cpus", r->cpu_cpus, err) < 0)
           || (r->cpu_mems && cg_write (cpuset, "cpuset.mems", r->cpu_mems, err) < 0)))
     return -1;
-  if (dev && r->n_devices && v1_devices (dev, spec, err) < 0)
+  /* The spec's device rules or the default ones (cgroup_devices.c), in the
+   * v1 devices cgroup; on hybrid, rules that add nothing to hako's /dev
+   * are an eBPF filter on the cgroup2 dir instead (cg_prepare). */
+  if (dev && v1_devices (dev, spec, err) < 0)
     return -1;
-  /* Hybrid: the rules are an eBPF filter on the cgroup2 dir (cg_prepare). */
   const struct cg_dir *v2 = cg_dir_v2 (cg);
   if (!dev && r->n_devices && v2 == NULL && !cg_v2_devices_harmless (spec))
     return err_set (err, EACCES, "linux.resources.devices: the eBPF device filter needs the sandbox's "
                     "cgroup2 dir, which could not be made (not writable by this user)");
-  if (!dev && v2 && r->n_devices && cg_devices_filter (v2->path, spec, err) < 0)
+  if (!dev && v2 && cg_devices_filter (v2->path, spec, err) < 0)
     return -1;
   if (blk && v1_blkio (blk, r, err) < 0)
     return -1;

@@ -203,17 +203,10 @@ v2_io (const char *dir, const struct oci_resources *r, hk_err *err)
   return cg_writef (dir, "io.weight", err, "default %u", 1 + ((unsigned)r->blkio_weight - 10) * 9999 / 990);
 }
 
+/* Enable what d's limits need in its ancestors and write r's limits. */
 static int
-v2_apply (const struct cg_sandbox *cg, const struct oci_spec *spec, hk_err *err)
+v2_limits (const struct cg_dir *d, const struct oci_resources *r, hk_err *err)
 {
-  const struct oci_resources *r = &spec->linux.resources;
-  const struct cg_dir *d = cg_dir_v2 (cg);
-  if (d == NULL && r->n_devices && !cg_v2_devices_harmless (spec))
-    return err_set (err, EACCES,
-                    "linux.resources.devices: the eBPF device filter needs the sandbox's own cgroup, "
-                    "which could not be made (not writable by this user)");
-  if (d == NULL)
-    return 0; /* optional and skipped: no limit needed it */
   const char *dir = d->path;
   if (d->ctls && enable_controllers (d, err) < 0)
     return -1;
@@ -235,7 +228,23 @@ v2_apply (const struct cg_sandbox *cg, const struct oci_spec *spec, hk_err *err)
   for (size_t i = 0; i < r->n_unified; i++)
     if (cg_write (dir, r->unified[i].key, r->unified[i].value, err) < 0)
       return err_prefix (err, "linux.resources.unified");
-  if (r->n_devices && cg_devices_filter (dir, spec, err) < 0)
+  return 0;
+}
+
+static int
+v2_apply (const struct cg_sandbox *cg, const struct oci_spec *spec, hk_err *err)
+{
+  const struct oci_resources *r = &spec->linux.resources;
+  const struct cg_dir *d = cg_dir_v2 (cg);
+  if (d == NULL && r->n_devices && !cg_v2_devices_harmless (spec))
+    return err_set (err, EACCES,
+                    "linux.resources.devices: the eBPF device filter needs the sandbox's own cgroup, "
+                    "which could not be made (not writable by this user)");
+  if (d == NULL)
+    return 0; /* optional and skipped: no limit needed it */
+  /* The spec's device rules, or the default ones (cgroup_devices.c): every
+   * sandbox gets the filter. */
+  if (v2_limits (d, r, err) < 0 || cg_devices_filter (d->path, spec, err) < 0)
     return -1;
   return 0;
 }
@@ -336,11 +345,7 @@ v2_update (const struct cg_sandbox *cg, const struct oci_resources *upd, const s
   r.n_hugepage_limits = 0;
   r.has_blkio_weight = false;
   r.n_blkio_throttle = 0;
-  struct oci_spec spec = { .linux = { .resources = r } };
-  struct cg_sandbox one = *cg;
-  one.dirs = &need;
-  one.n = 1;
-  return v2_apply (&one, &spec, err);
+  return v2_limits (&need, &r, err);
 }
 
 static void

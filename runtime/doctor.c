@@ -28,6 +28,7 @@
 
 #include "lib/syscalls.h"
 #include "lib/util.h"
+#include "runtime/admission.h"
 #include "runtime/cgroup.h"
 #include "runtime/idmap.h"
 #include "runtime/landlock.h"
@@ -568,7 +569,24 @@ judge_profile (struct doctor_profile *p, enum oci_profile which, bool rootless, 
   cleanup_free char *json = NULL;
   struct oci_spec *spec = NULL;
   p->works = false;
-  if (oci_profile_generate (which, rootless, NULL, &json, &err) < 0
+  struct oci_profile_limits lim;
+  if (admission_profile_limits (&lim, &err) < 0)
+    {
+      strv_add (&p->missing, xasprintf ("the default limits: %s", err.msg));
+      return;
+    }
+  if (!rootless)
+    {
+      char mem[48] = "none", pids[32] = "none";
+      if (lim.memory > 0)
+        snprintf (mem, sizeof mem, "%lld MiB", (long long)(lim.memory >> 20));
+      if (lim.pids > 0)
+        snprintf (pids, sizeof pids, "%lld tasks", (long long)lim.pids);
+      strv_add (&p->notes, xasprintf ("limits by default: memory %s, pids %s (node.json: default_memory, "
+                                      "default_pids)",
+                                      mem, pids));
+    }
+  if (oci_profile_generate (which, rootless, NULL, &lim, &json, &err) < 0
       || oci_spec_parse (json, strlen (json), &spec, &err) < 0)
     {
       strv_add (&p->missing, xasprintf ("the profile itself: %s", err.msg));

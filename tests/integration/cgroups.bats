@@ -62,6 +62,72 @@ hako_cgroups () {
   ls -d /sys/fs/cgroup/"$(cgroup_parent)" /sys/fs/cgroup/*/"$(cgroup_parent)" 2>/dev/null || true
 }
 
+# The memory limit the profiles write on this machine: the smaller of 4 GiB
+# or half the RAM, rounded down to a MiB (hako-spec(5)).
+profile_memory () {
+  local kb half
+  kb=$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo)
+  half=$(( kb * 1024 / 2 / 1048576 * 1048576 ))
+  if [ "$half" -lt 4294967296 ]; then echo "$half"; else echo 4294967296; fi
+}
+
+# kmsg_opens: open /dev/kmsg for reading, then for writing (nothing is read
+# or written), printing the error of each open or "r-open" / "w-open".
+kmsg_opens='(exec 3</dev/kmsg) 2>&1 && echo r-open; (exec 3>/dev/kmsg) 2>&1 && echo w-open; true'
+
+@test "profiles: hako spec writes a pids and a memory limit, and runc's device deny-all, for default and host" {
+  for p in default host; do
+    mkdir "$TEST_ROOT/$p"
+    $H spec --profile "$p" --bundle "$TEST_ROOT/$p"
+    run jq -c '.linux.resources' "$TEST_ROOT/$p/config.json"
+    [ "$output" = "{\"memory\":{\"limit\":$(profile_memory)},\"pids\":{\"limit\":4096},\"devices\":[{\"allow\":false,\"access\":\"rwm\"}]}" ]
+  done
+}
+
+@test "host profile: the sandbox is in a pids cgroup with pids.max 4096 and a memory cgroup with the default limit, and so is an exec" {
+  $H run --detach --profile host hl -- sleep 1000
+  [ "$(cat "$(cgfile pids-max hl)")" = 4096 ]
+  [ "$(cat "$(cgfile mem hl)")" = "$(profile_memory)" ]
+  pid=$($H state hl | jq -r .pid)
+  grep -qx "$pid" "$(cgfile procs hl)"
+  # Inside its cgroup namespace the sandbox's own cgroup is "/": an exec
+  # that had not joined the memory or pids one would see a path out of it.
+  run $H exec hl -- cat /proc/self/cgroup
+  [ "$status" -eq 0 ]
+  if v2_host; then
+    [ "$output" = "0::/" ]
+  else
+    [[ "$output" == *":memory:/"$'\n'* ]] && [[ "$output" == *":pids:/"$'\n'* ]]
+    ! [[ "$output" == *":memory:/."* ]]
+    ! [[ "$output" == *":pids:/."* ]]
+  fi
+}
+
+@test "pids: a fork bomb in a default-profile sandbox stops at the default limit of 4096; the host is fine; delete removes it all" {
+  d="$TEST_ROOT/bomb"
+  mkdir -p "$d"
+  ln -s "$BUNDLE_DIR/rootfs" "$d/rootfs"
+  $H spec --bundle "$d"
+  # Each shell forks two more and sleeps: it doubles until fork fails (a
+  # shell whose fork failed exits; none retries), so it is bounded by the
+  # limit alone and settles there.
+  set_args "$d" sh -c 'b() { b & b & sleep 1000; }; b'
+  $H run --detach --bundle "$d" bomb > /dev/null 2>&1
+  now=$(cgfile pids-now bomb)
+  for i in $(seq 300); do [ "$(cat "$now")" -ge 4000 ] && break; sleep 0.1; done
+  [ "$(cat "$now")" -ge 4000 ]
+  for i in $(seq 10); do
+    [ "$(cat "$now")" -le 4096 ]
+    sleep 0.1
+  done
+  [ "$(cat "$(cgfile pids-max bomb)")" = 4096 ]
+  run $H run --rm --profile host after -- echo fine
+  [ "$output" = fine ]
+  $H delete --force bomb
+  [ -z "$(hako_cgroups)" ]
+  [ -z "$(leak_report)" ]
+}
+
 @test "memory: the limit is in the sandbox's cgroup, which holds its process from the start" {
   b=$(new_bundle mem)
   limits "$b" 67108864 64
@@ -336,6 +402,45 @@ hako_cgroups () {
     $H run --detach --bundle "$b" dev3
     [ ! -e "/sys/fs/cgroup/devices/$(cgroup_parent)/dev3" ]
   fi
+}
+
+@test "devices: a deny-all holds for a device linux.devices lists (runc's \"device cgroup deny\"), in the sandbox and in an exec" {
+  if [ ! -c /dev/kmsg ]; then skip "no /dev/kmsg on this host"; fi
+  b=$(new_bundle kmsg)
+  # CAP_SYSLOG: without the rules, /dev/kmsg would open.
+  edit_config "$b" '.linux.resources.devices = [{"allow": false, "access": "rwm"}]
+    | .linux.devices = [{"path": "/dev/kmsg", "type": "c", "major": 1, "minor": 11}]
+    | .process.capabilities.bounding += ["CAP_SYSLOG"] | .process.capabilities.effective += ["CAP_SYSLOG"]
+    | .process.capabilities.permitted += ["CAP_SYSLOG"]'
+  run $H run --rm --bundle "$b" kmsg -- sh -c "test -c /dev/kmsg && echo node; $kmsg_opens"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = node ]
+  [[ "${lines[1]}" == *"/dev/kmsg"*"Operation not permitted"* ]]
+  [[ "${lines[2]}" == *"/dev/kmsg"*"Operation not permitted"* ]]
+  [[ "$output" != *-open* ]]
+  set_args "$b" sleep 1000
+  $H run --detach --bundle "$b" kmsg2
+  run $H exec kmsg2 -- sh -c "$kmsg_opens"
+  [ "$status" -eq 0 ]
+  [[ "${lines[0]}" == *"Operation not permitted"* ]] && [[ "${lines[1]}" == *"Operation not permitted"* ]]
+  [[ "$output" != *-open* ]]
+  # /dev's own nodes stay usable.
+  run $H exec kmsg2 -- sh -c 'echo x > /dev/null && head -c 4 /dev/zero | wc -c'
+  [ "$output" -eq 4 ]
+}
+
+@test "devices: a spec without device rules gets the default ones (deny-all, /dev's nodes allowed), in the sandbox and in an exec" {
+  if [ ! -c /dev/kmsg ]; then skip "no /dev/kmsg on this host"; fi
+  b=$(new_bundle nodev)
+  edit_config "$b" 'del(.linux.resources)
+    | .mounts += [{"destination": "/dev/kmsg", "type": "bind", "source": "/dev/kmsg", "options": ["bind"]}]'
+  set_args "$b" sleep 1000
+  $H run --detach --bundle "$b" nodev
+  run $H exec nodev -- sh -c "$kmsg_opens"
+  [ "$status" -eq 0 ]
+  [[ "${lines[0]}" == *"Operation not permitted"* ]] && [[ "${lines[1]}" == *"Operation not permitted"* ]]
+  run $H exec nodev -- sh -c 'echo x > /dev/null && head -c 4 /dev/urandom | wc -c'
+  [ "$output" -eq 4 ]
 }
 
 @test "devices: a rule beyond the default set opens its device, in the sandbox and in an exec; on hybrid it is in the v1 devices.list" {

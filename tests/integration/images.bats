@@ -424,6 +424,22 @@ run_docker_archive () {
   $H delete --force w2
 }
 
+@test "run --image: the sandbox has the profiles' limits (pids 4096, memory min(4 GiB, half the RAM)) in its cgroups" {
+  $H_IMPORT "$IMG/layout" --name busybox
+  $H run --detach --image busybox il -- sleep 1000
+  kb=$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo)
+  mem=$(( kb * 1024 / 2 / 1048576 * 1048576 ))
+  [ "$mem" -lt 4294967296 ] || mem=4294967296
+  [ "$(jq -c '.linux.resources | [.memory.limit, .pids.limit]' "$STATE/il/config.json")" = "[$mem,4096]" ]
+  if [ "$(stat -f -c %T /sys/fs/cgroup)" = cgroup2fs ]; then
+    d=/sys/fs/cgroup/$(cgroup_parent)/il
+    [ "$(cat "$d/pids.max")" = 4096 ] && [ "$(cat "$d/memory.max")" = "$mem" ]
+  else
+    [ "$(cat "/sys/fs/cgroup/pids/$(cgroup_parent)/il/pids.max")" = 4096 ]
+    [ "$(cat "/sys/fs/cgroup/memory/$(cgroup_parent)/il/memory.limit_in_bytes")" = "$mem" ]
+  fi
+}
+
 @test "image rm is refused while a sandbox uses the image" {
   $H_IMPORT "$IMG/layout" --name busybox
   $H create --image busybox r1

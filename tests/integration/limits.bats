@@ -156,21 +156,41 @@ hog () { echo "x=\$(head -c $1 /dev/zero | tr '\\0' a); echo survived"; }
   [[ "$output" == *"devices: update cannot change it"* ]]
 }
 
-@test "update: a controller the sandbox has no cgroup for is refused, naming it" {
-  v2_host && skip "on cgroup v2 every sandbox has its cgroup: the controller is enabled instead"
-  b=$(limited un 0 0 sleep 1000)
-  $H run --detach --bundle "$b" un
-  run $H update --memory 64M un
-  [ "$status" -eq 125 ]
-  [[ "$output" == *'update un: the sandbox has no "memory" cgroup'* ]]
-  run $H update --memory 64M --pids-limit 10 un
-  [ "$status" -eq 125 ]
-  [ "$(jq '.linux.resources.memory.limit // "none"' "$STATE/un/config.json")" = '"none"' ]
-  run $H update un
+@test "update: a memory and a pids limit added to a sandbox created without any (README's command), options after the id too" {
+  b=$(limited work 0 0 sleep 1000)
+  $H run --detach --bundle "$b" work
+  $H update --memory 256M --pids-limit 64 work
+  [ "$(cat "$(cgfile memory.limit_in_bytes work)")" = 268435456 ]
+  [ "$(cat "$(cgfile pids.max work)")" = 64 ]
+  run jq -c '.linux.resources | [.memory.limit, .pids.limit]' "$STATE/work/config.json"
+  [ "$output" = "[268435456,64]" ]
+  # The options after the id, and mixed with -r.
+  $H update work --memory 32M
+  [ "$(cat "$(cgfile memory.limit_in_bytes work)")" = 33554432 ]
+  $H update work --pids-limit 32 -r - <<< '{"memory":{"limit":50331648}}'
+  [ "$(cat "$(cgfile memory.limit_in_bytes work)")" = 50331648 ]
+  [ "$(cat "$(cgfile pids.max work)")" = 32 ]
+  # In force for what an exec starts now.
+  run $H exec work -- sh -c "$(hog 100000000)"
+  [ "$status" -eq 137 ]
+  [[ "$output" != *survived* ]]
+  # And cpu (a cpu cgroup too, whatever the limits).
+  $H update work --cpus 0.5
+  if ! v2_host; then
+    [ "$(cat "/sys/fs/cgroup/cpu/$(cgroup_parent)/work/cpu.cfs_quota_us")" = 50000 ]
+    # v1 cpuset only for cpus/mems set at create: refused, saying why.
+    run $H update work --cpuset-cpus 0
+    [ "$status" -eq 125 ]
+    [[ "$output" == *'no "cpuset" cgroup'*"set cpus or mems at create"* ]]
+  fi
+  run $H update work
   [ "$status" -eq 125 ]
   [[ "$output" == *"nothing to change"* ]]
-  run $H update --memory lots un
+  run $H update --memory lots work
   [ "$status" -eq 125 ]
+  run $H update work other --memory 1M
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"exactly one sandbox ID"* ]]
 }
 
 @test "update: with a linux.cgroupsPath (an orchestrator's) every v1 controller has the sandbox's cgroup, so a limit can be set later" {
@@ -192,6 +212,40 @@ hog () { echo "x=\$(head -c $1 /dev/zero | tr '\\0' a); echo survived"; }
   for d in /sys/fs/cgroup/*/"$name"; do
     if [ -d "$d" ]; then rmdir "$d"; fi
   done
+}
+
+# ---- the profiles' default limits --------------------------------------------
+
+@test "node.json default_memory and default_pids replace the profiles' defaults, for spec and for run --profile host" {
+  echo '{"default_memory": "256M", "default_pids": 100}' > "$TEST_ROOT/node.json"
+  export HAKO_NODE_CONFIG=$TEST_ROOT/node.json
+  mkdir "$TEST_ROOT/s"
+  $H spec --bundle "$TEST_ROOT/s"
+  run jq -c '.linux.resources | [.memory.limit, .pids.limit]' "$TEST_ROOT/s/config.json"
+  [ "$output" = "[268435456,100]" ]
+  $H run --detach --profile host nd -- sleep 1000
+  [ "$(cat "$(cgfile memory.limit_in_bytes nd)")" = 268435456 ]
+  [ "$(cat "$(cgfile pids.max nd)")" = 100 ]
+  echo '{"default_pids": 0}' > "$TEST_ROOT/node.json"
+  run $H run --rm --profile host bad -- true
+  [ "$status" -eq 125 ]
+  [[ "$output" == *".default_pids: must be a number of tasks above 0 (or -1: no limit)"* ]]
+}
+
+@test "no limit only when asked: node.json -1 makes the profiles write -1, and the sandbox's cgroups say max" {
+  echo '{"default_memory": -1, "default_pids": -1}' > "$TEST_ROOT/node.json"
+  export HAKO_NODE_CONFIG=$TEST_ROOT/node.json
+  mkdir "$TEST_ROOT/s"
+  $H spec --profile host --bundle "$TEST_ROOT/s"
+  run jq -c '.linux.resources | [.memory.limit, .pids.limit]' "$TEST_ROOT/s/config.json"
+  [ "$output" = "[-1,-1]" ]
+  $H run --detach --bundle "$TEST_ROOT/s" nl -- sleep 1000
+  [ "$(cat "$(cgfile pids.max nl)")" = max ]
+  mem=$(cat "$(cgfile memory.limit_in_bytes nl)")
+  [ "$mem" = max ] || [ "$mem" -gt 4611686018427387904 ]
+  # Still in its own cgroups: update can set a limit later.
+  $H update nl --memory 64M --pids-limit 50
+  [ "$(cat "$(cgfile pids.max nl)")" = 50 ]
 }
 
 # ---- events ------------------------------------------------------------------

@@ -17,6 +17,31 @@
 
 #define MiB (1024ull * 1024)
 
+/* The profiles' defaults: default_memory (a size, or -1) and default_pids. */
+static void
+test_parse_defaults (void)
+{
+  static const struct
+  {
+    const char *json;
+    int64_t memory, pids;
+  } v[] = {
+    { "{}", 0, 0 },
+    { "{\"default_memory\":\"512M\",\"default_pids\":64}", 512 * MiB, 64 },
+    { "{\"default_memory\":1048576}", MiB, 0 },
+    { "{\"default_memory\":-1,\"default_pids\":-1}", -1, -1 },
+    { "{\"default_memory\":\"-1\",\"default_pids\":null}", -1, 0 },
+  };
+  for (size_t i = 0; i < sizeof v / sizeof *v; i++)
+    {
+      struct oci_node n;
+      hk_err err = { 0 };
+      int r = oci_node_parse (v[i].json, strlen (v[i].json), "node.json", &n, &err);
+      ok (r == 0 && n.default_memory == v[i].memory && n.default_pids == v[i].pids, "defaults: %s %s",
+          v[i].json, r ? err.msg : "");
+    }
+}
+
 static void
 test_parse (void)
 {
@@ -54,6 +79,11 @@ test_parse (void)
     { "{\"overcommit\":\"2\"}", ".overcommit: must be a number" },
     { "{\"require_memory_limit\":1}", ".require_memory_limit" },
     { "{\"memory_pol\":1}", ".memory_pol: unknown field" },
+    { "{\"default_memory\":0}", ".default_memory: must be more than 0 (or -1: no limit)" },
+    { "{\"default_memory\":-2}", ".default_memory" },
+    { "{\"default_memory\":\"big\"}", ".default_memory: \"big\" is not a size" },
+    { "{\"default_pids\":0}", ".default_pids: must be a number of tasks above 0 (or -1: no limit)" },
+    { "{\"default_pids\":\"64\"}", ".default_pids" },
     { "[]", "node.json: must be a JSON object" },
     { "{", "node.json: invalid JSON" },
   };
@@ -183,6 +213,7 @@ main (void)
   char *tmp = mkdtemp (tmpl);
   unsetenv ("HAKO_NODE_CONFIG");
   test_parse ();
+  test_parse_defaults ();
   test_check ();
   test_sum (tmp);
   hk_err err;

@@ -135,7 +135,7 @@ test_probe (void)
   struct cg_sandbox cg;
   struct oci_spec *spec = spec_of ("{\"resources\":{\"memory\":{\"limit\":1048576}}}", NULL);
   ok (cg_prepare (&h, spec, "box", "/run/hako", &cg, &err) == 0, "hybrid: memory limit accepted");
-  bool mem_req = false, no_freezer = true, uni_opt = false, no_cpu = true;
+  bool mem_req = false, no_freezer = true, uni_opt = false, cpu_opt = false;
   for (size_t i = 0; i < cg.n; i++)
     {
       char *want = xasprintf ("%s/%s/hako/box", root, cg.dirs[i].hier);
@@ -149,11 +149,11 @@ test_probe (void)
       if (strcmp (cg.dirs[i].hier, "unified") == 0)
         uni_opt = !cg.dirs[i].required && cg.dirs[i].v2;
       if (strcmp (cg.dirs[i].hier, "cpu,cpuacct") == 0)
-        no_cpu = false;
+        cpu_opt = !cg.dirs[i].required;
     }
-  ok (cg.n == 2 && mem_req && no_freezer && uni_opt && no_cpu,
-      "hybrid: memory (required) and unified (optional, it freezes), no v1 freezer, no cpu without "
-      "a cpu limit");
+  ok (cg.n == 3 && mem_req && no_freezer && uni_opt && cpu_opt,
+      "hybrid: memory (required), cpu (optional: for a later update), unified (optional, it "
+      "freezes and carries the device filter), no v1 freezer");
   cg_sandbox_free (&cg);
   oci_spec_free (spec);
 
@@ -412,7 +412,11 @@ test_v2_lifecycle (void)
   cg_sandbox_free (&again);
 
   populate_v2_leaf (leaf);
-  ok (cg_apply (&cg, spec, &err) == 0, "apply the limits: %s", err.msg);
+  /* The limits are written first; the device filter every sandbox gets
+   * cannot be attached to a directory that is not a cgroup. */
+  int applied = cg_apply (&cg, spec, &err);
+  ok (applied == 0 || strstr (err.msg, "eBPF device filter"),
+      "apply the limits (the fake tree takes no device filter): %s", err.msg);
   is_str (get (root, "cgroup.subtree_control"), "+cpu +cpuset +memory +io +pids +hugetlb",
           "controllers enabled at the root");
   is_str (get (parent, "cgroup.subtree_control"), "+cpu +cpuset +io +pids +hugetlb",
@@ -486,8 +490,10 @@ test_v2_lifecycle (void)
   /* The default path: its shared parent goes once empty. */
   spec = spec_of ("{}", NULL);
   cg_prepare (&h, spec, "box", "/run/hako", &cg, &err);
-  ok (cg_make_dirs (&cg, &err) == 0 && cg_apply (&cg, spec, &err) == 0,
-      "no limits: make, and nothing to enable or write");
+  ok (cg_make_dirs (&cg, &err) == 0, "no limits: make");
+  applied = cg_apply (&cg, spec, &err);
+  ok (applied == 0 || strstr (err.msg, "eBPF device filter"),
+      "  nothing to enable or write but the default device filter: %s", err.msg);
   ok (cg_remove (&cg, &err) == 0, "remove");
   char *hako = xasprintf ("%s/hako", root);
   ok (stat (hako, &sb) < 0 && errno == ENOENT, "  and the empty shared parent hako/");
@@ -580,13 +586,23 @@ test_v1_devices (void)
   check_writes ("[{\"allow\":false,\"access\":\"rwm\"}]",
                 ",\"devices\":[{\"path\":\"/dev/fuse\",\"type\":\"c\",\"major\":10,\"minor\":229}]",
                 "deny a; allow c 1:3 rwm; allow c 1:5 rwm; allow c 1:7 rwm; allow c 1:8 rwm; "
-                "allow c 1:9 rwm; allow c 5:0 rwm; allow c 5:2 rwm; allow c 136:* rwm; allow c 10:229 rwm",
-                "linux.devices nodes are allowed too");
+                "allow c 1:9 rwm; allow c 5:0 rwm; allow c 5:2 rwm; allow c 136:* rwm",
+                "linux.devices nodes get no rule of their own: the deny-all holds for them (runc's "
+                "\"device cgroup deny\")");
   check_writes ("[{\"allow\":false,\"type\":\"b\",\"major\":8,\"minor\":0,\"access\":\"w\"}]", NULL,
-                "deny b 8:0 w", "a deny under the default allow; the allows along it write nothing");
-  check_writes ("[{\"allow\":false,\"access\":\"w\"}]", NULL, "deny c *:* w; deny b *:* w",
-                "a partial 'a' rule becomes the same for 'c' and 'b'; hako's allows v1 cannot "
-                "express are left out (stricter, not looser)");
+                "deny a; allow c 1:3 rwm; allow c 1:5 rwm; allow c 1:7 rwm; allow c 1:8 rwm; "
+                "allow c 1:9 rwm; allow c 5:0 rwm; allow c 5:2 rwm; allow c 136:* rwm",
+                "without a deny-all of its own, the implicit one first; a deny along it writes nothing");
+  check_writes ("[]", NULL,
+                "deny a; allow c 1:3 rwm; allow c 1:5 rwm; allow c 1:7 rwm; allow c 1:8 rwm; "
+                "allow c 1:9 rwm; allow c 5:0 rwm; allow c 5:2 rwm; allow c 136:* rwm",
+                "no rules: the default ones (deny-all, then the nodes of /dev), as runc's");
+  check_writes ("[{\"allow\":true,\"access\":\"rwm\"}]", NULL, "allow a",
+                "an allow-all (a privileged container) replaces the implicit deny-all");
+  check_writes ("[{\"allow\":true,\"access\":\"w\"}]", NULL,
+                "deny a; allow c *:* w; allow b *:* w; allow c 1:3 rwm; allow c 1:5 rwm; allow c 1:7 rwm; "
+                "allow c 1:8 rwm; allow c 1:9 rwm; allow c 5:0 rwm; allow c 5:2 rwm; allow c 136:* rwm",
+                "a partial 'a' rule becomes the same for 'c' and 'b', after the implicit deny-all");
   check_writes ("[{\"allow\":false,\"access\":\"rwm\"},{\"allow\":true,\"type\":\"c\",\"access\":\"rwm\"},"
                 "{\"allow\":false,\"type\":\"c\",\"major\":1,\"minor\":3,\"access\":\"rwm\"}]",
                 NULL, NULL, "deny of one device after allowing its wildcard");
@@ -699,6 +715,8 @@ test_v2_devices_without_filter (void)
     { "[{\"allow\":false,\"access\":\"rwm\"},{\"allow\":true,\"type\":\"b\",\"major\":8,\"minor\":0,"
       "\"access\":\"rwm\"}]",
       NULL, false },
+    /* No rules: the default ones, which add nothing to /dev. */
+    { "[]", NULL, true },
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
     {
@@ -716,6 +734,42 @@ test_v2_devices_without_filter (void)
     }
 }
 
+/* linux.devices: a node the rules deny is not "harmless" (without the
+ * filter it would open), one they allow is; and the filter's rule list
+ * starts with the implicit deny-all and gives listed nodes no rule. */
+static void
+test_listed_devices (void)
+{
+  static const char *const kmsg
+      = ",\"devices\":[{\"path\":\"/dev/kmsg\",\"type\":\"c\",\"major\":1,\"minor\":11}]";
+  char *lin = xasprintf ("{\"resources\":{\"devices\":[{\"allow\":false,\"access\":\"rwm\"}]}%s}", kmsg);
+  struct oci_spec *spec = spec_of (lin, NULL);
+  ok (!cg_v2_devices_harmless (spec), "deny-all with /dev/kmsg listed: the rules take something away");
+  struct cg_dev_rule *rules = NULL;
+  size_t n = 0;
+  cg_device_rules (spec, &rules, &n);
+  bool kmsg_rule = false;
+  for (size_t i = 0; i < n; i++)
+    kmsg_rule |= rules[i].allow && rules[i].major == 1 && rules[i].minor == 11;
+  ok (n == 10 && !rules[0].allow && rules[0].type == 'a' && !rules[1].allow && !kmsg_rule,
+      "filter rules: implicit deny-all, the spec's deny-all, /dev's 8 nodes, no allow of the listed node");
+  free (rules);
+  oci_spec_free (spec);
+  free (lin);
+  lin = xasprintf ("{\"resources\":{\"devices\":[{\"allow\":false,\"access\":\"rwm\"},{\"allow\":true,"
+                   "\"type\":\"c\",\"major\":1,\"minor\":11,\"access\":\"rw\"}]}%s}",
+                   kmsg);
+  spec = spec_of (lin, NULL);
+  ok (cg_v2_devices_harmless (spec), "  allowed by a rule: nothing taken away");
+  oci_spec_free (spec);
+  free (lin);
+  lin = xasprintf ("{%s}", kmsg + 1);
+  spec = spec_of (lin, NULL);
+  ok (!cg_v2_devices_harmless (spec), "  no rules at all: the default deny-all takes it away");
+  oci_spec_free (spec);
+  free (lin);
+}
+
 int
 main (void)
 {
@@ -728,6 +782,7 @@ main (void)
   test_v1_devices ();
   test_v2_update_stats ();
   test_v2_devices_without_filter ();
+  test_listed_devices ();
   test_v1_oom_kills ();
   hk_err err;
   rm_rf (tmp, &err);

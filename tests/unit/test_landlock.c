@@ -265,7 +265,7 @@ test_profiles (void)
       cleanup_free char *text = NULL;
       struct oci_spec *s = NULL;
       const char *name = prof == OCI_PROFILE_HOST ? "host" : "default";
-      if (oci_profile_generate (prof, false, NULL, &text, &err) < 0
+      if (oci_profile_generate (prof, false, NULL, NULL, &text, &err) < 0
           || oci_spec_parse (text, strlen (text), &s, &err) < 0)
         {
           ok (0, "%s profile: %s", name, err.msg);

@@ -286,7 +286,7 @@ default_profile (hk_err *err)
   cleanup_free char *json = NULL;
   struct oci_spec *spec = NULL;
   struct seccomp_prog *p = NULL;
-  if (oci_profile_generate (OCI_PROFILE_DEFAULT, false, NULL, &json, err) == 0
+  if (oci_profile_generate (OCI_PROFILE_DEFAULT, false, NULL, NULL, &json, err) == 0
       && oci_spec_parse (json, strlen (json), &spec, err) == 0)
     seccomp_prepare (spec, &p, err);
   oci_spec_free (spec);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "lib/util.h"
+#include "oci/node.h"
 #include "oci/spec.h"
 #include "tests/unit/helpers.h"
 #include "tests/unit/tap.h"
@@ -767,7 +768,8 @@ profile (enum oci_profile p, bool rootless, char *const *args, char **text)
 {
   hk_err err = { 0 };
   struct oci_spec *s = NULL;
-  if (oci_profile_generate (p, rootless, args, text, &err) < 0)
+  const struct oci_profile_limits lim = { .memory = 1 << 30, .pids = 4096 };
+  if (oci_profile_generate (p, rootless, args, &lim, text, &err) < 0)
     {
       printf ("#   generate: %s\n", err.msg);
       return NULL;
@@ -812,6 +814,10 @@ check_common_profile (const struct oci_spec *s, bool rootless, const char *what)
       ok (pts && strstr (pts->data, "gid=5") && sys && !sys->is_bind
             && strcmp (sys->type, "sysfs") == 0 && (sys->flags & MS_RDONLY),
           "%s: devpts gid=5, sysfs read-only", what);
+      const struct oci_resources *r = &s->linux.resources;
+      ok (r->has_memory_limit && r->memory_limit == 1 << 30 && r->has_pids_limit && r->pids_limit == 4096
+              && r->n_devices == 1 && !r->devices[0].allow,
+          "%s: the limits given (memory, pids) and runc's device deny-all", what);
       return;
     }
   ok (oci_spec_ns (s, OCI_NS_USER) && !oci_spec_ns (s, OCI_NS_NETWORK)
@@ -824,6 +830,9 @@ check_common_profile (const struct oci_spec *s, bool rootless, const char *what)
         && sys->flags == (MS_BIND | MS_REC | MS_NOSUID | MS_NOEXEC | MS_NODEV | MS_RDONLY),
       "%s: devpts without gid=5, /sys a read-only rbind", what);
   ok (find_mount (s, "/sys/fs/cgroup") == NULL, "%s: no cgroup mount", what);
+  ok (!s->linux.resources.has_memory_limit && !s->linux.resources.has_pids_limit
+          && s->linux.resources.n_devices == 0,
+      "%s: no linux.resources (an ordinary user cannot write cgroup limits)", what);
 }
 
 static void
@@ -884,8 +893,39 @@ test_profiles (void)
   oci_spec_free (s);
   hk_err err = { 0 };
   char *bad = NULL;
-  ok (oci_profile_generate ((enum oci_profile) 7, false, NULL, &bad, &err) < 0 && bad == NULL,
+  ok (oci_profile_generate ((enum oci_profile)7, false, NULL, NULL, &bad, &err) < 0 && bad == NULL,
       "an unknown profile is an error");
+}
+
+/* The limits the profiles write: 4096 tasks, min(4 GiB, half the RAM), or
+ * the node's defaults (-1: no limit). */
+static void
+test_profile_limits (void)
+{
+  struct oci_profile_limits l;
+  oci_profile_limits (NULL, UINT64_C (32) << 30, &l);
+  ok (l.memory == INT64_C (4) << 30 && l.pids == 4096, "32 GiB of RAM: 4 GiB, 4096 tasks");
+  oci_profile_limits (NULL, (UINT64_C (3) << 30) + 12345, &l);
+  ok (l.memory == INT64_C (1536) << 20, "3 GiB of RAM: half, rounded down to a MiB (1536 MiB)");
+  oci_profile_limits (NULL, 0, &l);
+  ok (l.memory == INT64_C (4) << 30, "RAM unknown: 4 GiB");
+  struct oci_node n = { .overcommit = 1, .default_memory = 256 << 20, .default_pids = 100 };
+  oci_profile_limits (&n, UINT64_C (32) << 30, &l);
+  ok (l.memory == 256 << 20 && l.pids == 100, "node defaults replace hako's");
+  n.default_memory = -1;
+  n.default_pids = 0;
+  oci_profile_limits (&n, UINT64_C (32) << 30, &l);
+  ok (l.memory == -1 && l.pids == 4096, "node default -1: no memory limit; an unset one keeps hako's");
+  cleanup_free char *text = NULL;
+  hk_err err = { 0 };
+  struct oci_spec *s = NULL;
+  const struct oci_profile_limits none = { .memory = -1, .pids = -1 };
+  ok (oci_profile_generate (OCI_PROFILE_HOST, false, NULL, &none, &text, &err) == 0
+          && oci_spec_parse (text, strlen (text), &s, &err) == 0 && s->linux.resources.has_memory_limit
+          && s->linux.resources.memory_limit == -1 && s->linux.resources.has_pids_limit
+          && s->linux.resources.pids_limit == -1,
+      "-1 is written as -1: no limit, asked for");
+  oci_spec_free (s);
 }
 
 /* sandbox.init: no args needed; the host profile without a command uses it. */
@@ -993,6 +1033,7 @@ main (void)
   test_device_mode ();
   test_mount_options ();
   test_profiles ();
+  test_profile_limits ();
   test_init ();
   test_process_file ();
   test_load ();
