@@ -334,3 +334,28 @@ al_addr_allowed (const struct allowlist *al, const uint8_t a[16], uint16_t port,
     }
   return false;
 }
+
+/* Two prefix-aligned ranges overlap when one holds the other: they agree on
+ * the shorter prefix. */
+static bool
+ranges_overlap (const uint8_t *a, unsigned pa, const uint8_t *b, unsigned pb)
+{
+  return prefix_match (a, b, pa < pb ? pa : pb);
+}
+
+bool
+al_names_loopback (const struct allowlist *al)
+{
+  static const uint8_t v4_loop[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 127 };
+  static const uint8_t v6_loop[16] = { [15] = 1 };
+  for (size_t i = 0; i < al->n; i++)
+    {
+      const struct al_entry *e = &al->e[i];
+      /* Only a special entry opens a loopback address (al_addr_allowed). */
+      if (e->kind == AL_NET && e->special
+          && (ranges_overlap (e->addr, e->prefix, v4_loop, 104)
+              || ranges_overlap (e->addr, e->prefix, v6_loop, 128)))
+        return true;
+    }
+  return false;
+}

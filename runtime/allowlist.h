@@ -58,6 +58,10 @@ bool al_name_allowed (const struct allowlist *al, const char *host, uint16_t por
  * the DNS-rebinding defence. */
 bool al_addr_allowed (const struct allowlist *al, const uint8_t a[16], uint16_t port, bool name_ok);
 
+/* True when an entry opens some loopback address (127.0.0.0/8, ::1) of the
+ * host: then such a destination is reached only through the proxy. */
+bool al_names_loopback (const struct allowlist *al);
+
 /* Parse a literal address (IPv4, or IPv6 with or without brackets); false when
  * text is a host name. */
 bool al_parse_literal (const char *text, uint8_t out[16]);

@@ -35,24 +35,51 @@
 #define STR2(x) #x
 #define STR(x) STR2 (x)
 #define PROXY_URL "http://" NETPOLICY_PROXY_ADDR ":" STR (NETPOLICY_PROXY_PORT)
+#define NO_PROXY_LOOPBACK "localhost,127.0.0.1,::1"
 
 static const char *const proxy_vars[] = {
-  "HTTP_PROXY=" PROXY_URL, "HTTPS_PROXY=" PROXY_URL, "http_proxy=" PROXY_URL,
-  "https_proxy=" PROXY_URL, "ALL_PROXY=" PROXY_URL, "all_proxy=" PROXY_URL,
-  "NO_PROXY=localhost,127.0.0.1,::1", "no_proxy=localhost,127.0.0.1,::1",
+  "HTTP_PROXY=" PROXY_URL,       "HTTPS_PROXY=" PROXY_URL,      "http_proxy=" PROXY_URL,
+  "https_proxy=" PROXY_URL,      "ALL_PROXY=" PROXY_URL,        "all_proxy=" PROXY_URL,
+  "NO_PROXY=" NO_PROXY_LOOPBACK, "no_proxy=" NO_PROXY_LOOPBACK,
 };
+#define N_PROXY_VARS (sizeof proxy_vars / sizeof *proxy_vars)
+
+/* NO_PROXY names the sandbox's own loopback (its own servers), unless the
+ * allow-list opens the host's: then "127.0.0.1" means the host's, which
+ * only the proxy reaches, and a client that bypassed it would get the
+ * sandbox's lo instead.  No port syntax works in every client's NO_PROXY,
+ * so any loopback entry empties it. */
+static bool
+no_proxy_loopback (const struct oci_spec *spec)
+{
+  struct allowlist al;
+  hk_err err;
+  if (al_parse (spec->sandbox.net_allow, &al, &err) < 0)
+    return true; /* refused at create anyway */
+  bool host_lo = al_names_loopback (&al);
+  al_free (&al);
+  return !host_lo;
+}
+
+static char *
+proxy_var (size_t j, bool keep_loopback)
+{
+  if (!keep_loopback && str_has_suffix (proxy_vars[j], "=" NO_PROXY_LOOPBACK))
+    return xstrndup (proxy_vars[j], strcspn (proxy_vars[j], "=") + 1);
+  return xstrdup (proxy_vars[j]);
+}
 
 char **
 netpolicy_env (const struct oci_spec *spec, char *const *env)
 {
-  size_t n = strv_len (env), nv = sizeof proxy_vars / sizeof *proxy_vars;
-  char **v = xcalloc (n + nv + 1, sizeof *v);
+  size_t n = strv_len (env);
+  char **v = xcalloc (n + N_PROXY_VARS + 1, sizeof *v);
   size_t k = 0;
   bool on = spec->sandbox.net_mode == HAKO_NET_ALLOWLIST;
   for (size_t i = 0; i < n; i++)
     {
       bool replaced = false;
-      for (size_t j = 0; on && j < nv; j++)
+      for (size_t j = 0; on && j < N_PROXY_VARS; j++)
         {
           size_t klen = strcspn (proxy_vars[j], "=") + 1;
           replaced |= strncmp (env[i], proxy_vars[j], klen) == 0;
@@ -60,8 +87,9 @@ netpolicy_env (const struct oci_spec *spec, char *const *env)
       if (!replaced)
         v[k++] = xstrdup (env[i]);
     }
-  for (size_t j = 0; on && j < nv; j++)
-    v[k++] = xstrdup (proxy_vars[j]);
+  bool keep_loopback = on && no_proxy_loopback (spec);
+  for (size_t j = 0; on && j < N_PROXY_VARS; j++)
+    v[k++] = proxy_var (j, keep_loopback);
   v[k] = NULL;
   return v;
 }

@@ -22,7 +22,9 @@
 int netpolicy_prepare (struct oci_spec *spec, hk_err *err);
 
 /* A new copy of env, with HTTP_PROXY, HTTPS_PROXY, http_proxy, https_proxy,
- * ALL_PROXY and NO_PROXY set when spec is in allowlist mode (for exec). */
+ * ALL_PROXY and NO_PROXY set when spec is in allowlist mode (for exec).
+ * NO_PROXY is "localhost,127.0.0.1,::1" (the sandbox's own lo), or empty
+ * when the allow-list opens a loopback address of the host's. */
 char **netpolicy_env (const struct oci_spec *spec, char *const *env);
 
 /* Allowlist mode: start the sandbox's proxy.  sandbox_pidfd is the
