@@ -36,7 +36,9 @@ struct allowlist
 
 /* Parse one entry: NAME, *.SUFFIX, IPv4, IPv4/LEN, IPv6, IPv6/LEN, each with
  * an optional :PORT (IPv6 with a port in brackets: [::1]:8080,
- * [2001:db8::/32]:443).  The error names the entry and what is wrong. */
+ * [2001:db8::/32]:443); or an http:// or https:// URL with no path, read as
+ * its host and port (the scheme's when it gives none: http 80, https 443).
+ * The error names the entry and what is wrong. */
 int al_parse_entry (const char *text, struct al_entry *out, hk_err *err);
 /* All entries of a NULL-terminated vector (may be NULL: an empty list). */
 int al_parse (char *const *entries, struct allowlist *out, hk_err *err);

@@ -265,6 +265,26 @@ serve_and_fetch () {
   [[ "$output" == *"Connection refused"*"direct=1"* ]]
 }
 
+@test "allowlist: --allow takes a URL as its host and port, and refuses a path saying what to give" {
+  cd "$TEST_ROOT"
+  run $H run --rm --allow "http://127.0.0.1:$PORT_A/" ur -- busybox wget -q -O- "http://127.0.0.1:$PORT_A/"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"served-by-A"* ]]
+  # The scheme's port: http://pypi.org is pypi.org:80 (parsed; nothing connects to it).
+  run $H run --rm --allow "http://pypi.org" --allow "https://*.pythonhosted.org/" ur2 -- true
+  echo "$output"
+  [ "$status" -eq 0 ]
+  run $H run --rm --allow "https://pypi.org/simple" ur3 -- true
+  echo "$output"
+  [ "$status" -eq 125 ]
+  [[ "$output" == *'"https://pypi.org/simple": the allow-list grants hosts and ports, not paths: give the URL without "/simple"'* ]]
+  run $H run --rm --allow "ftp://pypi.org" ur4 -- true
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"give HOST, HOST:PORT, *.SUFFIX or a CIDR"* ]]
+  [ ! -e "$STATE/ur3" ] && [ ! -e "$STATE/ur4" ]
+}
+
 @test "a failed create leaves no proxy" {
   cd "$TEST_ROOT"
   # Fails after the proxy started: the pid file cannot be written.
