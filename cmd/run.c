@@ -113,6 +113,9 @@ run_foreground (const struct store *st, struct sbx_fg *fg, bool rm)
   int status;
   if (sbx_run_wait (st, fg, !rm, &status, &err) < 0)
     cmd_fail ("run", fg->id, &err);
+  cleanup_free char *kept = NULL;
+  if (rm && sbx_keep_proxy_log (st, fg->id, &kept, &err) < 0)
+    cmd_fail ("run", fg->id, &err); /* the sandbox still goes */
   if (rm && sbx_delete (st, fg->id, true, &err) < 0)
     {
       cmd_fail ("run", fg->id, &err);

@@ -347,3 +347,42 @@ proxy_pid (const struct store_entry *e)
     return 0;
   return pid;
 }
+
+/* Copy src to a new temporary beside dest, then rename over dest: a reader
+ * sees the previous run's log or this one's, never half of one. */
+static int
+copy_log (int src, const char *dest, hk_err *err)
+{
+  cleanup_free char *tmp = xasprintf ("%s.tmp", dest);
+  unlink (tmp);
+  cleanup_close int out = open (tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (out < 0)
+    return err_sys (err, "create %s", tmp);
+  char buf[65536];
+  ssize_t n;
+  while ((n = read (src, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
+    if (n > 0 && fd_write_all (out, buf, (size_t)n) < 0)
+      break;
+  if (n != 0 || rename (tmp, dest) < 0)
+    {
+      int e = errno;
+      unlink (tmp);
+      return err_code (err, e, "keep the proxy log as %s", dest);
+    }
+  return 0;
+}
+
+int
+proxy_log_keep (const struct store_entry *e, const char *dest, bool *kept, hk_err *err)
+{
+  *kept = false;
+  cleanup_free char *path = store_path (e, "proxy.log");
+  cleanup_close int src = open (path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (src < 0)
+    return errno == ENOENT ? 0 : err_sys (err, "open %s", path);
+  proxy_stop (e); /* its last line written */
+  if (copy_log (src, dest, err) < 0)
+    return -1;
+  *kept = true;
+  return 0;
+}

@@ -5,6 +5,7 @@
 #ifndef HAKO_RUNTIME_NETPOLICY_H
 #define HAKO_RUNTIME_NETPOLICY_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -39,6 +40,10 @@ int proxy_start (const struct store_entry *e, const struct oci_spec *spec, int s
 /* Kill the sandbox's proxy, if it has one, wait for it and forget it.
  * Never fails: a proxy already gone is fine. */
 void proxy_stop (const struct store_entry *e);
+/* Stop the proxy and copy its log to dest (mode 0600, replacing what was
+ * there): `run --rm` keeps it past the state dir.  No log (another network
+ * mode): nothing, *kept false. */
+int proxy_log_keep (const struct store_entry *e, const char *dest, bool *kept, hk_err *err);
 /* The running proxy's pid, or 0. */
 pid_t proxy_pid (const struct store_entry *e);
 

@@ -1036,6 +1036,23 @@ kill_and_wait (const struct oci_state *s, const struct cg_sandbox *cg, hk_err *e
 }
 
 int
+sbx_keep_proxy_log (const struct store *st, const char *id, char **kept, hk_err *err)
+{
+  *kept = NULL;
+  struct store_entry e;
+  if (store_open (st, id, true, &e, err) < 0)
+    return -1;
+  cleanup_free char *dir = xasprintf ("%s/logs", st->data_root);
+  cleanup_free char *dest = xasprintf ("%s/%s.proxy.log", dir, id);
+  bool done = false;
+  int r = mkdir_p (dir, 0700, err) < 0 ? -1 : proxy_log_keep (&e, dest, &done, err);
+  store_close (&e);
+  if (r == 0 && done)
+    *kept = steal_pointer (&dest);
+  return r;
+}
+
+int
 sbx_delete (const struct store *st, const char *id, bool force, hk_err *err)
 {
   struct store_entry e;

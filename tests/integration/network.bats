@@ -196,6 +196,24 @@ serve_and_fetch () {
   [[ "$output" == *"431 Request Header Fields Too Large"*"400 Bad Request"* ]]
 }
 
+@test "allowlist: run --rm keeps the proxy log in <data-root>/logs, and nothing else" {
+  cd "$TEST_ROOT"
+  run $H run --rm --allow "127.0.0.1:$PORT_A" pr -- sh -c "
+    busybox wget -q -O /dev/null http://127.0.0.1:$PORT_A/; busybox wget -q -O /dev/null http://127.0.0.1:$PORT_B/; true"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ ! -e "$STATE/pr" ] && [ ! -e "$DATA/sandboxes/pr" ]
+  log="$DATA/logs/pr.proxy.log"
+  [ "$(stat -c %a "$log")" = 600 ]
+  jq -s -e "any(.verdict == \"allow\" and .target == \"127.0.0.1:$PORT_A\")" "$log"
+  jq -s -e "any(.verdict == \"deny\" and .target == \"127.0.0.1:$PORT_B\")" "$log"
+  # The next --rm run of that id replaces it; another mode keeps none.
+  $H run --rm --allow "127.0.0.1:$PORT_A" pr -- true
+  [ ! -s "$log" ] || ! grep -q "$PORT_B" "$log"
+  $H run --rm --network none pn -- true
+  [ ! -e "$DATA/logs/pn.proxy.log" ]
+}
+
 @test "allowlist: state shows the proxy; it is not in the sandbox; delete leaves no proxy and no socket" {
   cd "$TEST_ROOT"
   $H run -d --allow "127.0.0.1:$PORT_A" lc -- sleep 60
