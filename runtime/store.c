@@ -178,6 +178,34 @@ store_data_dir (const struct store *st, const char *id)
   return xasprintf ("%s/sandboxes/%s", st->data_root, id);
 }
 
+/* dir with at least search for everyone: made so, or, when it is ours and
+ * lacks it, given it (search only: nobody may list it).  An older hako, or
+ * an image import, made the data root and sandboxes/ 0700. */
+static int
+data_dir_passable (const char *dir, hk_err *err)
+{
+  struct stat sb;
+  if (mkdir_p (dir, 0711, err) < 0)
+    return -1;
+  if (stat (dir, &sb) < 0)
+    return err_sys (err, "stat %s", dir);
+  if (sb.st_uid == geteuid () && (sb.st_mode & 0011) != 0011 && chmod (dir, (sb.st_mode & 07777) | 0011) < 0)
+    return err_sys (err, "chmod %s", dir);
+  return 0;
+}
+
+int
+store_data_dir_make (const struct store *st, const char *id, hk_err *err)
+{
+  cleanup_free char *sandboxes = xasprintf ("%s/sandboxes", st->data_root);
+  cleanup_free char *dir = store_data_dir (st, id);
+  if (data_dir_passable (st->data_root, err) < 0 || data_dir_passable (sandboxes, err) < 0)
+    return err_prefix (err, "data root");
+  if (mkdir (dir, 0711) < 0 && errno != EEXIST)
+    return err_sys (err, "mkdir %s", dir);
+  return 0;
+}
+
 int
 store_read_state (const struct store_entry *e, struct oci_state **out, hk_err *err)
 {
