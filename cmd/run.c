@@ -105,6 +105,23 @@ run_parse (int argc, char **argv, struct run_opts *o)
   return 0;
 }
 
+/* run's rule is runc's (the cwd is the bundle), with a fallback to the host
+ * profile when there is no ./config.json: one that just happened to be there
+ * and is no runtime config says where the config came from.  (One that
+ * parses is a bundle, whose own errors say enough.) */
+static void
+note_cwd_bundle (const struct config_src *cfg, hk_err *err)
+{
+  if (!cfg->cwd_bundle)
+    return;
+  cleanup_free char *why = xstrdup (err->msg);
+  err_set (err, err->errnum,
+           "%s (./config.json was taken as the bundle, because no --bundle, "
+           "--profile or --image was given; give --profile host to run the command in the host "
+           "profile)",
+           why);
+}
+
 /* Foreground: start, wait, record, and with --rm delete.  Returns the exit status. */
 static int
 run_foreground (const struct store *st, struct sbx_fg *fg, bool rm)
@@ -156,6 +173,7 @@ cmd_run (int argc, char **argv)
              < 0
       || cmd_apply_network (&cfg, &o.net, command, &err) < 0)
     {
+      note_cwd_bundle (&cfg, &err);
       cmd_fail ("run", id, &err);
       goto out;
     }

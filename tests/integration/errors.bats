@@ -297,3 +297,27 @@ expect_clean_failure () {
   [ ! -e "$STATE/hw" ] && [ -z "$(ls -A "$hidden/data/sandboxes")" ]
   rm -rf "$hidden"
 }
+
+@test "run in a directory holding an unrelated config.json: the error says it was taken as the bundle, and why" {
+  mkdir "$TEST_ROOT/app"
+  echo '{"name": "my-app", "version": "1.0.0"}' > "$TEST_ROOT/app/config.json"
+  cd "$TEST_ROOT/app"
+  run $H run --rm cj -- true
+  echo "$output"
+  [ "$status" -eq 125 ]
+  [[ "$output" == *".ociVersion: required (./config.json was taken as the bundle, because no --bundle, --profile or --image was given; give --profile host"* ]]
+  [ ! -e "$STATE/cj" ]
+  # A runtime config is a bundle: its own errors, no note.
+  jq -n '{ociVersion: "1.0.2", root: {path: "rootfs"}, process: {args: ["true"], cwd: "/"}}' > config.json
+  run $H run --rm cj -- true
+  echo "$output"
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"rootfs"* ]] && [[ "$output" != *"taken as the bundle"* ]]
+  [ ! -e "$STATE/cj" ]
+  # What to do instead works; create keeps runc's rule without a note.
+  run $H run --rm --profile host cj -- echo host
+  [ "$status" -eq 0 ] && [ "$output" = host ]
+  run $H create cj
+  [ "$status" -eq 125 ]
+  [[ "$output" != *"taken as the bundle"* ]]
+}
