@@ -91,6 +91,7 @@ struct img_store;
 struct config_src
 {
   char *bundle;      /* absolute, or NULL for the host profile */
+  bool cwd_bundle;   /* run's fallback found ./config.json and took the cwd as the bundle */
   char *json;
   size_t len;
   struct oci_spec *spec;

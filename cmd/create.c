@@ -37,6 +37,7 @@ cmd_load_config (const char *bundle, const char *profile, char *const *args, boo
   cleanup_free char *path = xasprintf ("%s/config.json", out->bundle);
   if (profile == NULL && host_fallback && bundle == NULL && access (path, F_OK) < 0)
     profile = "host";
+  out->cwd_bundle = profile == NULL && host_fallback && bundle == NULL;
   if (profile)
     {
       int p = oci_profile_from_name (profile);

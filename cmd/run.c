@@ -139,6 +139,24 @@ run_log_cap (const struct run_opts *o)
   return o->log_cap ? o->log_cap : SBXLOG_DEFAULT_CAP;
 }
 
+/* run's rule is runc's (the cwd is the bundle), with a fallback to the host
+ * profile when there is no ./config.json: one that just happened to be there
+ * and is no runtime config says where the config came from.  (One that
+ * parses is a bundle, whose own errors say enough.) */
+static void
+note_cwd_bundle (const struct config_src *cfg, hk_err *err)
+{
+  if (!cfg->cwd_bundle)
+    return;
+  cleanup_free char *why = xstrdup (err->msg);
+  enum err_kind kind = err_kind_of (err);
+  err_setk (err, kind, err->errnum,
+           "%s (./config.json was taken as the bundle, because no --bundle, "
+           "--profile or --image was given; give --profile host to run the command in the host "
+           "profile)",
+           why);
+}
+
 /* Foreground: start, wait, record, and with --rm delete.  Returns the exit status. */
 static int
 run_foreground (const struct store *st, struct sbx_fg *fg, bool rm)
@@ -147,6 +165,9 @@ run_foreground (const struct store *st, struct sbx_fg *fg, bool rm)
   int status;
   if (sbx_run_wait (st, fg, !rm, &status, &err) < 0)
     cmd_fail ("run", fg->id, &err);
+  cleanup_free char *kept = NULL;
+  if (rm && sbx_keep_proxy_log (st, fg->id, &kept, &err) < 0)
+    cmd_fail ("run", fg->id, &err); /* the sandbox still goes */
   if (rm && sbx_delete (st, fg->id, true, &err) < 0)
     {
       cmd_fail ("run", fg->id, &err);
@@ -187,6 +208,7 @@ cmd_run (int argc, char **argv)
              < 0
       || cmd_apply_network (&cfg, &o.net, command, &err) < 0)
     {
+      note_cwd_bundle (&cfg, &err);
       cmd_fail ("run", id, &err);
       goto out;
     }

@@ -98,8 +98,10 @@ img_store_open (const char *data_root, bool exclusive, struct img_store *st, hk_
   cleanup_free char *lock = xasprintf ("%s/lock", st->dir);
   /* 0700: the layers hold the images' set-uid files as the image has them
    * (a set-uid root binary of an old image, say); no host user may reach
-   * them.  Only root mounts them. */
-  if (mkdir_p (blobs, 0700, err) < 0 || mkdir_p (layers, 0700, err) < 0)
+   * them.  Only root mounts them.  The data root itself is 0711: the host
+   * profile's sandboxes pass through it to their work dirs. */
+  if (mkdir_p (st->data_root, 0711, err) < 0 || mkdir_p (blobs, 0700, err) < 0
+      || mkdir_p (layers, 0700, err) < 0)
     goto fail;
   st->dirfd = open (st->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
   st->lock_fd = open (lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);

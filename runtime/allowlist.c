@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "lib/util.h"
 #include "oci/spec.h"
@@ -222,35 +223,37 @@ parse_name (const char *entry, const char *text, struct al_entry *out, hk_err *e
   return 0;
 }
 
-int
-al_parse_entry (const char *text, struct al_entry *out, hk_err *err)
+/* HOST[:PORT] in its forms (see al_parse_entry); entry is what the user
+ * wrote, for the errors. */
+static int
+parse_host_port (const char *entry, const char *text, struct al_entry *out, hk_err *err)
 {
-  *out = (struct al_entry){ 0 };
   cleanup_free char *host = xstrdup (text);
   if (host[0] == '\0')
-    return err_set (err, EINVAL, "network allow-list entry \"\": empty");
+    return err_set (err, EINVAL, "network allow-list entry \"%s\": empty", entry);
   if (host[0] == '[')
     {
       /* [IPv6] or [IPv6/LEN], then optionally :PORT. */
       char *close = strchr (host, ']');
       if (close == NULL || (close[1] != '\0' && close[1] != ':'))
-        return err_set (err, EINVAL, "network allow-list entry \"%s\": expected [IPv6]:PORT",
-                        text);
-      if (close[1] == ':' && parse_port (text, close + 2, &out->port, err) < 0)
+        return err_set (err, EINVAL, "network allow-list entry \"%s\": expected [IPv6]:PORT", entry);
+      if (close[1] == ':' && parse_port (entry, close + 2, &out->port, err) < 0)
         return -1;
       *close = '\0';
       if (strchr (host + 1, ':') == NULL)
-        return err_set (err, EINVAL, "network allow-list entry \"%s\": brackets are for IPv6 "
-                        "addresses", text);
-      return parse_net (text, host + 1, out, err);
+        return err_set (err, EINVAL,
+                        "network allow-list entry \"%s\": brackets are for IPv6 "
+                        "addresses",
+                        entry);
+      return parse_net (entry, host + 1, out, err);
     }
   char *colon = strchr (host, ':');
   if (colon && strchr (colon + 1, ':'))
-    return parse_net (text, host, out, err);  /* bare IPv6: no port possible */
+    return parse_net (entry, host, out, err); /* bare IPv6: no port possible */
   if (colon)
     {
       *colon = '\0';
-      if (parse_port (text, colon + 1, &out->port, err) < 0)
+      if (parse_port (entry, colon + 1, &out->port, err) < 0)
         return -1;
     }
   /* A dotted quad, possibly with /LEN; anything else that starts with a
@@ -258,10 +261,64 @@ al_parse_entry (const char *text, struct al_entry *out, hk_err *err)
   struct in_addr a4;
   char *slash = strchr (host, '/');
   if (slash)
-    return parse_net (text, host, out, err);
+    return parse_net (entry, host, out, err);
   if (inet_pton (AF_INET, host, &a4) == 1)
-    return parse_net (text, host, out, err);
-  return parse_name (text, host, out, err);
+    return parse_net (entry, host, out, err);
+  return parse_name (entry, host, out, err);
+}
+
+/* "http://pypi.org", "https://pypi.org/", "http://[::1]:8080": the
+ * URL's host, with the port it gives or its scheme's (http 80, https 443),
+ * as *hostport (to free).  The list grants hosts and ports, never paths:
+ * a URL with a path, query or user is refused rather than read as wider
+ * than it looks. */
+static int
+url_host_port (const char *entry, char **hostport, hk_err *err)
+{
+  const char *sep = strstr (entry, "://");
+  size_t slen = (size_t)(sep - entry);
+  const char *port;
+  if (slen == 4 && strncasecmp (entry, "http", 4) == 0)
+    port = "80";
+  else if (slen == 5 && strncasecmp (entry, "https", 5) == 0)
+    port = "443";
+  else
+    return err_set (err, EINVAL,
+                    "network allow-list entry \"%s\": only http:// and https:// URLs "
+                    "are understood; give HOST, HOST:PORT, *.SUFFIX or a CIDR",
+                    entry);
+  const char *auth = sep + 3;
+  size_t alen = strcspn (auth, "/?#");
+  cleanup_free char *a = xstrndup (auth, alen);
+  const char *rest = auth + alen;
+  if (strcmp (rest, "") != 0 && strcmp (rest, "/") != 0)
+    return err_set (err, EINVAL,
+                    "network allow-list entry \"%s\": the allow-list grants hosts and "
+                    "ports, not paths: give the URL without \"%s\"",
+                    entry, rest);
+  if (strchr (a, '@'))
+    return err_set (err, EINVAL,
+                    "network allow-list entry \"%s\": a URL with a user name; "
+                    "give the host alone",
+                    entry);
+  if (a[0] == '\0')
+    return err_set (err, EINVAL, "network allow-list entry \"%s\": the URL has no host", entry);
+  const char *close = a[0] == '[' ? strchr (a, ']') : NULL;
+  bool has_port = a[0] == '[' ? close && close[1] == ':' : strchr (a, ':') != NULL;
+  *hostport = has_port ? xstrdup (a) : xasprintf ("%s:%s", a, port);
+  return 0;
+}
+
+int
+al_parse_entry (const char *text, struct al_entry *out, hk_err *err)
+{
+  *out = (struct al_entry){ 0 };
+  if (strstr (text, "://") == NULL)
+    return parse_host_port (text, text, out, err);
+  cleanup_free char *hostport = NULL;
+  if (url_host_port (text, &hostport, err) < 0)
+    return -1;
+  return parse_host_port (text, hostport, out, err);
 }
 
 int
@@ -330,6 +387,31 @@ al_addr_allowed (const struct allowlist *al, const uint8_t a[16], uint16_t port,
       const struct al_entry *e = &al->e[i];
       if (e->kind == AL_NET && port_ok (e, port) && prefix_match (a, e->addr, e->prefix)
           && (!special || e->special))
+        return true;
+    }
+  return false;
+}
+
+/* Two prefix-aligned ranges overlap when one holds the other: they agree on
+ * the shorter prefix. */
+static bool
+ranges_overlap (const uint8_t *a, unsigned pa, const uint8_t *b, unsigned pb)
+{
+  return prefix_match (a, b, pa < pb ? pa : pb);
+}
+
+bool
+al_names_loopback (const struct allowlist *al)
+{
+  static const uint8_t v4_loop[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 127 };
+  static const uint8_t v6_loop[16] = { [15] = 1 };
+  for (size_t i = 0; i < al->n; i++)
+    {
+      const struct al_entry *e = &al->e[i];
+      /* Only a special entry opens a loopback address (al_addr_allowed). */
+      if (e->kind == AL_NET && e->special
+          && (ranges_overlap (e->addr, e->prefix, v4_loop, 104)
+              || ranges_overlap (e->addr, e->prefix, v6_loop, 128)))
         return true;
     }
   return false;

@@ -36,7 +36,9 @@ struct allowlist
 
 /* Parse one entry: NAME, *.SUFFIX, IPv4, IPv4/LEN, IPv6, IPv6/LEN, each with
  * an optional :PORT (IPv6 with a port in brackets: [::1]:8080,
- * [2001:db8::/32]:443).  The error names the entry and what is wrong. */
+ * [2001:db8::/32]:443); or an http:// or https:// URL with no path, read as
+ * its host and port (the scheme's when it gives none: http 80, https 443).
+ * The error names the entry and what is wrong. */
 int al_parse_entry (const char *text, struct al_entry *out, hk_err *err);
 /* All entries of a NULL-terminated vector (may be NULL: an empty list). */
 int al_parse (char *const *entries, struct allowlist *out, hk_err *err);
@@ -57,6 +59,10 @@ bool al_name_allowed (const struct allowlist *al, const char *host, uint16_t por
  * resolves into the host's own services is refused unless those are listed,
  * the DNS-rebinding defence. */
 bool al_addr_allowed (const struct allowlist *al, const uint8_t a[16], uint16_t port, bool name_ok);
+
+/* True when an entry opens some loopback address (127.0.0.0/8, ::1) of the
+ * host: then such a destination is reached only through the proxy. */
+bool al_names_loopback (const struct allowlist *al);
 
 /* Parse a literal address (IPv4, or IPv6 with or without brackets); false when
  * text is a host name. */

@@ -630,7 +630,8 @@ judge_profile (struct doctor_profile *p, enum oci_profile which, bool rootless, 
     }
   if (rootless)
     {
-      strv_add (&p->notes, xstrdup ("state under $XDG_RUNTIME_DIR/hako, data under ~/.local/share/hako"));
+      strv_add (&p->notes, xstrdup ("state under $XDG_RUNTIME_DIR/hako (unset: /run/user/UID/hako, else "
+                                    "~/.cache/hako/run), data under ~/.local/share/hako"));
       strv_add (&p->notes, xstrdup ("no cgroups of its own unless a delegated, writable one exists: no "
                                     "limits, no pause"));
       strv_add (&p->notes, xstrdup ("uid/gid mappings wider than one id need newuidmap/newgidmap and "

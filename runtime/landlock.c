@@ -314,21 +314,16 @@ plan_build (struct landlock_plan *p, const struct oci_spec *spec, hk_err *err)
       for (size_t i = 0; i < l->n_tcp_connect; i++)
         plan_add_port (p, l->tcp_connect[i], LANDLOCK_ACCESS_NET_CONNECT_TCP);
     }
-  /* Allowlist network, defence in depth behind the netns (whose only way out
-   * is the proxy anyway): TCP connect to the proxy's port and the ports the
-   * spec lists, nothing else, so not even a service on the sandbox's own lo.
-   * Below ABI 4 the netns alone enforces the list. */
-  if (spec->sandbox.net_mode == HAKO_NET_ALLOWLIST && p->abi >= 4)
-    {
-      p->handled_net |= LANDLOCK_ACCESS_NET_CONNECT_TCP;
-      plan_add_port (p, NETPOLICY_PROXY_PORT, LANDLOCK_ACCESS_NET_CONNECT_TCP);
-    }
-  /* Network "none", defence in depth behind the empty netns: TCP bind and
-   * connect only to the ports the spec grants (none by default), so code
-   * inside cannot even serve or reach a port on its own lo unless allowed.
-   * Below ABI 4 the netns alone holds (there is nothing to reach anyway). */
-  if (spec->sandbox.net_mode == HAKO_NET_NONE && l->present && p->abi >= 4)
-    p->handled_net |= LANDLOCK_ACCESS_NET_CONNECT_TCP | LANDLOCK_ACCESS_NET_BIND_TCP;
+  /* The allowlist mode's proxy must stay reachable whatever the spec's
+   * tcp_connect list says: it is the sandbox's one way out. */
+  if (spec->sandbox.net_mode == HAKO_NET_ALLOWLIST && (p->handled_net & LANDLOCK_ACCESS_NET_CONNECT_TCP))
+    plan_add_port (p, NETPOLICY_PROXY_PORT, LANDLOCK_ACCESS_NET_CONNECT_TCP);
+  /* No TCP rules of hako's own in any network mode.  In a private netns
+   * ("none", "allowlist") the only TCP peers are the sandbox's own processes
+   * on its lo and the proxy: denying them would stop no attack, only every
+   * test suite's local server.  In the host's netns ("host", or no network
+   * namespace) TCP is what the user asked for; ports are restricted there
+   * only where the spec lists them. */
   if (l->tcp_bind && (r = abi_allows (p, l->required, "sandbox.landlock.tcp_bind", 4, err)) < 0)
     return -1;
   if (l->tcp_bind && r)
@@ -362,7 +357,7 @@ int
 landlock_prepare_abi (const struct oci_spec *spec, int abi, struct landlock_plan **out, hk_err *err)
 {
   *out = NULL;
-  if (!spec->sandbox.landlock.present && spec->sandbox.net_mode != HAKO_NET_ALLOWLIST)
+  if (!spec->sandbox.landlock.present)
     return 0;
   struct landlock_plan *p = xcalloc (1, sizeof *p);
   p->abi = abi > 0 ? abi : 0;
@@ -379,7 +374,7 @@ int
 landlock_prepare (const struct oci_spec *spec, struct landlock_plan **out, hk_err *err)
 {
   *out = NULL;
-  if (!spec->sandbox.landlock.present && spec->sandbox.net_mode != HAKO_NET_ALLOWLIST)
+  if (!spec->sandbox.landlock.present)
     return 0;
   return landlock_prepare_abi (spec, landlock_abi (), out, err);
 }

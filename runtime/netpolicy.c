@@ -35,24 +35,51 @@
 #define STR2(x) #x
 #define STR(x) STR2 (x)
 #define PROXY_URL "http://" NETPOLICY_PROXY_ADDR ":" STR (NETPOLICY_PROXY_PORT)
+#define NO_PROXY_LOOPBACK "localhost,127.0.0.1,::1"
 
 static const char *const proxy_vars[] = {
-  "HTTP_PROXY=" PROXY_URL, "HTTPS_PROXY=" PROXY_URL, "http_proxy=" PROXY_URL,
-  "https_proxy=" PROXY_URL, "ALL_PROXY=" PROXY_URL, "all_proxy=" PROXY_URL,
-  "NO_PROXY=localhost,127.0.0.1,::1", "no_proxy=localhost,127.0.0.1,::1",
+  "HTTP_PROXY=" PROXY_URL,       "HTTPS_PROXY=" PROXY_URL,      "http_proxy=" PROXY_URL,
+  "https_proxy=" PROXY_URL,      "ALL_PROXY=" PROXY_URL,        "all_proxy=" PROXY_URL,
+  "NO_PROXY=" NO_PROXY_LOOPBACK, "no_proxy=" NO_PROXY_LOOPBACK,
 };
+#define N_PROXY_VARS (sizeof proxy_vars / sizeof *proxy_vars)
+
+/* NO_PROXY names the sandbox's own loopback (its own servers), unless the
+ * allow-list opens the host's: then "127.0.0.1" means the host's, which
+ * only the proxy reaches, and a client that bypassed it would get the
+ * sandbox's lo instead.  No port syntax works in every client's NO_PROXY,
+ * so any loopback entry empties it. */
+static bool
+no_proxy_loopback (const struct oci_spec *spec)
+{
+  struct allowlist al;
+  hk_err err;
+  if (al_parse (spec->sandbox.net_allow, &al, &err) < 0)
+    return true; /* refused at create anyway */
+  bool host_lo = al_names_loopback (&al);
+  al_free (&al);
+  return !host_lo;
+}
+
+static char *
+proxy_var (size_t j, bool keep_loopback)
+{
+  if (!keep_loopback && str_has_suffix (proxy_vars[j], "=" NO_PROXY_LOOPBACK))
+    return xstrndup (proxy_vars[j], strcspn (proxy_vars[j], "=") + 1);
+  return xstrdup (proxy_vars[j]);
+}
 
 char **
 netpolicy_env (const struct oci_spec *spec, char *const *env)
 {
-  size_t n = strv_len (env), nv = sizeof proxy_vars / sizeof *proxy_vars;
-  char **v = xcalloc (n + nv + 1, sizeof *v);
+  size_t n = strv_len (env);
+  char **v = xcalloc (n + N_PROXY_VARS + 1, sizeof *v);
   size_t k = 0;
   bool on = spec->sandbox.net_mode == HAKO_NET_ALLOWLIST;
   for (size_t i = 0; i < n; i++)
     {
       bool replaced = false;
-      for (size_t j = 0; on && j < nv; j++)
+      for (size_t j = 0; on && j < N_PROXY_VARS; j++)
         {
           size_t klen = strcspn (proxy_vars[j], "=") + 1;
           replaced |= strncmp (env[i], proxy_vars[j], klen) == 0;
@@ -60,8 +87,9 @@ netpolicy_env (const struct oci_spec *spec, char *const *env)
       if (!replaced)
         v[k++] = xstrdup (env[i]);
     }
-  for (size_t j = 0; on && j < nv; j++)
-    v[k++] = xstrdup (proxy_vars[j]);
+  bool keep_loopback = on && no_proxy_loopback (spec);
+  for (size_t j = 0; on && j < N_PROXY_VARS; j++)
+    v[k++] = proxy_var (j, keep_loopback);
   v[k] = NULL;
   return v;
 }
@@ -318,4 +346,43 @@ proxy_pid (const struct store_entry *e)
   if (read_record (e, &pid, &start) < 0 || !pid_alive (pid, start))
     return 0;
   return pid;
+}
+
+/* Copy src to a new temporary beside dest, then rename over dest: a reader
+ * sees the previous run's log or this one's, never half of one. */
+static int
+copy_log (int src, const char *dest, hk_err *err)
+{
+  cleanup_free char *tmp = xasprintf ("%s.tmp", dest);
+  unlink (tmp);
+  cleanup_close int out = open (tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (out < 0)
+    return err_sys (err, "create %s", tmp);
+  char buf[65536];
+  ssize_t n;
+  while ((n = read (src, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
+    if (n > 0 && fd_write_all (out, buf, (size_t)n) < 0)
+      break;
+  if (n != 0 || rename (tmp, dest) < 0)
+    {
+      int e = errno;
+      unlink (tmp);
+      return err_code (err, e, "keep the proxy log as %s", dest);
+    }
+  return 0;
+}
+
+int
+proxy_log_keep (const struct store_entry *e, const char *dest, bool *kept, hk_err *err)
+{
+  *kept = false;
+  cleanup_free char *path = store_path (e, "proxy.log");
+  cleanup_close int src = open (path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (src < 0)
+    return errno == ENOENT ? 0 : err_sys (err, "open %s", path);
+  proxy_stop (e); /* its last line written */
+  if (copy_log (src, dest, err) < 0)
+    return -1;
+  *kept = true;
+  return 0;
 }

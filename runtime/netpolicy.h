@@ -5,6 +5,7 @@
 #ifndef HAKO_RUNTIME_NETPOLICY_H
 #define HAKO_RUNTIME_NETPOLICY_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -22,7 +23,9 @@
 int netpolicy_prepare (struct oci_spec *spec, hk_err *err);
 
 /* A new copy of env, with HTTP_PROXY, HTTPS_PROXY, http_proxy, https_proxy,
- * ALL_PROXY and NO_PROXY set when spec is in allowlist mode (for exec). */
+ * ALL_PROXY and NO_PROXY set when spec is in allowlist mode (for exec).
+ * NO_PROXY is "localhost,127.0.0.1,::1" (the sandbox's own lo), or empty
+ * when the allow-list opens a loopback address of the host's. */
 char **netpolicy_env (const struct oci_spec *spec, char *const *env);
 
 /* Allowlist mode: start the sandbox's proxy.  sandbox_pidfd is the
@@ -37,6 +40,10 @@ int proxy_start (const struct store_entry *e, const struct oci_spec *spec, int s
 /* Kill the sandbox's proxy, if it has one, wait for it and forget it.
  * Never fails: a proxy already gone is fine. */
 void proxy_stop (const struct store_entry *e);
+/* Stop the proxy and copy its log to dest (mode 0600, replacing what was
+ * there): `run --rm` keeps it past the state dir.  No log (another network
+ * mode): nothing, *kept false. */
+int proxy_log_keep (const struct store_entry *e, const char *dest, bool *kept, hk_err *err);
 /* The running proxy's pid, or 0. */
 pid_t proxy_pid (const struct store_entry *e);
 

@@ -280,7 +280,7 @@ prepare_workdir (const struct store *st, const struct sbx_create_opts *o, struct
   if (!b->restart && rm_rf (b->data_dir, err) < 0)
     return -1;
   cleanup_free char *work = xasprintf ("%s/work", b->data_dir);
-  if (mkdir_p (work, 0755, err) < 0)
+  if (store_data_dir_make (st, o->id, err) < 0 || mkdir_p (work, 0755, err) < 0)
     return -1;
   if (o->from_snapshot && !b->restart && snapshot_copy_tree (o->from_snapshot, work, err) < 0)
     return err_prefix (err, "from snapshot");
@@ -294,7 +294,9 @@ prepare_workdir (const struct store *st, const struct sbx_create_opts *o, struct
       && idmap_to_host (o->spec->linux.gid_mappings, o->spec->linux.n_gid_mappings, p->user.gid, &gid)
       && chown (work, uid, gid) < 0)
     return err_sys (err, "chown %s", work);
-  return 0;
+  /* The data root may be under a directory of the user's that its mapped
+   * root cannot pass: say which, not "mount ...: Permission denied". */
+  return idmap_check_reachable (o->spec, work, err) < 0 ? err_prefix (err, "work dir") : 0;
 }
 
 /* The persistent work dir; an image sandbox has a data dir without one. */
@@ -316,6 +318,8 @@ prepare_image_layer (const struct store *st, const struct sbx_create_opts *o, st
   /* A restart mounts the writable layer it kept, over the layers recorded. */
   if (b->restart)
     return rootfs_image_reload (b->data_dir, &b->overlay, err);
+  if (store_data_dir_make (st, o->id, err) < 0)
+    return -1;
   if (rootfs_image_prepare (b->data_dir, o->image_layers, o->image_id, o->spec, &b->overlay, err) < 0)
     return -1;
   cleanup_free char *upper = xasprintf ("%s/rootfs/upper", b->data_dir);
@@ -1104,6 +1108,28 @@ kill_and_wait (const struct oci_state *s, const struct cg_sandbox *cg, hk_err *e
   hk_err ignored;
   cg_kill (cg, &ignored);
   return kill_first (s, pidfd, err);
+}
+
+int
+sbx_keep_proxy_log (const struct store *st, const char *id, char **kept, hk_err *err)
+{
+  *kept = NULL;
+  struct store_entry e;
+  if (store_open (st, id, true, &e, err) < 0)
+    return -1;
+  cleanup_free char *log = store_path (&e, "proxy.log");
+  cleanup_free char *dir = xasprintf ("%s/logs", st->data_root);
+  cleanup_free char *dest = xasprintf ("%s/%s.proxy.log", dir, id);
+  bool done = false;
+  /* The data root 0711 as store_data_dir_make has it; logs/ private. */
+  int r = access (log, F_OK) < 0 ? 0
+          : mkdir_p (st->data_root, 0711, err) < 0 || mkdir_p (dir, 0700, err) < 0
+              ? -1
+              : proxy_log_keep (&e, dest, &done, err);
+  store_close (&e);
+  if (r == 0 && done)
+    *kept = steal_pointer (&dest);
+  return r;
 }
 
 int

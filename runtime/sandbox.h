@@ -72,6 +72,10 @@ int sbx_run_wait (const struct store *st, struct sbx_fg *fg, bool record, int *s
 void sbx_fg_free (struct sbx_fg *fg);
 /* Signal the sandbox's process, or with all every process in it. */
 int sbx_kill (const struct store *st, const char *id, int sig, bool all, hk_err *err);
+/* Before `run --rm` deletes it: keep the sandbox's proxy log (allowlist
+ * mode) as <data-root>/logs/ID.proxy.log; *kept is that path (to free),
+ * NULL when there was none. */
+int sbx_keep_proxy_log (const struct store *st, const char *id, char **kept, hk_err *err);
 /* Remove everything the sandbox has.  A running one needs force (SIGKILL first). */
 int sbx_delete (const struct store *st, const char *id, bool force, hk_err *err);
 /* Freeze every process of the sandbox (status "paused"), returning once the

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -29,40 +30,133 @@ store_id_valid (const char *id)
   return n >= 1 && n <= 64;
 }
 
-static char *
-default_root (void)
+/* dir exists, is a directory (not a link to one) and is ours. */
+static bool
+dir_is_ours (const char *dir)
 {
-  const char *xdg = getenv ("XDG_RUNTIME_DIR");
-  if (geteuid () == 0 || xdg == NULL || *xdg == '\0')
-    return xstrdup ("/run/hako");
-  return xasprintf ("%s/hako", xdg);
+  struct stat sb;
+  return dir && *dir == '/' && lstat (dir, &sb) == 0 && S_ISDIR (sb.st_mode) && sb.st_uid == geteuid ();
+}
+
+/* The user's home: $HOME when it is theirs, else the passwd entry's (sudo -u
+ * and runuser may leave root's HOME behind); NULL when neither is. */
+static const char *
+user_home (void)
+{
+  const char *home = getenv ("HOME");
+  if (dir_is_ours (home))
+    return home;
+  struct passwd *pw = getpwuid (geteuid ());
+  return pw && dir_is_ours (pw->pw_dir) ? pw->pw_dir : NULL;
+}
+
+/* An ordinary user's state root without $XDG_RUNTIME_DIR (sudo -u, runuser,
+ * cron): /run/user/UID/hako when that runtime dir is the user's and
+ * writable (what a login session would have set), else a private directory
+ * of the user's own: $XDG_CACHE_HOME/hako/run or ~/.cache/hako/run, and
+ * without a home /tmp/hako-UID/run.  *private is the directory that must
+ * be 0700 and the user's (made so by store_init).  Chosen, never made
+ * here, so read-only verbs find what create made. */
+static char *
+user_default_root (char **private)
+{
+  cleanup_free char *run = xasprintf ("/run/user/%u", (unsigned)geteuid ());
+  *private = NULL;
+  if (dir_is_ours (run) && access (run, W_OK | X_OK) == 0)
+    return xasprintf ("%s/hako", run);
+  const char *cache = getenv ("XDG_CACHE_HOME");
+  const char *home = user_home ();
+  if (dir_is_ours (cache))
+    *private = xasprintf ("%s/hako", cache);
+  else if (home)
+    *private = xasprintf ("%s/.cache/hako", home);
+  else
+    *private = xasprintf ("/tmp/hako-%u", (unsigned)geteuid ());
+  return xasprintf ("%s/run", *private);
 }
 
 static char *
-default_data_root (void)
+default_root (char **private)
 {
-  const char *home = getenv ("HOME");
-  if (geteuid () == 0 || home == NULL || *home == '\0')
+  const char *xdg = getenv ("XDG_RUNTIME_DIR");
+  *private = NULL;
+  if (geteuid () == 0)
+    return xstrdup ("/run/hako");
+  if (xdg && *xdg)
+    return xasprintf ("%s/hako", xdg);
+  return user_default_root (private);
+}
+
+/* ~/.local/share/hako for an ordinary user; without a home of theirs,
+ * /tmp/hako-UID/data (*private as for the state root). */
+static char *
+default_data_root (char **private)
+{
+  *private = NULL;
+  if (geteuid () == 0)
     return xstrdup ("/var/lib/hako");
-  return xasprintf ("%s/.local/share/hako", home);
+  const char *home = user_home ();
+  if (home)
+    return xasprintf ("%s/.local/share/hako", home);
+  *private = xasprintf ("/tmp/hako-%u", (unsigned)geteuid ());
+  return xasprintf ("%s/data", *private);
 }
 
 void
 store_paths (struct store *st, const char *root, const char *data_root)
 {
-  st->root = root ? path_absolute (root) : default_root ();
-  st->data_root = data_root ? path_absolute (data_root) : default_data_root ();
+  cleanup_free char *private = NULL, *data_private = NULL;
+  st->root = root ? path_absolute (root) : default_root (&private);
+  st->data_root = data_root ? path_absolute (data_root) : default_data_root (&data_private);
+}
+
+/* The fallback root's private parent: made 0700, or, existing (in /tmp,
+ * where anyone may make it first), a directory of ours that nobody else may
+ * enter, or someone else could read and swap the sandboxes' state. */
+static int
+make_private (const char *dir, hk_err *err)
+{
+  cleanup_free char *parent = xstrdup (dir);
+  *strrchr (parent, '/') = '\0';
+  if (mkdir_p (parent, 0700, err) < 0 || (mkdir (dir, 0700) < 0 && errno != EEXIST))
+    return err_sys (err, "mkdir %s", dir);
+  struct stat sb;
+  if (lstat (dir, &sb) < 0)
+    return err_sys (err, "stat %s", dir);
+  if (!S_ISDIR (sb.st_mode) || sb.st_uid != geteuid () || (sb.st_mode & 077) != 0)
+    return err_set (err, EPERM, "%s is not a private directory of uid %u (mode %03o, owner %u)", dir,
+                    (unsigned)geteuid (), sb.st_mode & 07777, (unsigned)sb.st_uid);
+  return 0;
 }
 
 int
 store_init (struct store *st, const char *root, const char *data_root, hk_err *err)
 {
-  store_paths (st, root, data_root);
+  cleanup_free char *private = NULL, *data_private = NULL;
+  st->root = root ? path_absolute (root) : default_root (&private);
+  st->data_root = data_root ? path_absolute (data_root) : default_data_root (&data_private);
+  if (data_private && make_private (data_private, err) < 0)
+    {
+      cleanup_free char *why = xstrdup (err->msg);
+      return err_set (err, err->errnum,
+                      "data root: uid %u has no home directory of its own, and %s: "
+                      "set HOME to one, or give --data-root DIR",
+                      (unsigned)geteuid (), why);
+    }
   /* 0711: others may pass through (a sandbox in a user namespace reaches
    * its root mount point here as an unprivileged host id) but not list; the
    * files inside are 0600, the exec fifo has no read bit for others. */
-  if (mkdir_p (st->root, 0711, err) < 0)
-    return err_prefix (err, "state root");
+  if ((private && make_private (private, err) < 0) || mkdir_p (st->root, 0711, err) < 0)
+    {
+      if (root || geteuid () == 0)
+        return err_prefix (err, "state root");
+      /* The default of an ordinary user: say how to choose another. */
+      cleanup_free char *why = xstrdup (err->msg);
+      return err_set (err, err->errnum,
+                      "state root: %s: set XDG_RUNTIME_DIR to a directory of yours, "
+                      "or give --root DIR",
+                      why);
+    }
   return 0;
 }
 
@@ -178,6 +272,34 @@ char *
 store_data_dir (const struct store *st, const char *id)
 {
   return xasprintf ("%s/sandboxes/%s", st->data_root, id);
+}
+
+/* dir with at least search for everyone: made so, or, when it is ours and
+ * lacks it, given it (search only: nobody may list it).  An older hako, or
+ * an image import, made the data root and sandboxes/ 0700. */
+static int
+data_dir_passable (const char *dir, hk_err *err)
+{
+  struct stat sb;
+  if (mkdir_p (dir, 0711, err) < 0)
+    return -1;
+  if (stat (dir, &sb) < 0)
+    return err_sys (err, "stat %s", dir);
+  if (sb.st_uid == geteuid () && (sb.st_mode & 0011) != 0011 && chmod (dir, (sb.st_mode & 07777) | 0011) < 0)
+    return err_sys (err, "chmod %s", dir);
+  return 0;
+}
+
+int
+store_data_dir_make (const struct store *st, const char *id, hk_err *err)
+{
+  cleanup_free char *sandboxes = xasprintf ("%s/sandboxes", st->data_root);
+  cleanup_free char *dir = store_data_dir (st, id);
+  if (data_dir_passable (st->data_root, err) < 0 || data_dir_passable (sandboxes, err) < 0)
+    return err_prefix (err, "data root");
+  if (mkdir (dir, 0711) < 0 && errno != EEXIST)
+    return err_sys (err, "mkdir %s", dir);
+  return 0;
 }
 
 int

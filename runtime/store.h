@@ -47,6 +47,11 @@ void store_close (struct store_entry *e);
 char *store_path (const struct store_entry *e, const char *name);
 /* <data_root>/sandboxes/<id> (caller frees). */
 char *store_data_dir (const struct store *st, const char *id);
+/* Make it, 0711, below a data root and sandboxes/ that every kind of
+ * sandbox can pass through: the host profile's user namespace reaches its
+ * /work there as an unprivileged host id, so neither may be 0700 (what is
+ * private inside is 0700 itself: an image's rootfs/, images/). */
+int store_data_dir_make (const struct store *st, const char *id, hk_err *err);
 
 int store_read_state (const struct store_entry *e, struct oci_state **out, hk_err *err);
 int store_write_state (const struct store_entry *e, const struct oci_state *s, hk_err *err);

@@ -267,3 +267,57 @@ expect_clean_failure () {
   [ -z "$(ls -A "$hidden/state" 2>/dev/null)" ]
   rm -rf "$hidden"
 }
+
+@test "the host profile works after an image sandbox on a fresh data root; the data root keeps search for all" {
+  image_fixtures
+  import_busybox
+  run $H run --rm --image busybox first -- true
+  echo "$output"
+  [ "$status" -eq 0 ]
+  run $H run --rm second -- sh -c 'echo kept > /work/f && cat /work/f'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$output" = kept ]
+  [ "$(stat -c %a "$DATA")" = 711 ] && [ "$(stat -c %a "$DATA/sandboxes")" = 711 ]
+  [ "$(stat -c %a "$DATA/images")" = 700 ]
+  # A data root an older hako made 0700 is given search again (ours only).
+  chmod 0700 "$DATA" "$DATA/sandboxes"
+  run $H run --rm third -- true
+  [ "$status" -eq 0 ]
+  [ "$(stat -c %a "$DATA")" = 711 ] && [ "$(stat -c %a "$DATA/sandboxes")" = 711 ]
+}
+
+@test "a data root below a directory the sandbox's user namespace cannot enter: 125 naming it and the uid" {
+  hidden="$TEST_ROOT/private"
+  mkdir -m 0700 "$hidden"
+  run $HAKO --root "$STATE" --data-root "$hidden/data" run --rm hw -- true
+  echo "$output"
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"work dir: $hidden/data/sandboxes/hw/work: the sandbox's root user is host uid "*", which cannot enter $hidden (mode 700"*"chmod o+x $hidden"* ]]
+  [ ! -e "$STATE/hw" ] && [ -z "$(ls -A "$hidden/data/sandboxes")" ]
+  rm -rf "$hidden"
+}
+
+@test "run in a directory holding an unrelated config.json: the error says it was taken as the bundle, and why" {
+  mkdir "$TEST_ROOT/app"
+  echo '{"name": "my-app", "version": "1.0.0"}' > "$TEST_ROOT/app/config.json"
+  cd "$TEST_ROOT/app"
+  run $H run --rm cj -- true
+  echo "$output"
+  [ "$status" -eq 125 ]
+  [[ "$output" == *".ociVersion: required (./config.json was taken as the bundle, because no --bundle, --profile or --image was given; give --profile host"* ]]
+  [ ! -e "$STATE/cj" ]
+  # A runtime config is a bundle: its own errors, no note.
+  jq -n '{ociVersion: "1.0.2", root: {path: "rootfs"}, process: {args: ["true"], cwd: "/"}}' > config.json
+  run $H run --rm cj -- true
+  echo "$output"
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"rootfs"* ]] && [[ "$output" != *"taken as the bundle"* ]]
+  [ ! -e "$STATE/cj" ]
+  # What to do instead works; create keeps runc's rule without a note.
+  run $H run --rm --profile host cj -- echo host
+  [ "$status" -eq 0 ] && [ "$output" = host ]
+  run $H create cj
+  [ "$status" -eq 125 ]
+  [[ "$output" != *"taken as the bundle"* ]]
+}

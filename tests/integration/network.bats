@@ -52,25 +52,31 @@ proxy_of () {
   cut -d' ' -f1 "$STATE/$1/proxy.pid"
 }
 
-@test "none: only lo; the host's servers are unreachable by TCP and UDP; lo inside works for ports the spec grants" {
+# serve_and_fetch PORT: what a sandbox runs to start a server on its own
+# 127.0.0.1:PORT and fetch from it (polling until it answers).
+serve_and_fetch () {
+  echo "(busybox httpd -p 127.0.0.1:$1 -h /etc || exit 9
+    for i in \$(seq 50); do busybox wget -Y off -q -O- http://127.0.0.1:$1/group 2>/dev/null | head -1 | grep . && exit 0; sleep 0.1; done; exit 8)"
+}
+
+@test "none: only lo; the host's servers are unreachable by TCP and UDP; lo inside works" {
   cd "$TEST_ROOT"
   run $H run --rm --network none nn -- bash -c "
-    busybox wget -q -T 2 -O- http://127.0.0.1:$PORT_A/ 2>&1; echo tcp=\$?
+    busybox wget -q -O- http://127.0.0.1:$PORT_A/ 2>&1; echo tcp=\$?
     $send_udp$PORT_U; sleep 0.3
-    mkdir /tmp/www && echo inside > /tmp/www/index.html
-    busybox httpd -f -p 127.0.0.1:8000 -h /tmp/www 2>&1 & sleep 0.2; echo bind=\$?"
+    $(serve_and_fetch 8000); echo lo=\$?
+    if [ -x /usr/bin/python3 ]; then /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind((\"127.0.0.1\", 8002)); s.listen(); socket.create_connection((\"127.0.0.1\", 8002)); print(\"py=ok\")'; else echo py=ok; fi"
   echo "$output"
   [ "$status" -eq 0 ]
   [[ "$output" == *"tcp=1"* ]]
   [[ "$output" != *"served-by-A"* ]]
-  # With Landlock (ABI 4+), not even a port on its own lo unless granted.
-  if [ "$($HAKO features | jq -r '.annotations["io.hako.landlock.abi"]')" -ge 4 ]; then
-    [[ "$output" == *"bind"*"Permission denied"* ]]
-  fi
+  # Its own loopback works, Landlock or not: the netns leads nowhere else.
+  [[ "$output" == *"root:x:0:"*"lo=0"*"py=ok"* ]]
+  [[ "$output" != *"Permission denied"* ]]
   sleep 0.3
   [ ! -s "$UDP_GOT" ]
   [ ! -e "$STATE/nn" ]
-  # A server and a client inside, on a port the spec grants.
+  # A spec's port lists still apply: a server and a client on a port it grants.
   mkdir "$TEST_ROOT/lo"
   $H spec --profile host --bundle "$TEST_ROOT/lo"
   edit_config "$TEST_ROOT/lo" '.sandbox.landlock.tcp_bind = [8000] | .sandbox.landlock.tcp_connect = [8000]
@@ -79,6 +85,27 @@ proxy_of () {
   echo "$output"
   [ "$status" -eq 0 ]
   [[ "$output" == *"inside"* ]]
+}
+
+@test "none and allowlist, default profile (Landlock derive): a server and a client on the sandbox's own 127.0.0.1" {
+  [ "$($HAKO features | jq -r '.annotations["io.hako.landlock.abi"]')" -ge 6 ] \
+    || skip "the default profile needs Landlock ABI 6"
+  local b="$TEST_ROOT/def"
+  mkdir "$b"
+  ln -s "$BUNDLE_DIR/rootfs" "$b/rootfs"
+  $H spec --profile default --bundle "$b"
+  [ "$(jq -r '.sandbox.landlock.derive' "$b/config.json")" = true ]
+  run $H run --rm --bundle "$b" dn -- sh -c "$(serve_and_fetch 8000) || exit \$?
+    echo hi | nc -l -p 9000 127.0.0.1 & for i in \$(seq 50); do nc 127.0.0.1 9000 </dev/null 2>/dev/null && break; sleep 0.1; done"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"root:x:0:"*"hi"* ]]
+  # allowlist: the same, with the proxy's port still reachable.
+  run $H run --rm --bundle "$b" --allow "127.0.0.1:$PORT_A" da -- sh -c "$(serve_and_fetch 8001) || exit \$?
+    printf 'GET http://127.0.0.1:$PORT_A/ HTTP/1.0\r\n\r\n' | nc 127.0.0.1 3128"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"root:x:0:"*"served-by-A"* ]]
 }
 
 @test "host: A and B are reachable, and UDP arrives" {
@@ -169,6 +196,24 @@ proxy_of () {
   [[ "$output" == *"431 Request Header Fields Too Large"*"400 Bad Request"* ]]
 }
 
+@test "allowlist: run --rm keeps the proxy log in <data-root>/logs, and nothing else" {
+  cd "$TEST_ROOT"
+  run $H run --rm --allow "127.0.0.1:$PORT_A" pr -- sh -c "
+    busybox wget -q -O /dev/null http://127.0.0.1:$PORT_A/; busybox wget -q -O /dev/null http://127.0.0.1:$PORT_B/; true"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ ! -e "$STATE/pr" ] && [ ! -e "$DATA/sandboxes/pr" ]
+  log="$DATA/logs/pr.proxy.log"
+  [ "$(stat -c %a "$log")" = 600 ]
+  jq -s -e "any(.verdict == \"allow\" and .target == \"127.0.0.1:$PORT_A\")" "$log"
+  jq -s -e "any(.verdict == \"deny\" and .target == \"127.0.0.1:$PORT_B\")" "$log"
+  # The next --rm run of that id replaces it; another mode keeps none.
+  $H run --rm --allow "127.0.0.1:$PORT_A" pr -- true
+  [ ! -s "$log" ] || ! grep -q "$PORT_B" "$log"
+  $H run --rm --network none pn -- true
+  [ ! -e "$DATA/logs/pn.proxy.log" ]
+}
+
 @test "allowlist: state shows the proxy; it is not in the sandbox; delete leaves no proxy and no socket" {
   cd "$TEST_ROOT"
   $H run -d --allow "127.0.0.1:$PORT_A" lc -- sleep 60
@@ -196,11 +241,33 @@ proxy_of () {
   $H delete ex
 }
 
-@test "allowlist: exec gets the proxy variables" {
+@test "allowlist: exec gets the proxy variables; NO_PROXY names loopback only while the list opens none of the host's" {
   cd "$TEST_ROOT"
   $H run -d --allow "127.0.0.1:$PORT_A" ev -- sleep 60
-  run $H exec ev -- sh -c 'echo "$HTTPS_PROXY $ALL_PROXY $NO_PROXY"'
-  [ "$output" = "http://127.0.0.1:3128 http://127.0.0.1:3128 localhost,127.0.0.1,::1" ]
+  run $H exec ev -- sh -c 'echo "$HTTPS_PROXY $ALL_PROXY NO_PROXY=$NO_PROXY no_proxy=$no_proxy"'
+  [ "$output" = "http://127.0.0.1:3128 http://127.0.0.1:3128 NO_PROXY= no_proxy=" ]
+  run $H run --rm --allow "*.example.org:443" ev2 -- sh -c 'echo "$NO_PROXY"'
+  [ "$output" = "localhost,127.0.0.1,::1" ]
+}
+
+@test "allowlist: a listed host loopback port works with standard clients and the environment hako sets" {
+  cd "$TEST_ROOT"
+  # curl and Python honour NO_PROXY (busybox wget does not); the host profile
+  # runs the host's own.
+  local client
+  if [ -x /usr/bin/curl ]; then client="/usr/bin/curl -sS -f http://127.0.0.1:$PORT_A/"
+  elif [ -x /usr/bin/python3 ]; then
+    client="/usr/bin/python3 -c 'import urllib.request; print(urllib.request.urlopen(\"http://127.0.0.1:$PORT_A/\").read().decode())'"
+  else skip "neither /usr/bin/curl nor /usr/bin/python3 on this host"; fi
+  run $H run --rm --allow "127.0.0.1:$PORT_A" sc -- sh -c "$client; busybox wget -q -O- http://127.0.0.1:$PORT_A/"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"served-by-A"*"served-by-A"* ]]
+  # The same port of the host, not listed: still refused by the proxy.
+  run $H run --rm --allow "127.0.0.1:$PORT_B" sc2 -- sh -c "$client"
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" != *"served-by-A"* ]]
 }
 
 @test "allowlist from the spec; with Landlock letting port A through, the netns alone still stops it" {
@@ -214,6 +281,26 @@ proxy_of () {
   [[ "$output" == *"403"* ]]
   # Landlock allowed the connect: what stopped it is the empty netns.
   [[ "$output" == *"Connection refused"*"direct=1"* ]]
+}
+
+@test "allowlist: --allow takes a URL as its host and port, and refuses a path saying what to give" {
+  cd "$TEST_ROOT"
+  run $H run --rm --allow "http://127.0.0.1:$PORT_A/" ur -- busybox wget -q -O- "http://127.0.0.1:$PORT_A/"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"served-by-A"* ]]
+  # The scheme's port: http://pypi.org is pypi.org:80 (parsed; nothing connects to it).
+  run $H run --rm --allow "http://pypi.org" --allow "https://*.pythonhosted.org/" ur2 -- true
+  echo "$output"
+  [ "$status" -eq 0 ]
+  run $H run --rm --allow "https://pypi.org/simple" ur3 -- true
+  echo "$output"
+  [ "$status" -eq 125 ]
+  [[ "$output" == *'"https://pypi.org/simple": the allow-list grants hosts and ports, not paths: give the URL without "/simple"'* ]]
+  run $H run --rm --allow "ftp://pypi.org" ur4 -- true
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"give HOST, HOST:PORT, *.SUFFIX or a CIDR"* ]]
+  [ ! -e "$STATE/ur3" ] && [ ! -e "$STATE/ur4" ]
 }
 
 @test "a failed create leaves no proxy" {

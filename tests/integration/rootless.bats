@@ -56,6 +56,7 @@ setup () {
 
 teardown () {
   local id leaks=""
+  [ -z "${RL_MADE:-}" ] || rm -rf $RL_MADE
   for id in $(ls "$XDG/hako" 2>/dev/null); do
     $R delete --force "$id" >/dev/null 2>&1 || true
   done
@@ -175,4 +176,51 @@ rl_multi_map () {
   [ "$status" -eq 125 ]
   [[ "$output" == *memory* ]]
   [ -z "$(ls -A "$XDG/hako")" ]
+}
+
+@test "rootless without XDG_RUNTIME_DIR (runuser, cron): /run/user/UID when it is the user's, else ~/.cache/hako/run, else /tmp/hako-UID; an unsafe one is refused naming the fix" {
+  $R spec --rootless
+  local home="$RL_DIR/home" tmpd="/tmp/hako-$RL_UID" rund="/run/user/$RL_UID"
+  [ ! -e "$tmpd" ] || skip "$tmpd exists on this host"
+  [ ! -e "$rund" ] || skip "$rund exists on this host (a session of the test user?)"
+  RL_MADE="$tmpd $rund"  # removed by teardown, should the test stop half-way
+  NX="runuser -u $RL_USER -- env -u XDG_RUNTIME_DIR -C $RL_DIR/bundle HOME=$home $HAKO"
+  # No runtime dir: a private directory in the user's own cache.
+  run $NX run --rm nx1 -- id -u
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$output" = 0 ]
+  [ "$(stat -c '%a %U' "$home/.cache/hako")" = "700 $RL_USER" ]
+  [ -d "$home/.cache/hako/run" ] && [ -z "$(ls -A "$home/.cache/hako/run")" ]
+  # Read-only verbs find what create made there.
+  $NX run -d nx2 -- sleep 60
+  [ "$($NX list -q)" = nx2 ]
+  $NX delete --force nx2
+  # The user's /run/user/UID, as a login would give: used when it is there.
+  mkdir -m 0700 "$rund"
+  chown "$RL_USER:" "$rund"
+  run $NX run -d nx3 -- sleep 60
+  [ "$status" -eq 0 ]
+  [ -d "$rund/hako/nx3" ]
+  $NX delete --force nx3
+  rm -rf "$rund"
+  # No home of its own (HOME=/root, passwd's /nonexistent): /tmp/hako-UID,
+  # refused when someone else made it first.
+  NH="runuser -u $RL_USER -- env -u XDG_RUNTIME_DIR -C $RL_DIR/bundle HOME=/root $HAKO"
+  mkdir -m 0755 "$tmpd"
+  run $NH run --rm nx4 -- true
+  echo "$output"
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"$tmpd is not a private directory of uid $RL_UID (mode 755, owner 0)"* ]]
+  [[ "$output" == *"give --data-root DIR"* ]]
+  run $NH --data-root "$RL_DIR/data" run --rm nx4 -- true
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"state root: $tmpd is not a private directory"*"set XDG_RUNTIME_DIR to a directory of yours, or give --root DIR"* ]]
+  rmdir "$tmpd"
+  run $NH run --rm nx5 -- id -u
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(stat -c '%a %U' "$tmpd")" = "700 $RL_USER" ]
+  [ -z "$(ls -A "$tmpd/run")" ] && [ -z "$(ls -A "$tmpd/data/sandboxes" 2>/dev/null)" ]
+  rm -rf "$tmpd"
 }

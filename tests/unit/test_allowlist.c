@@ -51,16 +51,62 @@ test_parse (void)
                          "[2001:db8::/32]:443", "0.0.0.0/0", "localhost", "a_b.example" };
   for (size_t i = 0; i < sizeof good / sizeof *good; i++)
     ok (parses (good[i]), "\"%s\" parses", good[i]);
-  const char *bad[] = { "pypi.org:0", "pypi.org:65536", "pypi.org:http", "*.", "*.*.org",
-                        "a*.org", "192.0.2.0/33", "::1/129", "[::1", "[::1]x", "[127.0.0.1]:80",
-                        "-bad.org", "bad-.org", "a..b", "exa mple.org", "10.0.0.0/x",
-                        "300.1.2.3/8", "http://pypi.org" };
+  const char *bad[] = { "pypi.org:0",
+                        "pypi.org:65536",
+                        "pypi.org:http",
+                        "*.",
+                        "*.*.org",
+                        "a*.org",
+                        "192.0.2.0/33",
+                        "::1/129",
+                        "[::1",
+                        "[::1]x",
+                        "[127.0.0.1]:80",
+                        "-bad.org",
+                        "bad-.org",
+                        "a..b",
+                        "exa mple.org",
+                        "10.0.0.0/x",
+                        "300.1.2.3/8",
+                        "http://pypi.org/simple",
+                        "https://pypi.org?x",
+                        "ftp://pypi.org",
+                        "http://user@pypi.org",
+                        "http://",
+                        "http://pypi.org:x",
+                        "http://10.0.0.0/8",
+                        "http://[::1",
+                        "://pypi.org" };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
     refused_naming (bad[i]);
   ok (!parses (""), "an empty entry is refused");
 
   struct al_entry e;
   hk_err err;
+  /* A URL: its host, with its port or its scheme's. */
+  const struct
+  {
+    const char *url;
+    enum al_kind kind;
+    uint16_t port;
+  } urls[] = { { "http://pypi.org", AL_NAME, 80 },
+               { "https://pypi.org/", AL_NAME, 443 },
+               { "HTTPS://*.pythonhosted.org", AL_SUFFIX, 443 },
+               { "http://127.0.0.1:8080/", AL_NET, 8080 },
+               { "http://[::1]", AL_NET, 80 },
+               { "https://[::1]:8443", AL_NET, 8443 } };
+  for (size_t i = 0; i < sizeof urls / sizeof *urls; i++)
+    {
+      int r = al_parse_entry (urls[i].url, &e, &err);
+      ok (r == 0 && e.kind == urls[i].kind && e.port == urls[i].port
+              && (e.kind != AL_NAME || strcmp (e.name, "pypi.org") == 0),
+          "URL %s: host and port %u", urls[i].url, urls[i].port);
+      free (e.name);
+    }
+  ok (al_parse_entry ("http://pypi.org/simple", &e, &err) < 0 && strstr (err.msg, "not paths"),
+      "a path is refused, saying so: %s", err.msg);
+  ok (al_parse_entry ("ftp://pypi.org", &e, &err) < 0 && strstr (err.msg, "HOST:PORT"),
+      "another scheme: the message names the forms to use: %s", err.msg);
   al_parse_entry ("192.0.2.77/24:443", &e, &err);
   ok (e.kind == AL_NET && e.prefix == 120 && e.addr[15] == 0 && e.port == 443,
       "an IPv4 CIDR is stored mapped, host bits cleared, with its port");

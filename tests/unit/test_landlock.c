@@ -192,6 +192,48 @@ test_ports (void)
   oci_spec_free (s);
 }
 
+/* hako adds no TCP rule of its own in any network mode; the spec's lists
+ * apply everywhere, and the allowlist mode's proxy stays reachable. */
+static void
+test_net_modes (void)
+{
+  hk_err err;
+  uint64_t fs, net, sc;
+  const char *modes[] = { "none", "allowlist", "host" };
+  for (size_t i = 0; i < 3; i++)
+    {
+      cleanup_free char *text = xasprintf ("{" BASE ",'sandbox':{'network':{'mode':'%s'},"
+                                           "'landlock':{'derive':true}}}",
+                                           modes[i]);
+      struct oci_spec *s = parse (text);
+      struct landlock_plan *p = s ? plan_abi (s, 7, &err) : NULL;
+      landlock_plan_handled (p, &fs, &net, &sc);
+      ok (p && fs != 0 && net == 0, "network %s, derive: TCP not handled (its own lo works)", modes[i]);
+      landlock_plan_free (p);
+      oci_spec_free (s);
+    }
+  struct oci_spec *s = parse ("{" BASE ",'sandbox':{'network':{'mode':'allowlist'}}}");
+  struct landlock_plan *p = s ? plan_abi (s, 7, &err) : NULL;
+  ok (s && p == NULL, "allowlist without a landlock object: no plan at all");
+  oci_spec_free (s);
+  s = parse ("{" BASE ",'sandbox':{'network':{'mode':'allowlist'},'landlock':{'tcp_connect':[443]}}}");
+  p = s ? plan_abi (s, 7, &err) : NULL;
+  landlock_plan_handled (p, &fs, &net, &sc);
+  ok (p && net == CONNECT && landlock_plan_port_access (p, 443) == CONNECT
+          && landlock_plan_port_access (p, 3128) == CONNECT && landlock_plan_port_access (p, 80) == 0,
+      "allowlist with tcp_connect: the listed port and the proxy's, nothing else");
+  landlock_plan_free (p);
+  oci_spec_free (s);
+  s = parse ("{" BASE ",'sandbox':{'network':{'mode':'none'},'landlock':{'tcp_bind':[8000]}}}");
+  p = s ? plan_abi (s, 7, &err) : NULL;
+  landlock_plan_handled (p, &fs, &net, &sc);
+  ok (p && net == BIND && landlock_plan_port_access (p, 8000) == BIND
+          && landlock_plan_port_access (p, 3128) == 0,
+      "none with tcp_bind: only that list, no proxy port");
+  landlock_plan_free (p);
+  oci_spec_free (s);
+}
+
 static void
 test_abi (void)
 {
@@ -356,6 +398,7 @@ main (void)
   test_explicit ();
   test_derive ();
   test_ports ();
+  test_net_modes ();
   test_abi ();
   test_profiles ();
   test_enforce ();

@@ -26,6 +26,25 @@ test_env (void)
   is_str (strv_env (v, "no_proxy"), "localhost,127.0.0.1,::1", "no_proxy replaced");
   ok (strv_len (v) == 9, "one of each, nothing doubled");
   strv_free (v);
+  /* The host's loopback listed: "127.0.0.1" is then the host's, reached only
+   * through the proxy. */
+  const char *lo[] = { "127.0.0.1:8080", "[::1]:80", "127.0.0.0/8", "::/96" };
+  for (size_t i = 0; i < sizeof lo / sizeof *lo; i++)
+    {
+      char *allow[] = { "pypi.org", (char *)lo[i], NULL };
+      spec.sandbox.net_allow = allow;
+      v = netpolicy_env (&spec, base);
+      ok (strcmp (strv_env (v, "NO_PROXY"), "") == 0 && strcmp (strv_env (v, "no_proxy"), "") == 0
+              && strcmp (strv_env (v, "HTTP_PROXY"), "http://127.0.0.1:3128") == 0,
+          "%s listed: NO_PROXY empty", lo[i]);
+      strv_free (v);
+    }
+  char *public[] = { "pypi.org", "0.0.0.0/0", "10.0.0.0/8", "localhost", NULL };
+  spec.sandbox.net_allow = public;
+  v = netpolicy_env (&spec, base);
+  is_str (strv_env (v, "NO_PROXY"), "localhost,127.0.0.1,::1",
+          "no loopback address listed (0.0.0.0/0 does not open it): NO_PROXY keeps the sandbox's lo");
+  strv_free (v);
 }
 
 static void
