@@ -90,7 +90,10 @@ kind () {
   [[ "$(echo "$stderr" | jq -r .msg)" == *"not enough memory in the node's pool"* ]]
   [ ! -e "$STATE/p2" ]
   echo '{"require_memory_limit": true}' > "$TEST_ROOT/node.json"
-  run --separate-stderr $J --node-config "$TEST_ROOT/node.json" run --profile host nolimit -- true
+  # The profiles have a memory limit by default: a bundle without one.
+  nb=$(new_bundle nolimit)
+  edit_config "$nb" 'del(.linux.resources.memory)'
+  run --separate-stderr $J --node-config "$TEST_ROOT/node.json" run --bundle "$nb" nolimit -- true
   kind admission run nolimit
   echo '{"memory_pool": "lots"}' > "$TEST_ROOT/node.json"
   run --separate-stderr $J --node-config "$TEST_ROOT/node.json" create --bundle "$b" p3
