@@ -6,16 +6,19 @@
 #include "cmd/cmd.h"
 #include "runtime/files.h"
 
-static const char put_help[] =
-  "Usage: hako put [OPTIONS] ID PATH < FILE\n\n"
-  "Write standard input to PATH inside the sandbox ID (running or stopped).  PATH and\n"
-  "any symlink on the way are resolved inside the sandbox's root.  The file appears\n"
-  "whole or not at all: a failed or interrupted put leaves the old one as it was.\n\n"
-  "      --mode MODE         permissions, octal (default: the replaced file's, else 0644)\n"
-  "  -u, --user USER[:GROUP] owner, names from the sandbox's /etc/passwd or numbers\n"
-  "                          (default: the replaced file's, else the sandbox process's user)\n"
-  "  -p, --mkdir             create missing parent directories\n"
-  "  -h, --help              this text\n";
+static const char put_help[]
+    = "Usage: hako put [OPTIONS] ID PATH < FILE\n\n"
+      "Write standard input to PATH inside the sandbox ID (running or stopped).  PATH and\n"
+      "any symlink on the way are resolved inside the sandbox's root, and the file is\n"
+      "written as the sandbox's own process would write it: where it may not create a\n"
+      "file, neither may put.  The file appears whole or not at all: a failed or\n"
+      "interrupted put leaves the old one as it was.\n\n"
+      "      --mode MODE         permissions, octal (default: the replaced file's, else 0644)\n"
+      "  -u, --user USER[:GROUP] write as this user, who owns the file; a name from the\n"
+      "                          sandbox's /etc/passwd or a number (default: the sandbox's\n"
+      "                          root, and the replaced file's owner, else the process's user)\n"
+      "  -p, --mkdir             create missing parent directories\n"
+      "  -h, --help              this text\n";
 
 int
 cmd_put (int argc, char **argv)

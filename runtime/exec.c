@@ -95,7 +95,12 @@ open_sandbox (const struct store *st, struct exec_ctx *x, hk_err *err)
   const char *id = x->o->id;
   if (sbx_state (st, id, &x->state, err) < 0)
     return -1;
-  if (x->state->status != OCI_STATUS_RUNNING)
+  /* A builtin (put, get) needs the namespaces only: a created or paused
+   * sandbox has them too. */
+  bool ok = x->state->status == OCI_STATUS_RUNNING
+            || (x->o->builtin
+                && (x->state->status == OCI_STATUS_CREATED || x->state->status == OCI_STATUS_PAUSED));
+  if (!ok)
     return err_set (err, ESRCH, "sandbox %s: container not running (it is %s)", id,
                     oci_status_name (x->state->status));
   /* The spec frozen at create: the same process defaults, Landlock and
@@ -530,6 +535,11 @@ plan_process (struct exec_ctx *x, int rootfd, hk_err *err)
     return err_set (err, EINVAL, "no command to run");
   if (o->cwd)
     p->cwd = (char *) o->cwd;
+  if (o->builtin)
+    {
+      p->cwd = (char *)"/";
+      p->terminal = false;
+    }
   if (o->user)
     {
       if (userdb_resolve (rootfd, o->user, p->user.gid, &x->user, err) < 0)
@@ -627,15 +637,19 @@ plan_exec (const struct store *st, struct exec_ctx *x, hk_err *err)
   x->plan.root_ino = sb.st_ino;
   if (x->tree && plan_root (x, &rootfd, &sb, err) < 0)
     return -1;
-  if (namespace_flags (pid, x->spec, &x->plan.ns_flags, err) < 0 || plan_cgroups (x, err) < 0
-      || plan_process (x, rootfd, err) < 0 || plan_terminal (x, err) < 0
-      || still_running (x, err) < 0)
+  if (namespace_flags (pid, x->spec, &x->plan.ns_flags, err) < 0
+      || (!x->o->builtin && plan_cgroups (x, err) < 0) || plan_process (x, rootfd, err) < 0
+      || plan_terminal (x, err) < 0 || still_running (x, err) < 0)
     return -1;
   /* The exec's own terminal is what /dev/tty means to it (landlock.c). */
   x->spec->process->terminal = x->plan.tty;
   if (landlock_prepare (x->spec, &x->landlock, err) < 0
-      || seccomp_prepare_cached (x->spec, st->data_root, &x->seccomp, err) < 0)
+      || (!x->o->builtin && seccomp_prepare_cached (x->spec, st->data_root, &x->seccomp, err) < 0))
     return -1;
+  x->plan.builtin = x->o->builtin;
+  x->plan.builtin_arg = x->o->builtin_arg;
+  for (size_t i = 0; i < sizeof x->plan.keep_fds / sizeof *x->plan.keep_fds; i++)
+    x->plan.keep_fds[i] = x->o->builtin ? x->o->keep_fds[i] : -1;
   x->plan.landlock = x->landlock;
   x->plan.seccomp = x->seccomp;
   x->plan.subreaper = x->o->timeout_ms > 0;

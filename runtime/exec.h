@@ -53,6 +53,19 @@ struct exec_opts
   uint64_t max_output;
   exec_sink_fn sink;
   void *sink_ctx;
+  /* Instead of a command: builtin (builtin_arg) runs in a fork of hako in
+   * the command's place (files.c's put and get), with its namespaces, user,
+   * capabilities, rlimits, no_new_privs and Landlock, so that it reaches
+   * exactly what the sandbox's process as that user would.  Not in the
+   * sandbox's cgroups (what it moves is the caller's data, and a paused
+   * sandbox's freezer would stop it) nor under its seccomp filter (which
+   * limits system calls, not which files may be reached).  args and cwd are
+   * ignored (it starts in /), no terminal; keep_fds (or -1) stay open for it.
+   * It returns 0 (exit 0), or -1 with err (hako fails with that error).
+   * Also for a created or paused sandbox. */
+  int (*builtin) (void *arg, hk_err *err);
+  void *builtin_arg;
+  int keep_fds[3];
 };
 
 enum exec_reason

@@ -138,6 +138,20 @@ command_setup (const struct exec_plan *p, int *ruleset_fd, hk_err *err)
   return landlock_build (p->landlock, ruleset_fd, err);
 }
 
+/* exec_opts.builtin, in the command's place once it has the command's
+ * stack but seccomp (see exec.h).  A fork of its own (clone_inside): it
+ * allocates.  A reader gone or a file-size limit is an error it reports, not
+ * a signal that kills it. */
+static void __attribute__ ((noreturn)) builtin_main (const struct exec_plan *p, int ruleset_fd)
+{
+  hk_err err = { 0 };
+  signal (SIGPIPE, SIG_IGN);
+  signal (SIGXFSZ, SIG_IGN);
+  if (landlock_enforce (ruleset_fd, &err) < 0 || p->builtin (p->builtin_arg, &err) < 0)
+    fail (p, 125, &err);
+  _exit (0);
+}
+
 static void __attribute__ ((noreturn))
 command_main (const struct exec_plan *p)
 {
@@ -161,6 +175,8 @@ command_main (const struct exec_plan *p)
     setpgid (0, 0);
   if (command_setup (p, &ruleset_fd, &err) < 0)
     fail (p, 125, &err);
+  if (p->builtin)
+    builtin_main (p, ruleset_fd);
   char path[PATH_MAX];
   if (proc_find_exec_in (&p->proc, path, sizeof path, &status, &err) < 0)
     fail (p, status, &err);
@@ -346,8 +362,8 @@ subreaper_main (const struct exec_plan *p)
 static void
 close_other_fds (const struct exec_plan *p)
 {
-  int keep[] = { p->pidfd, p->ctl[1], p->errp[1], p->out[1], p->err[1], p->cgroup_v2_fd,
-                 p->console_fd, p->root_fd };
+  int keep[] = { p->pidfd,      p->ctl[1],  p->errp[1],     p->out[1],      p->err[1],     p->cgroup_v2_fd,
+                 p->console_fd, p->root_fd, p->keep_fds[0], p->keep_fds[1], p->keep_fds[2] };
   fd_close_all_but (3 + p->preserve_fds, keep, sizeof keep / sizeof *keep);
 }
 
@@ -465,7 +481,7 @@ static long
 clone_inside (const struct exec_plan *p, struct clone_args *args)
 {
 #ifdef HAVE_CLONE3_ON_STACK
-  if (!p->subreaper && !p->tty && SHARE_MEMORY)
+  if (!p->subreaper && !p->tty && !p->builtin && SHARE_MEMORY)
     {
       args->flags |= CLONE_VM | CLONE_VFORK;
       args->stack = (uint64_t) (uintptr_t) command_stack;

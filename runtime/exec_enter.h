@@ -43,6 +43,10 @@ struct exec_plan
   int ctl[2];                    /* SEQPACKET: [0] hako, [1] joiner, then subreaper */
   int errp[2];                   /* pipe: a setup failure; EOF once the command has exec'd */
   int out[2], err[2];            /* capture pipes, or -1 */
+  /* exec_opts.builtin: run in the command's place, in a fork of hako. */
+  int (*builtin) (void *arg, hk_err *err);
+  void *builtin_arg;
+  int keep_fds[3]; /* fds it needs, or -1 */
 };
 
 /* Control messages, hako <-> joiner / subreaper. */

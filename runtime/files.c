@@ -1,27 +1,46 @@
-/* files: one file into or out of a sandbox (put, get), every path resolved
- * inside the sandbox's root so that no symlink, absolute or with "..", can
- * reach the host.  Nothing here prints: data goes to and from the caller's fds.
+/* files: one file into or out of a sandbox (put, get), read and written by a
+ * helper process that acts as the sandbox's own process would, as the user
+ * the call names (default: the sandbox's root).  Nothing here prints: data
+ * goes to and from the caller's fds.
  *
- * Every lookup is openat2 with RESOLVE_IN_ROOT from a directory fd of the
- * sandbox's root: the kernel resolves "..", absolute symlinks and every
- * component inside it, at the moment of the call, so a sandbox that swaps a
- * directory for a symlink meanwhile still cannot send us outside (the class
- * of docker cp CVE-2018-15664 and podman cp CVE-2019-10152). */
+ * hako is real root with every capability: had it opened the file itself, a
+ * sandbox could hand it a symlink to what it cannot read (a host file its
+ * root has no access to on a read-only bind of /etc, /proc/kallsyms, whose
+ * addresses the kernel shows only to CAP_SYSLOG) and get it back through
+ * `hako get`.  So the open, and every permission check on the way, is the
+ * helper's: in a running sandbox it joins its namespaces and takes its
+ * process's user, capabilities, rlimits, no_new_privs and Landlock
+ * (exec_run with a builtin); in a stopped one it is a fork in a user
+ * namespace of its own with the sandbox's id maps and the same user and
+ * capabilities (run_stopped).  Either way it can reach exactly what the
+ * sandbox's process could, and the kernel decides.
+ *
+ * Every lookup is still openat2 with RESOLVE_IN_ROOT from a directory fd
+ * of the sandbox's root (its "/" inside, its directories on the host when
+ * stopped), with no magic links: a sandbox that swaps a directory for a
+ * symlink meanwhile cannot send the lookup out of the root (the class of
+ * docker cp CVE-2018-15664 and podman cp CVE-2019-10152), nor through
+ * /proc/self/fd to the helper's own fds (hako's stdin and stdout). */
 #include "runtime/files.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/capability.h>
-#include <sys/fsuid.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "lib/syscalls.h"
 #include "lib/util.h"
+#include "runtime/exec.h"
+#include "runtime/idmap.h"
 #include "runtime/pidinfo.h"
+#include "runtime/process.h"
 #include "runtime/sandbox.h"
 #include "runtime/userdb.h"
 
@@ -34,10 +53,9 @@ struct view
   const char *id;
   struct oci_state *state;
   struct oci_spec *spec;
-  int pidfd;          /* running: its process; -1 when stopped */
-  int proc_root;      /* running: /proc/PID/root, the sandbox's / with its mounts */
-  struct oci_idmap *uid_map, *gid_map;  /* inside -> host; none: the same ids */
-  size_t n_uid, n_gid;
+  /* The root: in the helper of a running sandbox, its "/"; -1 when stopped
+   * (its directories on the host, stopped_place). */
+  int root;
 };
 
 /* Where one path is: a root fd (owned when owned) and the path under it. */
@@ -46,6 +64,22 @@ struct place
   int rootfd;
   bool owned;
   char *rel;          /* relative, "." for the root itself */
+};
+
+/* One put or get: everything the helper needs, decided by hako. */
+struct job
+{
+  struct view v;
+  const struct files_get_opts *get; /* one of the two */
+  const struct files_put_opts *put;
+  char *path; /* normalized */
+  /* Who a new file belongs to without --user: the sandbox process's user,
+   * in the ids of the helper's user namespace (the host's when it has none
+   * of the sandbox's: a stopped rootless sandbox, mapped by hako). */
+  uid_t owner_uid;
+  gid_t owner_gid;
+  int proc_fd;    /* the host's /proc: the helper's own fds */
+  int hako_pidfd; /* hako: the helper must not outlive it */
 };
 
 static void
@@ -93,33 +127,20 @@ normalize (const char *path, char **out, hk_err *err)
   return 0;
 }
 
-/* ---- the sandbox ---------------------------------------------------------- */
-
-static int
-read_idmap (pid_t pid, const char *file, struct oci_idmap **out, size_t *n)
+/* The fd behind fd's number in the helper's /proc/self/fd: reopened or
+ * linked through it, with the helper's own permission checks. */
+static void
+self_fd (int fd, char *buf, size_t size)
 {
-  char path[64];
-  cleanup_free char *text = NULL;
-  hk_err ignored;
-  snprintf (path, sizeof path, "/proc/%d/%s", (int) pid, file);
-  if (file_read_all (path, 1 << 16, &text, NULL, &ignored) < 0)
-    return -1;
-  *n = 0;
-  for (char *l = text; l && *l; l = strchr (l, '\n') ? strchr (l, '\n') + 1 : NULL)
-    {
-      unsigned a, b, c;
-      if (sscanf (l, "%u %u %u", &a, &b, &c) != 3)
-        continue;
-      *out = xrealloc (*out, (*n + 1) * sizeof **out);
-      (*out)[(*n)++] = (struct oci_idmap){ .container_id = a, .host_id = b, .size = c };
-    }
-  return 0;
+  snprintf (buf, size, "self/fd/%d", fd);
 }
+
+/* ---- the sandbox ---------------------------------------------------------- */
 
 static int
 view_open (const struct store *st, const char *id, struct view *v, hk_err *err)
 {
-  *v = (struct view){ .id = id, .pidfd = -1, .proc_root = -1 };
+  *v = (struct view){ .id = id, .root = -1 };
   if (sbx_state (st, id, &v->state, err) < 0)
     return -1;
   if (v->state->status == OCI_STATUS_CREATING)
@@ -129,44 +150,14 @@ view_open (const struct store *st, const char *id, struct view *v, hk_err *err)
     return -1;
   cleanup_free char *config = store_path (&e, "config.json");
   store_close (&e);
-  if (oci_spec_load (config, &v->spec, err) < 0)
-    return -1;
-  if (v->state->status != OCI_STATUS_STOPPED)
-    v->pidfd = pid_open (v->state->pid, v->state->pid_start_time);
-  if (v->pidfd >= 0)
-    {
-      char root[64];
-      snprintf (root, sizeof root, "/proc/%d/root", (int) v->state->pid);
-      v->proc_root = open (root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-      if (v->proc_root < 0 || read_idmap (v->state->pid, "uid_map", &v->uid_map, &v->n_uid) < 0
-          || read_idmap (v->state->pid, "gid_map", &v->gid_map, &v->n_gid) < 0)
-        return err_sys (err, "the root of sandbox %s", id);
-      /* The pid was that process's while its pidfd says it has not exited. */
-      if (pid_wait_exit (v->pidfd, 0) != 0)
-        return err_set (err, ESRCH, "sandbox %s stopped meanwhile; try again", id);
-      return 0;
-    }
-  /* Stopped: the spec's own mappings say what its ids are on the host. */
-  v->n_uid = v->spec->linux.n_uid_mappings;
-  v->n_gid = v->spec->linux.n_gid_mappings;
-  v->uid_map = xmalloc ((v->n_uid + 1) * sizeof *v->uid_map);
-  v->gid_map = xmalloc ((v->n_gid + 1) * sizeof *v->gid_map);
-  if (v->n_uid)
-    memcpy (v->uid_map, v->spec->linux.uid_mappings, v->n_uid * sizeof *v->uid_map);
-  if (v->n_gid)
-    memcpy (v->gid_map, v->spec->linux.gid_mappings, v->n_gid * sizeof *v->gid_map);
-  return 0;
+  return oci_spec_load (config, &v->spec, err);
 }
 
 static void
 view_close (struct view *v)
 {
-  if (v->pidfd >= 0)
-    close (v->pidfd);
-  if (v->proc_root >= 0)
-    close (v->proc_root);
-  free (v->uid_map);
-  free (v->gid_map);
+  if (v->root >= 0)
+    close (v->root);
   oci_state_free (v->state);
   if (v->spec)
     oci_spec_free (v->spec);
@@ -243,9 +234,9 @@ static int
 view_place (const struct view *v, const char *path, struct place *pl, hk_err *err)
 {
   *pl = (struct place){ .rootfd = -1 };
-  if (v->proc_root >= 0)
+  if (v->root >= 0)
     {
-      pl->rootfd = v->proc_root;
+      pl->rootfd = v->root;
       pl->rel = xstrdup (path[1] ? path + 1 : ".");
       return 0;
     }
@@ -257,24 +248,7 @@ view_place (const struct view *v, const char *path, struct place *pl, hk_err *er
   return 0;
 }
 
-static int
-map_id (const struct oci_idmap *m, size_t n, uint32_t id, uint32_t *out)
-{
-  if (n == 0)
-    {
-      *out = id;
-      return 0;
-    }
-  for (size_t i = 0; i < n; i++)
-    if (id >= m[i].container_id && id - m[i].container_id < m[i].size)
-      {
-        *out = m[i].host_id + (id - m[i].container_id);
-        return 0;
-      }
-  return -1;
-}
-
-/* ---- get ------------------------------------------------------------------ */
+/* ---- get (in the helper) -------------------------------------------------- */
 
 static int
 copy_fd (int in, int out, uint64_t max, const char *what, hk_err *err)
@@ -299,46 +273,37 @@ copy_fd (int in, int out, uint64_t max, const char *what, hk_err *err)
     }
 }
 
-int
-files_get (const struct store *st, const struct files_get_opts *o, hk_err *err)
+static int
+do_get (const struct job *j, hk_err *err)
 {
-  struct view v;
-  struct place pl = { .rootfd = -1 };
-  cleanup_free char *path = NULL;
-  int r = -1;
-  if (normalize (o->path, &path, err) < 0)
+  const struct files_get_opts *o = j->get;
+  struct place pl;
+  if (view_place (&j->v, j->path, &pl, err) < 0)
     return -1;
-  if (view_open (st, o->id, &v, err) == 0 && view_place (&v, path, &pl, err) == 0)
-    {
-      /* O_PATH first: opening a device or a fifo can have effects (a tape
-       * rewinds, a fifo blocks); only a regular file is opened for reading,
-       * and through this fd, so it is the file that was checked. */
-      cleanup_close int fd = open_in_root (pl.rootfd, pl.rel, O_PATH);
-      struct stat sb;
-      char self[64];
-      if (fd < 0 || fstat (fd, &sb) < 0)
-        err_sys (err, "%s", path);
-      else if (!S_ISREG (sb.st_mode))
-        err_set (err, EINVAL, "%s is %s: only regular files can be copied", path, type_name (sb.st_mode));
-      else if ((uint64_t) sb.st_size > o->max_bytes)
-        err_set (err, EFBIG, "%s is %lld bytes, more than --max-bytes %llu", path,
-                 (long long) sb.st_size, (unsigned long long) o->max_bytes);
-      else
-        {
-          snprintf (self, sizeof self, "/proc/self/fd/%d", fd);
-          cleanup_close int in = open (self, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-          if (in < 0)
-            err_sys (err, "open %s", path);
-          else
-            r = copy_fd (in, o->out_fd, o->max_bytes, path, err);
-        }
-    }
+  /* O_PATH first: opening a device or a fifo can have effects (a tape
+   * rewinds, a fifo blocks); only a regular file is opened for reading,
+   * and through this fd, so it is the file that was checked.  That open is
+   * where the kernel checks the helper's right to read it. */
+  cleanup_close int fd = open_in_root (pl.rootfd, pl.rel, O_PATH);
   place_free (&pl);
-  view_close (&v);
-  return r;
+  struct stat sb;
+  char self[64];
+  if (fd < 0 || fstat (fd, &sb) < 0)
+    return err_sys (err, "%s", j->path);
+  if (!S_ISREG (sb.st_mode))
+    return err_set (err, EINVAL, "%s is %s: only regular files can be copied", j->path,
+                    type_name (sb.st_mode));
+  if ((uint64_t)sb.st_size > o->max_bytes)
+    return err_set (err, EFBIG, "%s is %lld bytes, more than --max-bytes %llu", j->path,
+                    (long long)sb.st_size, (unsigned long long)o->max_bytes);
+  self_fd (fd, self, sizeof self);
+  cleanup_close int in = openat (j->proc_fd, self, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (in < 0)
+    return err_sys (err, "open %s", j->path);
+  return copy_fd (in, o->out_fd, o->max_bytes, j->path, err);
 }
 
-/* ---- put ------------------------------------------------------------------ */
+/* ---- put (in the helper) -------------------------------------------------- */
 
 struct put_target
 {
@@ -451,40 +416,27 @@ find_target (const struct view *v, const char *path, bool mkdir, uid_t uid, gid_
   return err_set (err, ELOOP, "%s: too many levels of symbolic links", path);
 }
 
-/* The owner and mode the file gets, as host ids. */
-static int
-put_owner (const struct view *v, const struct files_put_opts *o, const struct put_target *t,
-           uid_t *uid, gid_t *gid, hk_err *err)
+/* The owner a file put makes gets, in the helper's ids: with --user the
+ * helper's own (it is that user), else the replaced file's, else the
+ * sandbox process's user. */
+static void
+put_owner (const struct job *j, const struct put_target *t, uid_t *uid, gid_t *gid)
 {
-  uint32_t in_uid = v->spec->process ? v->spec->process->user.uid : 0;
-  uint32_t in_gid = v->spec->process ? v->spec->process->user.gid : 0;
-  if (o->user)
+  if (j->put->user)
     {
-      struct place root;
-      struct userdb_user u;
-      if (view_place (v, "/", &root, err) < 0)
-        return -1;
-      int r = userdb_resolve (root.rootfd, o->user, in_gid, &u, err);
-      place_free (&root);
-      if (r < 0)
-        return -1;
-      in_uid = u.uid;
-      in_gid = u.gid;
-      userdb_user_free (&u);
+      *uid = geteuid ();
+      *gid = getegid ();
     }
   else if (t && t->exists)
     {
       *uid = t->st.st_uid;
       *gid = t->st.st_gid;
-      return 0;
     }
-  uint32_t hu, hg;
-  if (map_id (v->uid_map, v->n_uid, in_uid, &hu) < 0 || map_id (v->gid_map, v->n_gid, in_gid, &hg) < 0)
-    return err_set (err, EINVAL, "user %u:%u is not mapped in the sandbox's user namespace",
-                    (unsigned) in_uid, (unsigned) in_gid);
-  *uid = hu;
-  *gid = hg;
-  return 0;
+  else
+    {
+      *uid = j->owner_uid;
+      *gid = j->owner_gid;
+    }
 }
 
 /* An unnamed file in the directory (O_TMPFILE): a put that dies leaves
@@ -504,18 +456,18 @@ open_temp (int dirfd, const char *path, char *tmpname, size_t size, hk_err *err)
 /* Give the complete file its name: linked straight to it when there was no
  * file, else linked to a temporary name and renamed over the old one. */
 static int
-publish (int fd, struct put_target *t, char *tmpname, size_t size, hk_err *err)
+publish (const struct job *j, int fd, struct put_target *t, char *tmpname, size_t size, hk_err *err)
 {
   if (tmpname[0] == '\0')
     {
       char self[64];
-      snprintf (self, sizeof self, "/proc/self/fd/%d", fd);
-      if (!t->exists && linkat (AT_FDCWD, self, t->dirfd, t->name, AT_SYMLINK_FOLLOW) == 0)
+      self_fd (fd, self, sizeof self);
+      if (!t->exists && linkat (j->proc_fd, self, t->dirfd, t->name, AT_SYMLINK_FOLLOW) == 0)
         return 0;
       if (!t->exists && errno != EEXIST)
         return err_sys (err, "link %s", t->name);
       snprintf (tmpname, size, ".hako-put.%d.%llu", (int) getpid (), (unsigned long long) now_ms ());
-      if (linkat (AT_FDCWD, self, t->dirfd, tmpname, AT_SYMLINK_FOLLOW) < 0)
+      if (linkat (j->proc_fd, self, t->dirfd, tmpname, AT_SYMLINK_FOLLOW) < 0)
         return err_sys (err, "link %s", tmpname);
     }
   if (renameat (t->dirfd, tmpname, t->dirfd, t->name) < 0)
@@ -524,91 +476,298 @@ publish (int fd, struct put_target *t, char *tmpname, size_t size, hk_err *err)
   return 0;
 }
 
-/* Stream the input into an unnamed file next to the target, then name it. */
+/* Stream the input into an unnamed file next to the target, then name it.
+ * The helper creates it, so it is the helper's user's, and given to another
+ * owner only where that user may chown (CAP_CHOWN in the sandbox). */
 static int
-write_file (const struct files_put_opts *o, struct put_target *t, uid_t uid, gid_t gid,
-            const char *path, hk_err *err)
+write_file (const struct job *j, struct put_target *t, uid_t uid, gid_t gid, hk_err *err)
 {
+  const struct files_put_opts *o = j->put;
   char tmpname[64];
   mode_t mode = o->has_mode ? o->mode : t->exists ? t->st.st_mode & 07777 : 0644;
-  int fd = open_temp (t->dirfd, path, tmpname, sizeof tmpname, err);
+  int fd = open_temp (t->dirfd, j->path, tmpname, sizeof tmpname, err);
   if (fd < 0)
     return -1;
+  struct stat made;
   int r = copy_fd (o->in_fd, fd, UINT64_MAX, "the input", err);
+  if (r == 0 && fstat (fd, &made) < 0)
+    r = err_sys (err, "%s", j->path);
   /* fchown first: it clears set-id bits that fchmod then sets. */
-  if (r == 0 && (fchown (fd, uid, gid) < 0 || fchmod (fd, mode) < 0))
-    r = err_sys (err, "owner and mode of %s", path);
+  if (r == 0 && (made.st_uid != uid || made.st_gid != gid) && fchown (fd, uid, gid) < 0)
+    r = err_sys (err, "give %s to %u:%u", j->path, (unsigned)uid, (unsigned)gid);
+  if (r == 0 && fchmod (fd, mode) < 0)
+    r = err_sys (err, "mode of %s", j->path);
   if (r == 0)
-    r = publish (fd, t, tmpname, sizeof tmpname, err);
+    r = publish (j, fd, t, tmpname, sizeof tmpname, err);
   if (tmpname[0])
     unlinkat (t->dirfd, tmpname, 0);
   close (fd);
   return r;
 }
 
-/* A file system mounted inside the sandbox's user namespace (its tmpfs /tmp)
- * cannot hold a file owned by an id it does not map, and refuses to create
- * one for host root (EOVERFLOW).  So in a running sandbox with a user
- * namespace, files and directories are created as the sandbox's root (its
- * uid 0 on the host), keeping the file-system capabilities that changing
- * the fsuid drops, and only then given their owner.  Returns the fsuid to
- * go back to, or -1 when nothing was changed. */
 static int
-act_as_sandbox_root (const struct view *v)
+do_put (const struct job *j, hk_err *err)
 {
-  uint32_t hu, hg;
-  if (v->proc_root < 0 || map_id (v->uid_map, v->n_uid, 0, &hu) < 0
-      || map_id (v->gid_map, v->n_gid, 0, &hg) < 0 || hu == (uint32_t) geteuid ())
-    return -1;
-  int old = setfsuid ((uid_t) hu);
-  setfsgid ((gid_t) hg);
-  static const cap_value_t fs_caps[] = { CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH,
-                                         CAP_FOWNER, CAP_FSETID };
-  cap_t c = cap_get_proc ();
-  if (c)
+  struct put_target t = { .dirfd = -1, .dir = { .rootfd = -1 } };
+  uid_t uid;
+  gid_t gid;
+  put_owner (j, NULL, &uid, &gid);
+  int r = find_target (&j->v, j->path, j->put->mkdir, uid, gid, &t, err);
+  if (r == 0)
     {
-      cap_flag_value_t have;
-      for (size_t i = 0; i < sizeof fs_caps / sizeof *fs_caps; i++)
-        if (cap_get_flag (c, fs_caps[i], CAP_PERMITTED, &have) == 0 && have == CAP_SET)
-          cap_set_flag (c, CAP_EFFECTIVE, 1, &fs_caps[i], CAP_SET);
-      cap_set_proc (c);
-      cap_free (c);
+      put_owner (j, &t, &uid, &gid);
+      r = write_file (j, &t, uid, gid, err);
     }
-  return old;
+  target_free (&t);
+  return r;
 }
 
-static void
-act_as_self (int old_fsuid)
+/* ---- the helper ----------------------------------------------------------- */
+
+/* In the helper, as the sandbox's user: the put or the get.  A change of
+ * credentials clears the parent-death signal and sets dumpability from
+ * fs.suid_dumpable, so both are set here.  Not dumpable, the sandbox's
+ * processes of the same uid cannot ptrace the helper nor open its fds
+ * (hako's stdin, stdout, the host's /proc).  It dies with hako: a put
+ * whose caller was killed must not publish what it has. */
+static int
+job_run (void *arg, hk_err *err)
 {
-  if (old_fsuid < 0)
-    return;
-  /* Back to fsuid 0, the kernel gives the file-system capabilities back. */
-  setfsuid ((uid_t) old_fsuid);
-  setfsgid (getegid ());
+  struct job *j = arg;
+  if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 || prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+    return err_sys (err, "prctl");
+  if (pid_wait_exit (j->hako_pidfd, 0) != 0)
+    return err_set (err, ESRCH, "hako is gone");
+  if (j->v.state->status != OCI_STATUS_STOPPED)
+    {
+      j->v.root = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (j->v.root < 0)
+        return err_sys (err, "the root of sandbox %s", j->v.id);
+    }
+  return j->get ? do_get (j, err) : do_put (j, err);
+}
+
+/* Running (also created or paused): exec's joiner carries the helper into
+ * the sandbox as it would a command (exec_opts.builtin): its namespaces,
+ * then the user's ids and the sandbox process's capabilities and the rest
+ * of its stack.  In its pid namespace too, so that its /proc shows the
+ * helper as the sandbox's processes see each other. */
+static int
+run_inside (const struct store *st, struct job *j, const char *user, int data_fd, hk_err *err)
+{
+  struct exec_opts eo = { .id = j->v.id,
+                          .user = user ? user : "0:0",
+                          .builtin = job_run,
+                          .builtin_arg = j,
+                          .keep_fds = { j->proc_fd, j->hako_pidfd, data_fd } };
+  struct exec_result res = { 0 };
+  if (exec_run (st, &eo, &res, err) < 0)
+    return -1;
+  int status = res.status;
+  exec_result_free (&res);
+  if (status != 0)
+    return err_set (err, EPIPE, "the process acting for sandbox %s was killed (status %d)", j->v.id, status);
+  return 0;
+}
+
+struct stopped_err
+{
+  int errnum;
+  char msg[sizeof ((hk_err *)0)->msg];
+};
+
+static void __attribute__ ((noreturn))
+stopped_main (struct job *j, const struct oci_process *proc, bool act, int userns, int errfd)
+{
+  hk_err err = { 0 };
+  int r = 0;
+  if (userns >= 0 && setns (userns, CLONE_NEWUSER) < 0)
+    r = err_sys (&err, "join a user namespace with the sandbox's id maps");
+  if (r == 0 && act && (proc_set_rlimits (proc, &err) < 0 || proc_set_user_and_caps (proc, &err) < 0))
+    r = -1;
+  if (r == 0 && act && prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+    r = err_sys (&err, "prctl PR_SET_NO_NEW_PRIVS");
+  signal (SIGPIPE, SIG_IGN);
+  signal (SIGXFSZ, SIG_IGN);
+  if (r == 0)
+    r = job_run (j, &err);
+  if (r < 0)
+    {
+      struct stopped_err m = { .errnum = err.errnum };
+      snprintf (m.msg, sizeof m.msg, "%s", err.msg);
+      if (write (errfd, &m, sizeof m) != (ssize_t)sizeof m)
+        _exit (126);
+    }
+  _exit (r < 0 ? 125 : 0);
+}
+
+/* Stopped: no namespaces are left to join.  The helper is a fork of hako in
+ * a user namespace of its own with the sandbox's id maps, so that its
+ * capabilities count over the files the sandbox's ids own and over no host
+ * file, as they did in the sandbox's; then the user's ids and the sandbox
+ * process's capabilities.  A spec without a user namespace ran as host
+ * root with those capabilities: so does the helper.  A rootless hako has
+ * no capability to give up and is the sandbox's root on the host: it acts
+ * as itself (and --user needs root). */
+static int
+run_stopped (struct job *j, const struct oci_user *user, bool named, hk_err *err)
+{
+  const struct oci_spec *spec = j->v.spec;
+  const struct oci_namespace *ns = oci_spec_ns (spec, OCI_NS_USER);
+  bool act = geteuid () == 0;
+  struct oci_process proc = spec->process ? *spec->process : (struct oci_process){ 0 };
+  proc.user = *user;
+  cleanup_close int userns = -1;
+  if (!act && named)
+    return err_set (err, EPERM, "--user on a stopped sandbox needs root (to become another of its users)");
+  if (act && ns && (ns->path || spec->linux.n_uid_mappings == 0))
+    return err_set (err, ENOTSUP,
+                    "stopped sandbox %s joined a user namespace it did not make (%s): "
+                    "hako cannot act as its users; start it first",
+                    j->v.id, ns->path ? ns->path : "");
+  if (act && ns)
+    {
+      const struct oci_linux *l = &spec->linux;
+      userns
+          = idmap_userns_open (l->uid_mappings, l->n_uid_mappings, l->gid_mappings, l->n_gid_mappings, err);
+      if (userns < 0)
+        return -1;
+    }
+  int ep[2];
+  if (pipe2 (ep, O_CLOEXEC) < 0)
+    return err_sys (err, "pipe");
+  pid_t pid = fork ();
+  if (pid == 0)
+    {
+      close (ep[0]);
+      stopped_main (j, &proc, act, userns, ep[1]);
+    }
+  close (ep[1]);
+  if (pid < 0)
+    {
+      close (ep[0]);
+      return err_sys (err, "fork");
+    }
+  struct stopped_err m;
+  ssize_t n;
+  do
+    n = read (ep[0], &m, sizeof m);
+  while (n < 0 && errno == EINTR);
+  close (ep[0]);
+  int ws = 0;
+  while (waitpid (pid, &ws, 0) < 0 && errno == EINTR)
+    ;
+  if (n == (ssize_t)sizeof m)
+    {
+      m.msg[sizeof m.msg - 1] = '\0';
+      return err_set (err, m.errnum, "%s", m.msg);
+    }
+  if (!WIFEXITED (ws) || WEXITSTATUS (ws) != 0)
+    return err_set (err, EPIPE, "the process acting for sandbox %s ended with status %d", j->v.id, ws);
+  return 0;
+}
+
+/* ---- put and get ------------------------------------------------------------ */
+
+static void
+job_free (struct job *j)
+{
+  if (j->proc_fd >= 0)
+    close (j->proc_fd);
+  if (j->hako_pidfd >= 0)
+    close (j->hako_pidfd);
+  free (j->path);
+  view_close (&j->v);
+}
+
+/* Who acts: USER resolved in the stopped sandbox's files (a running one's
+ * are exec's to resolve), or its root. */
+static int
+stopped_user (const struct job *j, const char *spec, struct oci_user *u, struct userdb_user *db, hk_err *err)
+{
+  *u = (struct oci_user){ 0 };
+  if (spec == NULL)
+    return 0;
+  struct place root;
+  if (view_place (&j->v, "/", &root, err) < 0)
+    return -1;
+  int r = userdb_resolve (root.rootfd, spec, 0, db, err);
+  place_free (&root);
+  if (r < 0)
+    return -1;
+  u->uid = db->uid;
+  u->gid = db->gid;
+  u->additional_gids = db->groups;
+  u->n_additional_gids = db->n_groups;
+  return 0;
+}
+
+/* The sandbox process's user, in the ids the helper will have: the
+ * sandbox's own, or the host's when a rootless hako acts as itself. */
+static int
+default_owner (struct job *j, hk_err *err)
+{
+  const struct oci_spec *spec = j->v.spec;
+  uint32_t uid = spec->process ? spec->process->user.uid : 0;
+  uint32_t gid = spec->process ? spec->process->user.gid : 0;
+  if (j->v.state->status == OCI_STATUS_STOPPED && geteuid () != 0 && oci_spec_ns (spec, OCI_NS_USER)
+      && (!idmap_to_host (spec->linux.uid_mappings, spec->linux.n_uid_mappings, uid, &uid)
+          || !idmap_to_host (spec->linux.gid_mappings, spec->linux.n_gid_mappings, gid, &gid)))
+    return err_set (err, EINVAL, "the sandbox's user %u:%u is not mapped", (unsigned)uid, (unsigned)gid);
+  j->owner_uid = uid;
+  j->owner_gid = gid;
+  return 0;
+}
+
+static int
+job_open (const struct store *st, const char *id, const char *path, struct job *j, hk_err *err)
+{
+  *j = (struct job){ .v = { .root = -1 }, .proc_fd = -1, .hako_pidfd = -1 };
+  if (normalize (path, &j->path, err) < 0 || view_open (st, id, &j->v, err) < 0)
+    return -1;
+  j->proc_fd = open ("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (j->proc_fd < 0)
+    return err_sys (err, "/proc");
+  j->hako_pidfd = sys_pidfd_open (getpid (), 0);
+  if (j->hako_pidfd < 0)
+    return err_sys (err, "pidfd_open");
+  return default_owner (j, err);
+}
+
+static int
+job_go (const struct store *st, struct job *j, const char *user, int data_fd, hk_err *err)
+{
+  if (j->v.state->status != OCI_STATUS_STOPPED)
+    return run_inside (st, j, user, data_fd, err);
+  struct oci_user u;
+  struct userdb_user db = { 0 };
+  int r = stopped_user (j, user, &u, &db, err);
+  if (r == 0)
+    r = run_stopped (j, &u, user != NULL, err);
+  userdb_user_free (&db);
+  return r;
+}
+
+int
+files_get (const struct store *st, const struct files_get_opts *o, hk_err *err)
+{
+  struct job j;
+  int r = job_open (st, o->id, o->path, &j, err);
+  j.get = o;
+  if (r == 0)
+    r = job_go (st, &j, o->user, o->out_fd, err);
+  job_free (&j);
+  return r;
 }
 
 int
 files_put (const struct store *st, const struct files_put_opts *o, hk_err *err)
 {
-  struct view v;
-  struct put_target t = { .dirfd = -1, .dir = { .rootfd = -1 } };
-  cleanup_free char *path = NULL;
-  uid_t uid;
-  gid_t gid;
-  if (normalize (o->path, &path, err) < 0)
-    return -1;
-  int r = view_open (st, o->id, &v, err);
+  struct job j;
+  int r = job_open (st, o->id, o->path, &j, err);
+  j.put = o;
   if (r == 0)
-    r = put_owner (&v, o, NULL, &uid, &gid, err);
-  int fsuid = r == 0 ? act_as_sandbox_root (&v) : -1;
-  if (r == 0)
-    r = find_target (&v, path, o->mkdir, uid, gid, &t, err);
-  if (r == 0)
-    r = put_owner (&v, o, &t, &uid, &gid, err);
-  if (r == 0)
-    r = write_file (o, &t, uid, gid, path, err);
-  act_as_self (fsuid);
-  target_free (&t);
-  view_close (&v);
+    r = job_go (st, &j, o->user, o->in_fd, err);
+  job_free (&j);
   return r;
 }

@@ -1,6 +1,8 @@
 /* files: one file into or out of a sandbox (put, get), every path resolved
- * inside the sandbox's root so that no symlink, absolute or with "..", can
- * reach the host.  Nothing here prints: data goes to and from the caller's fds. */
+ * inside the sandbox's root and every access made by a helper that acts as
+ * the sandbox's own process, as the user the call names: an operation
+ * succeeds exactly when that process could do the same.  Nothing here
+ * prints: data goes to and from the caller's fds. */
 #ifndef HAKO_RUNTIME_FILES_H
 #define HAKO_RUNTIME_FILES_H
 
@@ -18,17 +20,23 @@ struct files_put_opts
   int in_fd;            /* read to its end */
   bool has_mode;
   mode_t mode;          /* permission bits (07777) */
-  const char *user;     /* "USER[:GROUP]", names from the sandbox's files; NULL: see below */
+  /* "USER[:GROUP]", names or numbers from the sandbox's files: who writes
+   * the file, and so who owns it.  NULL: the sandbox's root. */
+  const char *user;
   bool mkdir;           /* create missing parent directories (0755) */
 };
 
 /* Stream in_fd into path: into an unnamed file in the target directory
  * (O_TMPFILE), given a name only once complete, so a put that fails or is
  * killed leaves the old file as it was and no partial one.  A symlink in
- * path is followed inside the sandbox's root.  Owner and mode: the options,
- * else those of the file replaced, else the sandbox process's user and 0644.
- * A running (created, paused) sandbox is reached through its process's root;
- * a stopped one through its root and bind-mount sources on the host. */
+ * path is followed inside the sandbox's root.  The writer is the user (the
+ * sandbox's root by default) with the sandbox process's capabilities: it
+ * needs write access to the directory, and the file is its own unless it
+ * may give it away.  Owner and mode: the user's with --user, else those of
+ * the file replaced, else the sandbox process's user, and 0644.  A running
+ * (created, paused) sandbox is entered (its namespaces, as exec); a stopped
+ * one is reached through its root and bind-mount sources on the host, by a
+ * helper in a user namespace with the sandbox's id maps. */
 int files_put (const struct store *st, const struct files_put_opts *o, hk_err *err);
 
 struct files_get_opts
@@ -37,10 +45,13 @@ struct files_get_opts
   const char *path;
   int out_fd;
   uint64_t max_bytes;   /* UINT64_MAX: no limit */
+  const char *user;     /* "USER[:GROUP]": who reads; NULL: the sandbox's root */
 };
 
-/* Copy the regular file at path to out_fd.  A file larger than max_bytes is
- * an error before anything is written.  Devices, fifos, sockets and
+/* Copy the regular file at path to out_fd, read as the user (the sandbox's
+ * root by default) with the sandbox process's capabilities: a file it may
+ * not read is EACCES, and /proc reads as the sandbox reads it.  A file
+ * larger than max_bytes is an error before anything is written.  Devices, fifos, sockets and
  * directories are refused, on both verbs. */
 int files_get (const struct store *st, const struct files_get_opts *o, hk_err *err);
 

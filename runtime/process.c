@@ -192,10 +192,19 @@ proc_set_user_and_caps (const struct oci_process *p, hk_err *err)
   if (setgroups (p->user.n_additional_gids, p->user.additional_gids) < 0
       && !(errno == EPERM && p->user.n_additional_gids == 0))
     return err_sys (err, "setgroups");
+  /* EINVAL: an id the user namespace does not map. */
   if (setresgid (p->user.gid, p->user.gid, p->user.gid) < 0)
-    return err_sys (err, "setgid %u", (unsigned) p->user.gid);
+    return errno == EINVAL ? err_set (err, EINVAL,
+                                      "group %u is not mapped in the sandbox's user "
+                                      "namespace",
+                                      (unsigned)p->user.gid)
+                           : err_sys (err, "setgid %u", (unsigned)p->user.gid);
   if (setresuid (p->user.uid, p->user.uid, p->user.uid) < 0)
-    return err_sys (err, "setuid %u", (unsigned) p->user.uid);
+    return errno == EINVAL ? err_set (err, EINVAL,
+                                      "user %u is not mapped in the sandbox's user "
+                                      "namespace",
+                                      (unsigned)p->user.uid)
+                           : err_sys (err, "setuid %u", (unsigned)p->user.uid);
   if (prctl (PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0)
     return err_sys (err, "prctl PR_SET_KEEPCAPS");
   if (caps_apply (caps, err) < 0)
