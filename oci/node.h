@@ -1,5 +1,6 @@
 /* node: the node config (/etc/hako/node.json, hako-node(5)) — the memory pool
- * all sandboxes share, its overcommit factor, and whether a limit is required. */
+ * all sandboxes share, its overcommit factor, whether a limit is required, and
+ * the default disk limit. */
 #ifndef HAKO_OCI_NODE_H
 #define HAKO_OCI_NODE_H
 
@@ -15,6 +16,7 @@ struct oci_node
   uint64_t memory_pool; /* bytes */
   double overcommit;    /* > 0; 1 when absent */
   bool require_memory_limit;
+  uint64_t default_disk; /* bytes; 0: none (sandbox.limits.disk of a spec without one) */
 };
 
 /* Parse node.json's text.  Errors name the file and the field:
