@@ -325,7 +325,7 @@ disk_release (const struct store *st, const char *id, hk_err *err)
   if (is_mounted (dir) && umount2 (dir, UMOUNT_NOFOLLOW) < 0
       && umount2 (dir, MNT_DETACH | UMOUNT_NOFOLLOW) < 0)
     return err_sys (err, "unmount %s", dir);
-  if (unlink (img) < 0 && errno != ENOENT)
+  if (unlink (img) < 0 && errno != ENOENT && errno != ENOTDIR)
     return err_sys (err, "remove %s", img);
   return 0;
 }
