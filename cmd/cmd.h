@@ -135,6 +135,9 @@ int cmd_net_option (struct cmd_net *n, int opt, const char *arg, const char *ver
  * sandbox runs with) and parse it again; args as for cmd_load_config. */
 int cmd_apply_network (struct config_src *cfg, const struct cmd_net *n, char *const *args, hk_err *err);
 void cmd_net_free (struct cmd_net *n);
+/* --disk SIZE (create, run, spec): sandbox.limits.disk written into the
+ * config text and parsed again (which checks SIZE); NULL: nothing. */
+int cmd_apply_disk (struct config_src *cfg, const char *disk, char *const *args, hk_err *err);
 /* --preserve-fds ARG: a count of fds from 3 up, each open in the caller and
  * not close-on-exec.  0, or -1 after a usage error (reported). */
 int cmd_preserve_fds (const char *verb, const char *arg, unsigned int *n);

@@ -88,6 +88,24 @@ cmd_net_option (struct cmd_net *n, int opt, const char *arg, const char *verb)
   return 0;
 }
 
+/* The config text replaced by json (an edit of it), parsed again. */
+static int
+replace_config (struct config_src *cfg, char *json, size_t len, char *const *args, hk_err *err)
+{
+  struct oci_spec *spec;
+  if (oci_spec_parse (json, len, &spec, err) < 0)
+    {
+      free (json);
+      return -1;
+    }
+  free (cfg->json);
+  cfg->json = json;
+  cfg->len = len;
+  oci_spec_free (cfg->spec);
+  cfg->spec = spec;
+  return replace_args (cfg->spec, args, err);
+}
+
 int
 cmd_apply_network (struct config_src *cfg, const struct cmd_net *n, char *const *args, hk_err *err)
 {
@@ -97,20 +115,24 @@ cmd_apply_network (struct config_src *cfg, const struct cmd_net *n, char *const 
   const char *mode = n->mode ? n->mode : "allowlist";
   char *json;
   size_t len;
-  struct oci_spec *spec;
   if (oci_spec_set_network (cfg->json, cfg->len, mode, n->allow, &json, &len, err) < 0)
     return err_prefix (err, "--network");
-  if (oci_spec_parse (json, len, &spec, err) < 0)
-    {
-      free (json);
-      return err_prefix (err, "--network/--allow");
-    }
-  free (cfg->json);
-  cfg->json = json;
-  cfg->len = len;
-  oci_spec_free (cfg->spec);
-  cfg->spec = spec;
-  return replace_args (cfg->spec, args, err);
+  if (replace_config (cfg, json, len, args, err) < 0)
+    return err_prefix (err, "--network/--allow");
+  return 0;
+}
+
+int
+cmd_apply_disk (struct config_src *cfg, const char *disk, char *const *args, hk_err *err)
+{
+  char *json;
+  size_t len;
+  if (disk == NULL)
+    return 0;
+  if (oci_spec_set_disk (cfg->json, cfg->len, disk, &json, &len, err) < 0
+      || replace_config (cfg, json, len, args, err) < 0)
+    return err_prefix (err, "--disk %s", disk);
+  return 0;
 }
 
 void
@@ -172,6 +194,8 @@ static const char create_help[] =
   "      --pid-file FILE     write the sandbox process's host pid to FILE\n"
   "      --network MODE      none, host or allowlist (sets sandbox.network.mode)\n"
   "      --allow ENTRY       add to the network allow-list (repeatable; implies allowlist)\n"
+  "      --disk SIZE         bound what it keeps under the data root (sandbox.limits.disk:\n"
+  "                          bytes or a k/m/g suffix, -1 for none)\n"
   "      --console-socket S  with process.terminal: send the pty's master to the unix socket S\n"
   "      --preserve-fds N    pass fds 3 to 3+N-1 on to the process\n"
   "      --no-monitor        no monitor process: the caller reaps the sandbox's\n"
@@ -196,11 +220,12 @@ cmd_create (int argc, char **argv)
     { "preserve-fds", required_argument, NULL, 'f' },
     { "no-monitor", no_argument, NULL, 'M' },
     { "from-snapshot", required_argument, NULL, 'S' },
+    { "disk", required_argument, NULL, 'D' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
   const char *bundle = NULL, *profile = NULL, *pid_file = NULL, *console = NULL, *image = NULL;
-  const char *from = NULL;
+  const char *from = NULL, *disk = NULL;
   unsigned int preserve = 0;
   struct cmd_net net = { 0 };
   bool no_monitor = false;
@@ -236,6 +261,7 @@ cmd_create (int argc, char **argv)
         break;
       case 'M': no_monitor = true; break;
       case 'S': from = optarg; break;
+      case 'D': disk = optarg; break;
       case 'h': cmd_net_free (&net); return cmd_help (create_help);
       default: cmd_net_free (&net); return cmd_bad_option ("create", argv, opts);
       }
@@ -260,7 +286,7 @@ cmd_create (int argc, char **argv)
       || (from ? cmd_load_snapshot (from, &snap, &cfg, &snap_data, &err)
                : cmd_load_source (bundle, profile, image, NULL, false, &cfg, &err))
              < 0
-      || cmd_apply_network (&cfg, &net, NULL, &err) < 0)
+      || cmd_apply_network (&cfg, &net, NULL, &err) < 0 || cmd_apply_disk (&cfg, disk, NULL, &err) < 0)
     status = cmd_fail ("create", id, &err);
   else
     {

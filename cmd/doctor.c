@@ -7,6 +7,7 @@
 #include "cmd/cmd.h"
 #include "lib/util.h"
 #include "runtime/checkpoint.h"
+#include "runtime/disk.h"
 #include "runtime/doctor.h"
 
 static const char doctor_help[]
@@ -63,6 +64,20 @@ add_criu (const struct store *st, struct doctor_report *r)
   criu_verdict_free (&v);
 }
 
+/* sandbox.limits.disk: what bounds a sandbox's data dir under this data root. */
+static void
+add_disk (const struct store *st, struct doctor_report *r)
+{
+  char *why = NULL;
+  enum disk_kind k = st->data_root ? disk_mechanism (st->data_root, &why) : DISK_NONE;
+  if (why == NULL)
+    why = xstrdup ("no data root");
+  struct doctor_item *it
+      = doctor_add_item (r, "disk_limit", "disk limit (sandbox.limits.disk)", k != DISK_NONE, why);
+  doctor_field_str (it, "mechanism", disk_kind_name (k));
+  doctor_field_str (it, "data_root", st->data_root);
+}
+
 int
 cmd_doctor (int argc, char **argv)
 {
@@ -94,7 +109,10 @@ cmd_doctor (int argc, char **argv)
     err_clear (&err);
   bool probed = doctor_probe (st.root, &r, &err) == 0;
   if (probed)
-    add_criu (&st, &r);
+    {
+      add_criu (&st, &r);
+      add_disk (&st, &r);
+    }
   if (!probed)
     rc = cmd_fail ("doctor", NULL, &err);
   else if (strcmp (format, "json") == 0)

@@ -30,6 +30,8 @@ static const char run_help[]
       "      --pid-file FILE     write the sandbox process's host pid to FILE\n"
       "      --network MODE      none, host or allowlist (sets sandbox.network.mode)\n"
       "      --allow ENTRY       add to the network allow-list (repeatable; implies allowlist)\n"
+      "      --disk SIZE         bound what it keeps under the data root (sandbox.limits.disk:\n"
+      "                          bytes or a k/m/g suffix, -1 for none)\n"
       "      --console-socket S  with process.terminal: send the pty's master to the unix socket S\n"
       "                          (without it, in the foreground, hako relays its own terminal)\n"
       "      --preserve-fds N    pass fds 3 to 3+N-1 on to the process\n"
@@ -40,7 +42,7 @@ static const char run_help[]
 
 struct run_opts
 {
-  const char *bundle, *profile, *pid_file, *console, *image, *from;
+  const char *bundle, *profile, *pid_file, *console, *image, *from, *disk;
   unsigned int preserve;
   bool rm, detach, no_monitor, stdio_inherit;
   uint64_t log_cap;
@@ -68,6 +70,7 @@ run_parse (int argc, char **argv, struct run_opts *o)
     { "from-snapshot", required_argument, NULL, 'S' },
     { "stdio", required_argument, NULL, 'O' },
     { "log-size", required_argument, NULL, 'L' },
+    { "disk", required_argument, NULL, 'D' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
@@ -83,6 +86,7 @@ run_parse (int argc, char **argv, struct run_opts *o)
       case 'd': o->detach = true; break;
       case 'M': o->no_monitor = true; break;
       case 'S': o->from = optarg; break;
+      case 'D': o->disk = optarg; break;
       case 'k': case 'n': break;
       case 'N': case 'A':
         if (cmd_net_option (&o->net, c, optarg, "run") < 0)
@@ -206,7 +210,8 @@ cmd_run (int argc, char **argv)
       || (o.from ? cmd_load_snapshot (o.from, &snap, &cfg, &snap_data, &err)
                  : cmd_load_source (o.bundle, o.profile, o.image, command, true, &cfg, &err))
              < 0
-      || cmd_apply_network (&cfg, &o.net, command, &err) < 0)
+      || cmd_apply_network (&cfg, &o.net, command, &err) < 0
+      || cmd_apply_disk (&cfg, o.disk, command, &err) < 0)
     {
       note_cwd_bundle (&cfg, &err);
       cmd_fail ("run", id, &err);

@@ -11,13 +11,31 @@
 #include "runtime/admission.h"
 
 static const char spec_help[] =
-  "Usage: hako spec [--profile default|host] [--rootless] [--image NAME] [--bundle DIR]\n\n"
+  "Usage: hako spec [--profile default|host] [--rootless] [--image NAME] [--disk SIZE]\n"
+  "                 [--bundle DIR]\n\n"
   "Write DIR/config.json (default: ./config.json); an existing one is kept.\n"
   "  -p, --profile P   default (runc-like bundle with a rootfs/) or host (no image)\n"
   "      --rootless    add a user namespace mapping the caller to root\n"
   "      --image NAME  the default profile with the image's Entrypoint, Cmd, Env,\n"
   "                    WorkingDir and User, and sandbox.image\n"
+  "      --disk SIZE   sandbox.limits.disk: bytes or a k/m/g suffix, -1 for none\n"
   "  -b, --bundle DIR  where to write config.json\n";
+
+/* --disk written into the generated config, which is parsed to check it. */
+static int
+spec_disk (const char *disk, char **json, hk_err *err)
+{
+  cleanup_free char *out = NULL;
+  size_t len;
+  struct oci_spec *spec = NULL;
+  if (oci_spec_set_disk (*json, strlen (*json), disk, &out, &len, err) < 0
+      || oci_spec_parse (out, len, &spec, err) < 0)
+    return err_prefix (err, "--disk %s", disk);
+  oci_spec_free (spec);
+  free (*json);
+  *json = steal_pointer (&out);
+  return 0;
+}
 
 int
 cmd_spec (int argc, char **argv)
@@ -27,10 +45,11 @@ cmd_spec (int argc, char **argv)
     { "rootless", no_argument, NULL, 'r' },
     { "bundle", required_argument, NULL, 'b' },
     { "image", required_argument, NULL, 'i' },
+    { "disk", required_argument, NULL, 'D' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
-  const char *profile = "default", *bundle = ".", *image = NULL;
+  const char *profile = "default", *bundle = ".", *image = NULL, *disk = NULL;
   bool rootless = false;
   int c;
   while ((c = getopt_long (argc, argv, "p:b:h", opts, NULL)) != -1)
@@ -40,6 +59,7 @@ cmd_spec (int argc, char **argv)
       case 'r': rootless = true; break;
       case 'b': bundle = optarg; break;
       case 'i': image = optarg; break;
+      case 'D': disk = optarg; break;
       case 'h': return cmd_help (spec_help);
       default: return cmd_bad_option ("spec", argv, opts);
       }
@@ -60,6 +80,8 @@ cmd_spec (int argc, char **argv)
   if (image ? cmd_image_spec (image, NULL, &json, &err) < 0
             : admission_profile_limits (&lim, &err) < 0
                   || oci_profile_generate (p, rootless, NULL, &lim, &json, &err) < 0)
+    return cmd_fail ("spec", NULL, &err);
+  if (disk && spec_disk (disk, &json, &err) < 0)
     return cmd_fail ("spec", NULL, &err);
   /* O_EXCL: never overwrite a config someone edited (runc refuses too). */
   cleanup_close int fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);

@@ -7,6 +7,7 @@
 
 #include "lib/util.h"
 #include "oci/json.h"
+#include "oci/spec.h"
 
 /* "memory_pool": 268435456 or "256M" (k/m/g binary suffixes, as parse_size). */
 static int
@@ -23,6 +24,19 @@ parse_pool (yajl_val v, struct oci_node *out, hk_err *err)
   if (out->memory_pool == 0)
     return json_error (err, "", "memory_pool", "must be more than 0");
   out->has_memory_pool = true;
+  return 0;
+}
+
+/* "default_disk": the disk limit of a sandbox whose spec sets none, as memory_pool. */
+static int
+parse_disk (yajl_val v, struct oci_node *out, hk_err *err)
+{
+  uint64_t *d = &out->default_disk;
+  bool ok = YAJL_IS_STRING (v) ? parse_size (YAJL_GET_STRING (v), d) == 0
+                               : json_as_u64 (v, "", "default_disk", INT64_MAX, d, err) == 1;
+  if (!ok || *d < HAKO_DISK_MIN || *d > INT64_MAX)
+    return json_error (err, "", "default_disk",
+                       "must be a size of at least 16M (bytes, or a number with K, M or G)");
   return 0;
 }
 
@@ -111,10 +125,15 @@ parse_fields (yajl_val root, struct oci_node *out, hk_err *err)
           if (parse_default_pids (v, out, err) < 0)
             return -1;
         }
+      else if (strcmp (k, "default_disk") == 0)
+        {
+          if (parse_disk (v, out, err) < 0)
+            return -1;
+        }
       else
         return json_error (err, "", k,
                            "unknown field (memory_pool, overcommit, require_memory_limit, "
-                           "default_memory, default_pids)");
+                           "default_memory, default_pids, default_disk)");
     }
   return 0;
 }

@@ -1,6 +1,7 @@
 /* node: the node config (/etc/hako/node.json, hako-node(5)) — the memory pool
  * all sandboxes share, its overcommit factor, whether a limit is required,
- * and the limits the profiles give a sandbox by default. */
+ * the limits the profiles give a sandbox by default, and the default disk
+ * limit. */
 #ifndef HAKO_OCI_NODE_H
 #define HAKO_OCI_NODE_H
 
@@ -20,6 +21,7 @@ struct oci_node
    * defaults: 0 when not set, -1 for "no limit". */
   int64_t default_memory; /* bytes */
   int64_t default_pids;   /* tasks */
+  uint64_t default_disk; /* bytes; 0: none (sandbox.limits.disk of a spec without one) */
 };
 
 /* Parse node.json's text.  Errors name the file and the field:

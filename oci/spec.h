@@ -282,6 +282,8 @@ struct hako_landlock
   bool derive;    /* default false: also grant what the mounts allow (runtime/landlock.c) */
 };
 
+#define HAKO_DISK_MIN (16ull << 20)
+
 struct hako_sandbox
 {
   bool present;
@@ -294,6 +296,11 @@ struct hako_sandbox
   uint64_t timeout_ms;
   bool has_max_output;
   uint64_t max_output;
+  /* limits.disk: the bytes the sandbox may keep under the data root (its
+   * writable layer and work dir together); -1 asks for no limit, even over
+   * the node's default_disk.  At least HAKO_DISK_MIN when set. */
+  bool has_disk;
+  int64_t disk;
   char *image;
   /* workdir: a directory under the data root that survives stop/start,
    * mounted at workdir_path (default /work) when workdir_persist is set. */
@@ -332,6 +339,10 @@ int oci_spec_load (const char *path, struct oci_spec **out, hk_err *err);
  * allow appended to sandbox.network.allow: `--network` and `--allow`. */
 int oci_spec_set_network (const char *json, size_t len, const char *mode, char *const *allow,
                           char **out, size_t *out_len, hk_err *err);
+/* The config text with sandbox.limits.disk set to size as written ("64m",
+ * "-1"): `--disk`.  The caller parses the result, which checks the size. */
+int oci_spec_set_disk (const char *json, size_t len, const char *size, char **out, size_t *out_len,
+                       hk_err *err);
 void oci_spec_free (struct oci_spec *spec);
 
 /* A process object on its own (runc exec --process FILE), the fields and

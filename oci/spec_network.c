@@ -1,6 +1,6 @@
-/* spec_network: `--network` and `--allow` written into the config text, so
- * the config frozen at create (and read again by exec and a later start)
- * is the one the sandbox runs with. */
+/* spec_network: `--network`, `--allow` (and `--disk`) written into the config
+ * text, so the config frozen at create (and read again by exec and a later
+ * start) is the one the sandbox runs with. */
 #include <errno.h>
 #include <string.h>
 
@@ -40,9 +40,16 @@ emit (struct json_out *o, yajl_val v)
 }
 
 /* The network object: mode (given, else the old one), allow (old + added). */
-static void
-emit_network (struct json_out *o, yajl_val old, const char *mode, char *const *allow)
+struct net_edit
 {
+  const char *mode;
+  char *const *allow;
+};
+
+static void
+emit_network (struct json_out *o, yajl_val old, const void *arg)
+{
+  const struct net_edit *e = arg;
   yajl_val old_mode = json_get (old, "mode"), old_allow = json_get (old, "allow");
   json_obj_open (o);
   for (size_t i = 0; YAJL_IS_OBJECT (old) && i < old->u.object.len; i++)
@@ -54,23 +61,25 @@ emit_network (struct json_out *o, yajl_val old, const char *mode, char *const *a
           emit (o, old->u.object.values[i]);
         }
     }
-  if (mode)
-    json_kstr (o, "mode", mode);
+  if (e->mode)
+    json_kstr (o, "mode", e->mode);
   else if (YAJL_IS_STRING (old_mode))
     json_kstr (o, "mode", old_mode->u.string);
   json_key (o, "allow");
   json_arr_open (o);
   for (size_t i = 0; YAJL_IS_ARRAY (old_allow) && i < old_allow->u.array.len; i++)
     emit (o, old_allow->u.array.values[i]);
-  for (size_t i = 0; allow && allow[i]; i++)
-    json_str (o, allow[i]);
+  for (size_t i = 0; e->allow && e->allow[i]; i++)
+    json_str (o, e->allow[i]);
   json_arr_close (o);
   json_obj_close (o);
 }
 
-int
-oci_spec_set_network (const char *json, size_t len, const char *mode, char *const *allow, char **out,
-                      size_t *out_len, hk_err *err)
+/* The config with sandbox.MEMBER replaced by what emit_member writes from the old one. */
+static int
+edit_sandbox (const char *json, size_t len, const char *member,
+              void (*emit_member) (struct json_out *, yajl_val, const void *), const void *arg, char **out,
+              size_t *out_len, hk_err *err)
 {
   yajl_val root;
   if (json_parse (json, len, &root, err) < 0)
@@ -93,15 +102,44 @@ oci_spec_set_network (const char *json, size_t len, const char *mode, char *cons
   json_key (&o, "sandbox");
   json_obj_open (&o);
   for (size_t i = 0; YAJL_IS_OBJECT (sb) && i < sb->u.object.len; i++)
-    if (strcmp (sb->u.object.keys[i], "network") != 0)
+    if (strcmp (sb->u.object.keys[i], member) != 0)
       {
         json_key (&o, sb->u.object.keys[i]);
         emit (&o, sb->u.object.values[i]);
       }
-  json_key (&o, "network");
-  emit_network (&o, json_get (sb, "network"), mode, allow);
+  json_key (&o, member);
+  emit_member (&o, json_get (sb, member), arg);
   json_obj_close (&o);
   json_obj_close (&o);
   yajl_tree_free (root);
   return json_out_finish (&o, out, out_len, err);
+}
+
+int
+oci_spec_set_network (const char *json, size_t len, const char *mode, char *const *allow, char **out,
+                      size_t *out_len, hk_err *err)
+{
+  struct net_edit e = { .mode = mode, .allow = allow };
+  return edit_sandbox (json, len, "network", emit_network, &e, out, out_len, err);
+}
+
+/* The limits object with disk set to the size as given. */
+static void
+emit_limits (struct json_out *o, yajl_val old, const void *arg)
+{
+  json_obj_open (o);
+  for (size_t i = 0; YAJL_IS_OBJECT (old) && i < old->u.object.len; i++)
+    if (strcmp (old->u.object.keys[i], "disk") != 0)
+      {
+        json_key (o, old->u.object.keys[i]);
+        emit (o, old->u.object.values[i]);
+      }
+  json_kstr (o, "disk", arg);
+  json_obj_close (o);
+}
+
+int
+oci_spec_set_disk (const char *json, size_t len, const char *size, char **out, size_t *out_len, hk_err *err)
+{
+  return edit_sandbox (json, len, "limits", emit_limits, size, out, out_len, err);
 }

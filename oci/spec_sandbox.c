@@ -1,5 +1,6 @@
 /* spec_sandbox: hako's "sandbox" object — root kind, network policy, Landlock,
  * limits, image, work dir and the built-in init (DESIGN.md, "The sandbox spec"). */
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,6 +163,46 @@ parse_max_output (yajl_val limits, struct hako_sandbox *s, hk_err *err)
   return 0;
 }
 
+/* A size in bytes: a number, or a string with a k/m/g suffix ("10g").  -1
+ * (number or string) is "no limit". */
+static int
+size_value (yajl_val v, int64_t *out)
+{
+  uint64_t bytes;
+  if (YAJL_IS_STRING (v))
+    {
+      if (strcmp (v->u.string, "-1") == 0)
+        return *out = -1, 0;
+      if (parse_size (v->u.string, &bytes) < 0)
+        return -1;
+    }
+  else if (YAJL_IS_INTEGER (v) && YAJL_GET_INTEGER (v) >= -1)
+    return *out = YAJL_GET_INTEGER (v), 0;
+  else
+    return -1;
+  if (bytes > INT64_MAX)
+    return -1;
+  *out = (int64_t)bytes;
+  return 0;
+}
+
+static int
+parse_disk (yajl_val limits, struct hako_sandbox *s, hk_err *err)
+{
+  yajl_val v = json_get (limits, "disk");
+  if (v == NULL)
+    return 0;
+  if (size_value (v, &s->disk) < 0)
+    return json_error (err, ".sandbox.limits", "disk",
+                       "must be a size: a number of bytes, or a string with a k, m or g suffix "
+                       "(\"10g\"), or -1 for no limit");
+  if (s->disk != -1 && (uint64_t)s->disk < HAKO_DISK_MIN)
+    return json_error (err, ".sandbox.limits", "disk", "must be at least 16m, got %" PRId64 " bytes",
+                       s->disk);
+  s->has_disk = true;
+  return 0;
+}
+
 static int
 parse_limits (yajl_val sb, struct hako_sandbox *s, hk_err *err)
 {
@@ -169,7 +210,8 @@ parse_limits (yajl_val sb, struct hako_sandbox *s, hk_err *err)
   int r = json_get_object (sb, ".sandbox", "limits", &o, err);
   if (r <= 0)
     return r;
-  return parse_timeout (o, s, err) < 0 || parse_max_output (o, s, err) < 0 ? -1 : 0;
+  return parse_timeout (o, s, err) < 0 || parse_max_output (o, s, err) < 0 || parse_disk (o, s, err) < 0 ? -1
+                                                                                                         : 0;
 }
 
 static int

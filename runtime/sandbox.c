@@ -23,6 +23,7 @@
 #include "runtime/caps.h"
 #include "runtime/cgroup.h"
 #include "runtime/console.h"
+#include "runtime/disk.h"
 #include "runtime/hooks.h"
 #include "runtime/idmap.h"
 #include "runtime/mntns.h"
@@ -177,6 +178,7 @@ struct build
   struct rootfs_overlay overlay;  /* image sandboxes: the root's overlay */
   struct sbxlog_pipes log;        /* run --detach: the process's stdio (log_cap > 0) */
   uint64_t log_cap;
+  uint64_t disk_size;             /* the disk limit, decided before anything is built; 0: none */
 };
 
 static void
@@ -193,9 +195,9 @@ build_free (struct build *b)
   sbxlog_pipes_close (&b->log);
 }
 
-/* Undo a failed create: the process, the data dir and the state dir. */
+/* Undo a failed create: the process, the data dir (and its disk) and the state dir. */
 static void
-build_abort (struct build *b)
+build_abort (const struct store *st, const char *id, struct build *b)
 {
   hk_err ignored;
   if (b->entry.dir)
@@ -204,7 +206,10 @@ build_abort (struct build *b)
   spawn_close (&b->child);
   cg_remove (&b->cgroups, &ignored);
   if (b->data_dir && !b->restart)
-    rm_rf (b->data_dir, &ignored);
+    {
+      disk_release (st, id, &ignored);
+      rm_rf (b->data_dir, &ignored);
+    }
   /* Never remove the state dir over a tree still mounted there. */
   bool released = b->entry.dir == NULL || mntns_release (&b->entry, &ignored) == 0;
   if (b->entry.dir && !b->restart && released)
@@ -268,19 +273,40 @@ write_pid_file (const char *path, pid_t pid, hk_err *err)
   return 0;
 }
 
+/* Whether the sandbox keeps a data dir: a persistent work dir, or an image's writable layer. */
+static bool
+has_data_dir (const struct sbx_create_opts *o, bool restart)
+{
+  return o->spec->sandbox.workdir_persist || o->image_layers || (restart && o->spec->sandbox.image);
+}
+
+/* The data dir: on a disk limit, a filesystem of its own (disk.c), made
+ * here or, on a restart, mounted again if a reboot unmounted it. */
 static int
-prepare_workdir (const struct store *st, const struct sbx_create_opts *o, struct build *b,
-                 hk_err *err)
+prepare_data_dir (const struct store *st, const struct sbx_create_opts *o, struct build *b, hk_err *err)
+{
+  if (!has_data_dir (o, b->restart))
+    return 0;
+  b->data_dir = store_data_dir (st, o->id);
+  if (b->restart)
+    return disk_remount (st, o->id, err);
+  /* A leftover from an interrupted delete must not leak into a new sandbox;
+   * a restarted one keeps its own. */
+  if (disk_release (st, o->id, err) < 0 || rm_rf (b->data_dir, err) < 0
+      || store_data_dir_make (st, o->id, err) < 0
+      || (b->disk_size && disk_create (st, o->id, b->disk_size, err) < 0))
+    return -1;
+  test_stall (&b->entry, "after-disk");
+  return 0;
+}
+
+static int
+prepare_workdir (const struct sbx_create_opts *o, struct build *b, hk_err *err)
 {
   if (!o->spec->sandbox.workdir_persist)
     return 0;
-  b->data_dir = store_data_dir (st, o->id);
-  /* A leftover from an interrupted delete must not leak into a new sandbox;
-   * a restarted one keeps its own. */
-  if (!b->restart && rm_rf (b->data_dir, err) < 0)
-    return -1;
   cleanup_free char *work = xasprintf ("%s/work", b->data_dir);
-  if (store_data_dir_make (st, o->id, err) < 0 || mkdir_p (work, 0755, err) < 0)
+  if (mkdir_p (work, 0755, err) < 0)
     return -1;
   if (o->from_snapshot && !b->restart && snapshot_copy_tree (o->from_snapshot, work, err) < 0)
     return err_prefix (err, "from snapshot");
@@ -308,18 +334,13 @@ workdir_of (const struct sbx_create_opts *o, const struct build *b)
 
 /* An image sandbox's writable layer, under its data dir (removed by delete). */
 static int
-prepare_image_layer (const struct store *st, const struct sbx_create_opts *o, struct build *b,
-                     hk_err *err)
+prepare_image_layer (const struct sbx_create_opts *o, struct build *b, hk_err *err)
 {
   if (o->image_layers == NULL && !(b->restart && o->spec->sandbox.image))
     return 0;
-  if (b->data_dir == NULL)
-    b->data_dir = store_data_dir (st, o->id);
   /* A restart mounts the writable layer it kept, over the layers recorded. */
   if (b->restart)
     return rootfs_image_reload (b->data_dir, &b->overlay, err);
-  if (store_data_dir_make (st, o->id, err) < 0)
-    return -1;
   if (rootfs_image_prepare (b->data_dir, o->image_layers, o->image_id, o->spec, &b->overlay, err) < 0)
     return -1;
   cleanup_free char *upper = xasprintf ("%s/rootfs/upper", b->data_dir);
@@ -566,8 +587,9 @@ build_sandbox (const struct store *st, const struct sbx_create_opts *o, struct b
   if (admission_reserve (st, o->id, o->spec, err) < 0 || resolve_rootfs (o, b, rootfs, err) < 0
       || idmap_check_reachable (o->spec, *rootfs, err) < 0
       || (!b->restart && file_write_new (config, o->config_json, o->config_len, 0600, err) < 0)
-      || prepare_log (o, b, monitored, err) < 0 || prepare_workdir (st, o, b, err) < 0
-      || prepare_image_layer (st, o, b, err) < 0 || create_cgroups (b, o, err) < 0
+      || prepare_log (o, b, monitored, err) < 0 || prepare_data_dir (st, o, b, err) < 0
+      || prepare_workdir (o, b, err) < 0 || prepare_image_layer (o, b, err) < 0
+      || create_cgroups (b, o, err) < 0
       || create_spawn (o, b, *rootfs, status, console, err) < 0
       || proxy_start (&b->entry, o->spec, b->child.pidfd, err) < 0
       || (o->pid_file && write_pid_file (o->pid_file, b->child.pid, err) < 0))
@@ -615,7 +637,8 @@ sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_
   if (sbx_validate (o->spec, err) < 0 || landlock_prepare (o->spec, &b.landlock, err) < 0
       || seccomp_prepare_cached (o->spec, st->data_root, &b.seccomp, err) < 0
       || cg_host_get (&cg_host, err) < 0
-      || cg_prepare (cg_host, o->spec, o->id, st->root, &b.cgroups, err) < 0)
+      || cg_prepare (cg_host, o->spec, o->id, st->root, &b.cgroups, err) < 0
+      || (!b.restart && disk_plan (st, o->spec, has_data_dir (o, false), &b.disk_size, err) < 0))
     {
       build_free (&b);
       return -1;
@@ -638,7 +661,7 @@ sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_
     }
   if (build_sandbox (st, o, &b, &rootfs, monitored, &console, status, err) < 0)
     {
-      build_abort (&b);
+      build_abort (st, o->id, &b);
       if (monitored)
         mon_fail (&link, *status, err);
       return -1;
@@ -1178,7 +1201,8 @@ sbx_delete (const struct store *st, const char *id, bool force, hk_err *err)
        * has reaped the process, is given a moment, then killed. */
       mon_wait_gone (e.dir, 1000, true);
       cleanup_free char *data = store_data_dir (st, id);
-      r = cg_remove (&cg, err) < 0 || rm_rf (data, err) < 0 || mntns_release (&e, err) < 0
+      r = cg_remove (&cg, err) < 0 || disk_release (st, id, err) < 0 || rm_rf (data, err) < 0
+                  || mntns_release (&e, err) < 0
               ? -1
               : store_remove (&e, err);
     }

@@ -40,8 +40,9 @@ struct copy_walk
 static int
 write_fail (struct archive *wr, const char *path, hk_err *err)
 {
-  return err_set (err, archive_errno (wr) ? archive_errno (wr) : EIO, "write %s: %s", path,
-                  archive_error_string (wr));
+  if (archive_errno (wr) > 0)
+    return err_code (err, archive_errno (wr), "write %s: %s", path, archive_error_string (wr));
+  return err_set (err, EIO, "write %s: %s", path, archive_error_string (wr));
 }
 
 static int
@@ -63,8 +64,10 @@ copy_entry (struct archive *rd, struct archive_entry *entry, const char *rel, vo
       size_t n;
       la_int64_t off;
       int d;
+      /* A failed write(2) (ENOSPC on a disk-limited branch) is only
+       * ARCHIVE_WARN here: every data block must be ARCHIVE_OK. */
       while ((d = archive_read_data_block (rd, &buf, &n, &off)) == ARCHIVE_OK)
-        if (archive_write_data_block (w->wr, buf, n, off) < ARCHIVE_WARN)
+        if (archive_write_data_block (w->wr, buf, n, off) != ARCHIVE_OK)
           return write_fail (w->wr, to, err);
       if (d != ARCHIVE_EOF)
         return err_set (err, archive_errno (rd) ? archive_errno (rd) : EIO, "read %s: %s", to,

@@ -7,7 +7,8 @@
 # nsenter or a direct download where they do the same job — with each
 # tool's ratio to hako, measured in this run, under a description of the
 # machine.  Rows (docs/benchmarks.md says what each measures):
-#   run.sh       run /bin/true; create+start+delete; peak RSS of `run`
+#   run.sh       run /bin/true; create+start+delete; create+delete with and
+#                without --disk; peak RSS of `run`
 #   exec.sh      exec true; peak RSS of `exec`
 #   images.sh    image import + unpack; create from a small and a large image
 #   snapshot.sh  snapshot of SNAP_SIZES MB of /work
@@ -117,6 +118,7 @@ elapsed=$(($(date +%s) - started))
 {
   echo "run|run /bin/true|hako crun runc bwrap"
   echo "lifecycle|create+start+delete|hako crun runc"
+  echo "disk-create|create+delete, host profile; with --disk 1g|hako hako-disk"
   echo "exec|exec true|hako crun runc nsenter"
   echo "rss-run|peak RSS, run /bin/true|hako crun runc bwrap"
   echo "rss-exec|peak RSS, exec true|hako crun runc"
@@ -144,14 +146,14 @@ echo "| measurement | tool | median | ÷ hako | note |"
 echo "|---|---|---:|---:|---|"
 awk -F'|' -v only=" $BENCH_ONLY " -v failed=" $failed_pieces " -v logf="$BENCH_LOG" -v nohf="$nohf" '
   function piece_of(key) {
-    if (key ~ /^(run|lifecycle|rss-run)$/) return "run"
+    if (key ~ /^(run|lifecycle|rss-run|disk-create)$/) return "run"
     if (key ~ /^(exec|rss-exec)$/) return "exec"
     if (key ~ /^(import|create-)/) return "images"
     if (key ~ /^snapshot-/) return "snapshot"
     return "proxy"
   }
   function installed(tool,   rc) {
-    if (tool ~ /^(hako|direct|tar)$/) return 1
+    if (tool ~ /^(hako|hako-disk|direct|tar)$/) return 1
     if (!(tool in have)) have[tool] = (system("command -v " tool " > /dev/null") == 0)
     return have[tool]
   }

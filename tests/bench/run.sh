@@ -17,6 +17,8 @@
 #   create+start+delete   `create -b B ID; start ID; delete --force ID`, one
 #                         hyperfine command run by its shell (hyperfine
 #                         subtracts the shell's own start-up);
+#   create+delete, --disk `create --profile host [--disk 1g] ID; delete ID`
+#                         for hako alone: what a disk limit adds to create;
 #   peak RSS              /usr/bin/time -f %M of the run command, RSS_RUNS
 #                         times, median: the largest resident set of the
 #                         runtime's processes (and of the tiny /bin/true).
@@ -30,7 +32,7 @@
 # they are removed with the rest of the temporary directory), BENCH_FORMAT
 # (`lines`: the human output goes to stderr, and stdout gets one line
 # `BENCH ROW TOOL VALUE UNIT [NOTE]` per figure, VALUE `-` with the reason as
-# NOTE when there is none; rows: run, lifecycle, rss-run).
+# NOTE when there is none; rows: run, lifecycle, rss-run, disk-create).
 #
 # Debian 12's crun 1.8.1 refuses a hybrid cgroup layout ("cgroups in hybrid
 # mode not supported").  When crun fails on its own and /sys/fs/cgroup/unified
@@ -298,6 +300,42 @@ done < "$passes"
 hl=$(awk '$1 == "hako" { print $2 }' "$lc")
 awk -v hm="${hl:-}" '{ r = (hm != "" && hm > 0) ? sprintf("%.2fx", $2 / hm) : "-"
                        printf "%-8s %10.2f ms %8s\n", $1, $2 * 1000, r }' "$lc"
+
+# ---- what a disk limit adds to create ---------------------------------------
+
+# create + delete of a host-profile sandbox (it keeps /work under the data
+# root), without and with --disk: the difference is the sparse image, its
+# mkfs.ext4, the loop device and the mount (hako-spec(5), DISK LIMIT).
+say ""
+say "== create + delete --profile host, without and with --disk 1g"
+dk=$tmp/disk
+: > "$dk"
+if [ -n "$HAKO" ] && [ -x "$HAKO" ]; then
+  # The host profile's root user (host uid 1000000000) passes through here.
+  chmod 711 "$tmp" "$state"
+  rt="'$HAKO' --root '$hako_root' --data-root '$hako_data'"
+  for name in hako hako-disk; do
+    flag=""
+    [ "$name" = hako-disk ] && flag="--disk 1g"
+    line="$rt create --profile host $flag dk-$name < /dev/null > /dev/null && $rt delete dk-$name"
+    json=$tmp/$name-disk.json
+    if hyperfine --style basic --warmup "$WARMUP" --runs "$RUNS" --export-json "$json" \
+         --command-name "$name" "$line" < /dev/null > "$tmp/$name-disk.out" 2>&1 &&
+       m=$(median_of "$json") && [ -n "$m" ]; then
+      say "$name $m" >> "$dk"
+      emit "disk-create $name $(awk -v m="$m" 'BEGIN { printf "%.3f", m * 1000 }') ms ${flag:+($flag)}"
+    else
+      say "$name failed: $(tail -n 3 "$tmp/$name-disk.out" | tr '\n' ' ')"
+      emit "disk-create $name - - failed (hyperfine: a run exited non-zero)"
+    fi
+  done
+else
+  emit "disk-create hako - - n/a (HAKO not set or not executable)"
+  emit "disk-create hako-disk - - n/a (HAKO not set or not executable)"
+fi
+awk '{ printf "%-10s %10.2f ms\n", $1, $2 * 1000; v[$1] = $2 }
+     END { if (("hako" in v) && ("hako-disk" in v))
+             printf "the disk limit adds %.2f ms to create + delete\n", (v["hako-disk"] - v["hako"]) * 1000 }' "$dk"
 
 say ""
 say "== peak RSS of the run command (/usr/bin/time -f %M, median of $RSS_RUNS)"

@@ -66,6 +66,13 @@ leak_report () {
   if [ -n "$(ls -A "$DATA/sandboxes" 2>/dev/null)" ]; then
     out="$out data:$(ls "$DATA/sandboxes" | tr '\n' ' ')"
   fi
+  # Disk limits (hako-spec(5), sandbox.limits.disk): images and loop devices.
+  if [ -n "$(ls -A "$DATA/disks" 2>/dev/null)" ]; then
+    out="$out disks:$(ls "$DATA/disks" | tr '\n' ' ')"
+  fi
+  if losetup -a 2>/dev/null | grep -qF "$TEST_ROOT"; then
+    out="$out loop:$(losetup -a | grep -F "$TEST_ROOT" | cut -d: -f1 | tr '\n' ' ')"
+  fi
   local cg
   cg=$(ls -d /sys/fs/cgroup/"$(cgroup_parent)" /sys/fs/cgroup/*/"$(cgroup_parent)" 2>/dev/null)
   if [ -n "$cg" ]; then

@@ -84,6 +84,9 @@ test_parse (void)
     { "{\"default_memory\":\"big\"}", ".default_memory: \"big\" is not a size" },
     { "{\"default_pids\":0}", ".default_pids: must be a number of tasks above 0 (or -1: no limit)" },
     { "{\"default_pids\":\"64\"}", ".default_pids" },
+    { "{\"default_disk\":\"8m\"}", ".default_disk: must be a size of at least 16M" },
+    { "{\"default_disk\":\"big\"}", ".default_disk: must be a size" },
+    { "{\"default_disk\":-1}", ".default_disk: must be a size" },
     { "[]", "node.json: must be a JSON object" },
     { "{", "node.json: invalid JSON" },
   };
@@ -95,6 +98,19 @@ test_parse (void)
               && strstr (err.msg, bad[i].msg),
           "refuses %s: %s", bad[i].json, err.msg);
     }
+}
+
+static void
+test_default_disk (void)
+{
+  struct oci_node n;
+  hk_err err = { 0 };
+  const char *a = "{\"default_disk\":\"10g\"}", *b = "{\"default_disk\":33554432}";
+  ok (oci_node_parse (a, strlen (a), "node.json", &n, &err) == 0 && n.default_disk == 10ull << 30,
+      "default_disk \"10g\" %s", err.msg);
+  ok (oci_node_parse (b, strlen (b), "node.json", &n, &err) == 0 && n.default_disk == 32 * MiB,
+      "default_disk in bytes %s", err.msg);
+  ok (oci_node_parse ("{}", 2, "node.json", &n, &err) == 0 && n.default_disk == 0, "no default_disk: 0");
 }
 
 static void
@@ -214,6 +230,7 @@ main (void)
   unsetenv ("HAKO_NODE_CONFIG");
   test_parse ();
   test_parse_defaults ();
+  test_default_disk ();
   test_check ();
   test_sum (tmp);
   hk_err err;

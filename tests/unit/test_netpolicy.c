@@ -95,11 +95,35 @@ test_set_network (void)
   ok (oci_spec_set_network ("[1]", 3, "none", NULL, &out, &len, &err) < 0, "not an object: refused");
 }
 
+static void
+test_set_disk (void)
+{
+  const char *json = "{\"ociVersion\":\"1.0.0\",\"root\":{\"path\":\"r\"},"
+                     "\"sandbox\":{\"limits\":{\"timeout\":\"5s\",\"disk\":\"1g\"},\"image\":\"x\"}}";
+  char *out = NULL;
+  size_t len;
+  hk_err err = { 0 };
+  struct oci_spec *spec = NULL;
+  ok (oci_spec_set_disk (json, strlen (json), "64m", &out, &len, &err) == 0
+          && oci_spec_parse (out, len, &spec, &err) == 0,
+      "--disk patched in, the result parses %s", err.msg);
+  ok (spec && spec->sandbox.disk == 64 << 20 && spec->sandbox.timeout_ms == 5000
+          && strcmp (spec->sandbox.image, "x") == 0,
+      "disk replaced, the other limits and members kept");
+  if (spec)
+    oci_spec_free (spec);
+  free (out);
+  ok (oci_spec_set_disk ("{}", 2, "-1", &out, &len, &err) == 0 && strstr (out, "\"disk\": \"-1\""),
+      "a config without sandbox gets sandbox.limits.disk");
+  free (out);
+}
+
 int
 main (void)
 {
   test_env ();
   test_prepare ();
   test_set_network ();
+  test_set_disk ();
   return tap_done ();
 }

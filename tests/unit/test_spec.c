@@ -517,6 +517,16 @@ test_defaults_and_nulls (void)
   ok (s && s->sandbox.timeout_ms == 30000 && s->sandbox.has_max_output
         && s->sandbox.max_output == 0,
       "timeout as an integer of seconds; max_output 0 is set, not absent");
+  ok (s && !s->sandbox.has_disk, "no disk limit unless asked");
+  oci_spec_free (s);
+  s = parse_q ("{" BASE ",'sandbox':{'limits':{'disk':'10g'}}}", &err);
+  ok (s && s->sandbox.has_disk && s->sandbox.disk == 10ll << 30, "disk \"10g\"");
+  oci_spec_free (s);
+  s = parse_q ("{" BASE ",'sandbox':{'limits':{'disk':16777216}}}", &err);
+  ok (s && s->sandbox.has_disk && s->sandbox.disk == 16 << 20, "disk as a number of bytes (16m, the least)");
+  oci_spec_free (s);
+  s = parse_q ("{" BASE ",'sandbox':{'limits':{'disk':-1}}}", &err);
+  ok (s && s->sandbox.has_disk && s->sandbox.disk == -1, "disk -1: no limit, asked for");
   oci_spec_free (s);
 }
 
@@ -679,6 +689,12 @@ static const struct
   { "{" BASE ",'sandbox':{'workdir':{'path':'work'}}}",
     ".sandbox.workdir.path: must be an absolute path" },
   { "{" BASE ",'sandbox':{'image':''}}", ".sandbox.image: must not be empty" },
+  { "{" BASE ",'sandbox':{'limits':{'disk':'10q'}}}", ".sandbox.limits.disk: must be a size" },
+  { "{" BASE ",'sandbox':{'limits':{'disk':-2}}}", ".sandbox.limits.disk: must be a size" },
+  { "{" BASE ",'sandbox':{'limits':{'disk':1.5}}}", ".sandbox.limits.disk: must be a size" },
+  { "{" BASE ",'sandbox':{'limits':{'disk':true}}}", ".sandbox.limits.disk: must be a size" },
+  { "{" BASE ",'sandbox':{'limits':{'disk':'1m'}}}", ".sandbox.limits.disk: must be at least 16m" },
+  { "{" BASE ",'sandbox':{'limits':{'disk':0}}}", ".sandbox.limits.disk: must be at least 16m" },
 };
 
 /* podman and docker write a host node's whole st_mode as fileMode. */
