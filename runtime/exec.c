@@ -531,7 +531,8 @@ plan_process (struct exec_ctx *x, int rootfd, hk_err *err)
     return -1;
   if (o->args)
     p->args = (char **) o->args;
-  if (p->args == NULL || p->args[0] == NULL)
+  /* A builtin runs no command: a session without process.args has files too. */
+  if (!o->builtin && (p->args == NULL || p->args[0] == NULL))
     return err_set (err, EINVAL, "no command to run");
   if (o->cwd)
     p->cwd = (char *) o->cwd;
