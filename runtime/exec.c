@@ -50,7 +50,7 @@ struct exec_ctx
   uint64_t oom_before;
   /* Running: */
   uint64_t t0;
-  pid_t child;                  /* hako's child: the command, or (timed) the subreaper */
+  pid_t child; /* hako's child: subreaper, or (--detach) command */
   int child_pidfd;
   int cmd_pidfd;                /* the command's, for passing signals on */
   int sigfd;
@@ -652,7 +652,13 @@ plan_exec (const struct store *st, struct exec_ctx *x, hk_err *err)
     x->plan.keep_fds[i] = x->o->builtin ? x->o->keep_fds[i] : -1;
   x->plan.landlock = x->landlock;
   x->plan.seccomp = x->seccomp;
-  x->plan.subreaper = x->o->timeout_ms > 0;
+  /* Every attached exec has a subreaper that watches hako: if hako dies
+   * (SIGKILL, the OOM killer) the command and every process it started die
+   * with it, instead of running on unwatched and unbounded (a fork bomb
+   * kept going until delete --force).  A detached command is meant to
+   * outlive hako; a builtin (put, get) is hako's own code, starts nothing
+   * and ends by itself. */
+  x->plan.subreaper = !x->o->detach && !x->o->builtin;
   x->plan.new_session = x->plan.tty || has_controlling_terminal ();
   x->plan.preserve_fds = x->o->preserve_fds;
   if (x->oom_file && !read_oom_kills (x->oom_file, &x->oom_before))
@@ -663,7 +669,7 @@ plan_exec (const struct store *st, struct exec_ctx *x, hk_err *err)
   return 0;
 }
 
-/* ---- the timed command's process tree ---------------------------------------- */
+/* ---- the command's process tree ------------------------------------------------ */
 
 /* Kill the subreaper's whole tree, round after round until a walk finds
  * nobody left: a process that forked between a walk and its SIGKILL has its
@@ -902,8 +908,8 @@ take_terminal (struct exec_ctx *x)
   close_fd (&x->console_hako);
 }
 
-/* The end of the command: its wait status, from waitpid (untimed) or from
- * the subreaper (timed; *more when it has other children left). */
+/* The end of the command: its wait status, from waitpid (no subreaper) or
+ * from the subreaper (*more when it has other children left). */
 static int
 command_ended (struct exec_ctx *x, int *ws, bool *more, bool *ended, hk_err *err)
 {
@@ -1008,7 +1014,8 @@ decide_result (struct exec_ctx *x, struct exec_result *res, int ws, hk_err *err)
   return 0;
 }
 
-/* Timed: what the command left behind dies with it, then the subreaper goes. */
+/* What a timed command left behind dies with it, then the subreaper goes;
+ * an untimed one's background jobs are left to the sandbox's init. */
 static void
 release_subreaper (struct exec_ctx *x, struct exec_result *res, bool kill)
 {
@@ -1049,7 +1056,7 @@ finish_foreground (struct exec_ctx *x, struct exec_result *res, hk_err *err)
       return -1;
     }
   res->duration_ms = now_ms () - x->t0;
-  release_subreaper (x, res, res->timed_out || more);
+  release_subreaper (x, res, res->timed_out || (x->o->timeout_ms && more));
   console_relay_end (&x->relay);
   drain_pending (x, res);
   /* Every writer of errp is gone: this cannot block. */
