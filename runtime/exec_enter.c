@@ -8,11 +8,11 @@
  *     └── command     (--detach: hako's child, inside the sandbox's pid namespace)
  *
  * No re-exec of hako: the children run the code already in memory.  No copy
- * of it either, where that is safe: the joiner runs in hako's own memory
- * while hako waits, and a command without a terminal in its parent's (hako's
- * or the subreaper's) until its execve (CLONE_VM|CLONE_VFORK, as
- * posix_spawn), which spares a fork's copy of that memory and its teardown
- * at execve.  See enter_start_joiner and clone_running for why each may. */
+ * of it either, where that is safe: the joiner, and a detached command
+ * without a terminal until its execve, run in hako's own memory while hako
+ * waits (CLONE_VM|CLONE_VFORK, as posix_spawn), which spares a fork's copy
+ * of hako's memory and its teardown at exit or execve.  See
+ * enter_start_joiner and clone_running for why each may. */
 #include "runtime/exec_enter.h"
 
 #include <errno.h>
@@ -157,6 +157,7 @@ command_main (const struct exec_plan *p)
 {
   hk_err err = { 0 };
   int status = 125, ruleset_fd = -1;
+  pid_t parent = getppid ();
   sigset_t none;
   close (p->ctl[1]);
   sigemptyset (&none);
@@ -177,6 +178,13 @@ command_main (const struct exec_plan *p)
     fail (p, 125, &err);
   if (p->builtin)
     builtin_main (p, ruleset_fd);
+  /* Attached, the command dies with its subreaper: code in the sandbox that
+   * kills the subreaper (root there has CAP_KILL) takes the command down
+   * with it instead of setting it loose.  After the user switch, which
+   * clears the parent-death signal; a subreaper already gone has left us to
+   * the sandbox's init. */
+  if (p->subreaper && (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid () != parent))
+    raise (SIGKILL);
   char path[PATH_MAX];
   if (proc_find_exec_in (&p->proc, path, sizeof path, &status, &err) < 0)
     fail (p, status, &err);
@@ -294,7 +302,10 @@ subreaper_main (const struct exec_plan *p)
   int cpidfd = -1;
   struct clone_args args = { .flags = CLONE_PIDFD, .pidfd = (uint64_t) (uintptr_t) &cpidfd,
                              .exit_signal = SIGCHLD };
-  long cpid = sfd < 0 ? -1 : clone_running (p, &args, true, command_entry);
+  /* A copy, not our memory: sharing it would hold us until the command's
+   * execve, and the command would then see hako's arguments in our
+   * /proc/PID/cmdline before hide_arguments could blank them. */
+  long cpid = sfd < 0 ? -1 : clone_running (p, &args, false, command_entry);
   if (cpid < 0)
     {
       err_sys (&err, "fork the command in the sandbox");
@@ -446,10 +457,9 @@ inside_entry (void *p)
  * no heap half-updated behind for hako.  It cannot be read or written
  * either: hako's memory is not dumpable meanwhile (enter_start_joiner), so
  * ptrace and /proc/PID/mem need CAP_SYS_PTRACE in the host's user
- * namespace.  The same holds for the subreaper's memory (a copy of
- * hako's), in which an attached command runs until its execve.  Not for
- * the subreaper itself, which lives on, nor with a terminal
- * (console_setup allocates); and only where the trampoline below exists. */
+ * namespace.  Not for the subreaper, which lives on (nor for a command
+ * forked by it: subreaper_main), nor with a terminal (console_setup
+ * allocates); and only where the trampoline below exists. */
 #if defined(__x86_64__)
 #define HAVE_CLONE3_ON_STACK 1
 /* clone3, with the child on args->stack running fn (arg) and never

@@ -205,3 +205,20 @@ trapper () {
     $H delete "fk$p"
   done
 }
+
+@test "signals: code inside that kills an exec's helper kills the command with it (137, a warning), not its client" {
+  start_box eh
+  out="$TEST_ROOT/out"
+  $DFL $H exec eh sh -c 'echo $$ > /dev/shm/cmd; echo ready; sleep 30; echo survived' > "$out" 2>&1 & runner=$!
+  wait_for_line "$out" ready
+  # The helper is the command's parent, inside the sandbox's pid namespace.
+  run $H exec eh sh -c 'kill -9 $(cut -d" " -f4 /proc/$(cat /dev/shm/cmd)/stat)'
+  [ "$status" -eq 0 ]
+  st=0
+  wait $runner || st=$?
+  cat "$out"
+  [ "$st" -eq 137 ]
+  grep -q "was killed from inside the sandbox" "$out"
+  ! grep -q survived "$out"
+  [ "$($H state eh | jq -r .status)" = running ]
+}
