@@ -3,8 +3,10 @@
  * network); "host" needs no image: the host's system directories bound
  * read-only on an empty tmpfs root, a fresh /tmp and a persistent /work. */
 #include <errno.h>
+#include <linux/netlink.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -320,6 +322,115 @@ gen_seccomp_clone (struct json_out *o)
   json_obj_close (o);
 }
 
+/* Socket families.  A network namespace isolates IPv4, IPv6, packet and
+ * netlink sockets and the unix sockets' abstract names; the other families
+ * reach what no namespace separates — AF_VSOCK the hypervisor and its
+ * services (CID 2 on a VM), AF_BLUETOOTH, AF_CAN, AF_NFC, AF_IEEE802154 and
+ * the like the host's hardware, AF_KEY and AF_ALG kernel state shared with
+ * it — and each family a program asks for is loaded as a module if need be,
+ * old and rarely audited code (DCCP- and RDS-style exploits).  No sandboxed
+ * program needs them: socket() and socketpair() with any family but these
+ * are EAFNOSUPPORT, what a kernel without the family says.  Argument 0 is
+ * tested on its low 32 bits, which are all the kernel reads. */
+static const unsigned socket_families[] = { AF_UNIX, AF_INET, AF_INET6, AF_NETLINK, AF_PACKET };
+
+/* Netlink protocols: those the network namespace keeps to itself (routes
+ * and links for ip and glibc's getifaddrs, sock_diag for ss, xfrm,
+ * fib_lookup, nftables, generic netlink, whose families the kernel keeps to
+ * the initial namespace unless they are namespaced) and user-to-user
+ * messages.  The rest reach host state: audit, the SELinux events, the
+ * connector (process events, Hyper-V's KVP), uevents of the host's devices,
+ * iSCSI, SCSI transport, RDMA, crypto_user's algorithm list, SMC: refused
+ * as the families are, EAFNOSUPPORT.  (libaudit, libudev and the rest read
+ * it as "not in this kernel".) */
+static const unsigned netlink_protocols[]
+    = { NETLINK_ROUTE,      NETLINK_USERSOCK,  NETLINK_SOCK_DIAG, NETLINK_XFRM,
+        NETLINK_FIB_LOOKUP, NETLINK_NETFILTER, NETLINK_GENERIC };
+
+/* The kernel refuses families from AF_MAX (46 in Linux 6.x) and netlink
+ * protocols from MAX_LINKS (32) on its own: past these bounds nothing needs
+ * refusing, and a family a later kernel adds below 64 is refused already. */
+#define SOCKET_FAMILY_LIMIT 64u
+#define NETLINK_PROTOCOL_LIMIT 32u
+
+static bool
+listed (unsigned v, const unsigned *list, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (list[i] == v)
+      return true;
+  return false;
+}
+
+/* Every value in [0, limit) but the listed ones, as few aligned blocks as
+ * CIDR prefixes make: the block [start, start + size) is (x & ~(size - 1))
+ * == start on x's low 32 bits.  Calls emit (o, ctx, mask, start) for each;
+ * limit is a power of two. */
+static void
+gen_blocks_but (struct json_out *o, const void *ctx, unsigned limit, const unsigned *allowed, size_t n,
+                void (*emit) (struct json_out *, const void *, uint64_t, uint64_t))
+{
+  for (unsigned v = 0; v < limit;)
+    {
+      if (listed (v, allowed, n))
+        {
+          v++;
+          continue;
+        }
+      unsigned size = 1;
+      for (;;)
+        {
+          unsigned next = size * 2;
+          bool clear = v % next == 0 && v + next <= limit;
+          for (unsigned u = v + size; clear && u < v + next; u++)
+            clear = !listed (u, allowed, n);
+          if (!clear)
+            break;
+          size = next;
+        }
+      emit (o, ctx, 0xffffffffu & ~(uint64_t)(size - 1), v);
+      v += size;
+    }
+}
+
+static void
+emit_family (struct json_out *o, const void *ctx, uint64_t mask, uint64_t start)
+{
+  (void)ctx;
+  gen_seccomp_masked (o, 0, mask, start);
+}
+
+/* One rule a block: socket (AF_NETLINK, any type, protocol in the block). */
+static void
+emit_netlink (struct json_out *o, const void *ctx, uint64_t mask, uint64_t start)
+{
+  json_obj_open (o);
+  gen_seccomp_rule (o, ctx, EAFNOSUPPORT);
+  json_key (o, "args");
+  json_arr_open (o);
+  gen_seccomp_masked (o, 0, 0xffffffffu, AF_NETLINK);
+  gen_seccomp_masked (o, 2, mask, start);
+  json_arr_close (o);
+  json_obj_close (o);
+}
+
+static void
+gen_seccomp_sockets (struct json_out *o)
+{
+  static char *const both[] = { "socket", "socketpair", NULL };
+  static char *const socket_only[] = { "socket", NULL };
+  json_obj_open (o);
+  gen_seccomp_rule (o, both, EAFNOSUPPORT);
+  json_key (o, "args");
+  json_arr_open (o);
+  gen_blocks_but (o, NULL, SOCKET_FAMILY_LIMIT, socket_families,
+                  sizeof socket_families / sizeof *socket_families, emit_family);
+  json_arr_close (o);
+  json_obj_close (o);
+  gen_blocks_but (o, socket_only, NETLINK_PROTOCOL_LIMIT, netlink_protocols,
+                  sizeof netlink_protocols / sizeof *netlink_protocols, emit_netlink);
+}
+
 /* Everything allowed but a deny-list: the default profiles run arbitrary
  * programs, and a syscall added by a newer kernel is not known to be bad. */
 static void
@@ -337,6 +448,7 @@ gen_seccomp (struct json_out *o)
   json_obj_close (o);
   gen_seccomp_clone (o);
   gen_seccomp_personality (o);
+  gen_seccomp_sockets (o);
   json_arr_close (o);
   json_obj_close (o);
 }

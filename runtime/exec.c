@@ -50,7 +50,7 @@ struct exec_ctx
   uint64_t oom_before;
   /* Running: */
   uint64_t t0;
-  pid_t child;                  /* hako's child: the command, or (timed) the subreaper */
+  pid_t child; /* hako's child: subreaper, or (--detach) command */
   int child_pidfd;
   int cmd_pidfd;                /* the command's, for passing signals on */
   int sigfd;
@@ -58,6 +58,7 @@ struct exec_ctx
   sigset_t oldmask;
   uint64_t seen[2];             /* bytes read from stdout, stderr */
   bool failed;                  /* errp brought a setup failure */
+  bool helper_killed;           /* the subreaper was SIGKILLed from inside */
   struct enter_err failure;
   int console_hako;             /* relay: hako's end of the terminal's socket, or -1 */
   struct console_relay relay;   /* relay.master -1: none */
@@ -653,7 +654,13 @@ plan_exec (const struct store *st, struct exec_ctx *x, hk_err *err)
     x->plan.keep_fds[i] = x->o->builtin ? x->o->keep_fds[i] : -1;
   x->plan.landlock = x->landlock;
   x->plan.seccomp = x->seccomp;
-  x->plan.subreaper = x->o->timeout_ms > 0;
+  /* Every attached exec has a subreaper that watches hako: if hako dies
+   * (SIGKILL, the OOM killer) the command and every process it started die
+   * with it, instead of running on unwatched and unbounded (a fork bomb
+   * kept going until delete --force).  A detached command is meant to
+   * outlive hako; a builtin (put, get) is hako's own code, starts nothing
+   * and ends by itself. */
+  x->plan.subreaper = !x->o->detach && !x->o->builtin;
   x->plan.new_session = x->plan.tty || has_controlling_terminal ();
   x->plan.preserve_fds = x->o->preserve_fds;
   if (x->oom_file && !read_oom_kills (x->oom_file, &x->oom_before))
@@ -664,7 +671,7 @@ plan_exec (const struct store *st, struct exec_ctx *x, hk_err *err)
   return 0;
 }
 
-/* ---- the timed command's process tree ---------------------------------------- */
+/* ---- the command's process tree ------------------------------------------------ */
 
 /* Kill the subreaper's whole tree, round after round until a walk finds
  * nobody left: a process that forked between a walk and its SIGKILL has its
@@ -806,8 +813,14 @@ start_joiner (struct exec_ctx *x, struct exec_result *res, hk_err *err)
     }
   if (enter_recv (p->ctl[0], &m, &x->cmd_pidfd) < 0 || m.type != ENTER_CHILD || x->cmd_pidfd < 0)
     {
-      waitpid (x->child, NULL, 0);
+      int ws = 0;
+      waitpid (x->child, &ws, 0);
       x->child = -1;
+      /* SIGKILLed from inside (kill -9 -1) before it could report the
+       * command, which dies with it (its parent-death signal): the command
+       * was killed, as it would have been had it started. */
+      if (WIFSIGNALED (ws) && WTERMSIG (ws) == SIGKILL && !read_failure (x))
+        return x->helper_killed = true, 1;
       return joiner_failed (x, err);
     }
   res->pid = pidfd_pid (x->cmd_pidfd);
@@ -903,8 +916,8 @@ take_terminal (struct exec_ctx *x)
   close_fd (&x->console_hako);
 }
 
-/* The end of the command: its wait status, from waitpid (untimed) or from
- * the subreaper (timed; *more when it has other children left). */
+/* The end of the command: its wait status, from waitpid (no subreaper) or
+ * from the subreaper (*more when it has other children left). */
 static int
 command_ended (struct exec_ctx *x, int *ws, bool *more, bool *ended, hk_err *err)
 {
@@ -918,9 +931,23 @@ command_ended (struct exec_ctx *x, int *ws, bool *more, bool *ended, hk_err *err
       return 0;
     }
   if (enter_recv (x->plan.ctl[0], &m, NULL) < 0)
-    return err_set (err, EPIPE, "the process holding the command's processes together in sandbox "
-                    "%s was killed", x->o->id);
-  if (m.type == ENTER_STATUS)
+    {
+      int sws = 0;
+      if (waitpid (x->child, &sws, 0) == x->child)
+        x->child = -1;
+      if (!WIFSIGNALED (sws) || WTERMSIG (sws) != SIGKILL)
+        return err_set (err, EPIPE,
+                        "the process holding the command's processes together in "
+                        "sandbox %s died",
+                        x->o->id);
+      /* Killed from inside: the command dies with it (its parent-death
+       * signal; and here again, should it have cleared that). */
+      sys_pidfd_send_signal (x->cmd_pidfd, SIGKILL, NULL, 0);
+      x->helper_killed = true;
+      *ws = SIGKILL;
+      *ended = true;
+    }
+  else if (m.type == ENTER_STATUS)
     {
       *ws = m.value;
       *more = m.more != 0;
@@ -1009,7 +1036,8 @@ decide_result (struct exec_ctx *x, struct exec_result *res, int ws, hk_err *err)
   return 0;
 }
 
-/* Timed: what the command left behind dies with it, then the subreaper goes. */
+/* What a timed command left behind dies with it, then the subreaper goes;
+ * an untimed one's background jobs are left to the sandbox's init. */
 static void
 release_subreaper (struct exec_ctx *x, struct exec_result *res, bool kill)
 {
@@ -1050,7 +1078,11 @@ finish_foreground (struct exec_ctx *x, struct exec_result *res, hk_err *err)
       return -1;
     }
   res->duration_ms = now_ms () - x->t0;
-  release_subreaper (x, res, res->timed_out || more);
+  if (x->helper_killed)
+    res->warning = xstrdup ("the process holding the command's processes together was killed "
+                            "from inside the sandbox, and the command with it; processes the "
+                            "command started may live on");
+  release_subreaper (x, res, res->timed_out || (x->o->timeout_ms && more));
   console_relay_end (&x->relay);
   drain_pending (x, res);
   /* Every writer of errp is gone: this cannot block. */
@@ -1124,6 +1156,13 @@ exec_run (const struct store *st, const struct exec_opts *o, struct exec_result 
     r = catch_signals (&x, err);
   if (r == 0 && (r = start_joiner (&x, res, err)) < 0)
     abort_command (&x, res);
+  if (r > 0)
+    {
+      /* Killed before it was reported: as a command killed by SIGKILL. */
+      *res = (struct exec_result){ .status = 128 + SIGKILL, .signal = SIGKILL, .reason = EXEC_SIGNALED };
+      ctx_free (&x);
+      return 0;
+    }
   if (r == 0)
     {
       close_fd (&x.plan.console_fd);  /* the command's (or the shim's) now */

@@ -100,7 +100,10 @@ const char *exec_reason_name (enum exec_reason r);
  * (daemonized or not) are killed with SIGKILL, and nothing else.  The same
  * happens to what it left running when it exits before the timeout: a timed
  * command is a job that leaves nothing behind.  Without a timeout, a
- * background job keeps running after the command exits. */
+ * background job keeps running after the command exits.  Either way, if
+ * hako itself dies (SIGKILL) before the command ends, a subreaper in the
+ * sandbox kills the command and everything it started; signals hako
+ * catches (INT, TERM, HUP, QUIT, USR1, USR2) are passed on to the command. */
 int exec_run (const struct store *st, const struct exec_opts *o, struct exec_result *res, hk_err *err);
 void exec_result_free (struct exec_result *res);
 

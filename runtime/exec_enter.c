@@ -1,18 +1,18 @@
 /* exec_enter: the processes that carry an exec into a sandbox — the joiner
  * (outside: cgroup, then every namespace in one setns), the optional
- * subreaper (inside: keeps a timed command's process tree together) and the
+ * subreaper (inside: keeps an attached command's process tree together) and the
  * command itself (inside: the sandbox's process stack, then execve).
  *
  *   hako ── joiner ─┐  cgroups, setns(pidfd, the namespaces), clone(CLONE_PARENT), exit
- *     ├── command     (untimed: hako's child, inside the sandbox's pid namespace)
- *     └── subreaper ── command   (timed)
+ *     ├── subreaper ── command   (attached: the subreaper watches hako)
+ *     └── command     (--detach: hako's child, inside the sandbox's pid namespace)
  *
  * No re-exec of hako: the children run the code already in memory.  No copy
- * of it either, where that is safe: the joiner, and an untimed command
+ * of it either, where that is safe: the joiner, and a detached command
  * without a terminal until its execve, run in hako's own memory while hako
  * waits (CLONE_VM|CLONE_VFORK, as posix_spawn), which spares a fork's copy
  * of hako's memory and its teardown at exit or execve.  See
- * enter_start_joiner and clone_inside for why each may. */
+ * enter_start_joiner and clone_running for why each may. */
 #include "runtime/exec_enter.h"
 
 #include <errno.h>
@@ -157,6 +157,7 @@ command_main (const struct exec_plan *p)
 {
   hk_err err = { 0 };
   int status = 125, ruleset_fd = -1;
+  pid_t parent = getppid ();
   sigset_t none;
   close (p->ctl[1]);
   sigemptyset (&none);
@@ -177,6 +178,13 @@ command_main (const struct exec_plan *p)
     fail (p, 125, &err);
   if (p->builtin)
     builtin_main (p, ruleset_fd);
+  /* Attached, the command dies with its subreaper: code in the sandbox that
+   * kills the subreaper (root there has CAP_KILL) takes the command down
+   * with it instead of setting it loose.  After the user switch, which
+   * clears the parent-death signal; a subreaper already gone has left us to
+   * the sandbox's init. */
+  if (p->subreaper && (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid () != parent))
+    raise (SIGKILL);
   char path[PATH_MAX];
   if (proc_find_exec_in (&p->proc, path, sizeof path, &status, &err) < 0)
     fail (p, status, &err);
@@ -207,7 +215,11 @@ command_main (const struct exec_plan *p)
   fail (p, status, &err);
 }
 
-/* ---- the subreaper (timed commands) ------------------------------------ */
+static long clone_running (const struct exec_plan *p, struct clone_args *args, bool share,
+                           int (*fn) (void *));
+static int command_entry (void *p);
+
+/* ---- the subreaper (attached commands) --------------------------------- */
 
 /* Where hako's arguments are in memory (fields 48 and 49 of /proc/self/stat),
  * read by the joiner while /proc is still the host's. */
@@ -273,7 +285,11 @@ subreaper_main (const struct exec_plan *p)
 {
   hk_err err = { 0 };
   sigset_t chld;
-  setsid ();  /* out of the caller's process group: a ^C is for the command */
+  /* Out of the caller's process group: a ^C is for the command, which
+   * hako passes it on to, and must not kill the one process that would kill
+   * the command's tree if hako died.  Not setsid: a session makes a
+   * scheduler autogroup, which costs up to milliseconds (command_main). */
+  setpgid (0, 0);
   if (prctl (PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
     {
       err_sys (&err, "prctl PR_SET_CHILD_SUBREAPER");
@@ -286,14 +302,15 @@ subreaper_main (const struct exec_plan *p)
   int cpidfd = -1;
   struct clone_args args = { .flags = CLONE_PIDFD, .pidfd = (uint64_t) (uintptr_t) &cpidfd,
                              .exit_signal = SIGCHLD };
-  long cpid = sfd < 0 ? -1 : sys_clone3 (&args);
+  /* A copy, not our memory: sharing it would hold us until the command's
+   * execve, and the command would then see hako's arguments in our
+   * /proc/PID/cmdline before hide_arguments could blank them. */
+  long cpid = sfd < 0 ? -1 : clone_running (p, &args, false, command_entry);
   if (cpid < 0)
     {
       err_sys (&err, "fork the command in the sandbox");
       fail (p, 125, &err);
     }
-  if (cpid == 0)
-    command_main (p);
   hide_arguments ();
   /* From here on only the command writes to errp and the capture pipes,
    * and sends the terminal. */
@@ -440,8 +457,9 @@ inside_entry (void *p)
  * no heap half-updated behind for hako.  It cannot be read or written
  * either: hako's memory is not dumpable meanwhile (enter_start_joiner), so
  * ptrace and /proc/PID/mem need CAP_SYS_PTRACE in the host's user
- * namespace.  Not for the subreaper, which lives on, nor with a terminal
- * (console_setup allocates); and only where the trampoline below exists. */
+ * namespace.  Not for the subreaper, which lives on (nor for a command
+ * forked by it: subreaper_main), nor with a terminal (console_setup
+ * allocates); and only where the trampoline below exists. */
 #if defined(__x86_64__)
 #define HAVE_CLONE3_ON_STACK 1
 /* clone3, with the child on args->stack running fn (arg) and never
@@ -477,16 +495,25 @@ clone3_on_stack (struct clone_args *args, int (*fn) (void *), void *arg)
 static char command_stack[256 << 10] __attribute__ ((aligned (16)));
 #endif
 
+static int
+command_entry (void *p)
+{
+  command_main (p);
+}
+
+/* Clone ARGS's child running FN (P): in our memory, while we wait, when
+ * SHARE allows it and P has no terminal (see above), else as a fork.
+ * Returns in the parent only: the child's pid, or -1 (errno). */
 static long
-clone_inside (const struct exec_plan *p, struct clone_args *args)
+clone_running (const struct exec_plan *p, struct clone_args *args, bool share, int (*fn) (void *))
 {
 #ifdef HAVE_CLONE3_ON_STACK
-  if (!p->subreaper && !p->tty && !p->builtin && SHARE_MEMORY)
+  if (share && !p->tty && !p->builtin && SHARE_MEMORY)
     {
       args->flags |= CLONE_VM | CLONE_VFORK;
       args->stack = (uint64_t) (uintptr_t) command_stack;
       args->stack_size = sizeof command_stack;
-      long r = clone3_on_stack (args, inside_entry, (void *) p);
+      long r = clone3_on_stack (args, fn, (void *)p);
       if (r < 0)
         {
           errno = (int) -r;
@@ -494,11 +521,19 @@ clone_inside (const struct exec_plan *p, struct clone_args *args)
         }
       return r;
     }
+#else
+  (void)share;
 #endif
   long pid = sys_clone3 (args);
   if (pid == 0)
-    inside_main (p);
+    _exit (fn ((void *)p));
   return pid;
+}
+
+static long
+clone_inside (const struct exec_plan *p, struct clone_args *args)
+{
+  return clone_running (p, args, !p->subreaper, inside_entry);
 }
 
 /* A pid namespace applies to children only: fork once more.  CLONE_PARENT

@@ -1,6 +1,6 @@
 /* exec_enter: the processes that carry an exec into a sandbox — the joiner
  * (outside: cgroup, then every namespace in one setns), the optional
- * subreaper (inside: keeps a timed command's process tree together) and the
+ * subreaper (inside: keeps an attached command's process tree together) and the
  * command itself (inside: the sandbox's process stack, then execve). */
 #ifndef HAKO_RUNTIME_EXEC_ENTER_H
 #define HAKO_RUNTIME_EXEC_ENTER_H
@@ -29,7 +29,7 @@ struct exec_plan
   int cgroup_v2_fd;              /* the sandbox's cgroup2 directory, when not ours, or -1 */
   const struct landlock_plan *landlock;
   const struct seccomp_prog *seccomp;
-  bool subreaper;                /* timed: a subreaper between hako and the command */
+  bool subreaper;                /* attached: a subreaper between hako and the command */
   bool new_session;              /* setsid (hako has a controlling terminal, or tty), else setpgid */
   unsigned int preserve_fds;     /* hako's fds 3..3+N-1 pass to the command as they are */
   /* A terminal: the command gets a new pty of the sandbox's devpts as its

@@ -279,8 +279,12 @@ child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns, int root_tree
       && (path = proc_find_exec (cfg->spec->process, &status, &err)) == NULL)
     child_fail (sync_fd, true, status, &err);
 
-  if (cfg->fifo_fd >= 0)
-    prctl (PR_SET_PDEATHSIG, 0, 0, 0, 0);  /* detached: outlives `hako create` */
+  /* Detached, the process outlives `hako create`.  In the foreground it
+   * dies with `hako run`, even by SIGKILL, and its pid namespace with it:
+   * nothing it started runs on unwatched.  Armed again because the user
+   * switch above cleared it (a credential change does); if run died in
+   * between, the wait for start below sees EOF instead. */
+  prctl (PR_SET_PDEATHSIG, cfg->fifo_fd >= 0 ? 0 : SIGKILL, 0, 0, 0);
   if (sync_send (sync_fd, SYNC_READY, 0, NULL) < 0)
     _exit (125);
   if (child_wait_start (cfg, sync_fd, &err) < 0)

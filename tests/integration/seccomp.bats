@@ -145,6 +145,9 @@ setup_file () {
   mkdir -p "$TOOLS"
   printf '%s' "$probe_source" > "$TOOLS/probe.c"
   gcc -static -O1 -pthread -o "$TOOLS/probe" "$TOOLS/probe.c"
+  # tests/helpers/sockfam (static, built by make check): socket families.
+  local sockfam=${HAKO_TEST_HELPERS:-$(dirname "$HAKO")/tests/helpers}/sockfam
+  if [ -x "$sockfam" ]; then cp "$sockfam" "$TOOLS/sockfam"; fi
 }
 setup () { hako_setup; }
 teardown () { hako_teardown; }
@@ -182,6 +185,7 @@ probe () {
         | .names[]] | index($s) != null' "$c" >/dev/null
     done
     [ "$(jq -r '.linux.seccomp.syscalls[] | select(.names == ["clone3"]) | .errnoRet' "$c")" = 38 ]
+    [ "$(jq -r '.linux.seccomp.syscalls[] | select(.names == ["socket", "socketpair"]) | .errnoRet' "$c")" = 97 ]
   done
 }
 
@@ -298,6 +302,85 @@ probe () {
   ia32_emulation || skip "$IA32_MISSING"
   b=$(sc_bundle i386)
   [ "$(probe "$b" int80)" = status=159 ]
+}
+
+# ---- socket families -------------------------------------------------------------
+
+# What the default filter refuses (hako-spec(5)): every family but unix, inet,
+# inet6, netlink and packet, and the netlink protocols that reach host state.
+REFUSED_FAMILIES="AF_VSOCK AF_KEY AF_BLUETOOTH AF_CAN AF_RDS AF_TIPC AF_ATMPVC AF_ATMSVC AF_IRDA AF_NFC AF_LLC
+  AF_PPPOX AF_ISDN AF_IEEE802154 AF_CAIF AF_ALG AF_XDP AF_SMC AF_MCTP AF_QIPCRTR AF_KCM AF_RXRPC AF_AX25
+  AF_IPX AF_APPLETALK AF_NETROM AF_X25 AF_ROSE AF_DECnet AF_PHONET AF_IUCV AF_IB AF_MPLS AF_BRIDGE
+  AF_SECURITY AF_ASH AF_ECONET AF_SNA AF_WANPIPE AF_NETBEUI AF_UNSPEC socketpair:AF_VSOCK socketpair:AF_TIPC"
+REFUSED_NETLINK="NETLINK_SELINUX NETLINK_ISCSI NETLINK_AUDIT NETLINK_CONNECTOR NETLINK_KOBJECT_UEVENT
+  NETLINK_SCSITRANSPORT NETLINK_RDMA NETLINK_CRYPTO NETLINK_SMC NETLINK_FIREWALL NETLINK_NFLOG NETLINK_IP6_FW
+  NETLINK_DNRTMSG NETLINK_ECRYPTFS"
+ALLOWED_SOCKETS="AF_UNIX AF_INET AF_INET6 AF_NETLINK NETLINK_ROUTE NETLINK_SOCK_DIAG NETLINK_GENERIC
+  socketpair:AF_UNIX"
+
+# sockfam BUNDLE [RUN-FLAGS...] -- NAME...: the helper's "NAME RESULT" lines
+# from inside a sandbox of BUNDLE.
+sockfam () {
+  local b=$1; shift
+  local flags=()
+  while [ "$1" != -- ]; do flags+=("$1"); shift; done
+  shift
+  $H run --rm "${flags[@]}" --bundle "$b" "s$RANDOM" -- /tools/sockfam "$@"
+}
+
+# check_refused OUTPUT: every line says EAFNOSUPPORT.
+check_refused () {
+  local bad
+  bad=$(echo "$1" | grep -v ' EAFNOSUPPORT$' || true)
+  [ -z "$bad" ] || { echo "not refused: $bad"; return 1; }
+}
+
+@test "seccomp: socket families no network namespace isolates are EAFNOSUPPORT (AF_VSOCK reaches the hypervisor)" {
+  [ -x "$TOOLS/sockfam" ] || skip "tests/helpers/sockfam not built (make check builds it)"
+  b=$(sc_bundle fam)
+  # The control: without the filter, which of them this kernel would open.
+  c=$(sc_bundle famc 'del(.linux.seccomp)')
+  run sockfam "$c" -- $REFUSED_FAMILIES $REFUSED_NETLINK
+  [ "$status" -eq 0 ]
+  echo "without the filter: $(echo "$output" | grep -cv ' EAFNOSUPPORT$') of them get past EAFNOSUPPORT"
+  echo "$output" | grep -v ' EAFNOSUPPORT$' || true
+  run sockfam "$b" -- $REFUSED_FAMILIES $REFUSED_NETLINK
+  [ "$status" -eq 0 ]
+  [ "${#lines[@]}" -eq "$(echo $REFUSED_FAMILIES $REFUSED_NETLINK | wc -w)" ]
+  check_refused "$output"
+  # Sharing the host's network namespace changes nothing.
+  run sockfam "$b" --network host -- $REFUSED_FAMILIES $REFUSED_NETLINK
+  [ "$status" -eq 0 ]
+  check_refused "$output"
+}
+
+@test "seccomp: unix, inet, inet6 and netlink route sockets still open; ip reads links and routes" {
+  [ -x "$TOOLS/sockfam" ] || skip "tests/helpers/sockfam not built (make check builds it)"
+  b=$(sc_bundle famok)
+  run sockfam "$b" -- $ALLOWED_SOCKETS
+  [ "$status" -eq 0 ]
+  bad=$(echo "$output" | grep -v ' ok$' || true)
+  [ -z "$bad" ]
+  [ "${#lines[@]}" -eq "$(echo $ALLOWED_SOCKETS | wc -w)" ]
+  run $H run --rm --bundle "$b" ipr -- sh -c 'ip -o link show lo && ip -o addr show lo && ip route show table local'
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"lo"*"127.0.0.1"* ]]
+}
+
+@test "seccomp: the default profile refuses the same families in a busybox root" {
+  [ -x "$TOOLS/sockfam" ] || skip "tests/helpers/sockfam not built (make check builds it)"
+  b="$TEST_ROOT/bundle-dflt"
+  mkdir -p "$b"
+  $H spec --profile default --bundle "$b" >/dev/null
+  ln -s "$BUNDLE_DIR/rootfs" "$b/rootfs"
+  edit_config "$b" ".mounts += [{\"destination\": \"/tools\", \"type\": \"bind\", \"source\": \"$TOOLS\",
+      \"options\": [\"rbind\", \"ro\"]}]"
+  run $H run --rm --bundle "$b" dflt -- /tools/sockfam $REFUSED_FAMILIES $REFUSED_NETLINK
+  [ "$status" -eq 0 ]
+  check_refused "$output"
+  run $H run --rm --bundle "$b" dflt2 -- /tools/sockfam AF_UNIX AF_INET AF_INET6 NETLINK_ROUTE
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | grep -c ' ok$')" -eq 4 ]
 }
 
 # ---- filters from a bundle --------------------------------------------------------

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/netlink.h>
 #include <linux/sched.h>
 #include <linux/seccomp.h>
 #include <sched.h>
@@ -16,6 +17,7 @@
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -370,6 +372,78 @@ probe_personality (void)
   return bad > 100 ? 100 : bad;
 }
 
+/* socket families and netlink protocols: what socket() says for each with
+ * no filter (filled in before the fork), and which the filter must refuse. */
+#define N_FAMILIES 64
+#define N_NETLINK 32
+static int family_errno[N_FAMILIES], netlink_errno[N_NETLINK];
+
+static bool
+family_allowed (int f)
+{
+  return f == AF_UNIX || f == AF_INET || f == AF_INET6 || f == AF_NETLINK || f == AF_PACKET;
+}
+
+static bool
+netlink_allowed (int p)
+{
+  return p == NETLINK_ROUTE || p == NETLINK_USERSOCK || p == NETLINK_SOCK_DIAG || p == NETLINK_XFRM
+         || p == NETLINK_FIB_LOOKUP || p == NETLINK_NETFILTER || p == NETLINK_GENERIC;
+}
+
+/* errno of socket (family, type, protocol) through the raw syscall (so the
+ * upper halves of the arguments reach the filter), 0 when it opened. */
+static int
+socket_errno (unsigned long family, int type, unsigned long protocol)
+{
+  long fd = syscall (SYS_socket, family, (unsigned long)(type | SOCK_CLOEXEC), protocol);
+  if (fd < 0)
+    return errno;
+  close ((int)fd);
+  return 0;
+}
+
+static void
+measure_sockets (void)
+{
+  for (int f = 0; f < N_FAMILIES; f++)
+    family_errno[f] = socket_errno ((unsigned long)f, SOCK_DGRAM, 0);
+  for (int p = 0; p < N_NETLINK; p++)
+    netlink_errno[p] = socket_errno (AF_NETLINK, SOCK_RAW, (unsigned long)p);
+}
+
+static int
+probe_sockets (void)
+{
+  int bad = 0;
+  for (int f = 0; f < N_FAMILIES; f++)
+    {
+      int want = family_allowed (f) ? family_errno[f] : EAFNOSUPPORT;
+      int got = socket_errno ((unsigned long)f, SOCK_DGRAM, 0);
+      if (got != want)
+        printf ("#   family %d: errno %d, want %d\n", f, got, want), bad++;
+    }
+  for (int p = 0; p < N_NETLINK; p++)
+    {
+      int want = netlink_allowed (p) ? netlink_errno[p] : EAFNOSUPPORT;
+      int got = socket_errno (AF_NETLINK, SOCK_RAW, (unsigned long)p);
+      if (got != want)
+        printf ("#   netlink protocol %d: errno %d, want %d\n", p, got, want), bad++;
+    }
+  /* The kernel reads 32 bits of each: the upper halves change nothing. */
+  bad += socket_errno ((1UL << 32) | AF_VSOCK, SOCK_STREAM, 0) != EAFNOSUPPORT;
+  bad += socket_errno ((1UL << 32) | AF_INET, SOCK_DGRAM, 0) != 0;
+  bad += socket_errno (AF_NETLINK | (1UL << 40), SOCK_RAW, (1UL << 32) | NETLINK_AUDIT) != EAFNOSUPPORT;
+  bad += socket_errno (AF_NETLINK, SOCK_RAW, (1UL << 32) | NETLINK_ROUTE) != 0;
+  /* socketpair: the same families. */
+  int sv[2];
+  bad += !(socketpair (AF_VSOCK, SOCK_STREAM, 0, sv) < 0 && errno == EAFNOSUPPORT);
+  bad += !(socketpair (AF_TIPC, SOCK_STREAM, 0, sv) < 0 && errno == EAFNOSUPPORT);
+  if (socketpair (AF_UNIX, SOCK_STREAM, 0, sv) < 0)
+    bad++;
+  return bad > 100 ? 100 : bad;
+}
+
 static int
 probe_x32 (void)
 {
@@ -441,6 +515,10 @@ test_default_profile (void)
   ok (exited (run_under (p, probe_allowed), 0), "default filter: fork, getpid and write still work");
   ok (exited (run_under (p, probe_personality), 0),
       "default filter: personality only for PER_LINUX, PER_LINUX32 and the query");
+  measure_sockets ();
+  ok (exited (run_under (p, probe_sockets), 0),
+      "default filter: socket families but unix, inet, inet6, netlink and packet, and netlink protocols "
+      "that reach host state, are EAFNOSUPPORT; the rest as without it");
 #if defined(__x86_64__)
   ok (killed_by_sigsys (run_under (p, probe_x32)), "default filter: an x32 syscall kills the process");
   /* int 0x80 works only with IA32 emulation in the kernel; else SIGSEGV. */
