@@ -58,7 +58,8 @@ times=""
 # its seconds into $log/NAME.secs.  Safe to run several at once.
 bats_file () {
   t0=$(date +%s)
-  HAKO=${3:-$HAKO} bats --tap "$1" > "$log/$2.tap" 2>&1
+  # bats reads its stdin: not the list the caller's loop reads.
+  HAKO=${3:-$HAKO} bats --tap "$1" > "$log/$2.tap" 2>&1 < /dev/null
   echo $(($(date +%s) - t0)) > "$log/$2.secs"
   echo "  done: $2 ($(cat "$log/$2.secs") s)"
 }
