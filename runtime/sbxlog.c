@@ -223,31 +223,25 @@ reader_feed (struct reader *r, char *buf, size_t len, int *status)
       if (nl == NULL)
         break;
       size_t n = (size_t)(nl - (buf + used));
-      char save = buf[used + n];
       struct sbxlog_line l;
-      /* The record is parsed in place: a copy keeps mapped files read-only. */
-      char rec[CHUNK + 128];
-      if (n < sizeof rec)
+      /* Parsed in place: the buffer is ours (a private mapping, or the
+       * follow buffer). */
+      *nl = '\0';
+      if (record_parse (buf + used, n, &l))
         {
-          memcpy (rec, buf + used, n);
-          rec[n] = '\0';
-          if (record_parse (rec, n, &l))
-            {
-              if (r->counting)
-                r->lines += !l.partial;
-              else if (r->skip_lines > 0)
-                r->skip_lines -= !l.partial;
-              else
-                *status = r->emit (r->arg, &l);
-            }
+          if (r->counting)
+            r->lines += !l.partial;
+          else if (r->skip_lines > 0)
+            r->skip_lines -= !l.partial;
+          else
+            *status = r->emit (r->arg, &l);
         }
-      buf[used + n] = save;
       used += n + 1;
     }
   return used;
 }
 
-/* Feed a whole file (mapped privately, so the parse may write to it). */
+/* Feed a whole file, mapped privately: the parse writes into its pages. */
 static int
 reader_file (struct reader *r, int fd, off_t size)
 {
