@@ -90,8 +90,8 @@ int cmd_on_sandbox (int argc, char **argv, const char *help, sandbox_fn fn);
 struct img_store;
 struct config_src
 {
-  char *bundle;      /* absolute, or NULL for the host profile */
-  bool cwd_bundle;   /* run's fallback found ./config.json and took the cwd as the bundle */
+  char *bundle;    /* absolute, or NULL for the host profile */
+  bool cwd_bundle; /* run's fallback found ./config.json and took the cwd as the bundle */
   char *json;
   size_t len;
   struct oci_spec *spec;

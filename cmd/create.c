@@ -163,8 +163,8 @@ cmd_load_snapshot (const char *dir, struct snapshot_src *snap, struct config_src
   /* A bundle sandbox's root is the bundle's own directory, which a branch
    * cannot share without seeing the other's writes. */
   if (strcmp (snap->kind, "bundle") == 0)
-    return err_set (err, ENOTSUP,
-                    "snapshot %s is of a bundle sandbox: make a bundle from its data/ instead", dir);
+    return err_set (err, ENOTSUP, "snapshot %s is of a bundle sandbox: make a bundle from its data/ instead",
+                    dir);
   out->json = xmalloc (snap->config_len + 1);
   memcpy (out->json, snap->config, snap->config_len + 1);
   out->len = snap->config_len;
@@ -184,25 +184,25 @@ cmd_load_snapshot (const char *dir, struct snapshot_src *snap, struct config_src
   return 0;
 }
 
-static const char create_help[] =
-  "Usage: hako create [OPTIONS] ID\n\n"
-  "Build a sandbox; its process waits until `hako start ID`.\n\n"
-  "  -b, --bundle DIR        bundle with config.json (default: current directory)\n"
-  "      --profile P         no bundle config: use profile P (host)\n"
-  "      --image NAME        the root (and, without --bundle, the config) from an image\n"
-  "      --from-snapshot DIR the config and writable state of a `hako snapshot` copy\n"
-  "      --pid-file FILE     write the sandbox process's host pid to FILE\n"
-  "      --network MODE      none, host or allowlist (sets sandbox.network.mode)\n"
-  "      --allow ENTRY       add to the network allow-list (repeatable; implies allowlist)\n"
-  "      --disk SIZE         bound what it keeps under the data root (sandbox.limits.disk:\n"
-  "                          bytes or a k/m/g suffix, -1 for none)\n"
-  "      --console-socket S  with process.terminal: send the pty's master to the unix socket S\n"
-  "      --preserve-fds N    pass fds 3 to 3+N-1 on to the process\n"
-  "      --no-monitor        no monitor process: the caller reaps the sandbox's\n"
-  "                          process (a subreaper); state cannot say how it ended\n"
-  "      --no-new-keyring    accepted for runc compatibility (no keyring is created)\n"
-  "      --no-pivot          refused: the sandbox's root is always entered with pivot_root\n"
-  "  -h, --help              this text\n";
+static const char create_help[]
+    = "Usage: hako create [OPTIONS] ID\n\n"
+      "Build a sandbox; its process waits until `hako start ID`.\n\n"
+      "  -b, --bundle DIR        bundle with config.json (default: current directory)\n"
+      "      --profile P         no bundle config: use profile P (host)\n"
+      "      --image NAME        the root (and, without --bundle, the config) from an image\n"
+      "      --from-snapshot DIR the config and writable state of a `hako snapshot` copy\n"
+      "      --pid-file FILE     write the sandbox process's host pid to FILE\n"
+      "      --network MODE      none, host or allowlist (sets sandbox.network.mode)\n"
+      "      --allow ENTRY       add to the network allow-list (repeatable; implies allowlist)\n"
+      "      --disk SIZE         bound what it keeps under the data root (sandbox.limits.disk:\n"
+      "                          bytes or a k/m/g suffix, -1 for none)\n"
+      "      --console-socket S  with process.terminal: send the pty's master to the unix socket S\n"
+      "      --preserve-fds N    pass fds 3 to 3+N-1 on to the process\n"
+      "      --no-monitor        no monitor process: the caller reaps the sandbox's\n"
+      "                          process (a subreaper); state cannot say how it ended\n"
+      "      --no-new-keyring    accepted for runc compatibility (no keyring is created)\n"
+      "      --no-pivot          refused: the sandbox's root is always entered with pivot_root\n"
+      "  -h, --help              this text\n";
 
 int
 cmd_create (int argc, char **argv)
@@ -243,8 +243,9 @@ cmd_create (int argc, char **argv)
       case 'n':
         cmd_net_free (&net);
         return cmd_usage ("create", "--no-pivot is not supported: hako enters the sandbox's root "
-                          "only with pivot_root (a chroot can be escaped)");
-      case 'N': case 'A':
+                                    "only with pivot_root (a chroot can be escaped)");
+      case 'N':
+      case 'A':
         if (cmd_net_option (&net, c, optarg, "create") < 0)
           {
             cmd_net_free (&net);
@@ -273,7 +274,8 @@ cmd_create (int argc, char **argv)
   if (from && (bundle || profile || image || net.mode || net.allow))
     {
       cmd_net_free (&net);
-      return cmd_usage ("create", "--from-snapshot takes its config from the snapshot (no --bundle, --profile, --image, --network, --allow)");
+      return cmd_usage ("create", "--from-snapshot takes its config from the snapshot (no --bundle, "
+                                  "--profile, --image, --network, --allow)");
     }
   const char *id = argv[optind];
   hk_err err = { 0 };
@@ -290,18 +292,25 @@ cmd_create (int argc, char **argv)
     status = cmd_fail ("create", id, &err);
   else
     {
-      struct sbx_create_opts o = { .id = id, .bundle = cfg.bundle, .config_json = cfg.json,
-                                   .config_len = cfg.len, .spec = cfg.spec, .pid_file = pid_file,
-                                   .console_socket = console, .preserve_fds = preserve,
-                                   .no_monitor = no_monitor, .image_layers = cfg.layers,
-                                   .image_id = cfg.image_id, .from_snapshot = snap_data };
+      struct sbx_create_opts o = { .id = id,
+                                   .bundle = cfg.bundle,
+                                   .config_json = cfg.json,
+                                   .config_len = cfg.len,
+                                   .spec = cfg.spec,
+                                   .pid_file = pid_file,
+                                   .console_socket = console,
+                                   .preserve_fds = preserve,
+                                   .no_monitor = no_monitor,
+                                   .image_layers = cfg.layers,
+                                   .image_id = cfg.image_id,
+                                   .from_snapshot = snap_data };
       if (sbx_create (&st, &o, NULL, &status, &err) < 0)
         cmd_fail ("create", id, &err);
       else
         status = 0;
     }
   if (status != 0)
-    status = EXIT_HAKO;  /* create only says whether it worked */
+    status = EXIT_HAKO; /* create only says whether it worked */
   cmd_config_free (&cfg);
   snapshot_src_free (&snap);
   cmd_net_free (&net);

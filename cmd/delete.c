@@ -4,10 +4,10 @@
 #include "cmd/cmd.h"
 #include "runtime/sandbox.h"
 
-static const char delete_help[] =
-  "Usage: hako delete [--force] ID\n\n"
-  "Remove the sandbox: state, work dir and every process (a running one needs --force).\n"
-  "  -f, --force   SIGKILL a running sandbox first\n";
+static const char delete_help[]
+    = "Usage: hako delete [--force] ID\n\n"
+      "Remove the sandbox: state, work dir and every process (a running one needs --force).\n"
+      "  -f, --force   SIGKILL a running sandbox first\n";
 
 int
 cmd_delete (int argc, char **argv)

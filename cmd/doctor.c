@@ -55,8 +55,7 @@ add_criu (const struct store *st, struct doctor_report *r)
   criu_probe (cache, &v);
   char *detail = v.works ? xasprintf ("criu %s: criu check passed", v.version ? v.version : "")
                          : xasprintf ("%s%s%scriu check failed: %s", v.binary ? "criu " : "",
-                                      v.binary && v.version ? v.version : "", v.binary ? ": " : "",
-                                      v.reason);
+                                      v.binary && v.version ? v.version : "", v.binary ? ": " : "", v.reason);
   struct doctor_item *it = doctor_add_item (r, "criu", "CRIU checkpoint/restore", v.works, detail);
   doctor_field_str (it, "binary", v.binary);
   doctor_field_str (it, "version", v.version);

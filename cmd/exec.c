@@ -19,29 +19,29 @@
  * for any sensible result, and a bound on hako's memory (hako-exec(8)). */
 #define JSON_DEFAULT_CAP (16u << 20)
 
-static const char exec_help[] =
-  "Usage: hako exec [OPTIONS] ID [--] CMD [ARG...]\n\n"
-  "Run CMD inside the running sandbox ID, with the namespaces, cgroup, capabilities,\n"
-  "no_new_privs, Landlock and seccomp of its process.  Exits with CMD's status\n"
-  "(128+N for signal N); 126 not executable, 127 not found, 125 hako failed.\n\n"
-  "  -e, --env K=V           set an environment variable (repeatable)\n"
-  "      --cwd DIR           working directory inside the sandbox (absolute)\n"
-  "  -u, --user USER[:GROUP] name (from the sandbox's /etc/passwd, /etc/group) or number\n"
-  "      --timeout DUR       kill CMD and every process it started after DUR (500ms, 30s, 5m)\n"
-  "      --max-output N      pass on at most N bytes of stdout and of stderr (k, m, g)\n"
-  "      --json              print one JSON object with the exit status and the output\n"
-  "  -d, --detach            return once CMD is running\n"
-  "      --pid-file FILE     write CMD's host pid to FILE\n"
-  "  -t, --tty               a new terminal inside the sandbox, relayed to ours\n"
-  "      --console-socket S  send the terminal's master to the unix socket S (runc's protocol)\n"
-  "  -p, --process FILE      an OCI process JSON (args, env, cwd, user, capabilities, ...);\n"
-  "                          the options here override it\n"
-  "      --preserve-fds N    pass fds 3 to 3+N-1 on to CMD\n"
-  "      --cap CAP           add CAP (CAP_NET_RAW or NET_RAW) to CMD's effective and permitted\n"
-  "                          sets; only within the sandbox's bounding set (repeatable)\n"
-  "  -g, --additional-gids G add group G (a number) to CMD's groups (repeatable)\n"
-  "      --ignore-paused     refused: a command in a paused sandbox would be frozen\n"
-  "  -h, --help              this text\n";
+static const char exec_help[]
+    = "Usage: hako exec [OPTIONS] ID [--] CMD [ARG...]\n\n"
+      "Run CMD inside the running sandbox ID, with the namespaces, cgroup, capabilities,\n"
+      "no_new_privs, Landlock and seccomp of its process.  Exits with CMD's status\n"
+      "(128+N for signal N); 126 not executable, 127 not found, 125 hako failed.\n\n"
+      "  -e, --env K=V           set an environment variable (repeatable)\n"
+      "      --cwd DIR           working directory inside the sandbox (absolute)\n"
+      "  -u, --user USER[:GROUP] name (from the sandbox's /etc/passwd, /etc/group) or number\n"
+      "      --timeout DUR       kill CMD and every process it started after DUR (500ms, 30s, 5m)\n"
+      "      --max-output N      pass on at most N bytes of stdout and of stderr (k, m, g)\n"
+      "      --json              print one JSON object with the exit status and the output\n"
+      "  -d, --detach            return once CMD is running\n"
+      "      --pid-file FILE     write CMD's host pid to FILE\n"
+      "  -t, --tty               a new terminal inside the sandbox, relayed to ours\n"
+      "      --console-socket S  send the terminal's master to the unix socket S (runc's protocol)\n"
+      "  -p, --process FILE      an OCI process JSON (args, env, cwd, user, capabilities, ...);\n"
+      "                          the options here override it\n"
+      "      --preserve-fds N    pass fds 3 to 3+N-1 on to CMD\n"
+      "      --cap CAP           add CAP (CAP_NET_RAW or NET_RAW) to CMD's effective and permitted\n"
+      "                          sets; only within the sandbox's bounding set (repeatable)\n"
+      "  -g, --additional-gids G add group G (a number) to CMD's groups (repeatable)\n"
+      "      --ignore-paused     refused: a command in a paused sandbox would be frozen\n"
+      "  -h, --help              this text\n";
 
 struct exec_cli
 {
@@ -61,8 +61,18 @@ struct exec_cli
 static int
 parse_args (int argc, char **argv, struct exec_cli *c)
 {
-  enum { OPT_CWD = 256, OPT_TIMEOUT, OPT_MAX_OUTPUT, OPT_JSON, OPT_PID_FILE, OPT_CONSOLE, OPT_PRESERVE,
-         OPT_CAP, OPT_IGNORE_PAUSED };
+  enum
+  {
+    OPT_CWD = 256,
+    OPT_TIMEOUT,
+    OPT_MAX_OUTPUT,
+    OPT_JSON,
+    OPT_PID_FILE,
+    OPT_CONSOLE,
+    OPT_PRESERVE,
+    OPT_CAP,
+    OPT_IGNORE_PAUSED
+  };
   static const struct option opts[] = {
     { "env", required_argument, NULL, 'e' },
     { "cwd", required_argument, NULL, OPT_CWD },
@@ -102,13 +112,13 @@ parse_args (int argc, char **argv, struct exec_cli *c)
       case 'u': c->o.user = optarg; break;
       case OPT_TIMEOUT:
         if (parse_duration_ms (optarg, &c->o.timeout_ms) < 0 || c->o.timeout_ms == 0)
-          return cmd_usage ("exec", "--timeout \"%s\": expected a duration such as 500ms, 30s or 5m",
-                            optarg), -1;
+          return cmd_usage ("exec", "--timeout \"%s\": expected a duration such as 500ms, 30s or 5m", optarg),
+                 -1;
         break;
       case OPT_MAX_OUTPUT:
         if (parse_size (optarg, &c->o.max_output) < 0)
-          return cmd_usage ("exec", "--max-output \"%s\": expected a byte count such as 1000 or 1m",
-                            optarg), -1;
+          return cmd_usage ("exec", "--max-output \"%s\": expected a byte count such as 1000 or 1m", optarg),
+                 -1;
         c->has_max_output = true;
         break;
       case OPT_JSON: c->json = true; break;
@@ -127,7 +137,7 @@ parse_args (int argc, char **argv, struct exec_cli *c)
                            ? xstrdup (optarg)
                            : xasprintf ("CAP_%s", optarg);
           for (char *q = name; *q; q++)
-            *q = (char) (*q >= 'a' && *q <= 'z' ? *q - 'a' + 'A' : *q);
+            *q = (char)(*q >= 'a' && *q <= 'z' ? *q - 'a' + 'A' : *q);
           c->caps = xrealloc (c->caps, (c->n_caps + 2) * sizeof *c->caps);
           c->caps[c->n_caps++] = name;
           c->caps[c->n_caps] = NULL;
@@ -141,12 +151,13 @@ parse_args (int argc, char **argv, struct exec_cli *c)
           if (optarg[0] < '0' || optarg[0] > '9' || *end || errno || g > UINT32_MAX - 1)
             return cmd_usage ("exec", "--additional-gids \"%s\": expected a group number", optarg), -1;
           c->gids = xrealloc (c->gids, (c->n_gids + 1) * sizeof *c->gids);
-          c->gids[c->n_gids++] = (gid_t) g;
+          c->gids[c->n_gids++] = (gid_t)g;
           break;
         }
       case OPT_IGNORE_PAUSED:
         return cmd_usage ("exec", "--ignore-paused is not supported: a command started in a paused "
-                          "sandbox would be frozen with it (resume it first)"), -1;
+                                  "sandbox would be frozen with it (resume it first)"),
+               -1;
       case 'h': cmd_help (exec_help); return 1;
       default: cmd_bad_option ("exec", argv, opts); return -1;
       }
@@ -154,8 +165,7 @@ parse_args (int argc, char **argv, struct exec_cli *c)
   c->o.additional_gids = c->gids;
   c->o.n_additional_gids = c->n_gids;
   if (c->o.detach && (c->o.timeout_ms || c->json || c->has_max_output))
-    return cmd_usage ("exec", "--detach cannot be combined with --timeout, --json or --max-output"),
-           -1;
+    return cmd_usage ("exec", "--detach cannot be combined with --timeout, --json or --max-output"), -1;
   if (c->o.tty && (c->json || c->has_max_output))
     return cmd_usage ("exec", "--tty cannot be combined with --json or --max-output"), -1;
   if (c->o.tty && c->o.detach && c->o.console_socket == NULL)
@@ -193,7 +203,7 @@ cli_free (struct exec_cli *c)
 /* --max-output without --json: the capped streams go to ours. */
 struct passthrough
 {
-  bool broken[3];  /* a reader went away: keep draining, stop writing */
+  bool broken[3]; /* a reader went away: keep draining, stop writing */
 };
 
 static void
@@ -243,8 +253,11 @@ print_json (const struct exec_result *res, struct capture *c, const char *id)
       capture_append (c, 2, line, strlen (line));
     }
   struct oci_exec_result r = {
-    .exit_code = res->status, .signal = res->signal, .reason = exec_reason_name (res->reason),
-    .timed_out = res->timed_out, .duration_ms = res->duration_ms,
+    .exit_code = res->status,
+    .signal = res->signal,
+    .reason = exec_reason_name (res->reason),
+    .timed_out = res->timed_out,
+    .duration_ms = res->duration_ms,
     .out = { .data = c->buf[1], .len = c->len[1], .truncated = res->truncated[0] },
     .err = { .data = c->buf[2], .len = c->len[2], .truncated = res->truncated[1] },
   };
@@ -260,7 +273,7 @@ report_truncation (const struct exec_result *res, const struct exec_cli *c, cons
   for (int s = 0; s < 2; s++)
     if (res->truncated[s])
       log_warn ("exec %s: %s truncated after %llu bytes (--max-output)", id, names[s],
-                (unsigned long long) c->o.max_output);
+                (unsigned long long)c->o.max_output);
 }
 
 int
@@ -303,8 +316,8 @@ cmd_exec (int argc, char **argv)
   if (c.json && !c.has_max_output)
     c.o.max_output = JSON_DEFAULT_CAP;
   c.o.sink = c.json ? sink_json : sink_pass;
-  c.o.sink_ctx = c.json ? (void *) &cap : (void *) &pass;
-  signal (SIGPIPE, SIG_IGN);  /* a closed stdout is a write error, not our death */
+  c.o.sink_ctx = c.json ? (void *)&cap : (void *)&pass;
+  signal (SIGPIPE, SIG_IGN); /* a closed stdout is a write error, not our death */
 
   hk_err err = { 0 };
   struct store st = { 0 };

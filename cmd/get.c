@@ -21,7 +21,10 @@ static const char get_help[]
 int
 cmd_get (int argc, char **argv)
 {
-  enum { OPT_MAX = 256 };
+  enum
+  {
+    OPT_MAX = 256
+  };
   static const struct option opts[] = {
     { "max-bytes", required_argument, NULL, OPT_MAX },
     { "user", required_argument, NULL, 'u' },
@@ -35,8 +38,7 @@ cmd_get (int argc, char **argv)
       {
       case OPT_MAX:
         if (parse_size (optarg, &o.max_bytes) < 0)
-          return cmd_usage ("get", "--max-bytes \"%s\": expected a byte count such as 1000 or 1m",
-                            optarg);
+          return cmd_usage ("get", "--max-bytes \"%s\": expected a byte count such as 1000 or 1m", optarg);
         break;
       case 'u': o.user = optarg; break;
       case 'h': return cmd_help (get_help);
@@ -46,7 +48,7 @@ cmd_get (int argc, char **argv)
     return cmd_usage ("get", "expects a sandbox ID and a PATH inside it");
   o.id = argv[optind];
   o.path = argv[optind + 1];
-  signal (SIGPIPE, SIG_IGN);  /* a reader that goes away is a write error */
+  signal (SIGPIPE, SIG_IGN); /* a reader that goes away is a write error */
   hk_err err = { 0 };
   struct store st = { 0 };
   int r = 0;

@@ -80,7 +80,7 @@ image_import (int argc, char **argv)
   cleanup_free char **sigs = NULL;
   size_t n_sigs = 0;
   bool json = false;
-  optind = 0;  /* reinitialize getopt: options may follow SOURCE */
+  optind = 0; /* reinitialize getopt: options may follow SOURCE */
   while ((c = getopt_long (argc, argv, "n:h", opts, NULL)) != -1)
     switch (c)
       {
@@ -160,8 +160,8 @@ image_ls (bool quiet, bool json)
     if (quiet)
       printf ("%s\n", n.images[i].name);
     else
-      printf ("%-40s %.19s %-8zu %s\n", n.images[i].name, n.images[i].manifest_digest,
-              n.images[i].n_layers, n.images[i].created ? n.images[i].created : "-");
+      printf ("%-40s %.19s %-8zu %s\n", n.images[i].name, n.images[i].manifest_digest, n.images[i].n_layers,
+              n.images[i].created ? n.images[i].created : "-");
   oci_image_names_free (&n);
   img_store_close (&is);
   return r;

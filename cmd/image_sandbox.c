@@ -84,10 +84,11 @@ generate (const char *name, const struct oci_image_config *c, char *const *layer
   bool has_path = false;
   for (size_t i = 0; c->env && c->env[i]; i++)
     has_path |= str_has_prefix (c->env[i], "PATH=");
-  char *const path_only[] = { (char *) default_path, NULL };
+  char *const path_only[] = { (char *)default_path, NULL };
   char **env = strv_concat (has_path ? NULL : path_only, c->env);
-  struct oci_image_process ip = { .image = name, .args = argv, .env = env,
-                                  .cwd = c->working_dir && c->working_dir[0] ? c->working_dir : "/" };
+  struct oci_image_process ip = {
+    .image = name, .args = argv, .env = env, .cwd = c->working_dir && c->working_dir[0] ? c->working_dir : "/"
+  };
   int r = -1;
   if (argv[0] == NULL)
     err_set (err, EINVAL, "image %s has no Entrypoint or Cmd: give a command after --", name);
@@ -105,8 +106,8 @@ generate (const char *name, const struct oci_image_config *c, char *const *layer
 /* Open the store (shared: no `image rm` collects the layers until the
  * sandbox records its image) and find the image. */
 static int
-find_image (const char *name, struct config_src *out, struct oci_image_rec *rec,
-            struct oci_image_config *c, hk_err *err)
+find_image (const char *name, struct config_src *out, struct oci_image_rec *rec, struct oci_image_config *c,
+            hk_err *err)
 {
   struct store st = { 0 };
   if (cmd_store (&st, err) < 0)
@@ -156,8 +157,10 @@ cmd_load_source (const char *bundle, const char *profile, const char *image, cha
         return 0;
     }
   else if (profile && strcmp (profile, "default") != 0)
-    return err_set (err, EINVAL, "--image: only the default profile can run an image (the %s "
-                    "profile has a root of its own)", profile);
+    return err_set (err, EINVAL,
+                    "--image: only the default profile can run an image (the %s "
+                    "profile has a root of its own)",
+                    profile);
   struct oci_image_rec rec = { 0 };
   struct oci_image_config c = { 0 };
   int r = -1;

@@ -8,10 +8,9 @@
 #include "cmd/cmd.h"
 #include "runtime/sandbox.h"
 
-static const char kill_help[] =
-  "Usage: hako kill [--all] ID [SIGNAL]\n\n"
-  "Send SIGNAL (a name such as TERM or SIGKILL, or a number; default TERM).\n"
-  "  -a, --all   signal every process in the sandbox\n";
+static const char kill_help[] = "Usage: hako kill [--all] ID [SIGNAL]\n\n"
+                                "Send SIGNAL (a name such as TERM or SIGKILL, or a number; default TERM).\n"
+                                "  -a, --all   signal every process in the sandbox\n";
 
 /* "TERM", "SIGTERM", "sigterm" or "15"; -1 if none of those. */
 static int
@@ -20,7 +19,7 @@ parse_signal (const char *s)
   char *end;
   long n = strtol (s, &end, 10);
   if (*s && *end == '\0')
-    return n > 0 && n < NSIG ? (int) n : -1;
+    return n > 0 && n < NSIG ? (int)n : -1;
   if (strncasecmp (s, "SIG", 3) == 0)
     s += 3;
   for (int sig = 1; sig < NSIG; sig++)

@@ -9,10 +9,9 @@
 #include "lib/util.h"
 #include "runtime/sandbox.h"
 
-static const char list_help[] =
-  "Usage: hako list [--format table|json] [-q]\n\n"
-  "  -f, --format F   table (default) or json\n"
-  "  -q, --quiet      ids only\n";
+static const char list_help[] = "Usage: hako list [--format table|json] [-q]\n\n"
+                                "  -f, --format F   table (default) or json\n"
+                                "  -q, --quiet      ids only\n";
 
 static void
 json_str (const char *s)
@@ -28,7 +27,7 @@ print_json (const struct oci_state *s, bool first)
   json_str (s->oci_version);
   printf (",\"id\":");
   json_str (s->id);
-  printf (",\"pid\":%d,\"status\":\"%s\",\"bundle\":", (int) s->pid, oci_status_name (s->status));
+  printf (",\"pid\":%d,\"status\":\"%s\",\"bundle\":", (int)s->pid, oci_status_name (s->status));
   json_str (s->bundle);
   printf (",\"rootfs\":");
   json_str (s->rootfs);

@@ -55,7 +55,8 @@ static void
 usage (FILE *out)
 {
   fputs ("Usage: hako [GLOBAL OPTIONS] VERB [OPTIONS] [ID] [-- CMD...]\n\n"
-         "A sandbox runtime for untrusted code.\n\nVerbs:\n", out);
+         "A sandbox runtime for untrusted code.\n\nVerbs:\n",
+         out);
   for (size_t i = 0; i < sizeof verbs / sizeof *verbs; i++)
     fprintf (out, "  %-10s %s\n", verbs[i].name, verbs[i].summary);
   fputs ("\nGlobal options:\n"
@@ -73,7 +74,8 @@ usage (FILE *out)
          "                      hako decides from its uid\n"
          "  --version           print the version\n"
          "  --help              this text; `hako VERB --help` for a verb\n"
-         "\nSee hako(8) and hako-VERB(8).\n", out);
+         "\nSee hako(8) and hako-VERB(8).\n",
+         out);
 }
 
 /* The error's fields for --log-format json: an image verb's operand is an
@@ -201,8 +203,19 @@ set_log_format (const char *value, const char *what)
 static int
 parse_globals (int argc, char **argv)
 {
-  enum { OPT_ROOT = 256, OPT_DATA_ROOT, OPT_LOG, OPT_LOG_FORMAT, OPT_DEBUG, OPT_VERSION,
-         OPT_HELP, OPT_IGNORED, OPT_NODE_CONFIG, OPT_ROOTLESS };
+  enum
+  {
+    OPT_ROOT = 256,
+    OPT_DATA_ROOT,
+    OPT_LOG,
+    OPT_LOG_FORMAT,
+    OPT_DEBUG,
+    OPT_VERSION,
+    OPT_HELP,
+    OPT_IGNORED,
+    OPT_NODE_CONFIG,
+    OPT_ROOTLESS
+  };
   static const struct option opts[] = {
     { "root", required_argument, NULL, OPT_ROOT },
     { "data-root", required_argument, NULL, OPT_DATA_ROOT },
@@ -231,18 +244,13 @@ parse_globals (int argc, char **argv)
       case OPT_DEBUG: globals.debug = true; break;
       case OPT_NODE_CONFIG: admission_set_config (optarg); break;
       case 'v':
-      case OPT_VERSION:
-        printf ("hako version %s\nspec: 1.2.0\n", HAKO_VERSION);
-        exit (0);
+      case OPT_VERSION: printf ("hako version %s\nspec: 1.2.0\n", HAKO_VERSION); exit (0);
       case 'h':
-      case OPT_HELP:
-        usage (stdout);
-        exit (0);
+      case OPT_HELP: usage (stdout); exit (0);
       case OPT_IGNORED: break;
       /* hako decides rootless mode from its uid; the value is checked only. */
       case OPT_ROOTLESS:
-        if (strcmp (optarg, "true") != 0 && strcmp (optarg, "false") != 0
-            && strcmp (optarg, "auto") != 0)
+        if (strcmp (optarg, "true") != 0 && strcmp (optarg, "false") != 0 && strcmp (optarg, "auto") != 0)
           return cmd_usage ("hako", "--rootless: \"%s\" is not true, false or auto", optarg), -1;
         break;
       default: return cmd_bad_option ("hako", argv, opts), -1;
@@ -291,7 +299,7 @@ main (int argc, char **argv)
   for (size_t i = 0; i < sizeof verbs / sizeof *verbs; i++)
     if (strcmp (verbs[i].name, name) == 0)
       {
-        optind = 1;  /* each verb runs its own getopt over its own argv */
+        optind = 1; /* each verb runs its own getopt over its own argv */
         return verbs[i].fn (argc - first, argv + first);
       }
   return unknown_verb (name);

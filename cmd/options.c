@@ -18,11 +18,11 @@ cmd_preserve_fds (const char *verb, const char *arg, unsigned int *n)
     return cmd_usage (verb, "--preserve-fds \"%s\": expected a count of fds (0-4096)", arg), -1;
   for (unsigned long fd = 3; fd < 3 + v; fd++)
     {
-      int fl = fcntl ((int) fd, F_GETFD);
+      int fl = fcntl ((int)fd, F_GETFD);
       if (fl < 0 || (fl & FD_CLOEXEC))
         return cmd_usage (verb, "--preserve-fds %lu: fd %lu is not open in the caller", v, fd), -1;
     }
-  *n = (unsigned int) v;
+  *n = (unsigned int)v;
   return 0;
 }
 

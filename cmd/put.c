@@ -23,7 +23,10 @@ static const char put_help[]
 int
 cmd_put (int argc, char **argv)
 {
-  enum { OPT_MODE = 256 };
+  enum
+  {
+    OPT_MODE = 256
+  };
   static const struct option opts[] = {
     { "mode", required_argument, NULL, OPT_MODE },
     { "user", required_argument, NULL, 'u' },
@@ -42,7 +45,7 @@ cmd_put (int argc, char **argv)
           unsigned long m = strtoul (optarg, &end, 8);
           if (*optarg == '\0' || *end != '\0' || m > 07777)
             return cmd_usage ("put", "--mode \"%s\": expected octal permissions such as 0644", optarg);
-          o.mode = (mode_t) m;
+          o.mode = (mode_t)m;
           o.has_mode = true;
           break;
         }

@@ -87,8 +87,10 @@ run_parse (int argc, char **argv, struct run_opts *o)
       case 'M': o->no_monitor = true; break;
       case 'S': o->from = optarg; break;
       case 'D': o->disk = optarg; break;
-      case 'k': case 'n': break;
-      case 'N': case 'A':
+      case 'k':
+      case 'n': break;
+      case 'N':
+      case 'A':
         if (cmd_net_option (&o->net, c, optarg, "run") < 0)
           return -1;
         break;
@@ -122,7 +124,8 @@ run_parse (int argc, char **argv, struct run_opts *o)
     }
   if (o->from && (o->bundle || o->profile || o->image || o->net.mode || o->net.allow))
     {
-      cmd_usage ("run", "--from-snapshot takes its config from the snapshot (no --bundle, --profile, --image, --network, --allow)");
+      cmd_usage ("run", "--from-snapshot takes its config from the snapshot (no --bundle, --profile, "
+                        "--image, --network, --allow)");
       return -1;
     }
   if (o->rm && o->detach)
@@ -155,10 +158,10 @@ note_cwd_bundle (const struct config_src *cfg, hk_err *err)
   cleanup_free char *why = xstrdup (err->msg);
   enum err_kind kind = err_kind_of (err);
   err_setk (err, kind, err->errnum,
-           "%s (./config.json was taken as the bundle, because no --bundle, "
-           "--profile or --image was given; give --profile host to run the command in the host "
-           "profile)",
-           why);
+            "%s (./config.json was taken as the bundle, because no --bundle, "
+            "--profile or --image was given; give --profile host to run the command in the host "
+            "profile)",
+            why);
 }
 
 /* Foreground: start, wait, record, and with --rm delete.  Returns the exit status. */
@@ -243,7 +246,7 @@ cmd_run (int argc, char **argv)
       if (sbx_start (&st, id, &err) < 0)
         {
           status = cmd_fail ("run", id, &err);
-          sbx_delete (&st, id, true, &err);  /* a failed run leaves nothing behind */
+          sbx_delete (&st, id, true, &err); /* a failed run leaves nothing behind */
         }
     }
   else

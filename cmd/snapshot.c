@@ -65,8 +65,9 @@ load_ids (struct commit_ctx *x, const struct snapshot_source *v, hk_err *err)
       const struct oci_linux *l = &spec->linux;
       x->uid = ranges_of (l->uid_mappings, l->n_uid_mappings);
       x->gid = ranges_of (l->gid_mappings, l->n_gid_mappings);
-      x->ids = (struct img_idmap){ .uid = x->uid, .gid = x->gid, .n_uid = l->n_uid_mappings,
-                                   .n_gid = l->n_gid_mappings };
+      x->ids = (struct img_idmap){
+        .uid = x->uid, .gid = x->gid, .n_uid = l->n_uid_mappings, .n_gid = l->n_gid_mappings
+      };
       x->userns = true;
     }
   oci_spec_free (spec);

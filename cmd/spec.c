@@ -10,16 +10,16 @@
 #include "lib/util.h"
 #include "runtime/admission.h"
 
-static const char spec_help[] =
-  "Usage: hako spec [--profile default|host] [--rootless] [--image NAME] [--disk SIZE]\n"
-  "                 [--bundle DIR]\n\n"
-  "Write DIR/config.json (default: ./config.json); an existing one is kept.\n"
-  "  -p, --profile P   default (runc-like bundle with a rootfs/) or host (no image)\n"
-  "      --rootless    add a user namespace mapping the caller to root\n"
-  "      --image NAME  the default profile with the image's Entrypoint, Cmd, Env,\n"
-  "                    WorkingDir and User, and sandbox.image\n"
-  "      --disk SIZE   sandbox.limits.disk: bytes or a k/m/g suffix, -1 for none\n"
-  "  -b, --bundle DIR  where to write config.json\n";
+static const char spec_help[]
+    = "Usage: hako spec [--profile default|host] [--rootless] [--image NAME] [--disk SIZE]\n"
+      "                 [--bundle DIR]\n\n"
+      "Write DIR/config.json (default: ./config.json); an existing one is kept.\n"
+      "  -p, --profile P   default (runc-like bundle with a rootfs/) or host (no image)\n"
+      "      --rootless    add a user namespace mapping the caller to root\n"
+      "      --image NAME  the default profile with the image's Entrypoint, Cmd, Env,\n"
+      "                    WorkingDir and User, and sandbox.image\n"
+      "      --disk SIZE   sandbox.limits.disk: bytes or a k/m/g suffix, -1 for none\n"
+      "  -b, --bundle DIR  where to write config.json\n";
 
 /* --disk written into the generated config, which is parsed to check it. */
 static int
@@ -73,7 +73,7 @@ cmd_spec (int argc, char **argv)
   cleanup_free char *path = xasprintf ("%s/config.json", bundle);
   if (image && (rootless || p != OCI_PROFILE_DEFAULT))
     return cmd_usage ("spec", "--image goes with the default profile only (no --rootless: an image "
-                      "sandbox's layers are mounted idmapped, which needs root)");
+                              "sandbox's layers are mounted idmapped, which needs root)");
   /* The limits of this machine (or of its node config), now: the file
    * keeps them wherever it runs. */
   struct oci_profile_limits lim;

@@ -31,9 +31,9 @@ struct src
 {
   int dirfd;
   bool flat;
-  char *tmpdir;  /* to remove, when extracted */
+  char *tmpdir; /* to remove, when extracted */
   char *label;
-  const struct img_store *store;  /* extracted: where the blobs not copied out are */
+  const struct img_store *store;     /* extracted: where the blobs not copied out are */
   char **link_names, **link_targets; /* an archive's layer.tar symlinks, not yet linked */
 };
 
@@ -59,8 +59,8 @@ src_open (const struct src *s, const char *path, hk_err *err)
        * store's copy stands in, checked again as it is read.  The layer of
        * a stored blob can still be missing: an import killed between the
        * two commits (layer.c). */
-      cleanup_free char *digest = str_has_prefix (path, "blobs/sha256/")
-                                      ? xasprintf ("sha256:%s", path + 13) : NULL;
+      cleanup_free char *digest
+          = str_has_prefix (path, "blobs/sha256/") ? xasprintf ("sha256:%s", path + 13) : NULL;
       if (fd < 0 && errno == ENOENT && digest && oci_digest_valid (digest))
         {
           cleanup_free char *stored = img_blob_path (s->store, digest);
@@ -105,13 +105,13 @@ blob_name (const char *digest)
 
 /* A document a descriptor references: read, checked, stored. */
 static int
-read_doc (struct img_store *st, const struct src *s, const struct oci_desc *d, char **out,
-          size_t *len, hk_err *err)
+read_doc (struct img_store *st, const struct src *s, const struct oci_desc *d, char **out, size_t *len,
+          hk_err *err)
 {
   cleanup_free char *name = blob_name (d->digest);
   if (d->size > IMG_MAX_DOC)
-    return err_set (err, EFBIG, "blob %.19s..: %llu bytes is too large for a manifest or config",
-                    d->digest, (unsigned long long) d->size);
+    return err_set (err, EFBIG, "blob %.19s..: %llu bytes is too large for a manifest or config", d->digest,
+                    (unsigned long long)d->size);
   /* An archive's blobs the store has were not extracted: the store's copy
    * (re-hashed as it is read) stands in. */
   if (s->flat && img_blob_present (st, d->digest, d->size))
@@ -166,8 +166,8 @@ link_resolve (const char *name, const char *target)
   if (target == NULL || target[0] == '/')
     return NULL;
   const char *slash = strrchr (name, '/');
-  cleanup_free char *joined = slash ? xasprintf ("%.*s/%s", (int) (slash - name), name, target)
-                                    : xstrdup (target);
+  cleanup_free char *joined
+      = slash ? xasprintf ("%.*s/%s", (int)(slash - name), name, target) : xstrdup (target);
   bool above;
   char *out = path_lexical (joined, &above);
   if (above)
@@ -277,7 +277,8 @@ extract_archive (struct img_store *st, const char *file, struct src *s, hk_err *
             continue;
         }
       cleanup_free char *flat = flat_name (path);
-      cleanup_close int fd = openat (s->dirfd, flat, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+      cleanup_close int fd
+          = openat (s->dirfd, flat, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
       if (fd < 0)
         {
           r = err_sys (err, "%s: extract %s", file, path);
@@ -285,9 +286,9 @@ extract_archive (struct img_store *st, const char *file, struct src *s, hk_err *
         }
       /* libarchive says only "Write error": a full disk is named. */
       if (archive_read_data_into_fd (a, fd) != ARCHIVE_OK)
-        r = archive_errno (a) > 0 ? err_code (err, archive_errno (a), "%s: extract %s", file, path)
-                                  : err_set (err, EIO, "%s: extract %s: %s", file, path,
-                                             archive_error_string (a));
+        r = archive_errno (a) > 0
+                ? err_code (err, archive_errno (a), "%s: extract %s", file, path)
+                : err_set (err, EIO, "%s: extract %s: %s", file, path, archive_error_string (a));
     }
   if (r == 0 && ar != ARCHIVE_EOF)
     r = err_set (err, EINVAL, "%s: %s", file, archive_error_string (a));
@@ -414,8 +415,8 @@ resolve_manifest (struct img_store *st, const struct src *s, const char *tag, st
       /* A document's own mediaType, when present, must be what referenced it. */
       if (mt && d->media_type && strcmp (mt, d->media_type) != 0)
         {
-          err_set (err, EINVAL, "blob %.19s..: mediaType \"%s\", its descriptor says \"%s\"",
-                   d->digest, mt, d->media_type);
+          err_set (err, EINVAL, "blob %.19s..: mediaType \"%s\", its descriptor says \"%s\"", d->digest, mt,
+                   d->media_type);
           goto out;
         }
       const char *kind = mt ? mt : d->media_type;
@@ -455,8 +456,8 @@ check_config (const struct oci_image_config *c, size_t n_layers, hk_err *err)
   if (c->arch && strcmp (c->arch, HOST_ARCH) != 0)
     return err_set (err, EINVAL, "config: the image is for architecture \"%s\", not %s", c->arch, HOST_ARCH);
   if (c->n_diff_ids != n_layers)
-    return err_set (err, EINVAL, "config: rootfs.diff_ids lists %zu layers, the manifest %zu",
-                    c->n_diff_ids, n_layers);
+    return err_set (err, EINVAL, "config: rootfs.diff_ids lists %zu layers, the manifest %zu", c->n_diff_ids,
+                    n_layers);
   return 0;
 }
 
@@ -516,15 +517,19 @@ static void
 record_of (struct oci_image_rec *rec, const char *name, const char *manifest_digest,
            const struct oci_manifest *m, const struct oci_image_config *c)
 {
-  *rec = (struct oci_image_rec){ .name = xstrdup (name), .manifest_digest = xstrdup (manifest_digest),
+  *rec = (struct oci_image_rec){ .name = xstrdup (name),
+                                 .manifest_digest = xstrdup (manifest_digest),
                                  .config_digest = xstrdup (m->config.digest),
-                                 .created = img_now_rfc3339 (), .n_layers = m->n_layers };
+                                 .created = img_now_rfc3339 (),
+                                 .n_layers = m->n_layers };
   rec->layers = xcalloc (m->n_layers + 1, sizeof *rec->layers);
   for (size_t i = 0; i < m->n_layers; i++)
-    rec->layers[i] = (struct oci_image_layer_rec){
-      .digest = xstrdup (m->layers[i].digest), .diff_id = xstrdup (c->diff_ids[i]),
-      .media_type = m->layers[i].media_type ? xstrdup (m->layers[i].media_type) : NULL,
-      .size = m->layers[i].size };
+    rec->layers[i]
+        = (struct oci_image_layer_rec){ .digest = xstrdup (m->layers[i].digest),
+                                        .diff_id = xstrdup (c->diff_ids[i]),
+                                        .media_type
+                                        = m->layers[i].media_type ? xstrdup (m->layers[i].media_type) : NULL,
+                                        .size = m->layers[i].size };
 }
 
 /* The name to record: --name, else the ref name (a full reference, or a
@@ -545,8 +550,8 @@ choose_name (const char *given, const char *ref, const char *base, char **out, h
 }
 
 static int
-import_oci (struct img_store *st, const struct src *s, const struct img_import_opts *o,
-            const char *tag, const char *base, char **name_out, hk_err *err)
+import_oci (struct img_store *st, const struct src *s, const struct img_import_opts *o, const char *tag,
+            const char *base, char **name_out, hk_err *err)
 {
   struct resolved res = { 0 };
   struct oci_image_config c = { 0 };
@@ -578,8 +583,7 @@ import_oci (struct img_store *st, const struct src *s, const struct img_import_o
       err_prefix (err, "config %.19s..", cd->digest);
       goto out;
     }
-  if (check_config (&c, res.m.n_layers, err) < 0
-      || ingest_layers (st, s, &res.m, &c, &o->limits, err) < 0)
+  if (check_config (&c, res.m.n_layers, err) < 0 || ingest_layers (st, s, &res.m, &c, &o->limits, err) < 0)
     goto out;
   record_of (&rec, *name_out, res.manifest_digest, &res.m, &c);
   r = img_names_put (st, &rec, err);
@@ -657,8 +661,8 @@ docker_layers (struct img_store *st, const struct src *s, const struct oci_docke
 }
 
 static int
-import_docker (struct img_store *st, const struct src *s, const struct img_import_opts *o,
-               char **name_out, hk_err *err)
+import_docker (struct img_store *st, const struct src *s, const struct img_import_opts *o, char **name_out,
+               hk_err *err)
 {
   struct oci_docker_manifest dm = { 0 };
   struct oci_image_config c = { 0 };
@@ -678,7 +682,8 @@ import_docker (struct img_store *st, const struct src *s, const struct img_impor
       err_prefix (err, "config %s", dm.config);
       goto out;
     }
-  m.config = (struct oci_desc){ .media_type = xstrdup (OCI_MT_CONFIG), .digest = xstrdup (cfg_digest),
+  m.config = (struct oci_desc){ .media_type = xstrdup (OCI_MT_CONFIG),
+                                .digest = xstrdup (cfg_digest),
                                 .size = cfg_len };
   if (check_config (&c, strv_len (dm.layers), err) < 0
       || choose_name (o->name, dm.repo_tags ? dm.repo_tags[0] : NULL, NULL, name_out, err) < 0
@@ -734,8 +739,10 @@ img_import (struct img_store *st, const struct img_import_opts *o, char **name_o
           else if (faccessat (s.dirfd, "manifest.json", F_OK, 0) == 0)
             r = import_docker (st, &s, o, name_out, err);
           else
-            err_set (err, EINVAL, "%s: neither an oci-archive (index.json) nor a docker-archive "
-                     "(manifest.json)", path);
+            err_set (err, EINVAL,
+                     "%s: neither an oci-archive (index.json) nor a docker-archive "
+                     "(manifest.json)",
+                     path);
         }
     }
   else

@@ -51,7 +51,7 @@ img_hash_final (struct img_hash *h, char out[IMG_DIGEST_LEN])
 void
 img_hash_free (struct img_hash *h)
 {
-  (void) h;  /* nettle's context holds no resources */
+  (void)h; /* nettle's context holds no resources */
 }
 
 char *
@@ -84,7 +84,7 @@ img_blob_present (const struct img_store *st, const char *digest, uint64_t size)
 {
   cleanup_free char *p = img_blob_path (st, digest);
   struct stat sb;
-  return stat (p, &sb) == 0 && S_ISREG (sb.st_mode) && (uint64_t) sb.st_size == size;
+  return stat (p, &sb) == 0 && S_ISREG (sb.st_mode) && (uint64_t)sb.st_size == size;
 }
 
 int
@@ -163,10 +163,10 @@ check_desc (const struct oci_desc *want, const char *digest, uint64_t size, hk_e
     return 0;
   if (size != want->size)
     return err_set (err, EINVAL, "blob %.19s..: size %llu, descriptor says %llu", want->digest,
-                    (unsigned long long) size, (unsigned long long) want->size);
+                    (unsigned long long)size, (unsigned long long)want->size);
   if (want->digest && strcmp (digest, want->digest) != 0)
-    return err_set (err, EINVAL, "blob %.19s..: sha256 mismatch: content hashes to %.19s..",
-                    want->digest, digest);
+    return err_set (err, EINVAL, "blob %.19s..: sha256 mismatch: content hashes to %.19s..", want->digest,
+                    digest);
   return 0;
 }
 
@@ -212,8 +212,10 @@ img_blob_read (const struct img_store *st, const char *digest, char **out, size_
   char got[IMG_DIGEST_LEN];
   digest_mem (buf, n, got);
   if (strcmp (got, digest) != 0)
-    return err_set (err, EIO, "blob %.19s.. in the store is damaged: it hashes to %.19s.. (run "
-                    "`hako image verify`)", digest, got);
+    return err_set (err, EIO,
+                    "blob %.19s.. in the store is damaged: it hashes to %.19s.. (run "
+                    "`hako image verify`)",
+                    digest, got);
   *out = steal_pointer (&buf);
   if (len)
     *len = n;
@@ -282,10 +284,12 @@ rec_copy (struct oci_image_rec *dst, const struct oci_image_rec *src)
                                  .n_layers = src->n_layers };
   dst->layers = xcalloc (src->n_layers + 1, sizeof *dst->layers);
   for (size_t i = 0; i < src->n_layers; i++)
-    dst->layers[i] = (struct oci_image_layer_rec){
-      .digest = xstrdup (src->layers[i].digest), .diff_id = xstrdup (src->layers[i].diff_id),
-      .media_type = src->layers[i].media_type ? xstrdup (src->layers[i].media_type) : NULL,
-      .size = src->layers[i].size };
+    dst->layers[i] = (struct oci_image_layer_rec){ .digest = xstrdup (src->layers[i].digest),
+                                                   .diff_id = xstrdup (src->layers[i].diff_id),
+                                                   .media_type = src->layers[i].media_type
+                                                                     ? xstrdup (src->layers[i].media_type)
+                                                                     : NULL,
+                                                   .size = src->layers[i].size };
 }
 
 int
@@ -336,8 +340,7 @@ img_find (struct img_store *st, const char *name, struct oci_image_rec *out, hk_
 }
 
 int
-img_config (struct img_store *st, const struct oci_image_rec *r, struct oci_image_config *out,
-            hk_err *err)
+img_config (struct img_store *st, const struct oci_image_rec *r, struct oci_image_config *out, hk_err *err)
 {
   cleanup_free char *text = NULL;
   size_t len;
@@ -409,8 +412,7 @@ referenced (const struct oci_image_names *n, const char *digest, bool layer_dir)
   for (size_t i = 0; i < n->n; i++)
     {
       const struct oci_image_rec *r = &n->images[i];
-      if (!layer_dir && (strcmp (r->manifest_digest, digest) == 0
-                         || strcmp (r->config_digest, digest) == 0))
+      if (!layer_dir && (strcmp (r->manifest_digest, digest) == 0 || strcmp (r->config_digest, digest) == 0))
         return true;
       for (size_t j = 0; j < r->n_layers; j++)
         if (strcmp (layer_dir ? r->layers[j].diff_id : r->layers[j].digest, digest) == 0)
@@ -456,8 +458,8 @@ sandbox_layers (const struct img_store *st)
 static int
 collect (struct img_store *st, const struct oci_image_names *n, bool layer_dir, hk_err *err)
 {
-  cleanup_free char *dir = layer_dir ? xasprintf ("%s/layers", st->dir)
-                                     : xasprintf ("%s/blobs/sha256", st->dir);
+  cleanup_free char *dir
+      = layer_dir ? xasprintf ("%s/layers", st->dir) : xasprintf ("%s/blobs/sha256", st->dir);
   DIR *d = opendir (dir);
   if (d == NULL)
     return err_sys (err, "open %s", dir);
@@ -590,8 +592,8 @@ img_verify (struct img_store *st, size_t *n_blobs, hk_err *err)
         {
           cleanup_free char *l = img_layer_path (st, rec->layers[j].diff_id);
           if (!img_blob_present (st, rec->layers[j].digest, rec->layers[j].size))
-            r = err_set (err, ENOENT, "image %s: layer blob %.19s.. is missing or truncated",
-                         rec->name, rec->layers[j].digest);
+            r = err_set (err, ENOENT, "image %s: layer blob %.19s.. is missing or truncated", rec->name,
+                         rec->layers[j].digest);
           else if (access (l, F_OK) < 0)
             r = err_set (err, ENOENT, "image %s: unpacked layer %.19s.. is missing", rec->name,
                          rec->layers[j].diff_id);

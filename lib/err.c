@@ -27,7 +27,7 @@ err_vset (hk_err *err, int errnum, bool with_strerror, const char *fmt, va_list 
   int n = vsnprintf (err->msg, sizeof err->msg, fmt, ap);
   if (n < 0)
     n = 0;
-  if (with_strerror && errnum != 0 && (size_t) n < sizeof err->msg)
+  if (with_strerror && errnum != 0 && (size_t)n < sizeof err->msg)
     snprintf (err->msg + n, sizeof err->msg - n, ": %s", errno_text (errnum));
   err->errnum = errnum;
   err->kind = ERR_KIND_UNSET; /* a new error: its kind is said anew */
@@ -77,7 +77,7 @@ err_prefix (hk_err *err, const char *fmt, ...)
   va_end (ap);
   if (n < 0)
     n = 0;
-  if ((size_t) n > sizeof err->msg - 3)
+  if ((size_t)n > sizeof err->msg - 3)
     n = sizeof err->msg - 3;
   err->msg[n++] = ':';
   err->msg[n++] = ' ';

@@ -29,7 +29,8 @@ enum err_kind
  * and on what; errnum keeps the errno that caused it (0 when none); kind is
  * set where the failure's kind is known (err_kind).  Fixed size, no
  * allocation: it is filled in processes that share hako's memory. */
-typedef struct hk_err {
+typedef struct hk_err
+{
   int errnum;
   enum err_kind kind;
   char msg[2048];
@@ -37,11 +38,9 @@ typedef struct hk_err {
 
 /* Set the error from a printf format that says everything itself; errnum is
  * only recorded.  Always returns -1 so callers can `return err_set (...)`. */
-int err_set (hk_err *err, int errnum, const char *fmt, ...)
-    __attribute__ ((format (printf, 3, 4)));
+int err_set (hk_err *err, int errnum, const char *fmt, ...) __attribute__ ((format (printf, 3, 4)));
 /* Same, and ": strerror(errnum)" is appended (a system call's failure). */
-int err_code (hk_err *err, int errnum, const char *fmt, ...)
-    __attribute__ ((format (printf, 3, 4)));
+int err_code (hk_err *err, int errnum, const char *fmt, ...) __attribute__ ((format (printf, 3, 4)));
 /* err_code with errno. */
 int err_sys (hk_err *err, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
 /* Put "CONTEXT: " in front of the message already in err.  Returns -1. */

@@ -138,7 +138,7 @@ static void __attribute__ ((format (printf, 3, 0)))
 log_emit (const char *level, const struct log_fields *f, const char *fmt, va_list ap)
 {
   char msg[4096];
-  if (fmt == NULL)  /* never, but GCC's sanitizer build cannot prove it */
+  if (fmt == NULL) /* never, but GCC's sanitizer build cannot prove it */
     fmt = "";
   vsnprintf (msg, sizeof msg, fmt, ap);
   log_to_stderr (level, f, msg);

@@ -5,7 +5,11 @@
 
 #include <stdbool.h>
 
-enum log_format { LOG_TEXT, LOG_JSON };
+enum log_format
+{
+  LOG_TEXT,
+  LOG_JSON
+};
 
 /* The format of stderr and of the log file; may be called before log_init
  * (the global options are still being read). */

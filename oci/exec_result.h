@@ -11,16 +11,16 @@
 
 struct oci_exec_stream
 {
-  const char *data;   /* raw bytes, any encoding; may hold NULs */
+  const char *data; /* raw bytes, any encoding; may hold NULs */
   size_t len;
   bool truncated;
 };
 
 struct oci_exec_result
 {
-  int exit_code;        /* the exit status: 128+N when killed by signal N, 124 by the timeout */
-  int signal;           /* N, or 0 when the command exited (written as null) */
-  const char *reason;   /* "exited", "signaled", "timeout", "oom" */
+  int exit_code;      /* the exit status: 128+N when killed by signal N, 124 by the timeout */
+  int signal;         /* N, or 0 when the command exited (written as null) */
+  const char *reason; /* "exited", "signaled", "timeout", "oom" */
   bool timed_out;
   struct oci_exec_stream out, err;
   uint64_t duration_ms;

@@ -36,12 +36,12 @@ parse_desc (yajl_val v, const char *path, struct oci_desc *d, hk_err *err)
   if (d->digest == NULL || json_get (v, "size") == NULL)
     return json_error (err, path, NULL, "a descriptor needs digest and size");
   if (!oci_digest_valid (d->digest))
-    return json_error (err, path, "digest", "\"%s\" is not a sha256 digest (sha256:<64 hex>)",
-                       d->digest);
+    return json_error (err, path, "digest", "\"%s\" is not a sha256 digest (sha256:<64 hex>)", d->digest);
   cleanup_free char *ppath = json_path (path, "platform");
-  if (plat && (json_get_string (plat, ppath, "os", &d->os, err) < 0
-               || json_get_string (plat, ppath, "architecture", &d->arch, err) < 0
-               || json_get_string (plat, ppath, "variant", &d->variant, err) < 0))
+  if (plat
+      && (json_get_string (plat, ppath, "os", &d->os, err) < 0
+          || json_get_string (plat, ppath, "architecture", &d->arch, err) < 0
+          || json_get_string (plat, ppath, "variant", &d->variant, err) < 0))
     return -1;
   cleanup_free char *apath = json_path (path, "annotations");
   if (ann && json_get_string (ann, apath, "org.opencontainers.image.ref.name", &d->ref_name, err) < 0)
@@ -140,8 +140,7 @@ oci_manifest_parse (const char *text, size_t len, struct oci_manifest *out, hk_e
   if (json_parse (text, len, &root, err) < 0)
     return -1;
   int r = -1;
-  if (schema_version_2 (root, err) < 0
-      || json_get_string (root, "", "mediaType", &out->media_type, err) < 0
+  if (schema_version_2 (root, err) < 0 || json_get_string (root, "", "mediaType", &out->media_type, err) < 0
       || json_get_object (root, "", "config", &cfg, err) < 0)
     goto out;
   if (cfg == NULL)
@@ -190,11 +189,12 @@ oci_image_config_parse (const char *text, size_t len, struct oci_image_config *o
       || json_get_object (root, "", "config", &cfg, err) < 0
       || json_get_object (root, "", "rootfs", &rootfs, err) < 0)
     goto out;
-  if (cfg && (json_get_strv (cfg, ".config", "Env", &out->env, err) < 0
-              || json_get_strv (cfg, ".config", "Entrypoint", &out->entrypoint, err) < 0
-              || json_get_strv (cfg, ".config", "Cmd", &out->cmd, err) < 0
-              || json_get_string (cfg, ".config", "WorkingDir", &out->working_dir, err) < 0
-              || json_get_string (cfg, ".config", "User", &out->user, err) < 0))
+  if (cfg
+      && (json_get_strv (cfg, ".config", "Env", &out->env, err) < 0
+          || json_get_strv (cfg, ".config", "Entrypoint", &out->entrypoint, err) < 0
+          || json_get_strv (cfg, ".config", "Cmd", &out->cmd, err) < 0
+          || json_get_string (cfg, ".config", "WorkingDir", &out->working_dir, err) < 0
+          || json_get_string (cfg, ".config", "User", &out->user, err) < 0))
     goto out;
   if (rootfs == NULL)
     {
@@ -457,8 +457,8 @@ oci_image_list_write (const struct oci_image_names *n, char **out, hk_err *err)
 }
 
 int
-oci_image_inspect_write (const struct oci_image_rec *r, const struct oci_image_config *c,
-                         char **out, hk_err *err)
+oci_image_inspect_write (const struct oci_image_rec *r, const struct oci_image_config *c, char **out,
+                         hk_err *err)
 {
   struct json_out o;
   json_out_init (&o, "  ");

@@ -21,7 +21,7 @@ struct oci_node
    * defaults: 0 when not set, -1 for "no limit". */
   int64_t default_memory; /* bytes */
   int64_t default_pids;   /* tasks */
-  uint64_t default_disk; /* bytes; 0: none (sandbox.limits.disk of a spec without one) */
+  uint64_t default_disk;  /* bytes; 0: none (sandbox.limits.disk of a spec without one) */
 };
 
 /* Parse node.json's text.  Errors name the file and the field:

@@ -45,10 +45,17 @@ oci_profile_limits (const struct oci_node *node, uint64_t ram, struct oci_profil
 static char *const default_caps[] = { "CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE", NULL };
 
 static char *const masked_paths[] = {
-  "/proc/acpi",        "/proc/asound",      "/proc/kcore",
-  "/proc/keys",        "/proc/latency_stats", "/proc/timer_list",
-  "/proc/timer_stats", "/proc/sched_debug", "/sys/firmware",
-  "/proc/scsi",        NULL,
+  "/proc/acpi",
+  "/proc/asound",
+  "/proc/kcore",
+  "/proc/keys",
+  "/proc/latency_stats",
+  "/proc/timer_list",
+  "/proc/timer_stats",
+  "/proc/sched_debug",
+  "/sys/firmware",
+  "/proc/scsi",
+  NULL,
 };
 
 static char *const readonly_paths[] = {
@@ -63,12 +70,11 @@ static const char *const host_dirs[] = {
 static const char *const path_env = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 static void
-gen_process (struct json_out *o, enum oci_profile p, char *const *args,
-             const struct oci_image_process *ip)
+gen_process (struct json_out *o, enum oci_profile p, char *const *args, const struct oci_image_process *ip)
 {
   static char *const sh[] = { "sh", NULL };
-  static char *const env_default[] = { (char *) path_env, "TERM=xterm", NULL };
-  static char *const env_host[] = { (char *) path_env, "HOME=/work", "TERM=xterm", NULL };
+  static char *const env_default[] = { (char *)path_env, "TERM=xterm", NULL };
+  static char *const env_host[] = { (char *)path_env, "HOME=/work", "TERM=xterm", NULL };
   json_key (o, "process");
   json_obj_open (o);
   json_kbool (o, "terminal", false);
@@ -114,8 +120,7 @@ gen_process (struct json_out *o, enum oci_profile p, char *const *args,
 
 /* One mount; OPTS is NULL-terminated (NULL: no options). */
 static void
-gen_mount (struct json_out *o, const char *dest, const char *type, const char *src,
-           char *const *opts)
+gen_mount (struct json_out *o, const char *dest, const char *type, const char *src, char *const *opts)
 {
   json_obj_open (o);
   json_kstr (o, "destination", dest);
@@ -132,8 +137,8 @@ static void
 gen_system_mounts (struct json_out *o, bool rootless)
 {
   static char *const dev[] = { "nosuid", "strictatime", "mode=755", "size=65536k", NULL };
-  static char *const pts[] = { "nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620",
-                               "gid=5", NULL };
+  static char *const pts[]
+      = { "nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", "gid=5", NULL };
   static char *const shm[] = { "nosuid", "noexec", "nodev", "mode=1777", "size=65536k", NULL };
   static char *const mqueue[] = { "nosuid", "noexec", "nodev", NULL };
   static char *const sys[] = { "nosuid", "noexec", "nodev", "ro", NULL };
@@ -224,29 +229,71 @@ gen_idmap (struct json_out *o, const char *key, unsigned id, unsigned size)
  * not know (clock_settime64 on 64-bit) are skipped when compiled. */
 static char *const seccomp_denied[] = {
   /* The mount table: remounting, revealing or escaping the root. */
-  "mount", "umount", "umount2", "pivot_root", "chroot",
-  "fsopen", "fsconfig", "fsmount", "fspick", "open_tree", "move_mount", "mount_setattr",
+  "mount",
+  "umount",
+  "umount2",
+  "pivot_root",
+  "chroot",
+  "fsopen",
+  "fsconfig",
+  "fsmount",
+  "fspick",
+  "open_tree",
+  "move_mount",
+  "mount_setattr",
   /* New namespaces, where root inside gets the capabilities the sandbox
    * was denied (and the kernel surface that comes with them). */
-  "unshare", "setns",
+  "unshare",
+  "setns",
   /* The host itself: swap, reboot, kernels and modules, accounting, quotas,
    * the clock, the kernel log, I/O ports. */
-  "swapon", "swapoff", "reboot", "kexec_load", "kexec_file_load",
-  "init_module", "finit_module", "delete_module", "acct", "quotactl", "quotactl_fd",
-  "settimeofday", "stime", "clock_settime", "clock_settime64", "adjtimex",
-  "clock_adjtime", "clock_adjtime64", "syslog", "iopl", "ioperm",
+  "swapon",
+  "swapoff",
+  "reboot",
+  "kexec_load",
+  "kexec_file_load",
+  "init_module",
+  "finit_module",
+  "delete_module",
+  "acct",
+  "quotactl",
+  "quotactl_fd",
+  "settimeofday",
+  "stime",
+  "clock_settime",
+  "clock_settime64",
+  "adjtimex",
+  "clock_adjtime",
+  "clock_adjtime64",
+  "syslog",
+  "iopl",
+  "ioperm",
   /* Kernel attack surface with a record of exploits and no everyday use:
    * eBPF, perf, the keyring (not namespaced), userfaultfd (stalls kernel
    * accesses at will), io_uring (bypasses seccomp for the syscalls it runs). */
-  "bpf", "perf_event_open", "keyctl", "add_key", "request_key", "userfaultfd",
-  "io_uring_setup", "io_uring_enter", "io_uring_register",
+  "bpf",
+  "perf_event_open",
+  "keyctl",
+  "add_key",
+  "request_key",
+  "userfaultfd",
+  "io_uring_setup",
+  "io_uring_enter",
+  "io_uring_register",
   /* File handles reach files by inode, past the mount namespace and the root
    * (the "shocker" escape). */
-  "open_by_handle_at", "name_to_handle_at",
+  "open_by_handle_at",
+  "name_to_handle_at",
   /* ptrace, and what works like it on another process: memory, fds, kcmp. */
-  "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp",
+  "ptrace",
+  "process_vm_readv",
+  "process_vm_writev",
+  "pidfd_getfd",
+  "kcmp",
   /* Obsolete. */
-  "lookup_dcookie", "nfsservctl", "uselib",
+  "lookup_dcookie",
+  "nfsservctl",
+  "uselib",
   NULL,
 };
 
@@ -493,8 +540,8 @@ gen_linux (struct json_out *o, bool rootless, const struct oci_profile_limits *l
 {
   /* Rootless, like runc --rootless: no network namespace of its own
    * (sandbox.network still decides: "none" adds one back). */
-  static const enum oci_ns_type ns[] = { OCI_NS_PID, OCI_NS_NETWORK, OCI_NS_IPC, OCI_NS_UTS,
-                                         OCI_NS_MOUNT, OCI_NS_CGROUP, OCI_NS_USER };
+  static const enum oci_ns_type ns[]
+      = { OCI_NS_PID, OCI_NS_NETWORK, OCI_NS_IPC, OCI_NS_UTS, OCI_NS_MOUNT, OCI_NS_CGROUP, OCI_NS_USER };
   json_key (o, "linux");
   json_obj_open (o);
   if (rootless)
@@ -570,7 +617,7 @@ generate (enum oci_profile profile, bool rootless, char *const *args, const stru
           const struct oci_profile_limits *lim, char **out, hk_err *err)
 {
   if (profile != OCI_PROFILE_DEFAULT && profile != OCI_PROFILE_HOST)
-    return err_set (err, EINVAL, "unknown profile %d", (int) profile);
+    return err_set (err, EINVAL, "unknown profile %d", (int)profile);
   struct json_out o;
   json_out_init (&o, "\t");
   json_obj_open (&o);

@@ -187,11 +187,14 @@ parse_mount (yajl_val v, const char *path, struct oci_mount *m, hk_err *err)
    * would silently show the mount's files with other owners than asked. */
   for (size_t i = 0; m->options && m->options[i]; i++)
     if (strcmp (m->options[i], "idmap") == 0 || strcmp (m->options[i], "ridmap") == 0)
-      return json_error (err, path, "options", "\"%s\": idmapped bind mounts are not supported yet "
-                         "(sandbox.idmap idmaps the rootfs)", m->options[i]);
+      return json_error (err, path, "options",
+                         "\"%s\": idmapped bind mounts are not supported yet "
+                         "(sandbox.idmap idmaps the rootfs)",
+                         m->options[i]);
   if (yajl_tree_get (v, (const char *[]){ "uidMappings", NULL }, yajl_t_any)
       || yajl_tree_get (v, (const char *[]){ "gidMappings", NULL }, yajl_t_any))
-    return json_error (err, path, "uidMappings", "per-mount id mappings are not supported yet "
+    return json_error (err, path, "uidMappings",
+                       "per-mount id mappings are not supported yet "
                        "(sandbox.idmap idmaps the rootfs)");
   mount_decode_options (m);
   if (m->type == NULL && !m->is_bind)
@@ -306,8 +309,7 @@ parse_user (yajl_val proc, struct oci_user *u, hk_err *err)
   int r = json_get_object (proc, ".process", "user", &o, err);
   if (r <= 0)
     return r;
-  if (json_get_u32 (o, path, "uid", &u->uid, err) < 0
-      || json_get_u32 (o, path, "gid", &u->gid, err) < 0
+  if (json_get_u32 (o, path, "uid", &u->uid, err) < 0 || json_get_u32 (o, path, "gid", &u->gid, err) < 0
       || (r = json_get_u32 (o, path, "umask", &umask, err)) < 0
       || json_get_string (o, path, "username", &u->username, err) < 0
       || json_get_array (o, path, "additionalGids", &gids, err) < 0)
@@ -323,7 +325,7 @@ parse_user (yajl_val proc, struct oci_user *u, hk_err *err)
       cleanup_free char *p = json_index (".process.user.additionalGids", i);
       if (json_as_u64 (json_at (gids, i), p, NULL, UINT32_MAX, &g, err) < 0)
         return -1;
-      u->additional_gids[u->n_additional_gids++] = (gid_t) g;
+      u->additional_gids[u->n_additional_gids++] = (gid_t)g;
     }
   return 0;
 }
@@ -451,7 +453,7 @@ static const char *const hook_names[OCI_HOOK_COUNT] = {
 const char *
 spec_hook_name (enum oci_hook_kind k)
 {
-  return (unsigned) k < OCI_HOOK_COUNT ? hook_names[k] : NULL;
+  return (unsigned)k < OCI_HOOK_COUNT ? hook_names[k] : NULL;
 }
 
 static int
@@ -473,7 +475,7 @@ parse_hook (yajl_val v, const char *path, struct oci_hook *h, hk_err *err)
   if (r > 0 && (timeout <= 0 || timeout > INT32_MAX))
     return json_error (err, path, "timeout", "must be a number of seconds greater than 0");
   h->has_timeout = r > 0;
-  h->timeout = r > 0 ? (int) timeout : 0;
+  h->timeout = r > 0 ? (int)timeout : 0;
   return 0;
 }
 
@@ -528,10 +530,9 @@ parse_top (yajl_val root, struct oci_spec *s, hk_err *err)
   if (s->oci_version == NULL || s->oci_version[0] == '\0')
     return json_error (err, "", "ociVersion", "required");
   if (spec_parse_sandbox (root, &s->sandbox, err) < 0 || parse_root (root, s, err) < 0
-      || parse_process (root, s, err) < 0
-      || json_get_string (root, "", "hostname", &s->hostname, err) < 0
-      || json_get_string (root, "", "domainname", &s->domainname, err) < 0
-      || parse_mounts (root, s, err) < 0 || parse_hooks (root, &s->hooks, err) < 0
+      || parse_process (root, s, err) < 0 || json_get_string (root, "", "hostname", &s->hostname, err) < 0
+      || json_get_string (root, "", "domainname", &s->domainname, err) < 0 || parse_mounts (root, s, err) < 0
+      || parse_hooks (root, &s->hooks, err) < 0
       || json_get_kv (root, "", "annotations", &s->annotations, &s->n_annotations, err) < 0
       || spec_parse_linux (root, &s->linux, err) < 0)
     return -1;

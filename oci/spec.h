@@ -33,9 +33,9 @@ struct oci_kv
 struct oci_mount
 {
   char *destination;
-  char *type;            /* NULL: bind when options has bind/rbind */
+  char *type; /* NULL: bind when options has bind/rbind */
   char *source;
-  char **options;        /* raw option strings, e.g. "nosuid", "ro", "rbind", "mode=755" */
+  char **options; /* raw option strings, e.g. "nosuid", "ro", "rbind", "mode=755" */
   /* Decoded from options by the parser: */
   unsigned long flags;       /* MS_* to set (MS_RDONLY, MS_NOSUID, MS_BIND, MS_REC, ...) */
   unsigned long clear_flags; /* MS_* explicitly cleared ("rw", "suid", "dev", "exec", ...) */
@@ -46,8 +46,8 @@ struct oci_mount
 
 struct oci_rlimit
 {
-  int resource;   /* RLIMIT_* */
-  char *type;     /* "RLIMIT_NOFILE" as written */
+  int resource; /* RLIMIT_* */
+  char *type;   /* "RLIMIT_NOFILE" as written */
   uint64_t soft;
   uint64_t hard;
 };
@@ -60,7 +60,7 @@ struct oci_user
   mode_t umask;
   gid_t *additional_gids;
   size_t n_additional_gids;
-  char *username;  /* Windows-only in OCI; kept for completeness */
+  char *username; /* Windows-only in OCI; kept for completeness */
 };
 
 struct oci_caps
@@ -74,9 +74,9 @@ struct oci_process
   bool terminal;
   unsigned int console_height, console_width;
   struct oci_user user;
-  char **args;        /* non-empty */
-  char **env;         /* "K=V" */
-  char *cwd;          /* absolute */
+  char **args; /* non-empty */
+  char **env;  /* "K=V" */
+  char *cwd;   /* absolute */
   struct oci_caps caps;
   bool has_caps;
   struct oci_rlimit *rlimits;
@@ -104,7 +104,7 @@ enum oci_ns_type
 struct oci_namespace
 {
   enum oci_ns_type type;
-  char *path;  /* NULL: create a new one; else join this one */
+  char *path; /* NULL: create a new one; else join this one */
 };
 
 struct oci_idmap
@@ -116,7 +116,7 @@ struct oci_idmap
 
 struct oci_device
 {
-  char type;          /* 'c', 'b', 'u', 'p' */
+  char type; /* 'c', 'b', 'u', 'p' */
   char *path;
   int64_t major, minor;
   bool has_file_mode;
@@ -130,9 +130,9 @@ struct oci_device
 struct oci_device_rule
 {
   bool allow;
-  char type;         /* 'a', 'c', 'b'; 0 when absent (= 'a') */
+  char type;            /* 'a', 'c', 'b'; 0 when absent (= 'a') */
   int64_t major, minor; /* -1 = wildcard */
-  char *access;      /* "rwm" */
+  char *access;         /* "rwm" */
 };
 
 /* linux.resources.blockIO.throttle{Read,Write}{Bps,IOPS}Device[] */
@@ -173,7 +173,7 @@ struct oci_resources
   size_t n_devices;
   struct oci_kv *hugepage_limits; /* key: page size ("2MB"), value: limit as decimal */
   size_t n_hugepage_limits;
-  struct oci_kv *unified;         /* cgroup v2 file -> value */
+  struct oci_kv *unified; /* cgroup v2 file -> value */
   size_t n_unified;
 };
 
@@ -181,13 +181,13 @@ struct oci_seccomp_arg
 {
   unsigned int index;
   uint64_t value, value_two;
-  char *op;  /* "SCMP_CMP_EQ", ... */
+  char *op; /* "SCMP_CMP_EQ", ... */
 };
 
 struct oci_seccomp_rule
 {
   char **names;
-  char *action;  /* "SCMP_ACT_ERRNO", ... */
+  char *action; /* "SCMP_ACT_ERRNO", ... */
   bool has_errno_ret;
   unsigned int errno_ret;
   struct oci_seccomp_arg *args;
@@ -224,7 +224,7 @@ struct oci_linux
   char **masked_paths;
   char **readonly_paths;
   char *mount_label;
-  struct oci_seccomp *seccomp;      /* NULL when absent */
+  struct oci_seccomp *seccomp; /* NULL when absent */
 };
 
 struct oci_hook
@@ -233,7 +233,7 @@ struct oci_hook
   char **args;
   char **env;
   bool has_timeout;
-  int timeout;  /* seconds, > 0 */
+  int timeout; /* seconds, > 0 */
 };
 
 enum oci_hook_kind
@@ -259,7 +259,7 @@ const char *spec_hook_name (enum oci_hook_kind k);
 /* hako's `sandbox` object. */
 enum hako_net_mode
 {
-  HAKO_NET_UNSET = 0,  /* follow linux.namespaces */
+  HAKO_NET_UNSET = 0, /* follow linux.namespaces */
   HAKO_NET_NONE,
   HAKO_NET_HOST,
   HAKO_NET_ALLOWLIST
@@ -267,8 +267,8 @@ enum hako_net_mode
 
 enum hako_root_kind
 {
-  HAKO_ROOT_BUNDLE = 0,  /* root.path, relative to the bundle */
-  HAKO_ROOT_TMPFS        /* an empty tmpfs: the host profile builds its root from mounts */
+  HAKO_ROOT_BUNDLE = 0, /* root.path, relative to the bundle */
+  HAKO_ROOT_TMPFS       /* an empty tmpfs: the host profile builds its root from mounts */
 };
 
 struct hako_landlock
@@ -278,8 +278,8 @@ struct hako_landlock
   uint16_t *tcp_connect, *tcp_bind;
   size_t n_tcp_connect, n_tcp_bind;
   bool scoped;
-  bool required;  /* default true: no silent downgrade */
-  bool derive;    /* default false: also grant what the mounts allow (runtime/landlock.c) */
+  bool required; /* default true: no silent downgrade */
+  bool derive;   /* default false: also grant what the mounts allow (runtime/landlock.c) */
 };
 
 #define HAKO_DISK_MIN (16ull << 20)
@@ -290,7 +290,7 @@ struct hako_sandbox
   enum hako_root_kind root;
   enum hako_net_mode net_mode;
   char **net_allow;
-  char *profile;            /* "host", "default", or NULL */
+  char *profile; /* "host", "default", or NULL */
   struct hako_landlock landlock;
   bool has_timeout;
   uint64_t timeout_ms;
@@ -317,11 +317,11 @@ struct hako_sandbox
 struct oci_spec
 {
   char *oci_version;
-  char *root_path;  /* as written; relative to the bundle unless absolute */
+  char *root_path; /* as written; relative to the bundle unless absolute */
   bool root_readonly;
   struct oci_mount *mounts;
   size_t n_mounts;
-  struct oci_process *process;  /* NULL when absent; its args may be empty only with sandbox.init */
+  struct oci_process *process; /* NULL when absent; its args may be empty only with sandbox.init */
   char *hostname;
   char *domainname;
   struct oci_linux linux;
@@ -337,8 +337,8 @@ int oci_spec_parse (const char *json, size_t len, struct oci_spec **out, hk_err 
 int oci_spec_load (const char *path, struct oci_spec **out, hk_err *err);
 /* The config text with sandbox.network.mode set to mode (when not NULL) and
  * allow appended to sandbox.network.allow: `--network` and `--allow`. */
-int oci_spec_set_network (const char *json, size_t len, const char *mode, char *const *allow,
-                          char **out, size_t *out_len, hk_err *err);
+int oci_spec_set_network (const char *json, size_t len, const char *mode, char *const *allow, char **out,
+                          size_t *out_len, hk_err *err);
 /* The config text with sandbox.limits.disk set to size as written ("64m",
  * "-1"): `--disk`.  The caller parses the result, which checks the size. */
 int oci_spec_set_disk (const char *json, size_t len, const char *size, char **out, size_t *out_len,
@@ -350,8 +350,8 @@ void oci_spec_free (struct oci_spec *spec);
 int oci_process_parse (const char *json, size_t len, struct oci_process **out, hk_err *err);
 void oci_process_free (struct oci_process *p);
 
-const char *oci_ns_name (enum oci_ns_type t);   /* "pid", "network", ... */
-int oci_ns_from_name (const char *name);        /* -1 if unknown */
+const char *oci_ns_name (enum oci_ns_type t); /* "pid", "network", ... */
+int oci_ns_from_name (const char *name);      /* -1 if unknown */
 /* The CLONE_NEW* flag of a namespace type. */
 unsigned long oci_ns_clone_flag (enum oci_ns_type t);
 /* The spec's namespace entry of that type, or NULL. */
@@ -360,10 +360,10 @@ const struct oci_namespace *oci_spec_ns (const struct oci_spec *spec, enum oci_n
 /* Profiles for `hako spec` and `run --profile`: complete config.json text. */
 enum oci_profile
 {
-  OCI_PROFILE_DEFAULT,  /* runc-like bundle: rootfs dir, all namespaces */
-  OCI_PROFILE_HOST      /* no image: host /usr,/lib*,/bin,/sbin,/etc read-only, tmpfs /tmp, /work */
+  OCI_PROFILE_DEFAULT, /* runc-like bundle: rootfs dir, all namespaces */
+  OCI_PROFILE_HOST     /* no image: host /usr,/lib*,/bin,/sbin,/etc read-only, tmpfs /tmp, /work */
 };
-int oci_profile_from_name (const char *name);  /* -1 if unknown */
+int oci_profile_from_name (const char *name); /* -1 if unknown */
 
 /* The limits the profiles write into linux.resources (hako-spec(5)): each
  * above 0, or -1 for "no limit", which is only ever asked for (a node

@@ -20,8 +20,7 @@ parse_root_kind (yajl_val sb, struct hako_sandbox *s, hk_err *err)
   else if (strcmp (root, "tmpfs") == 0)
     s->root = HAKO_ROOT_TMPFS;
   else
-    return json_error (err, ".sandbox", "root", "must be \"bundle\" or \"tmpfs\", got \"%s\"",
-                       root);
+    return json_error (err, ".sandbox", "root", "must be \"bundle\" or \"tmpfs\", got \"%s\"", root);
   return 0;
 }
 
@@ -49,8 +48,7 @@ parse_network (yajl_val sb, struct hako_sandbox *s, hk_err *err)
     return json_error (err, path, "mode", "unknown mode \"%s\" (none, host, allowlist)", mode);
   /* An allow-list under another mode would be silently meaningless. */
   if (strv_len (s->net_allow) > 0 && s->net_mode != HAKO_NET_ALLOWLIST)
-    return json_error (err, path, "allow", "only valid with mode \"allowlist\" (mode is \"%s\")",
-                       mode);
+    return json_error (err, path, "allow", "only valid with mode \"allowlist\" (mode is \"%s\")", mode);
   for (size_t i = 0; s->net_allow && s->net_allow[i]; i++)
     if (s->net_allow[i][0] == '\0')
       {
@@ -90,7 +88,7 @@ parse_ports (yajl_val ll, const char *key, uint16_t **out, size_t *n, hk_err *er
       cleanup_free char *p = json_index (base, i);
       if (json_as_i64 (json_at (a, i), p, NULL, 1, 65535, &port, err) < 0)
         return -1;
-      (*out)[(*n)++] = (uint16_t) port;
+      (*out)[(*n)++] = (uint16_t)port;
     }
   return 0;
 }
@@ -132,9 +130,8 @@ parse_timeout (yajl_val limits, struct hako_sandbox *s, hk_err *err)
       if (!ok || parse_duration_ms (t, &ms) < 0)
         ms = 0;
     }
-  else if (YAJL_IS_DOUBLE (v) && isfinite (v->u.number.d) && v->u.number.d > 0
-           && v->u.number.d < 1e12)
-    ms = (uint64_t) (v->u.number.d * 1000 + 0.5);
+  else if (YAJL_IS_DOUBLE (v) && isfinite (v->u.number.d) && v->u.number.d > 0 && v->u.number.d < 1e12)
+    ms = (uint64_t)(v->u.number.d * 1000 + 0.5);
   if (ms == 0)
     return json_error (err, ".sandbox.limits", "timeout",
                        "must be a positive duration (\"30s\", \"500ms\", \"5m\", \"1h\") or a "
@@ -239,12 +236,10 @@ spec_parse_sandbox (yajl_val root, struct hako_sandbox *s, hk_err *err)
   if (r <= 0)
     return r;
   s->present = true;
-  if (json_get_string (sb, ".sandbox", "profile", &s->profile, err) < 0
-      || parse_root_kind (sb, s, err) < 0 || parse_network (sb, s, err) < 0
-      || parse_landlock (sb, &s->landlock, err) < 0 || parse_limits (sb, s, err) < 0
-      || json_get_string (sb, ".sandbox", "image", &s->image, err) < 0
-      || parse_workdir (sb, s, err) < 0
-      || json_get_bool (sb, ".sandbox", "idmap", &s->idmap, err) < 0
+  if (json_get_string (sb, ".sandbox", "profile", &s->profile, err) < 0 || parse_root_kind (sb, s, err) < 0
+      || parse_network (sb, s, err) < 0 || parse_landlock (sb, &s->landlock, err) < 0
+      || parse_limits (sb, s, err) < 0 || json_get_string (sb, ".sandbox", "image", &s->image, err) < 0
+      || parse_workdir (sb, s, err) < 0 || json_get_bool (sb, ".sandbox", "idmap", &s->idmap, err) < 0
       || json_get_bool (sb, ".sandbox", "init", &s->init, err) < 0)
     return -1;
   if (s->image && s->image[0] == '\0')

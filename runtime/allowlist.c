@@ -27,9 +27,9 @@ void
 al_addr_from_sockaddr (const struct sockaddr *sa, uint8_t out[16])
 {
   if (sa->sa_family == AF_INET)
-    addr_from_v4 (&((const struct sockaddr_in *) sa)->sin_addr, out);
+    addr_from_v4 (&((const struct sockaddr_in *)sa)->sin_addr, out);
   else
-    memcpy (out, &((const struct sockaddr_in6 *) sa)->sin6_addr, 16);
+    memcpy (out, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
 }
 
 bool
@@ -64,7 +64,7 @@ prefix_match (const uint8_t *a, const uint8_t *net, unsigned prefix)
     return false;
   if (bits == 0)
     return true;
-  uint8_t mask = (uint8_t) (0xff << (8 - bits));
+  uint8_t mask = (uint8_t)(0xff << (8 - bits));
   return (a[bytes] & mask) == (net[bytes] & mask);
 }
 
@@ -77,25 +77,28 @@ struct special_range
   unsigned prefix;
 };
 
-#define V4(a, b, c, d, len) { { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, a, b, c, d }, 96 + (len) }
+#define V4(a, b, c, d, len)                                                                                  \
+  {                                                                                                          \
+    { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, a, b, c, d }, 96 + (len)                                     \
+  }
 static const struct special_range special_ranges[] = {
-  V4 (0, 0, 0, 0, 8),        /* "this network"; 0.0.0.0 reaches the host itself */
-  V4 (10, 0, 0, 0, 8),       /* RFC 1918 */
-  V4 (100, 64, 0, 0, 10),    /* carrier-grade NAT */
-  V4 (127, 0, 0, 0, 8),      /* loopback */
-  V4 (169, 254, 0, 0, 16),   /* link-local, cloud metadata services */
-  V4 (172, 16, 0, 0, 12),    /* RFC 1918 */
-  V4 (192, 0, 0, 0, 24),     /* IETF protocol assignments */
-  V4 (192, 168, 0, 0, 16),   /* RFC 1918 */
-  V4 (198, 18, 0, 0, 15),    /* benchmarking */
-  V4 (224, 0, 0, 0, 4),      /* multicast */
-  V4 (240, 0, 0, 0, 4),      /* reserved, broadcast */
-  { { 0 }, 96 },                                   /* ::/96: unspecified, ::1, IPv4-compatible */
-  { { 0, 0x64, 0xff, 0x9b }, 96 },                 /* NAT64: embeds any IPv4 address */
-  { { 0xfc }, 7 },                                 /* unique local */
-  { { 0xfe, 0x80 }, 10 },                          /* link-local */
-  { { 0xfe, 0xc0 }, 10 },                          /* site-local (deprecated) */
-  { { 0xff }, 8 },                                 /* multicast */
+  V4 (0, 0, 0, 0, 8),              /* "this network"; 0.0.0.0 reaches the host itself */
+  V4 (10, 0, 0, 0, 8),             /* RFC 1918 */
+  V4 (100, 64, 0, 0, 10),          /* carrier-grade NAT */
+  V4 (127, 0, 0, 0, 8),            /* loopback */
+  V4 (169, 254, 0, 0, 16),         /* link-local, cloud metadata services */
+  V4 (172, 16, 0, 0, 12),          /* RFC 1918 */
+  V4 (192, 0, 0, 0, 24),           /* IETF protocol assignments */
+  V4 (192, 168, 0, 0, 16),         /* RFC 1918 */
+  V4 (198, 18, 0, 0, 15),          /* benchmarking */
+  V4 (224, 0, 0, 0, 4),            /* multicast */
+  V4 (240, 0, 0, 0, 4),            /* reserved, broadcast */
+  { { 0 }, 96 },                   /* ::/96: unspecified, ::1, IPv4-compatible */
+  { { 0, 0x64, 0xff, 0x9b }, 96 }, /* NAT64: embeds any IPv4 address */
+  { { 0xfc }, 7 },                 /* unique local */
+  { { 0xfe, 0x80 }, 10 },          /* link-local */
+  { { 0xfe, 0xc0 }, 10 },          /* site-local (deprecated) */
+  { { 0xff }, 8 },                 /* multicast */
 };
 #undef V4
 
@@ -132,7 +135,7 @@ al_normalize_name (const char *in, char *out, size_t size)
   size_t label = 0;
   for (size_t i = 0; i < n; i++)
     {
-      unsigned char c = (unsigned char) in[i];
+      unsigned char c = (unsigned char)in[i];
       if (c == '.')
         {
           if (label == 0 || out[i - 1] == '-')
@@ -146,7 +149,7 @@ al_normalize_name (const char *in, char *out, size_t size)
         }
       else
         return false;
-      out[i] = (char) tolower (c);
+      out[i] = (char)tolower (c);
     }
   out[n] = '\0';
   return out[n - 1] != '-';
@@ -158,10 +161,9 @@ parse_port (const char *entry, const char *text, uint16_t *port, hk_err *err)
   char *end;
   errno = 0;
   unsigned long p = strtoul (text, &end, 10);
-  if (!isdigit ((unsigned char) text[0]) || *end || errno || p == 0 || p > 65535)
-    return err_set (err, EINVAL, "network allow-list entry \"%s\": bad port \"%s\" (1-65535)",
-                    entry, text);
-  *port = (uint16_t) p;
+  if (!isdigit ((unsigned char)text[0]) || *end || errno || p == 0 || p > 65535)
+    return err_set (err, EINVAL, "network allow-list entry \"%s\": bad port \"%s\" (1-65535)", entry, text);
+  *port = (uint16_t)p;
   return 0;
 }
 
@@ -179,9 +181,9 @@ parse_net (const char *entry, const char *text, struct al_entry *out, hk_err *er
       *slash = '\0';
       errno = 0;
       len = strtol (slash + 1, &end, 10);
-      if (!isdigit ((unsigned char) slash[1]) || *end || errno || len > 128)
-        return err_set (err, EINVAL, "network allow-list entry \"%s\": bad prefix length \"%s\"",
-                        entry, slash + 1);
+      if (!isdigit ((unsigned char)slash[1]) || *end || errno || len > 128)
+        return err_set (err, EINVAL, "network allow-list entry \"%s\": bad prefix length \"%s\"", entry,
+                        slash + 1);
     }
   struct in_addr a4;
   struct in6_addr a6;
@@ -193,13 +195,14 @@ parse_net (const char *entry, const char *text, struct al_entry *out, hk_err *er
   else if (inet_pton (AF_INET6, addr, &a6) == 1)
     memcpy (out->addr, &a6, 16);
   else
-    return err_set (err, EINVAL, "network allow-list entry \"%s\": \"%s\" is not an IP address",
-                    entry, addr);
-  if (len > (long) max)
-    return err_set (err, EINVAL, "network allow-list entry \"%s\": prefix length %ld is longer "
-                    "than the address (%u bits)", entry, len, max);
+    return err_set (err, EINVAL, "network allow-list entry \"%s\": \"%s\" is not an IP address", entry, addr);
+  if (len > (long)max)
+    return err_set (err, EINVAL,
+                    "network allow-list entry \"%s\": prefix length %ld is longer "
+                    "than the address (%u bits)",
+                    entry, len, max);
   out->kind = AL_NET;
-  out->prefix = len < 0 ? 128 : (unsigned) len + (128 - max);
+  out->prefix = len < 0 ? 128 : (unsigned)len + (128 - max);
   /* Bits past the prefix are cleared: 192.0.2.7/24 means 192.0.2.0/24. */
   for (unsigned b = out->prefix; b < 128; b++)
     out->addr[b / 8] &= (uint8_t) ~(0x80 >> (b % 8));
@@ -213,11 +216,12 @@ parse_name (const char *entry, const char *text, struct al_entry *out, hk_err *e
   char buf[256];
   bool suffix = str_has_prefix (text, "*.");
   if (!al_normalize_name (suffix ? text + 2 : text, buf, sizeof buf))
-    return err_set (err, EINVAL, "network allow-list entry \"%s\": not a host name, \"*.suffix\", "
-                    "IP address or CIDR", entry);
-  if (strchr (buf, '*'))
-    return err_set (err, EINVAL, "network allow-list entry \"%s\": \"*\" only as a leading \"*.\"",
+    return err_set (err, EINVAL,
+                    "network allow-list entry \"%s\": not a host name, \"*.suffix\", "
+                    "IP address or CIDR",
                     entry);
+  if (strchr (buf, '*'))
+    return err_set (err, EINVAL, "network allow-list entry \"%s\": \"*\" only as a leading \"*.\"", entry);
   out->kind = suffix ? AL_SUFFIX : AL_NAME;
   out->name = suffix ? xasprintf (".%s", buf) : xstrdup (buf);
   return 0;

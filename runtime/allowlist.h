@@ -13,19 +13,19 @@
 
 enum al_kind
 {
-  AL_NAME,    /* "pypi.org": that name exactly (case-insensitive, no trailing dot) */
-  AL_SUFFIX,  /* "*.pythonhosted.org": any name ending in ".pythonhosted.org" */
-  AL_NET      /* "192.0.2.1", "192.0.2.0/24", "::1", "2001:db8::/32" */
+  AL_NAME,   /* "pypi.org": that name exactly (case-insensitive, no trailing dot) */
+  AL_SUFFIX, /* "*.pythonhosted.org": any name ending in ".pythonhosted.org" */
+  AL_NET     /* "192.0.2.1", "192.0.2.0/24", "::1", "2001:db8::/32" */
 };
 
 struct al_entry
 {
   enum al_kind kind;
-  char *name;             /* AL_NAME: the name; AL_SUFFIX: ".suffix" (with the dot) */
-  uint8_t addr[16];       /* AL_NET: IPv4 as ::ffff:a.b.c.d, so one comparison serves both */
-  unsigned prefix;        /* AL_NET: prefix length over the 128 bits */
-  bool special;           /* AL_NET: the whole range is loopback, private, link-local... */
-  uint16_t port;          /* 0: any port */
+  char *name;       /* AL_NAME: the name; AL_SUFFIX: ".suffix" (with the dot) */
+  uint8_t addr[16]; /* AL_NET: IPv4 as ::ffff:a.b.c.d, so one comparison serves both */
+  unsigned prefix;  /* AL_NET: prefix length over the 128 bits */
+  bool special;     /* AL_NET: the whole range is loopback, private, link-local... */
+  uint16_t port;    /* 0: any port */
 };
 
 struct allowlist

@@ -49,11 +49,10 @@ asks_limits (const struct oci_spec *spec)
 {
   const struct oci_resources *r = &spec->linux.resources;
   return r->has_memory_limit || r->has_memory_reservation || r->has_memory_swap || r->has_memory_kernel
-         || r->has_memory_kernel_tcp
-         || r->has_memory_swappiness || r->disable_oom_killer || r->has_cpu_shares || r->has_cpu_quota
-         || r->has_cpu_period || r->has_cpu_realtime_runtime || r->has_cpu_realtime_period || r->cpu_cpus
-         || r->cpu_mems || r->has_pids_limit || r->has_blkio_weight || r->n_blkio_throttle || r->n_devices
-         || r->n_hugepage_limits || r->n_unified;
+         || r->has_memory_kernel_tcp || r->has_memory_swappiness || r->disable_oom_killer || r->has_cpu_shares
+         || r->has_cpu_quota || r->has_cpu_period || r->has_cpu_realtime_runtime || r->has_cpu_realtime_period
+         || r->cpu_cpus || r->cpu_mems || r->has_pids_limit || r->has_blkio_weight || r->n_blkio_throttle
+         || r->n_devices || r->n_hugepage_limits || r->n_unified;
 }
 
 static uint32_t
@@ -168,8 +167,10 @@ cg_systemd_path (const char *cp, char **out, hk_err *err)
   if (ls == 0)
     ls = strlen (slice);
   if (ln == 0 || !unit_chars_ok (name, ln) || (lp && !unit_chars_ok (prefix, lp)))
-    return err_set (err, EINVAL, "linux.cgroupsPath \"%s\": the prefix and name must be unit name "
-                    "characters (letters, digits, \"-_.\\@\"), and the name not empty", cp);
+    return err_set (err, EINVAL,
+                    "linux.cgroupsPath \"%s\": the prefix and name must be unit name "
+                    "characters (letters, digits, \"-_.\\@\"), and the name not empty",
+                    cp);
   /* A name that is a slice is the sandbox's cgroup itself, where its own
    * name puts it; otherwise the sandbox is the scope PREFIX-NAME.scope (as
    * runc names it) in the slice. */
@@ -335,7 +336,8 @@ cg_prepare (const struct cg_host *h, const struct oci_spec *spec, const char *id
     return err_set (err, ENOTSUP,
                     "linux.cgroupsPath \"%s\": a systemd cgroup path (slice:prefix:name) needs "
                     "systemd, which is not running on this host (no " SYSTEMD_RUNNING "); "
-                    "give a cgroupfs path (podman: --cgroup-manager cgroupfs)", cp);
+                    "give a cgroupfs path (podman: --cgroup-manager cgroupfs)",
+                    cp);
   if (h->layout == CG_NONE)
     return asks_limits (spec) ? err_set (err, ENOTSUP,
                                          "linux.resources: this host has no cgroup "
@@ -357,8 +359,7 @@ cg_prepare (const struct cg_host *h, const struct oci_spec *spec, const char *id
    * shows them to the host's tools.  The default rules are wanted, not
    * needed: a host without a devices controller still runs the sandbox. */
   unsigned want = CG_UPDATABLE | CG_DEVICES;
-  if (h->layout == CG_HYBRID && hybrid_v2 (h)
-      && (cg_v2_devices_harmless (spec) || !host_has (h, CG_DEVICES)))
+  if (h->layout == CG_HYBRID && hybrid_v2 (h) && (cg_v2_devices_harmless (spec) || !host_has (h, CG_DEVICES)))
     {
       need &= ~CG_DEVICES;
       want &= ~CG_DEVICES;

@@ -94,8 +94,10 @@ v1_memory (const char *dir, const struct oci_resources *r, hk_err *err)
   if (r->has_memory_kernel_tcp)
     {
       if (!cg_file_exists (dir, "memory.kmem.tcp.limit_in_bytes"))
-        return err_set (err, ENOTSUP, "linux.resources.memory.kernelTCP: %s/memory.kmem.tcp.limit_in_bytes "
-                        "does not exist (this kernel has no v1 TCP memory accounting)", dir);
+        return err_set (err, ENOTSUP,
+                        "linux.resources.memory.kernelTCP: %s/memory.kmem.tcp.limit_in_bytes "
+                        "does not exist (this kernel has no v1 TCP memory accounting)",
+                        dir);
       if (cg_writef (dir, "memory.kmem.tcp.limit_in_bytes", err, "%" PRId64, r->memory_kernel_tcp) < 0)
         return -1;
     }
@@ -204,7 +206,8 @@ v1_apply (const struct cg_sandbox *cg, const struct oci_spec *spec, hk_err *err)
     return -1;
   const struct cg_dir *v2 = cg_dir_v2 (cg);
   if (!dev && r->n_devices && v2 == NULL && !cg_v2_devices_harmless (spec))
-    return err_set (err, EACCES, "linux.resources.devices: the eBPF device filter needs the sandbox's "
+    return err_set (err, EACCES,
+                    "linux.resources.devices: the eBPF device filter needs the sandbox's "
                     "cgroup2 dir, which could not be made (not writable by this user)");
   if (!dev && v2 && cg_devices_filter (v2->path, spec, err) < 0)
     return -1;

@@ -26,9 +26,9 @@
 #include "runtime/console.h"
 #include "runtime/exec_enter.h"
 #include "runtime/mntns.h"
-#include "runtime/process.h"
 #include "runtime/netpolicy.h"
 #include "runtime/pidinfo.h"
+#include "runtime/process.h"
 #include "runtime/proctree.h"
 #include "runtime/sandbox.h"
 #include "runtime/userdb.h"
@@ -41,28 +41,28 @@ struct exec_ctx
   struct oci_state *state;
   struct oci_spec *spec;
   struct userdb_user user;
-  char **env;                   /* the merged environment (plan.proc.env) */
-  char **cap_sets[3];           /* --cap: effective, permitted, ambient as planned */
-  gid_t *gids;                  /* --additional-gids with the user's groups */
+  char **env;         /* the merged environment (plan.proc.env) */
+  char **cap_sets[3]; /* --cap: effective, permitted, ambient as planned */
+  gid_t *gids;        /* --additional-gids with the user's groups */
   struct landlock_plan *landlock;
   struct seccomp_prog *seccomp;
-  char *oom_file;               /* the memory cgroup's oom_kill counter, or NULL */
+  char *oom_file; /* the memory cgroup's oom_kill counter, or NULL */
   uint64_t oom_before;
   /* Running: */
   uint64_t t0;
   pid_t child; /* hako's child: subreaper, or (--detach) command */
   int child_pidfd;
-  int cmd_pidfd;                /* the command's, for passing signals on */
+  int cmd_pidfd; /* the command's, for passing signals on */
   int sigfd;
   bool masked;
   sigset_t oldmask;
-  uint64_t seen[2];             /* bytes read from stdout, stderr */
-  bool failed;                  /* errp brought a setup failure */
-  bool helper_killed;           /* the subreaper was SIGKILLed from inside */
+  uint64_t seen[2];   /* bytes read from stdout, stderr */
+  bool failed;        /* errp brought a setup failure */
+  bool helper_killed; /* the subreaper was SIGKILLed from inside */
   struct enter_err failure;
-  int console_hako;             /* relay: hako's end of the terminal's socket, or -1 */
-  struct console_relay relay;   /* relay.master -1: none */
-  char *tree;                   /* no mount namespace of its own: where hako built its root */
+  int console_hako;           /* relay: hako's end of the terminal's socket, or -1 */
+  struct console_relay relay; /* relay.master -1: none */
+  char *tree;                 /* no mount namespace of its own: where hako built its root */
 };
 
 static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH };
@@ -148,14 +148,14 @@ namespace_flags (pid_t pid, const struct oci_spec *spec, int *flags, hk_err *err
     int flag;
     enum oci_ns_type type;
   } kinds[] = {
-    { "user", CLONE_NEWUSER, OCI_NS_USER },      { "mnt", CLONE_NEWNS, OCI_NS_MOUNT },
-    { "pid", CLONE_NEWPID, OCI_NS_PID },         { "net", CLONE_NEWNET, OCI_NS_NETWORK },
-    { "ipc", CLONE_NEWIPC, OCI_NS_IPC },         { "uts", CLONE_NEWUTS, OCI_NS_UTS },
+    { "user", CLONE_NEWUSER, OCI_NS_USER },       { "mnt", CLONE_NEWNS, OCI_NS_MOUNT },
+    { "pid", CLONE_NEWPID, OCI_NS_PID },          { "net", CLONE_NEWNET, OCI_NS_NETWORK },
+    { "ipc", CLONE_NEWIPC, OCI_NS_IPC },          { "uts", CLONE_NEWUTS, OCI_NS_UTS },
     { "cgroup", CLONE_NEWCGROUP, OCI_NS_CGROUP }, { "time", CLONE_NEWTIME, OCI_NS_TIME },
   };
   char path[64];
   int theirs = -1, mine = -1, r = 0;
-  snprintf (path, sizeof path, "/proc/%d/ns", (int) pid);
+  snprintf (path, sizeof path, "/proc/%d/ns", (int)pid);
   *flags = 0;
   for (size_t i = 0; i < sizeof kinds / sizeof *kinds && r == 0; i++)
     {
@@ -165,8 +165,9 @@ namespace_flags (pid_t pid, const struct oci_spec *spec, int *flags, hk_err *err
           *flags |= kinds[i].flag;
           continue;
         }
-      if (theirs < 0 && ((theirs = open (path, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0
-                         || (mine = open ("/proc/self/ns", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0))
+      if (theirs < 0
+          && ((theirs = open (path, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0
+              || (mine = open ("/proc/self/ns", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0))
         {
           r = err_sys (err, "namespaces of %s", theirs < 0 ? path : "hako");
           break;
@@ -174,7 +175,7 @@ namespace_flags (pid_t pid, const struct oci_spec *spec, int *flags, hk_err *err
       struct stat a, b;
       if (fstatat (theirs, kinds[i].name, &a, 0) < 0)
         {
-          if (errno != ENOENT)  /* ENOENT: a kernel without this namespace type */
+          if (errno != ENOENT) /* ENOENT: a kernel without this namespace type */
             r = err_sys (err, "%s/%s", path, kinds[i].name);
           continue;
         }
@@ -202,7 +203,7 @@ v1_mount (const char *controllers)
     return dir;
   free (dir);
   /* "cpu,cpuacct" is often reached through a "cpu" symlink. */
-  dir = xasprintf ("/sys/fs/cgroup/%.*s", (int) strcspn (c, ","), c);
+  dir = xasprintf ("/sys/fs/cgroup/%.*s", (int)strcspn (c, ","), c);
   if (stat (dir, &sb) == 0 && S_ISDIR (sb.st_mode))
     return dir;
   free (dir);
@@ -286,8 +287,10 @@ plan_cgroup_line (struct exec_ctx *x, const char *text, bool differs, size_t *n,
       /* A named hierarchy (name=systemd) limits nothing: not finding it is
        * no reason to fail.  A controller's is. */
       if (differs && !str_has_prefix (controllers, "name="))
-        return err_set (err, ENOENT, "cannot find where the cgroup hierarchy \"%s\" is mounted, "
-                        "to join the sandbox's cgroup %s in it", v2 ? "unified" : controllers, path);
+        return err_set (err, ENOENT,
+                        "cannot find where the cgroup hierarchy \"%s\" is mounted, "
+                        "to join the sandbox's cgroup %s in it",
+                        v2 ? "unified" : controllers, path);
       return 0;
     }
   if (memory)
@@ -328,7 +331,7 @@ static int
 plan_cgroups (struct exec_ctx *x, hk_err *err)
 {
   char path[64];
-  snprintf (path, sizeof path, "/proc/%d/cgroup", (int) x->state->pid);
+  snprintf (path, sizeof path, "/proc/%d/cgroup", (int)x->state->pid);
   char **theirs = read_lines (path);
   char **mine = read_lines ("/proc/self/cgroup");
   size_t n = 0;
@@ -399,7 +402,7 @@ setgroups_denied (pid_t pid)
   char path[64];
   cleanup_free char *text = NULL;
   hk_err ignored;
-  snprintf (path, sizeof path, "/proc/%d/setgroups", (int) pid);
+  snprintf (path, sizeof path, "/proc/%d/setgroups", (int)pid);
   return file_read_all (path, 64, &text, NULL, &ignored) == 0 && str_has_prefix (text, "deny");
 }
 
@@ -414,8 +417,10 @@ check_process_caps (const struct oci_process *file, const struct oci_process *sb
   for (size_t i = 0; i < sizeof sets / sizeof *sets; i++)
     for (size_t j = 0; sets[i] && sets[i][j]; j++)
       if (!strv_contains (allowed, sets[i][j]))
-        return err_set (err, EPERM, "--process: %s is not in the bounding set of the sandbox's "
-                        "process", sets[i][j]);
+        return err_set (err, EPERM,
+                        "--process: %s is not in the bounding set of the sandbox's "
+                        "process",
+                        sets[i][j]);
   return 0;
 }
 
@@ -426,7 +431,7 @@ static int
 base_process (struct exec_ctx *x, struct oci_process *p, hk_err *err)
 {
   const struct oci_process *sbx = x->spec->process, *file = x->o->process;
-  *p = *sbx;  /* a shallow copy: nothing here is freed through it */
+  *p = *sbx; /* a shallow copy: nothing here is freed through it */
   if (file == NULL)
     return 0;
   if (file->has_caps && check_process_caps (file, sbx, err) < 0)
@@ -531,12 +536,12 @@ plan_process (struct exec_ctx *x, int rootfd, hk_err *err)
   if (base_process (x, p, err) < 0)
     return -1;
   if (o->args)
-    p->args = (char **) o->args;
+    p->args = (char **)o->args;
   /* A builtin runs no command: a session without process.args has files too. */
   if (!o->builtin && (p->args == NULL || p->args[0] == NULL))
     return err_set (err, EINVAL, "no command to run");
   if (o->cwd)
-    p->cwd = (char *) o->cwd;
+    p->cwd = (char *)o->cwd;
   if (o->builtin)
     {
       p->cwd = (char *)"/";
@@ -572,8 +577,8 @@ plan_terminal (struct exec_ctx *x, hk_err *err)
     return 0;
   if (x->o->capture)
     return err_set (err, EINVAL, "a terminal cannot be combined with --json or --max-output");
-  p->winsize = (struct winsize){ .ws_row = (unsigned short) p->proc.console_height,
-                                 .ws_col = (unsigned short) p->proc.console_width };
+  p->winsize = (struct winsize){ .ws_row = (unsigned short)p->proc.console_height,
+                                 .ws_col = (unsigned short)p->proc.console_width };
   p->host_devpts = console_host_devpts ();
   if (x->o->console_socket)
     return console_connect (x->o->console_socket, &p->console_fd, err);
@@ -613,8 +618,10 @@ plan_root (struct exec_ctx *x, const int *rootfd, const struct stat *root, hk_er
   if (stat (x->tree, &tree) < 0)
     return err_sys (err, "the root of sandbox %s: %s", x->o->id, x->tree);
   if (tree.st_dev != root->st_dev || tree.st_ino != root->st_ino)
-    return err_set (err, EXDEV, "the root of sandbox %s's process is not the one hako built (%s); "
-                    "refusing to run the command anywhere else", x->o->id, x->tree);
+    return err_set (err, EXDEV,
+                    "the root of sandbox %s's process is not the one hako built (%s); "
+                    "refusing to run the command anywhere else",
+                    x->o->id, x->tree);
   x->plan.root_fd = fcntl (*rootfd, F_DUPFD_CLOEXEC, 3);
   if (x->plan.root_fd < 0)
     return err_sys (err, "the root of sandbox %s", x->o->id);
@@ -631,7 +638,7 @@ plan_exec (const struct store *st, struct exec_ctx *x, hk_err *err)
     return -1;
   pid = x->state->pid;
   char root[64];
-  snprintf (root, sizeof root, "/proc/%d/root", (int) pid);
+  snprintf (root, sizeof root, "/proc/%d/root", (int)pid);
   cleanup_close int rootfd = open (root, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (rootfd < 0 || fstat (rootfd, &sb) < 0)
     return err_sys (err, "the root of sandbox %s", x->o->id);
@@ -689,8 +696,7 @@ kill_tree (struct exec_ctx *x, struct exec_result *res)
       if (now_ms () > until)
         {
           free (res->warning);
-          res->warning = xasprintf ("%zu processes the command started did not die after SIGKILL",
-                                    left);
+          res->warning = xasprintf ("%zu processes the command started did not die after SIGKILL", left);
           return;
         }
       usleep (round < 20 ? 500 : 10000);
@@ -750,7 +756,7 @@ read_failure (struct exec_ctx *x)
   do
     r = read (x->plan.errp[0], &x->failure, sizeof x->failure);
   while (r < 0 && errno == EINTR);
-  if (r == (ssize_t) sizeof x->failure)
+  if (r == (ssize_t)sizeof x->failure)
     {
       x->failure.msg[sizeof x->failure.msg - 1] = '\0';
       x->failed = true;
@@ -780,7 +786,7 @@ pidfd_pid (int pidfd)
   if (file_read_all (path, 4096, &text, NULL, &ignored) < 0)
     return -1;
   char *p = strstr (text, "\nPid:");
-  return p ? (pid_t) strtol (p + 5, NULL, 10) : -1;
+  return p ? (pid_t)strtol (p + 5, NULL, 10) : -1;
 }
 
 static int
@@ -801,7 +807,7 @@ start_joiner (struct exec_ctx *x, struct exec_result *res, hk_err *err)
   if (r < 0 || m.type != ENTER_PID)
     return joiner_failed (x, err);
   /* Our child (CLONE_PARENT): its pid cannot be reused before we reap it. */
-  x->child = (pid_t) m.value;
+  x->child = (pid_t)m.value;
   x->child_pidfd = sys_pidfd_open (x->child, 0);
   if (x->child_pidfd < 0)
     return err_sys (err, "pidfd of the command");
@@ -831,7 +837,7 @@ static int
 write_pid_file (const char *path, pid_t pid, hk_err *err)
 {
   char buf[32];
-  int n = snprintf (buf, sizeof buf, "%d", (int) pid);
+  int n = snprintf (buf, sizeof buf, "%d", (int)pid);
   cleanup_free char *cwd = path[0] == '/' ? NULL : getcwd (NULL, 0);
   cleanup_free char *abs = cwd ? xasprintf ("%s/%s", cwd, path) : xstrdup (path);
   if (file_write_atomic (abs, buf, n, 0644, err) < 0)
@@ -845,7 +851,7 @@ pass_on (struct exec_ctx *x, struct exec_result *res, int s, const char *buf, si
 {
   uint64_t cap = x->o->max_output, seen = x->seen[s];
   if (seen < cap)
-    x->o->sink (x->o->sink_ctx, s + 1, buf, cap - seen < n ? (size_t) (cap - seen) : n);
+    x->o->sink (x->o->sink_ctx, s + 1, buf, cap - seen < n ? (size_t)(cap - seen) : n);
   if (seen + n > cap)
     res->truncated[s] = true;
   x->seen[s] = seen + n;
@@ -861,8 +867,8 @@ pump (struct exec_ctx *x, struct exec_result *res, int s, size_t limit)
   ssize_t r = read (*fd, buf, limit < sizeof buf ? limit : sizeof buf);
   if (r > 0)
     {
-      pass_on (x, res, s, buf, (size_t) r);
-      return (size_t) r;
+      pass_on (x, res, s, buf, (size_t)r);
+      return (size_t)r;
     }
   if (r == 0 || (errno != EAGAIN && errno != EINTR))
     close_fd (fd);
@@ -883,10 +889,10 @@ drain_pending (struct exec_ctx *x, struct exec_result *res)
       if (*fd >= 0 && ioctl (*fd, FIONREAD, &left) == 0)
         while (left > 0 && *fd >= 0)
           {
-            size_t got = pump (x, res, s, (size_t) left);
+            size_t got = pump (x, res, s, (size_t)left);
             if (got == 0)
               break;
-            left -= (int) got;
+            left -= (int)got;
           }
       close_fd (fd);
     }
@@ -896,11 +902,11 @@ static void
 forward_signals (struct exec_ctx *x)
 {
   struct signalfd_siginfo si;
-  while (read (x->sigfd, &si, sizeof si) == (ssize_t) sizeof si)
+  while (read (x->sigfd, &si, sizeof si) == (ssize_t)sizeof si)
     if (si.ssi_signo == SIGWINCH && x->relay.master >= 0)
-      console_relay_winch (&x->relay);  /* the kernel tells the pty's processes */
+      console_relay_winch (&x->relay); /* the kernel tells the pty's processes */
     else if (x->cmd_pidfd >= 0)
-      sys_pidfd_send_signal (x->cmd_pidfd, (int) si.ssi_signo, NULL, 0);
+      sys_pidfd_send_signal (x->cmd_pidfd, (int)si.ssi_signo, NULL, 0);
 }
 
 /* Relay: the master arrives once the command is certain to run; a command
@@ -975,7 +981,7 @@ wait_command (struct exec_ctx *x, struct exec_result *res, int *ws, bool *more, 
       if (deadline && !res->timed_out)
         {
           uint64_t now = now_ms ();
-          wait = now >= deadline ? 0 : (int) (deadline - now);
+          wait = now >= deadline ? 0 : (int)(deadline - now);
         }
       /* poll ignores the entries whose fd is -1. */
       if (poll (pf, 7, wait) < 0 && errno != EINTR)
@@ -1058,7 +1064,7 @@ abort_command (struct exec_ctx *x, struct exec_result *res)
   if (x->cmd_pidfd >= 0)
     sys_pidfd_send_signal (x->cmd_pidfd, SIGKILL, NULL, 0);
   else if (x->child > 0)
-    kill (x->child, SIGKILL);  /* our unreaped child: the pid is still its */
+    kill (x->child, SIGKILL); /* our unreaped child: the pid is still its */
   if (x->plan.subreaper)
     release_subreaper (x, res, true);
   else if (x->child > 0)
@@ -1114,9 +1120,10 @@ static void
 ctx_free (struct exec_ctx *x)
 {
   struct exec_plan *p = &x->plan;
-  int *fds[] = { &p->pidfd, &p->root_fd, &p->cgroup_v2_fd, &p->ctl[0], &p->ctl[1], &p->errp[0], &p->errp[1],
-                 &p->out[0], &p->out[1], &p->err[0], &p->err[1], &x->sigfd, &p->console_fd, &x->console_hako };
-  console_relay_end (&x->relay);  /* the caller's terminal back as it was */
+  int *fds[] = { &p->pidfd,   &p->root_fd, &p->cgroup_v2_fd, &p->ctl[0],      &p->ctl[1],
+                 &p->errp[0], &p->errp[1], &p->out[0],       &p->out[1],      &p->err[0],
+                 &p->err[1],  &x->sigfd,   &p->console_fd,   &x->console_hako };
+  console_relay_end (&x->relay); /* the caller's terminal back as it was */
   for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
     close_fd (fds[i]);
   if (x->cmd_pidfd != x->child_pidfd)
@@ -1143,10 +1150,21 @@ int
 exec_run (const struct store *st, const struct exec_opts *o, struct exec_result *res, hk_err *err)
 {
   struct exec_ctx x = {
-    .o = o, .child = -1, .child_pidfd = -1, .cmd_pidfd = -1, .sigfd = -1, .console_hako = -1,
+    .o = o,
+    .child = -1,
+    .child_pidfd = -1,
+    .cmd_pidfd = -1,
+    .sigfd = -1,
+    .console_hako = -1,
     .relay = { .master = -1 },
-    .plan = { .pidfd = -1, .root_fd = -1, .cgroup_v2_fd = -1, .ctl = { -1, -1 }, .errp = { -1, -1 },
-              .out = { -1, -1 }, .err = { -1, -1 }, .console_fd = -1 },
+    .plan = { .pidfd = -1,
+              .root_fd = -1,
+              .cgroup_v2_fd = -1,
+              .ctl = { -1, -1 },
+              .errp = { -1, -1 },
+              .out = { -1, -1 },
+              .err = { -1, -1 },
+              .console_fd = -1 },
   };
   *res = (struct exec_result){ .status = 125 };
   int r = plan_exec (st, &x, err);
@@ -1165,7 +1183,7 @@ exec_run (const struct store *st, const struct exec_opts *o, struct exec_result 
     }
   if (r == 0)
     {
-      close_fd (&x.plan.console_fd);  /* the command's (or the shim's) now */
+      close_fd (&x.plan.console_fd); /* the command's (or the shim's) now */
       if (x.console_hako >= 0)
         take_terminal (&x);
     }

@@ -25,19 +25,19 @@ struct exec_opts
    * user, capabilities, noNewPrivileges, rlimits, terminal, consoleSize);
    * the options below override it.  NULL: the sandbox's process. */
   const struct oci_process *process;
-  char *const *args;      /* the command; NULL only with process (its args) */
-  char *const *env;       /* "K=V" each, replacing or adding to the spec's env; may be NULL */
-  const char *cwd;        /* absolute; NULL: the spec's */
-  const char *user;       /* "USER[:GROUP]", names or numbers; NULL: the spec's */
-  uint64_t timeout_ms;    /* 0: none */
-  bool detach;            /* return once the command runs; no timeout, no capture */
-  const char *pid_file;   /* the command's host pid goes there */
-  unsigned int preserve_fds;   /* hako's fds 3..3+N-1 pass to the command */
+  char *const *args;         /* the command; NULL only with process (its args) */
+  char *const *env;          /* "K=V" each, replacing or adding to the spec's env; may be NULL */
+  const char *cwd;           /* absolute; NULL: the spec's */
+  const char *user;          /* "USER[:GROUP]", names or numbers; NULL: the spec's */
+  uint64_t timeout_ms;       /* 0: none */
+  bool detach;               /* return once the command runs; no timeout, no capture */
+  const char *pid_file;      /* the command's host pid goes there */
+  unsigned int preserve_fds; /* hako's fds 3..3+N-1 pass to the command */
   /* --cap: capability names ("CAP_X") added to the command's effective and
    * permitted sets (and ambient when inheritable has it), each within the
    * sandbox process's bounding set; NULL: none. */
   char *const *caps;
-  const gid_t *additional_gids;  /* --additional-gids: added to the groups */
+  const gid_t *additional_gids; /* --additional-gids: added to the groups */
   size_t n_additional_gids;
   /* A new pty inside the sandbox as the command's terminal (also when
    * process->terminal).  Its master goes to console_socket when given;
@@ -78,15 +78,15 @@ enum exec_reason
 
 struct exec_result
 {
-  int status;               /* what `hako exec` exits with: the code, 128+N, 126 or 127 */
-  int signal;               /* N when killed by signal N, else 0 */
+  int status; /* what `hako exec` exits with: the code, 128+N, 126 or 127 */
+  int signal; /* N when killed by signal N, else 0 */
   enum exec_reason reason;
   bool timed_out;
-  bool truncated[2];        /* stdout, stderr: output was dropped at the cap */
-  uint64_t duration_ms;     /* from the fork to the command's exit */
-  pid_t pid;                /* the command's pid on the host */
-  char *not_run;            /* 126/127: why the command could not be executed */
-  char *warning;            /* something hako could not finish, the command's result stands */
+  bool truncated[2];    /* stdout, stderr: output was dropped at the cap */
+  uint64_t duration_ms; /* from the fork to the command's exit */
+  pid_t pid;            /* the command's pid on the host */
+  char *not_run;        /* 126/127: why the command could not be executed */
+  char *warning;        /* something hako could not finish, the command's result stands */
 };
 
 const char *exec_reason_name (enum exec_reason r);

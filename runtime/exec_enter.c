@@ -58,28 +58,27 @@ int
 enter_send (int fd, int type, int value, int more, int pass_fd)
 {
   struct enter_msg m = { .type = type, .value = value, .more = more };
-  return fd_send (fd, &m, sizeof m, pass_fd) == (ssize_t) sizeof m ? 0 : -1;
+  return fd_send (fd, &m, sizeof m, pass_fd) == (ssize_t)sizeof m ? 0 : -1;
 }
 
 int
 enter_recv (int fd, struct enter_msg *m, int *fd_out)
 {
-  return fd_recv (fd, m, sizeof *m, fd_out) == (ssize_t) sizeof *m ? 0 : -1;
+  return fd_recv (fd, m, sizeof *m, fd_out) == (ssize_t)sizeof *m ? 0 : -1;
 }
 
-static void __attribute__ ((noreturn))
-fail (const struct exec_plan *p, int status, const hk_err *err)
+static void __attribute__ ((noreturn)) fail (const struct exec_plan *p, int status, const hk_err *err)
 {
   struct enter_err m = { .status = status, .errnum = err->errnum, .kind = (int)err->kind };
   snprintf (m.msg, sizeof m.msg, "%s", err->msg);
-  if (write (p->errp[1], &m, sizeof m) != (ssize_t) sizeof m)
+  if (write (p->errp[1], &m, sizeof m) != (ssize_t)sizeof m)
     {
       /* Not dprintf: it links a FILE into libc's list, which a kill midway
        * would leave there, in memory the command shares with hako. */
       char line[sizeof m.msg + 16];
       int n = snprintf (line, sizeof line, "hako: exec: %s\n", err->msg);
       if (n > 0)
-        n = (int) write (2, line, (size_t) n < sizeof line ? (size_t) n : sizeof line - 1);
+        n = (int)write (2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
     }
   _exit (status);
 }
@@ -107,7 +106,8 @@ check_root (const struct exec_plan *p, hk_err *err)
   if (stat ("/", &sb) < 0)
     return err_sys (err, "stat /");
   if (sb.st_dev != p->root_dev || sb.st_ino != p->root_ino)
-    return err_set (err, EXDEV, "the root of the sandbox's mount namespace is not its process's "
+    return err_set (err, EXDEV,
+                    "the root of the sandbox's mount namespace is not its process's "
                     "root; refusing to run the command anywhere else");
   return 0;
 }
@@ -152,8 +152,7 @@ static void __attribute__ ((noreturn)) builtin_main (const struct exec_plan *p, 
   _exit (0);
 }
 
-static void __attribute__ ((noreturn))
-command_main (const struct exec_plan *p)
+static void __attribute__ ((noreturn)) command_main (const struct exec_plan *p)
 {
   hk_err err = { 0 };
   int status = 125, ruleset_fd = -1;
@@ -162,7 +161,7 @@ command_main (const struct exec_plan *p)
   close (p->ctl[1]);
   sigemptyset (&none);
   sigprocmask (SIG_SETMASK, &none, NULL);
-  signal (SIGPIPE, SIG_DFL);  /* hako ignores it; the command must not inherit that */
+  signal (SIGPIPE, SIG_DFL); /* hako ignores it; the command must not inherit that */
   /* Out of hako's process group, so kill(0, ...) inside cannot reach the
    * host processes of the caller's job.  When hako has a controlling
    * terminal, a session of its own too: the command then has none, so it
@@ -205,9 +204,9 @@ command_main (const struct exec_plan *p)
    * closed, so errp still reports a failed execve. */
   unsigned int first = 3 + p->preserve_fds;
   for (unsigned int fd = 3; fd < first; fd++)
-    fcntl ((int) fd, F_SETFD, 0);
+    fcntl ((int)fd, F_SETFD, 0);
   if (sys_close_range (first, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
-    for (int fd = (int) first; fd < 65536; fd++)
+    for (int fd = (int)first; fd < 65536; fd++)
       fcntl (fd, F_SETFD, FD_CLOEXEC);
   execve (path, p->proc.args, p->proc.env ? p->proc.env : (char *[]){ NULL });
   status = (errno == ENOENT || errno == ENOTDIR) ? 127 : 126;
@@ -251,8 +250,8 @@ hide_arguments (void)
 {
   if (arg_start == 0)
     return;
-  memset ((void *) arg_start, 0, arg_end - arg_start);
-  snprintf ((char *) arg_start, arg_end - arg_start, "hako-exec");
+  memset ((void *)arg_start, 0, arg_end - arg_start);
+  snprintf ((char *)arg_start, arg_end - arg_start, "hako-exec");
 }
 
 /* SIGKILL the command (unless already reaped) and, round after round, every
@@ -280,8 +279,7 @@ kill_descendants (pid_t cmd, bool reaped)
  * as long as it lives, instead of the sandbox's init.  So hako finds every
  * process the command started as a descendant of it.  It waits for the
  * command, reports its status, and exits when hako says the tree is gone. */
-static void __attribute__ ((noreturn))
-subreaper_main (const struct exec_plan *p)
+static void __attribute__ ((noreturn)) subreaper_main (const struct exec_plan *p)
 {
   hk_err err = { 0 };
   sigset_t chld;
@@ -300,8 +298,8 @@ subreaper_main (const struct exec_plan *p)
   sigprocmask (SIG_BLOCK, &chld, NULL);
   int sfd = signalfd (-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
   int cpidfd = -1;
-  struct clone_args args = { .flags = CLONE_PIDFD, .pidfd = (uint64_t) (uintptr_t) &cpidfd,
-                             .exit_signal = SIGCHLD };
+  struct clone_args args
+      = { .flags = CLONE_PIDFD, .pidfd = (uint64_t)(uintptr_t)&cpidfd, .exit_signal = SIGCHLD };
   /* A copy, not our memory: sharing it would hold us until the command's
    * execve, and the command would then see hako's arguments in our
    * /proc/PID/cmdline before hide_arguments could blank them. */
@@ -325,7 +323,7 @@ subreaper_main (const struct exec_plan *p)
     {
       /* hako died before it heard of the command, which may already have
        * started children: the whole tree goes, not the command alone. */
-      kill_descendants ((pid_t) cpid, false);
+      kill_descendants ((pid_t)cpid, false);
       _exit (125);
     }
   close (cpidfd);
@@ -343,7 +341,7 @@ subreaper_main (const struct exec_plan *p)
           int ws;
           pid_t w;
           while ((w = waitpid (-1, &ws, WNOHANG)) > 0)
-            if (w == (pid_t) cpid)
+            if (w == (pid_t)cpid)
               {
                 reaped = true;
                 /* Children left (running or not yet reaped): the command's
@@ -360,7 +358,7 @@ subreaper_main (const struct exec_plan *p)
            * command and everything it started must not outlive what bounded
            * them: they are all this subreaper's descendants. */
           if (enter_recv (p->ctl[1], &m, NULL) < 0)
-            kill_descendants ((pid_t) cpid, reaped);
+            kill_descendants ((pid_t)cpid, reaped);
           while (waitpid (-1, NULL, WNOHANG) > 0)
             ;
           _exit (0);
@@ -369,7 +367,6 @@ subreaper_main (const struct exec_plan *p)
 }
 
 /* ---- the joiner ---------------------------------------------------------- */
-
 
 /* Close every fd but 0-2, the preserved ones and the plan's own: whatever
  * else hako had open (a --log file, the signalfd) has no business in the
@@ -406,7 +403,7 @@ join_cgroups (const struct exec_plan *p, hk_err *err)
  * descheduled after its clone let the subreaper's ENTER_CHILD arrive first,
  * and hako took the exec for failed ("the process entering sandbox ...
  * died"), seen under load and under ASan. */
-static int gate[2] = { -1, -1 };  /* made by the joiner, in its fd table */
+static int gate[2] = { -1, -1 }; /* made by the joiner, in its fd table */
 
 static void
 wait_gate (int fd)
@@ -419,8 +416,7 @@ wait_gate (int fd)
 
 /* Inside the sandbox's pid namespace: the cgroup namespace (joined only now,
  * see fork_inside), then the subreaper or the command. */
-static void __attribute__ ((noreturn))
-inside_main (const struct exec_plan *p)
+static void __attribute__ ((noreturn)) inside_main (const struct exec_plan *p)
 {
   hk_err err = { 0 };
   if ((p->ns_flags & CLONE_NEWCGROUP) && setns (p->pidfd, CLONE_NEWCGROUP) < 0)
@@ -469,26 +465,26 @@ inside_entry (void *p)
 static long
 clone3_on_stack (struct clone_args *args, int (*fn) (void *), void *arg)
 {
-  register long ret __asm__ ("rax") = SYS_clone3;
-  register struct clone_args *a1 __asm__ ("rdi") = args;
-  register size_t a2 __asm__ ("rsi") = sizeof *args;
-  register int (*f) (void *) __asm__ ("r12") = fn;
-  register void *a __asm__ ("r13") = arg;
-  __asm__ volatile ("syscall\n\t"
-                    "testq %%rax, %%rax\n\t"
-                    "jnz 1f\n\t"
-                    /* The child, on the new stack (16-byte aligned). */
-                    "xorl %%ebp, %%ebp\n\t"
-                    "movq %%r13, %%rdi\n\t"
-                    "callq *%%r12\n\t"
-                    "movl %%eax, %%edi\n\t"
-                    "movl $60, %%eax\n\t" /* SYS_exit */
-                    "syscall\n\t"
-                    "hlt\n"
-                    "1:"
-                    : "+r"(ret)
-                    : "r"(a1), "r"(a2), "r"(f), "r"(a)
-                    : "rcx", "r11", "memory", "cc");
+  register long ret __asm__("rax") = SYS_clone3;
+  register struct clone_args *a1 __asm__("rdi") = args;
+  register size_t a2 __asm__("rsi") = sizeof *args;
+  register int (*f) (void *) __asm__("r12") = fn;
+  register void *a __asm__("r13") = arg;
+  __asm__ volatile("syscall\n\t"
+                   "testq %%rax, %%rax\n\t"
+                   "jnz 1f\n\t"
+                   /* The child, on the new stack (16-byte aligned). */
+                   "xorl %%ebp, %%ebp\n\t"
+                   "movq %%r13, %%rdi\n\t"
+                   "callq *%%r12\n\t"
+                   "movl %%eax, %%edi\n\t"
+                   "movl $60, %%eax\n\t" /* SYS_exit */
+                   "syscall\n\t"
+                   "hlt\n"
+                   "1:"
+                   : "+r"(ret)
+                   : "r"(a1), "r"(a2), "r"(f), "r"(a)
+                   : "rcx", "r11", "memory", "cc");
   return ret;
 }
 
@@ -511,12 +507,12 @@ clone_running (const struct exec_plan *p, struct clone_args *args, bool share, i
   if (share && !p->tty && !p->builtin && SHARE_MEMORY)
     {
       args->flags |= CLONE_VM | CLONE_VFORK;
-      args->stack = (uint64_t) (uintptr_t) command_stack;
+      args->stack = (uint64_t)(uintptr_t)command_stack;
       args->stack_size = sizeof command_stack;
       long r = clone3_on_stack (args, fn, (void *)p);
       if (r < 0)
         {
-          errno = (int) -r;
+          errno = (int)-r;
           return -1;
         }
       return r;
@@ -551,7 +547,7 @@ fork_inside (const struct exec_plan *p, hk_err *err)
   if (p->cgroup_v2_fd >= 0)
     {
       args.flags |= CLONE_INTO_CGROUP;
-      args.cgroup = (uint64_t) p->cgroup_v2_fd;
+      args.cgroup = (uint64_t)p->cgroup_v2_fd;
     }
   long pid = clone_inside (p, &args);
   if (pid < 0 && p->cgroup_v2_fd >= 0 && (errno == EINVAL || errno == E2BIG))
@@ -568,8 +564,7 @@ fork_inside (const struct exec_plan *p, hk_err *err)
   return pid;
 }
 
-static void __attribute__ ((noreturn))
-enter_joiner (const struct exec_plan *p)
+static void __attribute__ ((noreturn)) enter_joiner (const struct exec_plan *p)
 {
   hk_err err = { 0 };
   /* CVE-2019-5736: until execve replaces it, /proc/PID/exe of every process
@@ -609,9 +604,9 @@ enter_joiner (const struct exec_plan *p)
   long pid = fork_inside (p, &err);
   if (pid < 0)
     fail (p, 125, &err);
-  enter_send (p->ctl[1], ENTER_PID, (int) pid, 0, -1);
+  enter_send (p->ctl[1], ENTER_PID, (int)pid, 0, -1);
   if (gate[1] >= 0)
-    close (gate[1]);  /* the subreaper may speak now */
+    close (gate[1]); /* the subreaper may speak now */
   _exit (0);
 }
 
@@ -648,8 +643,8 @@ enter_start_joiner (const struct exec_plan *p)
    * command's copy (fork keeps it), then put hako's back. */
   int dumpable = prctl (PR_GET_DUMPABLE, 0, 0, 0, 0);
   prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
-  pid_t pid = clone (joiner_entry, joiner_stack + sizeof joiner_stack, CLONE_VM | CLONE_VFORK | SIGCHLD,
-                     (void *) p);
+  pid_t pid
+      = clone (joiner_entry, joiner_stack + sizeof joiner_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, (void *)p);
   int saved = errno;
   if (dumpable > 0)
     prctl (PR_SET_DUMPABLE, dumpable, 0, 0, 0);

@@ -17,32 +17,32 @@
 /* Everything decided before the fork: the children only act on it. */
 struct exec_plan
 {
-  struct oci_process proc;       /* the sandbox's process with the exec's args, env, cwd, user */
-  int pidfd;                     /* the sandbox's first process */
-  int ns_flags;                  /* CLONE_NEW* of the namespaces it does not share with us */
-  dev_t root_dev;                /* its / (checked after joining its mount namespace) */
+  struct oci_process proc; /* the sandbox's process with the exec's args, env, cwd, user */
+  int pidfd;               /* the sandbox's first process */
+  int ns_flags;            /* CLONE_NEW* of the namespaces it does not share with us */
+  dev_t root_dev;          /* its / (checked after joining its mount namespace) */
   ino_t root_ino;
   /* Its root when it shares hako's mount namespace (it has none of its own):
    * setns cannot put us there, the joiner chroots into this instead; or -1. */
   int root_fd;
-  char **cgroup_procs;           /* v1 cgroup.procs files to join first (host paths), or NULL */
-  int cgroup_v2_fd;              /* the sandbox's cgroup2 directory, when not ours, or -1 */
+  char **cgroup_procs; /* v1 cgroup.procs files to join first (host paths), or NULL */
+  int cgroup_v2_fd;    /* the sandbox's cgroup2 directory, when not ours, or -1 */
   const struct landlock_plan *landlock;
   const struct seccomp_prog *seccomp;
-  bool subreaper;                /* attached: a subreaper between hako and the command */
-  bool new_session;              /* setsid (hako has a controlling terminal, or tty), else setpgid */
-  unsigned int preserve_fds;     /* hako's fds 3..3+N-1 pass to the command as they are */
+  bool subreaper;            /* attached: a subreaper between hako and the command */
+  bool new_session;          /* setsid (hako has a controlling terminal, or tty), else setpgid */
+  unsigned int preserve_fds; /* hako's fds 3..3+N-1 pass to the command as they are */
   /* A terminal: the command gets a new pty of the sandbox's devpts as its
    * stdio and controlling terminal; the master goes over console_fd (a shim's
    * console socket, or hako's own end for its relay). */
   bool tty;
   int console_fd;
-  struct winsize winsize;        /* zero: the kernel's default */
-  dev_t host_devpts;             /* the host's devpts, which the pty must not come from */
+  struct winsize winsize; /* zero: the kernel's default */
+  dev_t host_devpts;      /* the host's devpts, which the pty must not come from */
   /* Channels (the hako end is closed in the children, and the other way round). */
-  int ctl[2];                    /* SEQPACKET: [0] hako, [1] joiner, then subreaper */
-  int errp[2];                   /* pipe: a setup failure; EOF once the command has exec'd */
-  int out[2], err[2];            /* capture pipes, or -1 */
+  int ctl[2];         /* SEQPACKET: [0] hako, [1] joiner, then subreaper */
+  int errp[2];        /* pipe: a setup failure; EOF once the command has exec'd */
+  int out[2], err[2]; /* capture pipes, or -1 */
   /* exec_opts.builtin: run in the command's place, in a fork of hako. */
   int (*builtin) (void *arg, hk_err *err);
   void *builtin_arg;
@@ -52,10 +52,10 @@ struct exec_plan
 /* Control messages, hako <-> joiner / subreaper. */
 enum enter_ctl
 {
-  ENTER_PID = 1,    /* joiner: the host pid of the process it forked (value) */
-  ENTER_CHILD,      /* subreaper: the command's pidfd rides along (SCM_RIGHTS) */
-  ENTER_STATUS,     /* subreaper: the command's wait status (value); more: it left processes */
-  ENTER_DONE        /* hako: the tree is cleaned up, exit */
+  ENTER_PID = 1, /* joiner: the host pid of the process it forked (value) */
+  ENTER_CHILD,   /* subreaper: the command's pidfd rides along (SCM_RIGHTS) */
+  ENTER_STATUS,  /* subreaper: the command's wait status (value); more: it left processes */
+  ENTER_DONE     /* hako: the tree is cleaned up, exit */
 };
 
 struct enter_msg
@@ -68,9 +68,9 @@ struct enter_msg
 /* A setup failure, written once to errp (smaller than PIPE_BUF: one write). */
 struct enter_err
 {
-  int status;   /* 125, or 126/127 when the command cannot be executed */
+  int status;       /* 125, or 126/127 when the command cannot be executed */
   int errnum, kind; /* the joiner's hk_err, carried whole */
-  char msg[sizeof ((hk_err *) 0)->msg];
+  char msg[sizeof ((hk_err *)0)->msg];
 };
 
 /* Start the joiner, hako's child: its pid, or -1 (errno).  It has joined

@@ -63,7 +63,7 @@ struct place
 {
   int rootfd;
   bool owned;
-  char *rel;          /* relative, "." for the root itself */
+  char *rel; /* relative, "." for the root itself */
 };
 
 /* One put or get: everything the helper needs, decided by hako. */
@@ -94,8 +94,8 @@ place_free (struct place *pl)
 static int
 open_in_root (int rootfd, const char *rel, int flags)
 {
-  struct open_how how = { .flags = (uint64_t) flags | O_CLOEXEC,
-                          .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+  struct open_how how
+      = { .flags = (uint64_t)flags | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
   return sys_openat2 (rootfd, rel, &how);
 }
 
@@ -206,8 +206,10 @@ stopped_place (const struct view *v, const char *path, struct place *pl, hk_err 
       pl->rootfd = open (v->state->workdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
     }
   else if (m && !m->is_bind)
-    return err_set (err, ENOENT, "%s is on the sandbox's %s mount at %s, which is gone while it is "
-                    "stopped", path, m->type ? m->type : "", m->destination);
+    return err_set (err, ENOENT,
+                    "%s is on the sandbox's %s mount at %s, which is gone while it is "
+                    "stopped",
+                    path, m->type ? m->type : "", m->destination);
   else if (m)
     {
       cleanup_free char *src = m->source[0] == '/' || v->state->bundle == NULL
@@ -215,8 +217,10 @@ stopped_place (const struct view *v, const char *path, struct place *pl, hk_err 
                                    : xasprintf ("%s/%s", v->state->bundle, m->source);
       pl->rootfd = open (src, O_PATH | O_DIRECTORY | O_CLOEXEC);
       if (pl->rootfd < 0 && errno == ENOTDIR)
-        return err_set (err, ENOTSUP, "%s is a file bind mount; a stopped sandbox's copy of it is "
-                        "the host's %s", path, src);
+        return err_set (err, ENOTSUP,
+                        "%s is a file bind mount; a stopped sandbox's copy of it is "
+                        "the host's %s",
+                        path, src);
     }
   else if (v->state->rootfs)
     pl->rootfd = open (v->state->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -264,11 +268,11 @@ copy_fd (int in, int out, uint64_t max, const char *what, hk_err *err)
         return err_sys (err, "read %s", what);
       if (r == 0)
         return 0;
-      total += (uint64_t) r;
+      total += (uint64_t)r;
       if (total > max)
         return err_set (err, EFBIG, "%s grew past --max-bytes %llu while it was read", what,
-                        (unsigned long long) max);
-      if (fd_write_all (out, buf, (size_t) r) < 0)
+                        (unsigned long long)max);
+      if (fd_write_all (out, buf, (size_t)r) < 0)
         return err_sys (err, "write %s", what);
     }
 }
@@ -307,11 +311,11 @@ do_get (const struct job *j, hk_err *err)
 
 struct put_target
 {
-  struct place dir;   /* where the directory holding the file is */
-  int dirfd;          /* that directory, O_PATH */
-  char *name;         /* the file's name in it */
+  struct place dir; /* where the directory holding the file is */
+  int dirfd;        /* that directory, O_PATH */
+  char *name;       /* the file's name in it */
   bool exists;
-  struct stat st;     /* when it exists */
+  struct stat st; /* when it exists */
 };
 
 static void
@@ -329,8 +333,8 @@ target_free (struct put_target *t)
  * one component at a time, each looked up again from the root, so a symlink
  * among them is followed inside the root too. */
 static int
-open_dir (const struct view *v, const char *dir, bool mkdir, uid_t uid, gid_t gid,
-          struct put_target *t, hk_err *err)
+open_dir (const struct view *v, const char *dir, bool mkdir, uid_t uid, gid_t gid, struct put_target *t,
+          hk_err *err)
 {
   if (view_place (v, dir, &t->dir, err) < 0)
     return -1;
@@ -369,14 +373,14 @@ static char *
 dir_of (const char *path)
 {
   const char *slash = strrchr (path, '/');
-  return slash == path ? xstrdup ("/") : xstrndup (path, (size_t) (slash - path));
+  return slash == path ? xstrdup ("/") : xstrndup (path, (size_t)(slash - path));
 }
 
 /* Find the file put writes: path, or where a symlink at path leads (inside
  * the root, hop by hop).  Anything there but a regular file is refused. */
 static int
-find_target (const struct view *v, const char *path, bool mkdir, uid_t uid, gid_t gid,
-             struct put_target *t, hk_err *err)
+find_target (const struct view *v, const char *path, bool mkdir, uid_t uid, gid_t gid, struct put_target *t,
+             hk_err *err)
 {
   cleanup_free char *cur = xstrdup (path);
   for (int hop = 0; hop <= MAX_SYMLINKS; hop++)
@@ -448,7 +452,7 @@ open_temp (int dirfd, const char *path, char *tmpname, size_t size, hk_err *err)
   tmpname[0] = '\0';
   if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL))
     return fd >= 0 ? fd : err_sys (err, "create %s", path);
-  snprintf (tmpname, size, ".hako-put.%d.%llu", (int) getpid (), (unsigned long long) now_ms ());
+  snprintf (tmpname, size, ".hako-put.%d.%llu", (int)getpid (), (unsigned long long)now_ms ());
   fd = openat (dirfd, tmpname, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
   return fd >= 0 ? fd : err_sys (err, "create %s", path);
 }
@@ -466,7 +470,7 @@ publish (const struct job *j, int fd, struct put_target *t, char *tmpname, size_
         return 0;
       if (!t->exists && errno != EEXIST)
         return err_sys (err, "link %s", t->name);
-      snprintf (tmpname, size, ".hako-put.%d.%llu", (int) getpid (), (unsigned long long) now_ms ());
+      snprintf (tmpname, size, ".hako-put.%d.%llu", (int)getpid (), (unsigned long long)now_ms ());
       if (linkat (j->proc_fd, self, t->dirfd, tmpname, AT_SYMLINK_FOLLOW) < 0)
         return err_sys (err, "link %s", tmpname);
     }

@@ -16,14 +16,14 @@
 struct files_put_opts
 {
   const char *id;
-  const char *path;     /* absolute, inside the sandbox */
-  int in_fd;            /* read to its end */
+  const char *path; /* absolute, inside the sandbox */
+  int in_fd;        /* read to its end */
   bool has_mode;
-  mode_t mode;          /* permission bits (07777) */
+  mode_t mode; /* permission bits (07777) */
   /* "USER[:GROUP]", names or numbers from the sandbox's files: who writes
    * the file, and so who owns it.  NULL: the sandbox's root. */
   const char *user;
-  bool mkdir;           /* create missing parent directories (0755) */
+  bool mkdir; /* create missing parent directories (0755) */
 };
 
 /* Stream in_fd into path: into an unnamed file in the target directory
@@ -44,8 +44,8 @@ struct files_get_opts
   const char *id;
   const char *path;
   int out_fd;
-  uint64_t max_bytes;   /* UINT64_MAX: no limit */
-  const char *user;     /* "USER[:GROUP]": who reads; NULL: the sandbox's root */
+  uint64_t max_bytes; /* UINT64_MAX: no limit */
+  const char *user;   /* "USER[:GROUP]": who reads; NULL: the sandbox's root */
 };
 
 /* Copy the regular file at path to out_fd, read as the user (the sandbox's

@@ -73,14 +73,13 @@ mon_fork (struct mon_link *l, hk_err *err)
 
 /* The orphan of mon_caller_reaps: once its parent is gone (go's EOF), say
  * who adopted it, and exit. */
-static void __attribute__ ((noreturn))
-probe_orphan (int go, int answer)
+static void __attribute__ ((noreturn)) probe_orphan (int go, int answer)
 {
   char c;
   while (read (go, &c, 1) < 0 && errno == EINTR)
     ;
   pid_t adopter = getppid ();
-  (void) !write (answer, &adopter, sizeof adopter);
+  (void)!write (answer, &adopter, sizeof adopter);
   _exit (0);
 }
 

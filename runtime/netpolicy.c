@@ -136,7 +136,7 @@ same_ns (pid_t pid, const char *ns)
 {
   char path[64];
   struct stat a, b;
-  snprintf (path, sizeof path, "/proc/%d/ns/%s", (int) pid, ns);
+  snprintf (path, sizeof path, "/proc/%d/ns/%s", (int)pid, ns);
   cleanup_free char *self = xasprintf ("/proc/self/ns/%s", ns);
   return stat (path, &a) == 0 && stat (self, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev;
 }
@@ -148,8 +148,7 @@ same_ns (pid_t pid, const char *ns)
  * happen in the sandbox's network by mistake; and the child is hako's code
  * only (the sandbox's process is still waiting for start), so joining
  * cannot hand anything to the sandbox. */
-static void __attribute__ ((noreturn))
-listener_child (int sock, int pidfd, bool join_user)
+static void __attribute__ ((noreturn)) listener_child (int sock, int pidfd, bool join_user)
 {
   int flags = CLONE_NEWNET | (join_user ? CLONE_NEWUSER : 0);
   /* Nothing of hako's goes in with us: only the pidfd and the reply socket. */
@@ -166,7 +165,7 @@ listener_child (int sock, int pidfd, bool join_user)
   struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons (NETPOLICY_PROXY_PORT) };
   inet_pton (AF_INET, NETPOLICY_PROXY_ADDR, &sin.sin_addr);
   if (fd < 0 || setsockopt (fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0
-      || bind (fd, (struct sockaddr *) &sin, sizeof sin) < 0 || listen (fd, 1024) < 0)
+      || bind (fd, (struct sockaddr *)&sin, sizeof sin) < 0 || listen (fd, 1024) < 0)
     {
       send_fd (sock, -1, errno);
       _exit (1);
@@ -256,12 +255,11 @@ read_record (const struct store_entry *e, pid_t *pid, uint64_t *start)
 }
 
 int
-proxy_start (const struct store_entry *e, const struct oci_spec *spec, int sandbox_pidfd,
-             hk_err *err)
+proxy_start (const struct store_entry *e, const struct oci_spec *spec, int sandbox_pidfd, hk_err *err)
 {
   if (spec->sandbox.net_mode != HAKO_NET_ALLOWLIST)
     return 0;
-  proxy_stop (e);  /* a restart: the previous proxy served a namespace that is gone */
+  proxy_stop (e); /* a restart: the previous proxy served a namespace that is gone */
   pid_t sandbox_pid = -1;
   {
     /* The pid behind the pidfd, for its namespaces' inode numbers. */
@@ -333,7 +331,7 @@ proxy_stop (const struct store_entry *e)
           sys_pidfd_send_signal (pidfd, SIGKILL, NULL, 0);
           pid_wait_exit (pidfd, 5000);
         }
-      waitpid (pid, NULL, WNOHANG);  /* ours when `run` started it */
+      waitpid (pid, NULL, WNOHANG); /* ours when `run` started it */
     }
   unlink (path);
 }

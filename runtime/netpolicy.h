@@ -35,8 +35,7 @@ char **netpolicy_env (const struct oci_spec *spec, char *const *env);
  * <state>/proxy.log.  Other modes: nothing.  A proxy already recorded is
  * stopped first, so a restarted sandbox (a new process in a new netns) can
  * call it again. */
-int proxy_start (const struct store_entry *e, const struct oci_spec *spec, int sandbox_pidfd,
-                 hk_err *err);
+int proxy_start (const struct store_entry *e, const struct oci_spec *spec, int sandbox_pidfd, hk_err *err);
 /* Kill the sandbox's proxy, if it has one, wait for it and forget it.
  * Never fails: a proxy already gone is fine. */
 void proxy_stop (const struct store_entry *e);

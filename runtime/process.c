@@ -58,7 +58,7 @@ proc_open_file (const char *rel, int flags, hk_err *err)
   if (!fd_has_magic (proc, PROC_SUPER_MAGIC) || st.st_ino != PROC_ROOT_INO)
     return err_set (err, EXDEV, "/proc is not the root of a procfs: refusing to write /proc/%s", rel);
   struct open_how how = {
-    .flags = (uint64_t) (flags | O_CLOEXEC | O_NOFOLLOW),
+    .flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW),
     .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
   };
   int fd = sys_openat2 (proc, rel, &how);
@@ -106,8 +106,10 @@ proc_apparmor_check (const struct oci_process *p, hk_err *err)
   char buf[4] = "";
   cleanup_close int fd = open ("/sys/module/apparmor/parameters/enabled", O_RDONLY | O_CLOEXEC);
   if (fd < 0 || read (fd, buf, sizeof buf - 1) < 1 || buf[0] != 'Y')
-    return err_set (err, ENOTSUP, ".process.apparmorProfile \"%s\": AppArmor is not enabled on this "
-                    "host, and hako will not run the process unconfined", p->apparmor_profile);
+    return err_set (err, ENOTSUP,
+                    ".process.apparmorProfile \"%s\": AppArmor is not enabled on this "
+                    "host, and hako will not run the process unconfined",
+                    p->apparmor_profile);
   if (strchr (p->apparmor_profile, '\n'))
     return err_set (err, EINVAL, ".process.apparmorProfile: a profile name has no newline");
   return 0;
@@ -137,7 +139,7 @@ proc_set_apparmor (const struct oci_process *p, hk_err *err)
     return err_prefix (err, "apparmor profile %s", p->apparmor_profile);
   ssize_t w = write (fd, cmd, n + 5);
   close (fd);
-  if (w != (ssize_t) (n + 5))
+  if (w != (ssize_t)(n + 5))
     return err_sys (err, "apparmor profile %s", p->apparmor_profile);
   return 0;
 }
@@ -156,9 +158,9 @@ proc_set_rlimits (const struct oci_process *p, hk_err *err)
         return err_set (err, EPERM,
                         "%s: hard limit %llu is above the current hard limit %llu, and raising "
                         "it needs CAP_SYS_RESOURCE, which hako does not have here",
-                        r->type, (unsigned long long) r->hard, (unsigned long long) cur.rlim_max);
-      return err_code (err, e, "set %s to %llu/%llu", r->type, (unsigned long long) r->soft,
-                      (unsigned long long) r->hard);
+                        r->type, (unsigned long long)r->hard, (unsigned long long)cur.rlim_max);
+      return err_code (err, e, "set %s to %llu/%llu", r->type, (unsigned long long)r->soft,
+                       (unsigned long long)r->hard);
     }
   return 0;
 }
@@ -289,7 +291,7 @@ proc_find_exec_in (const struct oci_process *p, char *buf, size_t size, int *sta
       *status = exec_status (name);
       if (*status != 0)
         return err_sys (err, "exec %s", name);
-      if ((size_t) snprintf (buf, size, "%s", name) >= size)
+      if ((size_t)snprintf (buf, size, "%s", name) >= size)
         return *status = 126, err_set (err, ENAMETOOLONG, "exec %s: path too long", name);
       return 0;
     }
@@ -300,8 +302,8 @@ proc_find_exec_in (const struct oci_process *p, char *buf, size_t size, int *sta
   for (const char *d = path;; d++)
     {
       size_t n = strcspn (d, ":");
-      int len = n ? snprintf (buf, size, "%.*s/%s", (int) n, d, name) : -1;  /* empty: skipped */
-      if (len >= 0 && (size_t) len < size)
+      int len = n ? snprintf (buf, size, "%.*s/%s", (int)n, d, name) : -1; /* empty: skipped */
+      if (len >= 0 && (size_t)len < size)
         {
           int s = exec_status (buf);
           if (s == 0)
@@ -332,14 +334,13 @@ proc_find_exec (const struct oci_process *p, int *status, hk_err *err)
 }
 
 int
-proc_exec (const struct oci_process *p, const char *path, unsigned int preserve_fds, int *status,
-           hk_err *err)
+proc_exec (const struct oci_process *p, const char *path, unsigned int preserve_fds, int *status, hk_err *err)
 {
   /* No host fd may survive into the sandbox (CVE-2024-21626 leaked one),
    * but the ones the caller passed on purpose (--preserve-fds). */
   unsigned int first = 3 + preserve_fds;
   if (sys_close_range (first, ~0U, 0) < 0)
-    for (int fd = (int) first; fd < 1024; fd++)
+    for (int fd = (int)first; fd < 1024; fd++)
       close (fd);
   execve (path, p->args, p->env ? p->env : (char *[]){ NULL });
   *status = (errno == ENOENT || errno == ENOTDIR) ? 127 : 126;

@@ -86,8 +86,8 @@ ns_add (struct oci_spec *spec, enum oci_ns_type t)
 {
   if (oci_spec_ns (spec, t))
     return;
-  spec->linux.namespaces = xrealloc (spec->linux.namespaces,
-                                     (spec->linux.n_namespaces + 1) * sizeof *spec->linux.namespaces);
+  spec->linux.namespaces
+      = xrealloc (spec->linux.namespaces, (spec->linux.n_namespaces + 1) * sizeof *spec->linux.namespaces);
   spec->linux.namespaces[spec->linux.n_namespaces++] = (struct oci_namespace){ .type = t };
 }
 
@@ -97,21 +97,17 @@ apply_network_mode (struct oci_spec *spec, hk_err *err)
 {
   switch (spec->sandbox.net_mode)
     {
-    case HAKO_NET_UNSET:
-      return 0;
+    case HAKO_NET_UNSET: return 0;
     case HAKO_NET_NONE:
       ns_remove (spec, OCI_NS_NETWORK);
       ns_add (spec, OCI_NS_NETWORK);
       return 0;
-    case HAKO_NET_HOST:
-      ns_remove (spec, OCI_NS_NETWORK);
-      return 0;
+    case HAKO_NET_HOST: ns_remove (spec, OCI_NS_NETWORK); return 0;
     case HAKO_NET_ALLOWLIST:
       ns_remove (spec, OCI_NS_NETWORK);
       ns_add (spec, OCI_NS_NETWORK);
       return netpolicy_prepare (spec, err);
-    default:
-      return err_set (err, EINVAL, "sandbox.network.mode: unknown mode");
+    default: return err_set (err, EINVAL, "sandbox.network.mode: unknown mode");
     }
 }
 
@@ -153,7 +149,8 @@ sbx_validate_spec (struct oci_spec *spec, hk_err *err)
     return -1;
   const struct oci_namespace *user = oci_spec_ns (spec, OCI_NS_USER);
   if (user && user->path)
-    return err_set (err, ENOTSUP, ".linux.namespaces: joining an existing user namespace is not "
+    return err_set (err, ENOTSUP,
+                    ".linux.namespaces: joining an existing user namespace is not "
                     "supported yet");
   if (user && (spec->linux.n_uid_mappings == 0 || spec->linux.n_gid_mappings == 0))
     return err_set (err, EINVAL, ".linux.uidMappings: a user namespace needs uid and gid mappings");
@@ -169,16 +166,16 @@ sbx_validate_spec (struct oci_spec *spec, hk_err *err)
 struct build
 {
   struct store_entry entry;
-  char *data_dir;   /* set when we made it */
+  char *data_dir; /* set when we made it */
   struct spawn_child child;
   struct landlock_plan *landlock;
   struct seccomp_prog *seccomp;
-  struct cg_sandbox cgroups;  /* decided before anything is built; made just before clone */
-  bool restart;  /* start of a stopped sandbox: its state dir and data dir are kept */
-  struct rootfs_overlay overlay;  /* image sandboxes: the root's overlay */
-  struct sbxlog_pipes log;        /* run --detach: the process's stdio (log_cap > 0) */
+  struct cg_sandbox cgroups;     /* decided before anything is built; made just before clone */
+  bool restart;                  /* start of a stopped sandbox: its state dir and data dir are kept */
+  struct rootfs_overlay overlay; /* image sandboxes: the root's overlay */
+  struct sbxlog_pipes log;       /* run --detach: the process's stdio (log_cap > 0) */
   uint64_t log_cap;
-  uint64_t disk_size;             /* the disk limit, decided before anything is built; 0: none */
+  uint64_t disk_size; /* the disk limit, decided before anything is built; 0: none */
 };
 
 static void
@@ -261,7 +258,7 @@ static int
 write_pid_file (const char *path, pid_t pid, hk_err *err)
 {
   char buf[32];
-  int n = snprintf (buf, sizeof buf, "%d", (int) pid);
+  int n = snprintf (buf, sizeof buf, "%d", (int)pid);
   cleanup_free char *abs = path[0] == '/' ? xstrdup (path) : NULL;
   if (abs == NULL)
     {
@@ -315,8 +312,8 @@ prepare_workdir (const struct sbx_create_opts *o, struct build *b, hk_err *err)
   uid_t uid;
   gid_t gid;
   const struct oci_process *p = o->spec->process;
-  if (oci_spec_ns (o->spec, OCI_NS_USER) && idmap_to_host (o->spec->linux.uid_mappings,
-                                                         o->spec->linux.n_uid_mappings, p->user.uid, &uid)
+  if (oci_spec_ns (o->spec, OCI_NS_USER)
+      && idmap_to_host (o->spec->linux.uid_mappings, o->spec->linux.n_uid_mappings, p->user.uid, &uid)
       && idmap_to_host (o->spec->linux.gid_mappings, o->spec->linux.n_gid_mappings, p->user.gid, &gid)
       && chown (work, uid, gid) < 0)
     return err_sys (err, "chown %s", work);
@@ -350,14 +347,19 @@ prepare_image_layer (const struct sbx_create_opts *o, struct build *b, hk_err *e
 }
 
 static int
-record_state (struct build *b, const struct sbx_create_opts *o, enum oci_status status,
-              const char *rootfs, hk_err *err)
+record_state (struct build *b, const struct sbx_create_opts *o, enum oci_status status, const char *rootfs,
+              hk_err *err)
 {
   struct oci_state s = {
-    .oci_version = o->spec->oci_version, .id = (char *) o->id, .status = status,
-    .pid = b->child.pid, .pid_start_time = b->child.start_time, .bundle = (char *) o->bundle,
-    .annotations = o->spec->annotations, .n_annotations = o->spec->n_annotations,
-    .rootfs = (char *) rootfs,
+    .oci_version = o->spec->oci_version,
+    .id = (char *)o->id,
+    .status = status,
+    .pid = b->child.pid,
+    .pid_start_time = b->child.start_time,
+    .bundle = (char *)o->bundle,
+    .annotations = o->spec->annotations,
+    .n_annotations = o->spec->n_annotations,
+    .rootfs = (char *)rootfs,
     /* A restart's process, until start releases it: should that start fail,
      * the sandbox reads stopped and a start may try again. */
     .restartable = b->restart,
@@ -378,11 +380,15 @@ record_state (struct build *b, const struct sbx_create_opts *o, enum oci_status 
 static struct oci_state
 hook_state (const struct build *b, const struct sbx_create_opts *o, const char *rootfs)
 {
-  return (struct oci_state){ .oci_version = o->spec->oci_version, .id = (char *) o->id,
-                             .status = OCI_STATUS_CREATED, .pid = b->child.pid,
-                             .pid_start_time = b->child.start_time, .bundle = (char *) o->bundle,
+  return (struct oci_state){ .oci_version = o->spec->oci_version,
+                             .id = (char *)o->id,
+                             .status = OCI_STATUS_CREATED,
+                             .pid = b->child.pid,
+                             .pid_start_time = b->child.start_time,
+                             .bundle = (char *)o->bundle,
                              .annotations = o->spec->annotations,
-                             .n_annotations = o->spec->n_annotations, .rootfs = (char *) rootfs };
+                             .n_annotations = o->spec->n_annotations,
+                             .rootfs = (char *)rootfs };
 }
 
 struct hook_arg
@@ -437,7 +443,8 @@ open_console (const struct sbx_create_opts *o, int *child_end, int *hako_end, hk
   if (o->console_socket)
     return console_connect (o->console_socket, child_end, err);
   if (!o->foreground)
-    return err_set (err, EINVAL, ".process.terminal is true: a detached sandbox needs "
+    return err_set (err, EINVAL,
+                    ".process.terminal is true: a detached sandbox needs "
                     "--console-socket to hand its terminal to");
   int sv[2];
   if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
@@ -448,8 +455,8 @@ open_console (const struct sbx_create_opts *o, int *child_end, int *hako_end, hk
 }
 
 static int
-create_spawn (const struct sbx_create_opts *o, struct build *b, const char *rootfs, int *status,
-              int *console, hk_err *err)
+create_spawn (const struct sbx_create_opts *o, struct build *b, const char *rootfs, int *status, int *console,
+              hk_err *err)
 {
   cleanup_close int fifo_fd = -1;
   if (b->restart)
@@ -504,7 +511,7 @@ create_spawn (const struct sbx_create_opts *o, struct build *b, const char *root
   cfg.before_go_arg = &hook_arg;
   if (spawn_clone (&cfg, &b->child, err) < 0)
     return -1;
-  close (console_fd);  /* the child's now */
+  close (console_fd); /* the child's now */
   console_fd = -1;
   /* The child has its ends: EOF on the log's pipes comes when its last
    * process closes them. */
@@ -525,8 +532,7 @@ create_spawn (const struct sbx_create_opts *o, struct build *b, const char *root
    * foreground run releases its process right away, so startContainer too. */
   struct oci_state hs = hook_state (b, o, rootfs);
   if (hooks_run (o->spec, OCI_HOOK_CREATE_CONTAINER, &hs, b->child.pid, true, err) < 0
-      || (o->foreground
-          && hooks_run (o->spec, OCI_HOOK_START_CONTAINER, &hs, b->child.pid, false, err) < 0))
+      || (o->foreground && hooks_run (o->spec, OCI_HOOK_START_CONTAINER, &hs, b->child.pid, false, err) < 0))
     return -1;
   /* A foreground run releases the process right away: record it as running
    * now rather than rewrite the state a moment later. */
@@ -572,7 +578,8 @@ build_sandbox (const struct store *st, const struct sbx_create_opts *o, struct b
                bool monitored, int *console, int *status, hk_err *err)
 {
   if (b->restart)
-    b->entry = (struct store_entry){ .id = xstrdup (o->restart->id), .dir = xstrdup (o->restart->dir),
+    b->entry = (struct store_entry){ .id = xstrdup (o->restart->id),
+                                     .dir = xstrdup (o->restart->dir),
                                      .lock_fd = -1 };
   else if (store_create (st, o->id, &b->entry, err) < 0)
     return -1;
@@ -589,8 +596,7 @@ build_sandbox (const struct store *st, const struct sbx_create_opts *o, struct b
       || (!b->restart && file_write_new (config, o->config_json, o->config_len, 0600, err) < 0)
       || prepare_log (o, b, monitored, err) < 0 || prepare_data_dir (st, o, b, err) < 0
       || prepare_workdir (o, b, err) < 0 || prepare_image_layer (o, b, err) < 0
-      || create_cgroups (b, o, err) < 0
-      || create_spawn (o, b, *rootfs, status, console, err) < 0
+      || create_cgroups (b, o, err) < 0 || create_spawn (o, b, *rootfs, status, console, err) < 0
       || proxy_start (&b->entry, o->spec, b->child.pidfd, err) < 0
       || (o->pid_file && write_pid_file (o->pid_file, b->child.pid, err) < 0))
     return -1;
@@ -599,8 +605,7 @@ build_sandbox (const struct store *st, const struct sbx_create_opts *o, struct b
 
 /* In the monitor, once create is done: hand the caller its answer and stay
  * on as the parent of the sandbox's process. */
-static void __attribute__ ((noreturn))
-monitor_sandbox (struct build *b, struct mon_link *link)
+static void __attribute__ ((noreturn)) monitor_sandbox (struct build *b, struct mon_link *link)
 {
   struct mon_watch w = { .pid = b->child.pid,
                          .start_time = b->child.start_time,
@@ -647,8 +652,7 @@ sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_
    * which does the rest of create and reports back here, unless the caller
    * reaps it: --no-monitor, or a subreaper parent (conmon, containerd's
    * shim, which pass --pid-file and nothing else to say so). */
-  bool monitored = !o->foreground && !o->no_monitor
-                   && !(o->pid_file && !o->restart && mon_caller_reaps ());
+  bool monitored = !o->foreground && !o->no_monitor && !(o->pid_file && !o->restart && mon_caller_reaps ());
   struct mon_link link = { .pid = -1, .fd = -1 };
   if (monitored)
     {
@@ -724,8 +728,7 @@ sbx_state (const struct store *st, const char *id, struct oci_state **out, hk_er
 
 /* Open, lock and read a sandbox with its status refreshed. */
 static int
-open_locked (const struct store *st, const char *id, struct store_entry *e, struct oci_state **s,
-             hk_err *err)
+open_locked (const struct store *st, const char *id, struct store_entry *e, struct oci_state **s, hk_err *err)
 {
   if (store_open (st, id, true, e, err) < 0)
     return -1;
@@ -807,9 +810,13 @@ restart (const struct store *st, const struct store_entry *e, const struct oci_s
   if (r == 0)
     {
       int status;
-      struct sbx_create_opts o = { .id = e->id, .bundle = s->bundle, .config_json = json,
-                                   .config_len = len, .spec = spec,
-                                   .no_monitor = access (no_monitor, F_OK) == 0, .restart = e,
+      struct sbx_create_opts o = { .id = e->id,
+                                   .bundle = s->bundle,
+                                   .config_json = json,
+                                   .config_len = len,
+                                   .spec = spec,
+                                   .no_monitor = access (no_monitor, F_OK) == 0,
+                                   .restart = e,
                                    .created = s->created };
       r = sbx_create (st, &o, NULL, &status, err);
     }
@@ -896,8 +903,7 @@ sbx_start (const struct store *st, const char *id, hk_err *err)
         goto out;
     }
   if (s->status != OCI_STATUS_CREATED)
-    err_set (err, EINVAL, "cannot start sandbox %s: it is %s, not created", id,
-             oci_status_name (s->status));
+    err_set (err, EINVAL, "cannot start sandbox %s: it is %s, not created", id, oci_status_name (s->status));
   /* startContainer in the sandbox's namespaces before its process may
    * exec; poststart once it may (a failure there is only a warning). */
   else if (hooks_load (config, &hspec, err) == 0 && start_container_hooks (hspec, s, err) == 0
@@ -947,9 +953,9 @@ wait_forwarding (struct spawn_child *c, struct console_relay *relay, int *wstatu
           struct signalfd_siginfo si;
           bool got = read (sfd, &si, sizeof si) == sizeof si;
           if (got && si.ssi_signo == SIGWINCH && relay->master >= 0)
-            console_relay_winch (relay);  /* the kernel tells the pty's processes */
+            console_relay_winch (relay); /* the kernel tells the pty's processes */
           else if (got)
-            sys_pidfd_send_signal (c->pidfd, (int) si.ssi_signo, NULL, 0);
+            sys_pidfd_send_signal (c->pidfd, (int)si.ssi_signo, NULL, 0);
         }
       if (p[0].revents & POLLIN)
         break;
@@ -1016,8 +1022,7 @@ sbx_run_wait (const struct store *st, struct sbx_fg *fg, bool record, int *statu
           /* Recorded the way the monitor records a detached one's end.  The
            * sandbox may have been deleted meanwhile: then nothing is written. */
           if (record && have_entry)
-            exit_record_write (e.dir, pid, start, wstatus, exit_by_oom (&cg, oom_before, wstatus),
-                               &ignored);
+            exit_record_write (e.dir, pid, start, wstatus, exit_by_oom (&cg, oom_before, wstatus), &ignored);
           r = 0;
         }
     }
@@ -1045,7 +1050,7 @@ static int
 kill_all (const struct oci_state *s, int sig, hk_err *err)
 {
   struct stat mine, theirs;
-  cleanup_free char *ns = xasprintf ("/proc/%d/ns/pid", (int) s->pid);
+  cleanup_free char *ns = xasprintf ("/proc/%d/ns/pid", (int)s->pid);
   if (stat ("/proc/self/ns/pid", &mine) < 0 || stat (ns, &theirs) < 0)
     return err_sys (err, "pid namespace of sandbox %s", s->id);
   /* Without its own pid namespace, "every process of the sandbox" would be
@@ -1113,8 +1118,7 @@ kill_first (const struct oci_state *s, int pidfd, hk_err *err)
   if (sys_pidfd_send_signal (pidfd, SIGKILL, NULL, 0) < 0 && errno != ESRCH)
     return err_sys (err, "kill sandbox %s", s->id);
   if (pid_wait_exit (pidfd, 10000) != 1)
-    return err_set (err, ETIMEDOUT, "sandbox %s: process %d did not exit after SIGKILL", s->id,
-                    (int) s->pid);
+    return err_set (err, ETIMEDOUT, "sandbox %s: process %d did not exit after SIGKILL", s->id, (int)s->pid);
   return 0;
 }
 
@@ -1183,7 +1187,7 @@ sbx_delete (const struct store *st, const char *id, bool force, hk_err *err)
   else
     {
       /* state.json is missing or damaged: the pid record still names the process. */
-      struct oci_state fallback = { .id = (char *) id };
+      struct oci_state fallback = { .id = (char *)id };
       if (read_pid_record (&e, &fallback.pid, &fallback.pid_start_time) == 0)
         r = kill_and_wait (&fallback, &cg, err);
     }
@@ -1236,8 +1240,7 @@ term_all (const struct oci_state *s, const struct cg_sandbox *cg, int pidfd)
  * (frozen, it could not act on TERM) get KILL right away, and a paused one is
  * thawed after it so that its processes can die. */
 static int
-stop_processes (const struct oci_state *s, const struct cg_sandbox *cg, uint64_t timeout_ms,
-                hk_err *err)
+stop_processes (const struct oci_state *s, const struct cg_sandbox *cg, uint64_t timeout_ms, hk_err *err)
 {
   cleanup_close int pidfd = pid_open (s->pid, s->pid_start_time);
   hk_err ignored;
@@ -1246,7 +1249,7 @@ stop_processes (const struct oci_state *s, const struct cg_sandbox *cg, uint64_t
   if (s->status == OCI_STATUS_RUNNING)
     {
       term_all (s, cg, pidfd);
-      int wait = timeout_ms > INT_MAX ? INT_MAX : (int) timeout_ms;
+      int wait = timeout_ms > INT_MAX ? INT_MAX : (int)timeout_ms;
       if (pid_wait_exit (pidfd, wait) == 1)
         return 0;
     }
@@ -1258,8 +1261,8 @@ stop_processes (const struct oci_state *s, const struct cg_sandbox *cg, uint64_t
 
 /* The frame of the verbs that change a sandbox's status through its cgroups:
  * the sandbox locked, its state and cgroups loaded, fn run, all released. */
-typedef int (*locked_fn) (struct store_entry *e, struct oci_state *s, struct cg_sandbox *cg,
-                          const void *arg, hk_err *err);
+typedef int (*locked_fn) (struct store_entry *e, struct oci_state *s, struct cg_sandbox *cg, const void *arg,
+                          hk_err *err);
 
 static int
 with_locked (const struct store *st, const char *id, locked_fn fn, const void *arg, hk_err *err)
@@ -1278,8 +1281,7 @@ with_locked (const struct store *st, const char *id, locked_fn fn, const void *a
 }
 
 static int
-stop_locked (struct store_entry *e, struct oci_state *s, struct cg_sandbox *cg, const void *arg,
-             hk_err *err)
+stop_locked (struct store_entry *e, struct oci_state *s, struct cg_sandbox *cg, const void *arg, hk_err *err)
 {
   const uint64_t *timeout_ms = arg;
   /* Stopped by hako already: its cgroups and tree (no mount namespace)
@@ -1318,17 +1320,15 @@ sbx_stop (const struct store *st, const char *id, uint64_t timeout_ms, hk_err *e
 /* ---- pause / resume --------------------------------------------------------- */
 
 static int
-pause_locked (struct store_entry *e, struct oci_state *s, struct cg_sandbox *cg, const void *arg,
-              hk_err *err)
+pause_locked (struct store_entry *e, struct oci_state *s, struct cg_sandbox *cg, const void *arg, hk_err *err)
 {
-  (void) arg;
+  (void)arg;
   enum oci_status was = s->status;
   if (was != OCI_STATUS_RUNNING && was != OCI_STATUS_CREATED)
     return err_setk (err, ERR_NOT_RUNNING, EINVAL, "sandbox %s: container not running (it is %s)", s->id,
                      oci_status_name (was));
   if (!cg_can_freeze (cg))
-    return err_set (err, ENOTSUP, "sandbox %s has no freezer cgroup (none mounted, or not writable)",
-                    s->id);
+    return err_set (err, ENOTSUP, "sandbox %s has no freezer cgroup (none mounted, or not writable)", s->id);
   /* Recorded before the freeze: a hako killed in between leaves a sandbox
    * that says paused, and resume (which thaws whatever the cgroup says) puts
    * it right; the other order would leave a frozen sandbox that says
@@ -1352,7 +1352,7 @@ static int
 resume_locked (struct store_entry *e, struct oci_state *s, struct cg_sandbox *cg, const void *arg,
                hk_err *err)
 {
-  (void) arg;
+  (void)arg;
   if (s->status != OCI_STATUS_PAUSED)
     return err_set (err, EINVAL, "sandbox %s: container not paused (it is %s)", s->id,
                     oci_status_name (s->status));

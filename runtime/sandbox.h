@@ -15,16 +15,16 @@
 struct sbx_create_opts
 {
   const char *id;
-  const char *bundle;       /* absolute; NULL when the spec needs none (host profile) */
-  const char *config_json;  /* the config text, frozen into the state dir */
+  const char *bundle;      /* absolute; NULL when the spec needs none (host profile) */
+  const char *config_json; /* the config text, frozen into the state dir */
   size_t config_len;
-  struct oci_spec *spec;    /* parsed config_json; adjusted for the sandbox object */
-  bool foreground;          /* run: the caller keeps the child and releases it */
+  struct oci_spec *spec; /* parsed config_json; adjusted for the sandbox object */
+  bool foreground;       /* run: the caller keeps the child and releases it */
   /* Detached without a monitor: the caller (a subreaper such as conmon or
    * containerd's shim) reaps the process; state then cannot say how it ended. */
   bool no_monitor;
   const char *pid_file;
-  unsigned int preserve_fds;   /* hako's fds 3..3+N-1 pass to the process */
+  unsigned int preserve_fds; /* hako's fds 3..3+N-1 pass to the process */
   /* process.terminal: the pty's master goes to this unix socket; required
    * unless foreground, where hako relays between its terminal and the pty. */
   const char *console_socket;
@@ -50,14 +50,14 @@ struct sbx_fg
 {
   char *id;
   struct spawn_child child;
-  bool has_console;   /* console: hako's end of the terminal's socket (relay) */
+  bool has_console; /* console: hako's end of the terminal's socket (relay) */
   int console;
 };
 
 /* Build the sandbox; its process waits for start.  Fails leaving nothing
  * behind; *status is 126/127 when the command cannot be run, else 125. */
-int sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_fg *fg,
-                int *status, hk_err *err);
+int sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_fg *fg, int *status,
+                hk_err *err);
 /* Release a created sandbox's process; a stopped one gets fresh namespaces
  * and processes from its frozen config.json, on the filesystem it had. */
 int sbx_start (const struct store *st, const char *id, hk_err *err);

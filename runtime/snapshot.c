@@ -118,8 +118,8 @@ resolve_dest (const char *dest, char **out, hk_err *err)
 }
 
 static int
-write_meta (const char *tmp, const char *id, const char *kind, const char *src,
-            const struct store_entry *e, const char *image_record, hk_err *err)
+write_meta (const char *tmp, const char *id, const char *kind, const char *src, const struct store_entry *e,
+            const char *image_record, hk_err *err)
 {
   cleanup_free char *config_src = store_path (e, "config.json");
   cleanup_free char *config = NULL;
@@ -216,7 +216,7 @@ guard_main (int fd, const struct store_entry *e, struct oci_state *s, enum oci_s
   char c;
   ssize_t n;
   int made = tmp == NULL || mkdtemp (tmp) ? 0 : errno;
-  if (send (fd, &made, sizeof made, MSG_NOSIGNAL) == (ssize_t) sizeof made && made == 0 && tmp)
+  if (send (fd, &made, sizeof made, MSG_NOSIGNAL) == (ssize_t)sizeof made && made == 0 && tmp)
     send (fd, tmp, strlen (tmp), MSG_NOSIGNAL);
   if (made != 0)
     _exit (0);
@@ -270,8 +270,8 @@ guard_start (struct guard *g, const struct store_entry *e, struct oci_state *s, 
   g->fd = sp[1];
   int made = EPIPE;
   size_t len = tmp ? strlen (tmp) : 0;
-  if (recv (g->fd, &made, sizeof made, MSG_WAITALL) != (ssize_t) sizeof made || made != 0
-      || (tmp && recv (g->fd, tmp, len, MSG_WAITALL) != (ssize_t) len))
+  if (recv (g->fd, &made, sizeof made, MSG_WAITALL) != (ssize_t)sizeof made || made != 0
+      || (tmp && recv (g->fd, tmp, len, MSG_WAITALL) != (ssize_t)len))
     {
       close (g->fd);
       waitpid (g->pid, NULL, 0);
@@ -341,12 +341,14 @@ snapshot_frozen (const struct store *st, const char *id, const struct snapshot_o
         }
       else
         {
-          err_set (err, ENOTSUP, "sandbox %s has no writable state to copy (no image layer, work dir or bundle)", id);
+          err_set (err, ENOTSUP,
+                   "sandbox %s has no writable state to copy (no image layer, work dir or bundle)", id);
           goto out;
         }
     }
-  struct snapshot_source view = { .id = id, .kind = kind, .src = src, .image_record = image_record,
-                                  .image_id = image_id, .entry = &e };
+  struct snapshot_source view = {
+    .id = id, .kind = kind, .src = src, .image_record = image_record, .image_id = image_id, .entry = &e
+  };
   if (ops->check && ops->check (&view, ops->arg, err) < 0)
     goto out;
 
@@ -360,7 +362,8 @@ snapshot_frozen (const struct store *st, const char *id, const struct snapshot_o
         {
           if (s->status == OCI_STATUS_RUNNING)
             {
-              err_set (err, ENOTSUP, "sandbox %s cannot be frozen (no freezer cgroup); stop or pause it first", id);
+              err_set (err, ENOTSUP,
+                       "sandbox %s cannot be frozen (no freezer cgroup); stop or pause it first", id);
               goto out;
             }
         }
@@ -505,8 +508,8 @@ snapshot_take (const struct store *st, const char *id, const char *dest, hk_err 
     return err_set (err, EEXIST, "destination %s exists", dest);
   /* The guard makes the copy's directory from this template. */
   struct take t = { .dest = dest, .target = target, .tmp = xasprintf ("%s.tmp-XXXXXX", target) };
-  struct snapshot_ops ops = { .frozen = take_copy, .thawed = take_commit, .undo = take_undo, .arg = &t,
-                              .tmp = t.tmp };
+  struct snapshot_ops ops
+      = { .frozen = take_copy, .thawed = take_commit, .undo = take_undo, .arg = &t, .tmp = t.tmp };
   int r = snapshot_frozen (st, id, &ops, err);
   take_undo (&t);
   return r;

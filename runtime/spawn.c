@@ -42,7 +42,7 @@ struct sync_msg
   int type;
   int status;
   int errnum, kind; /* of a SYNC_ERROR: the parent's error is the child's */
-  char msg[sizeof ((hk_err *) 0)->msg];
+  char msg[sizeof ((hk_err *)0)->msg];
 };
 
 static int
@@ -59,7 +59,7 @@ sync_send (int fd, int type, int status, const hk_err *err)
   do
     r = send (fd, &m, sizeof m, MSG_NOSIGNAL);
   while (r < 0 && errno == EINTR);
-  return r == (ssize_t) sizeof m ? 0 : -1;
+  return r == (ssize_t)sizeof m ? 0 : -1;
 }
 
 /* 0 on a message, -1 on EOF or error (the peer is gone). */
@@ -70,7 +70,7 @@ sync_recv (int fd, struct sync_msg *m)
   do
     r = recv (fd, m, sizeof *m, 0);
   while (r < 0 && errno == EINTR);
-  return r == (ssize_t) sizeof *m ? 0 : -1;
+  return r == (ssize_t)sizeof *m ? 0 : -1;
 }
 
 /* ---- child ---------------------------------------------------------------- */
@@ -123,10 +123,17 @@ child_setup (const struct spawn_cfg *cfg, bool userns, int root_tree, int mntns_
              int *ruleset_fd, hk_err *err)
 {
   const struct oci_spec *spec = cfg->spec;
-  struct mnt_ctx mc = { .spec = spec, .rootfs = cfg->rootfs, .bundle = cfg->bundle,
-                        .workdir = cfg->workdir, .userns = userns, .cgroup_dir = cfg->cgroup_dir,
-                        .root_tree = root_tree, .overlay = cfg->overlay, .overlay_dir = cfg->overlay_dir,
-                        .tree = cfg->tree, .src_fds = src_fds };
+  struct mnt_ctx mc = { .spec = spec,
+                        .rootfs = cfg->rootfs,
+                        .bundle = cfg->bundle,
+                        .workdir = cfg->workdir,
+                        .userns = userns,
+                        .cgroup_dir = cfg->cgroup_dir,
+                        .root_tree = root_tree,
+                        .overlay = cfg->overlay,
+                        .overlay_dir = cfg->overlay_dir,
+                        .tree = cfg->tree,
+                        .src_fds = src_fds };
   if (cfg->stdio_log && child_stdio_log (cfg, err) < 0)
     return -1;
   /* Seen before the new root hides it: the pty must not come from there. */
@@ -153,8 +160,8 @@ child_setup (const struct spawn_cfg *cfg, bool userns, int root_tree, int mntns_
   const struct oci_process *proc = spec->process;
   if (proc->terminal)
     {
-      struct winsize ws = { .ws_row = (unsigned short) proc->console_height,
-                            .ws_col = (unsigned short) proc->console_width };
+      struct winsize ws
+          = { .ws_row = (unsigned short)proc->console_height, .ws_col = (unsigned short)proc->console_width };
       if (setsid () < 0)
         return err_sys (err, "setsid");
       if (console_setup (cfg->console_fd, &ws, true, host_devpts, err) < 0)
@@ -194,7 +201,7 @@ child_wait_start (const struct spawn_cfg *cfg, int sync_fd, hk_err *err)
     {
       struct sync_msg m;
       if (sync_recv (sync_fd, &m) < 0 || m.type != SYNC_START)
-        _exit (125);  /* `run` went away before starting us: nothing to report to */
+        _exit (125); /* `run` went away before starting us: nothing to report to */
       return 0;
     }
   /* Reopen the fifo through our own fd: this blocks until `hako start` opens
@@ -209,8 +216,7 @@ child_wait_start (const struct spawn_cfg *cfg, int sync_fd, hk_err *err)
   return 0;
 }
 
-static void __attribute__ ((noreturn))
-child_fail (int sync_fd, bool reported, int status, const hk_err *err)
+static void __attribute__ ((noreturn)) child_fail (int sync_fd, bool reported, int status, const hk_err *err)
 {
   if (!reported || sync_send (sync_fd, SYNC_ERROR, status, err) < 0)
     dprintf (2, "hako: %s\n", err->msg);
@@ -259,11 +265,11 @@ child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns, int root_tree
   for (;;)
     {
       int fd = -1;
-      if (fd_recv (sync_fd, &m, sizeof m, &fd) != (ssize_t) sizeof m)
+      if (fd_recv (sync_fd, &m, sizeof m, &fd) != (ssize_t)sizeof m)
         _exit (125);
       if (m.type == SYNC_GO)
         break;
-      if (m.type != SYNC_MOUNT_FD || fd < 0 || m.status < 0 || (size_t) m.status >= n_mounts)
+      if (m.type != SYNC_MOUNT_FD || fd < 0 || m.status < 0 || (size_t)m.status >= n_mounts)
         _exit (125);
       src_fds[m.status] = fd;
     }
@@ -326,7 +332,7 @@ clone_flags (const struct oci_spec *spec, bool *userns)
     {
       const struct oci_namespace *ns = &spec->linux.namespaces[i];
       if (ns->path || ns->type == OCI_NS_CGROUP)
-        continue;  /* a new cgroup namespace: see child_setup */
+        continue; /* a new cgroup namespace: see child_setup */
       flags |= oci_ns_clone_flag (ns->type);
       if (ns->type == OCI_NS_USER)
         *userns = true;
@@ -347,8 +353,8 @@ send_mount_sources (const struct spawn_cfg *cfg, const struct spawn_child *c, hk
     {
       if (fds[i] < 0)
         continue;
-      struct sync_msg m = { .type = SYNC_MOUNT_FD, .status = (int) i };
-      if (fd_send (c->sync_fd, &m, sizeof m, fds[i]) != (ssize_t) sizeof m)
+      struct sync_msg m = { .type = SYNC_MOUNT_FD, .status = (int)i };
+      if (fd_send (c->sync_fd, &m, sizeof m, fds[i]) != (ssize_t)sizeof m)
         r = err_sys (err, "pass the bind mount sources");
     }
   mnt_src_free (fds, cfg->spec->n_mounts);
@@ -380,17 +386,17 @@ spawn_clone (const struct spawn_cfg *cfg, struct spawn_child *out, hk_err *err)
     return -1;
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return err_sys (err, "socketpair");
-  struct clone_args args = { .flags = ns_flags | CLONE_PIDFD, .pidfd = (uint64_t) (uintptr_t) &pidfd,
-                             .exit_signal = SIGCHLD };
+  struct clone_args args
+      = { .flags = ns_flags | CLONE_PIDFD, .pidfd = (uint64_t)(uintptr_t)&pidfd, .exit_signal = SIGCHLD };
   if (cfg->cgroup && cfg->cgroup->v2_fd >= 0)
     {
       args.flags |= CLONE_INTO_CGROUP;
-      args.cgroup = (uint64_t) cfg->cgroup->v2_fd;
+      args.cgroup = (uint64_t)cfg->cgroup->v2_fd;
     }
   long pid = sys_clone3 (&args);
   if (pid < 0 && (args.flags & CLONE_INTO_CGROUP) && (errno == EINVAL || errno == E2BIG))
     {
-      args.flags &= ~(uint64_t) CLONE_INTO_CGROUP;  /* before 5.7: placed by a write below */
+      args.flags &= ~(uint64_t)CLONE_INTO_CGROUP; /* before 5.7: placed by a write below */
       pid = sys_clone3 (&args);
     }
   if (pid < 0)
@@ -398,7 +404,7 @@ spawn_clone (const struct spawn_cfg *cfg, struct spawn_child *out, hk_err *err)
       int e = errno;
       close (sv[0]);
       close (sv[1]);
-      return err_code (err, e, "clone3 with namespaces 0x%llx", (unsigned long long) ns_flags);
+      return err_code (err, e, "clone3 with namespaces 0x%llx", (unsigned long long)ns_flags);
     }
   if (pid == 0)
     {
@@ -406,7 +412,7 @@ spawn_clone (const struct spawn_cfg *cfg, struct spawn_child *out, hk_err *err)
       child_main (cfg, sv[1], userns, root_tree, mntns_fd);
     }
   close (sv[1]);
-  *out = (struct spawn_child){ .pid = (pid_t) pid, .pidfd = pidfd, .sync_fd = sv[0] };
+  *out = (struct spawn_child){ .pid = (pid_t)pid, .pidfd = pidfd, .sync_fd = sv[0] };
   pid_stat (out->pid, &out->start_time, NULL);
   if (userns && idmap_write (out->pid, cfg->spec, err) < 0)
     return -1;

@@ -16,7 +16,7 @@
  * id maps are written and before "go", so it runs nothing of its own outside. */
 struct spawn_cgroup
 {
-  int v2_fd;  /* a cgroup2 directory for clone3's CLONE_INTO_CGROUP, or -1 */
+  int v2_fd; /* a cgroup2 directory for clone3's CLONE_INTO_CGROUP, or -1 */
   /* Place the child in the rest; in_v2: clone3 already put it in v2_fd's. */
   int (*place) (void *arg, pid_t pid, bool in_v2, hk_err *err);
   void *arg;
@@ -25,20 +25,20 @@ struct spawn_cgroup
 struct spawn_cfg
 {
   const struct oci_spec *spec;
-  const char *rootfs;   /* absolute host path of the directory that becomes / */
-  const char *bundle;   /* absolute; may be NULL */
-  const char *workdir;  /* absolute host path of the persistent work dir, or NULL */
-  const char *cgroup_dir; /* host path of the sandbox's cgroup2 dir, or NULL */
-  const char *overlay;  /* image sandboxes: overlayfs options for the root (rootfs_image.h) */
-  const char *overlay_dir;  /* ... relative to this directory */
-  const char *tree;     /* no mount namespace of its own: where its tree is built (mount.h) */
-  const struct spawn_cgroup *cgroup;     /* NULL: no cgroups of its own */
-  const struct landlock_plan *landlock;  /* NULL: no Landlock */
-  const struct seccomp_prog *seccomp;    /* NULL: no filter */
+  const char *rootfs;                   /* absolute host path of the directory that becomes / */
+  const char *bundle;                   /* absolute; may be NULL */
+  const char *workdir;                  /* absolute host path of the persistent work dir, or NULL */
+  const char *cgroup_dir;               /* host path of the sandbox's cgroup2 dir, or NULL */
+  const char *overlay;                  /* image sandboxes: overlayfs options for the root (rootfs_image.h) */
+  const char *overlay_dir;              /* ... relative to this directory */
+  const char *tree;                     /* no mount namespace of its own: where its tree is built (mount.h) */
+  const struct spawn_cgroup *cgroup;    /* NULL: no cgroups of its own */
+  const struct landlock_plan *landlock; /* NULL: no Landlock */
+  const struct seccomp_prog *seccomp;   /* NULL: no filter */
   /* Detached (create): an O_PATH fd of the exec fifo the child blocks on until
    * `start`.  Foreground (run): -1, and the child waits for spawn_release. */
   int fifo_fd;
-  unsigned int preserve_fds;  /* hako's fds 3..3+N-1 pass to the process as they are */
+  unsigned int preserve_fds; /* hako's fds 3..3+N-1 pass to the process as they are */
   /* With process.terminal: where the pty's master goes (a shim's console
    * socket, or run's own end for its relay).  Unused otherwise. */
   int console_fd;

@@ -228,8 +228,7 @@ store_create (const struct store *st, const char *id, struct store_entry *out, h
 }
 
 int
-store_open (const struct store *st, const char *id, bool lock, struct store_entry *out,
-            hk_err *err)
+store_open (const struct store *st, const char *id, bool lock, struct store_entry *out, hk_err *err)
 {
   if (!store_id_valid (id))
     return err_setk (err, ERR_INVALID_ARGUMENT, EINVAL,
@@ -311,8 +310,10 @@ store_read_state (const struct store_entry *e, struct oci_state **out, hk_err *e
   if (file_read_all (path, 1 << 20, &buf, &len, err) < 0)
     {
       if (err->errnum == ENOENT)
-        return err_set (err, ENOENT, "sandbox %s has no state.json (a create was interrupted; "
-                        "`hako delete --force %s` removes it)", e->id, e->id);
+        return err_set (err, ENOENT,
+                        "sandbox %s has no state.json (a create was interrupted; "
+                        "`hako delete --force %s` removes it)",
+                        e->id, e->id);
       return -1;
     }
   if (oci_state_parse (buf, len, out, err) < 0)
@@ -340,7 +341,7 @@ store_remove (struct store_entry *e, hk_err *err)
 static int
 cmp_str (const void *a, const void *b)
 {
-  return strcmp (*(char *const *) a, *(char *const *) b);
+  return strcmp (*(char *const *)a, *(char *const *)b);
 }
 
 int

@@ -10,8 +10,8 @@
 
 struct store
 {
-  char *root;       /* state root: /run/hako */
-  char *data_root;  /* data root: /var/lib/hako */
+  char *root;      /* state root: /run/hako */
+  char *data_root; /* data root: /var/lib/hako */
 };
 
 /* A locked sandbox directory.  While it is open, no other hako verb changes
@@ -19,7 +19,7 @@ struct store
 struct store_entry
 {
   char *id;
-  char *dir;     /* <root>/<id> */
+  char *dir; /* <root>/<id> */
   int lock_fd;
 };
 
@@ -39,8 +39,7 @@ int store_create (const struct store *st, const char *id, struct store_entry *ou
 /* Open an existing sandbox; with lock, wait for other verbs and hold its flock.
  * Readers (state, list) pass lock=false: state.json is replaced atomically.
  * A missing one fails with ENOENT and "sandbox ID does not exist". */
-int store_open (const struct store *st, const char *id, bool lock, struct store_entry *out,
-                hk_err *err);
+int store_open (const struct store *st, const char *id, bool lock, struct store_entry *out, hk_err *err);
 void store_close (struct store_entry *e);
 
 /* Path of a file in the sandbox directory (caller frees). */

@@ -45,10 +45,11 @@ addr_ok (const struct allowlist *al, const char *addr, uint16_t port, bool name_
 static void
 test_parse (void)
 {
-  const char *good[] = { "pypi.org", "PyPI.org.", "pypi.org:443", "*.pythonhosted.org",
-                         "*.example.com:8443", "192.0.2.1", "192.0.2.0/24", "192.0.2.0/24:443",
-                         "127.0.0.1:8080", "::1", "2001:db8::/32", "[::1]:8080",
-                         "[2001:db8::/32]:443", "0.0.0.0/0", "localhost", "a_b.example" };
+  const char *good[]
+      = { "pypi.org",      "PyPI.org.",    "pypi.org:443",        "*.pythonhosted.org", "*.example.com:8443",
+          "192.0.2.1",     "192.0.2.0/24", "192.0.2.0/24:443",    "127.0.0.1:8080",     "::1",
+          "2001:db8::/32", "[::1]:8080",   "[2001:db8::/32]:443", "0.0.0.0/0",          "localhost",
+          "a_b.example" };
   for (size_t i = 0; i < sizeof good / sizeof *good; i++)
     ok (parses (good[i]), "\"%s\" parses", good[i]);
   const char *bad[] = { "pypi.org:0",
@@ -121,9 +122,22 @@ test_parse (void)
 static void
 test_special (void)
 {
-  const char *special[] = { "127.0.0.1", "10.1.2.3", "172.31.0.1", "192.168.1.1", "169.254.169.254",
-                            "100.64.0.1", "0.0.0.0", "224.0.0.1", "255.255.255.255", "::1", "::",
-                            "fd00::1", "fe80::1", "ff02::1", "::ffff:127.0.0.1", "64:ff9b::7f00:1" };
+  const char *special[] = { "127.0.0.1",
+                            "10.1.2.3",
+                            "172.31.0.1",
+                            "192.168.1.1",
+                            "169.254.169.254",
+                            "100.64.0.1",
+                            "0.0.0.0",
+                            "224.0.0.1",
+                            "255.255.255.255",
+                            "::1",
+                            "::",
+                            "fd00::1",
+                            "fe80::1",
+                            "ff02::1",
+                            "::ffff:127.0.0.1",
+                            "64:ff9b::7f00:1" };
   for (size_t i = 0; i < sizeof special / sizeof *special; i++)
     {
       uint8_t a[16];
@@ -140,8 +154,8 @@ test_special (void)
 static void
 test_match (void)
 {
-  char *v[] = { "pypi.org:443", "*.pythonhosted.org", "localhost", "192.0.2.0/24", "127.0.0.1:8080",
-                "0.0.0.0/0:9000", "[::1]:8081", NULL };
+  char *v[] = { "pypi.org:443",   "*.pythonhosted.org", "localhost",  "192.0.2.0/24",
+                "127.0.0.1:8080", "0.0.0.0/0:9000",     "[::1]:8081", NULL };
   struct allowlist al = list (v);
   ok (al.n == 7, "seven entries");
   ok (al_name_allowed (&al, "pypi.org", 443), "pypi.org:443");

@@ -81,8 +81,8 @@ static void
 populate_v2_leaf (const char *dir)
 {
   static const char *const files[]
-      = { "memory.max",  "memory.low",   "memory.swap.max", "pids.max",   "cpu.weight",
-          "cpu.max",     "cpuset.cpus",  "cpuset.mems",     "io.weight",  "hugetlb.2MB.max",
+      = { "memory.max",  "memory.low",   "memory.swap.max", "pids.max",    "cpu.weight",
+          "cpu.max",     "cpuset.cpus",  "cpuset.mems",     "io.weight",   "hugetlb.2MB.max",
           "memory.high", "cgroup.procs", "cgroup.freeze",   "cgroup.kill", "io.max" };
   for (size_t i = 0; i < sizeof files / sizeof *files; i++)
     put (dir, files[i], "");
@@ -145,7 +145,7 @@ test_probe (void)
       if (strcmp (cg.dirs[i].hier, "memory") == 0)
         mem_req = cg.dirs[i].required;
       if (strcmp (cg.dirs[i].hier, "freezer") == 0)
-        no_freezer = false;  /* hybrid: the cgroup2 dir freezes */
+        no_freezer = false; /* hybrid: the cgroup2 dir freezes */
       if (strcmp (cg.dirs[i].hier, "unified") == 0)
         uni_opt = !cg.dirs[i].required && cg.dirs[i].v2;
       if (strcmp (cg.dirs[i].hier, "cpu,cpuacct") == 0)
@@ -220,11 +220,8 @@ test_paths (void)
     const char *path, *want; /* want NULL: refused, with this in the message */
     const char *msg;
   } cases[] = {
-    { "/a//b/", "/a/b", NULL },
-    { "c", "/user.slice/s1/c", NULL },
-    { "/a/../b", NULL, "\"..\"" },
-    { "./x", NULL, "\".\"" },
-    { "/", NULL, "root cgroup" },
+    { "/a//b/", "/a/b", NULL }, { "c", "/user.slice/s1/c", NULL }, { "/a/../b", NULL, "\"..\"" },
+    { "./x", NULL, "\".\"" },   { "/", NULL, "root cgroup" },
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
     {
@@ -346,7 +343,8 @@ test_v2_refusals (void)
   /* Kernel and socket memory count in memory.max: a limit no larger holds
    * memory.kernel and memory.kernelTCP. */
   spec = spec_of ("{\"resources\":{\"memory\":{\"limit\":1048576,\"kernel\":1048576,"
-                  "\"kernelTCP\":2097152}}}", NULL);
+                  "\"kernelTCP\":2097152}}}",
+                  NULL);
   ok (cg_prepare (&h, spec, "box", "/run/hako", &cg, &err) == 0,
       "v2 accepts memory.kernel and kernelTCP no smaller than the limit: %s", err.msg);
   cg_sandbox_free (&cg);
@@ -472,9 +470,9 @@ test_v2_lifecycle (void)
 
   /* The kernel would now empty the cgroup; rmdir of a fake one needs it empty. */
   static const char *const files[]
-      = { "memory.max",   "memory.low",    "pids.max",    "cpu.weight",      "cpu.max",
-          "cpuset.cpus",  "cpuset.mems",   "io.weight",   "hugetlb.2MB.max", "memory.high",
-          "cgroup.procs", "cgroup.freeze", "cgroup.kill", "cgroup.events", "memory.events", "io.max" };
+      = { "memory.max",  "memory.low",    "pids.max",        "cpu.weight",  "cpu.max",      "cpuset.cpus",
+          "cpuset.mems", "io.weight",     "hugetlb.2MB.max", "memory.high", "cgroup.procs", "cgroup.freeze",
+          "cgroup.kill", "cgroup.events", "memory.events",   "io.max" };
   for (size_t i = 0; i < sizeof files / sizeof *files; i++)
     {
       char *p = xasprintf ("%s/%s", leaf, files[i]);

@@ -50,8 +50,9 @@ test_env (void)
 static void
 test_prepare (void)
 {
-  const char *json = "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"r\"},\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\"},"
-                     "\"sandbox\":{\"network\":{\"mode\":\"allowlist\",\"allow\":[\"pypi.org\",\"10.0.0.0/99\"]}}}";
+  const char *json
+      = "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"r\"},\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\"},"
+        "\"sandbox\":{\"network\":{\"mode\":\"allowlist\",\"allow\":[\"pypi.org\",\"10.0.0.0/99\"]}}}";
   struct oci_spec *spec = NULL;
   hk_err err = { 0 };
   if (!ok (oci_spec_parse (json, strlen (json), &spec, &err) == 0, "spec parses"))
@@ -67,7 +68,8 @@ test_prepare (void)
 static void
 test_set_network (void)
 {
-  const char *json = "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"r\"},\"n\":1.50,\"z\":null,\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\"},"
+  const char *json = "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"r\"},\"n\":1.50,\"z\":null,\"process\":{"
+                     "\"args\":[\"sh\"],\"cwd\":\"/\"},"
                      "\"sandbox\":{\"profile\":\"host\",\"network\":{\"mode\":\"none\",\"x\":true}}}";
   char *allow[] = { "pypi.org:443", "127.0.0.1:8080", NULL };
   char *out = NULL;

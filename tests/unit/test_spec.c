@@ -14,184 +14,182 @@
 #include "tests/unit/tap.h"
 
 /* `runc spec` (runc 1.1.5), verbatim but for tabs. */
-static const char runc_spec[] =
-  "{\n"
-  "  \"ociVersion\": \"1.0.2-dev\",\n"
-  "  \"process\": {\n"
-  "    \"terminal\": true,\n"
-  "    \"user\": {\n"
-  "      \"uid\": 0,\n"
-  "      \"gid\": 0\n"
-  "    },\n"
-  "    \"args\": [\n"
-  "      \"sh\"\n"
-  "    ],\n"
-  "    \"env\": [\n"
-  "      \"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\",\n"
-  "      \"TERM=xterm\"\n"
-  "    ],\n"
-  "    \"cwd\": \"/\",\n"
-  "    \"capabilities\": {\n"
-  "      \"bounding\": [\n"
-  "        \"CAP_AUDIT_WRITE\",\n"
-  "        \"CAP_KILL\",\n"
-  "        \"CAP_NET_BIND_SERVICE\"\n"
-  "      ],\n"
-  "      \"effective\": [\n"
-  "        \"CAP_AUDIT_WRITE\",\n"
-  "        \"CAP_KILL\",\n"
-  "        \"CAP_NET_BIND_SERVICE\"\n"
-  "      ],\n"
-  "      \"permitted\": [\n"
-  "        \"CAP_AUDIT_WRITE\",\n"
-  "        \"CAP_KILL\",\n"
-  "        \"CAP_NET_BIND_SERVICE\"\n"
-  "      ],\n"
-  "      \"ambient\": [\n"
-  "        \"CAP_AUDIT_WRITE\",\n"
-  "        \"CAP_KILL\",\n"
-  "        \"CAP_NET_BIND_SERVICE\"\n"
-  "      ]\n"
-  "    },\n"
-  "    \"rlimits\": [\n"
-  "      {\n"
-  "        \"type\": \"RLIMIT_NOFILE\",\n"
-  "        \"hard\": 1024,\n"
-  "        \"soft\": 1024\n"
-  "      }\n"
-  "    ],\n"
-  "    \"noNewPrivileges\": true\n"
-  "  },\n"
-  "  \"root\": {\n"
-  "    \"path\": \"rootfs\",\n"
-  "    \"readonly\": true\n"
-  "  },\n"
-  "  \"hostname\": \"runc\",\n"
-  "  \"mounts\": [\n"
-  "    {\n"
-  "      \"destination\": \"/proc\",\n"
-  "      \"type\": \"proc\",\n"
-  "      \"source\": \"proc\"\n"
-  "    },\n"
-  "    {\n"
-  "      \"destination\": \"/dev\",\n"
-  "      \"type\": \"tmpfs\",\n"
-  "      \"source\": \"tmpfs\",\n"
-  "      \"options\": [\n"
-  "        \"nosuid\",\n"
-  "        \"strictatime\",\n"
-  "        \"mode=755\",\n"
-  "        \"size=65536k\"\n"
-  "      ]\n"
-  "    },\n"
-  "    {\n"
-  "      \"destination\": \"/dev/pts\",\n"
-  "      \"type\": \"devpts\",\n"
-  "      \"source\": \"devpts\",\n"
-  "      \"options\": [\n"
-  "        \"nosuid\",\n"
-  "        \"noexec\",\n"
-  "        \"newinstance\",\n"
-  "        \"ptmxmode=0666\",\n"
-  "        \"mode=0620\",\n"
-  "        \"gid=5\"\n"
-  "      ]\n"
-  "    },\n"
-  "    {\n"
-  "      \"destination\": \"/dev/shm\",\n"
-  "      \"type\": \"tmpfs\",\n"
-  "      \"source\": \"shm\",\n"
-  "      \"options\": [\n"
-  "        \"nosuid\",\n"
-  "        \"noexec\",\n"
-  "        \"nodev\",\n"
-  "        \"mode=1777\",\n"
-  "        \"size=65536k\"\n"
-  "      ]\n"
-  "    },\n"
-  "    {\n"
-  "      \"destination\": \"/dev/mqueue\",\n"
-  "      \"type\": \"mqueue\",\n"
-  "      \"source\": \"mqueue\",\n"
-  "      \"options\": [\n"
-  "        \"nosuid\",\n"
-  "        \"noexec\",\n"
-  "        \"nodev\"\n"
-  "      ]\n"
-  "    },\n"
-  "    {\n"
-  "      \"destination\": \"/sys\",\n"
-  "      \"type\": \"sysfs\",\n"
-  "      \"source\": \"sysfs\",\n"
-  "      \"options\": [\n"
-  "        \"nosuid\",\n"
-  "        \"noexec\",\n"
-  "        \"nodev\",\n"
-  "        \"ro\"\n"
-  "      ]\n"
-  "    },\n"
-  "    {\n"
-  "      \"destination\": \"/sys/fs/cgroup\",\n"
-  "      \"type\": \"cgroup\",\n"
-  "      \"source\": \"cgroup\",\n"
-  "      \"options\": [\n"
-  "        \"nosuid\",\n"
-  "        \"noexec\",\n"
-  "        \"nodev\",\n"
-  "        \"relatime\",\n"
-  "        \"ro\"\n"
-  "      ]\n"
-  "    }\n"
-  "  ],\n"
-  "  \"linux\": {\n"
-  "    \"resources\": {\n"
-  "      \"devices\": [\n"
-  "        {\n"
-  "          \"allow\": false,\n"
-  "          \"access\": \"rwm\"\n"
-  "        }\n"
-  "      ]\n"
-  "    },\n"
-  "    \"namespaces\": [\n"
-  "      {\n"
-  "        \"type\": \"pid\"\n"
-  "      },\n"
-  "      {\n"
-  "        \"type\": \"network\"\n"
-  "      },\n"
-  "      {\n"
-  "        \"type\": \"ipc\"\n"
-  "      },\n"
-  "      {\n"
-  "        \"type\": \"uts\"\n"
-  "      },\n"
-  "      {\n"
-  "        \"type\": \"mount\"\n"
-  "      }\n"
-  "    ],\n"
-  "    \"maskedPaths\": [\n"
-  "      \"/proc/acpi\",\n"
-  "      \"/proc/asound\",\n"
-  "      \"/proc/kcore\",\n"
-  "      \"/proc/keys\",\n"
-  "      \"/proc/latency_stats\",\n"
-  "      \"/proc/timer_list\",\n"
-  "      \"/proc/timer_stats\",\n"
-  "      \"/proc/sched_debug\",\n"
-  "      \"/sys/firmware\",\n"
-  "      \"/proc/scsi\"\n"
-  "    ],\n"
-  "    \"readonlyPaths\": [\n"
-  "      \"/proc/bus\",\n"
-  "      \"/proc/fs\",\n"
-  "      \"/proc/irq\",\n"
-  "      \"/proc/sys\",\n"
-  "      \"/proc/sysrq-trigger\"\n"
-  "    ]\n"
-  "  }\n"
-  "}\n"
-  ;
-
+static const char runc_spec[]
+    = "{\n"
+      "  \"ociVersion\": \"1.0.2-dev\",\n"
+      "  \"process\": {\n"
+      "    \"terminal\": true,\n"
+      "    \"user\": {\n"
+      "      \"uid\": 0,\n"
+      "      \"gid\": 0\n"
+      "    },\n"
+      "    \"args\": [\n"
+      "      \"sh\"\n"
+      "    ],\n"
+      "    \"env\": [\n"
+      "      \"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\",\n"
+      "      \"TERM=xterm\"\n"
+      "    ],\n"
+      "    \"cwd\": \"/\",\n"
+      "    \"capabilities\": {\n"
+      "      \"bounding\": [\n"
+      "        \"CAP_AUDIT_WRITE\",\n"
+      "        \"CAP_KILL\",\n"
+      "        \"CAP_NET_BIND_SERVICE\"\n"
+      "      ],\n"
+      "      \"effective\": [\n"
+      "        \"CAP_AUDIT_WRITE\",\n"
+      "        \"CAP_KILL\",\n"
+      "        \"CAP_NET_BIND_SERVICE\"\n"
+      "      ],\n"
+      "      \"permitted\": [\n"
+      "        \"CAP_AUDIT_WRITE\",\n"
+      "        \"CAP_KILL\",\n"
+      "        \"CAP_NET_BIND_SERVICE\"\n"
+      "      ],\n"
+      "      \"ambient\": [\n"
+      "        \"CAP_AUDIT_WRITE\",\n"
+      "        \"CAP_KILL\",\n"
+      "        \"CAP_NET_BIND_SERVICE\"\n"
+      "      ]\n"
+      "    },\n"
+      "    \"rlimits\": [\n"
+      "      {\n"
+      "        \"type\": \"RLIMIT_NOFILE\",\n"
+      "        \"hard\": 1024,\n"
+      "        \"soft\": 1024\n"
+      "      }\n"
+      "    ],\n"
+      "    \"noNewPrivileges\": true\n"
+      "  },\n"
+      "  \"root\": {\n"
+      "    \"path\": \"rootfs\",\n"
+      "    \"readonly\": true\n"
+      "  },\n"
+      "  \"hostname\": \"runc\",\n"
+      "  \"mounts\": [\n"
+      "    {\n"
+      "      \"destination\": \"/proc\",\n"
+      "      \"type\": \"proc\",\n"
+      "      \"source\": \"proc\"\n"
+      "    },\n"
+      "    {\n"
+      "      \"destination\": \"/dev\",\n"
+      "      \"type\": \"tmpfs\",\n"
+      "      \"source\": \"tmpfs\",\n"
+      "      \"options\": [\n"
+      "        \"nosuid\",\n"
+      "        \"strictatime\",\n"
+      "        \"mode=755\",\n"
+      "        \"size=65536k\"\n"
+      "      ]\n"
+      "    },\n"
+      "    {\n"
+      "      \"destination\": \"/dev/pts\",\n"
+      "      \"type\": \"devpts\",\n"
+      "      \"source\": \"devpts\",\n"
+      "      \"options\": [\n"
+      "        \"nosuid\",\n"
+      "        \"noexec\",\n"
+      "        \"newinstance\",\n"
+      "        \"ptmxmode=0666\",\n"
+      "        \"mode=0620\",\n"
+      "        \"gid=5\"\n"
+      "      ]\n"
+      "    },\n"
+      "    {\n"
+      "      \"destination\": \"/dev/shm\",\n"
+      "      \"type\": \"tmpfs\",\n"
+      "      \"source\": \"shm\",\n"
+      "      \"options\": [\n"
+      "        \"nosuid\",\n"
+      "        \"noexec\",\n"
+      "        \"nodev\",\n"
+      "        \"mode=1777\",\n"
+      "        \"size=65536k\"\n"
+      "      ]\n"
+      "    },\n"
+      "    {\n"
+      "      \"destination\": \"/dev/mqueue\",\n"
+      "      \"type\": \"mqueue\",\n"
+      "      \"source\": \"mqueue\",\n"
+      "      \"options\": [\n"
+      "        \"nosuid\",\n"
+      "        \"noexec\",\n"
+      "        \"nodev\"\n"
+      "      ]\n"
+      "    },\n"
+      "    {\n"
+      "      \"destination\": \"/sys\",\n"
+      "      \"type\": \"sysfs\",\n"
+      "      \"source\": \"sysfs\",\n"
+      "      \"options\": [\n"
+      "        \"nosuid\",\n"
+      "        \"noexec\",\n"
+      "        \"nodev\",\n"
+      "        \"ro\"\n"
+      "      ]\n"
+      "    },\n"
+      "    {\n"
+      "      \"destination\": \"/sys/fs/cgroup\",\n"
+      "      \"type\": \"cgroup\",\n"
+      "      \"source\": \"cgroup\",\n"
+      "      \"options\": [\n"
+      "        \"nosuid\",\n"
+      "        \"noexec\",\n"
+      "        \"nodev\",\n"
+      "        \"relatime\",\n"
+      "        \"ro\"\n"
+      "      ]\n"
+      "    }\n"
+      "  ],\n"
+      "  \"linux\": {\n"
+      "    \"resources\": {\n"
+      "      \"devices\": [\n"
+      "        {\n"
+      "          \"allow\": false,\n"
+      "          \"access\": \"rwm\"\n"
+      "        }\n"
+      "      ]\n"
+      "    },\n"
+      "    \"namespaces\": [\n"
+      "      {\n"
+      "        \"type\": \"pid\"\n"
+      "      },\n"
+      "      {\n"
+      "        \"type\": \"network\"\n"
+      "      },\n"
+      "      {\n"
+      "        \"type\": \"ipc\"\n"
+      "      },\n"
+      "      {\n"
+      "        \"type\": \"uts\"\n"
+      "      },\n"
+      "      {\n"
+      "        \"type\": \"mount\"\n"
+      "      }\n"
+      "    ],\n"
+      "    \"maskedPaths\": [\n"
+      "      \"/proc/acpi\",\n"
+      "      \"/proc/asound\",\n"
+      "      \"/proc/kcore\",\n"
+      "      \"/proc/keys\",\n"
+      "      \"/proc/latency_stats\",\n"
+      "      \"/proc/timer_list\",\n"
+      "      \"/proc/timer_stats\",\n"
+      "      \"/proc/sched_debug\",\n"
+      "      \"/sys/firmware\",\n"
+      "      \"/proc/scsi\"\n"
+      "    ],\n"
+      "    \"readonlyPaths\": [\n"
+      "      \"/proc/bus\",\n"
+      "      \"/proc/fs\",\n"
+      "      \"/proc/irq\",\n"
+      "      \"/proc/sys\",\n"
+      "      \"/proc/sysrq-trigger\"\n"
+      "    ]\n"
+      "  }\n"
+      "}\n";
 
 /* TEXT must fail with a message starting with WANT (on one line). */
 static void
@@ -199,8 +197,7 @@ fails_with (const char *text, const char *want)
 {
   hk_err err = { 0 };
   struct oci_spec *s = parse_q (text, &err);
-  bool good = s == NULL && strncmp (err.msg, want, strlen (want)) == 0
-              && strchr (err.msg, '\n') == NULL;
+  bool good = s == NULL && strncmp (err.msg, want, strlen (want)) == 0 && strchr (err.msg, '\n') == NULL;
   if (!good)
     printf ("#   got '%s'\n", s ? "(parsed)" : err.msg);
   ok (good, "rejected: %s", want);
@@ -235,14 +232,13 @@ test_strv_and_ns (void)
   strv_free (d);
   strv_free (NULL);
   const char *names[] = { "pid", "network", "mount", "ipc", "uts", "user", "cgroup", "time" };
-  const unsigned long flags[] = { CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWIPC,
+  const unsigned long flags[] = { CLONE_NEWPID, CLONE_NEWNET,  CLONE_NEWNS,     CLONE_NEWIPC,
                                   CLONE_NEWUTS, CLONE_NEWUSER, CLONE_NEWCGROUP, 0x80 };
   bool all = true;
   for (int i = 0; i < 8; i++)
     {
       int t = oci_ns_from_name (names[i]);
-      all = all && t >= 0 && strcmp (oci_ns_name (t), names[i]) == 0
-            && oci_ns_clone_flag (t) == flags[i];
+      all = all && t >= 0 && strcmp (oci_ns_name (t), names[i]) == 0 && oci_ns_clone_flag (t) == flags[i];
     }
   ok (all, "the eight namespace names map to their CLONE_NEW* flags");
   ok (oci_ns_from_name ("net") == -1 && oci_ns_from_name (NULL) == -1, "unknown namespace: -1");
@@ -267,30 +263,27 @@ test_runc_spec (void)
   ok (strv_len (p->env) == 2 && strcmp (p->env[1], "TERM=xterm") == 0, "env");
   is_str (p->cwd, "/", "cwd");
   ok (p->has_caps && strv_len (p->caps.bounding) == 3 && strv_len (p->caps.ambient) == 3
-        && p->caps.inheritable == NULL,
+          && p->caps.inheritable == NULL,
       "capabilities (inheritable absent)");
   ok (p->n_rlimits == 1 && p->rlimits[0].resource == RLIMIT_NOFILE && p->rlimits[0].soft == 1024
-        && p->rlimits[0].hard == 1024,
+          && p->rlimits[0].hard == 1024,
       "rlimits");
   ok (p->no_new_privileges, "noNewPrivileges");
   ok (s->n_mounts == 7, "seven mounts");
   const struct oci_mount *pts = find_mount (s, "/dev/pts");
   ok (pts && pts->flags == (MS_NOSUID | MS_NOEXEC) && !pts->is_bind
-        && strcmp (pts->data, "newinstance,ptmxmode=0666,mode=0620,gid=5") == 0,
+          && strcmp (pts->data, "newinstance,ptmxmode=0666,mode=0620,gid=5") == 0,
       "devpts options split into flags and data");
   const struct oci_mount *cg = find_mount (s, "/sys/fs/cgroup");
-  ok (cg && cg->flags == (MS_NOSUID | MS_NOEXEC | MS_NODEV | MS_RELATIME | MS_RDONLY)
-        && cg->data == NULL,
+  ok (cg && cg->flags == (MS_NOSUID | MS_NOEXEC | MS_NODEV | MS_RELATIME | MS_RDONLY) && cg->data == NULL,
       "cgroup mount flags, no data");
   const struct oci_mount *proc = find_mount (s, "/proc");
-  ok (proc && proc->flags == 0 && proc->options == NULL && proc->data == NULL,
-      "a mount without options");
-  ok (s->linux.has_resources && s->linux.resources.n_devices == 1
-        && !s->linux.resources.devices[0].allow && s->linux.resources.devices[0].major == -1
-        && strcmp (s->linux.resources.devices[0].access, "rwm") == 0,
+  ok (proc && proc->flags == 0 && proc->options == NULL && proc->data == NULL, "a mount without options");
+  ok (s->linux.has_resources && s->linux.resources.n_devices == 1 && !s->linux.resources.devices[0].allow
+          && s->linux.resources.devices[0].major == -1
+          && strcmp (s->linux.resources.devices[0].access, "rwm") == 0,
       "resources.devices: deny all");
-  ok (s->linux.n_namespaces == 5 && oci_spec_ns (s, OCI_NS_NETWORK)
-        && oci_spec_ns (s, OCI_NS_USER) == NULL,
+  ok (s->linux.n_namespaces == 5 && oci_spec_ns (s, OCI_NS_NETWORK) && oci_spec_ns (s, OCI_NS_USER) == NULL,
       "namespaces");
   ok (strv_len (s->linux.masked_paths) == 10 && strv_len (s->linux.readonly_paths) == 5,
       "masked and read-only paths");
@@ -299,72 +292,72 @@ test_runc_spec (void)
 }
 
 /* Every field the parser reads, with a value that is not the default. */
-static const char full_config[] =
-  "{'ociVersion':'1.2.0','unknownField':{'x':[1,2]},"
-  "'root':{'path':'/abs/rootfs','readonly':false},"
-  "'hostname':'box','domainname':'example.org',"
-  "'process':{'terminal':true,'consoleSize':{'height':24,'width':80},"
-  " 'user':{'uid':1000,'gid':1001,'umask':18,'additionalGids':[5,6],'username':'u'},"
-  " 'args':['/bin/echo','hi'],'env':['A=1','B='],'cwd':'/srv',"
-  " 'capabilities':{'bounding':['CAP_KILL'],'effective':['CAP_KILL'],'inheritable':[],"
-  "  'permitted':['CAP_KILL'],'ambient':['CAP_KILL']},"
-  " 'rlimits':[{'type':'RLIMIT_NOFILE','soft':10,'hard':20},"
-  "  {'type':'RLIMIT_CORE','soft':0,'hard':18446744073709551615}],"
-  " 'noNewPrivileges':true,'apparmorProfile':'','selinuxLabel':'','oomScoreAdj':-500},"
-  "'mounts':[{'destination':'/data','type':'bind','source':'/srv/data','options':['ro']}],"
-  "'hooks':{'prestart':[{'path':'/bin/true','args':['true','x'],'env':['H=1'],'timeout':5}],"
-  " 'createRuntime':[{'path':'/a'}],'createContainer':[{'path':'/b'}],"
-  " 'startContainer':[{'path':'/c'}],'poststart':[{'path':'/d'}],"
-  " 'poststop':[{'path':'/e'},{'path':'/f','timeout':1}]},"
-  "'annotations':{'org.example.k':'v','b':''},"
-  "'linux':{'namespaces':[{'type':'pid'},{'type':'network','path':'/proc/1/ns/net'},"
-  "  {'type':'mount'},{'type':'ipc'},{'type':'uts'},{'type':'user'},{'type':'cgroup'},"
-  "  {'type':'time'}],"
-  " 'uidMappings':[{'containerID':0,'hostID':100000,'size':65536}],"
-  " 'gidMappings':[{'containerID':0,'hostID':200000,'size':1},"
-  "  {'containerID':1,'hostID':300000,'size':10}],"
-  " 'sysctl':{'net.ipv4.ip_forward':'1'},"
-  " 'devices':[{'type':'c','path':'/dev/fuse','major':10,'minor':229,'fileMode':438,"
-  "  'uid':0,'gid':0},{'type':'p','path':'/dev/fifo'}],"
-  " 'resources':{'devices':[{'allow':false,'access':'rwm'},"
-  "   {'allow':true,'type':'c','major':10,'minor':229,'access':'rw'}],"
-  "  'memory':{'limit':536870912,'reservation':268435456,'swap':-1,'kernel':0,'kernelTCP':1048576,"
-  "   'swappiness':60,'disableOOMKiller':true},"
-  "  'cpu':{'shares':512,'quota':50000,'period':100000,'realtimeRuntime':950,"
-  "   'realtimePeriod':1000,'cpus':'0-1','mems':'0'},"
-  "  'pids':{'limit':64},'blockIO':{'weight':500},"
-  "  'hugepageLimits':[{'pageSize':'2MB','limit':209715200}],"
-  "  'unified':{'memory.high':'400M'}},"
-  " 'cgroupsPath':'/hako/box','rootfsPropagation':'rslave',"
-  " 'maskedPaths':['/proc/kcore'],'readonlyPaths':['/proc/sys'],'mountLabel':'',"
-  " 'seccomp':{'defaultAction':'SCMP_ACT_ERRNO','defaultErrnoRet':1,"
-  "  'architectures':['SCMP_ARCH_X86_64'],'flags':['SECCOMP_FILTER_FLAG_LOG'],"
-  "  'listenerPath':'/run/l.sock','listenerMetadata':'md',"
-  "  'syscalls':[{'names':['read','write'],'action':'SCMP_ACT_ALLOW'},"
-  "   {'names':['personality'],'action':'SCMP_ACT_ERRNO','errnoRet':38,"
-  "    'args':[{'index':0,'value':8,'valueTwo':0,'op':'SCMP_CMP_EQ'}]}]}},"
-  "'sandbox':{'profile':'custom','root':'bundle',"
-  " 'network':{'mode':'allowlist','allow':['pypi.org','*.pythonhosted.org','192.0.2.0/24']},"
-  " 'landlock':{'read':['/usr'],'write':['/work','/tmp'],'exec':['/usr/bin'],"
-  "  'tcp_connect':[443,80],'tcp_bind':[8080],'scoped':true,'required':false},"
-  " 'limits':{'timeout':'1m','max_output':2097152},'image':'alpine:3',"
-  " 'workdir':{'persist':true,'path':'/home/w'}}}";
+static const char full_config[]
+    = "{'ociVersion':'1.2.0','unknownField':{'x':[1,2]},"
+      "'root':{'path':'/abs/rootfs','readonly':false},"
+      "'hostname':'box','domainname':'example.org',"
+      "'process':{'terminal':true,'consoleSize':{'height':24,'width':80},"
+      " 'user':{'uid':1000,'gid':1001,'umask':18,'additionalGids':[5,6],'username':'u'},"
+      " 'args':['/bin/echo','hi'],'env':['A=1','B='],'cwd':'/srv',"
+      " 'capabilities':{'bounding':['CAP_KILL'],'effective':['CAP_KILL'],'inheritable':[],"
+      "  'permitted':['CAP_KILL'],'ambient':['CAP_KILL']},"
+      " 'rlimits':[{'type':'RLIMIT_NOFILE','soft':10,'hard':20},"
+      "  {'type':'RLIMIT_CORE','soft':0,'hard':18446744073709551615}],"
+      " 'noNewPrivileges':true,'apparmorProfile':'','selinuxLabel':'','oomScoreAdj':-500},"
+      "'mounts':[{'destination':'/data','type':'bind','source':'/srv/data','options':['ro']}],"
+      "'hooks':{'prestart':[{'path':'/bin/true','args':['true','x'],'env':['H=1'],'timeout':5}],"
+      " 'createRuntime':[{'path':'/a'}],'createContainer':[{'path':'/b'}],"
+      " 'startContainer':[{'path':'/c'}],'poststart':[{'path':'/d'}],"
+      " 'poststop':[{'path':'/e'},{'path':'/f','timeout':1}]},"
+      "'annotations':{'org.example.k':'v','b':''},"
+      "'linux':{'namespaces':[{'type':'pid'},{'type':'network','path':'/proc/1/ns/net'},"
+      "  {'type':'mount'},{'type':'ipc'},{'type':'uts'},{'type':'user'},{'type':'cgroup'},"
+      "  {'type':'time'}],"
+      " 'uidMappings':[{'containerID':0,'hostID':100000,'size':65536}],"
+      " 'gidMappings':[{'containerID':0,'hostID':200000,'size':1},"
+      "  {'containerID':1,'hostID':300000,'size':10}],"
+      " 'sysctl':{'net.ipv4.ip_forward':'1'},"
+      " 'devices':[{'type':'c','path':'/dev/fuse','major':10,'minor':229,'fileMode':438,"
+      "  'uid':0,'gid':0},{'type':'p','path':'/dev/fifo'}],"
+      " 'resources':{'devices':[{'allow':false,'access':'rwm'},"
+      "   {'allow':true,'type':'c','major':10,'minor':229,'access':'rw'}],"
+      "  'memory':{'limit':536870912,'reservation':268435456,'swap':-1,'kernel':0,'kernelTCP':1048576,"
+      "   'swappiness':60,'disableOOMKiller':true},"
+      "  'cpu':{'shares':512,'quota':50000,'period':100000,'realtimeRuntime':950,"
+      "   'realtimePeriod':1000,'cpus':'0-1','mems':'0'},"
+      "  'pids':{'limit':64},'blockIO':{'weight':500},"
+      "  'hugepageLimits':[{'pageSize':'2MB','limit':209715200}],"
+      "  'unified':{'memory.high':'400M'}},"
+      " 'cgroupsPath':'/hako/box','rootfsPropagation':'rslave',"
+      " 'maskedPaths':['/proc/kcore'],'readonlyPaths':['/proc/sys'],'mountLabel':'',"
+      " 'seccomp':{'defaultAction':'SCMP_ACT_ERRNO','defaultErrnoRet':1,"
+      "  'architectures':['SCMP_ARCH_X86_64'],'flags':['SECCOMP_FILTER_FLAG_LOG'],"
+      "  'listenerPath':'/run/l.sock','listenerMetadata':'md',"
+      "  'syscalls':[{'names':['read','write'],'action':'SCMP_ACT_ALLOW'},"
+      "   {'names':['personality'],'action':'SCMP_ACT_ERRNO','errnoRet':38,"
+      "    'args':[{'index':0,'value':8,'valueTwo':0,'op':'SCMP_CMP_EQ'}]}]}},"
+      "'sandbox':{'profile':'custom','root':'bundle',"
+      " 'network':{'mode':'allowlist','allow':['pypi.org','*.pythonhosted.org','192.0.2.0/24']},"
+      " 'landlock':{'read':['/usr'],'write':['/work','/tmp'],'exec':['/usr/bin'],"
+      "  'tcp_connect':[443,80],'tcp_bind':[8080],'scoped':true,'required':false},"
+      " 'limits':{'timeout':'1m','max_output':2097152},'image':'alpine:3',"
+      " 'workdir':{'persist':true,'path':'/home/w'}}}";
 
 static void
 check_full_process (const struct oci_process *p)
 {
   ok (p->terminal && p->console_height == 24 && p->console_width == 80, "terminal, consoleSize");
   ok (p->user.uid == 1000 && p->user.gid == 1001 && p->user.has_umask && p->user.umask == 18
-        && p->user.n_additional_gids == 2 && p->user.additional_gids[1] == 6,
+          && p->user.n_additional_gids == 2 && p->user.additional_gids[1] == 6,
       "user uid, gid, umask, additionalGids");
   is_str (p->user.username, "u", "user.username");
   ok (strv_len (p->args) == 2 && strv_len (p->env) == 2, "args and env");
   is_str (p->cwd, "/srv", "cwd");
   ok (p->has_caps && p->caps.inheritable && strv_len (p->caps.inheritable) == 0
-        && strv_has (p->caps.ambient, "CAP_KILL"),
+          && strv_has (p->caps.ambient, "CAP_KILL"),
       "capabilities: an empty set is present, not absent");
-  ok (p->n_rlimits == 2 && p->rlimits[1].resource == RLIMIT_CORE
-        && p->rlimits[1].hard == UINT64_MAX && p->rlimits[0].soft == 10,
+  ok (p->n_rlimits == 2 && p->rlimits[1].resource == RLIMIT_CORE && p->rlimits[1].hard == UINT64_MAX
+          && p->rlimits[0].soft == 10,
       "rlimits up to 2^64-1 (unlimited)");
   ok (p->no_new_privileges && p->has_oom_score_adj && p->oom_score_adj == -500,
       "noNewPrivileges, oomScoreAdj");
@@ -376,37 +369,34 @@ static void
 check_full_linux (const struct oci_linux *l)
 {
   ok (l->n_namespaces == 8 && l->namespaces[1].type == OCI_NS_NETWORK
-        && strcmp (l->namespaces[1].path, "/proc/1/ns/net") == 0 && l->namespaces[0].path == NULL,
+          && strcmp (l->namespaces[1].path, "/proc/1/ns/net") == 0 && l->namespaces[0].path == NULL,
       "namespaces, with a path to join");
-  ok (l->n_uid_mappings == 1 && l->uid_mappings[0].host_id == 100000
-        && l->uid_mappings[0].size == 65536 && l->n_gid_mappings == 2
-        && l->gid_mappings[1].container_id == 1,
+  ok (l->n_uid_mappings == 1 && l->uid_mappings[0].host_id == 100000 && l->uid_mappings[0].size == 65536
+          && l->n_gid_mappings == 2 && l->gid_mappings[1].container_id == 1,
       "id mappings");
   ok (l->n_sysctl == 1 && strcmp (l->sysctl[0].key, "net.ipv4.ip_forward") == 0, "sysctl");
   ok (l->n_devices == 2 && l->devices[0].type == 'c' && l->devices[0].major == 10
-        && l->devices[0].minor == 229 && l->devices[0].has_file_mode
-        && l->devices[0].file_mode == 0666 && l->devices[0].has_uid && l->devices[1].type == 'p'
-        && !l->devices[1].has_uid,
+          && l->devices[0].minor == 229 && l->devices[0].has_file_mode && l->devices[0].file_mode == 0666
+          && l->devices[0].has_uid && l->devices[1].type == 'p' && !l->devices[1].has_uid,
       "devices");
   const struct oci_resources *r = &l->resources;
   ok (l->has_resources && r->n_devices == 2 && r->devices[1].allow && r->devices[1].type == 'c'
-        && r->devices[1].minor == 229 && strcmp (r->devices[1].access, "rw") == 0
-        && r->devices[0].type == 0,
+          && r->devices[1].minor == 229 && strcmp (r->devices[1].access, "rw") == 0
+          && r->devices[0].type == 0,
       "device rules");
-  ok (r->has_memory_limit && r->memory_limit == 536870912 && r->has_memory_swap
-        && r->memory_swap == -1 && r->has_memory_kernel && r->has_memory_kernel_tcp
-        && r->memory_kernel_tcp == 1048576 && r->has_memory_swappiness
-        && r->memory_swappiness == 60 && r->disable_oom_killer && r->has_memory_reservation,
+  ok (r->has_memory_limit && r->memory_limit == 536870912 && r->has_memory_swap && r->memory_swap == -1
+          && r->has_memory_kernel && r->has_memory_kernel_tcp && r->memory_kernel_tcp == 1048576
+          && r->has_memory_swappiness && r->memory_swappiness == 60 && r->disable_oom_killer
+          && r->has_memory_reservation,
       "memory");
-  ok (r->has_cpu_shares && r->cpu_shares == 512 && r->cpu_quota == 50000
-        && r->cpu_period == 100000 && r->has_cpu_realtime_runtime
-        && r->cpu_realtime_period == 1000 && strcmp (r->cpu_cpus, "0-1") == 0
-        && strcmp (r->cpu_mems, "0") == 0,
+  ok (r->has_cpu_shares && r->cpu_shares == 512 && r->cpu_quota == 50000 && r->cpu_period == 100000
+          && r->has_cpu_realtime_runtime && r->cpu_realtime_period == 1000 && strcmp (r->cpu_cpus, "0-1") == 0
+          && strcmp (r->cpu_mems, "0") == 0,
       "cpu");
   ok (r->has_pids_limit && r->pids_limit == 64 && r->has_blkio_weight && r->blkio_weight == 500,
       "pids, blockIO");
-  ok (r->n_hugepage_limits == 1 && strcmp (r->hugepage_limits[0].value, "209715200") == 0
-        && r->n_unified == 1 && strcmp (r->unified[0].value, "400M") == 0,
+  ok (r->n_hugepage_limits == 1 && strcmp (r->hugepage_limits[0].value, "209715200") == 0 && r->n_unified == 1
+          && strcmp (r->unified[0].value, "400M") == 0,
       "hugepageLimits, unified");
   is_str (l->cgroups_path, "/hako/box", "cgroupsPath");
   ok (l->rootfs_propagation == (MS_SLAVE | MS_REC), "rootfsPropagation rslave");
@@ -414,14 +404,12 @@ check_full_linux (const struct oci_linux *l)
   is_str (l->mount_label, "", "mountLabel (empty)");
   const struct oci_seccomp *sc = l->seccomp;
   ok (sc && strcmp (sc->default_action, "SCMP_ACT_ERRNO") == 0 && sc->has_default_errno_ret
-        && sc->default_errno_ret == 1 && strv_len (sc->architectures) == 1
-        && strv_len (sc->flags) == 1 && strcmp (sc->listener_path, "/run/l.sock") == 0
-        && strcmp (sc->listener_metadata, "md") == 0,
+          && sc->default_errno_ret == 1 && strv_len (sc->architectures) == 1 && strv_len (sc->flags) == 1
+          && strcmp (sc->listener_path, "/run/l.sock") == 0 && strcmp (sc->listener_metadata, "md") == 0,
       "seccomp header");
-  ok (sc && sc->n_syscalls == 2 && !sc->syscalls[0].has_errno_ret
-        && sc->syscalls[1].has_errno_ret && sc->syscalls[1].errno_ret == 38
-        && sc->syscalls[1].n_args == 1 && sc->syscalls[1].args[0].value == 8
-        && strcmp (sc->syscalls[1].args[0].op, "SCMP_CMP_EQ") == 0,
+  ok (sc && sc->n_syscalls == 2 && !sc->syscalls[0].has_errno_ret && sc->syscalls[1].has_errno_ret
+          && sc->syscalls[1].errno_ret == 38 && sc->syscalls[1].n_args == 1
+          && sc->syscalls[1].args[0].value == 8 && strcmp (sc->syscalls[1].args[0].op, "SCMP_CMP_EQ") == 0,
       "seccomp rules");
 }
 
@@ -432,13 +420,11 @@ check_full_sandbox (const struct hako_sandbox *b)
       "sandbox profile, root");
   ok (b->net_mode == HAKO_NET_ALLOWLIST && strv_len (b->net_allow) == 3, "network allowlist");
   const struct hako_landlock *l = &b->landlock;
-  ok (l->present && strv_len (l->read) == 1 && strv_len (l->write) == 2
-        && strv_len (l->exec) == 1 && l->n_tcp_connect == 2 && l->tcp_connect[0] == 443
-        && l->n_tcp_bind == 1 && l->tcp_bind[0] == 8080 && l->scoped && !l->required,
+  ok (l->present && strv_len (l->read) == 1 && strv_len (l->write) == 2 && strv_len (l->exec) == 1
+          && l->n_tcp_connect == 2 && l->tcp_connect[0] == 443 && l->n_tcp_bind == 1 && l->tcp_bind[0] == 8080
+          && l->scoped && !l->required,
       "landlock");
-  ok (b->has_timeout && b->timeout_ms == 60000 && b->has_max_output
-        && b->max_output == 2097152,
-      "limits");
+  ok (b->has_timeout && b->timeout_ms == 60000 && b->has_max_output && b->max_output == 2097152, "limits");
   is_str (b->image, "alpine:3", "image");
   ok (b->workdir_persist && strcmp (b->workdir_path, "/home/w") == 0, "workdir");
 }
@@ -452,26 +438,24 @@ test_full_config (void)
   if (s == NULL)
     return;
   ok (!s->root_readonly && strcmp (s->root_path, "/abs/rootfs") == 0, "root");
-  ok (strcmp (s->hostname, "box") == 0 && strcmp (s->domainname, "example.org") == 0,
-      "hostname, domainname");
+  ok (strcmp (s->hostname, "box") == 0 && strcmp (s->domainname, "example.org") == 0, "hostname, domainname");
   check_full_process (s->process);
-  ok (s->n_mounts == 1 && s->mounts[0].is_bind
-        && s->mounts[0].flags == (MS_BIND | MS_RDONLY),
+  ok (s->n_mounts == 1 && s->mounts[0].is_bind && s->mounts[0].flags == (MS_BIND | MS_RDONLY),
       "a type bind mount is a bind");
   ok (s->hooks.n[OCI_HOOK_PRESTART] == 1 && s->hooks.list[OCI_HOOK_PRESTART][0].has_timeout
-        && s->hooks.list[OCI_HOOK_PRESTART][0].timeout == 5
-        && strv_len (s->hooks.list[OCI_HOOK_PRESTART][0].args) == 2
-        && strv_len (s->hooks.list[OCI_HOOK_PRESTART][0].env) == 1,
+          && s->hooks.list[OCI_HOOK_PRESTART][0].timeout == 5
+          && strv_len (s->hooks.list[OCI_HOOK_PRESTART][0].args) == 2
+          && strv_len (s->hooks.list[OCI_HOOK_PRESTART][0].env) == 1,
       "prestart hook");
   bool kinds = true;
   for (int k = 0; k < OCI_HOOK_COUNT; k++)
     kinds = kinds && s->hooks.n[k] >= 1;
   ok (kinds && s->hooks.n[OCI_HOOK_POSTSTOP] == 2
-        && strcmp (s->hooks.list[OCI_HOOK_POSTSTOP][1].path, "/f") == 0
-        && !s->hooks.list[OCI_HOOK_POSTSTOP][0].has_timeout,
+          && strcmp (s->hooks.list[OCI_HOOK_POSTSTOP][1].path, "/f") == 0
+          && !s->hooks.list[OCI_HOOK_POSTSTOP][0].has_timeout,
       "all six hook kinds");
   ok (s->n_annotations == 2 && strcmp (s->annotations[0].key, "org.example.k") == 0
-        && strcmp (s->annotations[1].value, "") == 0,
+          && strcmp (s->annotations[1].value, "") == 0,
       "annotations");
   check_full_linux (&s->linux);
   check_full_sandbox (&s->sandbox);
@@ -485,26 +469,25 @@ test_defaults_and_nulls (void)
 {
   hk_err err = { 0 };
   struct oci_spec *s = parse_q ("{" BASE ",'process':{'args':['sh']},'linux':null,'hooks':null,"
-                              "'sandbox':{'workdir':{},'landlock':{}},'mounts':null}",
-                              &err);
+                                "'sandbox':{'workdir':{},'landlock':{}},'mounts':null}",
+                                &err);
   ok (s != NULL, "null fields read as absent (%s)", s ? "ok" : err.msg);
   if (s == NULL)
     return;
-  ok (strcmp (s->process->cwd, "/") == 0 && s->process->user.uid == 0
-        && !s->process->has_caps && !s->process->user.has_umask,
+  ok (strcmp (s->process->cwd, "/") == 0 && s->process->user.uid == 0 && !s->process->has_caps
+          && !s->process->user.has_umask,
       "process defaults: cwd /, uid 0, no capabilities object");
   ok (s->sandbox.present && s->sandbox.root == HAKO_ROOT_BUNDLE
-        && strcmp (s->sandbox.workdir_path, "/work") == 0 && !s->sandbox.workdir_persist,
+          && strcmp (s->sandbox.workdir_path, "/work") == 0 && !s->sandbox.workdir_persist,
       "sandbox defaults: root bundle, workdir /work");
   ok (s->sandbox.landlock.present && s->sandbox.landlock.required && !s->sandbox.landlock.scoped,
       "landlock.required defaults to true");
-  ok (s->n_mounts == 0 && s->linux.n_namespaces == 0 && s->linux.seccomp == NULL,
-      "no mounts, no linux");
+  ok (s->n_mounts == 0 && s->linux.n_namespaces == 0 && s->linux.seccomp == NULL, "no mounts, no linux");
   oci_spec_free (s);
 
   s = parse_q ("{'ociVersion':'1.0.0','sandbox':{'root':'tmpfs','limits':{'timeout':1.5,"
-             "'max_output':'64k'}}}",
-             &err);
+               "'max_output':'64k'}}}",
+               &err);
   ok (s != NULL && s->root_path == NULL && s->process == NULL,
       "sandbox.root tmpfs: no root.path needed, process optional (%s)", s ? "ok" : err.msg);
   ok (s && s->sandbox.timeout_ms == 1500 && s->sandbox.max_output == 65536,
@@ -514,8 +497,7 @@ test_defaults_and_nulls (void)
   ok (s && s->sandbox.timeout_ms == 500, "timeout \"500ms\"");
   oci_spec_free (s);
   s = parse_q ("{" BASE ",'sandbox':{'limits':{'timeout':30,'max_output':0}}}", &err);
-  ok (s && s->sandbox.timeout_ms == 30000 && s->sandbox.has_max_output
-        && s->sandbox.max_output == 0,
+  ok (s && s->sandbox.timeout_ms == 30000 && s->sandbox.has_max_output && s->sandbox.max_output == 0,
       "timeout as an integer of seconds; max_output 0 is set, not absent");
   ok (s && !s->sandbox.has_disk, "no disk limit unless asked");
   oci_spec_free (s);
@@ -550,16 +532,12 @@ static const struct
   { "{" BASE ",'process':{'args':'sh'}}", ".process.args: must be a non-empty array" },
   { "{" BASE ",'process':{'cwd':'/'}}", ".process.args: must be a non-empty array" },
   { "{" BASE ",'process':{'args':['sh',1]}}", ".process.args[1]: must be a string" },
-  { "{" BASE ",'process':{'args':['sh'],'cwd':'tmp'}}",
-    ".process.cwd: must be an absolute path" },
-  { "{" BASE ",'process':{'args':['sh'],'env':['A=1','FOO']}}",
-    ".process.env[1]: must be NAME=VALUE" },
-  { "{" BASE ",'process':{'args':['sh'],'terminal':'yes'}}",
-    ".process.terminal: must be true or false" },
+  { "{" BASE ",'process':{'args':['sh'],'cwd':'tmp'}}", ".process.cwd: must be an absolute path" },
+  { "{" BASE ",'process':{'args':['sh'],'env':['A=1','FOO']}}", ".process.env[1]: must be NAME=VALUE" },
+  { "{" BASE ",'process':{'args':['sh'],'terminal':'yes'}}", ".process.terminal: must be true or false" },
   { "{" BASE ",'process':{'args':['sh'],'user':{'uid':-1}}}",
     ".process.user.uid: must be an integer between 0 and 4294967295" },
-  { "{" BASE ",'process':{'args':['sh'],'user':{'gid':1.5}}}",
-    ".process.user.gid: must be an integer" },
+  { "{" BASE ",'process':{'args':['sh'],'user':{'gid':1.5}}}", ".process.user.gid: must be an integer" },
   { "{" BASE ",'process':{'args':['sh'],'user':{'umask':512}}}",
     ".process.user.umask: must be between 0 and 0777" },
   { "{" BASE ",'process':{'args':['sh'],'oomScoreAdj':2000}}",
@@ -612,8 +590,7 @@ static const struct
     ".linux.uidMappings[0].containerID: must be an integer" },
   { "{" BASE ",'linux':{'devices':[{'type':'x','path':'/dev/x'}]}}",
     ".linux.devices[0].type: must be one of \"cbup\"" },
-  { "{" BASE ",'linux':{'devices':[{'type':'c','major':1,'minor':3}]}}",
-    ".linux.devices[0].path: required" },
+  { "{" BASE ",'linux':{'devices':[{'type':'c','major':1,'minor':3}]}}", ".linux.devices[0].path: required" },
   { "{" BASE ",'linux':{'devices':[{'type':'c','path':'/dev/x','major':1}]}}",
     ".linux.devices[0].minor: required for a 'c' device" },
   { "{" BASE ",'linux':{'devices':[{'type':'c','path':'/dev/x','major':1,'minor':3,"
@@ -645,8 +622,7 @@ static const struct
     ".process.selinuxLabel: hako does not apply SELinux labels" },
   { "{" BASE ",'process':{'args':['sh'],'scheduler':{'policy':'SCHED_FIFO'}}}",
     ".process.scheduler: not supported by hako" },
-  { "{" BASE ",'linux':{'seccomp':{'syscalls':[]}}}",
-    ".linux.seccomp.defaultAction: required" },
+  { "{" BASE ",'linux':{'seccomp':{'syscalls':[]}}}", ".linux.seccomp.defaultAction: required" },
   { "{" BASE ",'linux':{'seccomp':{'defaultAction':'SCMP_ACT_ALLOW',"
     "'syscalls':[{'names':[],'action':'SCMP_ACT_ERRNO'}]}}}",
     ".linux.seccomp.syscalls[0].names: must be a non-empty array" },
@@ -654,26 +630,20 @@ static const struct
     ".hooks.prestart[0].timeout: must be a number of seconds greater than 0" },
   { "{" BASE ",'hooks':{'poststop':[{'path':'/a'},{'path':'true'}]}}",
     ".hooks.poststop[1].path: must be an absolute path" },
-  { "{" BASE ",'hooks':{'createRuntime':[{'args':['x']}]}}",
-    ".hooks.createRuntime[0].path: required" },
+  { "{" BASE ",'hooks':{'createRuntime':[{'args':['x']}]}}", ".hooks.createRuntime[0].path: required" },
   { "{" BASE ",'annotations':{'a':1}}", ".annotations.a: must be a string" },
-  { "{" BASE ",'annotations':{'org.x':true}}",
-    ".annotations[\"org.x\"]: must be a string" },
+  { "{" BASE ",'annotations':{'org.x':true}}", ".annotations[\"org.x\"]: must be a string" },
   { "{" BASE ",'sandbox':[]}", ".sandbox: must be an object" },
-  { "{" BASE ",'sandbox':{'root':'disk'}}",
-    ".sandbox.root: must be \"bundle\" or \"tmpfs\"" },
+  { "{" BASE ",'sandbox':{'root':'disk'}}", ".sandbox.root: must be \"bundle\" or \"tmpfs\"" },
   { "{" BASE ",'sandbox':{'network':{'mode':'none','allow':['pypi.org']}}}",
     ".sandbox.network.allow: only valid with mode \"allowlist\"" },
-  { "{" BASE ",'sandbox':{'network':{'allow':['pypi.org']}}}",
-    ".sandbox.network.mode: required" },
-  { "{" BASE ",'sandbox':{'network':{'mode':'open'}}}",
-    ".sandbox.network.mode: unknown mode \"open\"" },
+  { "{" BASE ",'sandbox':{'network':{'allow':['pypi.org']}}}", ".sandbox.network.mode: required" },
+  { "{" BASE ",'sandbox':{'network':{'mode':'open'}}}", ".sandbox.network.mode: unknown mode \"open\"" },
   { "{" BASE ",'sandbox':{'limits':{'timeout':'30 parsecs'}}}",
     ".sandbox.limits.timeout: must be a positive duration" },
   { "{" BASE ",'sandbox':{'limits':{'timeout':'nan'}}}",
     ".sandbox.limits.timeout: must be a positive duration" },
-  { "{" BASE ",'sandbox':{'limits':{'timeout':0}}}",
-    ".sandbox.limits.timeout: must be a positive duration" },
+  { "{" BASE ",'sandbox':{'limits':{'timeout':0}}}", ".sandbox.limits.timeout: must be a positive duration" },
   { "{" BASE ",'sandbox':{'limits':{'timeout':-5}}}",
     ".sandbox.limits.timeout: must be a positive duration" },
   { "{" BASE ",'sandbox':{'limits':{'max_output':-1}}}",
@@ -686,8 +656,7 @@ static const struct
     ".sandbox.landlock.read[1]: must be an absolute path" },
   { "{" BASE ",'sandbox':{'landlock':{'required':'yes'}}}",
     ".sandbox.landlock.required: must be true or false" },
-  { "{" BASE ",'sandbox':{'workdir':{'path':'work'}}}",
-    ".sandbox.workdir.path: must be an absolute path" },
+  { "{" BASE ",'sandbox':{'workdir':{'path':'work'}}}", ".sandbox.workdir.path: must be an absolute path" },
   { "{" BASE ",'sandbox':{'image':''}}", ".sandbox.image: must not be empty" },
   { "{" BASE ",'sandbox':{'limits':{'disk':'10q'}}}", ".sandbox.limits.disk: must be a size" },
   { "{" BASE ",'sandbox':{'limits':{'disk':-2}}}", ".sandbox.limits.disk: must be a size" },
@@ -703,13 +672,13 @@ test_device_mode (void)
 {
   hk_err err = { 0 };
   struct oci_spec *s = parse_q ("{" BASE ",'linux':{'devices':["
-                              "{'type':'c','path':'/dev/a','major':1,'minor':3,'fileMode':8630},"
-                              "{'type':'b','path':'/dev/b','major':7,'minor':0,'fileMode':25008},"
-                              "{'type':'p','path':'/dev/p','fileMode':4516}]}}",
-                              &err);
+                                "{'type':'c','path':'/dev/a','major':1,'minor':3,'fileMode':8630},"
+                                "{'type':'b','path':'/dev/b','major':7,'minor':0,'fileMode':25008},"
+                                "{'type':'p','path':'/dev/p','fileMode':4516}]}}",
+                                &err);
   ok (s != NULL, "fileMode with the device's own file type (%s)", s ? "ok" : err.msg);
   ok (s && s->linux.n_devices == 3 && s->linux.devices[0].file_mode == 0666
-        && s->linux.devices[1].file_mode == 0660 && s->linux.devices[2].file_mode == 0644,
+          && s->linux.devices[1].file_mode == 0660 && s->linux.devices[2].file_mode == 0644,
       "only its permission bits are kept");
   oci_spec_free (s);
 }
@@ -726,56 +695,51 @@ static void
 test_mount_options (void)
 {
   hk_err err = { 0 };
-  struct oci_spec *s = parse_q (
-      "{" BASE ",'mounts':["
-      "{'destination':'/m0','type':'tmpfs','options':['nosuid','ro','rw']},"
-      "{'destination':'/m1','source':'/x','options':['rbind','rprivate','ro']},"
-      "{'destination':'/m2','type':'bind','source':'/x'},"
-      "{'destination':'/m3','type':'tmpfs','options':['nosuid','mode=755','size=65536k',"
-      "'strictatime','tmpcopyup']},"
-      "{'destination':'/m4','type':'tmpfs','options':['sync','async','suid','dev','exec']},"
-      "{'destination':'/m5','type':'tmpfs','options':['shared','slave']},"
-      "{'destination':'/m6','type':'none','source':'/sys','options':['rbind','nosuid','ro']},"
-      "{'destination':'/m7','type':'tmpfs','options':['nodev','noexec','unbindable',"
-      "'uid=1000','gid=1000']},"
-      "{'destination':'/m8','type':'ext4','options':['noatime','nodiratime','relatime',"
-      "'dirsync','mand','remount','defaults']},"
-      "{'destination':'/m9','type':'tmpfs','options':['norelatime','nostrictatime','atime',"
-      "'diratime','nomand','runbindable']},"
-      "{'destination':'/m10','source':'/x','options':['bind','rshared']}]}",
-      &err);
+  struct oci_spec *s
+      = parse_q ("{" BASE ",'mounts':["
+                 "{'destination':'/m0','type':'tmpfs','options':['nosuid','ro','rw']},"
+                 "{'destination':'/m1','source':'/x','options':['rbind','rprivate','ro']},"
+                 "{'destination':'/m2','type':'bind','source':'/x'},"
+                 "{'destination':'/m3','type':'tmpfs','options':['nosuid','mode=755','size=65536k',"
+                 "'strictatime','tmpcopyup']},"
+                 "{'destination':'/m4','type':'tmpfs','options':['sync','async','suid','dev','exec']},"
+                 "{'destination':'/m5','type':'tmpfs','options':['shared','slave']},"
+                 "{'destination':'/m6','type':'none','source':'/sys','options':['rbind','nosuid','ro']},"
+                 "{'destination':'/m7','type':'tmpfs','options':['nodev','noexec','unbindable',"
+                 "'uid=1000','gid=1000']},"
+                 "{'destination':'/m8','type':'ext4','options':['noatime','nodiratime','relatime',"
+                 "'dirsync','mand','remount','defaults']},"
+                 "{'destination':'/m9','type':'tmpfs','options':['norelatime','nostrictatime','atime',"
+                 "'diratime','nomand','runbindable']},"
+                 "{'destination':'/m10','source':'/x','options':['bind','rshared']}]}",
+                 &err);
   ok (s != NULL, "mount options parse_q (%s)", s ? "ok" : err.msg);
   if (s == NULL)
     return;
   struct oci_mount *m = s->mounts;
-  ok (m[0].flags == MS_NOSUID && m[0].clear_flags == MS_RDONLY && m[0].data == NULL
-        && !m[0].is_bind,
+  ok (m[0].flags == MS_NOSUID && m[0].clear_flags == MS_RDONLY && m[0].data == NULL && !m[0].is_bind,
       "nosuid,ro,rw: rw clears ro");
   ok (m[1].is_bind && m[1].type == NULL && m[1].flags == (MS_BIND | MS_REC | MS_RDONLY)
-        && m[1].propagation == (MS_PRIVATE | MS_REC),
+          && m[1].propagation == (MS_PRIVATE | MS_REC),
       "rbind,rprivate,ro without a type: a recursive bind");
   ok (m[2].is_bind && m[2].flags == MS_BIND, "type bind without options: a bind");
   is_str (m[3].data, "mode=755,size=65536k", "data keeps fs options in order, drops tmpcopyup");
   ok (m[3].flags == (MS_NOSUID | MS_STRICTATIME), "nosuid,strictatime");
-  ok (m[4].flags == 0
-        && m[4].clear_flags == (MS_SYNCHRONOUS | MS_NOSUID | MS_NODEV | MS_NOEXEC),
+  ok (m[4].flags == 0 && m[4].clear_flags == (MS_SYNCHRONOUS | MS_NOSUID | MS_NODEV | MS_NOEXEC),
       "sync then async, suid, dev, exec: all cleared");
   ok (m[5].propagation == MS_SLAVE && m[5].data == NULL, "the last propagation wins");
   ok (m[6].is_bind && m[6].flags == (MS_BIND | MS_REC | MS_NOSUID | MS_RDONLY),
       "type none with rbind (runc --rootless /sys) is a bind");
   ok (m[7].flags == (MS_NODEV | MS_NOEXEC) && m[7].propagation == MS_UNBINDABLE
-        && strcmp (m[7].data, "uid=1000,gid=1000") == 0,
+          && strcmp (m[7].data, "uid=1000,gid=1000") == 0,
       "nodev,noexec,unbindable with data");
-  ok (m[8].flags == (MS_NOATIME | MS_NODIRATIME | MS_RELATIME | MS_DIRSYNC | MS_MANDLOCK
-                     | MS_REMOUNT),
+  ok (m[8].flags == (MS_NOATIME | MS_NODIRATIME | MS_RELATIME | MS_DIRSYNC | MS_MANDLOCK | MS_REMOUNT),
       "noatime,nodiratime,relatime,dirsync,mand,remount,defaults");
   ok (m[9].flags == 0
-        && m[9].clear_flags == (MS_RELATIME | MS_STRICTATIME | MS_NOATIME | MS_NODIRATIME
-                                | MS_MANDLOCK)
-        && m[9].propagation == (MS_UNBINDABLE | MS_REC),
+          && m[9].clear_flags == (MS_RELATIME | MS_STRICTATIME | MS_NOATIME | MS_NODIRATIME | MS_MANDLOCK)
+          && m[9].propagation == (MS_UNBINDABLE | MS_REC),
       "norelatime,nostrictatime,atime,diratime,nomand,runbindable");
-  ok (m[10].is_bind && m[10].flags == MS_BIND && m[10].propagation == (MS_SHARED | MS_REC),
-      "bind,rshared");
+  ok (m[10].is_bind && m[10].flags == MS_BIND && m[10].propagation == (MS_SHARED | MS_REC), "bind,rshared");
   oci_spec_free (s);
 }
 
@@ -803,32 +767,31 @@ check_common_profile (const struct oci_spec *s, bool rootless, const char *what)
 {
   const struct oci_process *p = s->process;
   ok (strcmp (s->oci_version, "1.2.0") == 0 && !p->terminal && p->no_new_privileges
-        && strcmp (s->hostname, "hako") == 0 && s->root_readonly
-        && strcmp (s->root_path, "rootfs") == 0,
+          && strcmp (s->hostname, "hako") == 0 && s->root_readonly && strcmp (s->root_path, "rootfs") == 0,
       "%s: version, terminal false, noNewPrivileges, hostname, root", what);
-  ok (strv_len (p->caps.bounding) == 3 && strv_has (p->caps.effective, "CAP_KILL")
-        && p->caps.ambient == NULL && p->n_rlimits == 1 && p->rlimits[0].hard == 1024,
+  ok (strv_len (p->caps.bounding) == 3 && strv_has (p->caps.effective, "CAP_KILL") && p->caps.ambient == NULL
+          && p->n_rlimits == 1 && p->rlimits[0].hard == 1024,
       "%s: runc's capabilities, no ambient, NOFILE 1024", what);
   ok (strv_len (s->linux.masked_paths) == 10 && strv_len (s->linux.readonly_paths) == 5,
       "%s: masked and read-only paths", what);
   ok (s->sandbox.net_mode == HAKO_NET_NONE, "%s: network none", what);
   ok (oci_spec_ns (s, OCI_NS_PID) && oci_spec_ns (s, OCI_NS_IPC) && oci_spec_ns (s, OCI_NS_UTS)
-        && oci_spec_ns (s, OCI_NS_MOUNT) && oci_spec_ns (s, OCI_NS_CGROUP),
+          && oci_spec_ns (s, OCI_NS_MOUNT) && oci_spec_ns (s, OCI_NS_CGROUP),
       "%s: pid, ipc, uts, mount, cgroup namespaces", what);
   const struct oci_mount *pts = find_mount (s, "/dev/pts");
   const struct oci_mount *sys = find_mount (s, "/sys");
   if (!rootless)
     {
-      ok (oci_spec_ns (s, OCI_NS_NETWORK) && oci_spec_ns (s, OCI_NS_USER)
-            && s->linux.n_uid_mappings == 1 && s->linux.uid_mappings[0].container_id == 0
-            && s->linux.uid_mappings[0].host_id == 1000000000u
-            && s->linux.uid_mappings[0].size == 65536 && s->linux.n_gid_mappings == 1
-            && s->linux.gid_mappings[0].host_id == 1000000000u,
+      ok (oci_spec_ns (s, OCI_NS_NETWORK) && oci_spec_ns (s, OCI_NS_USER) && s->linux.n_uid_mappings == 1
+              && s->linux.uid_mappings[0].container_id == 0 && s->linux.uid_mappings[0].host_id == 1000000000u
+              && s->linux.uid_mappings[0].size == 65536 && s->linux.n_gid_mappings == 1
+              && s->linux.gid_mappings[0].host_id == 1000000000u,
           "%s: network namespace, and a user namespace mapping 0..65535 to unprivileged host ids", what);
       /* The bundle's rootfs is idmapped to it; the host profile's root is a tmpfs. */
-      ok (s->sandbox.idmap == (s->sandbox.root != HAKO_ROOT_TMPFS), "%s: sandbox.idmap for a bundle rootfs", what);
-      ok (pts && strstr (pts->data, "gid=5") && sys && !sys->is_bind
-            && strcmp (sys->type, "sysfs") == 0 && (sys->flags & MS_RDONLY),
+      ok (s->sandbox.idmap == (s->sandbox.root != HAKO_ROOT_TMPFS), "%s: sandbox.idmap for a bundle rootfs",
+          what);
+      ok (pts && strstr (pts->data, "gid=5") && sys && !sys->is_bind && strcmp (sys->type, "sysfs") == 0
+              && (sys->flags & MS_RDONLY),
           "%s: devpts gid=5, sysfs read-only", what);
       const struct oci_resources *r = &s->linux.resources;
       ok (r->has_memory_limit && r->memory_limit == 1 << 30 && r->has_pids_limit && r->pids_limit == 4096
@@ -836,14 +799,13 @@ check_common_profile (const struct oci_spec *s, bool rootless, const char *what)
           "%s: the limits given (memory, pids) and runc's device deny-all", what);
       return;
     }
-  ok (oci_spec_ns (s, OCI_NS_USER) && !oci_spec_ns (s, OCI_NS_NETWORK)
-        && s->linux.n_uid_mappings == 1 && s->linux.uid_mappings[0].host_id == getuid ()
-        && s->linux.uid_mappings[0].container_id == 0 && s->linux.uid_mappings[0].size == 1
-        && s->linux.n_gid_mappings == 1 && s->linux.gid_mappings[0].host_id == getgid (),
+  ok (oci_spec_ns (s, OCI_NS_USER) && !oci_spec_ns (s, OCI_NS_NETWORK) && s->linux.n_uid_mappings == 1
+          && s->linux.uid_mappings[0].host_id == getuid () && s->linux.uid_mappings[0].container_id == 0
+          && s->linux.uid_mappings[0].size == 1 && s->linux.n_gid_mappings == 1
+          && s->linux.gid_mappings[0].host_id == getgid (),
       "%s: user namespace mapping the caller to 0, no network namespace", what);
-  ok (pts && strstr (pts->data, "gid=") == NULL && sys && sys->is_bind
-        && strcmp (sys->source, "/sys") == 0
-        && sys->flags == (MS_BIND | MS_REC | MS_NOSUID | MS_NOEXEC | MS_NODEV | MS_RDONLY),
+  ok (pts && strstr (pts->data, "gid=") == NULL && sys && sys->is_bind && strcmp (sys->source, "/sys") == 0
+          && sys->flags == (MS_BIND | MS_REC | MS_NOSUID | MS_NOEXEC | MS_NODEV | MS_RDONLY),
       "%s: devpts without gid=5, /sys a read-only rbind", what);
   ok (find_mount (s, "/sys/fs/cgroup") == NULL, "%s: no cgroup mount", what);
   ok (!s->linux.resources.has_memory_limit && !s->linux.resources.has_pids_limit
@@ -855,8 +817,8 @@ static void
 test_profiles (void)
 {
   ok (oci_profile_from_name ("default") == OCI_PROFILE_DEFAULT
-        && oci_profile_from_name ("host") == OCI_PROFILE_HOST
-        && oci_profile_from_name ("Host") == -1 && oci_profile_from_name (NULL) == -1,
+          && oci_profile_from_name ("host") == OCI_PROFILE_HOST && oci_profile_from_name ("Host") == -1
+          && oci_profile_from_name (NULL) == -1,
       "profile names");
   for (int rootless = 0; rootless <= 1; rootless++)
     {
@@ -876,27 +838,25 @@ test_profiles (void)
       check_common_profile (d, rootless, rootless ? "default rootless" : "default");
       check_common_profile (h, rootless, rootless ? "host rootless" : "host");
       ok (strcmp (d->sandbox.profile, "default") == 0 && d->sandbox.root == HAKO_ROOT_BUNDLE
-            && strcmp (d->process->cwd, "/") == 0 && strcmp (d->process->args[0], "sh") == 0,
+              && strcmp (d->process->cwd, "/") == 0 && strcmp (d->process->args[0], "sh") == 0,
           "default: sandbox profile, bundle root, cwd /, sh");
-      ok ((find_mount (d, "/sys/fs/cgroup") != NULL) == !rootless
-            && find_mount (d, "/usr") == NULL,
+      ok ((find_mount (d, "/sys/fs/cgroup") != NULL) == !rootless && find_mount (d, "/usr") == NULL,
           "default: cgroup mount unless rootless, no host binds");
       ok (strcmp (h->sandbox.profile, "host") == 0 && h->sandbox.root == HAKO_ROOT_TMPFS
-            && h->sandbox.workdir_persist && strcmp (h->sandbox.workdir_path, "/work") == 0,
+              && h->sandbox.workdir_persist && strcmp (h->sandbox.workdir_path, "/work") == 0,
           "host: tmpfs root, persistent /work");
       ok (strcmp (h->process->cwd, "/work") == 0 && strv_has (h->process->env, "HOME=/work")
-            && strv_has (h->process->env, "TERM=xterm"),
+              && strv_has (h->process->env, "TERM=xterm"),
           "host: cwd /work, HOME=/work");
       const struct oci_mount *usr = find_mount (h, "/usr");
       const struct oci_mount *tmp = find_mount (h, "/tmp");
       ok (usr && usr->is_bind && strcmp (usr->source, "/usr") == 0
-            && usr->flags == (MS_BIND | MS_REC | MS_RDONLY | MS_NOSUID | MS_NODEV),
+              && usr->flags == (MS_BIND | MS_REC | MS_RDONLY | MS_NOSUID | MS_NODEV),
           "host: /usr bound read-only, nosuid, nodev");
       ok (find_mount (h, "/etc") && (access ("/lib", F_OK) != 0) == (find_mount (h, "/lib") == NULL)
-            && (access ("/libx32", F_OK) != 0) == (find_mount (h, "/libx32") == NULL),
+              && (access ("/libx32", F_OK) != 0) == (find_mount (h, "/libx32") == NULL),
           "host: /etc bound; /lib* only when they exist here");
-      ok (tmp && strcmp (tmp->type, "tmpfs") == 0 && strstr (tmp->data, "mode=1777"),
-          "host: a fresh /tmp");
+      ok (tmp && strcmp (tmp->type, "tmpfs") == 0 && strstr (tmp->data, "mode=1777"), "host: a fresh /tmp");
       ok (find_mount (h, "/sys/fs/cgroup") == NULL, "host: no cgroup mount");
       oci_spec_free (d);
       oci_spec_free (h);
@@ -988,22 +948,22 @@ test_process_file (void)
                                "'rlimits':[{'type':'RLIMIT_NOFILE','soft':10,'hard':20}],"
                                "'apparmorProfile':''}");
   ok (oci_process_parse (good, strlen (good), &p, &err) == 0 && strv_len (p->args) == 3
-        && strcmp (p->env[0], "A=1") == 0 && strcmp (p->cwd, "/tmp") == 0 && p->terminal
-        && p->console_height == 24 && p->console_width == 80 && p->user.uid == 7 && p->user.gid == 8
-        && p->has_caps && strcmp (p->caps.bounding[0], "CAP_KILL") == 0 && p->no_new_privileges
-        && p->n_rlimits == 1 && p->rlimits[0].hard == 20,
+          && strcmp (p->env[0], "A=1") == 0 && strcmp (p->cwd, "/tmp") == 0 && p->terminal
+          && p->console_height == 24 && p->console_width == 80 && p->user.uid == 7 && p->user.gid == 8
+          && p->has_caps && strcmp (p->caps.bounding[0], "CAP_KILL") == 0 && p->no_new_privileges
+          && p->n_rlimits == 1 && p->rlimits[0].hard == 20,
       "a process file: every field");
   oci_process_free (p);
   p = NULL;
   cleanup_free char *noargs = q ("{'env':['A=1']}");
   ok (oci_process_parse (noargs, strlen (noargs), &p, &err) == 0 && p->args[0] == NULL
-        && strcmp (p->cwd, "/") == 0,
+          && strcmp (p->cwd, "/") == 0,
       "a process file without args (the command line's), cwd /");
   oci_process_free (p);
   p = NULL;
   cleanup_free char *badenv = q ("{'args':['x'],'env':['NOEQUALS']}");
   ok (oci_process_parse (badenv, strlen (badenv), &p, &err) < 0 && p == NULL
-        && strstr (err.msg, ".process.env[0]"),
+          && strstr (err.msg, ".process.env[0]"),
       "a bad env entry is refused with its path (%s)", err.msg);
   ok (oci_process_parse ("[1]", 3, &p, &err) < 0 && p == NULL, "a process must be an object");
   ok (oci_process_parse ("{", 1, &p, &err) < 0 && p == NULL, "broken JSON is refused");
@@ -1022,8 +982,8 @@ test_load (void)
     }
   cleanup_free char *path = xasprintf ("%s/config.json", dir);
   cleanup_free char *good = q ("{" BASE ",'process':{'args':['true']}}");
-  ok (file_write_atomic (path, good, strlen (good), 0644, &err) == 0
-        && oci_spec_load (path, &s, &err) == 0 && strcmp (s->process->args[0], "true") == 0,
+  ok (file_write_atomic (path, good, strlen (good), 0644, &err) == 0 && oci_spec_load (path, &s, &err) == 0
+          && strcmp (s->process->args[0], "true") == 0,
       "oci_spec_load reads a file");
   oci_spec_free (s);
   s = NULL;

@@ -137,7 +137,7 @@ test_files (const char *dir)
   ok (file_read_all (f, 3, &buf, &len, &err) < 0 && err.errnum == EFBIG, "read cap enforced");
   struct stat st;
   ok (stat (f, &st) == 0 && (st.st_mode & 0777) == 0600, "atomic write keeps the mode");
-  char *tmp = xasprintf ("%s.tmp.%d", f, (int) getpid ());
+  char *tmp = xasprintf ("%s.tmp.%d", f, (int)getpid ());
   ok (access (tmp, F_OK) < 0, "no temporary file left behind");
   char *top = xasprintf ("%s/a", dir);
   char *link = xasprintf ("%s/a/link", dir);
@@ -156,9 +156,9 @@ test_path_lexical (void)
     const char *in, *want;
     bool above;
   } cases[] = {
-    { "/a/./b/../c", "a/c", false }, { "a//b/", "a/b", false },   { "/", "", false },
-    { "/work/../etc", "etc", false }, { "../x", "x", true },       { "a/../../b", "b", true },
-    { "a/b/../..", "", false },      { "./.", "", false },
+    { "/a/./b/../c", "a/c", false },  { "a//b/", "a/b", false }, { "/", "", false },
+    { "/work/../etc", "etc", false }, { "../x", "x", true },     { "a/../../b", "b", true },
+    { "a/b/../..", "", false },       { "./.", "", false },
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
     {
