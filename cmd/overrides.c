@@ -161,6 +161,20 @@ destination (const char *d)
   return r;
 }
 
+/* A destination given twice is refused (as docker does): which of the two
+ * was meant is not for hako to guess. */
+static bool
+taken (const struct cmd_overrides *ov, const char *dst, const char *flag, const char *arg, const char *verb)
+{
+  for (size_t i = 0; i < ov->o.n_mounts; i++)
+    if (strcmp (ov->o.mounts[i].destination, dst) == 0)
+      {
+        cmd_usage (verb, "%s \"%s\": %s is the destination of an earlier -v or --tmpfs", flag, arg, dst);
+        return true;
+      }
+  return false;
+}
+
 static struct oci_override_mount *
 new_mount (struct cmd_overrides *ov)
 {
@@ -190,6 +204,8 @@ volume_arg (struct cmd_overrides *ov, const char *arg, const char *verb)
   cleanup_free char *d = destination (dst);
   if (d == NULL)
     return cmd_usage (verb, "--volume \"%s\": destination \"%s\" (%s, not /, no \"..\")", arg, dst, form), -1;
+  if (taken (ov, d, "--volume", arg, verb))
+    return -1;
   char *src = realpath (copy, NULL);
   if (src == NULL)
     return cmd_usage (verb, "--volume \"%s\": source %s: %s (hako does not create it)", arg, copy,
@@ -221,6 +237,8 @@ tmpfs_arg (struct cmd_overrides *ov, const char *arg, const char *verb)
   if (d == NULL)
     return cmd_usage (verb, "--tmpfs \"%s\": destination \"%s\" (%s, DST absolute, not /)", arg, copy, form),
            -1;
+  if (taken (ov, d, "--tmpfs", arg, verb))
+    return -1;
   cleanup_free char *size = NULL, *mode = NULL;
   bool ro = false, exec = false;
   char *save = NULL;

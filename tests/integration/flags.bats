@@ -291,6 +291,7 @@ shared_dir () {
     check '--volume "/tmp": expected SRC:DST[:ro|rw]' $verb -v /tmp "${tail[@]}"
     check '--tmpfs "/x:size=zz": "size=zz"' $verb --tmpfs /x:size=zz "${tail[@]}"
     check '--tmpfs "/": destination "/"' $verb --tmpfs / "${tail[@]}"
+    check '--tmpfs "/t": /t is the destination of an earlier -v or --tmpfs' $verb -v /tmp:/t/ --tmpfs /t "${tail[@]}"
     check '--workdir "rel": expected an absolute path' $verb -w rel "${tail[@]}"
     check '--user ":5": expected NAME|UID[:GROUP|GID]' $verb -u :5 "${tail[@]}"
     check '--hostname "a b": expected 1-64 letters' $verb --hostname 'a b' "${tail[@]}"
