@@ -212,8 +212,6 @@ enum
 /* An option of theirs into ov: 1 taken, 0 not one of theirs, -1 after a
  * usage error (reported: 125, naming the flag and the accepted form). */
 int cmd_override_option (struct cmd_overrides *ov, int opt, const char *arg, const char *verb);
-/* Any of them given. */
-bool cmd_overrides_any (const struct cmd_overrides *ov);
 /* Write them into the config text and parse it again; args as for
  * cmd_load_config. */
 int cmd_apply_overrides (struct config_src *cfg, const struct cmd_overrides *ov, char *const *args,

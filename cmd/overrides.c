@@ -349,13 +349,13 @@ cmd_override_option (struct cmd_overrides *ov, int opt, const char *arg, const c
     }
 }
 
-bool
-cmd_overrides_any (const struct cmd_overrides *ov)
+/* Any flag oci_spec_override writes. */
+static bool
+any_edit (const struct cmd_overrides *ov)
 {
   const struct oci_overrides *o = &ov->o;
-  return ov->net.mode || ov->net.allow || ov->disk || ov->user || o->has_memory || o->has_memory_swap
-         || o->has_cpus || o->has_pids || o->env || o->n_mounts || o->cwd || o->hostname || o->timeout
-         || o->read_only;
+  return ov->user || o->has_memory || o->has_memory_swap || o->has_cpus || o->has_pids || o->env
+         || o->n_mounts || o->cwd || o->hostname || o->timeout || o->read_only;
 }
 
 /* The directory whose etc/passwd the sandbox will see: an image's layer
@@ -420,10 +420,9 @@ cmd_apply_overrides (struct config_src *cfg, const struct cmd_overrides *ov, cha
 {
   if (cmd_apply_network (cfg, &ov->net, args, err) < 0 || cmd_apply_disk (cfg, ov->disk, args, err) < 0)
     return -1;
-  struct oci_overrides o = ov->o;
-  if (!ov->user && !o.has_memory && !o.has_memory_swap && !o.has_cpus && !o.has_pids && !o.env && !o.n_mounts
-      && !o.cwd && !o.hostname && !o.timeout && !o.read_only)
+  if (!any_edit (ov))
     return 0;
+  struct oci_overrides o = ov->o;
   if (o.has_memory_swap && o.memory_swap != -1)
     {
       /* As docker: the swap limit is memory + swap, so never below memory. */
