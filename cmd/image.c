@@ -1,9 +1,12 @@
 /* image: import, ls, inspect, rm and verify over the content store under the data root. */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "images/image.h"
@@ -11,7 +14,7 @@
 #include "lib/util.h"
 
 static const char image_help[]
-    = "Usage: hako image import SOURCE [--name NAME:TAG] [LIMITS]\n"
+    = "Usage: hako image import SOURCE [--name NAME:TAG] [-q] [--format text|json] [LIMITS]\n"
       "       hako image ls [-q] [--format table|json]\n"
       "       hako image inspect NAME\n"
       "       hako image rm NAME\n"
@@ -21,6 +24,7 @@ static const char image_help[]
       "Every blob's size and sha256 and every layer's diff_id are checked; layers are\n"
       "unpacked once into the store under --data-root.\n\n"
       "  -n, --name NAME:TAG         the name to record (default: from the source)\n"
+      "  -q, --quiet                 no progress line (shown only when stderr is a terminal)\n"
       "      --max-layer-bytes N     bound on a layer's uncompressed size (default 8g)\n"
       "      --max-layer-entries N   bound on a layer's entries (default 1000000)\n"
       "      --max-path N            bound on an entry's path length (default 4096)\n"
@@ -46,6 +50,99 @@ open_store (bool exclusive, struct img_store *is, hk_err *err)
 
 static int image_inspect (const char *name);
 
+/* Import progress on a terminal: one line on stderr, redrawn at most ten
+ * times a second, naming the layer that last moved, its bytes against its
+ * blob's size and its rate, and how many layers are done; a summary line
+ * replaces it at the end.  Layers are read by several threads at once. */
+struct progress
+{
+  pthread_mutex_t lock;
+  double t0, drawn; /* monotonic seconds: start, last redraw */
+  size_t n, n_done;
+  double *start; /* per layer: when its first bytes came (0: not yet) */
+  bool *done;
+  uint64_t bytes; /* of the layers done */
+  bool shown;
+};
+
+static double
+mono_now (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void
+human (char *buf, size_t len, double b)
+{
+  static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+  int u = 0;
+  while (b >= 1024 && u < 4)
+    b /= 1024, u++;
+  snprintf (buf, len, u == 0 ? "%.0f %s" : "%.1f %s", b, unit[u]);
+}
+
+static void
+progress_layer (void *ctx, size_t i, size_t n, const char *label, uint64_t done, uint64_t total)
+{
+  struct progress *p = ctx;
+  pthread_mutex_lock (&p->lock);
+  double now = mono_now ();
+  if (p->n == 0)
+    {
+      p->n = n;
+      p->start = xcalloc (n, sizeof *p->start);
+      p->done = xcalloc (n, sizeof *p->done);
+    }
+  if (i < p->n)
+    {
+      if (p->start[i] == 0)
+        p->start[i] = now;
+      bool finished = done == total && !p->done[i];
+      if (finished)
+        {
+          p->done[i] = true;
+          p->n_done++;
+          p->bytes += total;
+        }
+      if (finished || now - p->drawn >= 0.1)
+        {
+          char d[32], t[32], r[32];
+          double secs = now - p->start[i];
+          human (d, sizeof d, done);
+          human (t, sizeof t, total);
+          human (r, sizeof r, secs > 0.01 ? done / secs : 0);
+          const char *hex = strchr (label, ':') ? strchr (label, ':') + 1 : label;
+          fprintf (stderr, "\r\033[Klayer %zu/%zu %.12s: %s / %s, %s/s (%zu/%zu done)", i + 1, n, hex, d, t,
+                   secs > 0.01 ? r : "-", p->n_done, n);
+          fflush (stderr);
+          p->drawn = now;
+          p->shown = true;
+        }
+    }
+  pthread_mutex_unlock (&p->lock);
+}
+
+static void
+progress_end (struct progress *p, bool ok)
+{
+  if (p->shown)
+    {
+      char b[32], r[32];
+      double secs = mono_now () - p->t0;
+      human (b, sizeof b, p->bytes);
+      human (r, sizeof r, secs > 0.01 ? p->bytes / secs : 0);
+      if (ok)
+        fprintf (stderr, "\r\033[K%zu layers, %s in %.1f s (%s/s)\n", p->n, b, secs, r);
+      else
+        fprintf (stderr, "\r\033[K");
+    }
+  free (p->start);
+  free (p->done);
+  pthread_mutex_destroy (&p->lock);
+}
+
 static int
 image_import (int argc, char **argv)
 {
@@ -62,6 +159,7 @@ image_import (int argc, char **argv)
   };
   static const struct option opts[] = {
     { "name", required_argument, NULL, 'n' },
+    { "quiet", no_argument, NULL, 'q' },
     { "max-layer-bytes", required_argument, NULL, OPT_BYTES },
     { "max-layer-entries", required_argument, NULL, OPT_ENTRIES },
     { "max-path", required_argument, NULL, OPT_PATH },
@@ -79,12 +177,13 @@ image_import (int argc, char **argv)
   int c;
   cleanup_free char **sigs = NULL;
   size_t n_sigs = 0;
-  bool json = false;
+  bool json = false, quiet = false;
   optind = 0; /* reinitialize getopt: options may follow SOURCE */
-  while ((c = getopt_long (argc, argv, "n:h", opts, NULL)) != -1)
+  while ((c = getopt_long (argc, argv, "n:qh", opts, NULL)) != -1)
     switch (c)
       {
       case 'n': o.name = optarg; break;
+      case 'q': quiet = true; break;
       case OPT_BYTES:
       case OPT_ENTRIES:
       case OPT_PATH:
@@ -122,7 +221,12 @@ image_import (int argc, char **argv)
   cleanup_free char *name = NULL;
   if (open_store (false, &is, &err) < 0)
     return cmd_fail ("image import", o.source, &err);
+  struct progress prog = { .lock = PTHREAD_MUTEX_INITIALIZER, .t0 = mono_now () };
+  struct img_progress ip = { .layer = progress_layer, .ctx = &prog };
+  if (!quiet && isatty (STDERR_FILENO))
+    o.progress = &ip;
   int r = img_import (&is, &o, &name, &err);
+  progress_end (&prog, r == 0);
   img_store_close (&is);
   if (r < 0)
     return cmd_fail ("image import", o.source, &err);

@@ -1,5 +1,6 @@
 /* snapshot: copy a sandbox's writable state, frozen, into a new directory —
  * or, with --image, commit an image sandbox's writable layer as a new image. */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -87,10 +88,35 @@ commit_check (const struct snapshot_source *v, void *arg, hk_err *err)
   return load_ids (x, v, err);
 }
 
+/* Whether dir holds any entry (-1 with err when it cannot be read). */
+static int
+dir_has_entries (const char *dir, hk_err *err)
+{
+  DIR *d = opendir (dir);
+  if (d == NULL)
+    return err_sys (err, "open %s", dir);
+  struct dirent *e;
+  int r = 0;
+  while (r == 0 && (e = readdir (d)) != NULL)
+    r = strcmp (e->d_name, ".") != 0 && strcmp (e->d_name, "..") != 0;
+  closedir (d);
+  return r;
+}
+
 static int
 commit_frozen (const struct snapshot_source *v, void *arg, hk_err *err)
 {
   struct commit_ctx *x = arg;
+  /* A sandbox that changed nothing would make an image that is its base
+   * plus an empty layer: refused, rather than committed quietly. */
+  int has = dir_has_entries (v->src, err);
+  if (has < 0)
+    return -1;
+  if (has == 0)
+    return err_setk (err, ERR_INVALID_ARGUMENT, ENODATA,
+                     "sandbox %s's writable layer is empty: it has changed nothing in its image, so "
+                     "there is nothing to commit (write something first, or use its image as it is)",
+                     v->id);
   return img_commit_layer (&x->is, v->src, x->gzip, x->userns ? &x->ids : NULL, &x->c, err);
 }
 

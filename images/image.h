@@ -45,6 +45,18 @@ void img_store_close (struct img_store *st);
 /* "name" -> "name:latest"; refuses what is not a plausible reference. */
 int img_name_normalize (const char *in, char **out, hk_err *err);
 
+/* What an import reports as it goes (cmd draws it; nothing below cmd prints).
+ * layer() is called from whichever thread reads layer i of n (several run at
+ * once: it must lock what it shares), after each read of the blob with the
+ * bytes read so far, and once more with done == total when the layer is
+ * stored, or found already stored.  label names the layer (its digest, or
+ * its diff_id where the digest is only known at the end). */
+struct img_progress
+{
+  void (*layer) (void *ctx, size_t i, size_t n, const char *label, uint64_t done, uint64_t total);
+  void *ctx;
+};
+
 struct img_import_opts
 {
   const char *source;  /* DIR[:TAG] (OCI layout), or an oci-archive / docker-archive file */
@@ -55,6 +67,7 @@ struct img_import_opts
   const char *policy;
   char *const *signatures;
   const char *sigstore;
+  const struct img_progress *progress; /* NULL: nothing reported */
 };
 
 #define IMG_DEFAULT_POLICY "/etc/hako/policy.json"

@@ -468,6 +468,7 @@ struct oci_layers
   struct oci_manifest *m;
   const struct oci_image_config *c;
   const struct img_limits *lim;
+  const struct img_progress *prog;
 };
 
 static int
@@ -477,10 +478,15 @@ ingest_one (void *arg, size_t i, hk_err *err)
   struct oci_desc *d = &x->m->layers[i];
   cleanup_free char *name = blob_name (d->digest);
   cleanup_free char *layer = img_layer_path (x->st, x->c->diff_ids[i]);
+  struct img_progress_at at
+      = { .p = x->prog, .i = i, .n = x->m->n_layers, .label = d->digest, .total = d->size };
   if (img_blob_present (x->st, d->digest, d->size) && access (layer, F_OK) == 0)
-    return 0;
+    {
+      img_progress_done (&at);
+      return 0;
+    }
   cleanup_close int fd = src_open (x->s, name, err);
-  if (fd < 0 || img_layer_ingest (x->st, fd, d, x->c->diff_ids[i], x->lim, err) < 0)
+  if (fd < 0 || img_layer_ingest_at (x->st, fd, d, x->c->diff_ids[i], x->lim, &at, err) < 0)
     return err_prefix (err, "layer %zu of %zu", i + 1, x->m->n_layers);
   return 0;
 }
@@ -502,13 +508,14 @@ repeats (const struct oci_image_config *c, size_t n)
  * (layer.c), into a directory of its own. */
 static int
 ingest_layers (struct img_store *st, const struct src *s, struct oci_manifest *m,
-               const struct oci_image_config *c, const struct img_limits *lim, hk_err *err)
+               const struct oci_image_config *c, const struct img_limits *lim,
+               const struct img_progress *prog, hk_err *err)
 {
   for (size_t i = 0; i < m->n_layers; i++)
     if (!is_layer_type (m->layers[i].media_type))
       return err_set (err, EINVAL, "layer %.19s..: mediaType \"%s\" is not a layer type", m->layers[i].digest,
                       m->layers[i].media_type ? m->layers[i].media_type : "(none)");
-  struct oci_layers x = { .st = st, .s = s, .m = m, .c = c, .lim = lim };
+  struct oci_layers x = { .st = st, .s = s, .m = m, .c = c, .lim = lim, .prog = prog };
   cleanup_free bool *defer = repeats (c, m->n_layers);
   return img_each_parallel (m->n_layers, ingest_one, &x, defer, err);
 }
@@ -583,7 +590,8 @@ import_oci (struct img_store *st, const struct src *s, const struct img_import_o
       err_prefix (err, "config %.19s..", cd->digest);
       goto out;
     }
-  if (check_config (&c, res.m.n_layers, err) < 0 || ingest_layers (st, s, &res.m, &c, &o->limits, err) < 0)
+  if (check_config (&c, res.m.n_layers, err) < 0
+      || ingest_layers (st, s, &res.m, &c, &o->limits, o->progress, err) < 0)
     goto out;
   record_of (&rec, *name_out, res.manifest_digest, &res.m, &c);
   r = img_names_put (st, &rec, err);
@@ -618,6 +626,7 @@ struct docker_layers
   const struct oci_image_config *c;
   struct oci_manifest *m;
   const struct img_limits *lim;
+  const struct img_progress *prog;
 };
 
 static int
@@ -630,6 +639,8 @@ docker_one (void *arg, size_t i, hk_err *err)
   if (fd < 0 || fstat (fd, &sb) < 0)
     return fd < 0 ? -1 : err_sys (err, "stat %s", x->dm->layers[i]);
   d->media_type = xstrdup (layer_type_of (fd));
+  struct img_progress_at at
+      = { .p = x->prog, .i = i, .n = x->m->n_layers, .label = x->c->diff_ids[i], .total = sb.st_size };
   /* An uncompressed layer's digest is its diff_id: already stored, it
    * need not be read again. */
   cleanup_free char *layer = img_layer_path (x->st, x->c->diff_ids[i]);
@@ -638,9 +649,10 @@ docker_one (void *arg, size_t i, hk_err *err)
     {
       d->digest = xstrdup (x->c->diff_ids[i]);
       d->size = sb.st_size;
+      img_progress_done (&at);
       return 0;
     }
-  if (img_layer_ingest (x->st, fd, d, x->c->diff_ids[i], x->lim, err) < 0)
+  if (img_layer_ingest_at (x->st, fd, d, x->c->diff_ids[i], x->lim, &at, err) < 0)
     return err_prefix (err, "layer %zu of %zu (%s)", i + 1, x->m->n_layers, x->dm->layers[i]);
   return 0;
 }
@@ -651,11 +663,11 @@ docker_one (void *arg, size_t i, hk_err *err)
 static int
 docker_layers (struct img_store *st, const struct src *s, const struct oci_docker_manifest *dm,
                const struct oci_image_config *c, struct oci_manifest *m, const struct img_limits *lim,
-               hk_err *err)
+               const struct img_progress *prog, hk_err *err)
 {
   m->n_layers = strv_len (dm->layers);
   m->layers = xcalloc (m->n_layers + 1, sizeof *m->layers);
-  struct docker_layers x = { .st = st, .s = s, .dm = dm, .c = c, .m = m, .lim = lim };
+  struct docker_layers x = { .st = st, .s = s, .dm = dm, .c = c, .m = m, .lim = lim, .prog = prog };
   cleanup_free bool *defer = repeats (c, m->n_layers);
   return img_each_parallel (m->n_layers, docker_one, &x, defer, err);
 }
@@ -688,7 +700,7 @@ import_docker (struct img_store *st, const struct src *s, const struct img_impor
   if (check_config (&c, strv_len (dm.layers), err) < 0
       || choose_name (o->name, dm.repo_tags ? dm.repo_tags[0] : NULL, NULL, name_out, err) < 0
       || img_trust_check (st, o, *name_out, "", false, err) < 0
-      || docker_layers (st, s, &dm, &c, &m, &o->limits, err) < 0
+      || docker_layers (st, s, &dm, &c, &m, &o->limits, o->progress, err) < 0
       || oci_manifest_write (&m, &mtext, &mlen, err) < 0
       || img_blob_put_mem (st, NULL, mtext, mlen, man_digest, NULL, err) < 0)
     goto out;

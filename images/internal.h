@@ -42,6 +42,20 @@ int img_blob_read (const struct img_store *st, const char *digest, char **out, s
 int img_layer_ingest (struct img_store *st, int src_fd, struct oci_desc *want, const char *diff_id,
                       const struct img_limits *lim, hk_err *err);
 
+/* Where one layer's progress goes: layer i of n of an import, under label. */
+struct img_progress_at
+{
+  const struct img_progress *p; /* NULL: nowhere */
+  size_t i, n;
+  const char *label;
+  uint64_t total;
+};
+/* img_layer_ingest, reporting to at (may be NULL). */
+int img_layer_ingest_at (struct img_store *st, int src_fd, struct oci_desc *want, const char *diff_id,
+                         const struct img_limits *lim, const struct img_progress_at *at, hk_err *err);
+/* Report that a layer is done (stored now or before). */
+void img_progress_done (const struct img_progress_at *at);
+
 /* fn (ctx, i, err) for i in 0..n-1, on up to one thread per CPU (at most 4),
  * the calling thread one of them; items with defer[i] (defer may be NULL)
  * run after all the others, in order, on the calling thread.  Once an item

@@ -23,6 +23,7 @@ struct pipe
   int blob_fd;                 /* temp blob to tee into, or -1 */
   const struct oci_desc *want;
   const struct img_limits *lim;
+  const struct img_progress_at *at; /* may be NULL */
   struct img_hash blob_hash, diff_hash;
   uint64_t blob_size, tar_size;
   struct archive *raw;         /* the decompressor */
@@ -55,6 +56,9 @@ raw_read (struct archive *a, void *arg, const void **buf)
       return pipe_fail (p);
     }
   p->blob_size += n;
+  if (p->at && p->at->p && n > 0)
+    p->at->p->layer (p->at->p->ctx, p->at->i, p->at->n, p->at->label, p->blob_size,
+                     p->at->total > p->blob_size ? p->at->total : p->blob_size);
   if (p->want->digest && p->blob_size > p->want->size)
     {
       err_set (&p->err, EINVAL, "blob %.19s..: longer than the %llu bytes its descriptor says",
@@ -241,19 +245,36 @@ spread_layers (const struct img_store *st)
     }
 }
 
+void
+img_progress_done (const struct img_progress_at *at)
+{
+  if (at && at->p)
+    at->p->layer (at->p->ctx, at->i, at->n, at->label, at->total, at->total);
+}
+
 int
 img_layer_ingest (struct img_store *st, int src_fd, struct oci_desc *want, const char *diff_id,
                   const struct img_limits *lim, hk_err *err)
+{
+  return img_layer_ingest_at (st, src_fd, want, diff_id, lim, NULL, err);
+}
+
+int
+img_layer_ingest_at (struct img_store *st, int src_fd, struct oci_desc *want, const char *diff_id,
+                     const struct img_limits *lim, const struct img_progress_at *at, hk_err *err)
 {
   cleanup_free char *layer = img_layer_path (st, diff_id);
   bool have_blob = want->digest && img_blob_present (st, want->digest, want->size);
   bool have_layer = access (layer, F_OK) == 0;
   if (have_blob && have_layer)
-    return 0;  /* a second import of the same layer costs two stats */
+    {
+      img_progress_done (at);
+      return 0; /* a second import of the same layer costs two stats */
+    }
   cleanup_free char *blob_tmp = xasprintf ("%s/blobs/sha256/.tmp-XXXXXX", st->dir);
   cleanup_free char *layer_tmp = xasprintf ("%s/layers/.tmp-XXXXXX", st->dir);
   struct pipe *p = xcalloc (1, sizeof *p);
-  *p = (struct pipe){ .src_fd = src_fd, .blob_fd = -1, .want = want, .lim = lim };
+  *p = (struct pipe){ .src_fd = src_fd, .blob_fd = -1, .want = want, .lim = lim, .at = at };
   cleanup_close int rootfd = -1;
   cleanup_free char *blob = NULL;
   int r = -1;
@@ -311,6 +332,7 @@ img_layer_ingest (struct img_store *st, int src_fd, struct oci_desc *want, const
     goto out;
   made_layer = false;
   img_test_stall (st, "import-layer-committed");
+  img_progress_done (at);
   r = 0;
 out:
   if (p->raw)

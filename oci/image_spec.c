@@ -465,6 +465,7 @@ oci_image_inspect_write (const struct oci_image_rec *r, const struct oci_image_c
   json_obj_open (&o);
   json_kstr (&o, "name", r->name);
   json_kstr (&o, "manifest", r->manifest_digest);
+  json_kstr (&o, "digest", r->manifest_digest); /* the image's digest, as docker and podman name it */
   json_kstr (&o, "config", r->config_digest);
   json_kstr (&o, "created", r->created);
   json_kstr (&o, "os", c->os);

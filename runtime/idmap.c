@@ -230,9 +230,10 @@ idmap_open_tree (const char *path, const struct oci_spec *spec, int *tree_fd, hk
         err, EPERM,
         "sandbox.idmap: idmapped mounts need hako to run as root; set it to "
         "false to run with the rootfs's owners as they are on disk (unmapped ones show as nobody)");
+  /* No idmap_check_reachable: the tree is cloned here, as real root, and
+   * the child attaches it from this fd (mnt_relocate_root when its path is
+   * out of the mapped root's reach). */
   const struct oci_linux *l = &spec->linux;
-  if (idmap_check_reachable (spec, path, err) < 0)
-    return -1;
   cleanup_close int userns
       = idmap_userns_open (l->uid_mappings, l->n_uid_mappings, l->gid_mappings, l->n_gid_mappings, err);
   if (userns < 0)

@@ -705,6 +705,36 @@ mount_tree (const struct mnt_ctx *ctx, hk_err *err)
 }
 
 int
+mnt_relocate_root (struct mnt_ctx *ctx, hk_err *err)
+{
+  static const char where[] = "/tmp", root[] = "/tmp/hako-root";
+  if (ctx->root_tree <= 0 || ctx->tree || access (ctx->rootfs, X_OK) == 0 || errno != EACCES)
+    return 0;
+  /* A rootfsPropagation that keeps the host's peers would show this tmpfs
+     on the host's /tmp: refused instead. */
+  unsigned long prop = ctx->spec->linux.rootfs_propagation;
+  if (prop & MS_SHARED)
+    return err_set (err, EACCES,
+                    "%s: a directory above it is out of the sandbox root's reach, and with a shared "
+                    "rootfsPropagation it cannot be attached elsewhere: make the directories above it "
+                    "searchable (chmod o+x) or use a propagation that is not shared",
+                    ctx->rootfs);
+  /* Slave first, so the tmpfs below propagates nowhere; root_propagation
+     applies the spec's own propagation afterwards. */
+  if (mount (NULL, "/", NULL, MS_SLAVE | MS_REC, NULL) < 0)
+    return err_sys (err, "make / rslave");
+  if (mount ("tmpfs", where, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=700,size=64k") < 0)
+    return err_sys (err,
+                    "%s is out of the sandbox root's reach, and mounting a tmpfs on %s to attach it "
+                    "there failed",
+                    ctx->rootfs, where);
+  if (mount (NULL, where, NULL, MS_PRIVATE, NULL) < 0 || mkdir (root, 0755) < 0)
+    return err_sys (err, "prepare %s", root);
+  ctx->rootfs = root;
+  return 0;
+}
+
+int
 mnt_prepare_root (const struct mnt_ctx *ctx, hk_err *err)
 {
   const struct oci_spec *s = ctx->spec;

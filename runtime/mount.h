@@ -47,6 +47,13 @@ bool mnt_is_bind (const struct oci_mount *m);
  * NULL when it has none (no source, or a relative one and no bundle). */
 char *mnt_bind_source (const struct oci_mount *m, const char *bundle);
 
+/* A root attached from ctx->root_tree whose path the namespace's root cannot
+ * look up (a bundle under a 0700 directory): make / rslave, mount a private
+ * tmpfs on /tmp of this mount namespace and point ctx->rootfs at an empty
+ * directory in it, where the tree is attached instead.  Nothing else needs
+ * the path: bind sources come as fds (src_fds).  A no-op otherwise. */
+int mnt_relocate_root (struct mnt_ctx *ctx, hk_err *err);
+
 /* Before pivot_root: propagation, the root bind (or tmpfs), the spec's mounts in
  * order with every destination resolved inside the root, /dev and its nodes. */
 int mnt_prepare_root (const struct mnt_ctx *ctx, hk_err *err);

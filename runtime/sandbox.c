@@ -573,6 +573,18 @@ prepare_log (const struct sbx_create_opts *o, struct build *b, bool monitored, h
 
 /* The part of create after the checks: the state dir (kept on a restart),
  * the root, the work dir, the cgroups and the process. */
+/* Whether the root is mounted from a tree hako opens as real root before the
+ * user namespace exists (an idmapped rootfs: idmap_open_tree; an image's
+ * overlay in a user namespace), so the sandbox's mapped root never looks its
+ * path up and the directories above it need not be searchable by it (a
+ * bundle under a 0700 /root, podman's 0700 run dir). */
+static bool
+root_by_fd (const struct sbx_create_opts *o)
+{
+  return oci_spec_ns (o->spec, OCI_NS_USER) && o->spec->sandbox.root != HAKO_ROOT_TMPFS
+         && (o->spec->sandbox.idmap || o->image_layers);
+}
+
 static int
 build_sandbox (const struct store *st, const struct sbx_create_opts *o, struct build *b, char **rootfs,
                bool monitored, int *console, int *status, hk_err *err)
@@ -592,7 +604,7 @@ build_sandbox (const struct store *st, const struct sbx_create_opts *o, struct b
   /* Admission first, under its own lock (a restart replaces its own record);
    * the proxy once the process is ready, so a restart gets a new one too. */
   if (admission_reserve (st, o->id, o->spec, err) < 0 || resolve_rootfs (o, b, rootfs, err) < 0
-      || idmap_check_reachable (o->spec, *rootfs, err) < 0
+      || (!root_by_fd (o) && idmap_check_reachable (o->spec, *rootfs, err) < 0)
       || (!b->restart && file_write_new (config, o->config_json, o->config_len, 0600, err) < 0)
       || prepare_log (o, b, monitored, err) < 0 || prepare_data_dir (st, o, b, err) < 0
       || prepare_workdir (o, b, err) < 0 || prepare_image_layer (o, b, err) < 0

@@ -152,7 +152,7 @@ child_setup (const struct spawn_cfg *cfg, bool userns, int root_tree, int mntns_
   const struct oci_namespace *net = oci_spec_ns (spec, OCI_NS_NETWORK);
   if (net && net->path == NULL && net_loopback_up (err) < 0)
     return -1;
-  if (mnt_prepare_root (&mc, err) < 0 || mnt_pivot (&mc, err) < 0)
+  if (mnt_relocate_root (&mc, err) < 0 || mnt_prepare_root (&mc, err) < 0 || mnt_pivot (&mc, err) < 0)
     return -1;
   /* The terminal, in the new root and before anything is made read-only: a
    * session of its own whose controlling terminal is a pty of the sandbox's

@@ -715,3 +715,36 @@ JSON
   [ "$(stat -c '%i %Y' "$DATA"/images/blobs/sha256/* "$DATA"/images/layers/*)" = "$before" ]
   run -0 $H image verify
 }
+
+@test "import on a terminal shows per-layer progress on stderr; a pipe or --quiet shows none" {
+  command -v script >/dev/null || skip "script(1) (bsdutils) is not installed"
+  # script gives the import a pty for stdout and stderr; stderr alone goes
+  # to a file through the inner redirection, so both cases are seen.
+  script -qec "$H_IMPORT $IMG/layout --name busybox" /dev/null > "$TEST_ROOT/tty.out"
+  tr '\r' '\n' < "$TEST_ROOT/tty.out" > "$TEST_ROOT/tty.lines"
+  # One updating line: carriage returns and erase-line, no newline per update.
+  grep -q $'\r\033\[K' "$TEST_ROOT/tty.out"
+  grep -Eq '^.\[Klayer [12]/2 [0-9a-f]{12}: [0-9.]+ [KM]?i?B / [0-9.]+ [KM]?i?B, .*/s \([0-2]/2 done\)$' \
+    "$TEST_ROOT/tty.lines"
+  grep -q 'layer 2/2 .*(2/2 done)\|layer 1/2 .*(2/2 done)' "$TEST_ROOT/tty.lines"
+  grep -Eq '^.\[K2 layers, [0-9.]+ [KM]iB in [0-9.]+ s \(.*/s\)$' "$TEST_ROOT/tty.lines"
+  grep -qx 'busybox:latest' "$TEST_ROOT/tty.lines"
+  # --quiet on the same terminal: only the name.
+  script -qec "$H_IMPORT -q $IMG/docker.tar --name quiet" /dev/null > "$TEST_ROOT/quiet.out"
+  [ "$(tr -d '\r' < "$TEST_ROOT/quiet.out")" = "quiet:latest" ]
+  # stderr a file (stdout the terminal): nothing on stderr.
+  script -qec "$H_IMPORT $IMG/oci.tar --name piped 2>$TEST_ROOT/err" /dev/null > "$TEST_ROOT/piped.out"
+  [ ! -s "$TEST_ROOT/err" ]
+  [ "$(tr -d '\r' < "$TEST_ROOT/piped.out")" = "piped:latest" ]
+}
+
+@test "import --format json prints the image's name, digest and layers" {
+  run -0 --separate-stderr $H_IMPORT --format json "$IMG/docker.tar" --name js
+  [ -z "$stderr" ]
+  [ "$(echo "$output" | jq -r .name)" = js:latest ]
+  echo "$output" | jq -e '.digest | test("^sha256:[0-9a-f]{64}$")'
+  [ "$(echo "$output" | jq -r .digest)" = "$(echo "$output" | jq -r .manifest)" ]
+  [ "$(echo "$output" | jq '.layers | length')" = 2 ]
+  echo "$output" | jq -e '.layers | all(has("digest") and has("diff_id") and has("size"))'
+  [ "$(echo "$output" | jq -r .digest)" = "$($H image ls --format json | jq -r '.[] | select(.name == "js:latest") | .manifest')" ]
+}

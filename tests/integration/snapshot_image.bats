@@ -208,3 +208,16 @@ layer_names () {
   for i in $(seq 50); do [ "$(stat -c %s "$log")" -gt "$a" ] && break; sleep 0.1; done
   [ "$(stat -c %s "$log")" -gt "$a" ]
 }
+
+@test "snapshot --image of a sandbox that changed nothing is refused, naming why; nothing is stored" {
+  $H run --detach --image busybox idle -- sleep 1000
+  before=$($H image ls -q | sort)
+  run -125 --separate-stderr $H snapshot --image idle:v1 idle
+  [[ "$stderr" == *"sandbox idle's writable layer is empty"*"nothing to commit"* ]]
+  [ "$($H image ls -q | sort)" = "$before" ]
+  # The sandbox was thawed and carries on; after a write the commit works.
+  [ "$($H state idle | jq -r .status)" = running ]
+  $H exec idle sh -c 'echo x > /srv/new'
+  run -0 $H snapshot --image idle:v1 idle
+  [ "$($H image inspect idle:v1 | jq '.layers | length')" = 3 ]
+}

@@ -96,13 +96,29 @@ default_bundle () {
   [ ! -e "$STATE/noidm" ]
 }
 
-@test "default profile: a bundle the sandbox's root cannot reach (under a 0700 directory) is a clear 125" {
+@test "default profile: a bundle under a 0700 directory runs (cd DIR && hako spec && hako run); its bind sources too" {
   mkdir -p "$TEST_ROOT/private"
   chmod 700 "$TEST_ROOT/private"
   b=$(default_bundle private/box)
-  run $H run --rm --bundle "$b" priv -- true
+  mkdir "$TEST_ROOT/private/share" && echo shared > "$TEST_ROOT/private/share/f"
+  edit_config "$b" '.mounts += [{"destination": "/mnt", "type": "bind", "source": "'"$TEST_ROOT"'/private/share", "options": ["rbind", "ro"]}]'
+  # As a user meets it: the bundle is the cwd, no --bundle.
+  run bash -c "cd '$b' && $H run --rm priv -- sh -c 'cat /mnt/f; id -u; stat -c %u /etc/passwd'"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$output" = "$(printf 'shared\n0\n0')" ]
+  # create/start (a monitor, a detached process) alike.
+  (cd "$b" && $H create priv2 </dev/null >/dev/null 2>&1)
+  $H start priv2
+  for i in $(seq 50); do [ "$($H state priv2 | jq -r .status)" = stopped ] && break; sleep 0.1; done
+  [ "$($H state priv2 | jq -r .exitStatus)" = 0 ]
+  $H delete priv2
+  # The path was never searchable by the mapped root: the check still holds
+  # for a root mounted by path (no idmap), with its clear error.
+  edit_config "$b" '.sandbox.idmap = false'
+  run $H run --rm --bundle "$b" priv3 -- true
   echo "$output"
   [ "$status" -eq 125 ]
   [[ "$output" == *"host uid 1000000000, which cannot enter $TEST_ROOT/private"*"chmod o+x $TEST_ROOT/private"* ]]
-  [ ! -e "$STATE/priv" ]
+  [ ! -e "$STATE/priv3" ]
 }
