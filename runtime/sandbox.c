@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "lib/syscalls.h"
+#include "lib/trace.h"
 #include "lib/util.h"
 #include "runtime/admission.h"
 #include "runtime/caps.h"
@@ -417,8 +418,10 @@ static int
 create_cgroups (struct build *b, const struct sbx_create_opts *o, hk_err *err)
 {
   cleanup_free char *record = store_path (&b->entry, "cgroups");
+  trace_mark ("rootfs, workdir, config");
   if (cg_create (&b->cgroups, o->spec, record, err) < 0)
     return -1;
+  trace_mark ("cgroup create");
   test_stall (&b->entry, "after-cgroups");
   return 0;
 }
@@ -525,6 +528,7 @@ create_spawn (const struct sbx_create_opts *o, struct build *b, const char *root
   if (write_pid_record (&b->entry, b->child.pid, b->child.start_time, err) < 0
       || record_state (b, o, OCI_STATUS_CREATING, rootfs, err) < 0)
     return -1;
+  trace_mark ("state creating");
   test_stall (&b->entry, "after-clone");
   if (spawn_wait_ready (&b->child, status, err) < 0)
     return -1;
@@ -538,6 +542,7 @@ create_spawn (const struct sbx_create_opts *o, struct build *b, const char *root
    * now rather than rewrite the state a moment later. */
   if (record_state (b, o, o->foreground ? OCI_STATUS_RUNNING : OCI_STATUS_CREATED, rootfs, err) < 0)
     return -1;
+  trace_mark ("state recorded");
   test_stall (&b->entry, "after-ready");
   return 0;
 }
@@ -583,6 +588,7 @@ build_sandbox (const struct store *st, const struct sbx_create_opts *o, struct b
                                      .lock_fd = -1 };
   else if (store_create (st, o->id, &b->entry, err) < 0)
     return -1;
+  trace_mark ("state dir");
   test_stall (&b->entry, "after-mkdir");
   cleanup_free char *config = store_path (&b->entry, "config.json");
   cleanup_free char *no_monitor = store_path (&b->entry, "no-monitor");
@@ -635,6 +641,7 @@ sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_
   cleanup_close int console = -1;
   const struct cg_host *cg_host;
   *status = 125;
+  trace_mark ("create");
   /* Everything that can be decided without touching the host is decided
    * first: the Landlock plan, the seccomp program and the cgroups (which
    * hierarchies, which paths, whether this host can enforce the limits) are
@@ -652,6 +659,7 @@ sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_
    * which does the rest of create and reports back here, unless the caller
    * reaps it: --no-monitor, or a subreaper parent (conmon, containerd's
    * shim, which pass --pid-file and nothing else to say so). */
+  trace_mark ("planned (spec, landlock, seccomp, cgroups)");
   bool monitored = !o->foreground && !o->no_monitor && !(o->pid_file && !o->restart && mon_caller_reaps ());
   struct mon_link link = { .pid = -1, .fd = -1 };
   if (monitored)
@@ -670,6 +678,7 @@ sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_
         mon_fail (&link, *status, err);
       return -1;
     }
+  trace_mark ("created");
   if (monitored)
     monitor_sandbox (&b, &link);
   build_free (&b);
@@ -880,6 +889,7 @@ sbx_start (const struct store *st, const char *id, hk_err *err)
 {
   struct store_entry e;
   struct oci_state *s = NULL;
+  trace_mark ("start");
   if (open_locked (st, id, &e, &s, err) < 0)
     return -1;
   int r = -1;
@@ -914,9 +924,11 @@ sbx_start (const struct store *st, const char *id, hk_err *err)
       s->restartable = false;
       free (s->started);
       s->started = time_rfc3339_now ();
+      trace_mark ("released");
       r = store_write_state (&e, s, err);
       if (r == 0)
         hooks_run_warn (hspec, OCI_HOOK_POSTSTART, s);
+      trace_mark ("started");
     }
 out:
   oci_spec_free (hspec);
@@ -997,6 +1009,7 @@ sbx_run_wait (const struct store *st, struct sbx_fg *fg, bool record, int *statu
   hk_err ignored;
   bool have_entry = store_open (st, fg->id, false, &e, &ignored) == 0;
   *status = 125;
+  trace_mark ("run: wait");
   if (have_entry)
     {
       load_cgroups (st, &e, &cg);
@@ -1012,12 +1025,14 @@ sbx_run_wait (const struct store *st, struct sbx_fg *fg, bool record, int *statu
       if (master >= 0)
         console_relay_begin (&relay, master);
       bool released = spawn_release (&fg->child, err) == 0;
+      trace_mark ("released");
       if (!released)
         spawn_abort (&fg->child);
       else if (have_entry)
         run_poststart_fg (&e, fg);
       if (released && wait_forwarding (&fg->child, &relay, &wstatus, err) == 0)
         {
+          trace_mark ("exited");
           *status = WIFSIGNALED (wstatus) ? 128 + WTERMSIG (wstatus) : WEXITSTATUS (wstatus);
           /* Recorded the way the monitor records a detached one's end.  The
            * sandbox may have been deleted meanwhile: then nothing is written. */
