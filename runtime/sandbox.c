@@ -681,12 +681,18 @@ sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_
   trace_mark ("created");
   if (monitored)
     monitor_sandbox (&b, &link);
+  if (o->foreground)
+    {
+      fg->cg = b.cgroups;
+      b.cgroups = (struct cg_sandbox){ 0 };
+    }
   build_free (&b);
   store_close (&b.entry);
   if (o->foreground)
     {
       fg->id = xstrdup (o->id);
       fg->child = b.child;
+      fg->poststart = o->spec->hooks.n[OCI_HOOK_POSTSTART] > 0;
       fg->has_console = console >= 0;
       fg->console = steal_fd (&console);
     }
@@ -1010,11 +1016,11 @@ sbx_run_wait (const struct store *st, struct sbx_fg *fg, bool record, int *statu
   bool have_entry = store_open (st, fg->id, false, &e, &ignored) == 0;
   *status = 125;
   trace_mark ("run: wait");
+  /* The cgroups create made, not their record read back. */
+  cg = fg->cg;
+  fg->cg = (struct cg_sandbox){ 0 };
   if (have_entry)
-    {
-      load_cgroups (st, &e, &cg);
-      cg_oom_kills (&cg, &oom_before, &ignored);
-    }
+    cg_oom_kills (&cg, &oom_before, &ignored);
   int r = -1;
   /* The terminal: sent while the sandbox was built, sized before it runs. */
   int master = -1;
@@ -1028,7 +1034,7 @@ sbx_run_wait (const struct store *st, struct sbx_fg *fg, bool record, int *statu
       trace_mark ("released");
       if (!released)
         spawn_abort (&fg->child);
-      else if (have_entry)
+      else if (have_entry && fg->poststart)
         run_poststart_fg (&e, fg);
       if (released && wait_forwarding (&fg->child, &relay, &wstatus, err) == 0)
         {
@@ -1054,6 +1060,7 @@ sbx_fg_free (struct sbx_fg *fg)
   spawn_close (&fg->child);
   free (fg->id);
   fg->id = NULL;
+  cg_sandbox_free (&fg->cg);
   if (fg->has_console)
     close (fg->console);
   fg->has_console = false;
