@@ -1169,16 +1169,16 @@ exec_run (const struct store *st, const struct exec_opts *o, struct exec_result 
               .console_fd = -1 },
   };
   *res = (struct exec_result){ .status = 125 };
-  trace_mark ("exec");
+  trace_mark ("exec: plan");
   int r = plan_exec (st, &x, err);
-  trace_mark ("exec: planned");
+  trace_mark ("exec: channels, signals");
   if (r == 0)
     r = open_channels (&x, err);
   if (r == 0 && !o->detach)
     r = catch_signals (&x, err);
   if (r == 0 && (r = start_joiner (&x, res, err)) < 0)
     abort_command (&x, res);
-  trace_mark ("exec: command running");
+  trace_mark ("exec: wait for the command");
   if (r > 0)
     {
       /* Killed before it was reported: as a command killed by SIGKILL. */
@@ -1194,7 +1194,7 @@ exec_run (const struct store *st, const struct exec_opts *o, struct exec_result 
     }
   if (r == 0)
     r = o->detach ? finish_detached (&x, res, err) : finish_foreground (&x, res, err);
-  trace_mark ("exec: done");
+  trace_mark ("exec: cleanup");
   ctx_free (&x);
   return r;
 }

@@ -196,7 +196,7 @@ static void __attribute__ ((noreturn)) command_main (const struct exec_plan *p)
   TRACE (p, "command: setup");
   if (command_setup (p, &ruleset_fd, &err) < 0)
     fail (p, 125, &err);
-  TRACE (p, "command: ready");
+  TRACE (p, "command: find, terminal");
   if (p->builtin)
     builtin_main (p, ruleset_fd);
   /* Attached, the command dies with its subreaper: code in the sandbox that
@@ -218,12 +218,13 @@ static void __attribute__ ((noreturn)) command_main (const struct exec_plan *p)
         fail (p, 125, &err);
       close (p->console_fd);
     }
+  TRACE (p, "command: landlock");
   if (landlock_enforce (ruleset_fd, &err) < 0)
     fail (p, 125, &err);
-  TRACE (p, "command: landlock");
+  TRACE (p, "command: seccomp");
   if (p->proc.no_new_privileges && seccomp_install (p->seccomp, &err) < 0)
     fail (p, 125, &err);
-  TRACE (p, "command: seccomp");
+  TRACE (p, "command: fds");
   /* No host fd survives into the sandbox (CVE-2024-21626) but the ones the
    * caller passed with --preserve-fds.  Marked close-on-exec rather than
    * closed, so errp still reports a failed execve. */

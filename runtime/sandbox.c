@@ -418,10 +418,10 @@ static int
 create_cgroups (struct build *b, const struct sbx_create_opts *o, hk_err *err)
 {
   cleanup_free char *record = store_path (&b->entry, "cgroups");
-  trace_mark ("rootfs, workdir, config");
+  trace_mark ("cgroup create");
   if (cg_create (&b->cgroups, o->spec, record, err) < 0)
     return -1;
-  trace_mark ("cgroup create");
+  trace_mark ("spawn prep");
   test_stall (&b->entry, "after-cgroups");
   return 0;
 }
@@ -528,7 +528,7 @@ create_spawn (const struct sbx_create_opts *o, struct build *b, const char *root
   if (write_pid_record (&b->entry, b->child.pid, b->child.start_time, err) < 0
       || record_state (b, o, OCI_STATUS_CREATING, rootfs, err) < 0)
     return -1;
-  trace_mark ("state creating");
+  trace_mark ("wait for ready");
   test_stall (&b->entry, "after-clone");
   if (spawn_wait_ready (&b->child, status, err) < 0)
     return -1;
@@ -542,7 +542,7 @@ create_spawn (const struct sbx_create_opts *o, struct build *b, const char *root
    * now rather than rewrite the state a moment later. */
   if (record_state (b, o, o->foreground ? OCI_STATUS_RUNNING : OCI_STATUS_CREATED, rootfs, err) < 0)
     return -1;
-  trace_mark ("state recorded");
+  trace_mark ("proxy, pid file");
   test_stall (&b->entry, "after-ready");
   return 0;
 }
@@ -588,7 +588,7 @@ build_sandbox (const struct store *st, const struct sbx_create_opts *o, struct b
                                      .lock_fd = -1 };
   else if (store_create (st, o->id, &b->entry, err) < 0)
     return -1;
-  trace_mark ("state dir");
+  trace_mark ("rootfs, workdir, config");
   test_stall (&b->entry, "after-mkdir");
   cleanup_free char *config = store_path (&b->entry, "config.json");
   cleanup_free char *no_monitor = store_path (&b->entry, "no-monitor");
@@ -641,7 +641,7 @@ sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_
   cleanup_close int console = -1;
   const struct cg_host *cg_host;
   *status = 125;
-  trace_mark ("create");
+  trace_mark ("create: plan");
   /* Everything that can be decided without touching the host is decided
    * first: the Landlock plan, the seccomp program and the cgroups (which
    * hierarchies, which paths, whether this host can enforce the limits) are
@@ -659,7 +659,7 @@ sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_
    * which does the rest of create and reports back here, unless the caller
    * reaps it: --no-monitor, or a subreaper parent (conmon, containerd's
    * shim, which pass --pid-file and nothing else to say so). */
-  trace_mark ("planned (spec, landlock, seccomp, cgroups)");
+  trace_mark ("state dir");
   bool monitored = !o->foreground && !o->no_monitor && !(o->pid_file && !o->restart && mon_caller_reaps ());
   struct mon_link link = { .pid = -1, .fd = -1 };
   if (monitored)
@@ -1015,7 +1015,7 @@ sbx_run_wait (const struct store *st, struct sbx_fg *fg, bool record, int *statu
   hk_err ignored;
   bool have_entry = store_open (st, fg->id, false, &e, &ignored) == 0;
   *status = 125;
-  trace_mark ("run: wait");
+  trace_mark ("run: release");
   /* The cgroups create made, not their record read back. */
   cg = fg->cg;
   fg->cg = (struct cg_sandbox){ 0 };
@@ -1031,14 +1031,14 @@ sbx_run_wait (const struct store *st, struct sbx_fg *fg, bool record, int *statu
       if (master >= 0)
         console_relay_begin (&relay, master);
       bool released = spawn_release (&fg->child, err) == 0;
-      trace_mark ("released");
+      trace_mark ("run: wait for exit");
       if (!released)
         spawn_abort (&fg->child);
       else if (have_entry && fg->poststart)
         run_poststart_fg (&e, fg);
       if (released && wait_forwarding (&fg->child, &relay, &wstatus, err) == 0)
         {
-          trace_mark ("exited");
+          trace_mark ("run: exited");
           *status = WIFSIGNALED (wstatus) ? 128 + WTERMSIG (wstatus) : WEXITSTATUS (wstatus);
           /* Recorded the way the monitor records a detached one's end.  The
            * sandbox may have been deleted meanwhile: then nothing is written. */

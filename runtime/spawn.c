@@ -141,7 +141,7 @@ child_setup (const struct spawn_cfg *cfg, bool userns, int root_tree, int mntns_
   dev_t host_devpts = spec->process->terminal ? console_host_devpts () : 0;
   if (join_namespaces (spec, mntns_fd, err) < 0)
     return -1;
-  trace_mark ("child: namespaces joined");
+  trace_mark ("child: cgroupns, uid 0, loopback");
   /* Made here, not by clone3: the parent has put us in the sandbox's cgroups
    * by now, so they (not hako's) are the new namespace's root. */
   const struct oci_namespace *cgns = oci_spec_ns (spec, OCI_NS_CGROUP);
@@ -160,7 +160,7 @@ child_setup (const struct spawn_cfg *cfg, bool userns, int root_tree, int mntns_
   trace_mark ("child: pivot_root");
   if (mnt_pivot (&mc, err) < 0)
     return -1;
-  trace_mark ("child: root ready");
+  trace_mark ("child: terminal, hostname, sysctls");
   /* The terminal, in the new root and before anything is made read-only: a
    * session of its own whose controlling terminal is a pty of the sandbox's
    * devpts, bound on /dev/console; the master goes over the console socket. */
@@ -179,7 +179,7 @@ child_setup (const struct spawn_cfg *cfg, bool userns, int root_tree, int mntns_
     return -1;
   if (mnt_finish (&mc, err) < 0)
     return -1;
-  trace_mark ("child: mounts finished");
+  trace_mark ("child: rlimits, apparmor");
   if (proc_set_rlimits (spec->process, err) < 0 || proc_set_oom_score_adj (spec->process, err) < 0
       || proc_set_apparmor (spec->process, err) < 0)
     return -1;
@@ -200,7 +200,7 @@ child_setup (const struct spawn_cfg *cfg, bool userns, int root_tree, int mntns_
     return -1;
   /* Built now so a rule naming a missing path still fails create; enforced
    * only after the wait for start, which needs the (host) exec fifo. */
-  trace_mark ("child: landlock build");
+  trace_mark ("child: landlock build, find command");
   return landlock_build (cfg->landlock, ruleset_fd, err);
 }
 
@@ -243,7 +243,7 @@ child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns, int root_tree
   /* If hako dies before the sandbox is ready, the half-built sandbox dies too
    * (and if it died before this line, the "go" read below sees EOF). */
   prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-  trace_mark ("child: cloned");
+  trace_mark ("child: wait for go");
   sigset_t none;
   sigemptyset (&none);
   sigprocmask (SIG_SETMASK, &none, NULL);
@@ -286,7 +286,7 @@ child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns, int root_tree
         _exit (125);
       src_fds[m.status] = fd;
     }
-  trace_mark ("child: go");
+  trace_mark ("child: join namespaces");
   if (userns)
     prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
   int ruleset_fd = -1;
@@ -305,7 +305,7 @@ child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns, int root_tree
    * switch above cleared it (a credential change does); if run died in
    * between, the wait for start below sees EOF instead. */
   prctl (PR_SET_PDEATHSIG, cfg->fifo_fd >= 0 ? 0 : SIGKILL, 0, 0, 0);
-  trace_mark ("child: ready");
+  trace_mark ("child: wait for start");
   if (cfg->fifo_fd >= 0)
     trace_close ();
   if (sync_send (sync_fd, SYNC_READY, 0, NULL) < 0)
@@ -313,14 +313,13 @@ child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns, int root_tree
   if (child_wait_start (cfg, sync_fd, &err) < 0)
     child_fail (sync_fd, false, 125, &err);
   close (sync_fd);
-  trace_mark ("child: started");
+  trace_mark ("child: landlock");
   /* Landlock, then seccomp last: from here on only execve is left to do. */
   if (landlock_enforce (ruleset_fd, &err) < 0)
     child_fail (sync_fd, false, 125, &err);
-  trace_mark ("child: landlock");
+  trace_mark ("child: seccomp");
   if (cfg->spec->process->no_new_privileges && seccomp_install (cfg->seccomp, &err) < 0)
     child_fail (sync_fd, false, 125, &err);
-  trace_mark ("child: seccomp");
   trace_mark ("child: exec");
   if (init_fd >= 0)
     init_exec (init_fd, cfg->spec->process, path, cfg->preserve_fds, &status, &err);
@@ -450,7 +449,7 @@ spawn_clone (const struct spawn_cfg *cfg, struct spawn_child *out, hk_err *err)
   trace_mark ("createRuntime hooks");
   if (cfg->before_go && cfg->before_go (cfg->before_go_arg, out->pid, err) < 0)
     return -1;
-  trace_mark ("go");
+  trace_mark ("go, state creating");
   if (sync_send (out->sync_fd, SYNC_GO, 0, NULL) < 0)
     return err_sys (err, "start sandbox setup");
   return 0;
@@ -472,7 +471,7 @@ spawn_wait_ready (struct spawn_child *c, int *status, hk_err *err)
     }
   if (m.type == SYNC_READY)
     {
-      trace_mark ("ready");
+      trace_mark ("createContainer hooks, state");
       return 0;
     }
   *status = m.status;

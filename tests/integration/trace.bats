@@ -10,14 +10,16 @@ setup_file () { hako_setup_file; }
 setup () { hako_setup; }
 teardown () { hako_teardown; }
 
-# in_order FILE PHASE...: every PHASE has a trace line in FILE, each after
-# the one before it, and the timestamps of all the lines never go back.
+# in_order FILE PHASE...: every PHASE has a trace line in FILE, each later
+# than the one before it, and no process's timestamps go back.  Ordered by
+# timestamp: two processes' lines may reach the file in the other order (a
+# timestamp is taken before its write).
 in_order () {
   local file=$1 phase line last=0
   shift
-  awk '/^hako-trace: / { if ($2 + 0 < t) { print "timestamp went back: " $0; exit 1 } t = $2 + 0 }' "$file"
+  awk '/^hako-trace: / { if ($2 + 0 < t[$3]) { print "timestamp went back: " $0; exit 1 } t[$3] = $2 + 0 }' "$file"
   for phase in "$@"; do
-    line=$(grep -n -m1 -F " $phase" <(grep '^hako-trace: ' "$file" | sed -n "$((last + 1)),\$p") | cut -d: -f1)
+    line=$(grep -n -m1 -F " $phase" <(grep '^hako-trace: ' "$file" | sort -s -k2,2n | sed -n "$((last + 1)),\$p") | cut -d: -f1)
     if [ -z "$line" ]; then
       echo "phase '$phase' missing, or not after the one before it"
       return 1
@@ -34,12 +36,13 @@ in_order () {
   [ "$output" = hello ]
   printf '%s\n' "$stderr" > "$TEST_ROOT/trace"
   cat "$TEST_ROOT/trace"
-  in_order "$TEST_ROOT/trace" main create planned "state dir" "cgroup create" clone "child: cloned" \
-    "child: go" "child: mounts" "child: pivot_root" "child: user and caps" "child: landlock build" \
-    "child: ready" created "child: started" "child: landlock" "child: seccomp" "child: exec" exited
+  in_order "$TEST_ROOT/trace" main "create: plan" "state dir" "cgroup create" clone "child: wait for go" \
+    "child: join namespaces" "child: mounts" "child: pivot_root" "child: user and caps" \
+    "child: landlock build" "child: wait for start" created "child: landlock" "child: seccomp" "child: exec" \
+    "run: exited"
   # The parent's id maps, cgroup and go come between its clone and the
   # child's go, whichever runs first meanwhile.
-  in_order "$TEST_ROOT/trace" clone "id maps" "cgroup enter" go "child: go"
+  in_order "$TEST_ROOT/trace" clone "id maps" "cgroup enter" "go, state creating" "child: join namespaces"
   # Every line is whole: the prefix, a timestamp, a pid, a phase.
   ! grep -v -E '^hako-trace: [0-9]+\.[0-9]{9} [0-9]+ .+$' "$TEST_ROOT/trace"
 }
@@ -51,10 +54,10 @@ in_order () {
   # the pipe of a `run`, which would wait for it.
   HAKO_TRACE=1 $H create --bundle "$b" t2 > /dev/null 2> "$TEST_ROOT/create"
   cat "$TEST_ROOT/create"
-  in_order "$TEST_ROOT/create" create clone "child: ready" created
-  # The waiting process has closed its trace fd: its phases end at "ready",
-  # and start traces its own.
-  ! grep -q "child: started" "$TEST_ROOT/create"
+  in_order "$TEST_ROOT/create" "create: plan" clone "child: wait for start" created
+  # The waiting process has closed its trace fd: its phases end at "wait
+  # for start", and start traces its own.
+  ! grep -q "child: seccomp" "$TEST_ROOT/create"
   $H --debug start t2 2> "$TEST_ROOT/start"
   cat "$TEST_ROOT/start"
   in_order "$TEST_ROOT/start" main start released started
@@ -82,9 +85,9 @@ in_order () {
   [ "$output" = hi ]
   printf '%s\n' "$stderr" > "$TEST_ROOT/exec"
   cat "$TEST_ROOT/exec"
-  in_order "$TEST_ROOT/exec" main exec "exec: planned" "exec: joiner" "joiner: cgroups" "joiner: setns" \
-    "joiner: clone inside" "command: setup" "command: ready" "command: landlock" "command: seccomp" \
-    "command: exec" "exec: done"
+  in_order "$TEST_ROOT/exec" main "exec: plan" "exec: channels, signals" "exec: joiner" "joiner: cgroups" \
+    "joiner: setns" "joiner: clone inside" "command: setup" "command: find, terminal" "command: landlock" \
+    "command: seccomp" "command: fds" "command: exec" "exec: cleanup"
   $H delete --force t3
 }
 
