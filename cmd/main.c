@@ -9,6 +9,7 @@
 
 #include "cmd/cmd.h"
 #include "lib/log.h"
+#include "lib/trace.h"
 #include "lib/util.h"
 #include "runtime/admission.h"
 
@@ -290,6 +291,8 @@ main (int argc, char **argv)
       fprintf (stderr, "hako: --log %s: %s\n", globals.log, strerror (errno));
       return EXIT_HAKO;
     }
+  trace_init (globals.debug);
+  trace_mark ("main");
   if (first >= argc)
     {
       usage (stderr);

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "lib/syscalls.h"
+#include "lib/trace.h"
 #include "lib/util.h"
 #include "runtime/cgroup.h"
 #include "runtime/console.h"
@@ -795,6 +796,7 @@ start_joiner (struct exec_ctx *x, struct exec_result *res, hk_err *err)
   struct exec_plan *p = &x->plan;
   struct enter_msg m;
   x->t0 = now_ms ();
+  trace_mark ("exec: joiner");
   pid_t joiner = enter_start_joiner (p);
   if (joiner < 0)
     return err_sys (err, "fork");
@@ -1167,13 +1169,16 @@ exec_run (const struct store *st, const struct exec_opts *o, struct exec_result 
               .console_fd = -1 },
   };
   *res = (struct exec_result){ .status = 125 };
+  trace_mark ("exec: plan");
   int r = plan_exec (st, &x, err);
+  trace_mark ("exec: channels, signals");
   if (r == 0)
     r = open_channels (&x, err);
   if (r == 0 && !o->detach)
     r = catch_signals (&x, err);
   if (r == 0 && (r = start_joiner (&x, res, err)) < 0)
     abort_command (&x, res);
+  trace_mark ("exec: wait for the command");
   if (r > 0)
     {
       /* Killed before it was reported: as a command killed by SIGKILL. */
@@ -1189,6 +1194,7 @@ exec_run (const struct store *st, const struct exec_opts *o, struct exec_result 
     }
   if (r == 0)
     r = o->detach ? finish_detached (&x, res, err) : finish_foreground (&x, res, err);
+  trace_mark ("exec: cleanup");
   ctx_free (&x);
   return r;
 }

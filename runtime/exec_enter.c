@@ -33,6 +33,7 @@
 
 #include "lib/fdpass.h"
 #include "lib/syscalls.h"
+#include "lib/trace.h"
 #include "lib/util.h"
 #include "runtime/console.h"
 #include "runtime/process.h"
@@ -53,6 +54,25 @@
 #else
 #define SHARE_MEMORY 1
 #endif
+
+/* The trace fd, unless it is among the preserved ones, which the command
+ * gets: then the caller's stderr would leak into the sandbox, and the
+ * joiner and the command trace nothing.  Tested here, not by clearing
+ * lib/trace's fd: the joiner and the command may run in hako's memory and
+ * write none of it. */
+static int
+trace_fd_of (const struct exec_plan *p)
+{
+  int fd = trace_fd ();
+  return fd >= 3 + (int)p->preserve_fds ? fd : -1;
+}
+#define TRACE(p, phase)                                                                                      \
+  do                                                                                                         \
+    {                                                                                                        \
+      if (trace_fd_of (p) >= 0)                                                                              \
+        trace_mark (phase);                                                                                  \
+    }                                                                                                        \
+  while (0)
 
 int
 enter_send (int fd, int type, int value, int more, int pass_fd)
@@ -173,8 +193,10 @@ static void __attribute__ ((noreturn)) command_main (const struct exec_plan *p)
     setsid ();
   else
     setpgid (0, 0);
+  TRACE (p, "command: setup");
   if (command_setup (p, &ruleset_fd, &err) < 0)
     fail (p, 125, &err);
+  TRACE (p, "command: find, terminal");
   if (p->builtin)
     builtin_main (p, ruleset_fd);
   /* Attached, the command dies with its subreaper: code in the sandbox that
@@ -196,9 +218,13 @@ static void __attribute__ ((noreturn)) command_main (const struct exec_plan *p)
         fail (p, 125, &err);
       close (p->console_fd);
     }
-  if (landlock_enforce (ruleset_fd, &err) < 0
-      || (p->proc.no_new_privileges && seccomp_install (p->seccomp, &err) < 0))
+  TRACE (p, "command: landlock");
+  if (landlock_enforce (ruleset_fd, &err) < 0)
     fail (p, 125, &err);
+  TRACE (p, "command: seccomp");
+  if (p->proc.no_new_privileges && seccomp_install (p->seccomp, &err) < 0)
+    fail (p, 125, &err);
+  TRACE (p, "command: fds");
   /* No host fd survives into the sandbox (CVE-2024-21626) but the ones the
    * caller passed with --preserve-fds.  Marked close-on-exec rather than
    * closed, so errp still reports a failed execve. */
@@ -208,6 +234,7 @@ static void __attribute__ ((noreturn)) command_main (const struct exec_plan *p)
   if (sys_close_range (first, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
     for (int fd = (int)first; fd < 65536; fd++)
       fcntl (fd, F_SETFD, FD_CLOEXEC);
+  TRACE (p, "command: exec");
   execve (path, p->proc.args, p->proc.env ? p->proc.env : (char *[]){ NULL });
   status = (errno == ENOENT || errno == ENOTDIR) ? 127 : 126;
   err_sys (&err, "exec %s", p->proc.args[0]);
@@ -376,8 +403,8 @@ static void __attribute__ ((noreturn)) subreaper_main (const struct exec_plan *p
 static void
 close_other_fds (const struct exec_plan *p)
 {
-  int keep[] = { p->pidfd,      p->ctl[1],  p->errp[1],     p->out[1],      p->err[1],     p->cgroup_v2_fd,
-                 p->console_fd, p->root_fd, p->keep_fds[0], p->keep_fds[1], p->keep_fds[2] };
+  int keep[] = { p->pidfd,      p->ctl[1],  p->errp[1],     p->out[1],      p->err[1],      p->cgroup_v2_fd,
+                 p->console_fd, p->root_fd, p->keep_fds[0], p->keep_fds[1], p->keep_fds[2], trace_fd_of (p) };
   fd_close_all_but (3 + p->preserve_fds, keep, sizeof keep / sizeof *keep);
 }
 
@@ -575,8 +602,10 @@ static void __attribute__ ((noreturn)) enter_joiner (const struct exec_plan *p)
   if (p->subreaper)
     find_arguments ();
   close_other_fds (p);
+  TRACE (p, "joiner: cgroups");
   if (join_cgroups (p, &err) < 0)
     fail (p, 125, &err);
+  TRACE (p, "joiner: setns");
   /* One call, through the pidfd (Linux 5.8+): the kernel joins the user
    * namespace first and checks the rest with its credentials, and the pidfd
    * makes them all the namespaces of that one process, never of a reused pid.
@@ -601,6 +630,7 @@ static void __attribute__ ((noreturn)) enter_joiner (const struct exec_plan *p)
       err_sys (&err, "pipe");
       fail (p, 125, &err);
     }
+  TRACE (p, "joiner: clone inside");
   long pid = fork_inside (p, &err);
   if (pid < 0)
     fail (p, 125, &err);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "lib/syscalls.h"
+#include "lib/trace.h"
 #include "lib/util.h"
 #include "runtime/admission.h"
 #include "runtime/caps.h"
@@ -417,8 +418,10 @@ static int
 create_cgroups (struct build *b, const struct sbx_create_opts *o, hk_err *err)
 {
   cleanup_free char *record = store_path (&b->entry, "cgroups");
+  trace_mark ("cgroup create");
   if (cg_create (&b->cgroups, o->spec, record, err) < 0)
     return -1;
+  trace_mark ("spawn prep");
   test_stall (&b->entry, "after-cgroups");
   return 0;
 }
@@ -525,6 +528,7 @@ create_spawn (const struct sbx_create_opts *o, struct build *b, const char *root
   if (write_pid_record (&b->entry, b->child.pid, b->child.start_time, err) < 0
       || record_state (b, o, OCI_STATUS_CREATING, rootfs, err) < 0)
     return -1;
+  trace_mark ("wait for ready");
   test_stall (&b->entry, "after-clone");
   if (spawn_wait_ready (&b->child, status, err) < 0)
     return -1;
@@ -538,6 +542,7 @@ create_spawn (const struct sbx_create_opts *o, struct build *b, const char *root
    * now rather than rewrite the state a moment later. */
   if (record_state (b, o, o->foreground ? OCI_STATUS_RUNNING : OCI_STATUS_CREATED, rootfs, err) < 0)
     return -1;
+  trace_mark ("proxy, pid file");
   test_stall (&b->entry, "after-ready");
   return 0;
 }
@@ -595,6 +600,7 @@ build_sandbox (const struct store *st, const struct sbx_create_opts *o, struct b
                                      .lock_fd = -1 };
   else if (store_create (st, o->id, &b->entry, err) < 0)
     return -1;
+  trace_mark ("rootfs, workdir, config");
   test_stall (&b->entry, "after-mkdir");
   cleanup_free char *config = store_path (&b->entry, "config.json");
   cleanup_free char *no_monitor = store_path (&b->entry, "no-monitor");
@@ -647,6 +653,7 @@ sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_
   cleanup_close int console = -1;
   const struct cg_host *cg_host;
   *status = 125;
+  trace_mark ("create: plan");
   /* Everything that can be decided without touching the host is decided
    * first: the Landlock plan, the seccomp program and the cgroups (which
    * hierarchies, which paths, whether this host can enforce the limits) are
@@ -664,6 +671,7 @@ sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_
    * which does the rest of create and reports back here, unless the caller
    * reaps it: --no-monitor, or a subreaper parent (conmon, containerd's
    * shim, which pass --pid-file and nothing else to say so). */
+  trace_mark ("state dir");
   bool monitored = !o->foreground && !o->no_monitor && !(o->pid_file && !o->restart && mon_caller_reaps ());
   struct mon_link link = { .pid = -1, .fd = -1 };
   if (monitored)
@@ -682,14 +690,21 @@ sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_
         mon_fail (&link, *status, err);
       return -1;
     }
+  trace_mark ("created");
   if (monitored)
     monitor_sandbox (&b, &link);
+  if (o->foreground)
+    {
+      fg->cg = b.cgroups;
+      b.cgroups = (struct cg_sandbox){ 0 };
+    }
   build_free (&b);
   store_close (&b.entry);
   if (o->foreground)
     {
       fg->id = xstrdup (o->id);
       fg->child = b.child;
+      fg->poststart = o->spec->hooks.n[OCI_HOOK_POSTSTART] > 0;
       fg->has_console = console >= 0;
       fg->console = steal_fd (&console);
     }
@@ -892,6 +907,7 @@ sbx_start (const struct store *st, const char *id, hk_err *err)
 {
   struct store_entry e;
   struct oci_state *s = NULL;
+  trace_mark ("start");
   if (open_locked (st, id, &e, &s, err) < 0)
     return -1;
   int r = -1;
@@ -926,9 +942,11 @@ sbx_start (const struct store *st, const char *id, hk_err *err)
       s->restartable = false;
       free (s->started);
       s->started = time_rfc3339_now ();
+      trace_mark ("released");
       r = store_write_state (&e, s, err);
       if (r == 0)
         hooks_run_warn (hspec, OCI_HOOK_POSTSTART, s);
+      trace_mark ("started");
     }
 out:
   oci_spec_free (hspec);
@@ -1009,11 +1027,12 @@ sbx_run_wait (const struct store *st, struct sbx_fg *fg, bool record, int *statu
   hk_err ignored;
   bool have_entry = store_open (st, fg->id, false, &e, &ignored) == 0;
   *status = 125;
+  trace_mark ("run: release");
+  /* The cgroups create made, not their record read back. */
+  cg = fg->cg;
+  fg->cg = (struct cg_sandbox){ 0 };
   if (have_entry)
-    {
-      load_cgroups (st, &e, &cg);
-      cg_oom_kills (&cg, &oom_before, &ignored);
-    }
+    cg_oom_kills (&cg, &oom_before, &ignored);
   int r = -1;
   /* The terminal: sent while the sandbox was built, sized before it runs. */
   int master = -1;
@@ -1024,12 +1043,14 @@ sbx_run_wait (const struct store *st, struct sbx_fg *fg, bool record, int *statu
       if (master >= 0)
         console_relay_begin (&relay, master);
       bool released = spawn_release (&fg->child, err) == 0;
+      trace_mark ("run: wait for exit");
       if (!released)
         spawn_abort (&fg->child);
-      else if (have_entry)
+      else if (have_entry && fg->poststart)
         run_poststart_fg (&e, fg);
       if (released && wait_forwarding (&fg->child, &relay, &wstatus, err) == 0)
         {
+          trace_mark ("run: exited");
           *status = WIFSIGNALED (wstatus) ? 128 + WTERMSIG (wstatus) : WEXITSTATUS (wstatus);
           /* Recorded the way the monitor records a detached one's end.  The
            * sandbox may have been deleted meanwhile: then nothing is written. */
@@ -1051,6 +1072,7 @@ sbx_fg_free (struct sbx_fg *fg)
   spawn_close (&fg->child);
   free (fg->id);
   fg->id = NULL;
+  cg_sandbox_free (&fg->cg);
   if (fg->has_console)
     close (fg->console);
   fg->has_console = false;

@@ -9,6 +9,7 @@
 #include "lib/err.h"
 #include "oci/spec.h"
 #include "oci/state.h"
+#include "runtime/cgroup.h"
 #include "runtime/spawn.h"
 #include "runtime/store.h"
 
@@ -52,6 +53,11 @@ struct sbx_fg
   struct spawn_child child;
   bool has_console; /* console: hako's end of the terminal's socket (relay) */
   int console;
+  /* What create already knows, so run need not read it back from the
+   * state dir before it releases the process: the cgroups it made, and
+   * whether config.json has poststart hooks to load and run at all. */
+  struct cg_sandbox cg;
+  bool poststart;
 };
 
 /* Build the sandbox; its process waits for start.  Fails leaving nothing

@@ -16,6 +16,7 @@
 
 #include "lib/fdpass.h"
 #include "lib/syscalls.h"
+#include "lib/trace.h"
 #include "lib/util.h"
 #include "runtime/console.h"
 #include "runtime/idmap.h"
@@ -140,6 +141,7 @@ child_setup (const struct spawn_cfg *cfg, bool userns, int root_tree, int mntns_
   dev_t host_devpts = spec->process->terminal ? console_host_devpts () : 0;
   if (join_namespaces (spec, mntns_fd, err) < 0)
     return -1;
+  trace_mark ("child: cgroupns, uid 0, loopback");
   /* Made here, not by clone3: the parent has put us in the sandbox's cgroups
    * by now, so they (not hako's) are the new namespace's root. */
   const struct oci_namespace *cgns = oci_spec_ns (spec, OCI_NS_CGROUP);
@@ -152,8 +154,13 @@ child_setup (const struct spawn_cfg *cfg, bool userns, int root_tree, int mntns_
   const struct oci_namespace *net = oci_spec_ns (spec, OCI_NS_NETWORK);
   if (net && net->path == NULL && net_loopback_up (err) < 0)
     return -1;
-  if (mnt_relocate_root (&mc, err) < 0 || mnt_prepare_root (&mc, err) < 0 || mnt_pivot (&mc, err) < 0)
+  trace_mark ("child: mounts");
+  if (mnt_relocate_root (&mc, err) < 0 || mnt_prepare_root (&mc, err) < 0)
     return -1;
+  trace_mark ("child: pivot_root");
+  if (mnt_pivot (&mc, err) < 0)
+    return -1;
+  trace_mark ("child: terminal, hostname, sysctls");
   /* The terminal, in the new root and before anything is made read-only: a
    * session of its own whose controlling terminal is a pty of the sandbox's
    * devpts, bound on /dev/console; the master goes over the console socket. */
@@ -172,6 +179,7 @@ child_setup (const struct spawn_cfg *cfg, bool userns, int root_tree, int mntns_
     return -1;
   if (mnt_finish (&mc, err) < 0)
     return -1;
+  trace_mark ("child: rlimits, apparmor");
   if (proc_set_rlimits (spec->process, err) < 0 || proc_set_oom_score_adj (spec->process, err) < 0
       || proc_set_apparmor (spec->process, err) < 0)
     return -1;
@@ -183,6 +191,7 @@ child_setup (const struct spawn_cfg *cfg, bool userns, int root_tree, int mntns_
   if (!spec->process->no_new_privileges
       && (proc_cwd_precheck (spec->process, &pre, err) < 0 || seccomp_install (cfg->seccomp, err) < 0))
     return -1;
+  trace_mark ("child: user and caps");
   if (proc_set_user_and_caps (spec->process, err) < 0)
     return -1;
   if (spec->process->no_new_privileges && prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
@@ -191,6 +200,7 @@ child_setup (const struct spawn_cfg *cfg, bool userns, int root_tree, int mntns_
     return -1;
   /* Built now so a rule naming a missing path still fails create; enforced
    * only after the wait for start, which needs the (host) exec fifo. */
+  trace_mark ("child: landlock build, find command");
   return landlock_build (cfg->landlock, ruleset_fd, err);
 }
 
@@ -233,6 +243,7 @@ child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns, int root_tree
   /* If hako dies before the sandbox is ready, the half-built sandbox dies too
    * (and if it died before this line, the "go" read below sees EOF). */
   prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  trace_mark ("child: wait for go");
   sigset_t none;
   sigemptyset (&none);
   sigprocmask (SIG_SETMASK, &none, NULL);
@@ -244,14 +255,16 @@ child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns, int root_tree
   if (!userns)
     prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
   /* The preserved fds were open before hako started: all of ours are above. */
-  int keep[7] = { sync_fd,
+  trace_keep_above (3 + cfg->preserve_fds);
+  int keep[8] = { trace_fd (),
+                  sync_fd,
                   cfg->fifo_fd,
                   root_tree,
                   cfg->spec->process->terminal ? cfg->console_fd : -1,
                   mntns_fd,
                   cfg->stdio_log ? cfg->log_out : -1,
                   cfg->stdio_log ? cfg->log_err : -1 };
-  fd_close_all_but (3 + cfg->preserve_fds, keep, 7);
+  fd_close_all_but (3 + cfg->preserve_fds, keep, 8);
   /* hako's init goes into its memfd now, before seccomp could refuse that. */
   int init_fd = -1;
   if (cfg->spec->sandbox.init && (init_fd = init_memfd (&err)) < 0)
@@ -273,6 +286,7 @@ child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns, int root_tree
         _exit (125);
       src_fds[m.status] = fd;
     }
+  trace_mark ("child: join namespaces");
   if (userns)
     prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
   int ruleset_fd = -1;
@@ -291,15 +305,22 @@ child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns, int root_tree
    * switch above cleared it (a credential change does); if run died in
    * between, the wait for start below sees EOF instead. */
   prctl (PR_SET_PDEATHSIG, cfg->fifo_fd >= 0 ? 0 : SIGKILL, 0, 0, 0);
+  trace_mark ("child: wait for start");
+  if (cfg->fifo_fd >= 0)
+    trace_close ();
   if (sync_send (sync_fd, SYNC_READY, 0, NULL) < 0)
     _exit (125);
   if (child_wait_start (cfg, sync_fd, &err) < 0)
     child_fail (sync_fd, false, 125, &err);
   close (sync_fd);
+  trace_mark ("child: landlock");
   /* Landlock, then seccomp last: from here on only execve is left to do. */
-  if (landlock_enforce (ruleset_fd, &err) < 0
-      || (cfg->spec->process->no_new_privileges && seccomp_install (cfg->seccomp, &err) < 0))
+  if (landlock_enforce (ruleset_fd, &err) < 0)
     child_fail (sync_fd, false, 125, &err);
+  trace_mark ("child: seccomp");
+  if (cfg->spec->process->no_new_privileges && seccomp_install (cfg->seccomp, &err) < 0)
+    child_fail (sync_fd, false, 125, &err);
+  trace_mark ("child: exec");
   if (init_fd >= 0)
     init_exec (init_fd, cfg->spec->process, path, cfg->preserve_fds, &status, &err);
   else
@@ -393,6 +414,7 @@ spawn_clone (const struct spawn_cfg *cfg, struct spawn_child *out, hk_err *err)
       args.flags |= CLONE_INTO_CGROUP;
       args.cgroup = (uint64_t)cfg->cgroup->v2_fd;
     }
+  trace_mark ("clone");
   long pid = sys_clone3 (&args);
   if (pid < 0 && (args.flags & CLONE_INTO_CGROUP) && (errno == EINVAL || errno == E2BIG))
     {
@@ -414,15 +436,20 @@ spawn_clone (const struct spawn_cfg *cfg, struct spawn_child *out, hk_err *err)
   close (sv[1]);
   *out = (struct spawn_child){ .pid = (pid_t)pid, .pidfd = pidfd, .sync_fd = sv[0] };
   pid_stat (out->pid, &out->start_time, NULL);
+  trace_mark ("id maps");
   if (userns && idmap_write (out->pid, cfg->spec, err) < 0)
     return -1;
+  trace_mark ("cgroup enter");
   if (cfg->cgroup
       && cfg->cgroup->place (cfg->cgroup->arg, out->pid, (args.flags & CLONE_INTO_CGROUP) != 0, err) < 0)
     return -1;
+  trace_mark ("mount sources");
   if (mnt_src_wanted (cfg->spec, userns) && send_mount_sources (cfg, out, err) < 0)
     return -1;
+  trace_mark ("createRuntime hooks");
   if (cfg->before_go && cfg->before_go (cfg->before_go_arg, out->pid, err) < 0)
     return -1;
+  trace_mark ("go, state creating");
   if (sync_send (out->sync_fd, SYNC_GO, 0, NULL) < 0)
     return err_sys (err, "start sandbox setup");
   return 0;
@@ -443,7 +470,10 @@ spawn_wait_ready (struct spawn_child *c, int *status, hk_err *err)
       return err_set (err, 0, "sandbox process exited during setup (status %d)", WEXITSTATUS (ws));
     }
   if (m.type == SYNC_READY)
-    return 0;
+    {
+      trace_mark ("createContainer hooks, state");
+      return 0;
+    }
   *status = m.status;
   return err_setk (err, (enum err_kind)m.kind, m.errnum, "%s", m.msg);
 }

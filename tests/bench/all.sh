@@ -13,6 +13,10 @@
 #   images.sh    image import + unpack; create from a small and a large image
 #   snapshot.sh  snapshot of SNAP_SIZES MB of /work
 #   proxy.sh     allow-list proxy throughput (plain HTTP and CONNECT)
+#   parallel.sh  sandboxes per second, 8 concurrent run /bin/true
+#   session.sh   run -d to the first exec; an idle session's PSS; put/get
+#   phases.sh    (after the table) where run's and exec's time goes, from
+#                hako's phase trace (HAKO_TRACE=1)
 # A tool that is not installed shows "n/a (not installed)"; a piece that
 # fails shows "failed" in its rows and the suite goes on (exit status 1 at
 # the end).  Every piece's own output goes to BENCH_LOG.
@@ -29,7 +33,12 @@
 #   SNAP_SIZES  "10 200" (QUICK "10 50")  MB of /work to snapshot
 #   SNAP_RUNS   5    (QUICK 2)
 #   PROXY_SIZE  1 GiB (QUICK 128 MiB)  bytes per download through the proxy
-#   BENCH_ONLY  a subset of "run exec images snapshot proxy"
+#   PAR_JOBS    8                concurrent workers of parallel.sh
+#   PAR_PER     10   (QUICK 3)   sandboxes per worker
+#   PHASE_RUNS  30   (QUICK 10)  traced runs (and execs) of phases.sh
+#   SESSION_RUNS 5   (QUICK 2)   runs of each session.sh figure
+#   SESSION_MB  200  (QUICK 50)  the large put/get file
+#   BENCH_ONLY  a subset of "run exec images snapshot proxy parallel phases"
 #   BENCH_LOG   where the pieces' output goes (default a file under /tmp,
 #               kept only when a piece failed)
 # Needs root, hyperfine, jq, bc, curl (else busybox wget), a C compiler, and
@@ -47,16 +56,18 @@ if [ "${QUICK:-0}" = 1 ]; then
   : "${RUN_RUNS:=10}" "${EXEC_RUNS:=30}" "${WARMUP:=1}" "${RSS_RUNS:=3}" "${IMAGE_RUNS:=2}"
   : "${LAYER1:=usr/share/perl}" "${LAYER2:=usr/share/perl5}"
   : "${SNAP_SIZES:=10 50}" "${SNAP_RUNS:=2}" "${PROXY_SIZE:=134217728}"
+  : "${PAR_PER:=3}" "${PHASE_RUNS:=10}" "${SESSION_RUNS:=2}" "${SESSION_MB:=50}"
 else
   : "${RUN_RUNS:=30}" "${EXEC_RUNS:=200}" "${WARMUP:=3}" "${RSS_RUNS:=5}" "${IMAGE_RUNS:=3}"
   : "${SNAP_SIZES:=10 200}" "${SNAP_RUNS:=5}" "${PROXY_SIZE:=1073741824}"
 fi
-: "${BENCH_ONLY:=run exec images snapshot proxy}"
+: "${PAR_JOBS:=8}" "${PAR_PER:=10}" "${PHASE_RUNS:=30}" "${SESSION_RUNS:=5}" "${SESSION_MB:=200}"
+: "${BENCH_ONLY:=run exec images snapshot proxy parallel session phases}"
 keep_log=${BENCH_LOG:+true}
 BENCH_LOG=${BENCH_LOG:-$(mktemp "${TMPDIR:-/tmp}"/hako-bench-all.XXXXXX.log)}
 lines=$(mktemp "${TMPDIR:-/tmp}"/hako-bench-lines.XXXXXX)
 rows=$(mktemp "${TMPDIR:-/tmp}"/hako-bench-rows.XXXXXX)
-trap 'rm -f "$lines" "$rows"' EXIT
+trap 'rm -f "$lines" "$rows" "${phases_md:-}"' EXIT
 : > "$BENCH_LOG"
 
 # ---- the machine -------------------------------------------------------------
@@ -110,6 +121,22 @@ img=(RUNS="$IMAGE_RUNS")
 piece images "${img[@]}"
 piece snapshot RUNS="$SNAP_RUNS" SNAP_SIZES="$SNAP_SIZES"
 piece proxy SIZE="$PROXY_SIZE" CONNS=0
+piece parallel JOBS="$PAR_JOBS" PER="$PAR_PER"
+piece session RUNS="$SESSION_RUNS" SESSION_MB="$SESSION_MB"
+# The breakdown: its own markdown (not table rows), printed after the table.
+phases_md=$(mktemp "${TMPDIR:-/tmp}"/hako-bench-phases.XXXXXX)
+case " $BENCH_ONLY " in
+  *" phases "*)
+    printf '== phases.sh ... ' >&2
+    t0=$SECONDS
+    if env HAKO="$HAKO" RUNS="$PHASE_RUNS" bash "$here/phases.sh" < /dev/null > "$phases_md" 2>> "$BENCH_LOG"; then
+      printf '%s s\n' "$((SECONDS - t0))" >&2
+    else
+      failed_pieces="$failed_pieces phases"
+      printf 'failed (see %s)\n' "$BENCH_LOG" >&2
+    fi
+    ;;
+esac
 elapsed=$(($(date +%s) - started))
 
 # ---- the table -----------------------------------------------------------------
@@ -128,6 +155,13 @@ elapsed=$(($(date +%s) - started))
   for mb in $SNAP_SIZES; do echo "snapshot-${mb}MB|snapshot, $mb MB|hako tar"; done
   echo "proxy-http|proxy, plain HTTP|hako direct"
   echo "proxy-connect|proxy, CONNECT|hako direct"
+  echo "parallel|concurrent run /bin/true|hako crun runc bwrap"
+  echo "session-exec|session, run -d --profile host to first exec|hako"
+  echo "session-pss|session, PSS of idle monitor + process|hako"
+  echo "put-1k|put 1 KiB|hako cp"
+  echo "get-1k|get 1 KiB|hako cp"
+  echo "put-big|put $SESSION_MB MB|hako cp"
+  echo "get-big|get $SESSION_MB MB|hako cp"
 } > "$rows"
 
 echo "## hako benchmarks"
@@ -140,7 +174,8 @@ echo "- tools: $(version_of crun crun --version); $(version_of runc runc --versi
      "$(version_of bwrap bwrap --version); $(version_of umoci umoci --version);" \
      "$(version_of hyperfine hyperfine --version); $(version_of curl curl --version | sed 's/^\(curl [^ ]*\) .*/\1/')"
 echo "- runs: run and create+start+delete $RUN_RUNS, exec $EXEC_RUNS, peak RSS $RSS_RUNS," \
-     "import $IMAGE_RUNS, snapshot $SNAP_RUNS, proxy 3 downloads of $((PROXY_SIZE / 1048576)) MiB; warmup $WARMUP"
+     "import $IMAGE_RUNS, snapshot $SNAP_RUNS, proxy 3 downloads of $((PROXY_SIZE / 1048576)) MiB;" \
+     "parallel $PAR_JOBS x $PAR_PER, session $SESSION_RUNS, phases $PHASE_RUNS; warmup $WARMUP"
 echo
 echo "| measurement | tool | median | ÷ hako | note |"
 echo "|---|---|---:|---:|---|"
@@ -150,10 +185,12 @@ awk -F'|' -v only=" $BENCH_ONLY " -v failed=" $failed_pieces " -v logf="$BENCH_L
     if (key ~ /^(exec|rss-exec)$/) return "exec"
     if (key ~ /^(import|create-)/) return "images"
     if (key ~ /^snapshot-/) return "snapshot"
+    if (key == "parallel") return "parallel"
+    if (key ~ /^(session-|put-|get-)/) return "session"
     return "proxy"
   }
   function installed(tool,   rc) {
-    if (tool ~ /^(hako|hako-disk|direct|tar)$/) return 1
+    if (tool ~ /^(hako|hako-disk|direct|tar|cp)$/) return 1
     if (!(tool in have)) have[tool] = (system("command -v " tool " > /dev/null") == 0)
     return have[tool]
   }
@@ -161,6 +198,7 @@ awk -F'|' -v only=" $BENCH_ONLY " -v failed=" $failed_pieces " -v logf="$BENCH_L
     if (unit == "ms" && v >= 1000) return sprintf("%.2f s", v / 1000)
     if (unit == "ms") return sprintf(v >= 100 ? "%.0f ms" : v >= 10 ? "%.1f ms" : "%.2f ms", v)
     if (unit == "MiB/s") return sprintf("%.0f MiB/s", v)
+    if (unit == "sbx/s") return sprintf("%.1f sbx/s", v)
     return sprintf("%.1f %s", v, unit)
   }
   FNR == NR {   # the BENCH lines
@@ -203,7 +241,12 @@ awk -F'|' -v only=" $BENCH_ONLY " -v failed=" $failed_pieces " -v logf="$BENCH_L
   }' "$lines" "$rows"
 echo
 echo "Medians; \"÷ hako\" is the tool's median over hako's: above 1 means hako is faster for"
-echo "times and sizes, slower for throughput (MiB/s)."
+echo "times and sizes, slower for throughput (MiB/s, sbx/s)."
+if [ -s "$phases_md" ]; then
+  echo
+  echo "### Where the time goes (hako's phase trace)"
+  cat "$phases_md"
+fi
 [ -z "$failed_pieces" ] || { echo "all.sh: failed:$failed_pieces (see $BENCH_LOG)" >&2; exit 1; }
 if [ -n "$keep_log" ]; then echo "all.sh: the pieces' output is in $BENCH_LOG" >&2; else rm -f "$BENCH_LOG"; fi
 exit 0

@@ -28,7 +28,7 @@ cell () {
   command -v cc > /dev/null || skip "no C compiler (proxy.sh builds its HTTP server)"
   run env TMPDIR="$TEST_ROOT" HAKO="$HAKO" QUICK=1 RUN_RUNS=2 EXEC_RUNS=2 WARMUP=0 RSS_RUNS=1 \
     IMAGE_RUNS=1 CREATE_RUNS=2 LAYER1=usr/share/common-licenses LAYER2=usr/share/base-files \
-    SNAP_SIZES="1 2" SNAP_RUNS=2 PROXY_SIZE=4194304 \
+    SNAP_SIZES="1 2" SNAP_RUNS=2 PROXY_SIZE=4194304 PAR_JOBS=2 PAR_PER=1 PHASE_RUNS=2 SESSION_RUNS=1 SESSION_MB=2 \
     bash "$BATS_TEST_DIRNAME/../bench/all.sh"
   echo "$output"
   [ "$status" -eq 0 ]
@@ -48,7 +48,7 @@ cell () {
         case "$label:$c" in
           "peak RSS"*":-|n/a (GNU time not installed)") ;;
           "proxy, CONNECT:-|n/a (busybox wget"*) command -v curl > /dev/null && return 1 ;;
-          *) [[ $c =~ ^[0-9.]+\ (s|ms|MiB|MiB/s)\| ]] || { echo "no figure: $label / hako: $c" >&2; return 1; } ;;
+          *) [[ $c =~ ^[0-9.]+\ (s|ms|MiB|MiB/s|sbx/s)\| ]] || { echo "no figure: $label / hako: $c" >&2; return 1; } ;;
         esac
       elif [ "$tool" = direct ] || command -v "$tool" > /dev/null; then
         [[ $c != *"n/a (not installed)"* ]] || { echo "$tool is installed: $label: $c" >&2; return 1; }
@@ -69,7 +69,17 @@ snapshot, 1 MB:hako tar
 snapshot, 2 MB:hako tar
 proxy, plain HTTP:hako direct
 proxy, CONNECT:hako direct
+concurrent run /bin/true:hako crun runc bwrap
+session, run -d --profile host to first exec:hako
+session, PSS of idle monitor + process:hako
+put 1 KiB:hako cp
+get 1 KiB:hako cp
+put 2 MB:hako cp
+get 2 MB:hako cp
 ROWS
+  # The breakdown from the phase trace, for run and for exec.
+  echo "$output" | grep -q '^| clone | [0-9.]* |$'
+  echo "$output" | grep -q '^| joiner: setns | [0-9.]* |$'
   # Every piece removed its temporary directory.
   [ -z "$(compgen -G "$TEST_ROOT/hako-bench*")" ]
 }
