@@ -339,8 +339,13 @@ open_dir (const struct view *v, const char *dir, bool mkdir, uid_t uid, gid_t gi
   if (view_place (v, dir, &t->dir, err) < 0)
     return -1;
   t->dirfd = open_in_root (t->dir.rootfd, t->dir.rel, O_PATH | O_DIRECTORY);
-  if (t->dirfd >= 0 || errno != ENOENT || !mkdir)
-    return t->dirfd >= 0 ? 0 : err_sys (err, "directory %s", dir);
+  if (t->dirfd >= 0)
+    return 0;
+  if (errno == ENOENT && !mkdir)
+    return err_setk (err, ERR_NOT_FOUND, ENOENT,
+                     "directory %s: No such file or directory (put -p creates missing parents)", dir);
+  if (errno != ENOENT || !mkdir)
+    return err_sys (err, "directory %s", dir);
   cleanup_free char *rel = xstrdup (t->dir.rel);
   cleanup_close int parent = open_in_root (t->dir.rootfd, ".", O_PATH | O_DIRECTORY);
   for (char *slash = rel;; slash++)
