@@ -638,7 +638,9 @@ default_max_output (struct exec_ctx *x)
 {
   const struct hako_sandbox *sb = &x->spec->sandbox;
   struct exec_opts *o = &x->opts;
-  if (!sb->has_max_output || o->max_output_set || o->builtin || o->detach)
+  /* Without a sink (hibernate's and wake's command) the output is the
+   * caller's own, uncapped. */
+  if (!sb->has_max_output || o->max_output_set || o->builtin || o->detach || o->sink == NULL)
     return;
   if (o->capture)
     o->max_output = sb->max_output; /* --json: instead of its own default */

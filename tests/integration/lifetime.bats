@@ -134,4 +134,8 @@ reason () { $H state "$1" | jq -r '"\(.status) \(.exitStatus) \(.reason)"'; }
   [ "$output" = 0123 ]
   run -0 $H exec --json mo echo 0123456789abcdef
   echo "$output" | jq -e '.stdout == "0123456789" and .stdout_truncated == true'
+  # hibernate's checkpoint command writes to hibernate's own output, uncapped
+  run -0 $H hibernate mo -- echo 0123456789abcdef
+  [ "$output" = 0123456789abcdef ]
+  [ "$($H state mo | jq -r .hibernated)" = true ]
 }
