@@ -866,11 +866,13 @@ host_side (const struct job *j, const char *host, bool contents, int fd, hk_err 
 }
 
 static pid_t
-host_fork (const struct job *j, const char *host, bool contents, int fd, int errfd)
+host_fork (const struct job *j, const char *host, bool contents, int fd, int other, int errfd)
 {
   pid_t pid = fork ();
   if (pid != 0)
     return pid;
+  /* The helper's end: held here, the stream would never end. */
+  close (other);
   signal (SIGPIPE, SIG_IGN);
   prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   hk_err err = { 0 };
@@ -907,7 +909,7 @@ files_cp (const struct store *st, const struct files_cp_opts *o, hk_err *err)
         {
           /* out: the helper writes p[1], the host side reads p[0]; in, the other way. */
           int mine = o->out ? p[0] : p[1];
-          pid = host_fork (&j, host, host_contents, mine, ep[1]);
+          pid = host_fork (&j, host, host_contents, mine, o->out ? p[1] : p[0], ep[1]);
           if (pid < 0)
             r = err_sys (err, "fork");
           close (mine);
