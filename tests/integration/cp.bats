@@ -1,0 +1,170 @@
+#!/usr/bin/env bats
+# hako cp: files and trees between a sandbox (running or stopped) and the
+# host, or a tar stream; the sandbox's side acts with its credentials, and
+# nothing of the sandbox's (a symlink, a "..", a device) reaches the host.
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+setup_file () { hako_setup_file; }
+setup () { hako_setup; }
+teardown () { hako_teardown; }
+
+box () {
+  $H run -d --profile host "$1" -- sleep 300
+}
+
+# The tree the sandbox-side tests copy out: modes, a symlink, an old mtime.
+make_tree () {
+  $H exec "$1" sh -c 'mkdir -p /work/d/sub && echo hi > /work/d/a && echo deep > /work/d/sub/b &&
+    chmod 750 /work/d/sub && chmod 600 /work/d/a && ln -s a /work/d/lnk && touch -d 2020-01-02 /work/d/a'
+}
+
+@test "cp out: a tree keeps modes, symlinks, mtimes; into a directory, as a new name, SRC/., and -" {
+  box co
+  make_tree co
+  out=$TEST_ROOT/out
+  mkdir "$out"
+  $H cp co:/work/d "$out"
+  [ "$(stat -c '%a %Y' "$out/d/a")" = "600 $(date -d 2020-01-02 +%s)" ]
+  [ "$(stat -c %a "$out/d/sub")" = 750 ]
+  [ "$(readlink "$out/d/lnk")" = a ]
+  [ "$(cat "$out/d/sub/b")" = deep ]
+  # owned by the caller without -a
+  [ "$(stat -c %u "$out/d/a")" = "$(id -u)" ]
+  $H cp co:/work/d "$out/copy"
+  [ "$(cat "$out/copy/a")" = hi ]
+  $H cp co:/work/d/a "$out/file"
+  [ "$(cat "$out/file")" = hi ]
+  $H cp co:/work/d/. "$out/contents"
+  [ -f "$out/contents/a" ] && [ -d "$out/contents/sub" ]
+  $H cp co:/work/d - | tar tf - | sort > "$TEST_ROOT/list"
+  [ "$(echo $(cat "$TEST_ROOT/list"))" = "d/ d/a d/lnk d/sub/ d/sub/b" ]
+  # -a: the sandbox's ids mapped to the host's (root inside is the map's first host id)
+  host0=$($H state co >/dev/null; jq -r '.linux.uidMappings[0].hostID // 0' "$STATE/co/config.json")
+  $H cp -a co:/work/d "$out/kept"
+  [ "$(stat -c %u "$out/kept/a")" = "$host0" ]
+}
+
+@test "cp in: a host tree, a file, SRC/., a tar stream on -; owners are the sandbox's or the tar's with -a" {
+  box ci
+  src=$TEST_ROOT/src
+  mkdir -p "$src/tree/x"
+  echo one > "$src/tree/f"
+  chmod 640 "$src/tree/f"
+  ln -s f "$src/tree/lnk"
+  touch -d 2021-03-04 "$src/tree/x"
+  $H cp "$src/tree" ci:/work/
+  run -0 $H exec ci stat -c '%n %a %u' /work/tree/f /work/tree/lnk
+  [ "${lines[0]}" = "/work/tree/f 640 0" ]
+  [ "$($H exec ci readlink /work/tree/lnk)" = f ]
+  [ "$($H exec ci stat -c %Y /work/tree/x)" = "$(date -d 2021-03-04 +%s)" ]
+  $H cp "$src/tree/f" ci:/work/renamed
+  [ "$($H exec ci cat /work/renamed)" = one ]
+  $H cp "$src/tree/." ci:/work/contents
+  [ "$($H exec ci ls /work/contents | tr '\n' ' ')" = "f lnk x " ]
+  tar cf - -C "$src" tree | $H cp - ci:/tmp
+  [ "$($H exec ci cat /tmp/tree/f)" = one ]
+  # a stream goes into a directory that exists
+  run -125 sh -c "tar cf - -C '$src' tree | $H cp - ci:/nonexistent"
+  [[ "$output" == *"no such directory"* ]]
+  # -a keeps the tar's owner, as the sandbox's id: only where the sandbox's
+  # own root could chown (the host profile's has no CAP_CHOWN), and a
+  # refused copy leaves nothing half-made
+  run -125 sh -c "tar cf - --owner=1234 --group=1234 -C '$src' tree | $H cp -a - ci:/work/contents"
+  [[ "$output" == *"to 1234:1234: Operation not permitted"* ]]
+  run $H exec ci ls /work/contents/tree
+  [ "$status" -ne 0 ]
+  tar cf - --owner=0 --group=0 -C "$src" tree | $H cp -a - ci:/work/contents
+  [ "$($H exec ci stat -c %u:%g /work/contents/tree/f)" = 0:0 ]
+}
+
+@test "cp on a stopped sandbox, both ways" {
+  box cs
+  make_tree cs
+  $H stop cs
+  [ "$($H state cs | jq -r .status)" = stopped ]
+  $H cp cs:/work/d "$TEST_ROOT/fromstopped"
+  [ "$(cat "$TEST_ROOT/fromstopped/sub/b")" = deep ]
+  echo new > "$TEST_ROOT/n"
+  $H cp "$TEST_ROOT/n" cs:/work/d/n
+  $H start cs
+  [ "$($H exec cs cat /work/d/n)" = new ]
+}
+
+@test "attack: a symlink to the host's /etc/shadow is copied as a link, never read; a linked dir resolves in the root" {
+  box sy
+  $H exec sy sh -c 'ln -s /etc/shadow /work/l; ln -s /etc /work/etcdir'
+  $H cp sy:/work/l "$TEST_ROOT/l"
+  [ "$(readlink "$TEST_ROOT/l")" = /etc/shadow ]
+  [ -L "$TEST_ROOT/l" ]
+  # through the link: the sandbox's /etc, read with its credentials (the
+  # host's shadow is not its root's to read), never hako's
+  run -125 $H cp sy:/work/etcdir/shadow "$TEST_ROOT/s"
+  [ ! -e "$TEST_ROOT/s" ]
+  run -125 $H cp sy:/etc/shadow "$TEST_ROOT/s"
+  [ ! -e "$TEST_ROOT/s" ]
+  # a stopped sandbox: the helper works on the host, still inside the root
+  $H exec sy sh -c 'ln -s / /work/toroot'
+  $H stop sy
+  echo evil > "$TEST_ROOT/e"
+  target=$TEST_ROOT/host-victim
+  mkdir "$target"
+  # /work/toroot is "/" of the place /work is (its work dir): the host's
+  # $target is not under it
+  run -125 $H cp "$TEST_ROOT/e" sy:/work/toroot/"${target#/}"/x
+  [ ! -e "$target/x" ]
+  run -125 $H cp sy:/work/toroot/etc/passwd "$TEST_ROOT/p"
+  [ ! -e "$TEST_ROOT/p" ]
+  # and what does land there is inside the work dir
+  $H cp "$TEST_ROOT/e" sy:/work/toroot/landed
+  [ "$(cat "$($H state sy | jq -r .workdir)/landed")" = evil ]
+}
+
+@test "attack: .. in the path stays in the root; a tar with .. or a device node is refused; set-id bits cleared on the host" {
+  box dd
+  echo x > "$TEST_ROOT/f"
+  $H cp "$TEST_ROOT/f" dd:/../../../../tmp/dotdot
+  [ "$($H exec dd cat /tmp/dotdot)" = x ]
+  [ ! -e /tmp/dotdot ]
+  python3 - "$TEST_ROOT" <<'EOF'
+import io, sys, tarfile
+d = sys.argv[1]
+with tarfile.open(d + "/dotdot.tar", "w") as t:
+    i = tarfile.TarInfo("../../escape"); i.size = 2; t.addfile(i, io.BytesIO(b"x\n"))
+with tarfile.open(d + "/dev.tar", "w") as t:
+    i = tarfile.TarInfo("mem"); i.type = tarfile.CHRTYPE; i.devmajor = 1; i.devminor = 1; t.addfile(i)
+with tarfile.open(d + "/link.tar", "w") as t:
+    i = tarfile.TarInfo("esc"); i.type = tarfile.SYMTYPE; i.linkname = "/"; t.addfile(i)
+    i = tarfile.TarInfo("esc/tmp/through"); i.size = 2; t.addfile(i, io.BytesIO(b"y\n"))
+EOF
+  run -125 $H cp - dd:/tmp < "$TEST_ROOT/dotdot.tar"
+  [[ "$output" == *'".." component is refused'* ]]
+  run -125 $H cp - dd:/tmp < "$TEST_ROOT/dev.tar"
+  [[ "$output" == *"character device"* ]]
+  run $H exec dd ls /tmp/mem
+  [ "$status" -ne 0 ]
+  # an entry through a symlink the tar made lands inside the root
+  $H cp - dd:/work < "$TEST_ROOT/link.tar"
+  [ "$($H exec dd cat /tmp/through)" = y ]
+  [ ! -e /tmp/through ]
+  # a device node of the sandbox's is not copied out
+  run -125 $H cp dd:/dev/null "$TEST_ROOT/null"
+  [[ "$output" == *"character device"* ]]
+  [ ! -e "$TEST_ROOT/null" ]
+  # a set-user-ID file of the sandbox's is not one on the host (without -a)
+  $H exec dd sh -c 'echo s > /work/suid; chmod 4755 /work/suid'
+  $H cp dd:/work/suid "$TEST_ROOT/suid"
+  [ "$(stat -c %a "$TEST_ROOT/suid")" = 755 ]
+}
+
+@test "cp: usage errors are 125 and name the mistake" {
+  run -125 $H cp a b
+  [[ "$output" == *"must be ID:PATH"* ]]
+  run -125 $H cp x:/a y:/b
+  [[ "$output" == *"one side is the host"* ]]
+  run -125 $H cp x:rel "$TEST_ROOT/o"
+  [[ "$output" == *"must be absolute"* ]]
+  run -125 --separate-stderr $H --log-format json cp nosuch:/a "$TEST_ROOT/o"
+  echo "$stderr" | jq -e '.kind == "not_found" and .verb == "cp"'
+}
