@@ -526,9 +526,10 @@ class AsyncSandbox:
             args += ["--image", image]
         else:
             args += ["--profile", profile]
-        args += ["--network", network]
-        for a in allow:
-            args += ["--allow", a]
+        if not from_snapshot:  # a snapshot's network is its config's
+            args += ["--network", network]
+            for a in allow:
+                args += ["--allow", a]
         if disk is not None:
             args += ["--disk", str(disk)]
         if timeout:
@@ -587,10 +588,12 @@ class AsyncSandbox:
 
     async def kill(self) -> bool:
         """Delete the sandbox and everything in it.  False if it was already gone."""
+        # delete --force of no sandbox succeeds (runc's contract): ask first.
         try:
-            await self._call(["delete", "--force", self.sandbox_id])
+            await self._call(["state", self.sandbox_id])
         except NotFoundException:
             return False
+        await self._call(["delete", "--force", self.sandbox_id])
         return True
 
     async def pause(self) -> None:
