@@ -112,7 +112,8 @@ class AsyncCommandHandle:
         self._err = _Stream(on_stderr)
         self._status = bytearray()
         self._pid: "asyncio.Future[Optional[int]]" = asyncio.get_running_loop().create_future()
-        self._pgid: Optional[int] = None  # SSH: the remote shell's process group
+        # SSH: the remote shell's process group, from its first stderr line
+        self._pgid: "asyncio.Future[Optional[int]]" = asyncio.get_running_loop().create_future()
         self._killed = False
         self._result: Optional[CommandResult] = None
         self._proc: Optional[asyncio.subprocess.Process] = None
@@ -204,8 +205,9 @@ class AsyncCommandHandle:
         header = await reader.readline()
         parts = header.split()
         if len(parts) == 2 and parts[0] == self._nonce:
-            self._pgid = int(parts[1])
+            self._pgid.set_result(int(parts[1]))
         else:  # ssh itself failed: what it said is the error
+            self._pgid.set_result(None)
             await self._err.feed(header)
         marker = b"\n" + self._nonce + b"\n"
         buf = b""
@@ -300,10 +302,11 @@ class AsyncCommandHandle:
         self._killed = True
         t = self._sandbox._transport
         if isinstance(t, SSH):
-            if self._pgid is None:
+            pgid = await asyncio.shield(self._pgid)
+            if pgid is None:
                 return False
             p = await asyncio.create_subprocess_exec(
-                *t.ssh_argv(["kill", "-KILL", "--", f"-{self._pgid}"]), stdin=asyncio.subprocess.DEVNULL,
+                *t.ssh_argv(["kill", "-KILL", "--", f"-{pgid}"]), stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
             await p.wait()
         else:
