@@ -13,6 +13,7 @@
 #   images.sh    image import + unpack; create from a small and a large image
 #   snapshot.sh  snapshot of SNAP_SIZES MB of /work
 #   proxy.sh     allow-list proxy throughput (plain HTTP and CONNECT)
+#   python.sh    the Python SDK beside the CLI calls it makes (docs/python.md)
 # A tool that is not installed shows "n/a (not installed)"; a piece that
 # fails shows "failed" in its rows and the suite goes on (exit status 1 at
 # the end).  Every piece's own output goes to BENCH_LOG.
@@ -29,7 +30,7 @@
 #   SNAP_SIZES  "10 200" (QUICK "10 50")  MB of /work to snapshot
 #   SNAP_RUNS   5    (QUICK 2)
 #   PROXY_SIZE  1 GiB (QUICK 128 MiB)  bytes per download through the proxy
-#   BENCH_ONLY  a subset of "run exec images snapshot proxy"
+#   BENCH_ONLY  a subset of "run exec images snapshot proxy python"
 #   BENCH_LOG   where the pieces' output goes (default a file under /tmp,
 #               kept only when a piece failed)
 # Needs root, hyperfine, jq, bc, curl (else busybox wget), a C compiler, and
@@ -51,7 +52,7 @@ else
   : "${RUN_RUNS:=30}" "${EXEC_RUNS:=200}" "${WARMUP:=3}" "${RSS_RUNS:=5}" "${IMAGE_RUNS:=3}"
   : "${SNAP_SIZES:=10 200}" "${SNAP_RUNS:=5}" "${PROXY_SIZE:=1073741824}"
 fi
-: "${BENCH_ONLY:=run exec images snapshot proxy}"
+: "${BENCH_ONLY:=run exec images snapshot proxy python}"
 keep_log=${BENCH_LOG:+true}
 BENCH_LOG=${BENCH_LOG:-$(mktemp "${TMPDIR:-/tmp}"/hako-bench-all.XXXXXX.log)}
 lines=$(mktemp "${TMPDIR:-/tmp}"/hako-bench-lines.XXXXXX)
@@ -110,6 +111,7 @@ img=(RUNS="$IMAGE_RUNS")
 piece images "${img[@]}"
 piece snapshot RUNS="$SNAP_RUNS" SNAP_SIZES="$SNAP_SIZES"
 piece proxy SIZE="$PROXY_SIZE" CONNS=0
+piece python RUNS="$EXEC_RUNS" WARMUP="$WARMUP"
 elapsed=$(($(date +%s) - started))
 
 # ---- the table -----------------------------------------------------------------
@@ -128,6 +130,10 @@ elapsed=$(($(date +%s) - started))
   for mb in $SNAP_SIZES; do echo "snapshot-${mb}MB|snapshot, $mb MB|hako tar"; done
   echo "proxy-http|proxy, plain HTTP|hako direct"
   echo "proxy-connect|proxy, CONNECT|hako direct"
+  echo "py-exec|Python commands.run(\"true\") vs exec true|hako sdk"
+  echo "py-lifecycle|Python create+run+kill vs run -d, exec, delete|hako sdk"
+  echo "py-pool|Python 100 sandboxes x 10 commands, one loop|sdk"
+  echo "py-pool-rss|Python peak RSS of that loop|sdk"
 } > "$rows"
 
 echo "## hako benchmarks"
@@ -150,10 +156,11 @@ awk -F'|' -v only=" $BENCH_ONLY " -v failed=" $failed_pieces " -v logf="$BENCH_L
     if (key ~ /^(exec|rss-exec)$/) return "exec"
     if (key ~ /^(import|create-)/) return "images"
     if (key ~ /^snapshot-/) return "snapshot"
+    if (key ~ /^py-/) return "python"
     return "proxy"
   }
   function installed(tool,   rc) {
-    if (tool ~ /^(hako|hako-disk|direct|tar)$/) return 1
+    if (tool ~ /^(hako|hako-disk|direct|tar|sdk)$/) return 1
     if (!(tool in have)) have[tool] = (system("command -v " tool " > /dev/null") == 0)
     return have[tool]
   }
