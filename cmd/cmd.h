@@ -149,4 +149,81 @@ int cmd_format (const char *verb, const char *arg, bool json_only);
 /* Split argv at "--": *cmd points after it (NULL if absent) and argc shrinks. */
 void cmd_split_dashdash (int *argc, char **argv, char ***cmd);
 
+/* ---- the flags run, create and spec share (cmd/overrides.c) ---- */
+struct cmd_overrides
+{
+  struct cmd_net net; /* --network, --allow */
+  const char *disk;   /* --disk */
+  const char *user;   /* -u, resolved against the sandbox's root when applied */
+  struct oci_overrides o;
+};
+enum
+{
+  CMD_OPT_MEMORY = 0x1000,
+  CMD_OPT_MEMORY_SWAP,
+  CMD_OPT_CPUS,
+  CMD_OPT_PIDS,
+  CMD_OPT_ENV_FILE,
+  CMD_OPT_TMPFS,
+  CMD_OPT_HOSTNAME,
+  CMD_OPT_TIMEOUT,
+  CMD_OPT_READ_ONLY,
+};
+/* Their getopt_long entries and short options, for each verb's tables. */
+#define CMD_OVERRIDE_SHORTOPTS "e:v:w:u:"
+/* clang-format off */
+#define CMD_OVERRIDE_OPTIONS \
+  { "network", required_argument, NULL, 'N' }, \
+  { "allow", required_argument, NULL, 'A' }, \
+  { "disk", required_argument, NULL, 'D' }, \
+  { "memory", required_argument, NULL, CMD_OPT_MEMORY }, \
+  { "memory-swap", required_argument, NULL, CMD_OPT_MEMORY_SWAP }, \
+  { "cpus", required_argument, NULL, CMD_OPT_CPUS }, \
+  { "pids-limit", required_argument, NULL, CMD_OPT_PIDS }, \
+  { "env", required_argument, NULL, 'e' }, \
+  { "env-file", required_argument, NULL, CMD_OPT_ENV_FILE }, \
+  { "volume", required_argument, NULL, 'v' }, \
+  { "tmpfs", required_argument, NULL, CMD_OPT_TMPFS }, \
+  { "workdir", required_argument, NULL, 'w' }, \
+  { "user", required_argument, NULL, 'u' }, \
+  { "hostname", required_argument, NULL, CMD_OPT_HOSTNAME }, \
+  { "timeout", required_argument, NULL, CMD_OPT_TIMEOUT }, \
+  { "read-only", no_argument, NULL, CMD_OPT_READ_ONLY }
+/* clang-format on */
+/* Their lines of each verb's --help. */
+#define CMD_OVERRIDES_HELP                                                                                   \
+  "      --network MODE      none, host or allowlist (sets sandbox.network.mode)\n"                          \
+  "      --allow ENTRY       add to the network allow-list (repeatable; implies allowlist)\n"                \
+  "      --disk SIZE         bound what it keeps under the data root (sandbox.limits.disk:\n"                \
+  "                          bytes or a k/m/g suffix, -1 for none)\n"                                        \
+  "      --memory SIZE       memory limit (bytes or a k/m/g suffix, -1 for none)\n"                          \
+  "      --memory-swap SIZE  memory + swap limit, at least --memory (-1: unlimited swap)\n"                  \
+  "      --cpus N            CPU time, in CPUs (\"1.5\": a quota of 150 ms a 100 ms period)\n"               \
+  "      --pids-limit N      most processes at once (-1 for none)\n"                                         \
+  "  -e, --env K=V           set K in the environment (K alone: hako's own value)\n"                         \
+  "      --env-file FILE     K=V lines (# comments) added as -e\n"                                           \
+  "  -v, --volume SRC:DST[:ro|rw]  bind the existing path SRC at DST\n"                                      \
+  "      --tmpfs DST[:size=N,mode=M,ro,exec]  a fresh tmpfs at DST (noexec unless exec)\n"                   \
+  "  -w, --workdir DIR       the process's working directory\n"                                              \
+  "  -u, --user U[:G]        a name (the sandbox's /etc/passwd) or a uid, and a group or gid\n"              \
+  "      --hostname NAME     the sandbox's hostname\n"                                                       \
+  "      --timeout DUR       sandbox.limits.timeout (\"500ms\", \"30s\", \"5m\", \"1h\" or seconds)\n"       \
+  "      --read-only         the root filesystem read-only (mounts keep their own mode)\n"
+/* An option of theirs into ov: 1 taken, 0 not one of theirs, -1 after a
+ * usage error (reported: 125, naming the flag and the accepted form). */
+int cmd_override_option (struct cmd_overrides *ov, int opt, const char *arg, const char *verb);
+/* Any of them given. */
+bool cmd_overrides_any (const struct cmd_overrides *ov);
+/* Write them into the config text and parse it again; args as for
+ * cmd_load_config. */
+int cmd_apply_overrides (struct config_src *cfg, const struct cmd_overrides *ov, char *const *args,
+                         hk_err *err);
+void cmd_overrides_free (struct cmd_overrides *ov);
+/* The config text replaced by json (an edit of it, taken), parsed again;
+ * args as for cmd_load_config. */
+int cmd_replace_config (struct config_src *cfg, char *json, size_t len, char *const *args, hk_err *err);
+/* An O_PATH fd of the image layer (top first) whose etc/passwd the sandbox
+ * sees, or -1 when none has one. */
+int cmd_image_user_root (char *const *layers);
+
 #endif

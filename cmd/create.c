@@ -88,9 +88,8 @@ cmd_net_option (struct cmd_net *n, int opt, const char *arg, const char *verb)
   return 0;
 }
 
-/* The config text replaced by json (an edit of it), parsed again. */
-static int
-replace_config (struct config_src *cfg, char *json, size_t len, char *const *args, hk_err *err)
+int
+cmd_replace_config (struct config_src *cfg, char *json, size_t len, char *const *args, hk_err *err)
 {
   struct oci_spec *spec;
   if (oci_spec_parse (json, len, &spec, err) < 0)
@@ -117,7 +116,7 @@ cmd_apply_network (struct config_src *cfg, const struct cmd_net *n, char *const 
   size_t len;
   if (oci_spec_set_network (cfg->json, cfg->len, mode, n->allow, &json, &len, err) < 0)
     return err_prefix (err, "--network");
-  if (replace_config (cfg, json, len, args, err) < 0)
+  if (cmd_replace_config (cfg, json, len, args, err) < 0)
     return err_prefix (err, "--network/--allow");
   return 0;
 }
@@ -130,7 +129,7 @@ cmd_apply_disk (struct config_src *cfg, const char *disk, char *const *args, hk_
   if (disk == NULL)
     return 0;
   if (oci_spec_set_disk (cfg->json, cfg->len, disk, &json, &len, err) < 0
-      || replace_config (cfg, json, len, args, err) < 0)
+      || cmd_replace_config (cfg, json, len, args, err) < 0)
     return err_prefix (err, "--disk %s", disk);
   return 0;
 }
@@ -191,11 +190,7 @@ static const char create_help[]
       "      --profile P         no bundle config: use profile P (host)\n"
       "      --image NAME        the root (and, without --bundle, the config) from an image\n"
       "      --from-snapshot DIR the config and writable state of a `hako snapshot` copy\n"
-      "      --pid-file FILE     write the sandbox process's host pid to FILE\n"
-      "      --network MODE      none, host or allowlist (sets sandbox.network.mode)\n"
-      "      --allow ENTRY       add to the network allow-list (repeatable; implies allowlist)\n"
-      "      --disk SIZE         bound what it keeps under the data root (sandbox.limits.disk:\n"
-      "                          bytes or a k/m/g suffix, -1 for none)\n"
+      "      --pid-file FILE     write the sandbox process's host pid to FILE\n" CMD_OVERRIDES_HELP
       "      --console-socket S  with process.terminal: send the pty's master to the unix socket S\n"
       "      --preserve-fds N    pass fds 3 to 3+N-1 on to the process\n"
       "      --no-monitor        no monitor process: the caller reaps the sandbox's\n"
@@ -214,23 +209,21 @@ cmd_create (int argc, char **argv)
     { "pid-file", required_argument, NULL, 'p' },
     { "no-new-keyring", no_argument, NULL, 'k' },
     { "no-pivot", no_argument, NULL, 'n' },
-    { "network", required_argument, NULL, 'N' },
-    { "allow", required_argument, NULL, 'A' },
     { "console-socket", required_argument, NULL, 'c' },
     { "preserve-fds", required_argument, NULL, 'f' },
     { "no-monitor", no_argument, NULL, 'M' },
     { "from-snapshot", required_argument, NULL, 'S' },
-    { "disk", required_argument, NULL, 'D' },
     { "help", no_argument, NULL, 'h' },
+    CMD_OVERRIDE_OPTIONS,
     { NULL, 0, NULL, 0 },
   };
   const char *bundle = NULL, *profile = NULL, *pid_file = NULL, *console = NULL, *image = NULL;
-  const char *from = NULL, *disk = NULL;
+  const char *from = NULL;
   unsigned int preserve = 0;
-  struct cmd_net net = { 0 };
+  struct cmd_overrides ov = { 0 };
   bool no_monitor = false;
-  int c;
-  while ((c = getopt_long (argc, argv, "b:h", opts, NULL)) != -1)
+  int c, r;
+  while ((c = getopt_long (argc, argv, "b:h" CMD_OVERRIDE_SHORTOPTS, opts, NULL)) != -1)
     switch (c)
       {
       case 'b': bundle = optarg; break;
@@ -241,39 +234,36 @@ cmd_create (int argc, char **argv)
       /* runc's --no-pivot enters the root with MS_MOVE and chroot, which a
        * process with CAP_SYS_CHROOT escapes by chrooting again: refused. */
       case 'n':
-        cmd_net_free (&net);
+        cmd_overrides_free (&ov);
         return cmd_usage ("create", "--no-pivot is not supported: hako enters the sandbox's root "
                                     "only with pivot_root (a chroot can be escaped)");
-      case 'N':
-      case 'A':
-        if (cmd_net_option (&net, c, optarg, "create") < 0)
-          {
-            cmd_net_free (&net);
-            return EXIT_HAKO;
-          }
-        break;
       case 'c': console = optarg; break;
       case 'f':
         if (cmd_preserve_fds ("create", optarg, &preserve) < 0)
           {
-            cmd_net_free (&net);
+            cmd_overrides_free (&ov);
             return EXIT_HAKO;
           }
         break;
       case 'M': no_monitor = true; break;
       case 'S': from = optarg; break;
-      case 'D': disk = optarg; break;
-      case 'h': cmd_net_free (&net); return cmd_help (create_help);
-      default: cmd_net_free (&net); return cmd_bad_option ("create", argv, opts);
+      case 'h': cmd_overrides_free (&ov); return cmd_help (create_help);
+      default:
+        r = cmd_override_option (&ov, c, optarg, "create");
+        if (r <= 0)
+          {
+            cmd_overrides_free (&ov);
+            return r < 0 ? EXIT_HAKO : cmd_bad_option ("create", argv, opts);
+          }
       }
   if (argc - optind != 1)
     {
-      cmd_net_free (&net);
+      cmd_overrides_free (&ov);
       return cmd_usage ("create", "expects exactly one sandbox ID");
     }
-  if (from && (bundle || profile || image || net.mode || net.allow))
+  if (from && (bundle || profile || image || ov.net.mode || ov.net.allow))
     {
-      cmd_net_free (&net);
+      cmd_overrides_free (&ov);
       return cmd_usage ("create", "--from-snapshot takes its config from the snapshot (no --bundle, "
                                   "--profile, --image, --network, --allow)");
     }
@@ -288,7 +278,7 @@ cmd_create (int argc, char **argv)
       || (from ? cmd_load_snapshot (from, &snap, &cfg, &snap_data, &err)
                : cmd_load_source (bundle, profile, image, NULL, false, &cfg, &err))
              < 0
-      || cmd_apply_network (&cfg, &net, NULL, &err) < 0 || cmd_apply_disk (&cfg, disk, NULL, &err) < 0)
+      || cmd_apply_overrides (&cfg, &ov, NULL, &err) < 0)
     status = cmd_fail ("create", id, &err);
   else
     {
@@ -313,7 +303,7 @@ cmd_create (int argc, char **argv)
     status = EXIT_HAKO; /* create only says whether it worked */
   cmd_config_free (&cfg);
   snapshot_src_free (&snap);
-  cmd_net_free (&net);
+  cmd_overrides_free (&ov);
   store_fini (&st);
   return status;
 }

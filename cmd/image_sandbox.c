@@ -18,8 +18,8 @@ static const char *const default_path = "PATH=/usr/local/sbin:/usr/local/bin:/us
 
 /* The layer whose etc/passwd the sandbox will see: the topmost that has one
  * (a whiteout, a 0:0 device, means none).  -1 when no layer has it. */
-static int
-passwd_layer (char *const *layers)
+int
+cmd_image_user_root (char *const *layers)
 {
   for (size_t i = 0; layers[i]; i++)
     {
@@ -49,7 +49,7 @@ resolve_user (const char *user, char *const *layers, uint32_t *uid, uint32_t *gi
   *uid = *gid = 0;
   if (user == NULL || user[0] == '\0')
     return 0;
-  cleanup_close int fd = passwd_layer (layers);
+  cleanup_close int fd = cmd_image_user_root (layers);
   if (fd < 0)
     fd = open (layers[0], O_PATH | O_DIRECTORY | O_CLOEXEC);
   struct userdb_user u;

@@ -27,11 +27,7 @@ static const char run_help[]
       "                          keeps hako's stdin, stdout and stderr)\n"
       "      --log-size SIZE     detached: keep at most SIZE of output (default 16m;\n"
       "                          the oldest goes first)\n"
-      "      --pid-file FILE     write the sandbox process's host pid to FILE\n"
-      "      --network MODE      none, host or allowlist (sets sandbox.network.mode)\n"
-      "      --allow ENTRY       add to the network allow-list (repeatable; implies allowlist)\n"
-      "      --disk SIZE         bound what it keeps under the data root (sandbox.limits.disk:\n"
-      "                          bytes or a k/m/g suffix, -1 for none)\n"
+      "      --pid-file FILE     write the sandbox process's host pid to FILE\n" CMD_OVERRIDES_HELP
       "      --console-socket S  with process.terminal: send the pty's master to the unix socket S\n"
       "                          (without it, in the foreground, hako relays its own terminal)\n"
       "      --preserve-fds N    pass fds 3 to 3+N-1 on to the process\n"
@@ -42,11 +38,11 @@ static const char run_help[]
 
 struct run_opts
 {
-  const char *bundle, *profile, *pid_file, *console, *image, *from, *disk;
+  const char *bundle, *profile, *pid_file, *console, *image, *from;
   unsigned int preserve;
   bool rm, detach, no_monitor, stdio_inherit;
   uint64_t log_cap;
-  struct cmd_net net;
+  struct cmd_overrides ov;
 };
 
 /* 0: go on; 1: help was printed; -1: usage error (already reported). */
@@ -63,19 +59,17 @@ run_parse (int argc, char **argv, struct run_opts *o)
     { "keep", no_argument, NULL, 'k' },
     { "no-monitor", no_argument, NULL, 'M' },
     { "no-new-keyring", no_argument, NULL, 'n' },
-    { "network", required_argument, NULL, 'N' },
-    { "allow", required_argument, NULL, 'A' },
     { "console-socket", required_argument, NULL, 'c' },
     { "preserve-fds", required_argument, NULL, 'f' },
     { "from-snapshot", required_argument, NULL, 'S' },
     { "stdio", required_argument, NULL, 'O' },
     { "log-size", required_argument, NULL, 'L' },
-    { "disk", required_argument, NULL, 'D' },
     { "help", no_argument, NULL, 'h' },
+    CMD_OVERRIDE_OPTIONS,
     { NULL, 0, NULL, 0 },
   };
-  int c;
-  while ((c = getopt_long (argc, argv, "b:dh", opts, NULL)) != -1)
+  int c, r;
+  while ((c = getopt_long (argc, argv, "b:dh" CMD_OVERRIDE_SHORTOPTS, opts, NULL)) != -1)
     switch (c)
       {
       case 'b': o->bundle = optarg; break;
@@ -86,14 +80,8 @@ run_parse (int argc, char **argv, struct run_opts *o)
       case 'd': o->detach = true; break;
       case 'M': o->no_monitor = true; break;
       case 'S': o->from = optarg; break;
-      case 'D': o->disk = optarg; break;
       case 'k':
       case 'n': break;
-      case 'N':
-      case 'A':
-        if (cmd_net_option (&o->net, c, optarg, "run") < 0)
-          return -1;
-        break;
       case 'c': o->console = optarg; break;
       case 'O':
         if (strcmp (optarg, "log") != 0 && strcmp (optarg, "inherit") != 0)
@@ -115,14 +103,19 @@ run_parse (int argc, char **argv, struct run_opts *o)
           return -1;
         break;
       case 'h': cmd_help (run_help); return 1;
-      default: cmd_bad_option ("run", argv, opts); return -1;
+      default:
+        r = cmd_override_option (&o->ov, c, optarg, "run");
+        if (r == 0)
+          cmd_bad_option ("run", argv, opts);
+        if (r <= 0)
+          return -1;
       }
   if (argc - optind != 1)
     {
       cmd_usage ("run", "expects exactly one sandbox ID (put the command after --)");
       return -1;
     }
-  if (o->from && (o->bundle || o->profile || o->image || o->net.mode || o->net.allow))
+  if (o->from && (o->bundle || o->profile || o->image || o->ov.net.mode || o->ov.net.allow))
     {
       cmd_usage ("run", "--from-snapshot takes its config from the snapshot (no --bundle, --profile, "
                         "--image, --network, --allow)");
@@ -193,7 +186,7 @@ cmd_run (int argc, char **argv)
   int r = run_parse (argc, argv, &o);
   if (r != 0)
     {
-      cmd_net_free (&o.net);
+      cmd_overrides_free (&o.ov);
       return r > 0 ? 0 : EXIT_HAKO;
     }
   const char *id = argv[optind];
@@ -213,8 +206,7 @@ cmd_run (int argc, char **argv)
       || (o.from ? cmd_load_snapshot (o.from, &snap, &cfg, &snap_data, &err)
                  : cmd_load_source (o.bundle, o.profile, o.image, command, true, &cfg, &err))
              < 0
-      || cmd_apply_network (&cfg, &o.net, command, &err) < 0
-      || cmd_apply_disk (&cfg, o.disk, command, &err) < 0)
+      || cmd_apply_overrides (&cfg, &o.ov, command, &err) < 0)
     {
       note_cwd_bundle (&cfg, &err);
       cmd_fail ("run", id, &err);
@@ -255,7 +247,7 @@ out:
   sbx_fg_free (&fg);
   cmd_config_free (&cfg);
   snapshot_src_free (&snap);
-  cmd_net_free (&o.net);
+  cmd_overrides_free (&o.ov);
   store_fini (&st);
   return status;
 }

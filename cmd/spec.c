@@ -11,30 +11,78 @@
 #include "runtime/admission.h"
 
 static const char spec_help[]
-    = "Usage: hako spec [--profile default|host] [--rootless] [--image NAME] [--disk SIZE]\n"
+    = "Usage: hako spec [--profile default|host] [--rootless] [--image NAME] [FLAGS]\n"
       "                 [--bundle DIR]\n\n"
       "Write DIR/config.json (default: ./config.json); an existing one is kept.\n"
-      "  -p, --profile P   default (runc-like bundle with a rootfs/) or host (no image)\n"
-      "      --rootless    add a user namespace mapping the caller to root\n"
-      "      --image NAME  the default profile with the image's Entrypoint, Cmd, Env,\n"
-      "                    WorkingDir and User, and sandbox.image\n"
-      "      --disk SIZE   sandbox.limits.disk: bytes or a k/m/g suffix, -1 for none\n"
-      "  -b, --bundle DIR  where to write config.json\n";
+      "  -p, --profile P         default (runc-like bundle with a rootfs/) or host (no image)\n"
+      "      --rootless          add a user namespace mapping the caller to root\n"
+      "      --image NAME        the default profile with the image's Entrypoint, Cmd, Env,\n"
+      "                          WorkingDir and User, and sandbox.image\n"
+      "  -b, --bundle DIR        where to write config.json\n"
+      "FLAGS, written into it as `hako run` and `hako create` take them:\n" CMD_OVERRIDES_HELP;
 
-/* --disk written into the generated config, which is parsed to check it. */
+/* The config of the profile (or image) with the flags written in, into
+ * BUNDLE/config.json.  Returns the exit status. */
 static int
-spec_disk (const char *disk, char **json, hk_err *err)
+spec_write (const char *profile, bool rootless, const char *image, const char *bundle,
+            const struct cmd_overrides *ov, int operands)
 {
-  cleanup_free char *out = NULL;
-  size_t len;
-  struct oci_spec *spec = NULL;
-  if (oci_spec_set_disk (*json, strlen (*json), disk, &out, &len, err) < 0
-      || oci_spec_parse (out, len, &spec, err) < 0)
-    return err_prefix (err, "--disk %s", disk);
-  oci_spec_free (spec);
-  free (*json);
-  *json = steal_pointer (&out);
-  return 0;
+  if (operands != 0)
+    return cmd_usage ("spec", "takes no arguments");
+  int p = oci_profile_from_name (profile);
+  if (p < 0)
+    return cmd_usage ("spec", "unknown profile \"%s\" (default, host)", profile);
+  if (image && (rootless || p != OCI_PROFILE_DEFAULT))
+    return cmd_usage ("spec", "--image goes with the default profile only (no --rootless: an image "
+                              "sandbox's layers are mounted idmapped, which needs root)");
+  hk_err err = { 0 };
+  struct config_src cfg = { 0 };
+  cleanup_free char *path = xasprintf ("%s/config.json", bundle);
+  cleanup_close int fd = -1;
+  int status = EXIT_HAKO;
+  /* The limits of this machine (or of its node config), now: the file
+   * keeps them wherever it runs. */
+  struct oci_profile_limits lim;
+  if (image)
+    {
+      if (cmd_load_source (NULL, NULL, image, NULL, false, &cfg, &err) < 0)
+        goto fail;
+    }
+  else
+    {
+      if (admission_profile_limits (&lim, &err) < 0
+          || oci_profile_generate (p, rootless, NULL, &lim, &cfg.json, &err) < 0)
+        goto fail;
+      cfg.len = strlen (cfg.json);
+      /* -u NAME resolves in the bundle's root, when it is there already. */
+      cfg.bundle = path_absolute (bundle);
+      if (oci_spec_parse (cfg.json, cfg.len, &cfg.spec, &err) < 0)
+        goto fail;
+    }
+  if (cmd_apply_overrides (&cfg, ov, NULL, &err) < 0)
+    goto fail;
+  /* O_EXCL: never overwrite a config someone edited (runc refuses too). */
+  fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0)
+    {
+      if (errno == EEXIST)
+        err_set (&err, EEXIST, "%s already exists; remove it first", path);
+      else
+        err_sys (&err, "%s", path);
+      goto fail;
+    }
+  if (fd_write_all (fd, cfg.json, cfg.len) < 0 || fd_write_all (fd, "\n", 1) < 0)
+    {
+      err_sys (&err, "write %s", path);
+      goto fail;
+    }
+  status = 0;
+  goto out;
+fail:
+  cmd_fail ("spec", NULL, &err);
+out:
+  cmd_config_free (&cfg);
+  return status;
 }
 
 int
@@ -45,58 +93,31 @@ cmd_spec (int argc, char **argv)
     { "rootless", no_argument, NULL, 'r' },
     { "bundle", required_argument, NULL, 'b' },
     { "image", required_argument, NULL, 'i' },
-    { "disk", required_argument, NULL, 'D' },
     { "help", no_argument, NULL, 'h' },
+    CMD_OVERRIDE_OPTIONS,
     { NULL, 0, NULL, 0 },
   };
-  const char *profile = "default", *bundle = ".", *image = NULL, *disk = NULL;
+  const char *profile = "default", *bundle = ".", *image = NULL;
   bool rootless = false;
-  int c;
-  while ((c = getopt_long (argc, argv, "p:b:h", opts, NULL)) != -1)
+  struct cmd_overrides ov = { 0 };
+  int c, r;
+  while ((c = getopt_long (argc, argv, "p:b:h" CMD_OVERRIDE_SHORTOPTS, opts, NULL)) != -1)
     switch (c)
       {
       case 'p': profile = optarg; break;
       case 'r': rootless = true; break;
       case 'b': bundle = optarg; break;
       case 'i': image = optarg; break;
-      case 'D': disk = optarg; break;
-      case 'h': return cmd_help (spec_help);
-      default: return cmd_bad_option ("spec", argv, opts);
+      case 'h': cmd_overrides_free (&ov); return cmd_help (spec_help);
+      default:
+        r = cmd_override_option (&ov, c, optarg, "spec");
+        if (r <= 0)
+          {
+            cmd_overrides_free (&ov);
+            return r < 0 ? EXIT_HAKO : cmd_bad_option ("spec", argv, opts);
+          }
       }
-  if (optind != argc)
-    return cmd_usage ("spec", "takes no arguments");
-  int p = oci_profile_from_name (profile);
-  if (p < 0)
-    return cmd_usage ("spec", "unknown profile \"%s\" (default, host)", profile);
-  hk_err err = { 0 };
-  cleanup_free char *json = NULL;
-  cleanup_free char *path = xasprintf ("%s/config.json", bundle);
-  if (image && (rootless || p != OCI_PROFILE_DEFAULT))
-    return cmd_usage ("spec", "--image goes with the default profile only (no --rootless: an image "
-                              "sandbox's layers are mounted idmapped, which needs root)");
-  /* The limits of this machine (or of its node config), now: the file
-   * keeps them wherever it runs. */
-  struct oci_profile_limits lim;
-  if (image ? cmd_image_spec (image, NULL, &json, &err) < 0
-            : admission_profile_limits (&lim, &err) < 0
-                  || oci_profile_generate (p, rootless, NULL, &lim, &json, &err) < 0)
-    return cmd_fail ("spec", NULL, &err);
-  if (disk && spec_disk (disk, &json, &err) < 0)
-    return cmd_fail ("spec", NULL, &err);
-  /* O_EXCL: never overwrite a config someone edited (runc refuses too). */
-  cleanup_close int fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0)
-    {
-      if (errno == EEXIST)
-        err_set (&err, EEXIST, "%s already exists; remove it first", path);
-      else
-        err_sys (&err, "%s", path);
-      return cmd_fail ("spec", NULL, &err);
-    }
-  if (fd_write_all (fd, json, strlen (json)) < 0 || fd_write_all (fd, "\n", 1) < 0)
-    {
-      err_sys (&err, "write %s", path);
-      return cmd_fail ("spec", NULL, &err);
-    }
-  return 0;
+  int status = spec_write (profile, rootless, image, bundle, &ov, argc - optind);
+  cmd_overrides_free (&ov);
+  return status;
 }

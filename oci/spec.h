@@ -345,6 +345,36 @@ int oci_spec_set_disk (const char *json, size_t len, const char *size, char **ou
                        hk_err *err);
 void oci_spec_free (struct oci_spec *spec);
 
+/* run/create/spec's flags (--memory, -e, -v, --tmpfs, -w, -u, --hostname,
+ * --timeout, --read-only, ...): what they set, already checked. */
+struct oci_override_mount
+{
+  char *destination, *type, *source;
+  char **options;
+};
+
+struct oci_overrides
+{
+  bool has_memory, has_memory_swap, has_cpus, has_pids;
+  int64_t memory;      /* linux.resources.memory.limit (-1: none) */
+  int64_t memory_swap; /* linux.resources.memory.swap: memory + swap (-1: none) */
+  int64_t cpu_quota;   /* linux.resources.cpu.quota and .period */
+  uint64_t cpu_period;
+  int64_t pids;                      /* linux.resources.pids.limit (-1: none) */
+  char **env;                        /* K=V replacing K in process.env or added; each K once */
+  struct oci_override_mount *mounts; /* appended to mounts, replacing one at the same destination */
+  size_t n_mounts;
+  const char *cwd; /* process.cwd */
+  bool has_user;   /* process.user.uid and .gid (additionalGids dropped) */
+  uint32_t uid, gid;
+  const char *hostname;
+  const char *timeout; /* sandbox.limits.timeout, as given */
+  bool read_only;      /* root.readonly */
+};
+/* The config text with ov written into it (the rest as it was). */
+int oci_spec_override (const char *json, size_t len, const struct oci_overrides *ov, char **out,
+                       size_t *out_len, hk_err *err);
+
 /* A process object on its own (runc exec --process FILE), the fields and
  * errors of .process; args may be absent or empty (the command line's). */
 int oci_process_parse (const char *json, size_t len, struct oci_process **out, hk_err *err);

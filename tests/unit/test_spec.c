@@ -998,6 +998,81 @@ test_load (void)
   rmdir (dir);
 }
 
+/* The text with spaces and newlines taken out (the values here have none). */
+static char *
+squeeze (const char *s)
+{
+  char *out = xmalloc (strlen (s) + 1), *d = out;
+  for (; *s; s++)
+    if (*s != ' ' && *s != '\n')
+      *d++ = *s;
+  *d = '\0';
+  return out;
+}
+
+static void
+test_override (void)
+{
+  hk_err err = { 0 };
+  char *out = NULL, *sq;
+  size_t len;
+  /* Nothing asked: the text as it was, numbers in their own spelling. */
+  const char *base = "{\"process\":{\"env\":[\"PATH=/bin\",\"A=1\"],\"user\":{\"uid\":0,\"gid\":0,"
+                     "\"additionalGids\":[5]},\"cwd\":\"/\"},\"mounts\":[{\"destination\":\"/tmp/\","
+                     "\"type\":\"tmpfs\"},{\"destination\":\"/a\",\"type\":\"bind\"}],"
+                     "\"annotations\":{\"process.cwd\":\"x\"},\"n\":1.50}";
+  struct oci_overrides none = { 0 };
+  ok (oci_spec_override (base, strlen (base), &none, &out, &len, &err) == 0, "no override: %s", err.msg);
+  sq = squeeze (out);
+  is_str (sq, base, "no override: the same config");
+  free (sq);
+  free (out);
+
+  char *env[] = { "A=2", "B=3", NULL };
+  char *topts[] = { "size=1", NULL };
+  struct oci_override_mount m[] = { { "/tmp", "tmpfs", "tmpfs", topts } };
+  struct oci_overrides ov = { .has_memory = true,
+                              .memory = 1024,
+                              .has_cpus = true,
+                              .cpu_quota = 50000,
+                              .cpu_period = 100000,
+                              .env = env,
+                              .mounts = m,
+                              .n_mounts = 1,
+                              .cwd = "/w",
+                              .has_user = true,
+                              .uid = 7,
+                              .gid = 8,
+                              .hostname = "h",
+                              .timeout = "30s",
+                              .read_only = true };
+  ok (oci_spec_override (base, strlen (base), &ov, &out, &len, &err) == 0, "override: %s", err.msg);
+  sq = squeeze (out);
+  /* env: A replaced in place, B added; the old user's groups dropped; /tmp/
+   * replaced by the new /tmp (same place, lexically); a key holding dots is
+   * no path; absent objects made. */
+  is_str (
+      sq,
+      "{\"process\":{\"env\":[\"PATH=/bin\",\"A=2\",\"B=3\"],\"user\":{\"uid\":7,\"gid\":8},\"cwd\":\"/w\"},"
+      "\"mounts\":[{\"destination\":\"/a\",\"type\":\"bind\"},{\"destination\":\"/tmp\",\"type\":\"tmpfs\","
+      "\"source\":\"tmpfs\",\"options\":[\"size=1\"]}],\"annotations\":{\"process.cwd\":\"x\"},\"n\":1.50,"
+      "\"linux\":{\"resources\":{\"memory\":{\"limit\":1024},\"cpu\":{\"quota\":50000,\"period\":100000}}},"
+      "\"hostname\":\"h\",\"sandbox\":{\"limits\":{\"timeout\":\"30s\"}},\"root\":{\"readonly\":true}}",
+      "override: each field where it belongs");
+  free (sq);
+  free (out);
+  /* A member that is not an object is replaced by one. */
+  const char *odd = "{\"linux\":{\"resources\":null},\"root\":5}";
+  ok (oci_spec_override (odd, strlen (odd), &ov, &out, &len, &err) == 0, "non-object members");
+  sq = squeeze (out);
+  ok (strstr (sq, "\"linux\":{\"resources\":{\"memory\":{\"limit\":1024}") != NULL
+          && strstr (sq, "\"root\":{\"readonly\":true}") != NULL,
+      "null and a number become objects: %s", sq);
+  free (sq);
+  free (out);
+  ok (oci_spec_override ("[1]", 3, &ov, &out, &len, &err) < 0, "not an object: refused");
+}
+
 int
 main (void)
 {
@@ -1013,5 +1088,6 @@ main (void)
   test_init ();
   test_process_file ();
   test_load ();
+  test_override ();
   return tap_done ();
 }
