@@ -360,13 +360,13 @@ status_error (int fd, const hk_err *e)
 }
 
 static void
-report_truncation (const struct exec_result *res, const struct exec_cli *c, const char *id)
+report_truncation (const struct exec_result *res, const char *id)
 {
   static const char *const names[] = { "stdout", "stderr" };
   for (int s = 0; s < 2; s++)
     if (res->truncated[s])
-      log_warn ("exec %s: %s truncated after %llu bytes (--max-output)", id, names[s],
-                (unsigned long long)c->o.max_output);
+      log_warn ("exec %s: %s truncated after %llu bytes (--max-output, or the sandbox's max_output)", id,
+                names[s], (unsigned long long)res->max_output);
 }
 
 int
@@ -406,6 +406,7 @@ cmd_exec (int argc, char **argv)
   c.o.args = command[0] ? command : NULL;
   c.o.env = c.env;
   c.o.capture = c.json || c.has_max_output || c.status_fd >= 0;
+  c.o.max_output_set = c.has_max_output;
   if (c.json && !c.has_max_output)
     c.o.max_output = JSON_DEFAULT_CAP;
   if (c.status_fd >= 0)
@@ -443,7 +444,7 @@ cmd_exec (int argc, char **argv)
           if (res.not_run)
             cmd_not_run ("exec", id, res.status, res.not_run);
           if (c.status_fd < 0) /* else the result says it */
-            report_truncation (&res, &c, id);
+            report_truncation (&res, id);
           status = c.status_fd >= 0 ? status_result (c.status_fd, &res, id) : res.status;
         }
     }

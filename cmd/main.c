@@ -29,6 +29,7 @@ static const struct verb verbs[] = {
   { "exec", cmd_exec, "run one more command in a running sandbox" },
   { "put", cmd_put, "write standard input to a file inside a sandbox" },
   { "get", cmd_get, "write a file inside a sandbox to standard output" },
+  { "cp", cmd_cp, "copy files and trees between a sandbox and the host" },
   { "state", cmd_state, "print a sandbox's state as JSON" },
   { "wait", cmd_wait, "wait for a sandbox's process to end, exit with its status" },
   { "logs", cmd_logs, "print the output of a detached sandbox" },

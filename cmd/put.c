@@ -17,7 +17,7 @@ static const char put_help[]
       "  -u, --user USER[:GROUP] write as this user, who owns the file; a name from the\n"
       "                          sandbox's /etc/passwd or a number (default: the sandbox's\n"
       "                          root, and the replaced file's owner, else the process's user)\n"
-      "  -p, --mkdir             create missing parent directories\n"
+      "  -p, --parents, --mkdir  create missing parent directories (0755, as mkdir -p)\n"
       "  -h, --help              this text\n";
 
 int
@@ -31,6 +31,7 @@ cmd_put (int argc, char **argv)
     { "mode", required_argument, NULL, OPT_MODE },
     { "user", required_argument, NULL, 'u' },
     { "mkdir", no_argument, NULL, 'p' },
+    { "parents", no_argument, NULL, 'p' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };

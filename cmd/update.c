@@ -11,6 +11,7 @@
 #include "lib/util.h"
 #include "oci/resources.h"
 #include "runtime/limits.h"
+#include "runtime/sandbox.h"
 
 static const char update_help[]
     = "Usage: hako update [OPTIONS] ID [OPTIONS]\n\n"
@@ -27,7 +28,10 @@ static const char update_help[]
       "  --cpu-quota N            microseconds per period (-1: none)\n"
       "  --cpu-period N           microseconds\n"
       "  --cpuset-cpus LIST       CPUs allowed (\"0-2,4\")\n"
-      "  --cpuset-mems LIST       memory nodes allowed\n";
+      "  --cpuset-mems LIST       memory nodes allowed\n"
+      "  --timeout DUR            kill every process of the sandbox DUR from now\n"
+      "                           (500ms, 30s, 5m, 1h; 0 or none: no deadline);\n"
+      "                           this run only, a restart gets sandbox.limits.timeout\n";
 
 enum
 {
@@ -41,6 +45,7 @@ enum
   OPT_PERIOD,
   OPT_CPUSET_CPUS,
   OPT_CPUSET_MEMS,
+  OPT_TIMEOUT,
 };
 
 /* A size, or -1 for "no limit". */
@@ -147,9 +152,12 @@ cmd_update (int argc, char **argv)
     { "cpu-period", required_argument, NULL, OPT_PERIOD },
     { "cpuset-cpus", required_argument, NULL, OPT_CPUSET_CPUS },
     { "cpuset-mems", required_argument, NULL, OPT_CPUSET_MEMS },
+    { "timeout", required_argument, NULL, OPT_TIMEOUT },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
+  bool has_timeout = false;
+  uint64_t timeout_ms = 0;
   struct oci_resources opt = { 0 }, r = { 0 };
   const char *file = NULL;
   double cpus = 0;
@@ -164,6 +172,20 @@ cmd_update (int argc, char **argv)
         return cmd_help (update_help);
       if (c == 'r')
         file = optarg;
+      else if (c == OPT_TIMEOUT)
+        {
+          has_timeout = true;
+          if (strcmp (optarg, "none") != 0 && strcmp (optarg, "0") != 0
+              && (optarg[0] < '0' || optarg[0] > '9' || parse_duration_ms (optarg, &timeout_ms) < 0
+                  || timeout_ms == 0))
+            {
+              oci_resources_free (&opt);
+              return cmd_usage ("update",
+                                "--timeout \"%s\": expected a duration such as 500ms, 30s, 5m or 1h, "
+                                "or 0 or none",
+                                optarg);
+            }
+        }
       else if (c == '?' || c == ':' || take_option (c, optarg, &opt, &cpus) < 0)
         {
           oci_resources_free (&opt);
@@ -194,9 +216,10 @@ cmd_update (int argc, char **argv)
           r.cpu_quota = (int64_t)(cpus * (double)r.cpu_period + 0.5);
           r.has_cpu_quota = true;
         }
-      if (!sets_anything (&r))
-        ret = cmd_usage ("update", "nothing to change: give -r FILE or a limit option");
-      else if (cmd_store (&st, &err) < 0 || sbx_update (&st, id, &r, &err) < 0)
+      if (!sets_anything (&r) && !has_timeout)
+        ret = cmd_usage ("update", "nothing to change: give -r FILE, a limit option or --timeout");
+      else if (cmd_store (&st, &err) < 0 || (sets_anything (&r) && sbx_update (&st, id, &r, &err) < 0)
+               || (has_timeout && sbx_set_timeout (&st, id, timeout_ms, &err) < 0))
         ret = cmd_fail ("update", id, &err);
     }
   oci_resources_free (&opt);

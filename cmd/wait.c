@@ -2,6 +2,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cmd/cmd.h"
 #include "lib/util.h"
@@ -10,7 +11,8 @@
 static const char wait_help[]
     = "Usage: hako wait [--json] ID\n\n"
       "Block until the sandbox's process has ended (at once if it has), then exit\n"
-      "with its status, as run does (128+N for signal N).  Any number of callers may\n"
+      "with its status, as run does (128+N for signal N; 124 when the sandbox's\n"
+      "deadline, sandbox.limits.timeout, killed it).  Any number of callers may\n"
       "wait at once.\n\n"
       "      --json      print the sandbox's state (with exitStatus and reason) as JSON\n"
       "  -h, --help      this text\n";
@@ -45,7 +47,9 @@ cmd_wait (int argc, char **argv)
     {
       if (json)
         printf ("%s\n", text);
-      if (s->has_exit)
+      if (s->has_exit && s->reason && strcmp (s->reason, "timeout") == 0)
+        r = EXIT_TIMEOUT; /* as run and exec --timeout: the deadline, not any SIGKILL */
+      else if (s->has_exit)
         r = s->exit_status;
       else
         {

@@ -299,6 +299,15 @@ rm_rf_at (int dirfd, const char *name, dev_t dev, hk_err *err)
 }
 
 int
+rm_rf_in (int dirfd, const char *name, hk_err *err)
+{
+  struct stat st;
+  if (fstatat (dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return errno == ENOENT ? 0 : err_sys (err, "stat %s", name);
+  return rm_rf_at (dirfd, name, st.st_dev, err);
+}
+
+int
 rm_rf (const char *path, hk_err *err)
 {
   struct stat st;

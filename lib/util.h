@@ -60,6 +60,8 @@ int mkdir_p (const char *path, mode_t mode, hk_err *err);
 /* rm -rf that never crosses a mount point (so a stale bind mount's target is left
  * alone, not emptied) and never follows symlinks.  A missing path is success. */
 int rm_rf (const char *path, hk_err *err);
+/* rm_rf of name in dirfd, no symlink followed, no mount point crossed. */
+int rm_rf_in (int dirfd, const char *name, hk_err *err);
 
 /* "500ms", "30s", "5m", "1h", "2" (seconds).  Returns -1 on bad input. */
 int parse_duration_ms (const char *s, uint64_t *ms);

@@ -36,7 +36,8 @@
 /* hako's side of one exec. */
 struct exec_ctx
 {
-  const struct exec_opts *o;
+  const struct exec_opts *o; /* &opts */
+  struct exec_opts opts;     /* the caller's, with the sandbox's defaults (max_output) */
   struct exec_plan plan;
   struct oci_state *state;
   struct oci_spec *spec;
@@ -629,6 +630,27 @@ plan_root (struct exec_ctx *x, const int *rootfd, const struct stat *root, hk_er
 }
 
 /* Decide everything about the exec before anything is forked. */
+/* sandbox.limits.max_output: the cap of every exec that gives none
+ * (--max-output overrides it); one on a terminal or detached has no output
+ * hako reads, so it stays uncapped. */
+static void
+default_max_output (struct exec_ctx *x)
+{
+  const struct hako_sandbox *sb = &x->spec->sandbox;
+  struct exec_opts *o = &x->opts;
+  /* Without a sink (hibernate's and wake's command) the output is the
+   * caller's own, uncapped. */
+  if (!sb->has_max_output || o->max_output_set || o->builtin || o->detach || o->sink == NULL)
+    return;
+  if (o->capture)
+    o->max_output = sb->max_output; /* --json: instead of its own default */
+  else if (!o->tty && !x->plan.proc.terminal)
+    {
+      o->capture = true;
+      o->max_output = sb->max_output;
+    }
+}
+
 static int
 plan_exec (const struct store *st, struct exec_ctx *x, hk_err *err)
 {
@@ -647,8 +669,10 @@ plan_exec (const struct store *st, struct exec_ctx *x, hk_err *err)
   if (x->tree && plan_root (x, &rootfd, &sb, err) < 0)
     return -1;
   if (namespace_flags (pid, x->spec, &x->plan.ns_flags, err) < 0
-      || (!x->o->builtin && plan_cgroups (x, err) < 0) || plan_process (x, rootfd, err) < 0
-      || plan_terminal (x, err) < 0 || still_running (x, err) < 0)
+      || (!x->o->builtin && plan_cgroups (x, err) < 0) || plan_process (x, rootfd, err) < 0)
+    return -1;
+  default_max_output (x);
+  if (plan_terminal (x, err) < 0 || still_running (x, err) < 0)
     return -1;
   /* The exec's own terminal is what /dev/tty means to it (landlock.c). */
   x->spec->process->terminal = x->plan.tty;
@@ -1156,7 +1180,7 @@ int
 exec_run (const struct store *st, const struct exec_opts *o, struct exec_result *res, hk_err *err)
 {
   struct exec_ctx x = {
-    .o = o,
+    .opts = *o,
     .child = -1,
     .child_pidfd = -1,
     .cmd_pidfd = -1,
@@ -1172,8 +1196,10 @@ exec_run (const struct store *st, const struct exec_opts *o, struct exec_result 
               .err = { -1, -1 },
               .console_fd = -1 },
   };
+  x.o = &x.opts;
   *res = (struct exec_result){ .status = 125 };
   int r = plan_exec (st, &x, err);
+  res->max_output = x.o->max_output;
   if (r == 0)
     r = open_channels (&x, err);
   if (r == 0 && !o->detach)

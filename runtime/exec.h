@@ -51,6 +51,10 @@ struct exec_opts
    * command writes to hako's own stdout and stderr directly. */
   bool capture;
   uint64_t max_output;
+  /* --max-output was given: the sandbox's sandbox.limits.max_output, the
+   * default cap of every exec (with capture, or without when hako's own
+   * stdout and stderr would be the command's), does not apply. */
+  bool max_output_set;
   exec_sink_fn sink;
   void *sink_ctx;
   /* Called once in the foreground, with the command's host pid, when it
@@ -88,6 +92,7 @@ struct exec_result
   bool timed_out;
   bool truncated[2];    /* stdout, stderr: output was dropped at the cap */
   uint64_t duration_ms; /* from the fork to the command's exit */
+  uint64_t max_output;  /* the cap that applied (--max-output or the sandbox's) */
   pid_t pid;            /* the command's pid on the host */
   char *not_run;        /* 126/127: why the command could not be executed */
   char *warning;        /* something hako could not finish, the command's result stands */

@@ -42,6 +42,7 @@
 #include "runtime/pidinfo.h"
 #include "runtime/process.h"
 #include "runtime/sandbox.h"
+#include "runtime/tarcopy.h"
 #include "runtime/userdb.h"
 
 #define COPY_CHUNK (256u << 10)
@@ -70,8 +71,10 @@ struct place
 struct job
 {
   struct view v;
-  const struct files_get_opts *get; /* one of the two */
+  const struct files_get_opts *get; /* one of the three */
   const struct files_put_opts *put;
+  const struct files_cp_opts *cp;
+  bool contents; /* cp: the path ended in "/." */
   char *path; /* normalized */
   /* Who a new file belongs to without --user: the sandbox process's user,
    * in the ids of the helper's user namespace (the host's when it has none
@@ -79,6 +82,7 @@ struct job
   uid_t owner_uid;
   gid_t owner_gid;
   int proc_fd;    /* the host's /proc: the helper's own fds */
+  int cp_fd;      /* cp: the tar stream's end that is the helper's */
   int hako_pidfd; /* hako: the helper must not outlive it */
 };
 
@@ -339,8 +343,13 @@ open_dir (const struct view *v, const char *dir, bool mkdir, uid_t uid, gid_t gi
   if (view_place (v, dir, &t->dir, err) < 0)
     return -1;
   t->dirfd = open_in_root (t->dir.rootfd, t->dir.rel, O_PATH | O_DIRECTORY);
-  if (t->dirfd >= 0 || errno != ENOENT || !mkdir)
-    return t->dirfd >= 0 ? 0 : err_sys (err, "directory %s", dir);
+  if (t->dirfd >= 0)
+    return 0;
+  if (errno == ENOENT && !mkdir)
+    return err_setk (err, ERR_NOT_FOUND, ENOENT,
+                     "directory %s: No such file or directory (put -p creates missing parents)", dir);
+  if (errno != ENOENT || !mkdir)
+    return err_sys (err, "directory %s", dir);
   cleanup_free char *rel = xstrdup (t->dir.rel);
   cleanup_close int parent = open_in_root (t->dir.rootfd, ".", O_PATH | O_DIRECTORY);
   for (char *slash = rel;; slash++)
@@ -526,6 +535,39 @@ do_put (const struct job *j, hk_err *err)
   return r;
 }
 
+/* ---- cp (in the helper) --------------------------------------------------- */
+
+static const char *
+base_name (const char *path)
+{
+  const char *slash = strrchr (path, '/');
+  return slash && slash[1] ? slash + 1 : strcmp (path, "/") == 0 ? "." : path;
+}
+
+static int
+do_cp (const struct job *j, hk_err *err)
+{
+  const struct files_cp_opts *o = j->cp;
+  struct place pl;
+  if (view_place (&j->v, j->path, &pl, err) < 0)
+    return -1;
+  int r;
+  if (o->out)
+    r = tc_write (pl.rootfd, pl.rel, base_name (j->path), j->contents || strcmp (j->path, "/") == 0,
+                  j->proc_fd, j->cp_fd, err);
+  else
+    {
+      struct tc_extract_opts x = { .archive = o->archive,
+                                   .uid = j->owner_uid,
+                                   .gid = j->owner_gid,
+                                   .into = o->host == NULL,
+                                   .proc_fd = j->proc_fd };
+      r = tc_extract (pl.rootfd, pl.rel, j->cp_fd, &x, err);
+    }
+  place_free (&pl);
+  return r < 0 ? err_prefix (err, "%s", j->path) : 0;
+}
+
 /* ---- the helper ----------------------------------------------------------- */
 
 /* In the helper, as the sandbox's user: the put or the get.  A change of
@@ -548,7 +590,7 @@ job_run (void *arg, hk_err *err)
       if (j->v.root < 0)
         return err_sys (err, "the root of sandbox %s", j->v.id);
     }
-  return j->get ? do_get (j, err) : do_put (j, err);
+  return j->get ? do_get (j, err) : j->put ? do_put (j, err) : do_cp (j, err);
 }
 
 /* Running (also created or paused): exec's joiner carries the helper into
@@ -772,6 +814,140 @@ files_put (const struct store *st, const struct files_put_opts *o, hk_err *err)
   j.put = o;
   if (r == 0)
     r = job_go (st, &j, o->user, o->in_fd, err);
+  job_free (&j);
+  return r;
+}
+
+/* ---- cp --------------------------------------------------------------------- */
+
+/* "/a/b/." -> "/a/b" and true: docker cp's "the directory's entries". */
+static char *
+strip_contents (const char *path, bool *contents)
+{
+  size_t n = strlen (path);
+  *contents = n >= 2 && strcmp (path + n - 2, "/.") == 0;
+  return *contents ? xstrndup (path, n - 1) : xstrdup (path);
+}
+
+/* The host's end, in a fork of hako acting as the caller: the host path
+ * resolved from "/" as the caller names it, then below it as tarcopy does
+ * (no link in the copied tree followed). */
+static int
+host_side (const struct job *j, const char *host, bool contents, int fd, hk_err *err)
+{
+  const struct files_cp_opts *o = j->cp;
+  cleanup_free char *abs = path_absolute (host);
+  bool above;
+  cleanup_free char *rel = path_lexical (abs, &above);
+  cleanup_close int root = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (root < 0)
+    return err_sys (err, "/");
+  if (!o->out)
+    {
+      const char *slash = strrchr (rel, '/');
+      const char *top = rel[0] == '\0' ? "." : slash ? slash + 1 : rel;
+      return tc_write (root, rel[0] ? rel : ".", top, contents || rel[0] == '\0', j->proc_fd, fd, err);
+    }
+  const struct oci_linux *l = &j->v.spec->linux;
+  bool mapped = oci_spec_ns (j->v.spec, OCI_NS_USER) != NULL;
+  struct tc_extract_opts x = { .archive = o->archive,
+                               .uid_map = mapped ? l->uid_mappings : NULL,
+                               .n_uid_map = l->n_uid_mappings,
+                               .gid_map = mapped ? l->gid_mappings : NULL,
+                               .n_gid_map = l->n_gid_mappings,
+                               .uid = (uid_t)-1,
+                               .gid = (gid_t)-1,
+                               .strip_setid = !o->archive,
+                               .proc_fd = j->proc_fd };
+  /* A rootless stopped sandbox's helper is the caller, on the host's ids. */
+  if (j->v.state->status == OCI_STATUS_STOPPED && geteuid () != 0)
+    x.uid_map = x.gid_map = NULL;
+  return tc_extract (root, rel[0] ? rel : ".", fd, &x, err);
+}
+
+static pid_t
+host_fork (const struct job *j, const char *host, bool contents, int fd, int errfd)
+{
+  pid_t pid = fork ();
+  if (pid != 0)
+    return pid;
+  signal (SIGPIPE, SIG_IGN);
+  prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  hk_err err = { 0 };
+  int r = host_side (j, host, contents, fd, &err);
+  if (r < 0)
+    {
+      struct stopped_err m = { .errnum = err.errnum };
+      snprintf (m.msg, sizeof m.msg, "%s", err.msg);
+      if (write (errfd, &m, sizeof m) != (ssize_t)sizeof m)
+        _exit (126);
+    }
+  _exit (r < 0 ? 125 : 0);
+}
+
+int
+files_cp (const struct store *st, const struct files_cp_opts *o, hk_err *err)
+{
+  struct job j;
+  bool host_contents = false;
+  cleanup_free char *path = strip_contents (o->path, &(bool){ false });
+  bool contents = strlen (o->path) >= 2 && strcmp (o->path + strlen (o->path) - 2, "/.") == 0;
+  cleanup_free char *host = o->host ? strip_contents (o->host, &host_contents) : NULL;
+  int r = job_open (st, o->id, path, &j, err);
+  j.cp = o;
+  j.contents = contents;
+  j.cp_fd = o->fd;
+  int p[2] = { -1, -1 }, ep[2] = { -1, -1 };
+  pid_t pid = -1;
+  if (r == 0 && host)
+    {
+      if (pipe2 (p, O_CLOEXEC) < 0 || pipe2 (ep, O_CLOEXEC) < 0)
+        r = err_sys (err, "pipe");
+      else
+        {
+          /* out: the helper writes p[1], the host side reads p[0]; in, the other way. */
+          int mine = o->out ? p[0] : p[1];
+          pid = host_fork (&j, host, host_contents, mine, ep[1]);
+          if (pid < 0)
+            r = err_sys (err, "fork");
+          close (mine);
+          close (ep[1]);
+          ep[1] = -1;
+          if (o->out)
+            p[0] = -1;
+          else
+            p[1] = -1;
+          j.cp_fd = o->out ? p[1] : p[0];
+        }
+    }
+  if (r == 0)
+    r = job_go (st, &j, NULL, j.cp_fd, err);
+  for (int i = 0; i < 2; i++)
+    if (p[i] >= 0)
+      close (p[i]);
+  if (pid > 0)
+    {
+      /* The host side's error is the cause unless the helper had one. */
+      struct stopped_err m;
+      ssize_t n;
+      do
+        n = read (ep[0], &m, sizeof m);
+      while (n < 0 && errno == EINTR);
+      int ws = 0;
+      while (waitpid (pid, &ws, 0) < 0 && errno == EINTR)
+        ;
+      if (r == 0 && n == (ssize_t)sizeof m)
+        {
+          m.msg[sizeof m.msg - 1] = '\0';
+          r = err_set (err, m.errnum, "%s", m.msg);
+        }
+      else if (r == 0 && (!WIFEXITED (ws) || WEXITSTATUS (ws) != 0))
+        r = err_set (err, EPIPE, "the host side of the copy ended with status %d", ws);
+    }
+  if (ep[0] >= 0)
+    close (ep[0]);
+  if (ep[1] >= 0)
+    close (ep[1]);
   job_free (&j);
   return r;
 }

@@ -55,4 +55,28 @@ struct files_get_opts
  * directories are refused, on both verbs. */
 int files_get (const struct store *st, const struct files_get_opts *o, hk_err *err);
 
+struct files_cp_opts
+{
+  const char *id;
+  bool out;         /* from the sandbox to the host; else into the sandbox */
+  const char *path; /* absolute, inside the sandbox; "/." at the end: its entries */
+  /* On the host: a path (relative to the current directory; "/." at the end
+   * as above), or NULL for a tar stream on fd (written when out, else read,
+   * and then unpacked into path, which must be a directory). */
+  const char *host;
+  int fd;
+  /* -a: owners kept — into the sandbox, the tar's ids as the sandbox's;
+   * out, the sandbox's ids mapped to the host's through its id maps.
+   * Without, what is made belongs to the sandbox process's user (in) or
+   * to the caller (out, set-id bits cleared). */
+  bool archive;
+};
+
+/* hako cp: a file or a whole tree (modes, symlinks as symlinks, mtimes)
+ * between a sandbox, running or stopped, and the host, as a tar stream
+ * between the helper acting for the sandbox (as put and get) and a fork of
+ * hako acting for the caller on the host.  Device nodes, fifos and sockets
+ * are refused on both sides. */
+int files_cp (const struct store *st, const struct files_cp_opts *o, hk_err *err);
+
 #endif

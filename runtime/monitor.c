@@ -21,6 +21,7 @@
 
 #include "lib/syscalls.h"
 #include "lib/util.h"
+#include "runtime/deadline.h"
 #include "runtime/pidinfo.h"
 #include "runtime/sbxlog.h"
 
@@ -273,7 +274,10 @@ exit_record_write (const char *state_dir, pid_t pid, uint64_t start, int wstatus
 {
   int sig = WIFSIGNALED (wstatus) ? WTERMSIG (wstatus) : 0;
   int code = sig ? 128 + sig : WEXITSTATUS (wstatus);
-  const char *reason = oom ? "oom" : sig ? "signaled" : "exited";
+  const char *reason = oom                                                        ? "oom"
+                       : sig == SIGKILL && deadline_fired (state_dir, pid, start) ? "timeout"
+                       : sig                                                      ? "signaled"
+                                                                                  : "exited";
   char buf[128];
   int n = snprintf (buf, sizeof buf, "%d %llu %d %d %s\n", (int)pid, (unsigned long long)start, code, sig,
                     reason);

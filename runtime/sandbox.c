@@ -23,6 +23,7 @@
 #include "runtime/caps.h"
 #include "runtime/cgroup.h"
 #include "runtime/console.h"
+#include "runtime/deadline.h"
 #include "runtime/disk.h"
 #include "runtime/hooks.h"
 #include "runtime/idmap.h"
@@ -111,16 +112,6 @@ apply_network_mode (struct oci_spec *spec, hk_err *err)
     }
 }
 
-/* Features the spec may ask for that this hako cannot enforce yet: refused,
- * never silently dropped (DESIGN.md: isolation fails closed). */
-static int
-refuse_unsupported (const struct oci_spec *spec, hk_err *err)
-{
-  if (spec->sandbox.has_timeout || spec->sandbox.has_max_output)
-    return err_set (err, ENOTSUP, "sandbox.limits: not supported by this hako yet");
-  return 0;
-}
-
 static int sbx_validate_spec (struct oci_spec *spec, hk_err *err);
 
 int
@@ -142,7 +133,7 @@ sbx_validate_spec (struct oci_spec *spec, hk_err *err)
     return -1;
   if (proc_apparmor_check (spec->process, err) < 0)
     return -1;
-  if (apply_network_mode (spec, err) < 0 || refuse_unsupported (spec, err) < 0)
+  if (apply_network_mode (spec, err) < 0)
     return -1;
   /* A joined mount namespace is checked before clone (mntns_before_clone). */
   if (mntns_validate (spec, err) < 0)
@@ -571,6 +562,24 @@ prepare_log (const struct sbx_create_opts *o, struct build *b, bool monitored, h
   return sbxlog_pipes_open (&b->log, err);
 }
 
+/* sandbox.limits.timeout: counted from create (or the restart), held by a
+ * watchdog that outlives whoever made the sandbox (runtime/deadline.h).  A
+ * restart without one drops what `update --timeout` left of the last run. */
+static int
+arm_deadline (const struct sbx_create_opts *o, struct build *b, hk_err *err)
+{
+  const struct hako_sandbox *sb = &o->spec->sandbox;
+  if (sb->has_timeout && sb->timeout_ms > 0)
+    return deadline_set (b->entry.dir, b->child.pid, b->child.start_time, b->child.pidfd, sb->timeout_ms,
+                         err);
+  if (b->restart)
+    {
+      cleanup_free char *path = store_path (&b->entry, "deadline");
+      unlink (path);
+    }
+  return 0;
+}
+
 /* The part of create after the checks: the state dir (kept on a restart),
  * the root, the work dir, the cgroups and the process. */
 static int
@@ -597,7 +606,7 @@ build_sandbox (const struct store *st, const struct sbx_create_opts *o, struct b
       || prepare_log (o, b, monitored, err) < 0 || prepare_data_dir (st, o, b, err) < 0
       || prepare_workdir (o, b, err) < 0 || prepare_image_layer (o, b, err) < 0
       || create_cgroups (b, o, err) < 0 || create_spawn (o, b, *rootfs, status, console, err) < 0
-      || proxy_start (&b->entry, o->spec, b->child.pidfd, err) < 0
+      || arm_deadline (o, b, err) < 0 || proxy_start (&b->entry, o->spec, b->child.pidfd, err) < 0
       || (o->pid_file && write_pid_file (o->pid_file, b->child.pid, err) < 0))
     return -1;
   return 0;
@@ -699,6 +708,16 @@ refresh_status (const struct store_entry *e, struct oci_state *s)
     {
       if (!s->has_exit)
         exit_record_apply (e->dir, s);
+      /* Without a monitor nobody reaped it, but a deadline that killed it
+       * said so first (its SIGKILL). */
+      if (!s->has_exit && deadline_fired (e->dir, s->pid, s->pid_start_time))
+        {
+          s->has_exit = true;
+          s->exit_status = 128 + SIGKILL;
+          s->signal = SIGKILL;
+          free (s->reason);
+          s->reason = xstrdup ("timeout");
+        }
       return;
     }
   if (s->status == OCI_STATUS_CREATED)
@@ -1019,6 +1038,11 @@ sbx_run_wait (const struct store *st, struct sbx_fg *fg, bool record, int *statu
       if (released && wait_forwarding (&fg->child, &relay, &wstatus, err) == 0)
         {
           *status = WIFSIGNALED (wstatus) ? 128 + WTERMSIG (wstatus) : WEXITSTATUS (wstatus);
+          /* As timeout(1) and exec --timeout: 124 tells the deadline from
+           * another SIGKILL or an OOM kill (137). */
+          if (have_entry && WIFSIGNALED (wstatus) && WTERMSIG (wstatus) == SIGKILL
+              && deadline_fired (e.dir, pid, start))
+            *status = 124;
           /* Recorded the way the monitor records a detached one's end.  The
            * sandbox may have been deleted meanwhile: then nothing is written. */
           if (record && have_entry)
@@ -1315,6 +1339,28 @@ int
 sbx_stop (const struct store *st, const char *id, uint64_t timeout_ms, hk_err *err)
 {
   return with_locked (st, id, stop_locked, &timeout_ms, err);
+}
+
+/* ---- the deadline ------------------------------------------------------------- */
+
+static int
+timeout_locked (struct store_entry *e, struct oci_state *s, struct cg_sandbox *cg, const void *arg,
+                hk_err *err)
+{
+  (void)cg;
+  const uint64_t *timeout_ms = arg;
+  if (s->status == OCI_STATUS_STOPPED)
+    return err_setk (err, ERR_NOT_RUNNING, ESRCH, "sandbox %s: container not running", s->id);
+  cleanup_close int pidfd = pid_open (s->pid, s->pid_start_time);
+  if (pidfd < 0)
+    return err_setk (err, ERR_NOT_RUNNING, ESRCH, "sandbox %s: container not running", s->id);
+  return deadline_set (e->dir, s->pid, s->pid_start_time, pidfd, *timeout_ms, err);
+}
+
+int
+sbx_set_timeout (const struct store *st, const char *id, uint64_t timeout_ms, hk_err *err)
+{
+  return with_locked (st, id, timeout_locked, &timeout_ms, err);
 }
 
 /* ---- pause / resume --------------------------------------------------------- */

@@ -67,7 +67,8 @@ int sbx_start (const struct store *st, const char *id, hk_err *err);
 int sbx_stop (const struct store *st, const char *id, uint64_t timeout_ms, hk_err *err);
 /* Foreground: release the process, wait for it (forwarding the usual signals)
  * and, with record, write down how it ended (not worth it when the sandbox
- * is deleted next).  *status is the exit code or 128+N. */
+ * is deleted next).  *status is the exit code or 128+N, 124 when the
+ * sandbox's deadline (sandbox.limits.timeout) killed it. */
 int sbx_run_wait (const struct store *st, struct sbx_fg *fg, bool record, int *status, hk_err *err);
 void sbx_fg_free (struct sbx_fg *fg);
 /* Signal the sandbox's process, or with all every process in it. */
@@ -82,6 +83,10 @@ int sbx_delete (const struct store *st, const char *id, bool force, hk_err *err)
  * kernel reports them all frozen; resume thaws them. */
 int sbx_pause (const struct store *st, const char *id, hk_err *err);
 int sbx_resume (const struct store *st, const char *id, hk_err *err);
+/* update --timeout: the sandbox's deadline becomes timeout_ms from now (0:
+ * none), for this run only (config.json keeps what a restart gets).  For a
+ * created, running or paused sandbox; a stopped one is not_running. */
+int sbx_set_timeout (const struct store *st, const char *id, uint64_t timeout_ms, hk_err *err);
 /* The state with its status refreshed from the process (a dead pid reads as stopped). */
 int sbx_state (const struct store *st, const char *id, struct oci_state **out, hk_err *err);
 

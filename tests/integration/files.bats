@@ -151,8 +151,14 @@ own_rootfs () {
   $H put own /tmp/new <<< x
   run $H exec own stat -c '%u:%g %a' /tmp/new
   [ "$output" = "0:0 644" ]
-  run $H put own /tmp/missing/f <<< x
-  [ "$status" -eq 125 ]
+  run -125 --separate-stderr $H --log-format json put own /tmp/missing/f <<< x
+  echo "$stderr" | jq -e '.kind == "not_found" and (.msg | contains("put -p creates missing parents"))'
+  # -p, as mkdir -p
+  $H put -p own /tmp/missing/deeper/f <<< made
+  run -0 $H get own /tmp/missing/deeper/f
+  [ "$output" = made ]
+  $H put --parents own /tmp/missing2/f <<< made2
+  [ "$($H get own /tmp/missing2/f)" = made2 ]
   run $H put --user nosuch own /tmp/x <<< x
   [ "$status" -eq 125 ]
   [[ "$output" == *'no such user'* ]]
