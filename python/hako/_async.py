@@ -22,8 +22,8 @@ OutputCallback = Callable[[str], Any]
 Command = Union[str, Sequence[str]]
 WriteData = Union[str, bytes, "os.PathLike[str]", IO[bytes], IO[str]]
 
-# What a sandbox made by create() runs as its own process: it only keeps the
-# sandbox alive for exec; commands are what the caller runs.
+# What an image sandbox made by create() runs as its own process: it only
+# keeps the sandbox alive for exec; commands are what the caller runs.
 IDLE = ["sleep", "2147483647"]
 CHUNK = 65536
 
@@ -537,29 +537,29 @@ class AsyncSandbox:
             args += ["--disk", str(disk)]
         if timeout:
             args += ["--timeout", _duration(timeout)]
+        if memory is not None:
+            args += ["--memory", str(memory)]
+        if cpus is not None:
+            args += ["--cpus", str(cpus)]
+        if pids is not None:
+            args += ["--pids-limit", str(pids)]
+        for k, v in (envs or {}).items():
+            if not k or "=" in k:
+                raise InvalidArgumentException(f"environment variable name {k!r}")
+            args += ["-e", f"{k}={v}"]
+        if cwd:
+            args += ["-w", cwd]
+        if user:
+            args += ["-u", str(user)]
         for m in mounts:
             args += ["-v", m]
         args.append(sid)
-        if not (from_snapshot or bundle):
+        if image and not (from_snapshot or bundle):
+            # The host profile without a command runs hako's own init, which
+            # waits; an image's would run its entrypoint instead.
             args += ["--"] + IDLE
-        sb = cls(sid, t, envs, cwd, user)
         await _call(t, args, sandbox_id=sid)
-        limits: List[str] = []
-        if memory is not None:
-            limits += ["--memory", str(memory)]
-        if cpus is not None:
-            limits += ["--cpus", str(cpus)]
-        if pids is not None:
-            limits += ["--pids-limit", str(pids)]
-        if limits:
-            # Before any command of the caller's runs: only the idle process
-            # has run unlimited.
-            try:
-                await _call(t, ["update"] + limits + [sid], sandbox_id=sid)
-            except BaseException:
-                await sb.kill()
-                raise
-        return sb
+        return cls(sid, t)
 
     @classmethod
     async def connect(cls, sandbox_id: str, *, hako: Optional[str] = None, root: Optional[str] = None,
@@ -697,14 +697,21 @@ async def _call(t: Transport, args: Sequence[str], *, ok: Sequence[int] = (0,), 
 
 
 async def _send_tar(w: asyncio.StreamWriter, local_dir: str) -> None:
-    """local_dir's entries as a tar stream, one entry in memory at a time."""
+    """local_dir as a tar stream whose top entry is its own name (as
+    ``hako cp DIR ID:PATH`` copies it), one entry in memory at a time."""
     sink = io.BytesIO()
+    top = os.path.basename(os.path.normpath(local_dir))
     with tarfile.open(fileobj=sink, mode="w|") as tf:
-        for name in sorted(os.listdir(local_dir)):
-            tf.add(os.path.join(local_dir, name), arcname=name)
-            w.write(sink.getvalue())
-            sink.seek(0)
-            sink.truncate()
-            await w.drain()
+        for d, dirs, files in os.walk(local_dir):
+            dirs.sort()
+            rel = os.path.relpath(d, local_dir)
+            base = top if rel == "." else os.path.join(top, rel)
+            tf.add(d, arcname=base, recursive=False)
+            for name in sorted(files) + [x for x in dirs if os.path.islink(os.path.join(d, x))]:
+                tf.add(os.path.join(d, name), arcname=os.path.join(base, name), recursive=False)
+                w.write(sink.getvalue())
+                sink.seek(0)
+                sink.truncate()
+                await w.drain()
     w.write(sink.getvalue())
     await w.drain()

@@ -279,3 +279,43 @@ def test_async_api(kw: Dict[str, Any]) -> None:
             assert (await sb.get_info()).status == "running"
 
     asyncio.run(main())
+
+
+def test_sandbox_timeout_and_set_timeout(kw: Dict[str, Any]) -> None:
+    with Sandbox.create(timeout=1.5, **kw) as sb:
+        sb.set_timeout(600)  # moved: it outlives the first deadline
+        time.sleep(2.5)
+        assert sb.is_running()
+        sb.set_timeout(0.5)
+        for _ in range(100):
+            if sb.get_info().status == "stopped":
+                break
+            time.sleep(0.1)
+        assert sb.get_info().status == "stopped"
+        with pytest.raises(hako.NotRunningException):
+            sb.commands.run("true")
+
+
+def test_upload_download_mounts(kw: Dict[str, Any], roots: Any, tmp_path: Any) -> None:
+    src = tmp_path / "tree"
+    (src / "sub").mkdir(parents=True)
+    (src / "a.txt").write_text("A")
+    (src / "sub" / "b.bin").write_bytes(b"\x00B")
+    os.symlink("a.txt", src / "link")
+    shared = os.path.join(roots.dir, "shared")
+    os.makedirs(shared)
+    with open(os.path.join(shared, "f"), "w") as f:
+        f.write("from the host")
+    os.chmod(shared, 0o755)
+    with Sandbox.create(mounts=[f"{shared}:/mnt/shared:ro"], **kw) as sb:
+        assert sb.files.read("/mnt/shared/f") == "from the host"
+        assert sb.commands.run("touch /mnt/shared/g", check=False).exit_code != 0  # read-only
+        sb.files.make_dir("/work/up")
+        sb.files.upload(str(src), "/work/up")
+        r = sb.commands.run("cd /work/up && find . | sort && readlink tree/link 2>/dev/null || readlink link")
+        assert "a.txt" in r.stdout and "b.bin" in r.stdout
+        dest = tmp_path / "down"
+        dest.mkdir()
+        sb.files.download("/work/up", str(dest))
+        found = {os.path.relpath(os.path.join(d, f), dest) for d, _, fs in os.walk(dest) for f in fs}
+        assert any(p.endswith("sub/b.bin") for p in found), found

@@ -87,6 +87,15 @@ def test_ssh_transport(ssh: hako.SSH, kw: Dict[str, Any], tmp_path: Any) -> None
         sb.files.write("/tmp/big", big)  # over the channel's stdin
         assert sb.files.read("/tmp/big", format="bytes") == big.read_bytes()
         assert sb.files.exists("/tmp/big")
+        tree = tmp_path / "tree"
+        (tree / "sub").mkdir(parents=True)
+        (tree / "sub" / "x").write_text("over ssh")
+        sb.files.make_dir("/work/up")
+        sb.files.upload(str(tree), "/work/up")  # a tar stream on cp's "-"
+        assert sb.files.read("/work/up/tree/sub/x") == "over ssh"
+        down = tmp_path / "down"
+        sb.files.download("/work/up/tree", str(down))
+        assert (down / "tree" / "sub" / "x").read_text() == "over ssh"
         h = sb.commands.run("sleep 300", background=True, timeout=None)
         time.sleep(0.5)
         assert h.kill()
