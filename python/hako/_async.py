@@ -463,15 +463,30 @@ class AsyncFiles:
     async def download(self, path: str, local_dir: str) -> None:
         """Copy ``path`` in the sandbox to the local ``local_dir`` (``hako cp``)."""
         sb = self._sandbox
-        if sb._transport.remote:
+        if sb._transport.remote:  # cp's "-": a tar stream, unpacked here as it comes
             os.makedirs(local_dir, exist_ok=True)
             r, w = os.pipe()
-            with os.fdopen(w, "wb") as wf, os.fdopen(r, "rb") as rf:
-                task = asyncio.ensure_future(sb._call(["cp", f"{sb.sandbox_id}:{path}", "-"], stdout_file=wf))
-                loop = asyncio.get_running_loop()
-                wf.close()  # the child holds its copy
-                extract = loop.run_in_executor(None, _untar, rf, local_dir)
-                await asyncio.gather(task, extract)
+            try:
+                proc = await asyncio.create_subprocess_exec(
+                    *sb._transport.argv(["cp", f"{sb.sandbox_id}:{path}", "-"]),
+                    stdin=asyncio.subprocess.DEVNULL, stdout=w, stderr=asyncio.subprocess.PIPE)
+            except BaseException:
+                os.close(r)
+                raise
+            finally:
+                os.close(w)
+            with os.fdopen(r, "rb") as rf:
+                extract = asyncio.get_running_loop().run_in_executor(None, _untar, rf, local_dir)
+                assert proc.stderr is not None
+                err = await proc.stderr.read()
+                rc = await proc.wait()
+                try:
+                    await extract
+                except (tarfile.TarError, OSError):
+                    if rc == 0:
+                        raise
+            if rc != 0:
+                raise _error(rc, err, sb.sandbox_id, "ssh cp")
         else:
             await sb._call(["cp", f"{sb.sandbox_id}:{path}", local_dir])
 
