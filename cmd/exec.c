@@ -1,6 +1,7 @@
 /* exec: run one more command in a running sandbox, with its own exit status,
  * or with --json one object that says how it ended and what it wrote. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdint.h>
@@ -13,6 +14,7 @@
 #include "lib/log.h"
 #include "lib/util.h"
 #include "oci/exec_result.h"
+#include "oci/json.h"
 #include "runtime/exec.h"
 
 /* What --json keeps of each stream when --max-output does not say: enough
@@ -30,6 +32,8 @@ static const char exec_help[]
       "      --timeout DUR       kill CMD and every process it started after DUR (500ms, 30s, 5m)\n"
       "      --max-output N      pass on at most N bytes of stdout and of stderr (k, m, g)\n"
       "      --json              print one JSON object with the exit status and the output\n"
+      "      --status-fd N       stream stdout and stderr; write the pid, then the JSON result\n"
+      "                          (or the error) to fd N, one object a line\n"
       "  -d, --detach            return once CMD is running\n"
       "      --pid-file FILE     write CMD's host pid to FILE\n"
       "  -t, --tty               a new terminal inside the sandbox, relayed to ours\n"
@@ -53,6 +57,7 @@ struct exec_cli
   gid_t *gids;
   size_t n_gids;
   bool json, has_max_output;
+  int status_fd; /* --status-fd, or -1 */
   const char *process_file;
   struct oci_process *process;
 };
@@ -68,6 +73,7 @@ parse_args (int argc, char **argv, struct exec_cli *c)
     OPT_MAX_OUTPUT,
     OPT_JSON,
     OPT_PID_FILE,
+    OPT_STATUS_FD,
     OPT_CONSOLE,
     OPT_PRESERVE,
     OPT_CAP,
@@ -82,6 +88,7 @@ parse_args (int argc, char **argv, struct exec_cli *c)
     { "json", no_argument, NULL, OPT_JSON },
     { "detach", no_argument, NULL, 'd' },
     { "pid-file", required_argument, NULL, OPT_PID_FILE },
+    { "status-fd", required_argument, NULL, OPT_STATUS_FD },
     { "tty", no_argument, NULL, 't' },
     { "console-socket", required_argument, NULL, OPT_CONSOLE },
     { "process", required_argument, NULL, 'p' },
@@ -124,6 +131,22 @@ parse_args (int argc, char **argv, struct exec_cli *c)
       case OPT_JSON: c->json = true; break;
       case 'd': c->o.detach = true; break;
       case OPT_PID_FILE: c->o.pid_file = optarg; break;
+      case OPT_STATUS_FD:
+        {
+          char *end;
+          errno = 0;
+          long fd = strtol (optarg, &end, 10);
+          if (optarg[0] < '0' || optarg[0] > '9' || *end || errno || fd < 3 || fd > INT32_MAX)
+            return cmd_usage ("exec", "--status-fd \"%s\": expected a file descriptor number, 3 or more",
+                              optarg),
+                   -1;
+          /* The command must not inherit it: code in the sandbox could
+           * otherwise write a forged result for its caller to trust. */
+          if (fcntl ((int)fd, F_SETFD, FD_CLOEXEC) < 0)
+            return cmd_usage ("exec", "--status-fd %ld: not an open file descriptor", fd), -1;
+          c->status_fd = (int)fd;
+          break;
+        }
       case 't': c->o.tty = true; break;
       case OPT_CONSOLE: c->o.console_socket = optarg; break;
       case 'p': c->process_file = optarg; break;
@@ -164,8 +187,12 @@ parse_args (int argc, char **argv, struct exec_cli *c)
   c->o.caps = c->caps;
   c->o.additional_gids = c->gids;
   c->o.n_additional_gids = c->n_gids;
-  if (c->o.detach && (c->o.timeout_ms || c->json || c->has_max_output))
-    return cmd_usage ("exec", "--detach cannot be combined with --timeout, --json or --max-output"), -1;
+  if (c->o.detach && (c->o.timeout_ms || c->json || c->has_max_output || c->status_fd >= 0))
+    return cmd_usage ("exec", "--detach cannot be combined with --timeout, --json, --max-output or "
+                              "--status-fd"),
+           -1;
+  if (c->status_fd >= 0 && (c->json || c->o.tty))
+    return cmd_usage ("exec", "--status-fd cannot be combined with --json or --tty"), -1;
   if (c->o.tty && (c->json || c->has_max_output))
     return cmd_usage ("exec", "--tty cannot be combined with --json or --max-output"), -1;
   if (c->o.tty && c->o.detach && c->o.console_socket == NULL)
@@ -266,6 +293,72 @@ print_json (const struct exec_result *res, struct capture *c, const char *id)
   return res->status;
 }
 
+/* --status-fd: one JSON object a line, written whole (a reader takes each
+ * line as it comes). */
+static void
+status_line (int fd, const char *text, size_t len)
+{
+  cleanup_free char *line = xasprintf ("%.*s\n", (int)len, text);
+  (void)fd_write_all (fd, line, len + 1); /* a reader gone is not our failure */
+}
+
+static void
+status_started (void *ctx, pid_t pid)
+{
+  char buf[48];
+  int n = snprintf (buf, sizeof buf, "{\"pid\":%d}", (int)pid);
+  status_line (*(int *)ctx, buf, (size_t)n);
+}
+
+/* The result without the streams, which were passed on as they came. */
+static int
+status_result (int fd, const struct exec_result *res, const char *id)
+{
+  hk_err err = { 0 };
+  struct oci_exec_result r = {
+    .exit_code = res->status,
+    .signal = res->signal,
+    .reason = exec_reason_name (res->reason),
+    .timed_out = res->timed_out,
+    .duration_ms = res->duration_ms,
+    .out = { .data = "", .len = 0, .truncated = res->truncated[0] },
+    .err = { .data = "", .len = 0, .truncated = res->truncated[1] },
+  };
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream (&text, &len);
+  if (f == NULL)
+    return err_sys (&err, "--status-fd"), cmd_fail ("exec", id, &err);
+  int w = oci_exec_result_write (&r, f, &err);
+  if (fclose (f) != 0 && w == 0)
+    w = err_sys (&err, "--status-fd");
+  if (w == 0)
+    (void)fd_write_all (fd, text, len);
+  free (text);
+  return w < 0 ? cmd_fail ("exec", id, &err) : res->status;
+}
+
+/* hako failed: the error's kind and message, as --log-format json has them. */
+static void
+status_error (int fd, const hk_err *e)
+{
+  struct json_out o;
+  json_out_init (&o, NULL);
+  json_obj_open (&o);
+  json_key (&o, "error");
+  json_obj_open (&o);
+  json_kstr (&o, "kind", err_kind_name (err_kind_of (e)));
+  json_kstr (&o, "msg", e->msg);
+  json_obj_close (&o);
+  json_obj_close (&o);
+  char *text = NULL;
+  size_t len = 0;
+  hk_err err = { 0 };
+  if (json_out_finish (&o, &text, &len, &err) == 0)
+    status_line (fd, text, len);
+  free (text);
+}
+
 static void
 report_truncation (const struct exec_result *res, const char *id)
 {
@@ -280,7 +373,7 @@ int
 cmd_exec (int argc, char **argv)
 {
   char **command;
-  struct exec_cli c = { 0 };
+  struct exec_cli c = { .status_fd = -1 };
   cmd_split_dashdash (&argc, argv, &command);
   int r = parse_args (argc, argv, &c);
   if (r != 0)
@@ -312,10 +405,17 @@ cmd_exec (int argc, char **argv)
   c.o.id = id;
   c.o.args = command[0] ? command : NULL;
   c.o.env = c.env;
-  c.o.capture = c.json || c.has_max_output;
+  c.o.capture = c.json || c.has_max_output || c.status_fd >= 0;
   c.o.max_output_set = c.has_max_output;
   if (c.json && !c.has_max_output)
     c.o.max_output = JSON_DEFAULT_CAP;
+  if (c.status_fd >= 0)
+    {
+      if (!c.has_max_output)
+        c.o.max_output = UINT64_MAX; /* passed on as it comes: nothing is held */
+      c.o.started = status_started;
+      c.o.started_ctx = &c.status_fd;
+    }
   c.o.sink = c.json ? sink_json : sink_pass;
   c.o.sink_ctx = c.json ? (void *)&cap : (void *)&pass;
   signal (SIGPIPE, SIG_IGN); /* a closed stdout is a write error, not our death */
@@ -325,7 +425,11 @@ cmd_exec (int argc, char **argv)
   struct exec_result res = { 0 };
   int status = EXIT_HAKO;
   if (load_process (&c, &err) < 0 || cmd_store (&st, &err) < 0 || exec_run (&st, &c.o, &res, &err) < 0)
-    cmd_fail ("exec", id, &err);
+    {
+      cmd_fail ("exec", id, &err);
+      if (c.status_fd >= 0)
+        status_error (c.status_fd, &err);
+    }
   else
     {
       if (res.warning)
@@ -339,8 +443,9 @@ cmd_exec (int argc, char **argv)
         {
           if (res.not_run)
             cmd_not_run ("exec", id, res.status, res.not_run);
-          report_truncation (&res, id);
-          status = res.status;
+          if (c.status_fd < 0) /* else the result says it */
+            report_truncation (&res, id);
+          status = c.status_fd >= 0 ? status_result (c.status_fd, &res, id) : res.status;
         }
     }
   exec_result_free (&res);

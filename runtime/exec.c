@@ -1103,8 +1103,14 @@ finish_foreground (struct exec_ctx *x, struct exec_result *res, hk_err *err)
 {
   int ws = 0;
   bool more = false;
-  if ((x->o->pid_file && write_pid_file (x->o->pid_file, res->pid, err) < 0)
-      || wait_command (x, res, &ws, &more, err) < 0)
+  if (x->o->pid_file && write_pid_file (x->o->pid_file, res->pid, err) < 0)
+    {
+      abort_command (x, res);
+      return -1;
+    }
+  if (x->o->started)
+    x->o->started (x->o->started_ctx, res->pid);
+  if (wait_command (x, res, &ws, &more, err) < 0)
     {
       abort_command (x, res);
       return -1;

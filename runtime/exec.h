@@ -57,6 +57,10 @@ struct exec_opts
   bool max_output_set;
   exec_sink_fn sink;
   void *sink_ctx;
+  /* Called once in the foreground, with the command's host pid, when it
+   * runs (before its output is read); NULL: not called. */
+  void (*started) (void *ctx, pid_t pid);
+  void *started_ctx;
   /* Instead of a command: builtin (builtin_arg) runs in a fork of hako in
    * the command's place (files.c's put and get), with its namespaces, user,
    * capabilities, rlimits, no_new_privs and Landlock, so that it reaches

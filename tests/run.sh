@@ -150,6 +150,47 @@ else
   run_serial "$log/main.serial"
 fi
 
+# The Python SDK (python/, tests/python): pytest against the built hako, its
+# junit report read into TAP (a pytest skip counts as skipped).  Runs when
+# TESTS_FILTER is empty or matches "python".
+case python in
+  *${TESTS_FILTER:-}*)
+    py=""
+    for c in python3 /usr/bin/python3; do
+      if command -v "$c" > /dev/null && "$c" -c 'import pytest' 2> /dev/null; then py=$c; break; fi
+    done
+    out="$log/python.tap"
+    if [ -z "$py" ]; then
+      echo "== python: skipped, python3-pytest is not installed"
+      echo "ok 1 - python SDK tests # skip python3-pytest is not installed" > "$out"
+    else
+      echo "== python: $py -m pytest tests/python"
+      t0=$(date +%s)
+      HAKO="$HAKO" "$py" -m pytest -q -p no:cacheprovider --junitxml="$log/python.xml" "$here/python" \
+        > "$log/python.out" 2>&1
+      echo "$(($(date +%s) - t0))" > "$log/python.secs"
+      times="$times python=$(cat "$log/python.secs")s"
+      "$py" - "$log/python.xml" > "$out" 2>> "$log/python.out" <<'PY' || echo "not ok 1 - pytest ran (no junit report)" > "$out"
+import sys, xml.etree.ElementTree as ET
+n = 0
+for case in ET.parse(sys.argv[1]).iter("testcase"):
+    n += 1
+    name = case.get("classname", "") + "::" + case.get("name", "")
+    skip = case.find("skipped")
+    if case.find("failure") is not None or case.find("error") is not None:
+        print(f"not ok {n} {name}")
+    elif skip is not None:
+        print(f"ok {n} {name} # skip {(skip.get('message') or '').splitlines()[0] if skip.get('message') else ''}")
+    else:
+        print(f"ok {n} {name}")
+print(f"1..{n}")
+PY
+      grep -q '^not ok' "$out" && tail -n 60 "$log/python.out" | sed 's/^/# /'
+    fi
+    count python "$out"
+    ;;
+esac
+
 # The sanitizer slice: hako and the unit tests rebuilt with ASan+UBSan, the
 # unit tests and the SANITIZE_SLICE integration files run with them.  Any
 # sanitizer report (written to files, so a test that expects a failure

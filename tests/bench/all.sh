@@ -17,6 +17,7 @@
 #   session.sh   run -d to the first exec; an idle session's PSS; put/get
 #   phases.sh    (after the table) where run's and exec's time goes, from
 #                hako's phase trace (HAKO_TRACE=1)
+#   python.sh    the Python SDK beside the CLI calls it makes (docs/python.md)
 # A tool that is not installed shows "n/a (not installed)"; a piece that
 # fails shows "failed" in its rows and the suite goes on (exit status 1 at
 # the end).  Every piece's own output goes to BENCH_LOG.
@@ -38,7 +39,7 @@
 #   PHASE_RUNS  30   (QUICK 10)  traced runs (and execs) of phases.sh
 #   SESSION_RUNS 5   (QUICK 2)   runs of each session.sh figure
 #   SESSION_MB  200  (QUICK 50)  the large put/get file
-#   BENCH_ONLY  a subset of "run exec images snapshot proxy parallel phases"
+#   BENCH_ONLY  a subset of "run exec images snapshot proxy parallel session phases python"
 #   BENCH_LOG   where the pieces' output goes (default a file under /tmp,
 #               kept only when a piece failed)
 # Needs root, hyperfine, jq, bc, curl (else busybox wget), a C compiler, and
@@ -62,7 +63,7 @@ else
   : "${SNAP_SIZES:=10 200}" "${SNAP_RUNS:=5}" "${PROXY_SIZE:=1073741824}"
 fi
 : "${PAR_JOBS:=8}" "${PAR_PER:=10}" "${PHASE_RUNS:=30}" "${SESSION_RUNS:=5}" "${SESSION_MB:=200}"
-: "${BENCH_ONLY:=run exec images snapshot proxy parallel session phases}"
+: "${BENCH_ONLY:=run exec images snapshot proxy parallel session phases python}"
 keep_log=${BENCH_LOG:+true}
 BENCH_LOG=${BENCH_LOG:-$(mktemp "${TMPDIR:-/tmp}"/hako-bench-all.XXXXXX.log)}
 lines=$(mktemp "${TMPDIR:-/tmp}"/hako-bench-lines.XXXXXX)
@@ -137,6 +138,7 @@ case " $BENCH_ONLY " in
     fi
     ;;
 esac
+piece python RUNS="$EXEC_RUNS" WARMUP="$WARMUP"
 elapsed=$(($(date +%s) - started))
 
 # ---- the table -----------------------------------------------------------------
@@ -162,6 +164,10 @@ elapsed=$(($(date +%s) - started))
   echo "get-1k|get 1 KiB|hako cp"
   echo "put-big|put $SESSION_MB MB|hako cp"
   echo "get-big|get $SESSION_MB MB|hako cp"
+  echo "py-exec|Python commands.run(\"true\") vs exec true|hako sdk"
+  echo "py-lifecycle|Python create+run+kill vs run -d, exec, delete|hako sdk"
+  echo "py-pool|Python 100 sandboxes x 10 commands, one loop|sdk"
+  echo "py-pool-rss|Python peak RSS of that loop|sdk"
 } > "$rows"
 
 echo "## hako benchmarks"
@@ -191,6 +197,11 @@ awk -F'|' -v only=" $BENCH_ONLY " -v failed=" $failed_pieces " -v logf="$BENCH_L
   }
   function installed(tool,   rc) {
     if (tool ~ /^(hako|hako-disk|direct|tar|cp)$/) return 1
+    if (key ~ /^py-/) return "python"
+    return "proxy"
+  }
+  function installed(tool,   rc) {
+    if (tool ~ /^(hako|hako-disk|direct|tar|sdk)$/) return 1
     if (!(tool in have)) have[tool] = (system("command -v " tool " > /dev/null") == 0)
     return have[tool]
   }

@@ -1,0 +1,732 @@
+"""AsyncSandbox: the SDK on asyncio subprocesses, one event loop for hundreds of sandboxes."""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import io
+import json
+import os
+import secrets
+import signal
+import tarfile
+from typing import (IO, Any, Callable, Dict, List, Mapping, Optional,
+                    Sequence, Tuple, Union)
+
+from hako._errors import (CommandExitException, InvalidArgumentException, NotFoundException,
+                          SandboxException, TimeoutException, from_kind)
+from hako._transport import SSH, SSH_STATUS_SCRIPT, Local, Transport
+from hako._types import CommandResult, EntryInfo, SandboxInfo
+
+OutputCallback = Callable[[str], Any]
+Command = Union[str, Sequence[str]]
+WriteData = Union[str, bytes, "os.PathLike[str]", IO[bytes], IO[str]]
+
+# What an image sandbox made by create() runs as its own process: it only
+# keeps the sandbox alive for exec; commands are what the caller runs.
+IDLE = ["sleep", "2147483647"]
+CHUNK = 65536
+
+
+def _new_id() -> str:
+    return "sb-" + secrets.token_hex(6)
+
+
+def _duration(seconds: float) -> str:
+    ms = int(round(seconds * 1000))
+    if ms <= 0:
+        raise InvalidArgumentException(f"timeout {seconds!r}: must be positive")
+    return f"{ms}ms"
+
+
+def _argv(cmd: Command) -> List[str]:
+    if isinstance(cmd, str):
+        return ["/bin/sh", "-c", cmd]
+    argv = list(cmd)
+    if not argv:
+        raise InvalidArgumentException("empty command")
+    return argv
+
+
+def _error(rc: int, stderr: bytes, sandbox_id: Optional[str], what: str) -> SandboxException:
+    """The exception for a failed hako call: its last JSON error line on stderr."""
+    text = stderr.decode("utf-8", "replace")
+    for line in reversed(text.splitlines()):
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(obj, dict) and obj.get("level") == "error" and "kind" in obj:
+            return from_kind(str(obj["kind"]), str(obj.get("msg", "")), verb=obj.get("verb"),
+                             sandbox_id=obj.get("id", sandbox_id))
+    if rc == 255 and "ssh" in what:
+        return SandboxException(f"{what}: ssh failed: {text.strip()}", sandbox_id=sandbox_id)
+    return SandboxException(f"{what}: exit status {rc}: {text.strip()}", sandbox_id=sandbox_id)
+
+
+def _make_transport(transport: Optional[Transport], hako: Optional[str], root: Optional[str],
+                    data_root: Optional[str]) -> Transport:
+    if transport is not None:
+        if root is not None:
+            transport.root = root
+        if data_root is not None:
+            transport.data_root = data_root
+        return transport
+    return Local(hako, root, data_root)
+
+
+class _Stream:
+    """One output stream, decoded as it comes and handed to a callback."""
+
+    def __init__(self, callback: Optional[OutputCallback]) -> None:
+        self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self.parts: List[str] = []
+        self.callback = callback
+
+    async def feed(self, data: bytes, final: bool = False) -> None:
+        text = self.decoder.decode(data, final)
+        if not text:
+            return
+        self.parts.append(text)
+        if self.callback is not None:
+            r = self.callback(text)
+            if asyncio.iscoroutine(r):
+                await r
+
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
+class AsyncCommandHandle:
+    """A command that runs (``background=True``): ``pid``, ``wait()``, ``kill()``."""
+
+    def __init__(self, sandbox: "AsyncSandbox", argv: List[str], stdin: Optional[Union[str, bytes]],
+                 on_stdout: Optional[OutputCallback], on_stderr: Optional[OutputCallback]) -> None:
+        self._sandbox = sandbox
+        self._argv = argv
+        self._stdin = stdin.encode() if isinstance(stdin, str) else stdin
+        self._out = _Stream(on_stdout)
+        self._err = _Stream(on_stderr)
+        self._status = bytearray()
+        self._pid: "asyncio.Future[Optional[int]]" = asyncio.get_running_loop().create_future()
+        # SSH: the remote shell's process group, from its first stderr line
+        self._pgid: "asyncio.Future[Optional[int]]" = asyncio.get_running_loop().create_future()
+        self._killed = False
+        self._result: Optional[CommandResult] = None
+        self._proc: Optional[asyncio.subprocess.Process] = None
+        self._tasks: List["asyncio.Task[None]"] = []
+        self._nonce = secrets.token_hex(16).encode()
+
+    @property
+    def sandbox_id(self) -> str:
+        return self._sandbox.sandbox_id
+
+    async def _start(self) -> None:
+        t = self._sandbox._transport
+        stdin = asyncio.subprocess.PIPE if self._stdin is not None else asyncio.subprocess.DEVNULL
+        args = ["exec", "--status-fd"]
+        if isinstance(t, SSH):
+            args.append("3")
+            argv = t.ssh_argv(["sh", "-c", SSH_STATUS_SCRIPT, self._nonce.decode()]
+                              + t.hako_argv(args + self._argv))
+            self._proc = await asyncio.create_subprocess_exec(
+                *argv, stdin=stdin, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            assert self._proc.stderr is not None
+            self._tasks.append(asyncio.ensure_future(self._pump_ssh_stderr(self._proc.stderr)))
+        else:
+            r, w = os.pipe()
+            try:
+                self._proc = await asyncio.create_subprocess_exec(
+                    *t.argv(args + [str(w)] + self._argv), stdin=stdin, stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE, pass_fds=(w,))
+            except BaseException:
+                os.close(r)
+                raise
+            finally:
+                os.close(w)
+            loop = asyncio.get_running_loop()
+            reader = asyncio.StreamReader(limit=1 << 20)
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader),
+                                         os.fdopen(r, "rb", buffering=0))
+            assert self._proc.stderr is not None
+            self._tasks.append(asyncio.ensure_future(self._pump(self._proc.stderr, self._err)))
+            self._tasks.append(asyncio.ensure_future(self._read_status(reader)))
+        assert self._proc.stdout is not None
+        self._tasks.append(asyncio.ensure_future(self._pump(self._proc.stdout, self._out)))
+        if self._stdin is not None:
+            self._tasks.append(asyncio.ensure_future(self._feed_stdin(self._stdin)))
+
+    async def _feed_stdin(self, data: bytes) -> None:
+        assert self._proc is not None and self._proc.stdin is not None
+        try:
+            self._proc.stdin.write(data)
+            await self._proc.stdin.drain()
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        finally:
+            self._proc.stdin.close()
+
+    async def _pump(self, reader: asyncio.StreamReader, stream: _Stream) -> None:
+        while True:
+            data = await reader.read(CHUNK)
+            if not data:
+                break
+            await stream.feed(data)
+        await stream.feed(b"", final=True)
+
+    def _status_line(self, line: bytes) -> None:
+        line = line.strip()
+        if not line:
+            return
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            return
+        if isinstance(obj, dict) and "pid" in obj and not self._pid.done():
+            self._pid.set_result(int(obj["pid"]))
+        self._status += line + b"\n"
+
+    async def _read_status(self, reader: asyncio.StreamReader) -> None:
+        while True:
+            line = await reader.readline()
+            if not line:
+                break
+            self._status_line(line)
+        self._no_pid()
+
+    def _no_pid(self) -> None:
+        if not self._pid.done():
+            self._pid.set_result(None)
+
+    async def _pump_ssh_stderr(self, reader: asyncio.StreamReader) -> None:
+        header = await reader.readline()
+        parts = header.split()
+        if len(parts) == 2 and parts[0] == self._nonce:
+            self._pgid.set_result(int(parts[1]))
+        else:  # ssh itself failed: what it said is the error
+            self._pgid.set_result(None)
+            await self._err.feed(header)
+        marker = b"\n" + self._nonce + b"\n"
+        buf = b""
+        while True:
+            data = await reader.read(CHUNK)
+            if not data:
+                await self._err.feed(buf, final=True)
+                self._no_pid()
+                return
+            buf += data
+            i = buf.find(marker)
+            if i >= 0:
+                await self._err.feed(buf[:i], final=True)
+                rest = buf[i + len(marker):] + await reader.read()
+                for line in rest.splitlines():
+                    self._status_line(line)
+                self._no_pid()
+                return
+            keep = len(marker) - 1
+            if len(buf) > keep:
+                await self._err.feed(buf[:-keep])
+                buf = buf[-keep:]
+
+    @property
+    def stdout(self) -> str:
+        """What the command wrote on stdout so far."""
+        return self._out.text()
+
+    @property
+    def stderr(self) -> str:
+        return self._err.text()
+
+    async def get_pid(self) -> Optional[int]:
+        """The command's host pid, once it runs (None if it never did; over SSH, known at its end)."""
+        return await asyncio.shield(self._pid)
+
+    @property
+    def pid(self) -> Optional[int]:
+        return self._pid.result() if self._pid.done() else None
+
+    async def _finish(self) -> CommandResult:
+        if self._result is not None:
+            return self._result
+        assert self._proc is not None
+        await asyncio.gather(*self._tasks)
+        rc = await self._proc.wait()
+        self._no_pid()
+        result: Optional[Dict[str, Any]] = None
+        err: Optional[Dict[str, Any]] = None
+        for line in self._status.splitlines():
+            obj = json.loads(line)
+            if "exit_code" in obj:
+                result = obj
+            elif isinstance(obj.get("error"), dict):
+                err = obj["error"]
+        if err is not None:
+            raise from_kind(str(err.get("kind", "internal")), str(err.get("msg", "")), verb="exec",
+                            sandbox_id=self.sandbox_id)
+        if result is None:
+            if self._killed:
+                self._result = CommandResult(137, self._out.text(), self._err.text(), signal=9,
+                                             reason="killed", pid=self.pid)
+                return self._result
+            raise _error(rc, self._err.text().encode(), self.sandbox_id, "exec")
+        stderr = self._err.text()
+        error = None
+        if result["exit_code"] in (126, 127) and result["reason"] == "exited" and stderr:
+            error = stderr.strip().splitlines()[-1]
+        self._result = CommandResult(
+            exit_code=int(result["exit_code"]), stdout=self._out.text(), stderr=stderr,
+            stdout_truncated=bool(result["stdout_truncated"]),
+            stderr_truncated=bool(result["stderr_truncated"]), timed_out=bool(result["timed_out"]),
+            reason=str(result["reason"]), duration=int(result["duration_ms"]) / 1000.0,
+            signal=result.get("signal"), pid=self.pid, error=error)
+        return self._result
+
+    async def wait(self, check: bool = True) -> CommandResult:
+        """Wait for the command's end.  Raises CommandExitException on a
+        non-zero exit and TimeoutException when its timeout killed it, unless
+        ``check=False``."""
+        res = await self._finish()
+        if check and res.timed_out:
+            raise TimeoutException("command timed out", result=res, sandbox_id=self.sandbox_id)
+        if check and res.exit_code != 0 and not self._killed:
+            raise CommandExitException(res)
+        return res
+
+    async def kill(self) -> bool:
+        """SIGKILL the command and everything it started.  False if it had ended."""
+        if self._result is not None or self._proc is None or self._proc.returncode is not None:
+            return False
+        self._killed = True
+        t = self._sandbox._transport
+        if isinstance(t, SSH):
+            pgid = await asyncio.shield(self._pgid)
+            if pgid is None:
+                return False
+            p = await asyncio.create_subprocess_exec(
+                *t.ssh_argv(["kill", "-KILL", "--", f"-{pgid}"]), stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
+            await p.wait()
+        else:
+            # hako exec's death is its command's: the subreaper it left in
+            # the sandbox kills the command and every process it started.
+            self._proc.send_signal(signal.SIGKILL)
+        await self._finish()
+        return True
+
+
+class AsyncCommands:
+    """``sb.commands``: run commands in the sandbox."""
+
+    def __init__(self, sandbox: "AsyncSandbox") -> None:
+        self._sandbox = sandbox
+
+    async def run(self, cmd: Command, *, timeout: Optional[float] = 60, envs: Optional[Mapping[str, str]] = None,
+                  cwd: Optional[str] = None, user: Optional[str] = None, stdin: Optional[Union[str, bytes]] = None,
+                  on_stdout: Optional[OutputCallback] = None, on_stderr: Optional[OutputCallback] = None,
+                  background: bool = False, max_output: Optional[int] = None,
+                  check: bool = True) -> Any:
+        """Run ``cmd`` (a shell string or an argv list).  Returns a CommandResult,
+        or with ``background=True`` an AsyncCommandHandle."""
+        sb = self._sandbox
+        args: List[str] = []
+        if timeout:
+            args += ["--timeout", _duration(timeout)]
+        if max_output is not None:
+            args += ["--max-output", str(int(max_output))]
+        env = dict(sb._envs)
+        env.update(envs or {})
+        for k, v in env.items():
+            if not k or "=" in k:
+                raise InvalidArgumentException(f"environment variable name {k!r}")
+            args += ["-e", f"{k}={v}"]
+        cwd = cwd or sb._cwd
+        if cwd:
+            args += ["--cwd", cwd]
+        user = user or sb._user
+        if user:
+            args += ["-u", str(user)]
+        args += [sb.sandbox_id, "--"] + _argv(cmd)
+        h = AsyncCommandHandle(sb, args, stdin, on_stdout, on_stderr)
+        await h._start()
+        if background:
+            return h
+        return await h.wait(check=check)
+
+
+class AsyncFiles:
+    """``sb.files``: files inside the sandbox, with its credentials (``user=``)."""
+
+    def __init__(self, sandbox: "AsyncSandbox") -> None:
+        self._sandbox = sandbox
+
+    async def _sh(self, script: str, *args: str, user: Optional[str] = None) -> Tuple[int, bytes]:
+        a = ["exec"] + (["-u", user] if user else []) + [self._sandbox.sandbox_id, "--", "/bin/sh", "-c",
+                                                          script, "sh"] + list(args)
+        rc, out, err = await self._sandbox._call(a, ok=(0, 1, 2, 3, 4))
+        return rc, out
+
+    async def read(self, path: str, format: str = "text", user: Optional[str] = None) -> Any:
+        """The file's content: ``format="text"`` (str) or ``"bytes"``."""
+        if format not in ("text", "bytes"):
+            raise InvalidArgumentException(f"format {format!r}: expected text or bytes")
+        a = ["get"] + (["-u", user] if user else []) + [self._sandbox.sandbox_id, path]
+        _, out, _ = await self._sandbox._call(a)
+        return out if format == "bytes" else out.decode("utf-8", "replace")
+
+    async def write(self, path: str, data: WriteData, user: Optional[str] = None,
+                    mode: Optional[int] = None, make_dirs: bool = True) -> EntryInfo:
+        """Write ``data`` (str, bytes, a local path, or a file object) to ``path``,
+        streamed: a path or a file with a descriptor goes to hako as its stdin."""
+        a = ["put"] + (["-p"] if make_dirs else []) + (["-u", user] if user else [])
+        if mode is not None:
+            a += ["--mode", format(mode, "o")]
+        a += [self._sandbox.sandbox_id, path]
+        if isinstance(data, str):
+            await self._sandbox._call(a, stdin_data=data.encode())
+        elif isinstance(data, (bytes, bytearray, memoryview)):
+            await self._sandbox._call(a, stdin_data=bytes(data))
+        elif isinstance(data, os.PathLike):
+            with open(data, "rb") as f:
+                await self._sandbox._call(a, stdin_file=f)
+        else:
+            fileno: Optional[int] = None
+            try:
+                fileno = data.fileno()
+            except (AttributeError, OSError, ValueError):
+                fileno = None
+            if fileno is not None and "b" in getattr(data, "mode", "b"):
+                await self._sandbox._call(a, stdin_file=data)
+            else:
+                await self._sandbox._call(a, stdin_chunks=data)
+        return EntryInfo(name=os.path.basename(path.rstrip("/")), path=path, type="file")
+
+    async def list(self, path: str, user: Optional[str] = None) -> List[EntryInfo]:
+        """The entries of the directory ``path`` (not . and ..)."""
+        script = ('[ -e "$1" ] || [ -L "$1" ] || exit 3; [ -d "$1" ] || exit 4; cd -- "$1" || exit 2; '
+                  'for f in * .*; do case "$f" in .|..) continue;; esac; '
+                  '[ -e "$f" ] || [ -L "$f" ] || continue; '
+                  'if [ -L "$f" ]; then t=symlink; elif [ -d "$f" ]; then t=dir; '
+                  'elif [ -f "$f" ]; then t=file; else t=other; fi; printf "%s/%s\\0" "$t" "$f"; done')
+        rc, out = await self._sh(script, path, user=user)
+        if rc == 3:
+            raise NotFoundException(f"{path}: no such file or directory", sandbox_id=self._sandbox.sandbox_id)
+        if rc == 4:
+            raise InvalidArgumentException(f"{path}: not a directory", sandbox_id=self._sandbox.sandbox_id)
+        if rc != 0:
+            raise SandboxException(f"list {path}: exit status {rc}", sandbox_id=self._sandbox.sandbox_id)
+        entries = []
+        for rec in out.split(b"\0"):
+            if not rec:
+                continue
+            t, _, name = rec.decode("utf-8", "surrogateescape").partition("/")
+            entries.append(EntryInfo(name=name, path=path.rstrip("/") + "/" + name, type=t))
+        return sorted(entries, key=lambda e: e.name)
+
+    async def exists(self, path: str, user: Optional[str] = None) -> bool:
+        rc, _ = await self._sh('[ -e "$1" ] || [ -L "$1" ]', path, user=user)
+        return rc == 0
+
+    async def remove(self, path: str, user: Optional[str] = None) -> None:
+        rc, _ = await self._sh('[ -e "$1" ] || [ -L "$1" ] || exit 3; rm -rf -- "$1" || exit 2', path, user=user)
+        if rc == 3:
+            raise NotFoundException(f"{path}: no such file or directory", sandbox_id=self._sandbox.sandbox_id)
+        if rc != 0:
+            raise SandboxException(f"remove {path}: exit status {rc}", sandbox_id=self._sandbox.sandbox_id)
+
+    async def make_dir(self, path: str, user: Optional[str] = None) -> bool:
+        """Make ``path`` and its parents; False if it was already a directory."""
+        rc, _ = await self._sh('[ -d "$1" ] && exit 1; mkdir -p -- "$1" || exit 2', path, user=user)
+        if rc == 2:
+            raise SandboxException(f"make_dir {path}: failed", sandbox_id=self._sandbox.sandbox_id)
+        return rc == 0
+
+    async def rename(self, old_path: str, new_path: str, user: Optional[str] = None) -> EntryInfo:
+        rc, _ = await self._sh('[ -e "$1" ] || [ -L "$1" ] || exit 3; mv -- "$1" "$2" || exit 2', old_path,
+                               new_path, user=user)
+        if rc == 3:
+            raise NotFoundException(f"{old_path}: no such file or directory", sandbox_id=self._sandbox.sandbox_id)
+        if rc != 0:
+            raise SandboxException(f"rename {old_path}: exit status {rc}", sandbox_id=self._sandbox.sandbox_id)
+        return EntryInfo(name=os.path.basename(new_path.rstrip("/")), path=new_path, type="file")
+
+    async def upload(self, local_dir: str, path: str) -> None:
+        """Copy the local tree ``local_dir`` to ``path`` in the sandbox (``hako cp``)."""
+        sb = self._sandbox
+        if sb._transport.remote:  # a tar stream over the channel (cp's "-")
+            await sb._call(["cp", "-", f"{sb.sandbox_id}:{path}"], stdin_tar=local_dir)
+        else:
+            await sb._call(["cp", local_dir, f"{sb.sandbox_id}:{path}"])
+
+    async def download(self, path: str, local_dir: str) -> None:
+        """Copy ``path`` in the sandbox to the local ``local_dir`` (``hako cp``)."""
+        sb = self._sandbox
+        if sb._transport.remote:  # cp's "-": a tar stream, unpacked here as it comes
+            os.makedirs(local_dir, exist_ok=True)
+            r, w = os.pipe()
+            try:
+                proc = await asyncio.create_subprocess_exec(
+                    *sb._transport.argv(["cp", f"{sb.sandbox_id}:{path}", "-"]),
+                    stdin=asyncio.subprocess.DEVNULL, stdout=w, stderr=asyncio.subprocess.PIPE)
+            except BaseException:
+                os.close(r)
+                raise
+            finally:
+                os.close(w)
+            with os.fdopen(r, "rb") as rf:
+                extract = asyncio.get_running_loop().run_in_executor(None, _untar, rf, local_dir)
+                assert proc.stderr is not None
+                err = await proc.stderr.read()
+                rc = await proc.wait()
+                try:
+                    await extract
+                except (tarfile.TarError, OSError):
+                    if rc == 0:
+                        raise
+            if rc != 0:
+                raise _error(rc, err, sb.sandbox_id, "ssh cp")
+        else:
+            await sb._call(["cp", f"{sb.sandbox_id}:{path}", local_dir])
+
+
+def _untar(f: IO[bytes], dest: str) -> None:
+    with tarfile.open(fileobj=f, mode="r|") as tf:
+        for m in tf:
+            # A hostile sandbox's stream could name ../ paths or links out of dest.
+            if m.name.startswith("/") or ".." in m.name.split("/") or m.isdev() or m.islnk():
+                raise SandboxException(f"download: refused tar member {m.name!r}")
+            tf.extract(m, dest)
+
+
+class AsyncSandbox:
+    """A hako sandbox driven from asyncio (``await AsyncSandbox.create(...)``)."""
+
+    def __init__(self, sandbox_id: str, transport: Transport, envs: Optional[Mapping[str, str]] = None,
+                 cwd: Optional[str] = None, user: Optional[str] = None) -> None:
+        self.sandbox_id = sandbox_id
+        self._transport = transport
+        self._envs: Dict[str, str] = dict(envs or {})
+        self._cwd = cwd
+        self._user = user
+        self.commands = AsyncCommands(self)
+        self.files = AsyncFiles(self)
+
+    # ---- the CLI ----
+
+    async def _call(self, args: Sequence[str], *, ok: Sequence[int] = (0,), stdin_data: Optional[bytes] = None,
+                    stdin_file: Optional[IO[Any]] = None, stdin_chunks: Optional[IO[Any]] = None,
+                    stdin_tar: Optional[str] = None, stdout_file: Optional[IO[Any]] = None
+                    ) -> Tuple[int, bytes, bytes]:
+        return await _call(self._transport, args, ok=ok, sandbox_id=self.sandbox_id, stdin_data=stdin_data,
+                           stdin_file=stdin_file, stdin_chunks=stdin_chunks, stdin_tar=stdin_tar,
+                           stdout_file=stdout_file)
+
+    @classmethod
+    async def create(cls, image: Optional[str] = None, profile: str = "host", bundle: Optional[str] = None,
+                     network: str = "none", allow: Sequence[str] = (), memory: Optional[Union[int, str]] = None,
+                     cpus: Optional[float] = None, pids: Optional[int] = None, disk: Optional[Union[int, str]] = None,
+                     timeout: Optional[float] = None, envs: Optional[Mapping[str, str]] = None,
+                     cwd: Optional[str] = None, user: Optional[str] = None, mounts: Sequence[str] = (),
+                     sandbox_id: Optional[str] = None, from_snapshot: Optional[str] = None, *,
+                     hako: Optional[str] = None, root: Optional[str] = None, data_root: Optional[str] = None,
+                     transport: Optional[Transport] = None) -> "AsyncSandbox":
+        """Create and start a sandbox; its own process only keeps it alive."""
+        t = _make_transport(transport, hako, root, data_root)
+        sid = sandbox_id or _new_id()
+        args = ["run", "-d"]
+        if from_snapshot:
+            args += ["--from-snapshot", from_snapshot]
+        elif bundle:
+            args += ["--bundle", bundle]
+        elif image:
+            args += ["--image", image]
+        else:
+            args += ["--profile", profile]
+        if not from_snapshot:  # a snapshot's network is its config's
+            args += ["--network", network]
+            for a in allow:
+                args += ["--allow", a]
+        if disk is not None:
+            args += ["--disk", str(disk)]
+        if timeout:
+            args += ["--timeout", _duration(timeout)]
+        if memory is not None:
+            args += ["--memory", str(memory)]
+        if cpus is not None:
+            args += ["--cpus", str(cpus)]
+        if pids is not None:
+            args += ["--pids-limit", str(pids)]
+        for k, v in (envs or {}).items():
+            if not k or "=" in k:
+                raise InvalidArgumentException(f"environment variable name {k!r}")
+            args += ["-e", f"{k}={v}"]
+        if cwd:
+            args += ["-w", cwd]
+        if user:
+            args += ["-u", str(user)]
+        for m in mounts:
+            args += ["-v", m]
+        args.append(sid)
+        if image and not (from_snapshot or bundle):
+            # The host profile without a command runs hako's own init, which
+            # waits; an image's would run its entrypoint instead.
+            args += ["--"] + IDLE
+        await _call(t, args, sandbox_id=sid)
+        return cls(sid, t)
+
+    @classmethod
+    async def connect(cls, sandbox_id: str, *, hako: Optional[str] = None, root: Optional[str] = None,
+                      data_root: Optional[str] = None, transport: Optional[Transport] = None,
+                      envs: Optional[Mapping[str, str]] = None, cwd: Optional[str] = None,
+                      user: Optional[str] = None) -> "AsyncSandbox":
+        """An existing sandbox (NotFoundException if there is none)."""
+        sb = cls(sandbox_id, _make_transport(transport, hako, root, data_root), envs, cwd, user)
+        await sb.get_info()
+        return sb
+
+    @classmethod
+    async def list(cls, *, hako: Optional[str] = None, root: Optional[str] = None,
+                   data_root: Optional[str] = None, transport: Optional[Transport] = None) -> List[SandboxInfo]:
+        t = _make_transport(transport, hako, root, data_root)
+        _, out, _ = await _call(t, ["list", "--format", "json"], sandbox_id=None)
+        return [SandboxInfo.from_state(o) for o in json.loads(out or b"[]")]
+
+    async def get_info(self) -> SandboxInfo:
+        _, out, _ = await self._call(["state", self.sandbox_id])
+        return SandboxInfo.from_state(json.loads(out))
+
+    async def is_running(self) -> bool:
+        return (await self.get_info()).status == "running"
+
+    async def set_timeout(self, seconds: float) -> None:
+        """Move the sandbox's deadline to ``seconds`` from now (``hako update --timeout``)."""
+        await self._call(["update", "--timeout", _duration(seconds), self.sandbox_id])
+
+    async def kill(self) -> bool:
+        """Delete the sandbox and everything in it.  False if it was already gone."""
+        # delete --force of no sandbox succeeds (runc's contract): ask first.
+        try:
+            await self._call(["state", self.sandbox_id])
+        except NotFoundException:
+            return False
+        await self._call(["delete", "--force", self.sandbox_id])
+        return True
+
+    async def pause(self) -> None:
+        await self._call(["pause", self.sandbox_id])
+
+    async def resume(self) -> None:
+        await self._call(["resume", self.sandbox_id])
+
+    async def stop(self, timeout: Optional[float] = None) -> None:
+        """End every process, keep the files (``start()`` runs it again)."""
+        await self._call(["stop"] + (["--time", _duration(timeout)] if timeout else []) + [self.sandbox_id])
+
+    async def start(self) -> None:
+        await self._call(["start", self.sandbox_id])
+
+    async def snapshot(self, dest: str) -> str:
+        """Copy the writable state into the new directory ``dest``
+        (``create(from_snapshot=dest)`` branches from it)."""
+        await self._call(["snapshot", self.sandbox_id, dest])
+        return dest
+
+    async def snapshot_image(self, name: str) -> Dict[str, Any]:
+        """Commit an image sandbox's writable layer as the image ``name``."""
+        _, out, _ = await self._call(["snapshot", "--image", name, "--format", "json", self.sandbox_id])
+        obj: Dict[str, Any] = json.loads(out)
+        return obj
+
+    async def hibernate(self, cmd: Command) -> None:
+        """Run the checkpoint command ``cmd``; if it exits 0, stop the sandbox."""
+        rc, _, err = await self._call(["hibernate", self.sandbox_id, "--"] + _argv(cmd), ok=range(0, 125))
+        if rc != 0:
+            raise CommandExitException(CommandResult(rc, "", err.decode("utf-8", "replace")))
+
+    async def wake(self, cmd: Command) -> None:
+        """Start the stopped sandbox and run the restore command ``cmd``."""
+        rc, _, err = await self._call(["wake", self.sandbox_id, "--"] + _argv(cmd), ok=range(0, 125))
+        if rc != 0:
+            raise CommandExitException(CommandResult(rc, "", err.decode("utf-8", "replace")))
+
+    async def __aenter__(self) -> "AsyncSandbox":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.kill()
+
+
+async def _call(t: Transport, args: Sequence[str], *, ok: Sequence[int] = (0,), sandbox_id: Optional[str],
+                stdin_data: Optional[bytes] = None, stdin_file: Optional[IO[Any]] = None,
+                stdin_chunks: Optional[IO[Any]] = None, stdin_tar: Optional[str] = None,
+                stdout_file: Optional[IO[Any]] = None) -> Tuple[int, bytes, bytes]:
+    """Run hako ARGS; its exit status, stdout, stderr.  A status outside ``ok``
+    raises the exception of the error kind hako printed."""
+    argv = t.argv(args)
+    stdin: Any = asyncio.subprocess.DEVNULL
+    if stdin_file is not None:
+        stdin = stdin_file
+    elif stdin_data is not None or stdin_chunks is not None or stdin_tar is not None:
+        stdin = asyncio.subprocess.PIPE
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv, stdin=stdin, stdout=stdout_file if stdout_file is not None else asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE)
+    except FileNotFoundError as e:
+        raise NotFoundException(f"cannot run {argv[0]!r}: {e}") from None
+    if stdin_data is not None:
+        out, err = await proc.communicate(stdin_data)
+    elif stdin_chunks is not None or stdin_tar is not None:
+        assert proc.stdin is not None
+
+        async def feed() -> None:
+            assert proc.stdin is not None
+            try:
+                if stdin_tar is not None:
+                    await _send_tar(proc.stdin, stdin_tar)
+                else:
+                    assert stdin_chunks is not None
+                    while True:
+                        chunk = stdin_chunks.read(CHUNK)
+                        if not chunk:
+                            break
+                        proc.stdin.write(chunk.encode() if isinstance(chunk, str) else chunk)
+                        await proc.stdin.drain()
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            finally:
+                proc.stdin.close()
+
+        feeder = asyncio.ensure_future(feed())
+        out, err = await proc.communicate()
+        await feeder
+    else:
+        out, err = await proc.communicate()
+    rc = proc.returncode
+    assert rc is not None
+    if rc not in ok:
+        raise _error(rc, err, sandbox_id, "ssh " + args[0] if t.remote else args[0])
+    return rc, out or b"", err
+
+
+async def _send_tar(w: asyncio.StreamWriter, local_dir: str) -> None:
+    """local_dir as a tar stream whose top entry is its own name (as
+    ``hako cp DIR ID:PATH`` copies it), one entry in memory at a time."""
+    sink = io.BytesIO()
+    top = os.path.basename(os.path.normpath(local_dir))
+    with tarfile.open(fileobj=sink, mode="w|") as tf:
+        for d, dirs, files in os.walk(local_dir):
+            dirs.sort()
+            rel = os.path.relpath(d, local_dir)
+            base = top if rel == "." else os.path.join(top, rel)
+            tf.add(d, arcname=base, recursive=False)
+            for name in sorted(files) + [x for x in dirs if os.path.islink(os.path.join(d, x))]:
+                tf.add(os.path.join(d, name), arcname=os.path.join(base, name), recursive=False)
+                w.write(sink.getvalue())
+                sink.seek(0)
+                sink.truncate()
+                await w.drain()
+    w.write(sink.getvalue())
+    await w.drain()

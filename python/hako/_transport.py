@@ -1,0 +1,81 @@
+"""How the SDK reaches the hako CLI: on this machine, or on another one over SSH."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+from typing import List, Optional, Sequence
+
+from hako._errors import NotFoundException
+
+
+class Transport:
+    """Builds the argv that runs ``hako ARGS...`` with the global options."""
+
+    remote = False
+
+    def __init__(self, hako: Optional[str] = None, root: Optional[str] = None,
+                 data_root: Optional[str] = None) -> None:
+        self.hako = hako or os.environ.get("HAKO") or "hako"
+        self.root = root if root is not None else os.environ.get("HAKO_ROOT")
+        self.data_root = data_root if data_root is not None else os.environ.get("HAKO_DATA_ROOT")
+
+    def hako_argv(self, args: Sequence[str]) -> List[str]:
+        argv = [self.hako, "--log-format", "json"]
+        if self.root:
+            argv += ["--root", self.root]
+        if self.data_root:
+            argv += ["--data-root", self.data_root]
+        return argv + list(args)
+
+    def argv(self, args: Sequence[str]) -> List[str]:
+        return self.hako_argv(args)
+
+
+class Local(Transport):
+    """hako on this machine: the binary on PATH, ``hako=``, or $HAKO."""
+
+    def __init__(self, hako: Optional[str] = None, root: Optional[str] = None,
+                 data_root: Optional[str] = None) -> None:
+        super().__init__(hako, root, data_root)
+        found = shutil.which(self.hako)
+        if found is None:
+            raise NotFoundException(f"hako binary {self.hako!r} not found (give hako= or put it on PATH)")
+        self.hako = found
+
+
+class SSH(Transport):
+    """hako on another machine, through the OpenSSH client (``ssh``).
+
+    Authentication is ssh's (keys, agent, ~/.ssh/config); it never prompts
+    (BatchMode).  Files stream over the channel's stdin and stdout."""
+
+    remote = True
+
+    def __init__(self, host: str, user: Optional[str] = None, port: int = 22, hako: str = "hako",
+                 root: Optional[str] = None, data_root: Optional[str] = None,
+                 ssh: str = "ssh", options: Sequence[str] = ()) -> None:
+        super().__init__(hako, root, data_root)
+        self.host = host
+        self.user = user
+        self.port = port
+        self.ssh = ssh
+        self.options = list(options)
+
+    def ssh_argv(self, remote: Sequence[str]) -> List[str]:
+        dest = f"{self.user}@{self.host}" if self.user else self.host
+        return ([self.ssh, "-o", "BatchMode=yes", "-p", str(self.port)] + self.options
+                + [dest, "--", shlex.join(list(remote))])
+
+    def argv(self, args: Sequence[str]) -> List[str]:
+        return self.ssh_argv(self.hako_argv(args))
+
+
+# An SSH channel has no fd 3: the remote shell keeps exec's --status-fd in a
+# file and sends it on stderr after a line holding only a fresh random nonce,
+# which the command cannot know.  Its first stderr line is "NONCE PGID".
+SSH_STATUS_SCRIPT = (
+    'printf "%s %s\\n" "$0" "$$" >&2; f=$(mktemp) || exit 125; '
+    '"$@" 3>"$f"; rc=$?; printf "\\n%s\\n" "$0" >&2; cat "$f" >&2; rm -f "$f"; exit $rc'
+)

@@ -1,0 +1,82 @@
+#!/bin/bash
+# tests/bench/python.sh: the Python SDK (python/hako) beside the CLI it drives.
+#
+#   py-exec       sb.commands.run("true") on a running host-profile sandbox
+#                 (median of RUNS calls in one process) vs `hako exec ID true`
+#                 (hyperfine); the goal is within 2 ms of the CLI
+#   py-lifecycle  Sandbox.create() + commands.run("true") + kill() vs the same
+#                 three CLI calls (run -d, exec, delete --force) in one sh
+#   py-pool       100 sandboxes x 10 commands from one AsyncSandbox loop
+#                 (POOL_SANDBOXES, POOL_COMMANDS): total time, and
+#   py-pool-rss   the peak RSS of that Python process (ru_maxrss)
+# Environment: HAKO, RUNS (default 100), LIFE_RUNS (default 10), WARMUP
+# (default 3), PYTHON3 (default: a python3 that imports hako's deps, i.e. any),
+# BENCH_FORMAT=lines (stdout gets `BENCH ROW TOOL VALUE UNIT [NOTE]`).
+# Needs root and hyperfine.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+HAKO=${HAKO:-$here/../../hako}
+RUNS=${RUNS:-100}
+LIFE_RUNS=${LIFE_RUNS:-10}
+WARMUP=${WARMUP:-3}
+POOL_SANDBOXES=${POOL_SANDBOXES:-100}
+POOL_COMMANDS=${POOL_COMMANDS:-10}
+PYTHON3=${PYTHON3:-python3}
+if [ "${BENCH_FORMAT:-}" = lines ]; then exec 3>&1 1>&2; else exec 3> /dev/null; fi
+emit () { printf 'BENCH %s\n' "$*" >&3; }
+command -v hyperfine > /dev/null || { echo "python.sh: hyperfine not installed" >&2; exit 1; }
+work=$(mktemp -d "${TMPDIR:-/tmp}"/hako-bench-py.XXXXXX)
+chmod 711 "$work"
+H="$HAKO --root $work/hako --data-root $work/data"
+cleanup () {
+  for id in $(ls "$work/hako" 2> /dev/null); do $H delete --force "$id" > /dev/null 2>&1 || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+export PYTHONPATH="$here/../../python${PYTHONPATH:+:$PYTHONPATH}"
+
+$H run -d --profile host hx -- sleep 100000
+hyperfine -N --style basic --warmup "$WARMUP" --runs "$RUNS" --export-json "$work/exec.json" \
+  -n hako "$H exec hx true" > /dev/null
+hyperfine --style basic --warmup 1 --runs "$LIFE_RUNS" --export-json "$work/life.json" \
+  -n hako "$H run -d --profile host lx -- sleep 100000 && $H exec lx true && $H delete --force lx" > /dev/null
+median () { jq -r '.results[0].median * 1000' "$1"; }
+emit "py-exec hako $(median "$work/exec.json") ms"
+emit "py-lifecycle hako $(median "$work/life.json") ms"
+
+"$PYTHON3" - "$HAKO" "$work/hako" "$work/data" "$RUNS" "$LIFE_RUNS" "$WARMUP" <<'PY' > "$work/py.lines"
+import statistics, sys, time
+import hako
+exe, root, data, runs, life, warm = sys.argv[1], sys.argv[2], sys.argv[3], *map(int, sys.argv[4:7])
+kw = dict(hako=exe, root=root, data_root=data)
+sb = hako.Sandbox.connect("hx", **kw)
+t = []
+for i in range(warm + runs):
+    t0 = time.perf_counter(); sb.commands.run("true"); t.append(time.perf_counter() - t0)
+print(f"py-exec sdk {statistics.median(t[warm:]) * 1000:.3f} ms")
+t = []
+for i in range(1 + life):
+    t0 = time.perf_counter()
+    s = hako.Sandbox.create(**kw); s.commands.run("true"); s.kill()
+    t.append(time.perf_counter() - t0)
+print(f"py-lifecycle sdk {statistics.median(t[1:]) * 1000:.3f} ms")
+PY
+"$PYTHON3" - "$HAKO" "$work/hako" "$work/data" "$POOL_SANDBOXES" "$POOL_COMMANDS" <<'PY' >> "$work/py.lines"
+import asyncio, resource, sys, time
+import hako
+exe, root, data, n, m = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+kw = dict(hako=exe, root=root, data_root=data)
+async def one(i):
+    async with await hako.AsyncSandbox.create(**kw) as sb:
+        for j in range(m):
+            await sb.commands.run(f"echo {i}.{j}")
+async def main():
+    await asyncio.gather(*(one(i) for i in range(n)))
+t0 = time.perf_counter()
+asyncio.run(main())
+total = time.perf_counter() - t0
+print(f"py-pool sdk {total * 1000:.0f} ms {n} sandboxes x {m} commands")
+print(f"py-pool-rss sdk {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.1f} MiB the Python process")
+PY
+while read -r line; do emit "$line"; echo "$line"; done < "$work/py.lines"
+exit 0
