@@ -146,6 +146,27 @@ int cmd_preserve_fds (const char *verb, const char *arg, unsigned int *n);
  * (reported).  json_only: the verb prints JSON whatever, and refuses text. */
 int cmd_format (const char *verb, const char *arg, bool json_only);
 
+/* --device NAME (create, run, spec; cmd/devices.c): a CDI device
+ * (vendor.com/class=name) or a host node (/dev/fuse), repeatable. */
+#define CMD_OPT_DEVICE 0x4401
+static inline void
+cmd_strv_freep (char ***v)
+{
+  strv_free (*v);
+}
+#define cleanup_strv __attribute__ ((cleanup (cmd_strv_freep)))
+/* Append arg to *devices; -1 after a usage error (reported). */
+int cmd_device_option (char ***devices, const char *arg, const char *verb);
+/* The node config's cdi_spec_dirs, given to oci/cdi.c (once). */
+int cmd_cdi_dirs (hk_err *err);
+/* The devices asked for (devices, .sandbox.devices, cdi.k8s.io/ annotations)
+ * applied into the config text, parsed again; args as for cmd_load_config. */
+int cmd_apply_devices (struct config_src *cfg, char *const *devices, char *const *args, hk_err *err);
+/* hako spec --device: the names into .sandbox.devices of *json, checked. */
+int cmd_spec_devices (char *const *devices, char **json, hk_err *err);
+/* The config text replaced by json (taken), parsed again (create.c). */
+int cmd_config_replace (struct config_src *cfg, char *json, size_t len, char *const *args, hk_err *err);
+
 /* Split argv at "--": *cmd points after it (NULL if absent) and argc shrinks. */
 void cmd_split_dashdash (int *argc, char **argv, char ***cmd);
 

@@ -107,6 +107,12 @@ replace_config (struct config_src *cfg, char *json, size_t len, char *const *arg
 }
 
 int
+cmd_config_replace (struct config_src *cfg, char *json, size_t len, char *const *args, hk_err *err)
+{
+  return replace_config (cfg, json, len, args, err);
+}
+
+int
 cmd_apply_network (struct config_src *cfg, const struct cmd_net *n, char *const *args, hk_err *err)
 {
   if (n->mode == NULL && n->allow == NULL)
@@ -196,6 +202,8 @@ static const char create_help[]
       "      --allow ENTRY       add to the network allow-list (repeatable; implies allowlist)\n"
       "      --disk SIZE         bound what it keeps under the data root (sandbox.limits.disk:\n"
       "                          bytes or a k/m/g suffix, -1 for none)\n"
+      "      --device NAME       a CDI device (vendor.com/class=name, =all) or a host node\n"
+      "                          (/dev/fuse) (repeatable)\n"
       "      --console-socket S  with process.terminal: send the pty's master to the unix socket S\n"
       "      --preserve-fds N    pass fds 3 to 3+N-1 on to the process\n"
       "      --no-monitor        no monitor process: the caller reaps the sandbox's\n"
@@ -221,9 +229,11 @@ cmd_create (int argc, char **argv)
     { "no-monitor", no_argument, NULL, 'M' },
     { "from-snapshot", required_argument, NULL, 'S' },
     { "disk", required_argument, NULL, 'D' },
+    { "device", required_argument, NULL, CMD_OPT_DEVICE },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
+  cleanup_strv char **devices = NULL;
   const char *bundle = NULL, *profile = NULL, *pid_file = NULL, *console = NULL, *image = NULL;
   const char *from = NULL, *disk = NULL;
   unsigned int preserve = 0;
@@ -263,6 +273,13 @@ cmd_create (int argc, char **argv)
       case 'M': no_monitor = true; break;
       case 'S': from = optarg; break;
       case 'D': disk = optarg; break;
+      case CMD_OPT_DEVICE:
+        if (cmd_device_option (&devices, optarg, "create") < 0)
+          {
+            cmd_net_free (&net);
+            return EXIT_HAKO;
+          }
+        break;
       case 'h': cmd_net_free (&net); return cmd_help (create_help);
       default: cmd_net_free (&net); return cmd_bad_option ("create", argv, opts);
       }
@@ -288,7 +305,8 @@ cmd_create (int argc, char **argv)
       || (from ? cmd_load_snapshot (from, &snap, &cfg, &snap_data, &err)
                : cmd_load_source (bundle, profile, image, NULL, false, &cfg, &err))
              < 0
-      || cmd_apply_network (&cfg, &net, NULL, &err) < 0 || cmd_apply_disk (&cfg, disk, NULL, &err) < 0)
+      || cmd_apply_network (&cfg, &net, NULL, &err) < 0 || cmd_apply_disk (&cfg, disk, NULL, &err) < 0
+      || cmd_apply_devices (&cfg, devices, NULL, &err) < 0)
     status = cmd_fail ("create", id, &err);
   else
     {

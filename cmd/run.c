@@ -32,6 +32,8 @@ static const char run_help[]
       "      --allow ENTRY       add to the network allow-list (repeatable; implies allowlist)\n"
       "      --disk SIZE         bound what it keeps under the data root (sandbox.limits.disk:\n"
       "                          bytes or a k/m/g suffix, -1 for none)\n"
+      "      --device NAME       a CDI device (vendor.com/class=name, =all) or a host node\n"
+      "                          (/dev/fuse) (repeatable)\n"
       "      --console-socket S  with process.terminal: send the pty's master to the unix socket S\n"
       "                          (without it, in the foreground, hako relays its own terminal)\n"
       "      --preserve-fds N    pass fds 3 to 3+N-1 on to the process\n"
@@ -47,6 +49,7 @@ struct run_opts
   bool rm, detach, no_monitor, stdio_inherit;
   uint64_t log_cap;
   struct cmd_net net;
+  char **devices; /* --device */
 };
 
 /* 0: go on; 1: help was printed; -1: usage error (already reported). */
@@ -71,6 +74,7 @@ run_parse (int argc, char **argv, struct run_opts *o)
     { "stdio", required_argument, NULL, 'O' },
     { "log-size", required_argument, NULL, 'L' },
     { "disk", required_argument, NULL, 'D' },
+    { "device", required_argument, NULL, CMD_OPT_DEVICE },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
@@ -87,6 +91,10 @@ run_parse (int argc, char **argv, struct run_opts *o)
       case 'M': o->no_monitor = true; break;
       case 'S': o->from = optarg; break;
       case 'D': o->disk = optarg; break;
+      case CMD_OPT_DEVICE:
+        if (cmd_device_option (&o->devices, optarg, "run") < 0)
+          return -1;
+        break;
       case 'k':
       case 'n': break;
       case 'N':
@@ -194,6 +202,7 @@ cmd_run (int argc, char **argv)
   if (r != 0)
     {
       cmd_net_free (&o.net);
+      strv_free (o.devices);
       return r > 0 ? 0 : EXIT_HAKO;
     }
   const char *id = argv[optind];
@@ -214,7 +223,8 @@ cmd_run (int argc, char **argv)
                  : cmd_load_source (o.bundle, o.profile, o.image, command, true, &cfg, &err))
              < 0
       || cmd_apply_network (&cfg, &o.net, command, &err) < 0
-      || cmd_apply_disk (&cfg, o.disk, command, &err) < 0)
+      || cmd_apply_disk (&cfg, o.disk, command, &err) < 0
+      || cmd_apply_devices (&cfg, o.devices, command, &err) < 0)
     {
       note_cwd_bundle (&cfg, &err);
       cmd_fail ("run", id, &err);
@@ -256,6 +266,7 @@ out:
   cmd_config_free (&cfg);
   snapshot_src_free (&snap);
   cmd_net_free (&o.net);
+  strv_free (o.devices);
   store_fini (&st);
   return status;
 }

@@ -19,6 +19,7 @@ static const char spec_help[]
       "      --image NAME  the default profile with the image's Entrypoint, Cmd, Env,\n"
       "                    WorkingDir and User, and sandbox.image\n"
       "      --disk SIZE   sandbox.limits.disk: bytes or a k/m/g suffix, -1 for none\n"
+      "      --device NAME sandbox.devices: a CDI device or a host node (repeatable)\n"
       "  -b, --bundle DIR  where to write config.json\n";
 
 /* --disk written into the generated config, which is parsed to check it. */
@@ -46,10 +47,12 @@ cmd_spec (int argc, char **argv)
     { "bundle", required_argument, NULL, 'b' },
     { "image", required_argument, NULL, 'i' },
     { "disk", required_argument, NULL, 'D' },
+    { "device", required_argument, NULL, CMD_OPT_DEVICE },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
   const char *profile = "default", *bundle = ".", *image = NULL, *disk = NULL;
+  cleanup_strv char **devices = NULL;
   bool rootless = false;
   int c;
   while ((c = getopt_long (argc, argv, "p:b:h", opts, NULL)) != -1)
@@ -60,6 +63,10 @@ cmd_spec (int argc, char **argv)
       case 'b': bundle = optarg; break;
       case 'i': image = optarg; break;
       case 'D': disk = optarg; break;
+      case CMD_OPT_DEVICE:
+        if (cmd_device_option (&devices, optarg, "spec") < 0)
+          return EXIT_HAKO;
+        break;
       case 'h': return cmd_help (spec_help);
       default: return cmd_bad_option ("spec", argv, opts);
       }
@@ -82,6 +89,8 @@ cmd_spec (int argc, char **argv)
                   || oci_profile_generate (p, rootless, NULL, &lim, &json, &err) < 0)
     return cmd_fail ("spec", NULL, &err);
   if (disk && spec_disk (disk, &json, &err) < 0)
+    return cmd_fail ("spec", NULL, &err);
+  if (cmd_spec_devices (devices, &json, &err) < 0)
     return cmd_fail ("spec", NULL, &err);
   /* O_EXCL: never overwrite a config someone edited (runc refuses too). */
   cleanup_close int fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);

@@ -1071,6 +1071,8 @@ emit_node (struct json_out *o, const struct cdi_node *n)
   json_obj_open (o);
   json_kstr (o, "path", n->path);
   json_kstr (o, "type", type);
+  if (n->host_path && strcmp (n->host_path, n->path) != 0)
+    json_kstr (o, "hostPath", n->host_path);
   if (n->type != 'p')
     {
       json_kint (o, "major", n->major);
@@ -1308,4 +1310,34 @@ done:
   plan_free (&p);
   yajl_tree_free (root);
   return rc;
+}
+
+int
+cdi_config_add_requests (const char *json, size_t len, char *const *devices, char **out, size_t *out_len,
+                         hk_err *err)
+{
+  yajl_val root = NULL;
+  if (json_parse (json, len, &root, err) < 0)
+    return -1;
+  if (!YAJL_IS_OBJECT (root))
+    {
+      yajl_tree_free (root);
+      return err_setk (err, ERR_INVALID_CONFIG, EINVAL, "the config must be a JSON object");
+    }
+  static const char *const skip_root[] = { "sandbox", NULL };
+  static const char *const skip_sb[] = { "devices", NULL };
+  yajl_val sb = json_get (root, "sandbox");
+  struct json_out o;
+  json_out_init (&o, "  ");
+  json_obj_open (&o);
+  emit_members_but (&o, root, skip_root);
+  json_key (&o, "sandbox");
+  json_obj_open (&o);
+  emit_members_but (&o, sb, skip_sb);
+  json_key (&o, "devices");
+  emit_strings_plus (&o, json_get (sb, "devices"), devices);
+  json_obj_close (&o);
+  json_obj_close (&o);
+  yajl_tree_free (root);
+  return json_out_finish (&o, out, out_len, err);
 }
