@@ -1341,3 +1341,17 @@ cdi_config_add_requests (const char *json, size_t len, char *const *devices, cha
   yajl_tree_free (root);
   return json_out_finish (&o, out, out_len, err);
 }
+
+char **
+cdi_registry_names (const struct cdi_registry *r)
+{
+  char **v = xcalloc (1, sizeof *v);
+  for (size_t i = 0; i < r->n; i++)
+    for (size_t j = 0; j < r->specs[i]->n_devices; j++)
+      {
+        cleanup_free char *name = xasprintf ("%s=%s", r->specs[i]->kind, r->specs[i]->devices[j].name);
+        if (!strv_contains (v, name))
+          strv_push (&v, name);
+      }
+  return v;
+}

@@ -130,6 +130,9 @@ int cdi_resolve (const struct cdi_registry *r, const char *request, struct cdi_r
 int cdi_apply_config (const char *json, size_t len, char *const *extra, char **out, size_t *out_len,
                       hk_err *err);
 
+/* Every qualified name the registry defines, once each (doctor, features). */
+char **cdi_registry_names (const struct cdi_registry *r);
+
 /* The config text with devices appended to .sandbox.devices (hako spec
  * --device: resolved when the sandbox is made, on the host it runs on). */
 int cdi_config_add_requests (const char *json, size_t len, char *const *devices, char **out, size_t *out_len,

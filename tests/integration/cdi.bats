@@ -225,3 +225,18 @@ touch /opt/fake-driver/x 2>/dev/null || echo "driver read-only"'
   run -125 $H --node-config "$TEST_ROOT/node.json" run --profile host x -- true
   [[ "$output" == *"needs slots"* ]]
 }
+
+@test "cdi: doctor and features list the devices found" {
+  run -0 $H doctor --format json
+  [ "$(echo "$output" | jq -c .checks.cdi.devices)" = '["example.com/fakegpu=gpu0","example.com/fakegpu=gpu1"]' ]
+  [ "$(echo "$output" | jq -r .checks.cdi.available)" = true ]
+  run -0 $H doctor
+  [[ "$output" == *"2 devices in 1 spec: example.com/fakegpu=gpu0, example.com/fakegpu=gpu1"* ]]
+  run -0 $H features
+  [ "$(echo "$output" | jq -r '.annotations["io.hako.cdi.devices"]')" = example.com/fakegpu=gpu0,example.com/fakegpu=gpu1 ]
+  # The node config's cdi_spec_dirs, when no --cdi-spec-dir is given.
+  echo "{\"cdi_spec_dirs\":[\"$CDI\"]}" > "$TEST_ROOT/node.json"
+  run -0 $HAKO --root "$STATE" --data-root "$DATA" --node-config "$TEST_ROOT/node.json" doctor --format json
+  [ "$(echo "$output" | jq -c .checks.cdi.spec_dirs)" = "[\"$CDI\"]" ]
+  [ "$(echo "$output" | jq '.checks.cdi.devices | length')" = 2 ]
+}
