@@ -12,6 +12,7 @@
 
 #include "lib/util.h"
 #include "oci/cdi.h"
+#include "oci/node.h"
 #include "oci/spec.h"
 #include "tests/unit/tap.h"
 
@@ -387,6 +388,40 @@ test_apply (void)
       "no devices asked for: no edit");
 }
 
+/* node.json: devices with slots, and the CDI spec dirs. */
+static void
+test_node (void)
+{
+  struct oci_node n;
+  hk_err err = { 0 };
+  const char *good = "{\"devices\":{\"a.com/gpu=0\":{\"mode\":\"shared\",\"slots\":4},"
+                     "\"a.com/gpu=1\":{\"mode\":\"exclusive\"}},\"cdi_spec_dirs\":[\"/x\",\"/y\"]}";
+  ok (oci_node_parse (good, strlen (good), "node.json", &n, &err) == 0 && n.n_devices == 2
+          && n.devices[0].slots == 4 && !n.devices[0].exclusive && n.devices[1].slots == 1
+          && n.devices[1].exclusive && n.n_cdi_spec_dirs == 2 && strcmp (n.cdi_spec_dirs[1], "/y") == 0,
+      "node.json devices and cdi_spec_dirs %s", err.msg);
+  static const struct
+  {
+    const char *json, *want;
+  } bad[] = {
+    { "{\"devices\":{\"gpu0\":{\"slots\":1}}}", "not a CDI device name" },
+    { "{\"devices\":{\"a.com/b=c\":{\"mode\":\"exclusive\",\"slots\":2}}}", "one slot" },
+    { "{\"devices\":{\"a.com/b=c\":{\"mode\":\"shared\"}}}", "needs slots" },
+    { "{\"devices\":{\"a.com/b=c\":{\"slots\":0}}}", "needs slots" },
+    { "{\"devices\":{\"a.com/b=c\":{\"mode\":\"lent\",\"slots\":1}}}", "shared or exclusive" },
+    { "{\"devices\":{\"a.com/b=c\":{\"slot\":1}}}", "unknown field" },
+    { "{\"devices\":[]}", "must be an object" },
+    { "{\"cdi_spec_dirs\":[\"etc/cdi\"]}", "absolute" },
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+    {
+      err_clear (&err);
+      ok (oci_node_parse (bad[i].json, strlen (bad[i].json), "node.json", &n, &err) < 0
+              && strstr (err.msg, bad[i].want),
+          "node.json refused (%s): %s", bad[i].want, err.msg);
+    }
+}
+
 int
 main (void)
 {
@@ -400,6 +435,7 @@ main (void)
   test_yaml ();
   test_resolve ();
   test_apply ();
+  test_node ();
   hk_err err;
   rm_rf (dir1, &err);
   rm_rf (dir2, &err);
