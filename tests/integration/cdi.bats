@@ -7,7 +7,10 @@
 load helpers
 bats_require_minimum_version 1.5.0
 
-setup_file () { hako_setup_file; }
+setup_file () {
+  hako_setup_file
+  image_fixtures
+}
 
 setup () {
   hako_setup
@@ -97,6 +100,17 @@ touch /opt/fake-driver/x 2>/dev/null || echo "driver read-only"'
   [ "$status" = 0 ]
   [[ "$output" == *"node /dev/fakegpu0 a:e5"* ]]
   [[ "$output" == *"open /dev/fakegpu0"* ]]
+  [[ "$output" == *"unlisted: Operation not permitted"* ]]
+}
+
+@test "cdi: an image sandbox gets the device, the driver mount and the rules" {
+  import_busybox
+  run $H run --rm --image busybox --device example.com/fakegpu=gpu0 im -- sh -c "$probe"
+  echo "$output"
+  [ "$status" = 0 ]
+  [[ "$output" == *"node /dev/fakegpu0 a:e5"* ]]
+  [[ "$output" == *"fake driver 1.0"* ]]
+  [[ "$output" == *"env 1 0"* ]]
   [[ "$output" == *"unlisted: Operation not permitted"* ]]
 }
 
@@ -190,6 +204,9 @@ touch /opt/fake-driver/x 2>/dev/null || echo "driver read-only"'
   run -0 $N resume s1
   run -0 $N stop s1
   run -0 $N run -d --profile host --device example.com/fakegpu=gpu0 s3 -- sleep 60
+  # hibernate releases too (it stops the sandbox after its command).
+  run -0 $N hibernate s2 -- true
+  run -0 $N run -d --profile host --device example.com/fakegpu=gpu0 s5 -- sleep 60
   # gpu1 has no slots in node.json: not counted.
   run -0 $N run -d --profile host --device example.com/fakegpu=gpu1 s4 -- sleep 60
   # The stopped s1 cannot start again while both slots are held.
