@@ -109,7 +109,8 @@ add_cdi (struct doctor_report *r)
     }
   else
     why = xstrdup (err.msg);
-  struct doctor_item *it = doctor_add_item (r, "cdi", "CDI devices (--device)", ok && strv_len (names) > 0, why);
+  struct doctor_item *it
+      = doctor_add_item (r, "cdi", "CDI devices (--device)", ok && strv_len (names) > 0, why);
   doctor_field_strv (it, "spec_dirs", cdi_dirs ());
   doctor_field_strv (it, "devices", names);
   strv_free (names);

@@ -213,8 +213,8 @@ admission_read_devices (const struct store *st, const char *id)
 /* Each of names the node gives slots must have one free among the live
  * sandboxes but id: else refused, naming the device and its holders. */
 int
-admission_check_devices (const struct store *st, const char *id, const struct oci_node *node, char *const *names,
-                         hk_err *err)
+admission_check_devices (const struct store *st, const char *id, const struct oci_node *node,
+                         char *const *names, hk_err *err)
 {
   char **ids = NULL;
   int rc = 0;
@@ -247,8 +247,8 @@ admission_check_devices (const struct store *st, const char *id, const struct oc
           }
       if (used >= d->slots)
         rc = err_setk (err, ERR_ADMISSION, EBUSY,
-                       "admission: device %s has no free slot (%s, %" PRIu32 " of %" PRIu32 " held by %s)", names[k],
-                       d->exclusive ? "exclusive" : "shared", used, d->slots, holders);
+                       "admission: device %s has no free slot (%s, %" PRIu32 " of %" PRIu32 " held by %s)",
+                       names[k], d->exclusive ? "exclusive" : "shared", used, d->slots, holders);
     }
   for (size_t i = 0; i < n_ids; i++)
     strv_free (held[i]);
@@ -286,7 +286,8 @@ admission_reserve (const struct store *st, const char *id, const struct oci_spec
   uint64_t request = admission_request (spec, &has_limit), reserved = 0;
   bool slots = node.n_devices > 0 && devices;
   if (!node.has_memory_pool && !slots)
-    return admission_check (&node, 0, request, has_limit, err) < 0 ? -1 : write_devices (st, id, devices, err);
+    return admission_check (&node, 0, request, has_limit, err) < 0 ? -1
+                                                                   : write_devices (st, id, devices, err);
   cleanup_close int lock_fd = -1;
   if (lock_pool (st, &lock_fd, err) < 0
       || (node.has_memory_pool && admission_reserved (st, id, &reserved, err) < 0)

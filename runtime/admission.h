@@ -62,7 +62,7 @@ int admission_reserve (const struct store *st, const char *id, const struct oci_
 char **admission_read_devices (const struct store *st, const char *id);
 /* Refuse (kind admission) when one of names the node gives slots has none
  * free among the live sandboxes but id.  The caller holds the pool's lock. */
-int admission_check_devices (const struct store *st, const char *id, const struct oci_node *node, char *const *names,
-                             hk_err *err);
+int admission_check_devices (const struct store *st, const char *id, const struct oci_node *node,
+                             char *const *names, hk_err *err);
 
 #endif
