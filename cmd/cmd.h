@@ -147,6 +147,25 @@ int cmd_preserve_fds (const char *verb, const char *arg, unsigned int *n);
  * (reported).  json_only: the verb prints JSON whatever, and refuses text. */
 int cmd_format (const char *verb, const char *arg, bool json_only);
 
+/* --device NAME (create, run, spec; cmd/devices.c): a CDI device
+ * (vendor.com/class=name) or a host node (/dev/fuse), repeatable. */
+#define CMD_OPT_DEVICE 0x4401
+static inline void
+cmd_strv_freep (char ***v)
+{
+  strv_free (*v);
+}
+#define cleanup_strv __attribute__ ((cleanup (cmd_strv_freep)))
+/* Append arg to *devices; -1 after a usage error (reported). */
+int cmd_device_option (char ***devices, const char *arg, const char *verb);
+/* The node config's cdi_spec_dirs, given to oci/cdi.c (once). */
+int cmd_cdi_dirs (hk_err *err);
+/* The devices asked for (devices, .sandbox.devices, cdi.k8s.io/ annotations)
+ * applied into the config text, parsed again; args as for cmd_load_config. */
+int cmd_apply_devices (struct config_src *cfg, char *const *devices, char *const *args, hk_err *err);
+/* hako spec --device: the names into .sandbox.devices of *json, checked. */
+int cmd_spec_devices (char *const *devices, char **json, hk_err *err);
+
 /* Split argv at "--": *cmd points after it (NULL if absent) and argc shrinks. */
 void cmd_split_dashdash (int *argc, char **argv, char ***cmd);
 
@@ -156,6 +175,7 @@ struct cmd_overrides
   struct cmd_net net; /* --network, --allow */
   const char *disk;   /* --disk */
   const char *user;   /* -u, resolved against the sandbox's root when applied */
+  char **devices;     /* --device (cmd/devices.c) */
   struct oci_overrides o;
 };
 enum
@@ -189,7 +209,8 @@ enum
   { "user", required_argument, NULL, 'u' }, \
   { "hostname", required_argument, NULL, CMD_OPT_HOSTNAME }, \
   { "timeout", required_argument, NULL, CMD_OPT_TIMEOUT }, \
-  { "read-only", no_argument, NULL, CMD_OPT_READ_ONLY }
+  { "read-only", no_argument, NULL, CMD_OPT_READ_ONLY }, \
+  { "device", required_argument, NULL, CMD_OPT_DEVICE }
 /* clang-format on */
 /* Their lines of each verb's --help. */
 #define CMD_OVERRIDES_HELP                                                                                   \
@@ -209,7 +230,9 @@ enum
   "  -u, --user U[:G]        a name (the sandbox's /etc/passwd) or a uid, and a group or gid\n"              \
   "      --hostname NAME     the sandbox's hostname\n"                                                       \
   "      --timeout DUR       sandbox.limits.timeout (\"500ms\", \"30s\", \"5m\", \"1h\" or seconds)\n"       \
-  "      --read-only         the root filesystem read-only (mounts keep their own mode)\n"
+  "      --read-only         the root filesystem read-only (mounts keep their own mode)\n"                  \
+  "      --device NAME       a CDI device (vendor.com/class=name, =all) or a host node\n"                   \
+  "                          (/dev/fuse) (repeatable)\n"
 /* An option of theirs into ov: 1 taken, 0 not one of theirs, -1 after a
  * usage error (reported: 125, naming the flag and the accepted form). */
 int cmd_override_option (struct cmd_overrides *ov, int opt, const char *arg, const char *verb);

@@ -1,11 +1,13 @@
 /* doctor: what this host can enforce, why not, and what it means for each profile. */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "lib/util.h"
+#include "oci/cdi.h"
 #include "runtime/checkpoint.h"
 #include "runtime/disk.h"
 #include "runtime/doctor.h"
@@ -14,7 +16,7 @@ static const char doctor_help[]
     = "Usage: hako doctor [--format text|json]\n\n"
       "Probe what this host can enforce (user namespaces, Landlock, seccomp,\n"
       "cgroups, overlayfs and idmapped mounts in a user namespace, clone3, pidfd,\n"
-      "openat2, mount_setattr, CAP_SYS_RESOURCE, CRIU) and say, for each profile,\n"
+      "openat2, mount_setattr, CAP_SYS_RESOURCE, CRIU, CDI devices) and say, for each profile,\n"
       "whether it works here or what is missing.  Exits 0 when the probes ran.\n"
       "  -f, --format F   text (default) or json (one object)\n";
 
@@ -77,6 +79,43 @@ add_disk (const struct store *st, struct doctor_report *r)
   doctor_field_str (it, "data_root", st->data_root);
 }
 
+/* CDI: the devices the spec dirs define, or why they cannot be read. */
+static void
+add_cdi (struct doctor_report *r)
+{
+  hk_err err = { 0 };
+  struct cdi_registry reg;
+  char **names = NULL;
+  char *why;
+  bool ok = cmd_cdi_dirs (&err) == 0 && cdi_load (NULL, &reg, &err) == 0;
+  if (ok)
+    {
+      names = cdi_registry_names (&reg);
+      size_t n = strv_len (names);
+      why = xasprintf ("%zu device%s in %zu spec%s", n, n == 1 ? "" : "s", reg.n, reg.n == 1 ? "" : "s");
+      for (size_t i = 0; i < n && i < 8; i++)
+        {
+          char *w = xasprintf ("%s%s %s", why, i ? "," : ":", names[i]);
+          free (why);
+          why = w;
+        }
+      if (n > 8)
+        {
+          char *w = xasprintf ("%s, ...", why);
+          free (why);
+          why = w;
+        }
+      cdi_registry_free (&reg);
+    }
+  else
+    why = xstrdup (err.msg);
+  struct doctor_item *it
+      = doctor_add_item (r, "cdi", "CDI devices (--device)", ok && strv_len (names) > 0, why);
+  doctor_field_strv (it, "spec_dirs", cdi_dirs ());
+  doctor_field_strv (it, "devices", names);
+  strv_free (names);
+}
+
 int
 cmd_doctor (int argc, char **argv)
 {
@@ -111,6 +150,7 @@ cmd_doctor (int argc, char **argv)
     {
       add_criu (&st, &r);
       add_disk (&st, &r);
+      add_cdi (&r);
     }
   if (!probed)
     rc = cmd_fail ("doctor", NULL, &err);

@@ -1,14 +1,35 @@
 /* features: the OCI runtime features JSON. */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
 #include "lib/util.h"
+#include "oci/cdi.h"
 #include "oci/state.h"
 #include "runtime/checkpoint.h"
 #include "runtime/landlock.h"
 #include "runtime/seccomp.h"
+
+static char *
+cdi_names_joined (void)
+{
+  hk_err err = { 0 };
+  struct cdi_registry reg;
+  if (cmd_cdi_dirs (&err) < 0 || cdi_load (NULL, &reg, &err) < 0)
+    return xstrdup ("");
+  char **names = cdi_registry_names (&reg);
+  size_t len = 1;
+  for (size_t i = 0; names[i]; i++)
+    len += strlen (names[i]) + 1;
+  char *s = xcalloc (1, len);
+  for (size_t i = 0; names[i]; i++)
+    strcat (strcat (s, i ? "," : ""), names[i]);
+  strv_free (names);
+  cdi_registry_free (&reg);
+  return s;
+}
 
 int
 cmd_features (int argc, char **argv)
@@ -48,6 +69,9 @@ cmd_features (int argc, char **argv)
     .criu_version = criu.version,
     .criu_reason = criu.reason,
   };
+  /* The CDI devices found; an unreadable spec dir lists none. */
+  cleanup_free char *cdi = cdi_names_joined ();
+  host.cdi_devices = cdi;
   int r = oci_features_json (&host, &json, &len, &err) < 0 ? cmd_fail ("features", NULL, &err) : 0;
   if (r == 0)
     printf ("%s\n", json);

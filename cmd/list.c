@@ -7,6 +7,7 @@
 #include "cmd/cmd.h"
 #include "lib/jsonstr.h"
 #include "lib/util.h"
+#include "runtime/admission.h"
 #include "runtime/sandbox.h"
 
 static const char list_help[] = "Usage: hako list [--format table|json] [-q]\n\n"
@@ -20,8 +21,27 @@ json_str (const char *s)
   jsonstr_fput (stdout, s, strlen (s));
 }
 
+/* The devices a live sandbox holds (node.json admission), as "devices". */
 static void
-print_json (const struct oci_state *s, bool first)
+print_devices (const struct store *st, const struct oci_state *s)
+{
+  if (s->status == OCI_STATUS_STOPPED)
+    return;
+  char **devs = admission_read_devices (st, s->id);
+  if (devs == NULL)
+    return;
+  printf (",\"devices\":[");
+  for (size_t i = 0; devs[i]; i++)
+    {
+      printf ("%s", i ? "," : "");
+      json_str (devs[i]);
+    }
+  printf ("]");
+  strv_free (devs);
+}
+
+static void
+print_json (const struct store *st, const struct oci_state *s, bool first)
 {
   printf ("%s{\"ociVersion\":", first ? "" : ",");
   json_str (s->oci_version);
@@ -33,6 +53,7 @@ print_json (const struct oci_state *s, bool first)
   json_str (s->rootfs);
   printf (",\"created\":");
   json_str (s->created);
+  print_devices (st, s);
   printf ("}");
 }
 
@@ -55,7 +76,7 @@ print_table (struct oci_state **states, size_t n)
 }
 
 static void
-print_states (struct oci_state **states, size_t n, bool json, bool quiet)
+print_states (const struct store *st, struct oci_state **states, size_t n, bool json, bool quiet)
 {
   if (quiet)
     for (size_t i = 0; i < n; i++)
@@ -64,7 +85,7 @@ print_states (struct oci_state **states, size_t n, bool json, bool quiet)
     {
       printf ("[");
       for (size_t i = 0; i < n; i++)
-        print_json (states[i], i == 0);
+        print_json (st, states[i], i == 0);
       printf ("]\n");
     }
   else
@@ -113,7 +134,7 @@ cmd_list (int argc, char **argv)
   for (size_t i = 0; ids[i]; i++)
     if (sbx_state (&st, ids[i], &states[n], &err) == 0)
       n++; /* else half-made (interrupted create) or deleted meanwhile */
-  print_states (states, n, json, quiet);
+  print_states (&st, states, n, json, quiet);
   for (size_t i = 0; i < n; i++)
     oci_state_free (states[i]);
   free (states);

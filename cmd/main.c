@@ -11,6 +11,7 @@
 #include "lib/log.h"
 #include "lib/trace.h"
 #include "lib/util.h"
+#include "oci/cdi.h"
 #include "runtime/admission.h"
 
 struct globals globals;
@@ -70,6 +71,8 @@ usage (FILE *out)
          "  --log-format F      text or json (one JSON object per line)\n"
          "  --debug             debug messages on stderr\n"
          "  --node-config FILE  node config for admission (default /etc/hako/node.json)\n"
+         "  --cdi-spec-dir DIR  read CDI specs from DIR (repeatable; default /etc/cdi,\n"
+         "                      /var/run/cdi, or the node config's cdi_spec_dirs)\n"
          "  --systemd-cgroup    accepted for runc compatibility; a systemd cgroupsPath\n"
          "                      (slice:prefix:name) is the unit's path where systemd runs\n"
          "  --rootless V        accepted for runc compatibility (true, false, auto);\n"
@@ -216,7 +219,8 @@ parse_globals (int argc, char **argv)
     OPT_HELP,
     OPT_IGNORED,
     OPT_NODE_CONFIG,
-    OPT_ROOTLESS
+    OPT_ROOTLESS,
+    OPT_CDI_SPEC_DIR
   };
   static const struct option opts[] = {
     { "root", required_argument, NULL, OPT_ROOT },
@@ -225,6 +229,7 @@ parse_globals (int argc, char **argv)
     { "log-format", required_argument, NULL, OPT_LOG_FORMAT },
     { "debug", no_argument, NULL, OPT_DEBUG },
     { "node-config", required_argument, NULL, OPT_NODE_CONFIG },
+    { "cdi-spec-dir", required_argument, NULL, OPT_CDI_SPEC_DIR },
     { "version", no_argument, NULL, OPT_VERSION },
     { "help", no_argument, NULL, OPT_HELP },
     /* runc globals shims pass; hako has nothing to change for them. */
@@ -245,6 +250,7 @@ parse_globals (int argc, char **argv)
         break;
       case OPT_DEBUG: globals.debug = true; break;
       case OPT_NODE_CONFIG: admission_set_config (optarg); break;
+      case OPT_CDI_SPEC_DIR: cdi_add_dir (optarg); break;
       case 'v':
       case OPT_VERSION: printf ("hako version %s\nspec: 1.2.0\n", HAKO_VERSION); exit (0);
       case 'h':

@@ -309,6 +309,7 @@ cmd_override_option (struct cmd_overrides *ov, int opt, const char *arg, const c
     case 'N':
     case 'A': return cmd_net_option (&ov->net, opt, arg, verb) < 0 ? -1 : 1;
     case 'D': ov->disk = arg; return 1;
+    case CMD_OPT_DEVICE: return cmd_device_option (&ov->devices, arg, verb) < 0 ? -1 : 1;
     case CMD_OPT_MEMORY:
       o->has_memory = true;
       return size_arg (verb, "--memory", arg, true, &o->memory) < 0 ? -1 : 1;
@@ -418,7 +419,9 @@ resolve_user (const struct config_src *cfg, const char *user, struct oci_overrid
 int
 cmd_apply_overrides (struct config_src *cfg, const struct cmd_overrides *ov, char *const *args, hk_err *err)
 {
-  if (cmd_apply_network (cfg, &ov->net, args, err) < 0 || cmd_apply_disk (cfg, ov->disk, args, err) < 0)
+  /* Devices before the rest: a -e of the caller's wins over a CDI spec's env. */
+  if (cmd_apply_network (cfg, &ov->net, args, err) < 0 || cmd_apply_disk (cfg, ov->disk, args, err) < 0
+      || cmd_apply_devices (cfg, ov->devices, args, err) < 0)
     return -1;
   if (!any_edit (ov))
     return 0;
@@ -459,6 +462,7 @@ void
 cmd_overrides_free (struct cmd_overrides *ov)
 {
   cmd_net_free (&ov->net);
+  strv_free (ov->devices);
   strv_free (ov->o.env);
   for (size_t i = 0; i < ov->o.n_mounts; i++)
     {

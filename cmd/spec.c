@@ -59,8 +59,13 @@ spec_write (const char *profile, bool rootless, const char *image, const char *b
       if (oci_spec_parse (cfg.json, cfg.len, &cfg.spec, &err) < 0)
         goto fail;
     }
-  if (cmd_apply_overrides (&cfg, ov, NULL, &err) < 0)
+  /* --device: the names into .sandbox.devices (checked here), resolved
+   * again on the host that runs the file; the rest written in. */
+  struct cmd_overrides rest = *ov;
+  rest.devices = NULL;
+  if (cmd_apply_overrides (&cfg, &rest, NULL, &err) < 0 || cmd_spec_devices (ov->devices, &cfg.json, &err) < 0)
     goto fail;
+  cfg.len = strlen (cfg.json);
   /* O_EXCL: never overwrite a config someone edited (runc refuses too). */
   fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0)

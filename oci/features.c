@@ -204,6 +204,9 @@ oci_features_json (const struct oci_features_host *host, char **out, size_t *len
       json_kstr (&o, "io.hako.criu.version", host->criu_version);
       json_kstr (&o, "io.hako.criu.reason", host->criu_reason);
     }
+  /* CDI devices `--device` can name here. */
+  if (host && host->cdi_devices)
+    json_kstr (&o, "io.hako.cdi.devices", host->cdi_devices);
   json_obj_close (&o);
   json_obj_close (&o);
   return json_out_finish (&o, out, len, err);

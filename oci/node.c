@@ -3,9 +3,11 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "lib/util.h"
+#include "oci/cdi.h"
 #include "oci/json.h"
 #include "oci/spec.h"
 
@@ -89,6 +91,71 @@ parse_default_pids (yajl_val v, struct oci_node *out, hk_err *err)
   return 0;
 }
 
+/* "devices": {"nvidia.com/gpu=0": {"mode": "shared", "slots": 4},
+ *             "nvidia.com/gpu=1": {"mode": "exclusive"}} */
+static int
+parse_devices (yajl_val v, struct oci_node *out, hk_err *err)
+{
+  if (!YAJL_IS_OBJECT (v))
+    return json_error (err, "", "devices", "must be an object of CDI device names");
+  if (v->u.object.len > OCI_NODE_MAX_DEVICES)
+    return json_error (err, "", "devices", "at most %d devices", OCI_NODE_MAX_DEVICES);
+  for (size_t i = 0; i < v->u.object.len; i++)
+    {
+      const char *name = v->u.object.keys[i];
+      yajl_val d = v->u.object.values[i];
+      cleanup_free char *p = json_path (".devices", name);
+      cleanup_free char *mode = NULL;
+      struct oci_node_device *nd = &out->devices[out->n_devices];
+      if (!cdi_is_qualified (name, NULL) || strlen (name) >= OCI_NODE_MAX_NAME)
+        return json_error (err, ".devices", name, "not a CDI device name (vendor.com/class=name)");
+      if (!YAJL_IS_OBJECT (d))
+        return json_error (err, p, NULL, "must be an object (mode, slots)");
+      for (size_t k = 0; k < d->u.object.len; k++)
+        if (strcmp (d->u.object.keys[k], "mode") != 0 && strcmp (d->u.object.keys[k], "slots") != 0)
+          return json_error (err, p, d->u.object.keys[k], "unknown field (mode, slots)");
+      uint64_t slots = 0;
+      int has_slots = json_get_u64 (d, p, "slots", 1024, &slots, err);
+      if (has_slots < 0 || json_get_string (d, p, "mode", &mode, err) < 0)
+        return -1;
+      nd->exclusive = mode && strcmp (mode, "exclusive") == 0;
+      if (mode && !nd->exclusive && strcmp (mode, "shared") != 0)
+        return json_error (err, p, "mode", "must be shared or exclusive, got \"%s\"", mode);
+      if (nd->exclusive && has_slots && slots != 1)
+        return json_error (err, p, "slots", "an exclusive device has one slot");
+      if (!nd->exclusive && (!has_slots || slots == 0))
+        return json_error (err, p, "slots",
+                           "a shared device needs slots: how many sandboxes at once (1-1024)");
+      nd->slots = nd->exclusive ? 1 : (uint32_t)slots;
+      snprintf (nd->name, sizeof nd->name, "%s", name);
+      out->n_devices++;
+    }
+  return 0;
+}
+
+/* "cdi_spec_dirs": ["/etc/cdi", "/var/run/cdi"], lowest priority first. */
+static int
+parse_cdi_dirs (yajl_val v, struct oci_node *out, hk_err *err)
+{
+  char **dirs = NULL;
+  if (json_as_strv (v, "", "cdi_spec_dirs", &dirs, err) < 0)
+    return -1;
+  size_t n = strv_len (dirs);
+  int r = 0;
+  if (n > OCI_NODE_MAX_CDI_DIRS)
+    r = json_error (err, "", "cdi_spec_dirs", "at most %d directories", OCI_NODE_MAX_CDI_DIRS);
+  for (size_t i = 0; r == 0 && i < n; i++)
+    if (dirs[i][0] != '/' || strlen (dirs[i]) >= sizeof out->cdi_spec_dirs[0])
+      {
+        cleanup_free char *p = json_index (".cdi_spec_dirs", i);
+        r = json_error (err, p, NULL, "must be an absolute path (under 256 bytes)");
+      }
+    else
+      snprintf (out->cdi_spec_dirs[out->n_cdi_spec_dirs++], sizeof out->cdi_spec_dirs[0], "%s", dirs[i]);
+  strv_free (dirs);
+  return r;
+}
+
 static int
 parse_fields (yajl_val root, struct oci_node *out, hk_err *err)
 {
@@ -130,10 +197,20 @@ parse_fields (yajl_val root, struct oci_node *out, hk_err *err)
           if (parse_disk (v, out, err) < 0)
             return -1;
         }
+      else if (strcmp (k, "devices") == 0)
+        {
+          if (parse_devices (v, out, err) < 0)
+            return -1;
+        }
+      else if (strcmp (k, "cdi_spec_dirs") == 0)
+        {
+          if (parse_cdi_dirs (v, out, err) < 0)
+            return -1;
+        }
       else
         return json_error (err, "", k,
                            "unknown field (memory_pool, overcommit, require_memory_limit, "
-                           "default_memory, default_pids, default_disk)");
+                           "default_memory, default_pids, default_disk, devices, cdi_spec_dirs)");
     }
   return 0;
 }
@@ -142,7 +219,8 @@ int
 oci_node_parse (const char *text, size_t len, const char *file, struct oci_node *out, hk_err *err)
 {
   yajl_val root = NULL;
-  *out = (struct oci_node){ .overcommit = 1 };
+  memset (out, 0, sizeof *out);
+  out->overcommit = 1;
   int r = json_parse (text, len, &root, err);
   if (r == 0)
     r = parse_fields (root, out, err);

@@ -11,6 +11,18 @@
 
 #include "lib/err.h"
 
+/* A device admission counts (hako-node(5) "devices"): a CDI name and how
+ * many sandboxes may hold it at once (exclusive: 1). */
+#define OCI_NODE_MAX_DEVICES 32
+#define OCI_NODE_MAX_NAME 128
+#define OCI_NODE_MAX_CDI_DIRS 8
+struct oci_node_device
+{
+  char name[OCI_NODE_MAX_NAME];
+  uint32_t slots;
+  bool exclusive;
+};
+
 struct oci_node
 {
   bool has_memory_pool;
@@ -22,6 +34,11 @@ struct oci_node
   int64_t default_memory; /* bytes */
   int64_t default_pids;   /* tasks */
   uint64_t default_disk;  /* bytes; 0: none (sandbox.limits.disk of a spec without one) */
+  /* Devices with admission slots, and the CDI spec dirs (n 0: the defaults). */
+  struct oci_node_device devices[OCI_NODE_MAX_DEVICES];
+  size_t n_devices;
+  char cdi_spec_dirs[OCI_NODE_MAX_CDI_DIRS][256];
+  size_t n_cdi_spec_dirs;
 };
 
 /* Parse node.json's text.  Errors name the file and the field:

@@ -124,6 +124,9 @@ struct oci_device
   bool has_uid, has_gid;
   uid_t uid;
   gid_t gid;
+  /* hako's hostPath: the host node a user namespace binds (NULL: path), as
+   * a CDI deviceNode's hostPath (oci/cdi.c). */
+  char *host_path;
 };
 
 /* linux.resources.devices[] (cgroup device rules) */
@@ -312,6 +315,11 @@ struct hako_sandbox
   /* pid 1 is hako's minimal init: it reaps orphans, starts process.args (if
    * any) as its child and exits with its status, else waits for SIGTERM. */
   bool init;
+  /* devices: CDI names (vendor.com/class=name) and host nodes asked for;
+   * devices_applied: the requests whose edits are in this config already
+   * (oci/cdi.c); cdi_devices: the qualified names they resolved to, what
+   * admission counts and `hako list` shows. */
+  char **devices, **devices_applied, **cdi_devices;
 };
 
 struct oci_spec

@@ -157,6 +157,10 @@ parse_device (yajl_val v, const char *path, struct oci_device *d, hk_err *err)
     return -1;
   d->has_gid = gid > 0;
   d->gid = id;
+  if (json_get_string (v, path, "hostPath", &d->host_path, err) < 0)
+    return -1;
+  if (d->host_path && !spec_is_abs (d->host_path))
+    return json_error (err, path, "hostPath", "must be an absolute path");
   return 0;
 }
 
@@ -585,7 +589,10 @@ spec_free_linux (struct oci_linux *l)
   free (l->gid_mappings);
   json_kv_free (l->sysctl, l->n_sysctl);
   for (size_t i = 0; i < l->n_devices; i++)
-    free (l->devices[i].path);
+    {
+      free (l->devices[i].path);
+      free (l->devices[i].host_path);
+    }
   free (l->devices);
   spec_free_resources (&l->resources);
   free (l->cgroups_path);

@@ -228,6 +228,27 @@ parse_workdir (yajl_val sb, struct hako_sandbox *s, hk_err *err)
   return 0;
 }
 
+/* devices, devices_applied, cdi_devices: arrays of non-empty strings. */
+static int
+parse_devices (yajl_val sb, struct hako_sandbox *s, hk_err *err)
+{
+  static const char *const keys[] = { "devices", "devices_applied", "cdi_devices" };
+  char ***out[] = { &s->devices, &s->devices_applied, &s->cdi_devices };
+  for (size_t k = 0; k < 3; k++)
+    {
+      if (json_get_strv (sb, ".sandbox", keys[k], out[k], err) < 0)
+        return -1;
+      for (size_t i = 0; *out[k] && (*out[k])[i]; i++)
+        if ((*out[k])[i][0] == '\0')
+          {
+            cleanup_free char *base = json_path (".sandbox", keys[k]);
+            cleanup_free char *p = json_index (base, i);
+            return json_error (err, p, NULL, "must not be empty");
+          }
+    }
+  return 0;
+}
+
 int
 spec_parse_sandbox (yajl_val root, struct hako_sandbox *s, hk_err *err)
 {
@@ -240,7 +261,7 @@ spec_parse_sandbox (yajl_val root, struct hako_sandbox *s, hk_err *err)
       || parse_network (sb, s, err) < 0 || parse_landlock (sb, &s->landlock, err) < 0
       || parse_limits (sb, s, err) < 0 || json_get_string (sb, ".sandbox", "image", &s->image, err) < 0
       || parse_workdir (sb, s, err) < 0 || json_get_bool (sb, ".sandbox", "idmap", &s->idmap, err) < 0
-      || json_get_bool (sb, ".sandbox", "init", &s->init, err) < 0)
+      || json_get_bool (sb, ".sandbox", "init", &s->init, err) < 0 || parse_devices (sb, s, err) < 0)
     return -1;
   if (s->image && s->image[0] == '\0')
     return json_error (err, ".sandbox", "image", "must not be empty");
@@ -259,4 +280,7 @@ spec_free_sandbox (struct hako_sandbox *s)
   free (s->landlock.tcp_bind);
   free (s->image);
   free (s->workdir_path);
+  strv_free (s->devices);
+  strv_free (s->devices_applied);
+  strv_free (s->cdi_devices);
 }

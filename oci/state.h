@@ -69,6 +69,8 @@ struct oci_features_host
   const char *criu;                     /* "true" or "false" */
   const char *criu_version;             /* may be NULL */
   const char *criu_reason;              /* why not, when "false" */
+  /* CDI devices found (oci/cdi.c), comma-separated; NULL: not probed. */
+  const char *cdi_devices;
 };
 
 /* `hako features` JSON; host may be NULL (a build-time document only). */

@@ -188,25 +188,119 @@ lock_pool (const struct store *st, int *fd, hk_err *err)
   return 0;
 }
 
+/* The devices each live sandbox holds: <root>/<id>/devices, one CDI name a
+ * line. */
+char **
+admission_read_devices (const struct store *st, const char *id)
+{
+  cleanup_free char *path = xasprintf ("%s/%s/%s", st->root, id, ADMISSION_DEVICES_FILE);
+  cleanup_free char *text = NULL;
+  hk_err ignored;
+  char **v = NULL;
+  size_t n = 0;
+  if (file_read_all (path, 1 << 16, &text, NULL, &ignored) < 0)
+    return NULL;
+  char *save = NULL;
+  for (char *t = strtok_r (text, "\n", &save); t; t = strtok_r (NULL, "\n", &save))
+    {
+      v = xrealloc (v, (n + 2) * sizeof *v);
+      v[n++] = xstrdup (t);
+      v[n] = NULL;
+    }
+  return v;
+}
+
+/* Each of names the node gives slots must have one free among the live
+ * sandboxes but id: else refused, naming the device and its holders. */
+int
+admission_check_devices (const struct store *st, const char *id, const struct oci_node *node,
+                         char *const *names, hk_err *err)
+{
+  char **ids = NULL;
+  int rc = 0;
+  if (names == NULL || node->n_devices == 0)
+    return 0;
+  if (store_list (st, &ids, err) < 0)
+    return -1;
+  /* held[i]: what ids[i] holds, NULL for itself and sandboxes not live. */
+  size_t n_ids = strv_len (ids);
+  char ***held = xcalloc (n_ids + 1, sizeof *held);
+  for (size_t i = 0; i < n_ids; i++)
+    if (!(id && strcmp (ids[i], id) == 0) && is_live (st, ids[i]))
+      held[i] = admission_read_devices (st, ids[i]);
+  for (size_t k = 0; rc == 0 && names[k]; k++)
+    {
+      const struct oci_node_device *d = NULL;
+      for (size_t j = 0; j < node->n_devices; j++)
+        if (strcmp (node->devices[j].name, names[k]) == 0)
+          d = &node->devices[j];
+      if (d == NULL)
+        continue;
+      uint32_t used = 0;
+      char holders[512] = "";
+      for (size_t i = 0; i < n_ids; i++)
+        if (strv_contains (held[i], names[k]))
+          {
+            used++;
+            size_t l = strlen (holders);
+            snprintf (holders + l, sizeof holders - l, "%s%s", l ? ", " : "", ids[i]);
+          }
+      if (used >= d->slots)
+        rc = err_setk (err, ERR_ADMISSION, EBUSY,
+                       "admission: device %s has no free slot (%s, %" PRIu32 " of %" PRIu32 " held by %s)",
+                       names[k], d->exclusive ? "exclusive" : "shared", used, d->slots, holders);
+    }
+  for (size_t i = 0; i < n_ids; i++)
+    strv_free (held[i]);
+  free (held);
+  strv_free (ids);
+  return rc;
+}
+
+static int
+write_devices (const struct store *st, const char *id, char *const *names, hk_err *err)
+{
+  cleanup_free char *record = xasprintf ("%s/%s/%s", st->root, id, ADMISSION_DEVICES_FILE);
+  if (names == NULL)
+    return unlink (record) < 0 && errno != ENOENT ? err_sys (err, "unlink %s", record) : 0;
+  size_t len = 0;
+  for (size_t i = 0; names[i]; i++)
+    len += strlen (names[i]) + 1;
+  cleanup_free char *buf = xmalloc (len + 1);
+  buf[0] = '\0';
+  for (size_t i = 0; names[i]; i++)
+    strcat (strcat (buf, names[i]), "\n");
+  return file_write_atomic (record, buf, len, 0600, err);
+}
+
 int
 admission_reserve (const struct store *st, const char *id, const struct oci_spec *spec, hk_err *err)
 {
   struct oci_node node;
   bool present, has_limit;
+  char *const *devices = spec->sandbox.cdi_devices;
   if (admission_load_node (&node, &present, err) < 0)
     return -1;
   if (!present)
-    return 0;
+    return write_devices (st, id, devices, err);
   uint64_t request = admission_request (spec, &has_limit), reserved = 0;
-  if (!node.has_memory_pool)
-    return admission_check (&node, 0, request, has_limit, err);
+  bool slots = node.n_devices > 0 && devices;
+  if (!node.has_memory_pool && !slots)
+    return admission_check (&node, 0, request, has_limit, err) < 0 ? -1
+                                                                   : write_devices (st, id, devices, err);
   cleanup_close int lock_fd = -1;
-  if (lock_pool (st, &lock_fd, err) < 0 || admission_reserved (st, id, &reserved, err) < 0
-      || admission_check (&node, reserved, request, has_limit, err) < 0)
+  if (lock_pool (st, &lock_fd, err) < 0
+      || (node.has_memory_pool && admission_reserved (st, id, &reserved, err) < 0)
+      || admission_check (&node, reserved, request, has_limit, err) < 0
+      || admission_check_devices (st, id, &node, devices, err) < 0)
     return -1;
+  /* Written before the lock is released: the next create counts them. */
+  if (write_devices (st, id, devices, err) < 0)
+    return -1;
+  if (!node.has_memory_pool)
+    return 0;
   cleanup_free char *record = xasprintf ("%s/%s/reservation", st->root, id);
   char buf[32];
   int n = snprintf (buf, sizeof buf, "%" PRIu64 "\n", request);
-  /* Written before the lock is released: the next create counts it. */
   return file_write_atomic (record, buf, n, 0600, err);
 }

@@ -53,4 +53,16 @@ int admission_reserved (const struct store *st, const char *id, uint64_t *sum, h
  * record is replaced), and by update of the memory limit. */
 int admission_reserve (const struct store *st, const char *id, const struct oci_spec *spec, hk_err *err);
 
+/* Devices (node.json "devices"): the CDI names a sandbox holds
+ * (.sandbox.cdi_devices) are recorded in <root>/<id>/devices by
+ * admission_reserve, under the same lock; a live sandbox holds them, a
+ * stopped one (stop, hibernate) none, a paused one keeps them. */
+#define ADMISSION_DEVICES_FILE "devices"
+/* The names id's record lists (NULL: none). */
+char **admission_read_devices (const struct store *st, const char *id);
+/* Refuse (kind admission) when one of names the node gives slots has none
+ * free among the live sandboxes but id.  The caller holds the pool's lock. */
+int admission_check_devices (const struct store *st, const char *id, const struct oci_node *node,
+                             char *const *names, hk_err *err);
+
 #endif

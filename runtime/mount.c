@@ -464,14 +464,21 @@ static int
 dev_bind (const struct root *r, const struct oci_device *d, hk_err *err)
 {
   cleanup_free char *dest = where (r, d->path);
-  cleanup_close int srcfd = open (d->path, O_PATH | O_CLOEXEC);
+  const char *src = d->host_path ? d->host_path : d->path;
+  cleanup_close int srcfd = open (src, O_PATH | O_CLOEXEC);
   struct stat st;
   if (srcfd < 0 || fstat (srcfd, &st) < 0)
-    return err_sys (err, "bind %s on %s", d->path, dest);
+    return err_sys (err, "bind %s on %s", src, dest);
   /* Only a device (or fifo) node: a spec naming a host directory here would
      otherwise hand the sandbox that directory. */
   if (!S_ISCHR (st.st_mode) && !S_ISBLK (st.st_mode) && !S_ISFIFO (st.st_mode))
-    return err_set (err, ENODEV, "bind %s on %s: not a device node", d->path, dest);
+    return err_set (err, ENODEV, "bind %s on %s: not a device node", src, dest);
+  /* A hostPath must be the node the spec's numbers name: the device rules
+     allow those numbers, and another node must not pass under them. */
+  if (d->host_path && !S_ISFIFO (st.st_mode)
+      && (major (st.st_rdev) != d->major || minor (st.st_rdev) != d->minor))
+    return err_set (err, ENODEV, "bind %s on %s: the host node is %u:%u, the spec says %lld:%lld", src, dest,
+                    major (st.st_rdev), minor (st.st_rdev), (long long)d->major, (long long)d->minor);
   cleanup_close int fd = create_in_root (r, d->path, true, err);
   if (fd < 0)
     return err_prefix (err, "bind %s on %s", d->path, dest);

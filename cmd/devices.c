@@ -1,0 +1,83 @@
+/* devices: --device NAME (create, run, spec) — CDI devices and host nodes —
+ * and the CDI spec dirs the node config names. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "lib/util.h"
+#include "oci/cdi.h"
+#include "runtime/admission.h"
+
+int
+cmd_device_option (char ***devices, const char *arg, const char *verb)
+{
+  if (arg[0] == '\0')
+    return cmd_usage (verb, "--device: expects a CDI name (vendor.com/class=name) or a host path"), -1;
+  size_t n = strv_len (*devices);
+  *devices = xrealloc (*devices, (n + 2) * sizeof **devices);
+  (*devices)[n] = xstrdup (arg);
+  (*devices)[n + 1] = NULL;
+  return 0;
+}
+
+int
+cmd_cdi_dirs (hk_err *err)
+{
+  static bool done;
+  struct oci_node node;
+  bool present;
+  if (done)
+    return 0;
+  if (admission_load_node (&node, &present, err) < 0)
+    return -1;
+  done = true;
+  if (!present || node.n_cdi_spec_dirs == 0)
+    return 0;
+  char *dirs[OCI_NODE_MAX_CDI_DIRS + 1] = { 0 };
+  for (size_t i = 0; i < node.n_cdi_spec_dirs; i++)
+    dirs[i] = node.cdi_spec_dirs[i];
+  cdi_set_node_dirs (dirs);
+  return 0;
+}
+
+static bool
+asks_for_devices (const struct oci_spec *spec, char *const *devices)
+{
+  if (devices || (spec && spec->sandbox.devices))
+    return true;
+  for (size_t i = 0; spec && i < spec->n_annotations; i++)
+    if (strncmp (spec->annotations[i].key, "cdi.k8s.io/", 11) == 0)
+      return true;
+  return false;
+}
+
+int
+cmd_apply_devices (struct config_src *cfg, char *const *devices, char *const *args, hk_err *err)
+{
+  char *json = NULL;
+  size_t len;
+  if (!asks_for_devices (cfg->spec, devices))
+    return 0;
+  if (cmd_cdi_dirs (err) < 0 || cdi_apply_config (cfg->json, cfg->len, devices, &json, &len, err) < 0)
+    return err_prefix (err, "devices");
+  if (json == NULL)
+    return 0;
+  return cmd_replace_config (cfg, json, len, args, err) < 0 ? err_prefix (err, "devices") : 0;
+}
+
+int
+cmd_spec_devices (char *const *devices, char **json, hk_err *err)
+{
+  cleanup_free char *out = NULL, *applied = NULL;
+  size_t len, alen;
+  if (devices == NULL)
+    return 0;
+  /* Resolved now too, so that a wrong name fails here; the file keeps the
+   * names, resolved again on the host that runs it. */
+  if (cdi_config_add_requests (*json, strlen (*json), devices, &out, &len, err) < 0 || cmd_cdi_dirs (err) < 0
+      || cdi_apply_config (out, len, NULL, &applied, &alen, err) < 0)
+    return err_prefix (err, "--device");
+  free (*json);
+  *json = steal_pointer (&out);
+  return 0;
+}
