@@ -44,12 +44,14 @@ inroot_mkdir_p (int rootfd, const char *path, int flags, uint64_t resolve, mode_
                 gid_t gid, char **at)
 {
   flags |= O_DIRECTORY;
-  int fd = inroot_open (rootfd, path, flags, resolve);
-  if (fd >= 0 || errno != ENOENT)
-    return fd;
   while (*path == '/')
     path++;
   cleanup_free char *prefix = xstrdup (path);
+  int fd = inroot_open (rootfd, path, flags, resolve);
+  if (fd >= 0)
+    return fd;
+  if (errno != ENOENT)
+    goto fail;
   cleanup_close int cur = inroot_open (rootfd, "", flags, resolve);
   if (cur < 0)
     goto fail;
