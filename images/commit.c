@@ -19,7 +19,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "images/disk_walk.h"
+#include "lib/disk_walk.h"
 #include "images/internal.h"
 #include "lib/util.h"
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "images/internal.h"
+#include "lib/inroot.h"
 #include "lib/syscalls.h"
 #include "lib/util.h"
 #include "oci/spec.h"
@@ -71,9 +72,7 @@ src_open (const struct src *s, const char *path, hk_err *err)
     }
   else
     {
-      struct open_how how = { .flags = O_RDONLY | O_CLOEXEC,
-                              .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV };
-      fd = sys_openat2 (s->dirfd, path, &how);
+      fd = inroot_open (s->dirfd, path, O_RDONLY, RESOLVE_NO_XDEV);
     }
   if (fd < 0)
     return err_sys (err, "%s: %s", s->label, path);
@@ -294,7 +293,7 @@ extract_archive (struct img_store *st, const char *file, struct src *s, hk_err *
     r = err_set (err, EINVAL, "%s: %s", file, archive_error_string (a));
   archive_read_free (a);
   if (r == 0)
-    img_test_stall (st, "import-extracted");
+    test_stall_forever ("import-extracted", st->dir);
   return r;
 }
 

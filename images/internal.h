@@ -77,7 +77,7 @@ char *img_now_rfc3339 (void);
 /* Write DATA to DIR/NAME (mode 0644) through a temporary, DIR/.tmp-XXXXXX,
  * renamed into place: an import killed half-way leaves only a name
  * img_store_sweep removes, never a partial file under the final name.
- * stall_point (may be NULL): img_test_stall's, before the rename. */
+ * stall_point (may be NULL): a test stall point, before the rename. */
 int img_write_file (const struct img_store *st, const char *dir, const char *name, const void *data,
                     size_t len, const char *stall_point, hk_err *err);
 
@@ -85,12 +85,10 @@ int img_write_file (const struct img_store *st, const char *dir, const char *nam
  * create holds the store now. */
 int img_store_sweep (struct img_store *st, hk_err *err);
 
-/* Test hook for the crash tests: HAKO_TEST_STALL=POINT makes an import
- * create <store>/stalled and wait at POINT, so a test can SIGKILL it exactly
- * there.  The points: import-extracted, import-doc-written,
- * import-layer-unpacked, import-blob-committed, import-layer-committed,
- * import-before-names, import-names-written. */
-void img_test_stall (const struct img_store *st, const char *point);
+/* The crash tests' stall points of an import (test_stall_forever with the
+ * store's dir): import-extracted, import-doc-written, import-layer-unpacked,
+ * import-blob-committed, import-layer-committed, import-before-names,
+ * import-names-written. */
 
 /* May NAME, whose manifest is DIGEST, be imported?  The policy's
  * requirements for its scope; signable false (a docker-archive) fails any

@@ -309,7 +309,7 @@ img_layer_ingest_at (struct img_store *st, int src_fd, struct oci_desc *want, co
     }
   if (check_result (p, want, diff_id, err) < 0)
     goto out;
-  img_test_stall (st, "import-layer-unpacked");
+  test_stall_forever ("import-layer-unpacked", st->dir);
   /* Durable before it is published: a blob or layer renamed into place is
    * trusted by every later import and create (a second import skips what
    * is there), so after a power loss it must be whole, not a name over
@@ -327,11 +327,11 @@ img_layer_ingest_at (struct img_store *st, int src_fd, struct oci_desc *want, co
     goto out;
   p->blob_fd >= 0 ? close (p->blob_fd) : 0;
   p->blob_fd = -1;
-  img_test_stall (st, "import-blob-committed");
+  test_stall_forever ("import-blob-committed", st->dir);
   if (!have_layer && commit (layer_tmp, layer, true, err) < 0)
     goto out;
   made_layer = false;
-  img_test_stall (st, "import-layer-committed");
+  test_stall_forever ("import-layer-committed", st->dir);
   img_progress_done (at);
   r = 0;
 out:

@@ -28,18 +28,6 @@
 
 #define TMP_PREFIX ".tmp-"
 
-void
-img_test_stall (const struct img_store *st, const char *point)
-{
-  const char *want = getenv ("HAKO_TEST_STALL");
-  if (want == NULL || strcmp (want, point) != 0)
-    return;
-  cleanup_free char *mark = xasprintf ("%s/stalled", st->dir);
-  close (open (mark, O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
-  for (;;)
-    pause ();
-}
-
 int
 img_write_file (const struct img_store *st, const char *dir, const char *name, const void *data, size_t len,
                 const char *stall_point, hk_err *err)
@@ -58,7 +46,7 @@ img_write_file (const struct img_store *st, const char *dir, const char *name, c
     }
   close (fd);
   if (stall_point)
-    img_test_stall (st, stall_point);
+    test_stall_forever (stall_point, st->dir);
   if (rename (tmp, final) < 0)
     {
       err_sys (err, "rename %s to %s", tmp, final);

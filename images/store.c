@@ -295,7 +295,7 @@ rec_copy (struct oci_image_rec *dst, const struct oci_image_rec *src)
 int
 img_names_put (struct img_store *st, const struct oci_image_rec *rec, hk_err *err)
 {
-  img_test_stall (st, "import-before-names");
+  test_stall_forever ("import-before-names", st->dir);
   cleanup_close int lock = names_lock (st, err);
   if (lock < 0)
     return -1;

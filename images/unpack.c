@@ -25,6 +25,7 @@
 
 #include "images/internal.h"
 #include "lib/syscalls.h"
+#include "lib/inroot.h"
 #include "lib/util.h"
 
 #define WH_PREFIX ".wh."
@@ -44,76 +45,24 @@ struct unpack
 static int
 normalize (const char *in, char **out, hk_err *err)
 {
-  size_t n = strlen (in);
-  char *o = xmalloc (n + 1);
-  size_t len = 0;
-  const char *p = in;
-  while (*p)
-    {
-      while (*p == '/')
-        p++;
-      const char *end = strchrnul (p, '/');
-      size_t c = end - p;
-      if (c == 2 && p[0] == '.' && p[1] == '.')
-        {
-          free (o);
-          return err_set (err, EPERM, "a \"..\" component is refused");
-        }
-      if (c > 0 && !(c == 1 && p[0] == '.'))
-        {
-          if (len)
-            o[len++] = '/';
-          memcpy (o + len, p, c);
-          len += c;
-        }
-      p = end;
-    }
-  o[len] = '\0';
-  *out = o;
+  if (path_has_dotdot (in))
+    return err_set (err, EPERM, "a \"..\" component is refused");
+  bool above;
+  *out = path_lexical (in, &above);
   return 0;
 }
 
-static int
-open_in_root (int rootfd, const char *path, int flags)
-{
-  struct open_how how = { .flags = flags | O_CLOEXEC,
-                          .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV };
-  return sys_openat2 (rootfd, path, &how);
-}
-
 /* The directory at path (normalized, "" is the root) inside the layer,
- * made (0755, root) where missing: tars need not list every parent. */
+ * made (0755, root) where missing: tars need not list every parent.
+ * RESOLVE_NO_XDEV: nothing in a layer may reach across a mount. */
 static int
 open_dir (struct unpack *u, const char *path, hk_err *err)
 {
-  int fd = open_in_root (u->rootfd, path[0] ? path : ".", O_RDONLY | O_DIRECTORY);
-  if (fd >= 0 || errno != ENOENT)
-    return fd >= 0 ? fd : err_sys (err, "open directory %s in the layer", path);
-  cleanup_free char *prefix = xstrdup (path);
-  cleanup_close int cur = open_in_root (u->rootfd, ".", O_RDONLY | O_DIRECTORY);
-  char *p = prefix;
-  for (;;)
-    {
-      char *slash = strchr (p, '/');
-      if (slash)
-        *slash = '\0';
-      int next = open_in_root (u->rootfd, prefix, O_RDONLY | O_DIRECTORY);
-      if (next < 0 && errno == ENOENT)
-        {
-          /* One plain component on an fd we resolved: mkdirat never follows. */
-          if (mkdirat (cur, p, 0755) < 0 && errno != EEXIST)
-            return err_sys (err, "mkdir %s in the layer", prefix);
-          next = open_in_root (u->rootfd, prefix, O_RDONLY | O_DIRECTORY);
-        }
-      if (next < 0)
-        return err_sys (err, "open directory %s in the layer", prefix);
-      close (cur);
-      cur = next;
-      if (slash == NULL)
-        return steal_fd (&cur);
-      *slash = '/';
-      p = slash + 1;
-    }
+  cleanup_free char *at = NULL;
+  int fd = inroot_mkdir_p (u->rootfd, path, O_RDONLY, RESOLVE_NO_XDEV, 0755, (uid_t)-1, (gid_t)-1, &at);
+  if (fd < 0)
+    return err_sys (err, "directory %s in the layer (at %s)", path, at ? at : path);
+  return fd;
 }
 
 /* Split a normalized path into its parent's fd and the last component. */

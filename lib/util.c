@@ -129,7 +129,11 @@ path_lexical (const char *path, bool *above)
           out[len] = '\0';
           continue;
         }
-      len += (size_t) sprintf (out + len, "%s%s", len ? "/" : "", c);
+      size_t n = strlen (c);
+      if (len)
+        out[len++] = '/';
+      memcpy (out + len, c, n + 1);
+      len += n;
     }
   return out;
 }
@@ -412,4 +416,70 @@ time_rfc3339_now (void)
   gmtime_r (&ts.tv_sec, &tm);
   strftime (buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
   return xasprintf ("%s.%09ldZ", buf, ts.tv_nsec);
+}
+
+int
+pid_file_write (const char *path, pid_t pid, hk_err *err)
+{
+  char buf[32];
+  int n = snprintf (buf, sizeof buf, "%d", (int)pid);
+  cleanup_free char *cwd = path[0] == '/' ? NULL : getcwd (NULL, 0);
+  if (path[0] != '/' && cwd == NULL)
+    return err_sys (err, "pid file %s: the current directory is gone (give an absolute path)", path);
+  cleanup_free char *abs = cwd ? xasprintf ("%s/%s", cwd, path) : xstrdup (path);
+  if (file_write_atomic (abs, buf, (size_t)n, 0644, err) < 0)
+    return err_prefix (err, "pid file");
+  return 0;
+}
+
+uint32_t
+fnv1a32 (const char *s)
+{
+  uint32_t h = 2166136261u;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 16777619u;
+  return h;
+}
+
+uint64_t
+fnv1a64 (uint64_t h, const void *data, size_t n)
+{
+  const unsigned char *p = data;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ p[i]) * 0x100000001b3ULL;
+  return h;
+}
+
+bool
+test_stall_reached (const char *point, const char *dir)
+{
+  const char *want = getenv ("HAKO_TEST_STALL");
+  if (want == NULL || strcmp (want, point) != 0)
+    return false;
+  cleanup_free char *mark = xasprintf ("%s/stalled", dir);
+  close (open (mark, O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+  return true;
+}
+
+void
+test_stall_forever (const char *point, const char *dir)
+{
+  if (test_stall_reached (point, dir))
+    for (;;)
+      pause ();
+}
+
+bool
+path_has_dotdot (const char *path)
+{
+  for (const char *p = path; *p;)
+    {
+      while (*p == '/')
+        p++;
+      const char *end = strchrnul (p, '/');
+      if (end - p == 2 && p[0] == '.' && p[1] == '.')
+        return true;
+      p = end;
+    }
+  return false;
 }

@@ -35,7 +35,23 @@ char *path_absolute (const char *path);
  * lexically, joined by '/' without a leading one ("" for the top).  A ".."
  * above the top is dropped (as the kernel does at /) and sets *above. */
 char *path_lexical (const char *path, bool *above);
+/* PATH has a ".." component. */
+bool path_has_dotdot (const char *path);
 bool str_has_suffix (const char *s, const char *suffix);
+
+/* Test hook for the crash tests: true when HAKO_TEST_STALL names POINT, after
+ * creating DIR/stalled, so the test knows the process is at POINT (to kill
+ * it there, or to send it a signal). */
+bool test_stall_reached (const char *point, const char *dir);
+/* test_stall_reached, then wait there for good. */
+void test_stall_forever (const char *point, const char *dir);
+
+/* FNV-1a, for names and cache keys (not for anything an attacker may
+ * choose to collide): 32 bits over a string, 64 bits over bytes from H
+ * (FNV1A64_BASIS to start). */
+uint32_t fnv1a32 (const char *s);
+uint64_t fnv1a64 (uint64_t h, const void *data, size_t n);
+#define FNV1A64_BASIS 0xcbf29ce484222325ULL
 
 /* Read a whole file (at most max bytes; more is an error).  *out is
  * NUL-terminated; *len (if not NULL) excludes the NUL. */
@@ -52,6 +68,9 @@ void fd_close_all_but (unsigned int first, int *keep, size_t n);
  * never half.  No fsync: this is for the state tree, which lives on tmpfs
  * (/run) and need not survive a power loss; it costs ~1 ms a call on disk. */
 int file_write_atomic (const char *path, const char *data, size_t len, mode_t mode, hk_err *err);
+/* --pid-file: PID in decimal, written atomically (a reader never sees half
+ * of it); a relative PATH is taken against the current directory. */
+int pid_file_write (const char *path, pid_t pid, hk_err *err);
 /* Create path (it must not exist) and write data: for files written once
  * into a directory nobody reads before they are complete. */
 int file_write_new (const char *path, const char *data, size_t len, mode_t mode, hk_err *err);

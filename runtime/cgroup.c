@@ -55,18 +55,6 @@ asks_limits (const struct oci_spec *spec)
          || r->n_devices || r->n_hugepage_limits || r->n_unified;
 }
 
-static uint32_t
-fnv1a (const char *s)
-{
-  uint32_t h = 2166136261u;
-  for (; *s; s++)
-    {
-      h ^= (unsigned char)*s;
-      h *= 16777619u;
-    }
-  return h;
-}
-
 /* Under each hierarchy's root: hako/ID for the default state root, else
  * hako-HASH/ID, so that the same id under two state roots (two test suites,
  * two orchestrators) never names the same cgroup. */
@@ -75,7 +63,7 @@ default_path (const char *id, const char *state_root)
 {
   if (strcmp (state_root, "/run/hako") == 0)
     return xasprintf ("hako/%s", id);
-  return xasprintf ("hako-%08x/%s", fnv1a (state_root), id);
+  return xasprintf ("hako-%08x/%s", fnv1a32 (state_root), id);
 }
 
 /* linux.cgroupsPath made canonical: no "." or ".." components (the path must

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "lib/fdpass.h"
+#include "lib/inroot.h"
 #include "lib/syscalls.h"
 #include "lib/util.h"
 
@@ -74,11 +75,10 @@ console_recv_master (int sock, int *master, hk_err *err)
 static int
 open_beneath_root (const char *path, int flags, uint64_t resolve)
 {
-  struct open_how how = { .flags = (uint64_t) (flags | O_CLOEXEC), .resolve = resolve };
   cleanup_close int root = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (root < 0)
     return -1;
-  return sys_openat2 (root, path, &how);
+  return inroot_open (root, path, flags, resolve);
 }
 
 dev_t
@@ -104,7 +104,7 @@ open_pty (const struct winsize *ws, dev_t host_devpts, int *master, int *slave, 
   struct stat sb;
   int unlock = 0;
   *master = open_beneath_root ("dev/pts/ptmx", O_RDWR | O_NOCTTY,
-                               RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+                               RESOLVE_NO_SYMLINKS);
   if (*master < 0)
     return err_sys (err, "open /dev/pts/ptmx in the sandbox (a terminal needs a devpts mount "
                     "at /dev/pts)");
@@ -133,7 +133,7 @@ open_pty (const struct winsize *ws, dev_t host_devpts, int *master, int *slave, 
 static int
 bind_dev_console (int slave, hk_err *err)
 {
-  const uint64_t strict = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  const uint64_t strict = RESOLVE_NO_SYMLINKS; /* besides inroot_open's own */
   cleanup_close int dev = open_beneath_root ("dev", O_PATH | O_DIRECTORY, strict);
   if (dev < 0)
     return err_sys (err, "open /dev in the sandbox");
@@ -142,8 +142,7 @@ bind_dev_console (int slave, hk_err *err)
     close (made);
   else if (errno != EEXIST)
     return err_sys (err, "create /dev/console");
-  struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC, .resolve = strict };
-  cleanup_close int target = sys_openat2 (dev, "console", &how);
+  cleanup_close int target = inroot_open (dev, "console", O_PATH | O_NOFOLLOW, strict);
   struct stat sb;
   if (target < 0 || fstat (target, &sb) < 0)
     return err_sys (err, "open /dev/console");

@@ -859,18 +859,6 @@ start_joiner (struct exec_ctx *x, struct exec_result *res, hk_err *err)
   return 0;
 }
 
-static int
-write_pid_file (const char *path, pid_t pid, hk_err *err)
-{
-  char buf[32];
-  int n = snprintf (buf, sizeof buf, "%d", (int)pid);
-  cleanup_free char *cwd = path[0] == '/' ? NULL : getcwd (NULL, 0);
-  cleanup_free char *abs = cwd ? xasprintf ("%s/%s", cwd, path) : xstrdup (path);
-  if (file_write_atomic (abs, buf, n, 0644, err) < 0)
-    return err_prefix (err, "pid file");
-  return 0;
-}
-
 /* Pass on what fits under the cap; count everything. */
 static void
 pass_on (struct exec_ctx *x, struct exec_result *res, int s, const char *buf, size_t n)
@@ -1103,7 +1091,7 @@ finish_foreground (struct exec_ctx *x, struct exec_result *res, hk_err *err)
 {
   int ws = 0;
   bool more = false;
-  if (x->o->pid_file && write_pid_file (x->o->pid_file, res->pid, err) < 0)
+  if (x->o->pid_file && pid_file_write (x->o->pid_file, res->pid, err) < 0)
     {
       abort_command (x, res);
       return -1;
@@ -1140,7 +1128,7 @@ finish_detached (struct exec_ctx *x, struct exec_result *res, hk_err *err)
       return decide_result (x, res, 0, err);
     }
   res->status = 0;
-  if (x->o->pid_file && write_pid_file (x->o->pid_file, res->pid, err) < 0)
+  if (x->o->pid_file && pid_file_write (x->o->pid_file, res->pid, err) < 0)
     {
       abort_command (x, res);
       return -1;

@@ -132,30 +132,19 @@ check_root (const struct exec_plan *p, hk_err *err)
   return 0;
 }
 
-/* The order of spawn.c's child: rlimits, user and capabilities, no_new_privs,
- * cwd, then Landlock and seccomp (in command_main, right before execve). */
+/* The command's stdio and root checked, then the hardening sequence that
+ * the sandbox's own process takes too (process.h). */
 static int
 command_setup (const struct exec_plan *p, int *ruleset_fd, hk_err *err)
 {
-  const struct oci_process *proc = &p->proc;
   if (setup_stdio (p, err) < 0 || check_root (p, err) < 0)
     return -1;
-  if (proc_set_rlimits (proc, err) < 0 || proc_set_oom_score_adj (proc, err) < 0
-      || proc_set_apparmor (proc, err) < 0)
-    return -1;
-  /* As in spawn.c: loading the filter needs no_new_privs or CAP_SYS_ADMIN,
-   * so without no_new_privs it goes in before the capability drop. */
-  struct proc_cwd pre = { 0 };
-  if (!proc->no_new_privileges
-      && (proc_cwd_precheck (proc, &pre, err) < 0 || seccomp_install (p->seccomp, err) < 0))
-    return -1;
-  if (proc_set_user_and_caps (proc, err) < 0)
-    return -1;
-  if (proc->no_new_privileges && prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-    return err_sys (err, "prctl PR_SET_NO_NEW_PRIVS");
-  if (proc_chdir (proc, &pre, err) < 0)
-    return -1;
-  return landlock_build (p->landlock, ruleset_fd, err);
+  struct proc_harden h = {
+    .trace = trace_fd_of (p) >= 0 ? "command" : NULL, .proc = &p->proc, .seccomp = p->seccomp, .landlock = p->landlock
+  };
+  int r = proc_harden_prepare (&h, err);
+  *ruleset_fd = h.ruleset_fd;
+  return r;
 }
 
 /* exec_opts.builtin, in the command's place once it has the command's
@@ -167,7 +156,8 @@ static void __attribute__ ((noreturn)) builtin_main (const struct exec_plan *p, 
   hk_err err = { 0 };
   signal (SIGPIPE, SIG_IGN);
   signal (SIGXFSZ, SIG_IGN);
-  if (landlock_enforce (ruleset_fd, &err) < 0 || p->builtin (p->builtin_arg, &err) < 0)
+  struct proc_harden h = { .proc = &p->proc, .ruleset_fd = ruleset_fd };
+  if (proc_harden_final (&h, false, &err) < 0 || p->builtin (p->builtin_arg, &err) < 0)
     fail (p, 125, &err);
   _exit (0);
 }
@@ -218,11 +208,8 @@ static void __attribute__ ((noreturn)) command_main (const struct exec_plan *p)
         fail (p, 125, &err);
       close (p->console_fd);
     }
-  TRACE (p, "command: landlock");
-  if (landlock_enforce (ruleset_fd, &err) < 0)
-    fail (p, 125, &err);
-  TRACE (p, "command: seccomp");
-  if (p->proc.no_new_privileges && seccomp_install (p->seccomp, &err) < 0)
+  struct proc_harden h = { .trace = trace_fd_of (p) >= 0 ? "command" : NULL, .proc = &p->proc, .seccomp = p->seccomp, .ruleset_fd = ruleset_fd };
+  if (proc_harden_final (&h, true, &err) < 0)
     fail (p, 125, &err);
   TRACE (p, "command: fds");
   /* No host fd survives into the sandbox (CVE-2024-21626) but the ones the

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "lib/syscalls.h"
+#include "lib/inroot.h"
 #include "lib/util.h"
 #include "runtime/exec.h"
 #include "runtime/idmap.h"
@@ -93,14 +94,6 @@ place_free (struct place *pl)
     close (pl->rootfd);
   free (pl->rel);
   *pl = (struct place){ .rootfd = -1 };
-}
-
-static int
-open_in_root (int rootfd, const char *rel, int flags)
-{
-  struct open_how how
-      = { .flags = (uint64_t)flags | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
-  return sys_openat2 (rootfd, rel, &how);
 }
 
 static const char *
@@ -292,7 +285,7 @@ do_get (const struct job *j, hk_err *err)
    * rewinds, a fifo blocks); only a regular file is opened for reading,
    * and through this fd, so it is the file that was checked.  That open is
    * where the kernel checks the helper's right to read it. */
-  cleanup_close int fd = open_in_root (pl.rootfd, pl.rel, O_PATH);
+  cleanup_close int fd = inroot_open (pl.rootfd, pl.rel, O_PATH, 0);
   place_free (&pl);
   struct stat sb;
   char self[64];
@@ -333,48 +326,32 @@ target_free (struct put_target *t)
   t->name = NULL;
 }
 
-/* Open the directory dir (normalized), creating what is missing with mkdir:
- * one component at a time, each looked up again from the root, so a symlink
- * among them is followed inside the root too. */
+/* Open the directory dir (normalized), creating what is missing with mkdir
+ * (inroot_mkdir_p: a symlink among them is followed inside the root too). */
 static int
 open_dir (const struct view *v, const char *dir, bool mkdir, uid_t uid, gid_t gid, struct put_target *t,
           hk_err *err)
 {
   if (view_place (v, dir, &t->dir, err) < 0)
     return -1;
-  t->dirfd = open_in_root (t->dir.rootfd, t->dir.rel, O_PATH | O_DIRECTORY);
-  if (t->dirfd >= 0)
-    return 0;
-  if (errno == ENOENT && !mkdir)
-    return err_setk (err, ERR_NOT_FOUND, ENOENT,
-                     "directory %s: No such file or directory (put -p creates missing parents)", dir);
-  if (errno != ENOENT || !mkdir)
-    return err_sys (err, "directory %s", dir);
-  cleanup_free char *rel = xstrdup (t->dir.rel);
-  cleanup_close int parent = open_in_root (t->dir.rootfd, ".", O_PATH | O_DIRECTORY);
-  for (char *slash = rel;; slash++)
+  if (!mkdir)
     {
-      slash = strchr (slash, '/');
-      if (slash)
-        *slash = '\0';
-      int fd = open_in_root (t->dir.rootfd, rel, O_PATH | O_DIRECTORY);
-      if (fd < 0 && errno == ENOENT && parent >= 0)
-        {
-          const char *comp = strrchr (rel, '/') ? strrchr (rel, '/') + 1 : rel;
-          if ((mkdirat (parent, comp, 0755) < 0 && errno != EEXIST)
-              || fchownat (parent, comp, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
-            return err_sys (err, "create directory %s", dir);
-          fd = open_in_root (t->dir.rootfd, rel, O_PATH | O_DIRECTORY);
-        }
-      if (fd < 0)
-        return err_sys (err, "directory %s (at %s)", dir, rel);
-      close (parent);
-      parent = fd;
-      if (slash == NULL)
-        break;
-      *slash = '/';
+      t->dirfd = inroot_open (t->dir.rootfd, t->dir.rel, O_PATH | O_DIRECTORY, 0);
+      if (t->dirfd >= 0)
+        return 0;
+      if (errno == ENOENT)
+        return err_setk (err, ERR_NOT_FOUND, ENOENT,
+                         "directory %s: No such file or directory (put -p creates missing parents)", dir);
+      return err_sys (err, "directory %s", dir);
     }
-  t->dirfd = steal_fd (&parent);
+    {
+      t->dirfd = inroot_open (t->dir.rootfd, t->dir.rel, O_PATH | O_DIRECTORY, 0);
+      return t->dirfd >= 0 ? 0 : err_sys (err, "directory %s", dir);
+    }
+  cleanup_free char *at = NULL;
+  t->dirfd = inroot_mkdir_p (t->dir.rootfd, t->dir.rel, O_PATH, 0, 0755, uid, gid, &at);
+  if (t->dirfd < 0)
+    return err_sys (err, "create directory %s (at %s)", dir, at ? at : t->dir.rel);
   return 0;
 }
 

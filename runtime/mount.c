@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "lib/syscalls.h"
+#include "lib/inroot.h"
 #include "lib/util.h"
 
 /* Flags that describe one mount, as opposed to how mount(2) should act. */
@@ -87,30 +88,6 @@ path_is (const char *path, const char *want)
     }
 }
 
-/* Open PATH inside the root as an O_PATH fd; -1 with errno on failure.
-   Symlinks, absolute ones and "..", resolve as if the root were "/", so a
-   hostile image whose /dev links to /host/path cannot point a mount at the
-   host; magic links (/proc/self/root, /proc/self/fd/N) are refused outright
-   because they jump to wherever their target is, root or not. */
-static int
-open_in_root (int rootfd, const char *path, int flags)
-{
-  struct open_how how = {
-    .flags = O_PATH | O_CLOEXEC | flags,
-    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-  };
-  while (*path == '/')
-    path++;
-  if (*path == '\0')
-    path = ".";
-  int fd, tries = 0;
-  /* EAGAIN: a rename raced the ".." check; the kernel asks for a retry. */
-  do
-    fd = sys_openat2 (rootfd, path, &how);
-  while (fd < 0 && errno == EAGAIN && ++tries < 16);
-  return fd;
-}
-
 /* Create component NAME in PARENT: a directory, or (file) an empty file.
    NAME is one component and PARENT was resolved inside the root, so the new
    entry lands inside the root.  Returns 1 when NAME is a dangling symlink,
@@ -137,7 +114,7 @@ static int
 create_walk (const struct root *r, char **path, bool file, hk_err *err)
 {
   char *buf = *path, *p = buf;
-  cleanup_close int parent = open_in_root (r->fd, "", 0);
+  cleanup_close int parent = inroot_open (r->fd, "", O_PATH, 0);
   if (parent < 0)
     return err_sys (err, "open %s", r->label[0] ? r->label : "/");
   for (;;)
@@ -150,7 +127,7 @@ create_walk (const struct root *r, char **path, bool file, hk_err *err)
       bool last = end[strspn (end, "/")] == '\0';
       char saved = *end;
       *end = '\0';
-      int next = open_in_root (r->fd, buf, 0);
+      int next = inroot_open (r->fd, buf, O_PATH, 0);
       if (next < 0 && errno == ENOENT)
         {
           cleanup_free char *link = NULL;
@@ -166,7 +143,7 @@ create_walk (const struct root *r, char **path, bool file, hk_err *err)
               return -2;
             }
           *end = '\0';
-          next = open_in_root (r->fd, buf, 0);
+          next = inroot_open (r->fd, buf, O_PATH, 0);
         }
       if (next < 0)
         return err_sys (err, "open %s%s", r->label, buf);
@@ -185,7 +162,7 @@ create_walk (const struct root *r, char **path, bool file, hk_err *err)
 static int
 create_in_root (const struct root *r, const char *path, bool file, hk_err *err)
 {
-  int fd = open_in_root (r->fd, path, 0);
+  int fd = inroot_open (r->fd, path, O_PATH, 0);
   if (fd >= 0 || errno != ENOENT)
     return fd >= 0 ? fd : err_sys (err, "open %s%s", r->label, path);
   cleanup_free char *buf = xstrdup (path);
@@ -278,7 +255,7 @@ mount_settle (const struct root *r, const struct oci_mount *m, bool bind, const 
   if (bflags == 0 && prop == 0)
     return 0;
   cleanup_free char *dest = where (r, m->destination);
-  cleanup_close int fd = open_in_root (r->fd, m->destination, 0);
+  cleanup_close int fd = inroot_open (r->fd, m->destination, O_PATH, 0);
   if (fd < 0)
     return err_sys (err, "mount %s on %s: reopen", what, dest);
   struct fdpath b;
@@ -532,7 +509,7 @@ dev_symlinks (const struct root *r, bool ptmx, hk_err *err)
     { "fd", "/proc/self/fd" },       { "stdin", "/proc/self/fd/0" }, { "stdout", "/proc/self/fd/1" },
     { "stderr", "/proc/self/fd/2" }, { "core", "/proc/kcore" },
   };
-  cleanup_close int dev = open_in_root (r->fd, "/dev", O_DIRECTORY);
+  cleanup_close int dev = inroot_open (r->fd, "/dev", O_PATH | O_DIRECTORY, 0);
   if (dev < 0)
     return err_sys (err, "open %s/dev", r->label);
   for (size_t i = 0; i < sizeof links / sizeof links[0]; i++)
@@ -853,7 +830,7 @@ mnt_pivot (const struct mnt_ctx *ctx, hk_err *err)
 static int
 readonly_path (const struct root *r, const char *path, hk_err *err)
 {
-  cleanup_close int fd = open_in_root (r->fd, path, 0);
+  cleanup_close int fd = inroot_open (r->fd, path, O_PATH, 0);
   if (fd < 0 && errno == ENOENT)
     return 0; /* as runc: a path this image or kernel lacks is skipped */
   if (fd < 0)
@@ -862,7 +839,7 @@ readonly_path (const struct root *r, const char *path, hk_err *err)
   const char *t = target (r, fd, path, &b);
   if (mount (t, t, NULL, MS_BIND | MS_REC, NULL) < 0)
     return err_sys (err, "readonly path %s: bind", path);
-  cleanup_close int top = open_in_root (r->fd, path, 0);
+  cleanup_close int top = inroot_open (r->fd, path, O_PATH, 0);
   if (top < 0 || setattr_tree (top, MS_RDONLY, true) < 0)
     return err_sys (err, "readonly path %s: remount read-only", path);
   return 0;
@@ -874,7 +851,7 @@ readonly_path (const struct root *r, const char *path, hk_err *err)
 static int
 open_null (const struct root *r, hk_err *err)
 {
-  cleanup_close int fd = open_in_root (r->fd, "/dev/null", 0);
+  cleanup_close int fd = inroot_open (r->fd, "/dev/null", O_PATH, 0);
   struct stat st;
   if (fd < 0 || fstat (fd, &st) < 0)
     return err_sys (err, "open /dev/null");
@@ -886,7 +863,7 @@ open_null (const struct root *r, hk_err *err)
 static int
 masked_path (const struct root *r, const char *path, hk_err *err)
 {
-  cleanup_close int fd = open_in_root (r->fd, path, 0);
+  cleanup_close int fd = inroot_open (r->fd, path, O_PATH, 0);
   struct stat st;
   if (fd < 0 && errno == ENOENT)
     return 0;

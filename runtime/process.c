@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "lib/syscalls.h"
+#include "lib/trace.h"
 #include "lib/util.h"
 #include "runtime/caps.h"
 
@@ -345,4 +346,140 @@ proc_exec (const struct oci_process *p, const char *path, unsigned int preserve_
   execve (path, p->args, p->env ? p->env : (char *[]){ NULL });
   *status = (errno == ENOENT || errno == ENOTDIR) ? 127 : 126;
   return err_sys (err, "exec %s", p->args[0]);
+}
+
+/* ---- the hardening sequence --------------------------------------------------- */
+
+static int
+step_rlimits (struct proc_harden *h, hk_err *err)
+{
+  return proc_set_rlimits (h->proc, err);
+}
+
+static int
+step_oom (struct proc_harden *h, hk_err *err)
+{
+  return proc_set_oom_score_adj (h->proc, err);
+}
+
+static int
+step_apparmor (struct proc_harden *h, hk_err *err)
+{
+  return proc_set_apparmor (h->proc, err);
+}
+
+static int
+step_cwd_precheck (struct proc_harden *h, hk_err *err)
+{
+  return proc_cwd_precheck (h->proc, &h->pre, err);
+}
+
+static int
+step_seccomp (struct proc_harden *h, hk_err *err)
+{
+  return seccomp_install (h->seccomp, err);
+}
+
+static int
+step_user (struct proc_harden *h, hk_err *err)
+{
+  return proc_set_user_and_caps (h->proc, err);
+}
+
+static int
+step_nnp (struct proc_harden *h, hk_err *err)
+{
+  (void)h;
+  if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+    return err_sys (err, "prctl PR_SET_NO_NEW_PRIVS");
+  return 0;
+}
+
+static int
+step_chdir (struct proc_harden *h, hk_err *err)
+{
+  return proc_chdir (h->proc, &h->pre, err);
+}
+
+static int
+step_landlock (struct proc_harden *h, hk_err *err)
+{
+  return landlock_build (h->landlock, &h->ruleset_fd, err);
+}
+
+enum harden_when
+{
+  ALWAYS,
+  WITHOUT_NNP, /* only when process.noNewPrivileges is false */
+  WITH_NNP,    /* only when it is true */
+};
+
+static const struct harden_step
+{
+  const char *name;
+  enum harden_when when;
+  int (*run) (struct proc_harden *h, hk_err *err);
+} harden_steps[] = {
+  { "rlimits", ALWAYS, step_rlimits },
+  { "oom_score_adj", ALWAYS, step_oom },
+  { "apparmor", ALWAYS, step_apparmor },
+  { "cwd precheck", WITHOUT_NNP, step_cwd_precheck },
+  { "seccomp", WITHOUT_NNP, step_seccomp },
+  { "user and caps", ALWAYS, step_user },
+  { "no_new_privs", WITH_NNP, step_nnp },
+  { "chdir", ALWAYS, step_chdir },
+  { "landlock build", ALWAYS, step_landlock },
+};
+
+static bool
+step_applies (const struct harden_step *s, const struct oci_process *p)
+{
+  return s->when == ALWAYS || (s->when == WITH_NNP) == p->no_new_privileges;
+}
+
+/* A stack buffer and one write: nothing allocated in a CLONE_VM child. */
+static void
+harden_trace (const struct proc_harden *h, const char *step)
+{
+  if (h->trace == NULL)
+    return;
+  char line[64];
+  snprintf (line, sizeof line, "%s: %s", h->trace, step);
+  trace_mark (line);
+}
+
+int
+proc_harden_prepare (struct proc_harden *h, hk_err *err)
+{
+  h->ruleset_fd = -1;
+  for (size_t i = 0; i < sizeof harden_steps / sizeof *harden_steps; i++)
+    if (step_applies (&harden_steps[i], h->proc))
+      {
+        harden_trace (h, harden_steps[i].name);
+        if (harden_steps[i].run (h, err) < 0)
+          return -1;
+      }
+  return 0;
+}
+
+int
+proc_harden_final (struct proc_harden *h, bool with_seccomp, hk_err *err)
+{
+  harden_trace (h, "landlock");
+  if (landlock_enforce (h->ruleset_fd, err) < 0)
+    return -1;
+  harden_trace (h, "seccomp");
+  if (with_seccomp && h->proc->no_new_privileges && seccomp_install (h->seccomp, err) < 0)
+    return -1;
+  return 0;
+}
+
+size_t
+proc_harden_plan (const struct oci_process *p, const char **names, size_t max)
+{
+  size_t n = 0;
+  for (size_t i = 0; i < sizeof harden_steps / sizeof *harden_steps && n < max; i++)
+    if (step_applies (&harden_steps[i], p))
+      names[n++] = harden_steps[i].name;
+  return n;
 }

@@ -9,6 +9,8 @@
 
 #include "lib/err.h"
 #include "oci/spec.h"
+#include "runtime/landlock.h"
+#include "runtime/seccomp.h"
 
 int proc_set_hostname (const struct oci_spec *spec, hk_err *err);
 /* Writes under /proc/sys of the sandbox's own /proc (call before mnt_finish
@@ -38,6 +40,35 @@ int proc_chdir (const struct oci_process *p, const struct proc_cwd *pre, hk_err 
 /* Before a seccomp filter that stays for the setup goes in: the same check
  * as root, remembering the directory. */
 int proc_cwd_precheck (const struct oci_process *p, struct proc_cwd *pre, hk_err *err);
+/* The one hardening sequence, for the sandbox's process (spawn.c) and for
+ * every exec (exec_enter.c), in the new root with the process's stdio set:
+ *
+ *   proc_harden_prepare: rlimits, oom_score_adj, AppArmor; without
+ *     no_new_privs the cwd check and seccomp (loading a filter then needs
+ *     CAP_SYS_ADMIN, which the drop takes away); user, groups and
+ *     capabilities; no_new_privs; chdir; Landlock's ruleset built (a rule
+ *     naming a missing path fails here, before anything runs).
+ *   proc_harden_final, right before execve: Landlock enforced, then (with
+ *     no_new_privs) seccomp, so the filter sees only execve.
+ *
+ * Allocates nothing: the exec child shares hako's memory (CLONE_VM). */
+struct proc_harden
+{
+  const char *trace; /* HAKO_TRACE's "TRACE: STEP" lines; NULL: none */
+  const struct oci_process *proc;
+  const struct seccomp_prog *seccomp;   /* NULL: no filter */
+  const struct landlock_plan *landlock; /* NULL: no Landlock */
+  int ruleset_fd;                       /* proc_harden_prepare's; -1: none */
+  struct proc_cwd pre;
+};
+int proc_harden_prepare (struct proc_harden *h, hk_err *err);
+/* with_seccomp false: a builtin (get/put's helper) that runs hako's own code
+ * under Landlock, not the command's filter. */
+int proc_harden_final (struct proc_harden *h, bool with_seccomp, hk_err *err);
+/* The names of the steps proc_harden_prepare takes for P, in order (at most
+ * max): what its unit test checks. */
+size_t proc_harden_plan (const struct oci_process *p, const char **names, size_t max);
+
 /* Resolve args[0] through the process's PATH as execvp would, inside the new
  * root.  Returns a malloc'ed path, or NULL with err set and *status 127
  * (not found) or 126 (not executable). */

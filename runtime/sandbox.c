@@ -37,20 +37,6 @@
 #include "runtime/sbxlog.h"
 #include "runtime/snapshot.h"
 
-/* Test hook for the crash tests: HAKO_TEST_STALL=POINT makes create mark
- * the state dir and wait at POINT so a test can SIGKILL it exactly there. */
-static void
-test_stall (const struct store_entry *e, const char *point)
-{
-  const char *want = getenv ("HAKO_TEST_STALL");
-  if (want == NULL || strcmp (want, point) != 0)
-    return;
-  cleanup_free char *mark = store_path (e, "stalled");
-  close (open (mark, O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
-  for (;;)
-    pause ();
-}
-
 /* The pid file beside state.json.  Written first, so even a sandbox whose
  * state.json is damaged can still be found and killed. */
 static int
@@ -246,22 +232,6 @@ resolve_rootfs (const struct sbx_create_opts *o, struct build *b, char **rootfs,
   return 0;
 }
 
-static int
-write_pid_file (const char *path, pid_t pid, hk_err *err)
-{
-  char buf[32];
-  int n = snprintf (buf, sizeof buf, "%d", (int)pid);
-  cleanup_free char *abs = path[0] == '/' ? xstrdup (path) : NULL;
-  if (abs == NULL)
-    {
-      cleanup_free char *cwd = getcwd (NULL, 0);
-      abs = xasprintf ("%s/%s", cwd ? cwd : ".", path);
-    }
-  if (file_write_atomic (abs, buf, n, 0644, err) < 0)
-    return err_prefix (err, "pid file");
-  return 0;
-}
-
 /* Whether the sandbox keeps a data dir: a persistent work dir, or an image's writable layer. */
 static bool
 has_data_dir (const struct sbx_create_opts *o, bool restart)
@@ -285,7 +255,7 @@ prepare_data_dir (const struct store *st, const struct sbx_create_opts *o, struc
       || store_data_dir_make (st, o->id, err) < 0
       || (b->disk_size && disk_create (st, o->id, b->disk_size, err) < 0))
     return -1;
-  test_stall (&b->entry, "after-disk");
+  test_stall_forever ("after-disk", b->entry.dir);
   return 0;
 }
 
@@ -413,7 +383,7 @@ create_cgroups (struct build *b, const struct sbx_create_opts *o, hk_err *err)
   if (cg_create (&b->cgroups, o->spec, record, err) < 0)
     return -1;
   trace_mark ("spawn prep");
-  test_stall (&b->entry, "after-cgroups");
+  test_stall_forever ("after-cgroups", b->entry.dir);
   return 0;
 }
 
@@ -520,7 +490,7 @@ create_spawn (const struct sbx_create_opts *o, struct build *b, const char *root
       || record_state (b, o, OCI_STATUS_CREATING, rootfs, err) < 0)
     return -1;
   trace_mark ("wait for ready");
-  test_stall (&b->entry, "after-clone");
+  test_stall_forever ("after-clone", b->entry.dir);
   if (spawn_wait_ready (&b->child, status, err) < 0)
     return -1;
   /* createContainer in the sandbox's namespaces, its path from hako's; a
@@ -534,7 +504,7 @@ create_spawn (const struct sbx_create_opts *o, struct build *b, const char *root
   if (record_state (b, o, o->foreground ? OCI_STATUS_RUNNING : OCI_STATUS_CREATED, rootfs, err) < 0)
     return -1;
   trace_mark ("proxy, pid file");
-  test_stall (&b->entry, "after-ready");
+  test_stall_forever ("after-ready", b->entry.dir);
   return 0;
 }
 
@@ -610,7 +580,7 @@ build_sandbox (const struct store *st, const struct sbx_create_opts *o, struct b
   else if (store_create (st, o->id, &b->entry, err) < 0)
     return -1;
   trace_mark ("rootfs, workdir, config");
-  test_stall (&b->entry, "after-mkdir");
+  test_stall_forever ("after-mkdir", b->entry.dir);
   cleanup_free char *config = store_path (&b->entry, "config.json");
   cleanup_free char *no_monitor = store_path (&b->entry, "no-monitor");
   if ((monitored && mon_record_self (b->entry.dir, err) < 0)
@@ -625,7 +595,7 @@ build_sandbox (const struct store *st, const struct sbx_create_opts *o, struct b
       || prepare_workdir (o, b, err) < 0 || prepare_image_layer (o, b, err) < 0
       || create_cgroups (b, o, err) < 0 || create_spawn (o, b, *rootfs, status, console, err) < 0
       || arm_deadline (o, b, err) < 0 || proxy_start (&b->entry, o->spec, b->child.pidfd, err) < 0
-      || (o->pid_file && write_pid_file (o->pid_file, b->child.pid, err) < 0))
+      || (o->pid_file && pid_file_write (o->pid_file, b->child.pid, err) < 0))
     return -1;
   return 0;
 }

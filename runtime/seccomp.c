@@ -447,16 +447,6 @@ buf_strv (struct buf *b, char *const *v)
     buf_str (b, v[i]);
 }
 
-static uint64_t
-fnv1a (uint64_t h, const void *data, size_t n)
-{
-  const unsigned char *p = data;
-  for (size_t i = 0; i < n; i++)
-    h = (h ^ p[i]) * 0x100000001b3ULL;
-  return h;
-}
-#define FNV_BASIS 0xcbf29ce484222325ULL
-
 /* Everything the compiled program depends on: the profile, and what
  * compiled it for which kernel (libseccomp probes the kernel's API level,
  * and prepare checks the actions this kernel has). */
@@ -510,7 +500,7 @@ cache_load (const char *path, const struct buf *in)
   if (memcmp (h.magic, CACHE_MAGIC, sizeof h.magic) != 0 || h.input_len != in->len || h.n_insns == 0
       || h.n_insns > MAX_INSNS
       || len != sizeof h + h.input_len + (size_t)h.n_insns * sizeof (struct sock_filter)
-      || memcmp (input, in->p, in->len) != 0 || fnv1a (FNV_BASIS, input, len - sizeof h) != h.sum)
+      || memcmp (input, in->p, in->len) != 0 || fnv1a64 (FNV1A64_BASIS, input, len - sizeof h) != h.sum)
     return NULL;
   struct seccomp_prog *p = xcalloc (1, sizeof *p);
   p->len = (unsigned short)h.n_insns;
@@ -530,7 +520,7 @@ cache_store (const char *dir, const char *path, const struct buf *in, const stru
   buf_put (&out, &h, sizeof h);
   buf_put (&out, in->p, in->len);
   buf_put (&out, p->insns, p->len * sizeof *p->insns);
-  h.sum = fnv1a (FNV_BASIS, out.p + sizeof h, out.len - sizeof h);
+  h.sum = fnv1a64 (FNV1A64_BASIS, out.p + sizeof h, out.len - sizeof h);
   memcpy (out.p, &h, sizeof h);
   /* 0755 as the rest of the data root (prepare_workdir): the files are 0600. */
   if (mkdir_p (dir, 0755, &err) < 0 || file_write_atomic (path, out.p, out.len, 0600, &err) < 0)
@@ -549,7 +539,7 @@ seccomp_prepare_cached (const struct oci_spec *spec, const char *data_root, stru
   cache_input (spec->linux.seccomp, &in);
   cleanup_free char *dir = xasprintf ("%s/cache/seccomp", data_root);
   cleanup_free char *path
-      = xasprintf ("%s/%016llx", dir, (unsigned long long)fnv1a (FNV_BASIS, in.p, in.len));
+      = xasprintf ("%s/%016llx", dir, (unsigned long long)fnv1a64 (FNV1A64_BASIS, in.p, in.len));
   *out = cache_load (path, &in);
   if (*out == NULL && seccomp_prepare (spec, out, err) == 0)
     cache_store (dir, path, &in, *out);

@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "images/disk_walk.h"
+#include "lib/disk_walk.h"
 #include "lib/util.h"
 #include "oci/json.h"
 #include "oci/state.h"
@@ -177,11 +177,8 @@ write_meta (const char *tmp, const char *id, const char *kind, const char *src, 
 static void
 test_stall (const struct store_entry *e, const sigset_t *hold)
 {
-  const char *want = getenv ("HAKO_TEST_STALL");
-  if (want == NULL || strcmp (want, "snapshot-frozen") != 0)
+  if (!test_stall_reached ("snapshot-frozen", e->dir))
     return;
-  cleanup_free char *mark = store_path (e, "stalled");
-  close (open (mark, O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
   for (int i = 0; i < 3000; i++)
     {
       sigset_t pending;

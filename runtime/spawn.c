@@ -179,29 +179,14 @@ child_setup (const struct spawn_cfg *cfg, bool userns, int root_tree, int mntns_
     return -1;
   if (mnt_finish (&mc, err) < 0)
     return -1;
-  trace_mark ("child: rlimits, apparmor");
-  if (proc_set_rlimits (spec->process, err) < 0 || proc_set_oom_score_adj (spec->process, err) < 0
-      || proc_set_apparmor (spec->process, err) < 0)
-    return -1;
-  /* Loading a seccomp filter needs no_new_privs or CAP_SYS_ADMIN.  Without
-   * no_new_privs the drop below may take CAP_SYS_ADMIN away, so then (as
-   * runc does) the filter goes in now and the rest of the setup runs under
-   * it; with no_new_privs it goes in last, right before execve. */
-  struct proc_cwd pre = { 0 };
-  if (!spec->process->no_new_privileges
-      && (proc_cwd_precheck (spec->process, &pre, err) < 0 || seccomp_install (cfg->seccomp, err) < 0))
-    return -1;
-  trace_mark ("child: user and caps");
-  if (proc_set_user_and_caps (spec->process, err) < 0)
-    return -1;
-  if (spec->process->no_new_privileges && prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-    return err_sys (err, "prctl PR_SET_NO_NEW_PRIVS");
-  if (proc_chdir (spec->process, &pre, err) < 0)
-    return -1;
-  /* Built now so a rule naming a missing path still fails create; enforced
-   * only after the wait for start, which needs the (host) exec fifo. */
-  trace_mark ("child: landlock build, find command");
-  return landlock_build (cfg->landlock, ruleset_fd, err);
+  /* Landlock's ruleset is built now so a rule naming a missing path still
+   * fails create; enforced only after the wait for start, which needs the
+   * (host) exec fifo. */
+  struct proc_harden h = { .trace = "child",
+                           .proc = spec->process, .seccomp = cfg->seccomp, .landlock = cfg->landlock };
+  int r = proc_harden_prepare (&h, err);
+  *ruleset_fd = h.ruleset_fd;
+  return r;
 }
 
 static int
@@ -313,12 +298,9 @@ child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns, int root_tree
   if (child_wait_start (cfg, sync_fd, &err) < 0)
     child_fail (sync_fd, false, 125, &err);
   close (sync_fd);
-  trace_mark ("child: landlock");
   /* Landlock, then seccomp last: from here on only execve is left to do. */
-  if (landlock_enforce (ruleset_fd, &err) < 0)
-    child_fail (sync_fd, false, 125, &err);
-  trace_mark ("child: seccomp");
-  if (cfg->spec->process->no_new_privileges && seccomp_install (cfg->seccomp, &err) < 0)
+  struct proc_harden h = { .trace = "child", .proc = cfg->spec->process, .seccomp = cfg->seccomp, .ruleset_fd = ruleset_fd };
+  if (proc_harden_final (&h, true, &err) < 0)
     child_fail (sync_fd, false, 125, &err);
   trace_mark ("child: exec");
   if (init_fd >= 0)

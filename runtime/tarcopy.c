@@ -20,19 +20,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/inroot.h"
 #include "lib/syscalls.h"
 #include "lib/util.h"
 #include "runtime/idmap.h"
 
 #define CHUNK (256u << 10)
-
-static int
-open_in_root (int rootfd, const char *rel, int flags)
-{
-  struct open_how how
-      = { .flags = (uint64_t)flags | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
-  return sys_openat2 (rootfd, rel, &how);
-}
 
 /* Reopen an O_PATH fd for reading, with the permission check of an open. */
 static int
@@ -187,7 +180,7 @@ walk (struct tw *w, int fd, const char *tarname, hk_err *err)
 int
 tc_write (int rootfd, const char *rel, const char *top, bool contents, int proc_fd, int fd, hk_err *err)
 {
-  cleanup_close int src = open_in_root (rootfd, rel, O_PATH | O_NOFOLLOW);
+  cleanup_close int src = inroot_open (rootfd, rel, O_PATH | O_NOFOLLOW, 0);
   if (src < 0)
     return err_sys (err, "%s", top);
   struct stat st;
@@ -357,7 +350,7 @@ make_entry (struct tx *x, struct archive_entry *e, const char *path, hk_err *err
 {
   cleanup_free char *dir = NULL, *leaf = NULL;
   split (path, &dir, &leaf);
-  cleanup_close int pfd = open_in_root (x->rootfd, dir, O_PATH | O_DIRECTORY);
+  cleanup_close int pfd = inroot_open (x->rootfd, dir, O_PATH | O_DIRECTORY, 0);
   if (pfd < 0)
     return err_sys (err, "directory %s", dir);
   uid_t uid = 0;
@@ -379,7 +372,7 @@ make_entry (struct tx *x, struct archive_entry *e, const char *path, hk_err *err
       if (entry_name (hard, &hname, err) < 0)
         return -1;
       cleanup_free char *hpath = place_of (x, hname);
-      cleanup_close int tfd = open_in_root (x->rootfd, hpath, O_PATH | O_NOFOLLOW);
+      cleanup_close int tfd = inroot_open (x->rootfd, hpath, O_PATH | O_NOFOLLOW, 0);
       char self[64];
       snprintf (self, sizeof self, "self/fd/%d", tfd);
       if (tfd < 0 || clear_leaf (pfd, leaf, path, err) < 0)
@@ -448,7 +441,7 @@ finish_dirs (struct tx *x, hk_err *err)
   for (size_t i = x->n_dirs; i-- > 0;)
     {
       struct pending_dir *d = &x->dirs[i];
-      cleanup_close int fd = open_in_root (x->rootfd, d->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+      cleanup_close int fd = inroot_open (x->rootfd, d->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0);
       if (fd < 0)
         return err_sys (err, "directory %s", d->path);
       if (d->chown && fchown (fd, d->uid, d->gid) < 0)
@@ -466,7 +459,7 @@ static int
 decide (struct tx *x, const char *dst, const char *first, hk_err *err)
 {
   struct stat st;
-  cleanup_close int fd = open_in_root (x->rootfd, dst, O_PATH);
+  cleanup_close int fd = inroot_open (x->rootfd, dst, O_PATH, 0);
   bool is_dir = fd >= 0 && fstat (fd, &st) == 0 && S_ISDIR (st.st_mode);
   if (fd < 0 && errno != ENOENT)
     return err_sys (err, "%s", dst);
@@ -550,7 +543,7 @@ tc_extract (int rootfd, const char *dst, int fd, const struct tc_extract_opts *o
       /* Nothing half-made: what this copy created at the top goes again. */
       cleanup_free char *dir = NULL, *leaf = NULL;
       split (x.made, &dir, &leaf);
-      cleanup_close int pfd = open_in_root (rootfd, dir, O_PATH | O_DIRECTORY);
+      cleanup_close int pfd = inroot_open (rootfd, dir, O_PATH | O_DIRECTORY, 0);
       hk_err ignored;
       if (pfd >= 0)
         rm_rf_in (pfd, leaf, &ignored);

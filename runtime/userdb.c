@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/inroot.h"
 #include "lib/syscalls.h"
 #include "lib/util.h"
 
@@ -192,10 +193,8 @@ userdb_member_groups (const char *group, const char *user, gid_t **out)
 static int
 read_in_root (int rootfd, const char *path, char **out, hk_err *err)
 {
-  struct open_how how = { .flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
-                          .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
   *out = NULL;
-  cleanup_close int fd = sys_openat2 (rootfd, path, &how);
+  cleanup_close int fd = inroot_open (rootfd, path, O_RDONLY | O_NOCTTY | O_NONBLOCK, 0);
   if (fd < 0)
     {
       if (errno == ENOENT || errno == ENOTDIR)

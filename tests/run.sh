@@ -131,6 +131,17 @@ for t in ${UNIT_TESTS:-}; do
   run_unit "$t" "$(basename "$t")"
 done
 
+# The rules the build checks: include arrows (tests/style/layers.sh) and
+# the checked-in .clang-format (tests/style/format.sh).
+if [ -z "${TESTS_FILTER:-}" ]; then
+  for t in layers format; do
+    out="$log/style-$t.tap"
+    echo "== style: $t"
+    sh "$here/style/$t.sh" "$here/.." > "$out" 2>&1
+    count "style-$t" "$out"
+  done
+fi
+
 # Fuzz targets, each for FUZZ_SECONDS (tests/fuzz/run.sh; `make fuzz` runs longer).
 if [ -n "${HAKO_SRC:-}" ]; then
   out="$log/fuzz.tap"

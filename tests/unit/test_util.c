@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "lib/err.h"
+#include "lib/inroot.h"
 #include "lib/jsonstr.h"
 #include "lib/util.h"
 #include "tests/unit/tap.h"
@@ -171,6 +172,55 @@ test_path_lexical (void)
     }
 }
 
+/* The in-root resolver: a symlink planted in the root, absolute or "..",
+ * resolves inside it, and mkdir -p through one lands inside too. */
+static void
+test_inroot (const char *dir)
+{
+  char *root = xasprintf ("%s/root", dir), *outside = xasprintf ("%s/outside", dir);
+  mkdir (root, 0755);
+  mkdir (outside, 0755);
+  int rfd = open (root, O_PATH | O_DIRECTORY);
+  char *up = xasprintf ("%s/up", root), *abs = xasprintf ("%s/abs", root);
+  ok (symlink ("../outside", up) == 0 && symlink (outside, abs) == 0, "inroot: links planted");
+  char *inner = xasprintf ("%s/inner", root), *lnk = xasprintf ("%s/lnk", root);
+  mkdir (inner, 0755);
+  ok (symlink ("/inner", lnk) == 0, "inroot: an absolute link to a directory of the root");
+  ok (inroot_open (rfd, "/up", O_PATH, 0) < 0 && errno == ENOENT,
+      "inroot: \"../outside\" from the top is <root>/outside, not the host's");
+  ok (inroot_open (rfd, "abs", O_PATH, 0) < 0 && errno == ENOENT, "inroot: an absolute link resolves inside the root");
+  int fd = inroot_open (rfd, "lnk", O_PATH | O_DIRECTORY, 0);
+  struct stat a, b;
+  ok (fd >= 0 && fstat (fd, &a) == 0 && stat (inner, &b) == 0 && a.st_ino == b.st_ino,
+      "inroot: /inner is the root's inner");
+  close (fd);
+  char *at = NULL;
+  fd = inroot_mkdir_p (rfd, "lnk/x//y", O_PATH, 0, 0755, (uid_t)-1, (gid_t)-1, &at);
+  char *made = xasprintf ("%s/x/y", inner);
+  ok (fd >= 0 && access (made, F_OK) == 0, "inroot: mkdir -p through the link makes the tree inside the root");
+  close (fd);
+  ok ((fd = inroot_mkdir_p (rfd, "lnk/x/y", O_PATH, 0, 0755, (uid_t)-1, (gid_t)-1, NULL)) >= 0,
+      "inroot: mkdir -p of what exists");
+  close (fd);
+  char *file = xasprintf ("%s/f", root);
+  close (open (file, O_CREAT | O_WRONLY, 0644));
+  ok (inroot_mkdir_p (rfd, "f/z", O_PATH, 0, 0755, (uid_t)-1, (gid_t)-1, &at) < 0 && errno == ENOTDIR && at
+          && strcmp (at, "f/z") == 0,
+      "inroot: a file in the way fails (ENOTDIR), naming the path");
+  free (at);
+  close (rfd);
+  free (root), free (outside), free (up), free (abs), free (made), free (file), free (inner), free (lnk);
+}
+
+static void
+test_fnv (void)
+{
+  ok (fnv1a32 ("") == 2166136261u && fnv1a32 ("a") == 0xe40c292cu, "fnv1a32: the reference values");
+  ok (fnv1a64 (FNV1A64_BASIS, "a", 1) == 0xaf63dc4c8601ec8cULL, "fnv1a64: the reference value");
+  ok (path_has_dotdot ("a/../b") && path_has_dotdot ("..") && !path_has_dotdot ("a/..b/.c") && !path_has_dotdot (""),
+      "path_has_dotdot: components only");
+}
+
 int
 main (void)
 {
@@ -183,6 +233,8 @@ main (void)
   test_size ();
   test_path_lexical ();
   test_files (dir);
+  test_inroot (dir);
+  test_fnv ();
   hk_err err;
   rm_rf (dir, &err);
   return tap_done ();

@@ -1,7 +1,7 @@
 /* disk_walk: a tree on disk read entry by entry with libarchive, for the
  * copies hako makes of what a sandbox wrote (snapshots, image commits). */
-#ifndef HAKO_IMAGES_DISK_WALK_H
-#define HAKO_IMAGES_DISK_WALK_H
+#ifndef HAKO_LIB_DISK_WALK_H
+#define HAKO_LIB_DISK_WALK_H
 
 #include <archive.h>
 #include <archive_entry.h>

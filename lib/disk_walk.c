@@ -1,5 +1,5 @@
 /* disk_walk: see disk_walk.h. */
-#include "images/disk_walk.h"
+#include "lib/disk_walk.h"
 
 #include <errno.h>
 #include <stdlib.h>
