@@ -312,6 +312,10 @@ struct hako_sandbox
   /* pid 1 is hako's minimal init: it reaps orphans, starts process.args (if
    * any) as its child and exits with its status, else waits for SIGTERM. */
   bool init;
+  /* Set by the annotations (oci/annotations.c): a pod's container in
+   * allowlist mode that joins the pod's network namespace, whose proxy is
+   * the pod's sandbox container's, instead of one of its own. */
+  bool net_join;
 };
 
 struct oci_spec
