@@ -81,6 +81,7 @@ shim_processes () {
 teardown () {
   [ -n "${CT:-}" ] || return 0
   local leaks="" ids id i p d
+  for p in ${HTTPD_PIDS:-}; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
   ids=$(ls "$CT/state/io.containerd.runtime.v2.task/k8s.io" 2>/dev/null)
   if kill -0 "$CTRD_PID" 2>/dev/null; then
     # What a failed test left, through CRI's own store: tasks and containers.
@@ -153,4 +154,114 @@ teardown () {
   [ "$status" -eq 0 ]
   [[ "$output" == *"loopback pod: its only interface is lo"* ]]
   [[ "$output" == *"ok: RemovePodSandbox: the pod is gone"* ]]
+}
+
+# Two HTTP servers on the host's loopback, A and B, for the allowlist pods.
+start_servers () {
+  local base=$((20000 + RANDOM % 20000)) i
+  PORT_A=$base PORT_B=$((base + 1))
+  mkdir -p "$CT/www-a" "$CT/www-b"
+  echo served-by-A > "$CT/www-a/index.html"
+  echo served-by-B > "$CT/www-b/index.html"
+  busybox httpd -f -p "127.0.0.1:$PORT_A" -h "$CT/www-a" 3>&- &
+  HTTPD_PIDS="$HTTPD_PIDS $!"
+  busybox httpd -f -p "127.0.0.1:$PORT_B" -h "$CT/www-b" 3>&- &
+  HTTPD_PIDS="$HTTPD_PIDS $!"
+  for i in $(seq 50); do
+    busybox wget -q -O /dev/null "http://127.0.0.1:$PORT_A/" 2>/dev/null \
+      && busybox wget -q -O /dev/null "http://127.0.0.1:$PORT_B/" 2>/dev/null && break
+    sleep 0.1
+  done
+}
+
+@test "CRI: org.hako.network allowlist on a pod reaches the allowed loopback server through the proxy, nothing else" {
+  start_servers
+  # A's port only.  The pod's container joins the pause container's netns,
+  # where the pod's proxy listens (docs/kubernetes.md, The allow-list).
+  CHECK="echo proxy=\$HTTP_PROXY; ls /sys/class/net | tr '\n' ' '; echo;
+    wget -q -O- http://127.0.0.1:$PORT_A/ 2>&1; echo allowed=\$?;
+    wget -q -O- http://127.0.0.1:$PORT_B/ 2>&1; echo other-port=\$?;
+    wget -Y off -q -O- http://127.0.0.1:$PORT_A/ 2>&1; echo direct=\$?;
+    wget -q -O- http://192.0.2.1/ 2>&1; echo outside=\$?" \
+    run CRI run org.hako.network=allowlist org.hako.allow=127.0.0.1:$PORT_A --
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"proxy=http://127.0.0.1:3128"* ]]
+  [[ "$output" == *"served-by-A"*"allowed=0"* ]]
+  [[ "$output" != *"served-by-B"* ]]
+  [[ "$output" == *"other-port=1"* ]]
+  [[ "$output" == *"direct=1"* ]]
+  [[ "$output" == *"outside=1"* ]]
+  [[ "$output" == *"exec exit code: 0"* ]]
+  # The same with a host-network pod: the pause container and the
+  # container each get a netns of their own and a proxy of their own.
+  CRI_NETWORK=host CHECK="wget -q -O- http://127.0.0.1:$PORT_A/ 2>&1; echo allowed=\$?;
+    wget -q -O- http://127.0.0.1:$PORT_B/ 2>&1; echo other-port=\$?;
+    ls /sys/class/net | tr '\n' ' '" \
+    run CRI run org.hako.network=allowlist org.hako.allow=127.0.0.1:$PORT_A --
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"served-by-A"*"allowed=0"* ]]
+  [[ "$output" == *"other-port=1"* ]]
+  [[ "$output" == *"lo "* ]]
+  [[ "$output" != *"eth"* ]]
+}
+
+@test "CRI: a bad org.hako.* annotation fails the container's create (StartContainer) with hako's reason" {
+  run CRI create-fails org.hako.network=open 'annotation org.hako.network="open": .sandbox.network.mode: unknown mode'
+  echo "$output"; [ "$status" -eq 0 ]
+  run CRI create-fails org.hako.allow=pypi.org 'annotation org.hako.allow: needs org.hako.network: allowlist'
+  echo "$output"; [ "$status" -eq 0 ]
+  run CRI create-fails org.hako.network=allowlist org.hako.allow=a.org,,b.org '.sandbox.network.allow[1]: must not be empty'
+  echo "$output"; [ "$status" -eq 0 ]
+  run CRI create-fails org.hako.networks=none 'annotation org.hako.networks: unknown'
+  echo "$output"; [ "$status" -eq 0 ]
+  run CRI create-fails org.hako.landlock.read=etc '.sandbox.landlock.read[0]: must be an absolute path'
+  echo "$output"; [ "$status" -eq 0 ]
+  run CRI create-fails org.hako.landlock.tcp-connect=http 'annotation org.hako.landlock.tcp-connect: "http" is not a port number'
+  echo "$output"; [ "$status" -eq 0 ]
+  run CRI create-fails org.hako.landlock.tcp-bind=0 '.sandbox.landlock.tcp_bind[0]: must be an integer between 1 and 65535'
+  echo "$output"; [ "$status" -eq 0 ]
+  run CRI create-fails org.hako.landlock.scoped=yes 'annotation org.hako.landlock.scoped: must be "true" or "false"'
+  echo "$output"; [ "$status" -eq 0 ]
+  run CRI create-fails org.hako.landlock.required=1 'annotation org.hako.landlock.required: must be "true" or "false"'
+  echo "$output"; [ "$status" -eq 0 ]
+  run CRI create-fails org.hako.landlock.derive=no 'annotation org.hako.landlock.derive: must be "true" or "false"'
+  echo "$output"; [ "$status" -eq 0 ]
+  run CRI create-fails org.hako.landlock.write=tmp '.sandbox.landlock.write[0]: must be an absolute path'
+  echo "$output"; [ "$status" -eq 0 ]
+  run CRI create-fails org.hako.landlock.exec=bin '.sandbox.landlock.exec[0]: must be an absolute path'
+  echo "$output"; [ "$status" -eq 0 ]
+  run CRI create-fails org.hako.timeout=soon '.sandbox.limits.timeout: must be a positive duration'
+  echo "$output"; [ "$status" -eq 0 ]
+  run CRI create-fails org.hako.max-output=lots '.sandbox.limits.max_output: must be a number of bytes'
+  echo "$output"; [ "$status" -eq 0 ]
+  run CRI create-fails org.hako.disk=1m '.sandbox.limits.disk: must be at least 16m'
+  echo "$output"; [ "$status" -eq 0 ]
+}
+
+@test "CRI: org.hako.network none and host, and Landlock, by container annotation" {
+  # none: the container leaves the pod's netns for one of its own (lo only).
+  CRI_CONTAINER_ANNOTATIONS="org.hako.network=none" \
+    CHECK='readlink /proc/self/ns/net; readlink /proc/1/ns/net; ls /sys/class/net' \
+    run CRI run --
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"lo"* ]]
+  # host: the host's netns, whatever the pod's.
+  CRI_CONTAINER_ANNOTATIONS="org.hako.network=host" CHECK='readlink /proc/self/ns/net' run CRI run --
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"$(readlink /proc/self/ns/net)"* ]]
+  # Landlock: writes outside /tmp are refused; reads everywhere; exec from /bin.
+  $H doctor --json 2>/dev/null | jq -e '.checks[]? | select(.name == "landlock") | .ok' >/dev/null 2>&1 \
+    || [ -e /sys/kernel/security/landlock ] || skip "no Landlock on this kernel"
+  CRI_CONTAINER_ANNOTATIONS="org.hako.landlock.read=/ org.hako.landlock.write=/tmp,/dev/null org.hako.landlock.exec=/bin" \
+    CHECK='echo x > /tmp/ok && echo tmp-ok; echo x > /etc/nope 2>&1; echo etc=$?; cat /etc/hako-image' \
+    run CRI run --
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"tmp-ok"* ]]
+  [[ "$output" == *"etc=1"* ]]
+  [[ "$output" == *"from the top layer"* ]]
 }
