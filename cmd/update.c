@@ -134,7 +134,8 @@ static bool
 sets_anything (const struct oci_resources *r)
 {
   return r->has_memory_limit || r->has_memory_swap || r->has_memory_reservation || r->has_pids_limit
-         || r->has_cpu_shares || r->has_cpu_quota || r->has_cpu_period || r->cpu_cpus || r->cpu_mems;
+         || r->has_cpu_shares || r->has_cpu_quota || r->has_cpu_period || r->cpu_cpus || r->cpu_mems
+         || r->n_devices; /* checked against the sandbox's own rules */
 }
 
 int

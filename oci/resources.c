@@ -12,8 +12,7 @@
 static int
 refuse_unchangeable (const struct oci_resources *r, hk_err *err)
 {
-  const char *what = r->n_devices                                                ? "devices"
-                     : r->n_hugepage_limits                                      ? "hugepageLimits"
+  const char *what = r->n_hugepage_limits                                        ? "hugepageLimits"
                      : r->n_unified                                              ? "unified"
                      : r->has_blkio_weight || r->n_blkio_throttle                ? "blockIO"
                      : r->has_memory_kernel                                      ? "memory.kernel"
@@ -27,6 +26,29 @@ refuse_unchangeable (const struct oci_resources *r, hk_err *err)
                     ".linux.resources.%s: update cannot change it (only memory limit, "
                     "reservation and swap, pids and cpu)",
                     what);
+  return 0;
+}
+
+static bool
+same_rule (const struct oci_device_rule *a, const struct oci_device_rule *b)
+{
+  char ta = a->type ? a->type : 'a', tb = b->type ? b->type : 'a';
+  return a->allow == b->allow && ta == tb && a->major == b->major && a->minor == b->minor
+         && strcmp (a->access ? a->access : "rwm", b->access ? b->access : "rwm") == 0;
+}
+
+int
+oci_resources_check_devices (const struct oci_resources *cur, const struct oci_resources *upd, hk_err *err)
+{
+  bool same = upd->n_devices == cur->n_devices;
+  for (size_t i = 0; same && i < upd->n_devices; i++)
+    same = same_rule (&upd->devices[i], &cur->devices[i]);
+  /* A device rule that update would have to drop silently: the sandbox
+   * would keep devices its caller believes gone. */
+  if (upd->n_devices && !same)
+    return err_set (err, EINVAL,
+                    ".linux.resources.devices: update cannot change it (only memory limit, "
+                    "reservation and swap, pids and cpu)");
   return 0;
 }
 

@@ -13,6 +13,11 @@
  * cpu (shares, quota, period, cpus, mems); anything else fails naming it. */
 int oci_resources_parse (const char *text, size_t len, struct oci_resources *out, hk_err *err);
 void oci_resources_free (struct oci_resources *r);
+/* devices may come with an update (containerd's CRI sends the container's
+ * whole linux.resources) when they are the sandbox's own, rule for rule:
+ * anything else fails. */
+int oci_resources_check_devices (const struct oci_resources *cur, const struct oci_resources *upd,
+                                 hk_err *err);
 
 /* Every field upd sets, set in dst (strings copied). */
 void oci_resources_merge (struct oci_resources *dst, const struct oci_resources *upd);

@@ -534,7 +534,7 @@ parse_top (yajl_val root, struct oci_spec *s, hk_err *err)
       || json_get_string (root, "", "domainname", &s->domainname, err) < 0 || parse_mounts (root, s, err) < 0
       || parse_hooks (root, &s->hooks, err) < 0
       || json_get_kv (root, "", "annotations", &s->annotations, &s->n_annotations, err) < 0
-      || spec_parse_linux (root, &s->linux, err) < 0)
+      || spec_parse_linux (root, &s->linux, err) < 0 || spec_parse_annotations (s, err) < 0)
     return -1;
   return 0;
 }

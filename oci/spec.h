@@ -320,6 +320,10 @@ struct hako_sandbox
    * (oci/cdi.c); cdi_devices: the qualified names they resolved to, what
    * admission counts and `hako list` shows. */
   char **devices, **devices_applied, **cdi_devices;
+  /* Set by the annotations (oci/annotations.c): a pod's container in
+   * allowlist mode that joins the pod's network namespace, whose proxy is
+   * the pod's sandbox container's, instead of one of its own. */
+  bool net_join;
 };
 
 struct oci_spec

@@ -15,6 +15,13 @@ void spec_free_resources (struct oci_resources *r);
 /* spec_sandbox.c: hako's "sandbox" object. */
 int spec_parse_sandbox (yajl_val root, struct hako_sandbox *sb, hk_err *err);
 void spec_free_sandbox (struct hako_sandbox *sb);
+void spec_free_landlock (struct hako_landlock *l);
+
+/* annotations.c: the org.hako.* annotations mapped onto s->sandbox (after
+ * the whole config is parsed), with the sandbox object's validation; and
+ * their names, one by one (NULL past the last). */
+int spec_parse_annotations (struct oci_spec *s, hk_err *err);
+const char *spec_annotation_name (size_t i);
 
 /* spec.c: "rprivate" -> MS_PRIVATE|MS_REC, ...; false for other names. */
 bool spec_propagation (const char *name, unsigned long *flags);

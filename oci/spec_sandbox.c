@@ -269,15 +269,21 @@ spec_parse_sandbox (yajl_val root, struct hako_sandbox *s, hk_err *err)
 }
 
 void
+spec_free_landlock (struct hako_landlock *l)
+{
+  strv_free (l->read);
+  strv_free (l->write);
+  strv_free (l->exec);
+  free (l->tcp_connect);
+  free (l->tcp_bind);
+}
+
+void
 spec_free_sandbox (struct hako_sandbox *s)
 {
   strv_free (s->net_allow);
   free (s->profile);
-  strv_free (s->landlock.read);
-  strv_free (s->landlock.write);
-  strv_free (s->landlock.exec);
-  free (s->landlock.tcp_connect);
-  free (s->landlock.tcp_bind);
+  spec_free_landlock (&s->landlock);
   free (s->image);
   free (s->workdir_path);
   strv_free (s->devices);

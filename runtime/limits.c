@@ -90,6 +90,11 @@ update_locked (const struct store *st, const struct store_entry *e, const struct
   struct oci_resources *r = &spec->linux.resources;
   bool had_limit = r->has_memory_limit;
   int64_t old_limit = r->memory_limit;
+  if (oci_resources_check_devices (r, upd, err) < 0)
+    {
+      oci_spec_free (spec);
+      return -1;
+    }
   oci_resources_merge (r, upd);
   int ret = -1;
   bool reserved = false;

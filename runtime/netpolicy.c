@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
@@ -109,6 +110,66 @@ netpolicy_prepare (struct oci_spec *spec, hk_err *err)
       strv_free (spec->process->env);
       spec->process->env = env;
     }
+  return 0;
+}
+
+/* ---- a pod's shared network namespace ------------------------------------------ */
+
+/* Joining a netns with a route out would let the container's code connect
+ * past the proxy: the joined netns must have lo alone, checked from a
+ * short-lived child (hako itself never changes namespaces). */
+int
+netpolicy_check_joined (const char *path, hk_err *err)
+{
+  int p[2];
+  if (pipe2 (p, O_CLOEXEC) < 0)
+    return err_sys (err, "pipe");
+  pid_t child = fork ();
+  if (child < 0)
+    {
+      close (p[0]);
+      close (p[1]);
+      return err_sys (err, "fork");
+    }
+  if (child == 0)
+    {
+      close (p[0]);
+      int fd = open (path, O_RDONLY | O_CLOEXEC);
+      if (fd < 0 || setns (fd, CLONE_NEWNET) < 0)
+        {
+          dprintf (p[1], "E%d", errno);
+          _exit (1);
+        }
+      struct if_nameindex *ifs = if_nameindex ();
+      if (ifs == NULL)
+        {
+          dprintf (p[1], "E%d", errno);
+          _exit (1);
+        }
+      for (struct if_nameindex *i = ifs; i->if_index != 0; i++)
+        if (strcmp (i->if_name, "lo") != 0)
+          {
+            dprintf (p[1], "I%s", i->if_name);
+            _exit (1);
+          }
+      _exit (0);
+    }
+  close (p[1]);
+  char buf[64] = "";
+  ssize_t n = read (p[0], buf, sizeof buf - 1);
+  close (p[0]);
+  int st = 0;
+  waitpid (child, &st, 0);
+  if (n > 0)
+    buf[n] = '\0';
+  if (buf[0] == 'I')
+    return err_set (
+        err, EINVAL,
+        "sandbox.network.mode allowlist: the pod's network namespace %s has interface %s besides lo, a "
+        "way out past the proxy",
+        path, buf + 1);
+  if (buf[0] == 'E' || !WIFEXITED (st) || WEXITSTATUS (st) != 0)
+    return err_code (err, buf[0] == 'E' ? atoi (buf + 1) : EIO, "join the pod's network namespace %s", path);
   return 0;
 }
 
@@ -257,7 +318,8 @@ read_record (const struct store_entry *e, pid_t *pid, uint64_t *start)
 int
 proxy_start (const struct store_entry *e, const struct oci_spec *spec, int sandbox_pidfd, hk_err *err)
 {
-  if (spec->sandbox.net_mode != HAKO_NET_ALLOWLIST)
+  /* A pod's container: the proxy is the pod's sandbox container's. */
+  if (spec->sandbox.net_mode != HAKO_NET_ALLOWLIST || spec->sandbox.net_join)
     return 0;
   proxy_stop (e); /* a restart: the previous proxy served a namespace that is gone */
   pid_t sandbox_pid = -1;

@@ -22,6 +22,11 @@
  * Other modes: nothing. */
 int netpolicy_prepare (struct oci_spec *spec, hk_err *err);
 
+/* A pod's container joining the pod's network namespace in allowlist mode
+ * (sandbox.net_join): the netns at path must have no interface but lo, so
+ * the pod's proxy is its only way out. */
+int netpolicy_check_joined (const char *path, hk_err *err);
+
 /* A new copy of env, with HTTP_PROXY, HTTPS_PROXY, http_proxy, https_proxy,
  * ALL_PROXY and NO_PROXY set when spec is in allowlist mode (for exec).
  * NO_PROXY is "localhost,127.0.0.1,::1" (the sandbox's own lo), or empty

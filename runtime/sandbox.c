@@ -92,6 +92,16 @@ apply_network_mode (struct oci_spec *spec, hk_err *err)
       return 0;
     case HAKO_NET_HOST: ns_remove (spec, OCI_NS_NETWORK); return 0;
     case HAKO_NET_ALLOWLIST:
+      /* A pod's container shares the pod's netns, its proxy included. */
+      if (spec->sandbox.net_join)
+        {
+          const struct oci_namespace *ns = oci_spec_ns (spec, OCI_NS_NETWORK);
+          if (ns == NULL || ns->path == NULL)
+            return err_set (err, EINVAL, "sandbox.network: no pod network namespace to join");
+          if (netpolicy_check_joined (ns->path, err) < 0)
+            return -1;
+          return netpolicy_prepare (spec, err);
+        }
       ns_remove (spec, OCI_NS_NETWORK);
       ns_add (spec, OCI_NS_NETWORK);
       return netpolicy_prepare (spec, err);

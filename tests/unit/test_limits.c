@@ -333,15 +333,34 @@ test_resources (void)
           && r.memory_limit == 67108864 && r.has_pids_limit && r.pids_limit == 32 && r.cpu_quota == 50000
           && r.cpu_cpus && strcmp (r.cpu_cpus, "0") == 0,
       "a runc update -r file parses");
-  const char *bad[] = { "{\"devices\":[{\"allow\":true}]}", "{\"blockIO\":{\"weight\":100}}", "[1]",
-                        "{\"memory\":{\"limit\":\"x\"}}" };
-  const char *msg[] = { "devices", "blockIO", "object", ".linux.resources.memory.limit" };
+  const char *bad[] = { "{\"hugepageLimits\":[{\"pageSize\":\"2MB\",\"limit\":1}]}",
+                        "{\"blockIO\":{\"weight\":100}}", "[1]", "{\"memory\":{\"limit\":\"x\"}}" };
+  const char *msg[] = { "hugepageLimits", "blockIO", "object", ".linux.resources.memory.limit" };
   for (size_t i = 0; i < 4; i++)
     {
       struct oci_resources x;
       ok (oci_resources_parse (bad[i], strlen (bad[i]), &x, &err) < 0 && strstr (err.msg, msg[i]),
           "refused: %s (%s)", bad[i], err.msg);
     }
+
+  /* Device rules: the sandbox's own pass (containerd's CRI sends them
+   * back), others are refused. */
+  {
+    const char *cur_json = "{\"devices\":[{\"allow\":false,\"access\":\"rwm\"},"
+                           "{\"allow\":true,\"type\":\"c\",\"major\":1,\"minor\":3,\"access\":\"rwm\"}]}";
+    const char *other = "{\"devices\":[{\"allow\":true,\"access\":\"rwm\"}],\"memory\":{\"limit\":1048576}}";
+    struct oci_resources cur, same, diff;
+    ok (oci_resources_parse (cur_json, strlen (cur_json), &cur, &err) == 0
+            && oci_resources_parse (cur_json, strlen (cur_json), &same, &err) == 0
+            && oci_resources_parse (other, strlen (other), &diff, &err) == 0,
+        "an update may carry device rules");
+    ok (oci_resources_check_devices (&cur, &same, &err) == 0, "the sandbox's own device rules pass");
+    ok (oci_resources_check_devices (&cur, &diff, &err) < 0 && strstr (err.msg, ".linux.resources.devices"),
+        "other device rules are refused (%s)", err.msg);
+    oci_resources_free (&cur);
+    oci_resources_free (&same);
+    oci_resources_free (&diff);
+  }
 
   struct oci_resources base
       = { .has_memory_limit = true, .memory_limit = 1 << 30, .has_cpu_shares = true, .cpu_shares = 512 };

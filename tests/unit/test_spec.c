@@ -666,6 +666,85 @@ static const struct
   { "{" BASE ",'sandbox':{'limits':{'disk':0}}}", ".sandbox.limits.disk: must be at least 16m" },
 };
 
+/* The org.hako.* annotations: the sandbox's validation, named by annotation. */
+static void
+test_annotations (void)
+{
+#define ANN "{" BASE ",'process':{'args':['sh']},'annotations':{"
+  hk_err err = { 0 };
+  struct oci_spec *s
+      = parse_q (ANN "'org.hako.network':'allowlist','org.hako.allow':'pypi.org, 127.0.0.1:8080',"
+                     "'org.hako.landlock.read':'/usr,/etc','org.hako.landlock.tcp-connect':'443',"
+                     "'org.hako.landlock.scoped':'true','org.hako.timeout':'30s',"
+                     "'org.hako.max-output':'2m','org.hako.disk':'64m','other':'x'}}",
+                 &err);
+  ok (s != NULL, "annotations parse (%s)", s ? "ok" : err.msg);
+  ok (s && s->sandbox.present && s->sandbox.net_mode == HAKO_NET_ALLOWLIST
+          && strv_len (s->sandbox.net_allow) == 2 && strcmp (s->sandbox.net_allow[1], "127.0.0.1:8080") == 0,
+      "org.hako.network and org.hako.allow (items trimmed)");
+  ok (s && s->sandbox.landlock.present && s->sandbox.landlock.required && s->sandbox.landlock.scoped
+          && strv_len (s->sandbox.landlock.read) == 2 && s->sandbox.landlock.n_tcp_connect == 1
+          && s->sandbox.landlock.tcp_connect[0] == 443,
+      "org.hako.landlock.* (required by default)");
+  ok (s && s->sandbox.has_timeout && s->sandbox.timeout_ms == 30000 && s->sandbox.has_max_output
+          && s->sandbox.max_output == 2 << 20 && s->sandbox.has_disk && s->sandbox.disk == 64 << 20,
+      "org.hako.timeout, max-output, disk");
+  ok (s && !s->sandbox.net_join, "no pod network to join outside a pod");
+  oci_spec_free (s);
+  /* The pod's pause container takes the network annotations only. */
+  s = parse_q (ANN "'io.kubernetes.cri.container-type':'sandbox','org.hako.network':'none',"
+                   "'org.hako.timeout':'1s','org.hako.landlock.read':'/'}}",
+               &err);
+  ok (s && s->sandbox.net_mode == HAKO_NET_NONE && !s->sandbox.has_timeout && !s->sandbox.landlock.present,
+      "a pod's sandbox container: network only (%s)", s ? "ok" : err.msg);
+  oci_spec_free (s);
+  /* A pod's container that joins the pod's netns in allowlist mode. */
+  s = parse_q (ANN "'io.kubernetes.cri.container-type':'container','org.hako.network':'allowlist'},"
+                   "'linux':{'namespaces':[{'type':'network','path':'/proc/1/ns/net'}]}}",
+               &err);
+  ok (s && s->sandbox.net_join, "a pod's container joins the pod's allowlist netns (%s)", s ? "ok" : err.msg);
+  oci_spec_free (s);
+  fails_with (ANN "'org.hako.networks':'none'}}", "annotation org.hako.networks: unknown");
+  fails_with (ANN "'org.hako.network':'open'}}",
+              "annotation org.hako.network=\"open\": .sandbox.network.mode: unknown mode \"open\"");
+  fails_with (ANN "'org.hako.allow':'pypi.org'}}",
+              "annotation org.hako.allow: needs org.hako.network: allowlist");
+  fails_with (
+      ANN "'org.hako.network':'host','org.hako.allow':'pypi.org'}}",
+      "annotation org.hako.allow=\"pypi.org\": .sandbox.network.allow: only valid with mode \"allowlist\"");
+  fails_with (ANN "'org.hako.network':'allowlist','org.hako.allow':'a.org,,b.org'}}",
+              "annotation org.hako.allow=\"a.org,,b.org\": .sandbox.network.allow[1]: must not be empty");
+  fails_with (ANN "'org.hako.timeout':'soon'}}",
+              "annotation org.hako.timeout=\"soon\": .sandbox.limits.timeout: must be a positive duration");
+  fails_with (
+      ANN "'org.hako.max-output':'lots'}}",
+      "annotation org.hako.max-output=\"lots\": .sandbox.limits.max_output: must be a number of bytes");
+  fails_with (ANN "'org.hako.disk':'1m'}}",
+              "annotation org.hako.disk=\"1m\": .sandbox.limits.disk: must be at least 16m");
+  fails_with (
+      ANN "'org.hako.landlock.read':'/usr,etc'}}",
+      "annotation org.hako.landlock.read=\"/usr,etc\": .sandbox.landlock.read[1]: must be an absolute path");
+  fails_with (ANN "'org.hako.landlock.tcp-bind':'80,http'}}",
+              "annotation org.hako.landlock.tcp-bind: \"http\" is not a port number");
+  fails_with (
+      ANN "'org.hako.landlock.tcp-connect':'70000'}}",
+      "annotation org.hako.landlock.tcp-connect=\"70000\": .sandbox.landlock.tcp_connect[0]: must be an "
+      "integer between 1 and 65535");
+  fails_with (ANN "'org.hako.landlock.scoped':'yes'}}",
+              "annotation org.hako.landlock.scoped: must be \"true\" or \"false\"");
+  /* Two sources for one setting: refused. */
+  fails_with ("{" BASE ",'process':{'args':['sh']},'sandbox':{'network':{'mode':'none'}},"
+              "'annotations':{'org.hako.network':'host'}}",
+              "annotations org.hako.* and the config's .sandbox.network both set");
+  fails_with ("{" BASE ",'process':{'args':['sh']},'sandbox':{'limits':{'disk':'1g'}},"
+              "'annotations':{'org.hako.disk':'2g'}}",
+              "annotations org.hako.* and the config's .sandbox.limits.disk both set");
+  /* A bad value on the pod's sandbox container still fails (RunPodSandbox). */
+  fails_with (ANN "'io.kubernetes.cri.container-type':'sandbox','org.hako.timeout':'x'}}",
+              "annotation org.hako.timeout=\"x\"");
+#undef ANN
+}
+
 /* podman and docker write a host node's whole st_mode as fileMode. */
 static void
 test_device_mode (void)
@@ -1081,6 +1160,7 @@ main (void)
   test_full_config ();
   test_defaults_and_nulls ();
   test_malformed ();
+  test_annotations ();
   test_device_mode ();
   test_mount_options ();
   test_profiles ();

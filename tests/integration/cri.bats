@@ -1,0 +1,267 @@
+#!/usr/bin/env bats
+# Kubernetes through containerd's CRI: a CRI client (tests/cri/cri_client.py,
+# Debian's python3-grpcio and grpc_tools on tests/cri/cri.proto) drives the
+# kubelet's calls against a containerd of the test's own with the `hako`
+# runtime handler (docs/kubernetes.md): pods with host networking and with
+# a loopback-only CNI network, two containers a pod, exec, stats, update,
+# logs, stop and remove; hako's org.hako.* annotations; the allowlist pod.
+#
+# Each test starts its containerd as containerd.bats does (private socket,
+# root, state; CRI on, its CNI config dir, netns under its state dir), and
+# imports the local pause image (tests/fixtures/pause.c) and busybox into
+# k8s.io: nothing is pulled.  The shim calls hako through a wrapper that adds
+# the test's --data-root; hako's state root is the shim's Root/k8s.io.  The
+# teardown checks that nothing is left: hako state, shims, mounts, netns,
+# cgroups of containers, processes.
+
+load helpers
+
+PY=/usr/bin/python3
+
+setup_file () {
+  hako_setup_file
+  command -v containerd >/dev/null && [ -x /usr/lib/cni/loopback ] || return 0
+  $PY -c 'import grpc, grpc_tools' 2>/dev/null || return 0
+  "$fixtures/images.sh" busybox "$BATS_FILE_TMPDIR/img" >/dev/null
+  "$fixtures/images.sh" pause "$BATS_FILE_TMPDIR/pause" >/dev/null
+}
+
+setup () {
+  for t in containerd ctr containerd-shim-runc-v2; do
+    command -v $t >/dev/null || skip "$t is not installed (Debian package containerd)"
+  done
+  [ -x /usr/lib/cni/loopback ] || skip "no /usr/lib/cni/loopback (Debian package containernetworking-plugins)"
+  $PY -c 'import grpc, grpc_tools' 2>/dev/null || skip "no python3 grpc (Debian python3-grpcio, python3-grpc-tools)"
+  hako_setup
+  CT="$TEST_ROOT/ctrd"
+  ADDR="$CT/ctrd.sock"
+  STATE="$TEST_ROOT/runc/k8s.io"
+  H="$HAKO --root $STATE --data-root $DATA"
+  CG="hako-cri-${TEST_ROOT##*.}"
+  export CRI_CGROUP="/$CG" CRI_LOGS="$CT/logs" CRI_IMAGE=hako.test/busybox:latest
+  [ -d /run/containerd ] && RUN_CTRD_WAS_THERE=1 || RUN_CTRD_WAS_THERE=
+  mkdir -p "$CT/root" "$CT/state" "$CT/cni" "$CT/logs"
+  NETNS_BEFORE=$(ls /var/run/netns 2>/dev/null | sort)
+  SNAP=${CTRD_SNAPSHOTTER:-overlayfs}
+  [ "$(stat -f -c %T "$CT")" = overlayfs ] && SNAP=native
+  export CONTAINERD_SNAPSHOTTER=$SNAP
+  printf '#!/bin/sh\nexec %s --data-root %s "$@"\n' "$HAKO" "$DATA" > "$CT/hako"
+  chmod 755 "$CT/hako"
+  sed -e "s|@CT@|$CT|g" -e "s|@HAKO@|$CT/hako|g" -e "s|@RUNC_ROOT@|$TEST_ROOT/runc|g" \
+    -e "s|@SNAPSHOTTER@|$SNAP|g" "$BATS_TEST_DIRNAME/../cri/containerd-test.toml" > "$CT/config.toml"
+  cp "$BATS_TEST_DIRNAME/../../contrib/kubernetes/10-hako-loopback.conflist" "$CT/cni/"
+  mkdir -p "$CT/cni-bin"
+  ln -s /usr/lib/cni/loopback "$CT/cni-bin/loopback"
+  ln -s "$(cd "$BATS_TEST_DIRNAME/../../contrib/kubernetes" && pwd)/hako-loopback" "$CT/cni-bin/hako-loopback"
+  setsid containerd --config "$CT/config.toml" </dev/null >"$CT/log" 2>&1 3>&- &
+  CTRD_PID=$!
+  local i
+  for i in $(seq 100); do
+    ctr --address "$ADDR" version >/dev/null 2>&1 && break
+    kill -0 "$CTRD_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  ctr --address "$ADDR" version >/dev/null 2>&1 || {
+    echo "containerd did not start:" >&2; tail -20 "$CT/log" >&2; return 1; }
+  K image import --base-name hako.test/busybox "$BATS_FILE_TMPDIR/img/oci.tar" >/dev/null
+  K image import --base-name hako.local/pause "$BATS_FILE_TMPDIR/pause/oci.tar" >/dev/null
+}
+
+K () { timeout -s KILL 60 ctr --address "$ADDR" -n k8s.io "$@"; }
+CRI () { timeout -s KILL 300 $PY "$BATS_TEST_DIRNAME/../cri/cri_client.py" "$ADDR" "$@"; }
+
+shim_processes () {
+  local p s
+  for p in $(grep -lzF -f <(printf '%s\n' "$ADDR") /proc/[0-9]*/cmdline 2>/dev/null | cut -d/ -f3); do
+    s=$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null) || continue
+    case "$s" in Z|X|"") ;; *) echo "$p" ;; esac
+  done
+}
+
+teardown () {
+  [ -n "${CT:-}" ] || return 0
+  local leaks="" ids id i p d
+  for p in ${HTTPD_PIDS:-}; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+  ids=$(ls "$CT/state/io.containerd.runtime.v2.task/k8s.io" 2>/dev/null)
+  if kill -0 "$CTRD_PID" 2>/dev/null; then
+    # What a failed test left, through CRI's own store: tasks and containers.
+    for id in $(K task ls -q 2>/dev/null); do
+      leaks="$leaks task:${id:0:12}"
+      K task kill -s KILL "$id" >/dev/null 2>&1
+      K task delete -f "$id" >/dev/null 2>&1
+    done
+    for id in $(K container ls -q 2>/dev/null); do
+      leaks="$leaks container:${id:0:12}"
+      K container rm "$id" >/dev/null 2>&1
+    done
+    kill "$CTRD_PID"
+    for i in $(seq 50); do kill -0 "$CTRD_PID" 2>/dev/null || break; sleep 0.1; done
+  fi
+  kill -9 "$CTRD_PID" 2>/dev/null
+  wait "$CTRD_PID" 2>/dev/null
+  p=$(shim_processes)
+  if [ -n "$p" ]; then
+    leaks="$leaks shims:$(echo $p)"
+    kill -9 $p 2>/dev/null
+  fi
+  for id in $(ls "$STATE" 2>/dev/null); do
+    leaks="$leaks state:${id:0:12}"
+    $H delete --force "$id" >/dev/null 2>&1
+  done
+  for p in $(grep " $TEST_ROOT" /proc/self/mountinfo | awk '{print $5}' | sort -r); do
+    leaks="$leaks mount:$p"
+    umount -l "$p" 2>/dev/null
+  done
+  for p in $(comm -13 <(echo "$NETNS_BEFORE") <(ls /var/run/netns 2>/dev/null | sort)); do
+    leaks="$leaks netns:$p"
+    umount "/var/run/netns/$p" 2>/dev/null
+    rm -f "/var/run/netns/$p"
+  done
+  # The pods' cgroup parents are made by the runtime, as by runc (the
+  # kubelet's, on a node); a container's own cgroup below them is a leak.
+  for d in /sys/fs/cgroup/*/"$CG" /sys/fs/cgroup/unified/"$CG"; do
+    [ -d "$d" ] || continue
+    for p in $(find "$d" -mindepth 2 -type d | sort -r); do
+      leaks="$leaks cgroup:${p#/sys/fs/cgroup/}"
+      rmdir "$p" 2>/dev/null
+    done
+    find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
+  done
+  for id in $ids; do
+    rm -f "/run/containerd/s/$(printf '%s' "$ADDR/k8s.io/$id" | sha256sum | cut -d' ' -f1)"
+  done
+  if [ -z "$RUN_CTRD_WAS_THERE" ]; then
+    rmdir /run/containerd/s /run/containerd/fifo /run/containerd 2>/dev/null || true
+  fi
+  if [ -n "$leaks" ]; then
+    echo "containerd left:$leaks" >&2
+    tail -30 "$CT/log" >&2
+  fi
+  hako_teardown || return 1
+  [ -z "$leaks" ]
+}
+
+@test "CRI: a host-network pod, the kubelet's sequence, nothing left" {
+  run CRI pod host
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"ok: RemovePodSandbox: the pod is gone"* ]]
+}
+
+@test "CRI: a loopback-only pod (CNI loopback), the kubelet's sequence, nothing left" {
+  run CRI pod loopback
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"loopback pod: its only interface is lo"* ]]
+  [[ "$output" == *"ok: RemovePodSandbox: the pod is gone"* ]]
+}
+
+# Two HTTP servers on the host's loopback, A and B, for the allowlist pods.
+start_servers () {
+  local base=$((20000 + RANDOM % 20000)) i
+  PORT_A=$base PORT_B=$((base + 1))
+  mkdir -p "$CT/www-a" "$CT/www-b"
+  echo served-by-A > "$CT/www-a/index.html"
+  echo served-by-B > "$CT/www-b/index.html"
+  busybox httpd -f -p "127.0.0.1:$PORT_A" -h "$CT/www-a" 3>&- &
+  HTTPD_PIDS="$HTTPD_PIDS $!"
+  busybox httpd -f -p "127.0.0.1:$PORT_B" -h "$CT/www-b" 3>&- &
+  HTTPD_PIDS="$HTTPD_PIDS $!"
+  for i in $(seq 50); do
+    busybox wget -q -O /dev/null "http://127.0.0.1:$PORT_A/" 2>/dev/null \
+      && busybox wget -q -O /dev/null "http://127.0.0.1:$PORT_B/" 2>/dev/null && break
+    sleep 0.1
+  done
+}
+
+@test "CRI: org.hako.network allowlist on a pod reaches the allowed loopback server through the proxy, nothing else" {
+  start_servers
+  # A's port only.  The pod's container joins the pause container's netns,
+  # where the pod's proxy listens (docs/kubernetes.md, The allow-list).
+  CHECK="echo proxy=\$HTTP_PROXY; ls /sys/class/net | tr '\n' ' '; echo;
+    wget -q -O- http://127.0.0.1:$PORT_A/ 2>&1; echo allowed=\$?;
+    wget -q -O- http://127.0.0.1:$PORT_B/ 2>&1; echo other-port=\$?;
+    wget -Y off -q -O- http://127.0.0.1:$PORT_A/ 2>&1; echo direct=\$?;
+    wget -q -O- http://192.0.2.1/ 2>&1; echo outside=\$?" \
+    run CRI run org.hako.network=allowlist org.hako.allow=127.0.0.1:$PORT_A --
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"proxy=http://127.0.0.1:3128"* ]]
+  [[ "$output" == *"served-by-A"*"allowed=0"* ]]
+  [[ "$output" != *"served-by-B"* ]]
+  [[ "$output" == *"other-port=1"* ]]
+  [[ "$output" == *"direct=1"* ]]
+  [[ "$output" == *"outside=1"* ]]
+  [[ "$output" == *"exec exit code: 0"* ]]
+  # The same with a host-network pod: the pause container and the
+  # container each get a netns of their own and a proxy of their own.
+  CRI_NETWORK=host CHECK="wget -q -O- http://127.0.0.1:$PORT_A/ 2>&1; echo allowed=\$?;
+    wget -q -O- http://127.0.0.1:$PORT_B/ 2>&1; echo other-port=\$?;
+    ls /sys/class/net | tr '\n' ' '" \
+    run CRI run org.hako.network=allowlist org.hako.allow=127.0.0.1:$PORT_A --
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"served-by-A"*"allowed=0"* ]]
+  [[ "$output" == *"other-port=1"* ]]
+  [[ "$output" == *"lo "* ]]
+  [[ "$output" != *"eth"* ]]
+}
+
+@test "CRI: a bad org.hako.* annotation fails the container's create (StartContainer) with hako's reason" {
+  run CRI create-fails org.hako.network=open 'annotation org.hako.network="open": .sandbox.network.mode: unknown mode'
+  echo "$output"; [ "$status" -eq 0 ]
+  run CRI create-fails org.hako.allow=pypi.org 'annotation org.hako.allow: needs org.hako.network: allowlist'
+  echo "$output"; [ "$status" -eq 0 ]
+  run CRI create-fails org.hako.network=allowlist org.hako.allow=a.org,,b.org '.sandbox.network.allow[1]: must not be empty'
+  echo "$output"; [ "$status" -eq 0 ]
+  run CRI create-fails org.hako.networks=none 'annotation org.hako.networks: unknown'
+  echo "$output"; [ "$status" -eq 0 ]
+  run CRI create-fails org.hako.landlock.read=etc '.sandbox.landlock.read[0]: must be an absolute path'
+  echo "$output"; [ "$status" -eq 0 ]
+  run CRI create-fails org.hako.landlock.tcp-connect=http 'annotation org.hako.landlock.tcp-connect: "http" is not a port number'
+  echo "$output"; [ "$status" -eq 0 ]
+  run CRI create-fails org.hako.landlock.tcp-bind=0 '.sandbox.landlock.tcp_bind[0]: must be an integer between 1 and 65535'
+  echo "$output"; [ "$status" -eq 0 ]
+  run CRI create-fails org.hako.landlock.scoped=yes 'annotation org.hako.landlock.scoped: must be "true" or "false"'
+  echo "$output"; [ "$status" -eq 0 ]
+  run CRI create-fails org.hako.landlock.required=1 'annotation org.hako.landlock.required: must be "true" or "false"'
+  echo "$output"; [ "$status" -eq 0 ]
+  run CRI create-fails org.hako.landlock.derive=no 'annotation org.hako.landlock.derive: must be "true" or "false"'
+  echo "$output"; [ "$status" -eq 0 ]
+  run CRI create-fails org.hako.landlock.write=tmp '.sandbox.landlock.write[0]: must be an absolute path'
+  echo "$output"; [ "$status" -eq 0 ]
+  run CRI create-fails org.hako.landlock.exec=bin '.sandbox.landlock.exec[0]: must be an absolute path'
+  echo "$output"; [ "$status" -eq 0 ]
+  run CRI create-fails org.hako.timeout=soon '.sandbox.limits.timeout: must be a positive duration'
+  echo "$output"; [ "$status" -eq 0 ]
+  run CRI create-fails org.hako.max-output=lots '.sandbox.limits.max_output: must be a number of bytes'
+  echo "$output"; [ "$status" -eq 0 ]
+  run CRI create-fails org.hako.disk=1m '.sandbox.limits.disk: must be at least 16m'
+  echo "$output"; [ "$status" -eq 0 ]
+}
+
+@test "CRI: org.hako.network none and host, and Landlock, by container annotation" {
+  # none: the container leaves the pod's netns for one of its own (lo only).
+  CRI_CONTAINER_ANNOTATIONS="org.hako.network=none" \
+    CHECK='readlink /proc/self/ns/net; readlink /proc/1/ns/net; ls /sys/class/net' \
+    run CRI run --
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"lo"* ]]
+  # host: the host's netns, whatever the pod's.
+  CRI_CONTAINER_ANNOTATIONS="org.hako.network=host" CHECK='readlink /proc/self/ns/net' run CRI run --
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"$(readlink /proc/self/ns/net)"* ]]
+  # Landlock: writes outside /tmp are refused; reads everywhere; exec from /bin.
+  $H doctor --json 2>/dev/null | jq -e '.checks[]? | select(.name == "landlock") | .ok' >/dev/null 2>&1 \
+    || [ -e /sys/kernel/security/landlock ] || skip "no Landlock on this kernel"
+  CRI_CONTAINER_ANNOTATIONS="org.hako.landlock.read=/ org.hako.landlock.write=/tmp,/dev/null org.hako.landlock.exec=/bin" \
+    CHECK='echo x > /tmp/ok && echo tmp-ok; echo x > /etc/nope 2>&1; echo etc=$?; cat /etc/hako-image' \
+    run CRI run --
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"tmp-ok"* ]]
+  [[ "$output" == *"etc=1"* ]]
+  [[ "$output" == *"from the top layer"* ]]
+}
