@@ -334,7 +334,7 @@ parse_throttle (yajl_val blkio, const char *key, enum oci_throttle_kind kind, st
 }
 
 /* Members of linux.resources that hako does not apply: refused when set, as
- * a limit this host cannot enforce is (DESIGN.md: nothing is silently
+ * a limit this host cannot enforce is (docs/architecture.md: nothing is silently
  * dropped).  Leaf weights died with CFQ (Linux 5.0); net_cls and net_prio
  * exist on v1 only; rdma is not implemented. */
 static int

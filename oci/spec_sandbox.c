@@ -1,5 +1,5 @@
 /* spec_sandbox: hako's "sandbox" object — root kind, network policy, Landlock,
- * limits, image, work dir and the built-in init (DESIGN.md, "The sandbox spec"). */
+ * limits, image, work dir and the built-in init (hako-spec(5), THE SANDBOX OBJECT). */
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>

@@ -645,7 +645,10 @@ enter_start_joiner (const struct exec_plan *p)
    * memory, nor tear the copy down when it exits: it runs in hako's, as
    * posix_spawn's child does, while hako waits (CLONE_VFORK).  Nothing in
    * the sandbox can reach it meanwhile: it is outside the sandbox's pid
-   * namespace (the command, which is, is a real fork with its own copy).
+   * namespace.  The command, which is inside, shares it too (CLONE_VM |
+   * CLONE_VFORK, clone_running) only when nothing in the sandbox can run
+   * before its execve: no subreaper, no terminal, no builtin; otherwise it
+   * is a real fork with its own copy.
    * Not with a time namespace to join: the kernel refuses that to a
    * process sharing its memory (EUSERS). */
   if ((p->ns_flags & CLONE_NEWTIME) || !SHARE_MEMORY)

@@ -102,7 +102,8 @@ join_namespaces (const struct oci_spec *spec, int mntns_fd, hk_err *err)
   return 0;
 }
 
-/* Everything between "go" and exec, in the order of DESIGN.md. */
+/* Everything between "go" and exec, in the order docs/architecture.md
+ * gives ("The process model"). */
 /* A detached sandbox holds nothing of its caller's: a `$(hako run -d ...)`
  * waits for every writer of its pipe, so the process writes into the log's
  * pipes and reads /dev/null (the host's, opened before the new root). */
