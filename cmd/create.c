@@ -89,8 +89,8 @@ cmd_net_option (struct cmd_net *n, int opt, const char *arg, const char *verb)
 }
 
 /* The config text replaced by json (an edit of it), parsed again. */
-static int
-replace_config (struct config_src *cfg, char *json, size_t len, char *const *args, hk_err *err)
+int
+cmd_replace_config (struct config_src *cfg, char *json, size_t len, char *const *args, hk_err *err)
 {
   struct oci_spec *spec;
   if (oci_spec_parse (json, len, &spec, err) < 0)
@@ -117,7 +117,7 @@ cmd_apply_network (struct config_src *cfg, const struct cmd_net *n, char *const 
   size_t len;
   if (oci_spec_set_network (cfg->json, cfg->len, mode, n->allow, &json, &len, err) < 0)
     return err_prefix (err, "--network");
-  if (replace_config (cfg, json, len, args, err) < 0)
+  if (cmd_replace_config (cfg, json, len, args, err) < 0)
     return err_prefix (err, "--network/--allow");
   return 0;
 }
@@ -130,7 +130,7 @@ cmd_apply_disk (struct config_src *cfg, const char *disk, char *const *args, hk_
   if (disk == NULL)
     return 0;
   if (oci_spec_set_disk (cfg->json, cfg->len, disk, &json, &len, err) < 0
-      || replace_config (cfg, json, len, args, err) < 0)
+      || cmd_replace_config (cfg, json, len, args, err) < 0)
     return err_prefix (err, "--disk %s", disk);
   return 0;
 }

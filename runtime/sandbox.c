@@ -505,7 +505,8 @@ create_spawn (const struct sbx_create_opts *o, struct build *b, const char *root
                            .tree = tree,
                            .stdio_log = b->log_cap > 0,
                            .log_out = b->log.out[1],
-                           .log_err = b->log.err[1] };
+                           .log_err = b->log.err[1],
+                           .learn = o->learn };
   struct hook_arg hook_arg = { .o = o, .rootfs = rootfs };
   cfg.before_go = run_create_runtime_hooks;
   cfg.before_go_arg = &hook_arg;

@@ -244,14 +244,15 @@ child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns, int root_tree
   if (!userns)
     prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
   /* The preserved fds were open before hako started: all of ours are above. */
-  int keep[7] = { sync_fd,
+  int keep[8] = { sync_fd,
                   cfg->fifo_fd,
                   root_tree,
                   cfg->spec->process->terminal ? cfg->console_fd : -1,
                   mntns_fd,
                   cfg->stdio_log ? cfg->log_out : -1,
-                  cfg->stdio_log ? cfg->log_err : -1 };
-  fd_close_all_but (3 + cfg->preserve_fds, keep, 7);
+                  cfg->stdio_log ? cfg->log_err : -1,
+                  cfg->learn ? cfg->learn->sock : -1 };
+  fd_close_all_but (3 + cfg->preserve_fds, keep, 8);
   /* hako's init goes into its memfd now, before seccomp could refuse that. */
   int init_fd = -1;
   if (cfg->spec->sandbox.init && (init_fd = init_memfd (&err)) < 0)
@@ -299,6 +300,10 @@ child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns, int root_tree
   /* Landlock, then seccomp last: from here on only execve is left to do. */
   if (landlock_enforce (ruleset_fd, &err) < 0
       || (cfg->spec->process->no_new_privileges && seccomp_install (cfg->seccomp, &err) < 0))
+    child_fail (sync_fd, false, 125, &err);
+  /* run --learn: the observing filter goes in after everything else, so
+   * that what it sees is the program's own doing. */
+  if (cfg->learn && learn_child_install (cfg->learn->sock, cfg->learn->all, &err) < 0)
     child_fail (sync_fd, false, 125, &err);
   if (init_fd >= 0)
     init_exec (init_fd, cfg->spec->process, path, cfg->preserve_fds, &status, &err);
