@@ -306,21 +306,35 @@ int
 oci_learn_update (const char *path, const struct learn_rec *recs, size_t n, bool seccomp, const char *command,
                   char ***added, hk_err *err)
 {
-  struct set sets[N_SETS] = { { 0 } };
+  struct set sets[N_SETS] = { { 0 } }, before[N_SETS] = { { 0 } };
   bool had_seccomp;
   int ret = -1;
+  cleanup_free char *text = NULL, *withnl = NULL, *notes_path = NULL;
   *added = NULL;
   if (load_old (path, sets, &had_seccomp, err) < 0)
     goto out;
   /* The rules before this run, to tell what is new. */
-  struct set before[N_SETS] = { { 0 } };
   for (int k = 0; k < N_SETS; k++)
     for (size_t i = 0; i < sets[k].n; i++)
       set_add (&before[k], sets[k].v[i].value, NULL, true);
+  /* The entries the run made or removed itself. */
+  struct set made = { 0 };
+  for (size_t i = 0; i < n; i++)
+    if (recs[i].kind == 'c')
+      set_add (&made, recs[i].value, NULL, false);
   for (size_t i = 0; i < n; i++)
     {
       const struct learn_rec *r = &recs[i];
       cleanup_free char *p = NULL;
+      /* A program the run built and ran is not there when a later run's
+       * rules are made: execute goes on its directory. */
+      if (r->kind == 'x' && set_find (&made, r->value))
+        {
+          cleanup_free char *dir = parent_of (r->value);
+          if ((p = norm_path (dir)))
+            set_add (&sets[S_EXEC], p, r, false);
+          continue;
+        }
       switch (r->kind)
         {
         case 'r':
@@ -344,6 +358,7 @@ oci_learn_update (const char *path, const struct learn_rec *recs, size_t n, bool
         default: break;
         }
     }
+  set_free (&made);
   collapse (&sets[S_WRITE]);
   collapse (&sets[S_EXEC]);
   collapse (&sets[S_READ]);
@@ -395,11 +410,10 @@ oci_learn_update (const char *path, const struct learn_rec *recs, size_t n, bool
     }
   json_obj_close (&o);
   json_obj_close (&o);
-  cleanup_free char *text = NULL;
   size_t len = 0;
   if (json_out_finish (&o, &text, &len, err) < 0)
-    goto out_before;
-  cleanup_free char *withnl = xasprintf ("%s\n", text);
+    goto out;
+  withnl = xasprintf ("%s\n", text);
 
   /* The side file: one line per rule, saying what it was granted for. */
   char *notes = NULL;
@@ -408,7 +422,7 @@ oci_learn_update (const char *path, const struct learn_rec *recs, size_t n, bool
   if (f == NULL)
     {
       err_sys (err, "open_memstream");
-      goto out_before;
+      goto out;
     }
   fprintf (f, "# Where each rule of %s comes from (hako run --learn; see hako-learn(7)).\n", path);
   fprintf (f, "# Last learned from: %s\n", command);
@@ -426,23 +440,23 @@ oci_learn_update (const char *path, const struct learn_rec *recs, size_t n, bool
           }
       }
   fclose (f);
-  cleanup_free char *notes_path = xasprintf ("%s.notes", path);
+  notes_path = xasprintf ("%s.notes", path);
   if (file_write_atomic (path, withnl, strlen (withnl), 0644, err) < 0
       || file_write_atomic (notes_path, notes, notes_len, 0644, err) < 0)
     {
       free (notes);
       strv_free (add);
-      goto out_before;
+      goto out;
     }
   free (notes);
   *added = add ? add : xcalloc (1, sizeof *add);
   ret = 0;
-out_before:
-  for (int k = 0; k < N_SETS; k++)
-    set_free (&before[k]);
 out:
   for (int k = 0; k < N_SETS; k++)
-    set_free (&sets[k]);
+    {
+      set_free (&sets[k]);
+      set_free (&before[k]);
+    }
   return ret;
 }
 
@@ -576,6 +590,8 @@ emit_landlock (struct json_out *o, yajl_val learned, yajl_val old)
   /* Only what was learned: what the mounts would allow is not granted. */
   json_kbool (o, "derive", false);
   json_kbool (o, "required", true);
+  /* A file the learned run made and removed is not there at create. */
+  json_kbool (o, "missing_ok", true);
   yajl_val scoped = json_get (old, "scoped");
   if (scoped)
     {

@@ -284,9 +284,46 @@ resolve (struct ctx *c, int dirfd, const char *path)
   return xasprintf ("/%s", lex);
 }
 
+static int open_in (struct ctx *c, const char *path, int flags);
+
+/* PATH with every symlink followed, as the sandbox sees it: Landlock
+ * checks the file a path leads to, whose directories may not be PATH's
+ * (/etc/os-release is /usr/lib/os-release).  The learner's fd is on the
+ * sandbox's mounts, whose root is not ours: /proc/self/fd shows the path
+ * from the sandbox's root.  For an entry that is not there (yet): its
+ * directory followed, its name kept. */
+static char *
+canon (struct ctx *c, const char *path, bool entry)
+{
+  cleanup_close int fd = -1;
+  cleanup_free char *dir = NULL;
+  const char *name = NULL;
+  if (entry)
+    {
+      const char *slash = strrchr (path, '/');
+      dir = slash == path ? xstrdup ("/") : xstrndup (path, (size_t)(slash - path));
+      name = slash + 1;
+      fd = open_in (c, dir, O_PATH | O_DIRECTORY);
+    }
+  else
+    fd = open_in (c, path, O_PATH);
+  cleanup_free char *l = fd < 0 ? NULL : read_link ((int)getpid (), NULL, fd);
+  if (l == NULL || l[0] != '/' || strstr (l, " (deleted)"))
+    return xstrdup (path);
+  if (!entry)
+    return steal_pointer (&l);
+  return strcmp (l, "/") == 0 ? xasprintf ("/%s", name) : xasprintf ("%s/%s", l, name);
+}
+
 static void
 add (struct ctx *c, char kind, const char *value)
 {
+  if (kind == 'r' || kind == 'w' || kind == 'x' || kind == 'c')
+    {
+      cleanup_free char *real = canon (c, value, kind == 'c');
+      learn_obs_add (c->obs, kind, real, c->note);
+      return;
+    }
   learn_obs_add (c->obs, kind, value, c->note);
 }
 
@@ -382,6 +419,8 @@ open_arg (struct ctx *c, int dirfd, uint64_t addr, uint64_t flags)
   int acc = (int)(flags & O_ACCMODE);
   if ((flags & O_CREAT) && fd < 0)
     add (c, 'c', p);
+  else if (fd < 0)
+    return; /* ENOENT before Landlock is asked */
   else if (acc != O_RDONLY || (flags & O_TRUNC))
     add (c, 'w', p);
   else
@@ -401,7 +440,9 @@ exec_arg (struct ctx *c, int dirfd, uint64_t addr, uint64_t flags)
     }
   else if (s)
     p = resolve (c, dirfd, s);
-  if (p)
+  /* A PATH search tries names that are not there: they need nothing. */
+  cleanup_close int fd = p ? open_in (c, p, O_PATH) : -1;
+  if (fd >= 0)
     add_exec (c, p, 0);
 }
 
