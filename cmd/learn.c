@@ -1,6 +1,7 @@
 /* learn: `run --learn OUT` (the learner process and the config edits) and
  * `--profile-file FILE` (a learned profile enforced).  hako-learn(7). */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,14 @@ learner_main (const struct cmd_learn *l, int sock, const char *verb, const char 
   signal (SIGQUIT, SIG_IGN);
   signal (SIGPIPE, SIG_IGN);
   prctl (PR_SET_NAME, "hako-learn", 0, 0, 0);
+  /* Its report goes to stderr; holding stdout would keep a reader of a
+   * detached run's output waiting for the sandbox's end. */
+  int null = open ("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (null >= 0)
+    {
+      dup2 (null, 1);
+      close (null);
+    }
   int r = learn_serve (sock, &obs, &err);
   if (r < 0)
     {

@@ -296,8 +296,11 @@ note_rule (FILE *f, int set, const struct rule *r)
   if (r->ex == NULL)
     fprintf (f, "kept from an earlier run\n");
   else if (set <= S_EXEC && strcmp (r->ex->value, r->value) != 0)
-    fprintf (f, "%zu path(s) %s beneath it (a directory is granted whole from %d entries), first %s by %s\n",
-             r->count, verb_of (set), LEARN_DIR_THRESHOLD, r->ex->value, r->ex->note);
+    fprintf (
+        f,
+        "%zu path(s) %s beneath it (/proc is one rule; creating or removing an entry needs its directory; "
+        "a directory is granted whole from %d entries), first %s by %s\n",
+        r->count, verb_of (set), LEARN_DIR_THRESHOLD, r->ex->value, r->ex->note);
   else
     fprintf (f, "%s by %s\n", verb_of (set), r->ex->note);
 }
