@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -32,7 +33,7 @@ join_command (char *const *command)
 /* The learner: answer the sandbox's notifications until its last process is
  * gone, then merge what it saw into the profile and say what is new. */
 static void __attribute__ ((noreturn))
-learner_main (const struct cmd_learn *l, int sock, const char *verb, const char *id, const char *command)
+learner_main (const struct cmd_learn *l, int sock, int net_fd, const char *verb, const char *id, const char *command)
 {
   hk_err err = { 0 };
   struct learn_obs obs = { 0 };
@@ -61,6 +62,8 @@ learner_main (const struct cmd_learn *l, int sock, const char *verb, const char 
     }
   if (r == 0)
     _exit (0); /* the sandbox never started: nothing learned, nothing written */
+  /* No process of the sandbox is left, so none can ask the proxy for more. */
+  learn_net_collect (net_fd, &obs);
   if (oci_learn_update (l->out, obs.recs, obs.n, l->seccomp, command, &added, &err) < 0)
     {
       fprintf (stderr, "hako %s: %s: learn: %s\n", verb, id, err.msg);
@@ -99,6 +102,14 @@ cmd_learn_begin (struct cmd_learn *l, const char *verb, const char *id, char *co
   int sv[2];
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return err_sys (err, "--learn: socketpair");
+  /* Where an allowlist sandbox's proxy records what it forwarded. */
+  int net_fd = memfd_create ("hako-learn-net", MFD_CLOEXEC);
+  if (net_fd < 0)
+    {
+      close (sv[0]);
+      close (sv[1]);
+      return err_sys (err, "--learn: memfd_create");
+    }
   cleanup_free char *cmdline = join_command (command);
   fflush (NULL);
   pid_t pid = fork ();
@@ -106,12 +117,13 @@ cmd_learn_begin (struct cmd_learn *l, const char *verb, const char *id, char *co
     {
       close (sv[0]);
       close (sv[1]);
+      close (net_fd);
       return err_sys (err, "--learn: fork the learner");
     }
   if (pid == 0)
     {
       close (sv[1]);
-      learner_main (l, sv[0], verb, id, cmdline);
+      learner_main (l, sv[0], net_fd, verb, id, cmdline);
     }
   close (sv[0]);
   l->pid = pid;
@@ -119,6 +131,7 @@ cmd_learn_begin (struct cmd_learn *l, const char *verb, const char *id, char *co
   l->link = xcalloc (1, sizeof *l->link);
   l->link->sock = sv[1];
   l->link->all = l->seccomp;
+  l->link->net_fd = net_fd;
   return 0;
 }
 
@@ -128,9 +141,10 @@ cmd_apply_learn (struct config_src *cfg, const struct cmd_learn *l, const char *
 {
   if (l->out == NULL)
     return 0;
+  bool net = cfg->spec && cfg->spec->sandbox.net_mode == HAKO_NET_ALLOWLIST;
   cleanup_free char *note = xasprintf (
-      "learning into %s: unconfined in Landlock's filesystem and TCP rules%s (observed, not enforced)",
-      l->out, l->seccomp ? " and seccomp" : "");
+      "learning into %s: unconfined in Landlock's filesystem and TCP rules%s%s (observed, not enforced)",
+      l->out, l->seccomp ? " and seccomp" : "", net ? " and the network allow-list" : "");
   char *json;
   size_t len;
   if (oci_spec_learn_edit (cfg->json, cfg->len, l->seccomp, note, &json, &len, err) < 0
@@ -140,6 +154,11 @@ cmd_apply_learn (struct config_src *cfg, const struct cmd_learn *l, const char *
            "hako %s: %s: warning: learning mode: the sandbox runs without Landlock's filesystem and TCP "
            "rules%s; what it does is recorded into %s, not confined\n",
            verb, id, l->seccomp ? " and without its seccomp filter" : "", l->out);
+  if (net)
+    fprintf (stderr,
+             "hako %s: %s: warning: learning mode: the network is not confined: the proxy forwards every "
+             "destination (the host's loopback included) and records each host:port into %s\n",
+             verb, id, l->out);
   return 0;
 }
 
@@ -149,6 +168,8 @@ cmd_learn_end (struct cmd_learn *l, bool wait)
   if (l->sock >= 0)
     close (l->sock);
   l->sock = -1;
+  if (l->link && l->link->net_fd >= 0)
+    close (l->link->net_fd);
   free (l->link);
   l->link = NULL;
   if (wait && l->pid > 0)

@@ -592,6 +592,39 @@ take_listener (int sock, bool *all)
 }
 #endif
 
+void
+learn_net_collect (int net_fd, struct learn_obs *obs)
+{
+  if (net_fd < 0)
+    return;
+  char buf[4096];
+  size_t have = 0;
+  off_t off = 0;
+  for (;;)
+    {
+      ssize_t n = pread (net_fd, buf + have, sizeof buf - 1 - have, off);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        break;
+      off += n;
+      have += n;
+      buf[have] = '\0';
+      char *line = buf, *nl;
+      while ((nl = memchr (line, '\n', have - (line - buf))) != NULL)
+        {
+          *nl = '\0';
+          if (*line)
+            learn_obs_add (obs, 'h', line, "the sandbox's client, forwarded by the proxy in learning mode");
+          line = nl + 1;
+        }
+      have -= line - buf;
+      memmove (buf, line, have);
+      if (have == sizeof buf - 1)
+        have = 0; /* a line longer than any target: not one the proxy wrote */
+    }
+}
+
 int
 learn_serve (int sock, struct learn_obs *obs, hk_err *err)
 {

@@ -598,7 +598,7 @@ build_sandbox (const struct store *st, const struct sbx_create_opts *o, struct b
       || prepare_log (o, b, monitored, err) < 0 || prepare_data_dir (st, o, b, err) < 0
       || prepare_workdir (o, b, err) < 0 || prepare_image_layer (o, b, err) < 0
       || create_cgroups (b, o, err) < 0 || create_spawn (o, b, *rootfs, status, console, err) < 0
-      || proxy_start (&b->entry, o->spec, b->child.pidfd, err) < 0
+      || proxy_start (&b->entry, o->spec, b->child.pidfd, o->learn ? o->learn->net_fd : -1, err) < 0
       || (o->pid_file && write_pid_file (o->pid_file, b->child.pid, err) < 0))
     return -1;
   return 0;

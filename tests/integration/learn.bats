@@ -41,6 +41,7 @@ setup () {
   P="$TEST_ROOT/profile.json"
 }
 teardown () {
+  for f in "$TEST_ROOT"/srv*.pid; do [ -e "$f" ] && kill "$(cat "$f")" 2>/dev/null; done
   hako_teardown
 }
 
@@ -232,4 +233,52 @@ EOF
   run $H run --rm --bundle "$B" --learn "$P" x4 -- true
   [[ "$output" == *"learn:"*"invalid JSON"* ]]
   [ "$(cat "$P")" = "not json" ]
+}
+
+# A free port on the host's 127.0.0.1.
+free_port () {
+  /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+@test "learn: allowlist mode forwards and records the hosts reached, the enforced run refuses another" {
+  # The servers run on the host's loopback: an allowlist sandbox reaches
+  # them only through its proxy (HTTP_PROXY inside); only IP literals, so
+  # no name is looked up.
+  mkdir -p "$TEST_ROOT/www"
+  echo hello > "$TEST_ROOT/www/hi.txt"
+  P1=$(free_port) P2=$(free_port)
+  /usr/bin/python3 -m http.server "$P1" --bind 127.0.0.1 -d "$TEST_ROOT/www" >/dev/null 2>&1 3>&- &
+  echo $! > "$TEST_ROOT/srv1.pid"
+  /usr/bin/python3 -m http.server "$P2" --bind 127.0.0.1 -d "$TEST_ROOT/www" >/dev/null 2>&1 3>&- &
+  echo $! > "$TEST_ROOT/srv2.pid"
+  for i in $(seq 100); do
+    /usr/bin/python3 -c 'import socket, sys; [socket.create_connection(("127.0.0.1", int(p))) for p in sys.argv[1:]]' \
+      "$P1" "$P2" 2>/dev/null && break
+    sleep 0.1
+  done
+  cat > "$TEST_ROOT/tools/get.py" <<'EOF2'
+import sys, urllib.request
+for port in sys.argv[1:]:
+    print(urllib.request.urlopen(f"http://127.0.0.1:{port}/hi.txt", timeout=10).read().decode().strip())
+EOF2
+  chmod a+r "$TEST_ROOT/tools/get.py"
+  run $H run --rm --bundle "$B" --network allowlist --learn "$P" n1 -- /usr/bin/python3 /tools/get.py "$P1"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"the network is not confined"* ]]
+  [[ "$output" == *"+ network.allow 127.0.0.1:$P1"* ]]
+  [[ "$output" == *hello* ]]
+  jq -e --arg a "127.0.0.1:$P1" '.sandbox.network == {mode: "allowlist", allow: [$a]}' "$P"
+  grep -q "^network.allow 127.0.0.1:$P1: used by .*proxy" "$P.notes"
+
+  run $H run --rm --bundle "$B" --profile-file "$P" n2 -- /usr/bin/python3 /tools/get.py "$P1"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$output" = hello ]
+  # The second port was never learned: the proxy refuses it (403).
+  run $H run --rm --bundle "$B" --profile-file "$P" n3 -- /usr/bin/python3 /tools/get.py "$P1" "$P2"
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [ "${lines[0]}" = hello ]
+  [[ "$output" == *"403"* ]]
 }
