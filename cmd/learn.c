@@ -32,8 +32,8 @@ join_command (char *const *command)
 
 /* The learner: answer the sandbox's notifications until its last process is
  * gone, then merge what it saw into the profile and say what is new. */
-static void __attribute__ ((noreturn))
-learner_main (const struct cmd_learn *l, int sock, int net_fd, const char *verb, const char *id, const char *command)
+static void __attribute__ ((noreturn)) learner_main (const struct cmd_learn *l, int sock, int net_fd,
+                                                     const char *verb, const char *id, const char *command)
 {
   hk_err err = { 0 };
   struct learn_obs obs = { 0 };

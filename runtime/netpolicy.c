@@ -310,8 +310,9 @@ proxy_start (const struct store_entry *e, const struct oci_spec *spec, int sandb
     {
       int keep[4] = { listen_fd, watch_fd, log_fd, learn_fd };
       proxy_confine (keep, learn_fd >= 0 ? 4 : 3);
-      struct proxy_cfg cfg
-          = { .listen_fd = listen_fd, .watch_fd = watch_fd, .log_fd = log_fd, .learn_fd = learn_fd, .al = &al };
+      struct proxy_cfg cfg = {
+        .listen_fd = listen_fd, .watch_fd = watch_fd, .log_fd = log_fd, .learn_fd = learn_fd, .al = &al
+      };
       _exit (proxy_run (&cfg) < 0 ? 125 : 0);
     }
   al_free (&al);
