@@ -15,7 +15,7 @@ load helpers
 SBX_UID=1000000000
 
 setup_file () {
-  hako_setup_file
+  # No busybox bundle: every test here runs the host profile in its own TEST_ROOT.
   command -v /usr/bin/python3 >/dev/null || skip "no /usr/bin/python3"
 }
 setup () {
@@ -46,9 +46,10 @@ teardown () {
 }
 
 # A server on 127.0.0.1:PORT serving DIR, in the background of the
-# workload's shell, and a wait until it answers.
+# workload's shell, and a wait until it answers, cut short when the server
+# died (its bind refused: else 100 tries of a python start each).
 serve_snippet='serve () { /usr/bin/python3 -m http.server "$1" --bind 127.0.0.1 -d "$2" >/dev/null 2>&1 & SERVER=$!
-  for i in $(seq 100); do /usr/bin/python3 -c "import socket,sys; socket.create_connection((\"127.0.0.1\", int(sys.argv[1])))" "$1" 2>/dev/null && return 0; sleep 0.1; done; return 1; }'
+  for i in $(seq 100); do /usr/bin/python3 -c "import socket,sys; socket.create_connection((\"127.0.0.1\", int(sys.argv[1])))" "$1" 2>/dev/null && return 0; kill -0 $SERVER 2>/dev/null || return 1; sleep 0.1; done; return 1; }'
 
 @test "learn: a script that reads one tree, writes another and connects to a loopback server" {
   cat > "$TEST_ROOT/tools/job.sh" <<EOF
@@ -281,4 +282,31 @@ EOF2
   [ "$status" -ne 0 ]
   [ "${lines[0]}" = hello ]
   [[ "$output" == *"403"* ]]
+}
+
+@test "learn: exec --learn into a running sandbox, enforced by a new one" {
+  $H run -d --bundle "$B" xs -- sleep 300
+  job='cat /in/a/1.txt /in/b/b.txt; echo x > /out/e.txt'
+  run $H exec --learn "$P" xs -- sh -c "$job"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"warning: learning mode: the command runs without the sandbox's Landlock"* ]]
+  [[ "$output" == *"learned"*"new rule"* ]]
+  [[ "$output" == *"+ landlock.write /out"* ]]
+  $H delete --force xs
+  jq -e '.sandbox.landlock.read | index("/in/b/b.txt")' "$P"
+  ! jq -e '.sandbox.landlock.read | index("/other/secret")' "$P"
+
+  rm -f "$TEST_ROOT/out/e.txt"
+  run $H run --rm --bundle "$B" --profile-file "$P" xe1 -- sh -c "$job"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ -e "$TEST_ROOT/out/e.txt" ]
+  run $H run --rm --bundle "$B" --profile-file "$P" xe2 -- sh -c "$job; cat /other/secret"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"/other/secret: Permission denied"* ]]
+
+  run $H exec --learn-seccomp xs -- true
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"--learn-seccomp needs --learn FILE"* ]]
 }
