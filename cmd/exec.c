@@ -348,7 +348,8 @@ cmd_exec (int argc, char **argv)
              "hako exec: %s: warning: learning mode: the command runs without the sandbox's Landlock "
              "rules%s; what it does is recorded into %s, not confined\n",
              id, c.learn.seccomp ? " and without its seccomp filter" : "", c.learn.out);
-  if (learning < 0 || load_process (&c, &err) < 0 || cmd_store (&st, &err) < 0 || exec_run (&st, &c.o, &res, &err) < 0)
+  if (learning < 0 || load_process (&c, &err) < 0 || cmd_store (&st, &err) < 0
+      || exec_run (&st, &c.o, &res, &err) < 0)
     cmd_fail ("exec", id, &err);
   else
     {

@@ -380,9 +380,9 @@ static void __attribute__ ((noreturn)) subreaper_main (const struct exec_plan *p
 static void
 close_other_fds (const struct exec_plan *p)
 {
-  int keep[] = { p->pidfd,      p->ctl[1],  p->errp[1],     p->out[1],      p->err[1],     p->cgroup_v2_fd,
-                 p->console_fd, p->root_fd, p->keep_fds[0], p->keep_fds[1], p->keep_fds[2],
-                 p->learn ? p->learn->sock : -1 };
+  int keep[] = { p->pidfd,       p->ctl[1],       p->errp[1],     p->out[1],
+                 p->err[1],      p->cgroup_v2_fd, p->console_fd,  p->root_fd,
+                 p->keep_fds[0], p->keep_fds[1],  p->keep_fds[2], p->learn ? p->learn->sock : -1 };
   fd_close_all_but (3 + p->preserve_fds, keep, sizeof keep / sizeof *keep);
 }
 
