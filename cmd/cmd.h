@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "lib/err.h"
 #include "oci/spec.h"
@@ -139,6 +140,33 @@ void cmd_net_free (struct cmd_net *n);
 /* --disk SIZE (create, run, spec): sandbox.limits.disk written into the
  * config text and parsed again (which checks SIZE); NULL: nothing. */
 int cmd_apply_disk (struct config_src *cfg, const char *disk, char *const *args, hk_err *err);
+/* The config text replaced by json (an edit of it, taken over), parsed
+ * again; args as for cmd_load_config. */
+int cmd_replace_config (struct config_src *cfg, char *json, size_t len, char *const *args, hk_err *err);
+
+/* run --learn OUT (cmd/learn.c, hako-learn(7)): a learner process records
+ * what the sandbox does and merges it into OUT when its last process is gone. */
+struct learn_link;
+struct cmd_learn
+{
+  const char *out; /* NULL: not learning */
+  bool seccomp;    /* --learn-seccomp */
+  pid_t pid;       /* the learner */
+  int sock;        /* the sandbox's end of the learner's socket */
+  struct learn_link *link;
+};
+/* Check this host can observe, fork the learner.  A usage or host error is
+ * reported and the exit status returned; 0 to go on. */
+int cmd_learn_begin (struct cmd_learn *l, const char *verb, const char *id, char *const *command,
+                     hk_err *err);
+/* The config in learning mode: the learned dimensions not enforced, and said so. */
+int cmd_apply_learn (struct config_src *cfg, const struct cmd_learn *l, const char *verb, const char *id,
+                     char *const *args, hk_err *err);
+/* After create: the sandbox has its end.  wait: also wait for the learner
+ * (foreground, once the sandbox has ended) so its report comes last. */
+void cmd_learn_end (struct cmd_learn *l, bool wait);
+/* --profile-file FILE: a learned profile enforced (oci_spec_apply_profile). */
+int cmd_apply_profile_file (struct config_src *cfg, const char *file, char *const *args, hk_err *err);
 /* --preserve-fds ARG: a count of fds from 3 up, each open in the caller and
  * not close-on-exec.  0, or -1 after a usage error (reported). */
 int cmd_preserve_fds (const char *verb, const char *arg, unsigned int *n);

@@ -88,6 +88,7 @@ cmd_net_option (struct cmd_net *n, int opt, const char *arg, const char *verb)
   return 0;
 }
 
+/* The config text replaced by json (an edit of it), parsed again. */
 int
 cmd_replace_config (struct config_src *cfg, char *json, size_t len, char *const *args, hk_err *err)
 {

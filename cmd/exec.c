@@ -45,6 +45,9 @@ static const char exec_help[]
       "                          sets; only within the sandbox's bounding set (repeatable)\n"
       "  -g, --additional-gids G add group G (a number) to CMD's groups (repeatable)\n"
       "      --ignore-paused     refused: a command in a paused sandbox would be frozen\n"
+      "      --learn FILE        observe instead of confine: CMD runs without the sandbox's\n"
+      "                          Landlock; what it touches is learned into FILE (hako-learn(7))\n"
+      "      --learn-seccomp     with --learn: also learn a seccomp allow-list (no filter)\n"
       "  -h, --help              this text\n";
 
 struct exec_cli
@@ -60,6 +63,7 @@ struct exec_cli
   int status_fd; /* --status-fd, or -1 */
   const char *process_file;
   struct oci_process *process;
+  struct cmd_learn learn; /* --learn, --learn-seccomp */
 };
 
 /* 0: go on; 1: help was printed; -1: usage error (already reported). */
@@ -77,7 +81,9 @@ parse_args (int argc, char **argv, struct exec_cli *c)
     OPT_CONSOLE,
     OPT_PRESERVE,
     OPT_CAP,
-    OPT_IGNORE_PAUSED
+    OPT_IGNORE_PAUSED,
+    OPT_LEARN,
+    OPT_LEARN_SECCOMP
   };
   static const struct option opts[] = {
     { "env", required_argument, NULL, 'e' },
@@ -96,6 +102,8 @@ parse_args (int argc, char **argv, struct exec_cli *c)
     { "cap", required_argument, NULL, OPT_CAP },
     { "additional-gids", required_argument, NULL, 'g' },
     { "ignore-paused", no_argument, NULL, OPT_IGNORE_PAUSED },
+    { "learn", required_argument, NULL, OPT_LEARN },
+    { "learn-seccomp", no_argument, NULL, OPT_LEARN_SECCOMP },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
@@ -181,6 +189,8 @@ parse_args (int argc, char **argv, struct exec_cli *c)
         return cmd_usage ("exec", "--ignore-paused is not supported: a command started in a paused "
                                   "sandbox would be frozen with it (resume it first)"),
                -1;
+      case OPT_LEARN: c->learn.out = optarg; break;
+      case OPT_LEARN_SECCOMP: c->learn.seccomp = true; break;
       case 'h': cmd_help (exec_help); return 1;
       default: cmd_bad_option ("exec", argv, opts); return -1;
       }
@@ -195,6 +205,8 @@ parse_args (int argc, char **argv, struct exec_cli *c)
     return cmd_usage ("exec", "--status-fd cannot be combined with --json or --tty"), -1;
   if (c->o.tty && (c->json || c->has_max_output))
     return cmd_usage ("exec", "--tty cannot be combined with --json or --max-output"), -1;
+  if (c->learn.seccomp && c->learn.out == NULL)
+    return cmd_usage ("exec", "--learn-seccomp needs --learn FILE"), -1;
   if (c->o.tty && c->o.detach && c->o.console_socket == NULL)
     return cmd_usage ("exec", "--tty with --detach needs --console-socket"), -1;
   return 0;
@@ -424,7 +436,21 @@ cmd_exec (int argc, char **argv)
   struct store st = { 0 };
   struct exec_result res = { 0 };
   int status = EXIT_HAKO;
-  if (load_process (&c, &err) < 0 || cmd_store (&st, &err) < 0 || exec_run (&st, &c.o, &res, &err) < 0)
+  if (c.learn.out && c.o.args == NULL)
+    {
+      cli_free (&c);
+      return cmd_usage ("exec", "--learn needs the command after the ID (not only --process)");
+    }
+  /* The learner is forked first, holding nothing of hako's but stdio. */
+  int learning = cmd_learn_begin (&c.learn, "exec", id, command, &err);
+  c.o.learn = c.learn.link;
+  if (learning == 0 && c.learn.out)
+    fprintf (stderr,
+             "hako exec: %s: warning: learning mode: the command runs without the sandbox's Landlock "
+             "rules%s; what it does is recorded into %s, not confined\n",
+             id, c.learn.seccomp ? " and without its seccomp filter" : "", c.learn.out);
+  if (learning < 0 || load_process (&c, &err) < 0 || cmd_store (&st, &err) < 0
+      || exec_run (&st, &c.o, &res, &err) < 0)
     {
       cmd_fail ("exec", id, &err);
       if (c.status_fd >= 0)
@@ -448,6 +474,9 @@ cmd_exec (int argc, char **argv)
           status = c.status_fd >= 0 ? status_result (c.status_fd, &res, id) : res.status;
         }
     }
+  /* The command has its end; the learner writes FILE once it and whatever
+   * it started are gone (a detached command: later, by itself). */
+  cmd_learn_end (&c.learn, !c.o.detach);
   exec_result_free (&res);
   for (int s = 1; s < 3; s++)
     free (cap.buf[s]);

@@ -3,6 +3,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "lib/util.h"
@@ -34,6 +35,11 @@ static const char run_help[]
       "      --no-monitor        detached: no monitor process, the caller reaps the\n"
       "                          sandbox's process (a subreaper)\n"
       "      --keep              accepted for runc compatibility (the default)\n"
+      "      --learn FILE        observe instead of confine: no Landlock filesystem or TCP\n"
+      "                          rules; what the command does is merged into the profile\n"
+      "                          FILE (hako-learn(7))\n"
+      "      --learn-seccomp     with --learn: also learn a seccomp allow-list (no filter)\n"
+      "      --profile-file FILE enforce a profile --learn wrote\n"
       "  -h, --help              this text\n";
 
 struct run_opts
@@ -43,6 +49,8 @@ struct run_opts
   bool rm, detach, no_monitor, stdio_inherit;
   uint64_t log_cap;
   struct cmd_overrides ov;
+  const char *profile_file;
+  struct cmd_learn learn;
 };
 
 /* 0: go on; 1: help was printed; -1: usage error (already reported). */
@@ -64,6 +72,9 @@ run_parse (int argc, char **argv, struct run_opts *o)
     { "from-snapshot", required_argument, NULL, 'S' },
     { "stdio", required_argument, NULL, 'O' },
     { "log-size", required_argument, NULL, 'L' },
+    { "learn", required_argument, NULL, 'E' },
+    { "learn-seccomp", no_argument, NULL, 'Q' },
+    { "profile-file", required_argument, NULL, 'F' },
     { "help", no_argument, NULL, 'h' },
     CMD_OVERRIDE_OPTIONS,
     { NULL, 0, NULL, 0 },
@@ -102,6 +113,9 @@ run_parse (int argc, char **argv, struct run_opts *o)
         if (cmd_preserve_fds ("run", optarg, &o->preserve) < 0)
           return -1;
         break;
+      case 'E': o->learn.out = optarg; break;
+      case 'Q': o->learn.seccomp = true; break;
+      case 'F': o->profile_file = optarg; break;
       case 'h': cmd_help (run_help); return 1;
       default:
         r = cmd_override_option (&o->ov, c, optarg, "run");
@@ -119,6 +133,11 @@ run_parse (int argc, char **argv, struct run_opts *o)
     {
       cmd_usage ("run", "--from-snapshot takes its config from the snapshot (no --bundle, --profile, "
                         "--image, --network, --allow)");
+      return -1;
+    }
+  if (o->learn.seccomp && o->learn.out == NULL)
+    {
+      cmd_usage ("run", "--learn-seccomp needs --learn FILE");
       return -1;
     }
   if (o->rm && o->detach)
@@ -181,7 +200,7 @@ int
 cmd_run (int argc, char **argv)
 {
   char **command;
-  struct run_opts o = { 0 };
+  struct run_opts o = { .learn = { .sock = -1, .pid = -1 } };
   cmd_split_dashdash (&argc, argv, &command);
   int r = run_parse (argc, argv, &o);
   if (r != 0)
@@ -202,11 +221,19 @@ cmd_run (int argc, char **argv)
       status = cmd_usage ("run", "--from-snapshot runs the snapshot's own process (no command after --)");
       goto out;
     }
+  /* The learner is forked first, holding nothing of hako's but stdio. */
+  if (cmd_learn_begin (&o.learn, "run", id, command, &err) < 0)
+    {
+      status = cmd_fail ("run", id, &err);
+      goto out;
+    }
   if (cmd_store (&st, &err) < 0
       || (o.from ? cmd_load_snapshot (o.from, &snap, &cfg, &snap_data, &err)
                  : cmd_load_source (o.bundle, o.profile, o.image, command, true, &cfg, &err))
              < 0
-      || cmd_apply_overrides (&cfg, &o.ov, command, &err) < 0)
+      || cmd_apply_overrides (&cfg, &o.ov, command, &err) < 0
+      || cmd_apply_profile_file (&cfg, o.profile_file, command, &err) < 0
+      || cmd_apply_learn (&cfg, &o.learn, "run", id, command, &err) < 0)
     {
       note_cwd_bundle (&cfg, &err);
       cmd_fail ("run", id, &err);
@@ -225,8 +252,12 @@ cmd_run (int argc, char **argv)
                                 .image_layers = cfg.layers,
                                 .image_id = cfg.image_id,
                                 .from_snapshot = snap_data,
-                                .log_cap = run_log_cap (&o) };
+                                .log_cap = run_log_cap (&o),
+                                .learn = o.learn.link };
   int created = sbx_create (&st, &co, &fg, &status, &err);
+  if (o.learn.sock >= 0)
+    close (o.learn.sock); /* the sandbox's process has its own copy now */
+  o.learn.sock = -1;
   /* The sandbox records its image now (image rm refuses while it does): the
    * image store need not stay locked while it runs. */
   cmd_image_free (&cfg);
@@ -244,6 +275,7 @@ cmd_run (int argc, char **argv)
   else
     status = run_foreground (&st, &fg, o.rm);
 out:
+  cmd_learn_end (&o.learn, !o.detach);
   sbx_fg_free (&fg);
   cmd_config_free (&cfg);
   snapshot_src_free (&snap);

@@ -283,6 +283,9 @@ struct hako_landlock
   bool scoped;
   bool required; /* default true: no silent downgrade */
   bool derive;   /* default false: also grant what the mounts allow (runtime/landlock.c) */
+  /* default false: a read/write/exec path that is not there gets no rule
+   * instead of failing create (learned profiles: a file the run made). */
+  bool missing_ok;
 };
 
 #define HAKO_DISK_MIN (16ull << 20)

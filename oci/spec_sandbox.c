@@ -73,8 +73,9 @@ parse_paths (yajl_val ll, const char *key, char ***out, hk_err *err)
   return 0;
 }
 
+/* min 0 for tcp_bind: a rule on port 0 lets bind(2) take an ephemeral port. */
 static int
-parse_ports (yajl_val ll, const char *key, uint16_t **out, size_t *n, hk_err *err)
+parse_ports (yajl_val ll, const char *key, int64_t min, uint16_t **out, size_t *n, hk_err *err)
 {
   yajl_val a = NULL;
   int r = json_get_array (ll, ".sandbox.landlock", key, &a, err);
@@ -86,7 +87,7 @@ parse_ports (yajl_val ll, const char *key, uint16_t **out, size_t *n, hk_err *er
     {
       int64_t port;
       cleanup_free char *p = json_index (base, i);
-      if (json_as_i64 (json_at (a, i), p, NULL, 1, 65535, &port, err) < 0)
+      if (json_as_i64 (json_at (a, i), p, NULL, min, 65535, &port, err) < 0)
         return -1;
       (*out)[(*n)++] = (uint16_t)port;
     }
@@ -105,8 +106,9 @@ parse_landlock (yajl_val sb, struct hako_landlock *l, hk_err *err)
   l->required = true;
   if (parse_paths (o, "read", &l->read, err) < 0 || parse_paths (o, "write", &l->write, err) < 0
       || parse_paths (o, "exec", &l->exec, err) < 0
-      || parse_ports (o, "tcp_connect", &l->tcp_connect, &l->n_tcp_connect, err) < 0
-      || parse_ports (o, "tcp_bind", &l->tcp_bind, &l->n_tcp_bind, err) < 0
+      || parse_ports (o, "tcp_connect", 1, &l->tcp_connect, &l->n_tcp_connect, err) < 0
+      || parse_ports (o, "tcp_bind", 0, &l->tcp_bind, &l->n_tcp_bind, err) < 0
+      || json_get_bool (o, path, "missing_ok", &l->missing_ok, err) < 0
       || json_get_bool (o, path, "scoped", &l->scoped, err) < 0
       || json_get_bool (o, path, "required", &l->required, err) < 0
       || json_get_bool (o, path, "derive", &l->derive, err) < 0)

@@ -686,6 +686,17 @@ plan_exec (const struct store *st, struct exec_ctx *x, hk_err *err)
     x->plan.keep_fds[i] = x->o->builtin ? x->o->keep_fds[i] : -1;
   x->plan.landlock = x->landlock;
   x->plan.seccomp = x->seccomp;
+  /* exec --learn observes instead of confining: the caller (who may exec
+   * into this sandbox anyway) asked for the command to run without the
+   * sandbox's Landlock, and with --learn-seccomp without its filter; the
+   * namespaces, user, capabilities and cgroups stay. */
+  if (x->o->learn && !x->o->builtin)
+    {
+      x->plan.landlock = NULL;
+      if (x->o->learn->all)
+        x->plan.seccomp = NULL;
+      x->plan.learn = x->o->learn;
+    }
   /* Every attached exec has a subreaper that watches hako: if hako dies
    * (SIGKILL, the OOM killer) the command and every process it started die
    * with it, instead of running on unwatched and unbounded (a fork bomb

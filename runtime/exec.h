@@ -14,6 +14,8 @@
 #include "oci/spec.h"
 #include "runtime/store.h"
 
+struct learn_link;
+
 /* Called with each piece of the command's output that is passed on; stream
  * is 1 (stdout) or 2 (stderr). */
 typedef void (*exec_sink_fn) (void *ctx, int stream, const char *buf, size_t n);
@@ -74,6 +76,10 @@ struct exec_opts
   int (*builtin) (void *arg, hk_err *err);
   void *builtin_arg;
   int keep_fds[3];
+  /* exec --learn (hako-learn(7)): the command runs without the sandbox's
+   * Landlock (and, with learn->all, its seccomp filter), under the
+   * observing filter installed last before its execve; NULL: not learning. */
+  const struct learn_link *learn;
 };
 
 enum exec_reason

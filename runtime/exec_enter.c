@@ -221,6 +221,10 @@ static void __attribute__ ((noreturn)) command_main (const struct exec_plan *p)
   if (sys_close_range (first, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
     for (int fd = (int)first; fd < 65536; fd++)
       fcntl (fd, F_SETFD, FD_CLOEXEC);
+  /* exec --learn: the observing filter last, after seccomp, so it sees
+   * only the command; its socket is close-on-exec like the rest. */
+  if (p->learn && learn_child_install (p->learn->sock, p->learn->all, &err) < 0)
+    fail (p, 125, &err);
   TRACE (p, "command: exec");
   execve (path, p->proc.args, p->proc.env ? p->proc.env : (char *[]){ NULL });
   status = (errno == ENOENT || errno == ENOTDIR) ? 127 : 126;
@@ -390,8 +394,9 @@ static void __attribute__ ((noreturn)) subreaper_main (const struct exec_plan *p
 static void
 close_other_fds (const struct exec_plan *p)
 {
-  int keep[] = { p->pidfd,      p->ctl[1],  p->errp[1],     p->out[1],      p->err[1],      p->cgroup_v2_fd,
-                 p->console_fd, p->root_fd, p->keep_fds[0], p->keep_fds[1], p->keep_fds[2], trace_fd_of (p) };
+  int keep[] = { p->pidfd,       p->ctl[1],       p->errp[1],     p->out[1],     p->err[1],
+                 p->cgroup_v2_fd, p->console_fd,  p->root_fd,     p->keep_fds[0], p->keep_fds[1],
+                 p->keep_fds[2], trace_fd_of (p), p->learn ? p->learn->sock : -1 };
   fd_close_all_but (3 + p->preserve_fds, keep, sizeof keep / sizeof *keep);
 }
 

@@ -12,6 +12,7 @@
 #include "lib/err.h"
 #include "oci/spec.h"
 #include "runtime/landlock.h"
+#include "runtime/learn.h"
 #include "runtime/seccomp.h"
 
 /* Everything decided before the fork: the children only act on it. */
@@ -47,6 +48,9 @@ struct exec_plan
   int (*builtin) (void *arg, hk_err *err);
   void *builtin_arg;
   int keep_fds[3]; /* fds it needs, or -1 */
+  /* exec --learn: the observing filter goes in last, right before execve
+   * (runtime/learn.h), so what it sees is the command's own doing. */
+  const struct learn_link *learn;
 };
 
 /* Control messages, hako <-> joiner / subreaper. */

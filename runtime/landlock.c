@@ -238,12 +238,13 @@ static void
 fs_rules (struct landlock_plan *p, const struct oci_spec *spec)
 {
   const struct hako_landlock *l = &spec->sandbox.landlock;
+  /* missing_ok: a path that is not there gets no rule, so no access. */
   for (char **s = l->read; s && *s; s++)
-    plan_add_path (p, *s, LL_READ, false, "sandbox.landlock.read");
+    plan_add_path (p, *s, LL_READ, l->missing_ok, "sandbox.landlock.read");
   for (char **s = l->write; s && *s; s++)
-    plan_add_path (p, *s, LL_WRITE, false, "sandbox.landlock.write");
+    plan_add_path (p, *s, LL_WRITE, l->missing_ok, "sandbox.landlock.write");
   for (char **s = l->exec; s && *s; s++)
-    plan_add_path (p, *s, LL_EXEC, false, "sandbox.landlock.exec");
+    plan_add_path (p, *s, LL_EXEC, l->missing_ok, "sandbox.landlock.exec");
   if (l->derive)
     derive_rules (p, spec);
   for (size_t i = 0; i < sizeof std_devices / sizeof *std_devices; i++)

@@ -55,6 +55,11 @@ no_proxy_loopback (const struct oci_spec *spec)
 {
   struct allowlist al;
   hk_err err;
+  /* `run --learn` (annotation org.hako.learn): the proxy forwards anywhere,
+   * the host's loopback included, so 127.0.0.1 means the host's there too. */
+  for (size_t i = 0; i < spec->n_annotations; i++)
+    if (strcmp (spec->annotations[i].key, "org.hako.learn") == 0)
+      return false;
   if (al_parse (spec->sandbox.net_allow, &al, &err) < 0)
     return true; /* refused at create anyway */
   bool host_lo = al_names_loopback (&al);
@@ -316,7 +321,8 @@ read_record (const struct store_entry *e, pid_t *pid, uint64_t *start)
 }
 
 int
-proxy_start (const struct store_entry *e, const struct oci_spec *spec, int sandbox_pidfd, hk_err *err)
+proxy_start (const struct store_entry *e, const struct oci_spec *spec, int sandbox_pidfd, int learn_fd,
+             hk_err *err)
 {
   /* A pod's container: the proxy is the pod's sandbox container's. */
   if (spec->sandbox.net_mode != HAKO_NET_ALLOWLIST || spec->sandbox.net_join)
@@ -364,9 +370,11 @@ proxy_start (const struct store_entry *e, const struct oci_spec *spec, int sandb
     }
   if (pid == 0)
     {
-      int keep[3] = { listen_fd, watch_fd, log_fd };
-      proxy_confine (keep, 3);
-      struct proxy_cfg cfg = { .listen_fd = listen_fd, .watch_fd = watch_fd, .log_fd = log_fd, .al = &al };
+      int keep[4] = { listen_fd, watch_fd, log_fd, learn_fd };
+      proxy_confine (keep, learn_fd >= 0 ? 4 : 3);
+      struct proxy_cfg cfg = {
+        .listen_fd = listen_fd, .watch_fd = watch_fd, .log_fd = log_fd, .learn_fd = learn_fd, .al = &al
+      };
       _exit (proxy_run (&cfg) < 0 ? 125 : 0);
     }
   al_free (&al);

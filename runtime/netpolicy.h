@@ -39,8 +39,10 @@ char **netpolicy_env (const struct oci_spec *spec, char *const *env);
  * proxy's pid and start time go to <state>/proxy.pid, its decisions to
  * <state>/proxy.log.  Other modes: nothing.  A proxy already recorded is
  * stopped first, so a restarted sandbox (a new process in a new netns) can
- * call it again. */
-int proxy_start (const struct store_entry *e, const struct oci_spec *spec, int sandbox_pidfd, hk_err *err);
+ * call it again.  learn_fd >= 0 (`run --learn`): the proxy forwards every
+ * destination and appends the HOST:PORT it reached there (proxy_cfg). */
+int proxy_start (const struct store_entry *e, const struct oci_spec *spec, int sandbox_pidfd, int learn_fd,
+                 hk_err *err);
 /* Kill the sandbox's proxy, if it has one, wait for it and forget it.
  * Never fails: a proxy already gone is fine. */
 void proxy_stop (const struct store_entry *e);

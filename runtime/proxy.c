@@ -447,7 +447,19 @@ begin_connect (struct proxy *p, struct conn *c)
   int e = 0;
   char addr[INET6_ADDRSTRLEN];
   format_addr (&c->addrs[0], addr, sizeof addr);
-  log_event (p, c->method, c->target, "allow", NULL, addr);
+  log_event (p, c->method, c->target, p->cfg->learn_fd >= 0 ? "learn" : "allow",
+             p->cfg->learn_fd >= 0 ? "learning mode: forwarded and recorded, not checked" : NULL, addr);
+  if (p->cfg->learn_fd >= 0)
+    {
+      /* The target as the allow-list would name it (host:port, [v6]:port);
+       * the learner turns these lines into network.allow.  Client text is
+       * kept printable so a line cannot smuggle a second one in. */
+      char t[sizeof c->target + 2];
+      sanitize (c->target, t, sizeof t - 1);
+      size_t n = strlen (t);
+      t[n++] = '\n';
+      fd_write_all (p->cfg->learn_fd, t, n);
+    }
   if (!connect_next (p, c, &e))
     {
       char reason[512];
@@ -478,7 +490,7 @@ resolved (struct proxy *p, struct conn *c, struct resolve_job *j)
       if (r->ai_family != AF_INET && r->ai_family != AF_INET6)
         continue;
       al_addr_from_sockaddr (r->ai_addr, a);
-      if (al_addr_allowed (p->cfg->al, a, c->port, true))
+      if (p->cfg->learn_fd >= 0 || al_addr_allowed (p->cfg->al, a, c->port, true))
         {
           memcpy (&c->addrs[c->n_addrs], r->ai_addr, r->ai_addrlen);
           c->addr_len[c->n_addrs++] = r->ai_addrlen;
@@ -537,7 +549,8 @@ start_upstream (struct proxy *p, struct conn *c, const struct http_request *req)
       struct addrinfo *res = NULL;
       char port[8];
       snprintf (port, sizeof port, "%u", (unsigned) req->port);
-      if (!al_addr_allowed (p->cfg->al, a, req->port, false) || getaddrinfo (req->host, port, &hints, &res) != 0)
+      if ((p->cfg->learn_fd < 0 && !al_addr_allowed (p->cfg->al, a, req->port, false))
+          || getaddrinfo (req->host, port, &hints, &res) != 0)
         {
           refuse (p, c, 403, "deny", reason, NULL);
           return;
@@ -550,7 +563,7 @@ start_upstream (struct proxy *p, struct conn *c, const struct http_request *req)
       begin_connect (p, c);
       return;
     }
-  if (!al_name_allowed (p->cfg->al, req->host, req->port))
+  if (p->cfg->learn_fd < 0 && !al_name_allowed (p->cfg->al, req->host, req->port))
     {
       refuse (p, c, 403, "deny", reason, NULL);
       return;

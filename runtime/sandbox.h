@@ -44,6 +44,9 @@ struct sbx_create_opts
   /* create --from-snapshot: a snapshot's data dir, copied into the new
    * sandbox's work dir or writable layer (runtime/snapshot.h). */
   const char *from_snapshot;
+  /* run --learn: the learner's end for the sandbox's first process
+   * (runtime/learn.h); NULL: not learning. */
+  const struct learn_link *learn;
 };
 
 /* A foreground sandbox `run` is waiting on. */

@@ -242,15 +242,16 @@ child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns, int root_tree
     prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
   /* The preserved fds were open before hako started: all of ours are above. */
   trace_keep_above (3 + cfg->preserve_fds);
-  int keep[8] = { trace_fd (),
+  int keep[9] = { trace_fd (),
                   sync_fd,
                   cfg->fifo_fd,
                   root_tree,
                   cfg->spec->process->terminal ? cfg->console_fd : -1,
                   mntns_fd,
                   cfg->stdio_log ? cfg->log_out : -1,
-                  cfg->stdio_log ? cfg->log_err : -1 };
-  fd_close_all_but (3 + cfg->preserve_fds, keep, 8);
+                  cfg->stdio_log ? cfg->log_err : -1,
+                  cfg->learn ? cfg->learn->sock : -1 };
+  fd_close_all_but (3 + cfg->preserve_fds, keep, sizeof keep / sizeof *keep);
   /* hako's init goes into its memfd now, before seccomp could refuse that. */
   int init_fd = -1;
   if (cfg->spec->sandbox.init && (init_fd = init_memfd (&err)) < 0)
@@ -302,6 +303,10 @@ child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns, int root_tree
   /* Landlock, then seccomp last: from here on only execve is left to do. */
   struct proc_harden h = { .trace = "child", .proc = cfg->spec->process, .seccomp = cfg->seccomp, .ruleset_fd = ruleset_fd };
   if (proc_harden_final (&h, true, &err) < 0)
+    child_fail (sync_fd, false, 125, &err);
+  /* run --learn: the observing filter goes in after everything else, so
+   * that what it sees is the program's own doing. */
+  if (cfg->learn && learn_child_install (cfg->learn->sock, cfg->learn->all, &err) < 0)
     child_fail (sync_fd, false, 125, &err);
   trace_mark ("child: exec");
   if (init_fd >= 0)

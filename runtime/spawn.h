@@ -10,6 +10,7 @@
 #include "lib/err.h"
 #include "oci/spec.h"
 #include "runtime/landlock.h"
+#include "runtime/learn.h"
 #include "runtime/seccomp.h"
 
 /* The sandbox's cgroups, for spawn_clone: the child is put in them after its
@@ -51,6 +52,9 @@ struct spawn_cfg
    * told to build its root (the prestart and createRuntime hooks).  NULL: none. */
   int (*before_go) (void *arg, pid_t pid, hk_err *err);
   void *before_go_arg;
+  /* run --learn: the process installs the observing filter last and hands
+   * its listener to the learner over this link (runtime/learn.h).  NULL: none. */
+  const struct learn_link *learn;
 };
 
 struct spawn_child

@@ -1,0 +1,49 @@
+/* learn (oci): what a `run --learn` saw turned into a profile, the config
+ * edits of learning mode, and `--profile-file` applied to a config
+ * (hako-learn(7)). */
+#ifndef HAKO_OCI_LEARN_H
+#define HAKO_OCI_LEARN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "lib/err.h"
+
+/* One thing the sandbox did.  kind: 'r' read PATH, 'w' write the existing
+ * file PATH, 'c' create or remove the entry PATH (which needs its directory),
+ * 'x' execute PATH, 't' TCP connect to port VALUE, 'b' TCP bind port VALUE,
+ * 's' the syscall named VALUE, 'h' HOST:PORT reached through the proxy.
+ * note: who did it first, for the side file. */
+struct learn_rec
+{
+  char kind;
+  char *value;
+  char *note;
+};
+
+/* A directory is granted whole once this many of its entries are granted
+ * (documented in hako-learn(7)). */
+#define LEARN_DIR_THRESHOLD 4
+
+/* Merge what was seen into the profile at PATH (created when missing),
+ * collapsing paths into the shortest rule set, and write PATH.notes saying
+ * where each rule came from.  seccomp: the syscalls were observed (write a
+ * sandbox.seccomp allow-list).  *added: one line per rule that is new
+ * ("landlock.read /usr/lib"), NULL-terminated. */
+int oci_learn_update (const char *path, const struct learn_rec *recs, size_t n, bool seccomp,
+                      const char *command, char ***added, hk_err *err);
+
+/* Learning mode's config: sandbox.landlock dropped (the learned dimensions
+ * are observed, not enforced), linux.seccomp too with seccomp, and the
+ * annotation org.hako.learn set to note (what `hako state` shows). */
+int oci_spec_learn_edit (const char *json, size_t len, bool seccomp, const char *note, char **out,
+                         size_t *out_len, hk_err *err);
+
+/* The config with a learned profile (the file's text) enforced: its
+ * landlock rules replace sandbox.landlock (derive off: only what was
+ * learned), its network allow-list becomes sandbox.network, its seccomp
+ * allow-list becomes linux.seccomp. */
+int oci_spec_apply_profile (const char *json, size_t len, const char *profile, size_t plen, char **out,
+                            size_t *out_len, hk_err *err);
+
+#endif

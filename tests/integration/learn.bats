@@ -1,0 +1,312 @@
+#!/usr/bin/env bats
+# Learning mode (hako-learn(7)): each workload is learned with
+# `run --learn`, then enforced with `run --profile-file`; the enforced run
+# succeeds, and the same run changed to touch one more path or port fails.
+#
+# Network: the host profile's network is "none", so each sandbox has a
+# netns of its own whose loopback only it can reach.  The servers
+# (python3 -m http.server on 127.0.0.1) are started inside the sandbox by
+# the workload itself: learning sees both the bind and the connect, and
+# nothing ever leaves the machine (PyPI is unreachable there).
+
+load helpers
+
+# The host profile's root is host uid 1000000000 (binds are not idmapped).
+SBX_UID=1000000000
+
+setup_file () {
+  # No busybox bundle: every test here runs the host profile in its own TEST_ROOT.
+  command -v /usr/bin/python3 >/dev/null || skip "no /usr/bin/python3"
+}
+setup () {
+  hako_setup
+  # A host-profile bundle with host directories bound in: /in and /tools
+  # read-only, /out read-write.
+  mkdir -p "$TEST_ROOT/in/a" "$TEST_ROOT/in/b" "$TEST_ROOT/other" "$TEST_ROOT/out" "$TEST_ROOT/out2" \
+    "$TEST_ROOT/tools"
+  for i in 1 2 3 4 5; do echo "a$i" > "$TEST_ROOT/in/a/$i.txt"; done
+  echo b > "$TEST_ROOT/in/b/b.txt"
+  echo secret > "$TEST_ROOT/other/secret"
+  chown -R $SBX_UID:$SBX_UID "$TEST_ROOT/out" "$TEST_ROOT/out2"
+  B="$TEST_ROOT/bundle"
+  mkdir -p "$B"
+  $HAKO spec --profile host --bundle "$B" >/dev/null
+  edit_config "$B" ".mounts += [
+      {\"destination\": \"/in\", \"type\": \"bind\", \"source\": \"$TEST_ROOT/in\", \"options\": [\"rbind\", \"ro\"]},
+      {\"destination\": \"/other\", \"type\": \"bind\", \"source\": \"$TEST_ROOT/other\", \"options\": [\"rbind\", \"ro\"]},
+      {\"destination\": \"/tools\", \"type\": \"bind\", \"source\": \"$TEST_ROOT/tools\", \"options\": [\"rbind\", \"ro\"]},
+      {\"destination\": \"/out\", \"type\": \"bind\", \"source\": \"$TEST_ROOT/out\", \"options\": [\"rbind\", \"rw\"]},
+      {\"destination\": \"/out2\", \"type\": \"bind\", \"source\": \"$TEST_ROOT/out2\", \"options\": [\"rbind\", \"rw\"]}]"
+  chmod -R a+rX "$TEST_ROOT/in" "$TEST_ROOT/other" "$TEST_ROOT/tools"
+  P="$TEST_ROOT/profile.json"
+}
+teardown () {
+  for f in "$TEST_ROOT"/srv*.pid; do [ -e "$f" ] && kill "$(cat "$f")" 2>/dev/null; done
+  hako_teardown
+}
+
+# A server on 127.0.0.1:PORT serving DIR, in the background of the
+# workload's shell, and a wait until it answers, cut short when the server
+# died (its bind refused: else 100 tries of a python start each).
+serve_snippet='serve () { /usr/bin/python3 -m http.server "$1" --bind 127.0.0.1 -d "$2" >/dev/null 2>&1 & SERVER=$!
+  for i in $(seq 100); do /usr/bin/python3 -c "import socket,sys; socket.create_connection((\"127.0.0.1\", int(sys.argv[1])))" "$1" 2>/dev/null && return 0; kill -0 $SERVER 2>/dev/null || return 1; sleep 0.1; done; return 1; }'
+
+@test "learn: a script that reads one tree, writes another and connects to a loopback server" {
+  cat > "$TEST_ROOT/tools/job.sh" <<EOF
+$serve_snippet
+set -e
+serve 18931 /in
+cat /in/a/*.txt > /out/all.txt
+/usr/bin/python3 -c "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:18931/b/b.txt').read().decode().strip())" > /out/fetched.txt
+case "\${1:-}" in
+  read) cat /other/secret ;;
+  write) echo x > /out2/x ;;
+  port) serve 18932 /in; /usr/bin/python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:18932/b/b.txt')" ;;
+esac
+kill \$SERVER
+echo done
+EOF
+  run $H run --rm --bundle "$B" --learn "$P" l1 -- sh /tools/job.sh
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"warning: learning mode"* ]]
+  [[ "$output" == *"learned"*"new rule"* ]]
+  [ "$(cat "$TEST_ROOT/out/fetched.txt")" = b ]
+  # The profile: the whole /in tree (5 files in /in/a: one rule), /out
+  # writable, the server's port bound and connected.
+  jq -e '.sandbox.landlock.write | index("/out")' "$P"
+  jq -e '.sandbox.landlock.read | map(select(. == "/in" or . == "/in/a")) | length > 0' "$P"
+  jq -e '.sandbox.landlock.tcp_bind == [18931] and .sandbox.landlock.tcp_connect == [18931]' "$P"
+  grep -q '^landlock.tcp_connect 18931: used by .*127.0.0.1:18931' "$P.notes"
+  ! jq -e '.sandbox.landlock.read | index("/other")' "$P"
+
+  rm -f "$TEST_ROOT"/out/*
+  run $H run --rm --bundle "$B" --profile-file "$P" e1 -- sh /tools/job.sh
+  [ "$status" -eq 0 ]
+  [ "${lines[-1]}" = done ]
+  [ "$(cat "$TEST_ROOT/out/fetched.txt")" = b ]
+
+  # One more path read, written, or one more port: refused.
+  run $H run --rm --bundle "$B" --profile-file "$P" e2 -- sh /tools/job.sh read
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"/other/secret: Permission denied"* ]]
+  run $H run --rm --bundle "$B" --profile-file "$P" e3 -- sh /tools/job.sh write
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"Permission denied"* ]]
+  [ ! -e "$TEST_ROOT/out2/x" ]
+  run $H run --rm --bundle "$B" --profile-file "$P" e4 -- sh /tools/job.sh port
+  [ "$status" -ne 0 ]
+  [ ! -e "$TEST_ROOT/out/x" ]
+
+  # Learning the changed run again adds just what is new, and says so.
+  run $H run --rm --bundle "$B" --learn "$P" l2 -- sh /tools/job.sh read
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"+ landlock.read /other/secret"* ]]
+  [ "$(grep -c '^  + ' <<<"$output")" -eq 1 ]
+  run $H run --rm --bundle "$B" --profile-file "$P" e5 -- sh /tools/job.sh read
+  [ "$status" -eq 0 ]
+  [[ "$output" == *secret* ]]
+}
+
+# A wheel is a zip with its metadata: built here with python's zipfile (no
+# wheel or setuptools needed), served as a PEP 503 simple index.
+make_index () {
+  local d="$TEST_ROOT/tools/index/simple/tinypkg"
+  mkdir -p "$d"
+  /usr/bin/python3 - "$d/tinypkg-0.1-py3-none-any.whl" <<'EOF'
+import sys, zipfile
+files = {
+    "tinypkg/__init__.py": "VALUE = 1\n",
+    "tinypkg-0.1.dist-info/METADATA": "Metadata-Version: 2.1\nName: tinypkg\nVersion: 0.1\n",
+    "tinypkg-0.1.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+}
+files["tinypkg-0.1.dist-info/RECORD"] = "".join(f"{n},,\n" for n in files) + "tinypkg-0.1.dist-info/RECORD,,\n"
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    for n, t in files.items():
+        z.writestr(n, t)
+EOF
+  chmod -R a+rX "$TEST_ROOT/tools"
+}
+
+@test "learn: python3 -m pip download from a wheel index on loopback" {
+  /usr/bin/python3 -m pip --version >/dev/null 2>&1 || skip "no pip for /usr/bin/python3"
+  make_index
+  cat > "$TEST_ROOT/tools/pip.sh" <<EOF
+$serve_snippet
+set -e
+port=\${1:-18941}
+serve \$port /tools/index
+/usr/bin/python3 -m pip download --disable-pip-version-check --no-cache-dir --index-url http://127.0.0.1:\$port/simple/ -d /out/dl tinypkg
+kill \$SERVER
+ls /out/dl
+EOF
+  run $H run --rm --bundle "$B" --learn "$P" p1 -- sh /tools/pip.sh
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *tinypkg-0.1-py3-none-any.whl* ]]
+  jq -e '.sandbox.landlock.tcp_connect == [18941]' "$P"
+
+  rm -rf "$TEST_ROOT"/out/dl
+  run $H run --rm --bundle "$B" --profile-file "$P" p2 -- sh /tools/pip.sh
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[-1]}" = tinypkg-0.1-py3-none-any.whl ]
+
+  # The same download from an index on another port: its bind is refused.
+  rm -rf "$TEST_ROOT"/out/dl
+  run $H run --rm --bundle "$B" --profile-file "$P" p3 -- sh /tools/pip.sh 18942
+  [ "$status" -ne 0 ]
+  [ ! -e "$TEST_ROOT/out/dl" ]
+}
+
+@test "learn: make of a small C project" {
+  command -v make >/dev/null && command -v cc >/dev/null || skip "no make or cc"
+  mkdir -p "$TEST_ROOT/out/proj"
+  cat > "$TEST_ROOT/out/proj/main.c" <<'EOF'
+#include <stdio.h>
+#include "greet.h"
+int main (void) { greet (); return 0; }
+EOF
+  cat > "$TEST_ROOT/out/proj/greet.c" <<'EOF'
+#include <stdio.h>
+#include "greet.h"
+void greet (void) { puts ("hello from make"); }
+EOF
+  echo 'void greet (void);' > "$TEST_ROOT/out/proj/greet.h"
+  printf 'hello: main.o greet.o\n\tcc -o $@ main.o greet.o\n%%.o: %%.c greet.h\n\tcc -c -o $@ $<\nclean:\n\trm -f hello *.o\n' \
+    > "$TEST_ROOT/out/proj/Makefile"
+  chown -R $SBX_UID:$SBX_UID "$TEST_ROOT/out/proj"
+  run $H run --rm --bundle "$B" --learn "$P" m1 -- sh -c 'make -C /out/proj && /out/proj/hello && make -C /out/proj clean'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"hello from make"* ]]
+
+  run $H run --rm --bundle "$B" --profile-file "$P" m2 -- sh -c 'make -C /out/proj && /out/proj/hello && make -C /out/proj clean'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"hello from make"* ]]
+
+  # The same build with its output in one more directory: refused.
+  run $H run --rm --bundle "$B" --profile-file "$P" m3 -- sh -c 'make -C /out/proj && cp /out/proj/hello /out2/hello'
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"Permission denied"* ]]
+  [ ! -e "$TEST_ROOT/out2/hello" ]
+}
+
+@test "learn: --learn-seccomp learns an allow-list that the enforced run passes and a new syscall fails" {
+  run $H run --rm --bundle "$B" --learn "$P" --learn-seccomp s1 -- sh -c 'cat /in/b/b.txt'
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"without its seccomp filter"* ]]
+  jq -e '.sandbox.seccomp.allow | index("execve") and index("openat") and (index("mkdir") | not)' "$P"
+  run $H run --rm --bundle "$B" --profile-file "$P" s2 -- sh -c 'cat /in/b/b.txt'
+  [ "$status" -eq 0 ]
+  [ "$output" = b ]
+  # chdir(2) was never learned: the shell's builtin cd is refused (EPERM).
+  run $H run --rm --bundle "$B" --profile-file "$P" s3 -- sh -c 'cat /in/b/b.txt; cd /in/b'
+  [ "$status" -eq 2 ]
+  [ "${lines[0]}" = b ]
+  jq -e '.sandbox.seccomp.allow | index("chdir") | not' "$P"
+}
+
+@test "learn: the state says the sandbox is unconfined in the learned dimensions" {
+  $H run -d --bundle "$B" --learn "$P" st -- sleep 30
+  run $H state st
+  [ "$status" -eq 0 ]
+  [[ "$(jq -r '.annotations["org.hako.learn"]' <<<"$output")" == "learning into $P: unconfined in Landlock's filesystem and TCP rules"* ]]
+  $H delete --force st
+  # The learner writes the profile once the sandbox's last process is gone.
+  for i in $(seq 50); do [ -e "$P" ] && break; sleep 0.1; done
+  jq -e '.sandbox.landlock.exec | length > 0' "$P"
+}
+
+@test "learn: bad use is refused before anything runs" {
+  run $H run --rm --bundle "$B" --learn-seccomp x1 -- true
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"--learn-seccomp needs --learn FILE"* ]]
+  echo '{"sandbox": 3}' > "$TEST_ROOT/bad.json"
+  run $H run --rm --bundle "$B" --profile-file "$TEST_ROOT/bad.json" x2 -- true
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"--profile-file"*"expected"* ]]
+  run $H run --rm --bundle "$B" --profile-file "$TEST_ROOT/missing.json" x3 -- true
+  [ "$status" -eq 125 ]
+  [ ! -d "$STATE/x3" ]
+  # A profile that is not one --learn can merge into is left alone.
+  echo 'not json' > "$P"
+  run $H run --rm --bundle "$B" --learn "$P" x4 -- true
+  [[ "$output" == *"learn:"*"invalid JSON"* ]]
+  [ "$(cat "$P")" = "not json" ]
+}
+
+# A free port on the host's 127.0.0.1.
+free_port () {
+  /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+@test "learn: allowlist mode forwards and records the hosts reached, the enforced run refuses another" {
+  # The servers run on the host's loopback: an allowlist sandbox reaches
+  # them only through its proxy (HTTP_PROXY inside); only IP literals, so
+  # no name is looked up.
+  mkdir -p "$TEST_ROOT/www"
+  echo hello > "$TEST_ROOT/www/hi.txt"
+  P1=$(free_port) P2=$(free_port)
+  /usr/bin/python3 -m http.server "$P1" --bind 127.0.0.1 -d "$TEST_ROOT/www" >/dev/null 2>&1 3>&- &
+  echo $! > "$TEST_ROOT/srv1.pid"
+  /usr/bin/python3 -m http.server "$P2" --bind 127.0.0.1 -d "$TEST_ROOT/www" >/dev/null 2>&1 3>&- &
+  echo $! > "$TEST_ROOT/srv2.pid"
+  for i in $(seq 100); do
+    /usr/bin/python3 -c 'import socket, sys; [socket.create_connection(("127.0.0.1", int(p))) for p in sys.argv[1:]]' \
+      "$P1" "$P2" 2>/dev/null && break
+    sleep 0.1
+  done
+  cat > "$TEST_ROOT/tools/get.py" <<'EOF2'
+import sys, urllib.request
+for port in sys.argv[1:]:
+    print(urllib.request.urlopen(f"http://127.0.0.1:{port}/hi.txt", timeout=10).read().decode().strip())
+EOF2
+  chmod a+r "$TEST_ROOT/tools/get.py"
+  run $H run --rm --bundle "$B" --network allowlist --learn "$P" n1 -- /usr/bin/python3 /tools/get.py "$P1"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"the network is not confined"* ]]
+  [[ "$output" == *"+ network.allow 127.0.0.1:$P1"* ]]
+  [[ "$output" == *hello* ]]
+  jq -e --arg a "127.0.0.1:$P1" '.sandbox.network == {mode: "allowlist", allow: [$a]}' "$P"
+  grep -q "^network.allow 127.0.0.1:$P1: used by .*proxy" "$P.notes"
+
+  run $H run --rm --bundle "$B" --profile-file "$P" n2 -- /usr/bin/python3 /tools/get.py "$P1"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$output" = hello ]
+  # The second port was never learned: the proxy refuses it (403).
+  run $H run --rm --bundle "$B" --profile-file "$P" n3 -- /usr/bin/python3 /tools/get.py "$P1" "$P2"
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [ "${lines[0]}" = hello ]
+  [[ "$output" == *"403"* ]]
+}
+
+@test "learn: exec --learn into a running sandbox, enforced by a new one" {
+  $H run -d --bundle "$B" xs -- sleep 300
+  job='cat /in/a/1.txt /in/b/b.txt; echo x > /out/e.txt'
+  run $H exec --learn "$P" xs -- sh -c "$job"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"warning: learning mode: the command runs without the sandbox's Landlock"* ]]
+  [[ "$output" == *"learned"*"new rule"* ]]
+  [[ "$output" == *"+ landlock.write /out"* ]]
+  $H delete --force xs
+  jq -e '.sandbox.landlock.read | index("/in/b/b.txt")' "$P"
+  ! jq -e '.sandbox.landlock.read | index("/other/secret")' "$P"
+
+  rm -f "$TEST_ROOT/out/e.txt"
+  run $H run --rm --bundle "$B" --profile-file "$P" xe1 -- sh -c "$job"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ -e "$TEST_ROOT/out/e.txt" ]
+  run $H run --rm --bundle "$B" --profile-file "$P" xe2 -- sh -c "$job; cat /other/secret"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"/other/secret: Permission denied"* ]]
+
+  run $H exec --learn-seccomp xs -- true
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"--learn-seccomp needs --learn FILE"* ]]
+}
