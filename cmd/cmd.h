@@ -258,8 +258,8 @@ enum
   "  -u, --user U[:G]        a name (the sandbox's /etc/passwd) or a uid, and a group or gid\n"              \
   "      --hostname NAME     the sandbox's hostname\n"                                                       \
   "      --timeout DUR       sandbox.limits.timeout (\"500ms\", \"30s\", \"5m\", \"1h\" or seconds)\n"       \
-  "      --read-only         the root filesystem read-only (mounts keep their own mode)\n"                  \
-  "      --device NAME       a CDI device (vendor.com/class=name, =all) or a host node\n"                   \
+  "      --read-only         the root filesystem read-only (mounts keep their own mode)\n"                   \
+  "      --device NAME       a CDI device (vendor.com/class=name, =all) or a host node\n"                    \
   "                          (/dev/fuse) (repeatable)\n"
 /* An option of theirs into ov: 1 taken, 0 not one of theirs, -1 after a
  * usage error (reported: 125, naming the flag and the accepted form). */

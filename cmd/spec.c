@@ -63,7 +63,8 @@ spec_write (const char *profile, bool rootless, const char *image, const char *b
    * again on the host that runs the file; the rest written in. */
   struct cmd_overrides rest = *ov;
   rest.devices = NULL;
-  if (cmd_apply_overrides (&cfg, &rest, NULL, &err) < 0 || cmd_spec_devices (ov->devices, &cfg.json, &err) < 0)
+  if (cmd_apply_overrides (&cfg, &rest, NULL, &err) < 0
+      || cmd_spec_devices (ov->devices, &cfg.json, &err) < 0)
     goto fail;
   cfg.len = strlen (cfg.json);
   /* O_EXCL: never overwrite a config someone edited (runc refuses too). */

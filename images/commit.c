@@ -19,8 +19,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "lib/disk_walk.h"
 #include "images/internal.h"
+#include "lib/disk_walk.h"
 #include "lib/util.h"
 
 #define WH_PREFIX ".wh."
@@ -203,10 +203,10 @@ write_entry (struct sink *s, struct archive *rd, struct archive *tar, struct arc
   if (s->ids)
     {
       uint32_t uid, gid;
-      if (!id_inside (s->ids->uid, s->ids->n_uid, (uint32_t) archive_entry_uid (entry), &uid)
-          || !id_inside (s->ids->gid, s->ids->n_gid, (uint32_t) archive_entry_gid (entry), &gid))
+      if (!id_inside (s->ids->uid, s->ids->n_uid, (uint32_t)archive_entry_uid (entry), &uid)
+          || !id_inside (s->ids->gid, s->ids->n_gid, (uint32_t)archive_entry_gid (entry), &gid))
         return err_set (err, ERANGE, "%s: owner %lld:%lld is outside the sandbox's id maps", rel,
-                        (long long) archive_entry_uid (entry), (long long) archive_entry_gid (entry));
+                        (long long)archive_entry_uid (entry), (long long)archive_entry_gid (entry));
       archive_entry_set_uid (entry, uid);
       archive_entry_set_gid (entry, gid);
     }

@@ -16,10 +16,10 @@
  * the bound with an error naming it, not when the disk is full. */
 struct img_limits
 {
-  uint64_t max_bytes;    /* uncompressed bytes of one layer (stream and declared file sizes) */
-  uint64_t max_entries;  /* tar entries in one layer */
-  size_t max_path;       /* bytes of one entry's path or link target */
-  bool allow_devices;    /* create device nodes (only honoured for root) */
+  uint64_t max_bytes;   /* uncompressed bytes of one layer (stream and declared file sizes) */
+  uint64_t max_entries; /* tar entries in one layer */
+  size_t max_path;      /* bytes of one entry's path or link target */
+  bool allow_devices;   /* create device nodes (only honoured for root) */
 };
 
 #define IMG_DEFAULT_MAX_BYTES (8ULL << 30)
@@ -59,8 +59,8 @@ struct img_progress
 
 struct img_import_opts
 {
-  const char *source;  /* DIR[:TAG] (OCI layout), or an oci-archive / docker-archive file */
-  const char *name;    /* NAME[:TAG] to record; NULL: from the source's ref name / RepoTags */
+  const char *source; /* DIR[:TAG] (OCI layout), or an oci-archive / docker-archive file */
+  const char *name;   /* NAME[:TAG] to record; NULL: from the source's ref name / RepoTags */
   struct img_limits limits;
   /* Trust (hako-policy(5)): the policy file (NULL: IMG_DEFAULT_POLICY),
    * signature files, and a lookaside directory of signatures. */
@@ -73,8 +73,7 @@ struct img_import_opts
 #define IMG_DEFAULT_POLICY "/etc/hako/policy.json"
 
 /* Import, verify and unpack; *name_out is the name recorded. */
-int img_import (struct img_store *st, const struct img_import_opts *o, char **name_out,
-                hk_err *err);
+int img_import (struct img_store *st, const struct img_import_opts *o, char **name_out, hk_err *err);
 
 int img_names_load (struct img_store *st, struct oci_image_names *out, hk_err *err);
 /* The record of NAME (normalized first); ENOENT "image NAME not found". */
@@ -107,11 +106,11 @@ int img_verify (struct img_store *st, size_t *n_blobs, hk_err *err);
 struct img_commit;
 struct img_commit_opts
 {
-  const char *base_manifest;  /* the sandbox's image: its manifest digest */
-  const char *name;           /* normalized NAME:TAG */
-  const char *created_by;     /* history entry (may be NULL) */
-  const char *comment;        /* history entry (may be NULL) */
-  char **manifest_out;        /* may be NULL: the new manifest's digest */
+  const char *base_manifest; /* the sandbox's image: its manifest digest */
+  const char *name;          /* normalized NAME:TAG */
+  const char *created_by;    /* history entry (may be NULL) */
+  const char *comment;       /* history entry (may be NULL) */
+  char **manifest_out;       /* may be NULL: the new manifest's digest */
 };
 /* The ids a user-namespaced sandbox's upper dir holds are host ids: ids
  * (NULL when there is no user namespace) maps them back to the sandbox's,

@@ -33,8 +33,7 @@ bool img_blob_present (const struct img_store *st, const char *digest, uint64_t 
 int img_blob_put_mem (struct img_store *st, const struct oci_desc *want, const void *data, size_t len,
                       char digest_out[IMG_DIGEST_LEN], bool *added, hk_err *err);
 /* A stored document, re-hashed against its name. */
-int img_blob_read (const struct img_store *st, const char *digest, char **out, size_t *len,
-                   hk_err *err);
+int img_blob_read (const struct img_store *st, const char *digest, char **out, size_t *len, hk_err *err);
 
 /* Store a layer blob read from src_fd and unpack it, both checked in one
  * pass: want->size and want->digest (when want->digest is set; else they are
@@ -61,8 +60,8 @@ void img_progress_done (const struct img_progress_at *at);
  * run after all the others, in order, on the calling thread.  Once an item
  * fails no new one starts; err is that of the lowest item that failed.  fn
  * must touch nothing another item touches but through its own i. */
-int img_each_parallel (size_t n, int (*fn) (void *ctx, size_t i, hk_err *err), void *ctx,
-                       const bool *defer, hk_err *err);
+int img_each_parallel (size_t n, int (*fn) (void *ctx, size_t i, hk_err *err), void *ctx, const bool *defer,
+                       hk_err *err);
 
 /* Unpack one uncompressed tar stream, read by libarchive from `tar`, into the
  * directory rootfd with every path resolved inside it. */

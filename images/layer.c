@@ -6,9 +6,9 @@
 #include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <linux/fs.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -20,14 +20,14 @@
 struct pipe
 {
   int src_fd;
-  int blob_fd;                 /* temp blob to tee into, or -1 */
+  int blob_fd; /* temp blob to tee into, or -1 */
   const struct oci_desc *want;
   const struct img_limits *lim;
   const struct img_progress_at *at; /* may be NULL */
   struct img_hash blob_hash, diff_hash;
   uint64_t blob_size, tar_size;
-  struct archive *raw;         /* the decompressor */
-  hk_err err;                  /* set by a callback; libarchive's own message is vaguer */
+  struct archive *raw; /* the decompressor */
+  hk_err err;          /* set by a callback; libarchive's own message is vaguer */
   bool failed;
   char buf[1 << 17];
   char tarbuf[1 << 17];
@@ -62,7 +62,7 @@ raw_read (struct archive *a, void *arg, const void **buf)
   if (p->want->digest && p->blob_size > p->want->size)
     {
       err_set (&p->err, EINVAL, "blob %.19s..: longer than the %llu bytes its descriptor says",
-               p->want->digest, (unsigned long long) p->want->size);
+               p->want->digest, (unsigned long long)p->want->size);
       return pipe_fail (p);
     }
   img_hash_update (&p->blob_hash, p->buf, n);
@@ -72,7 +72,7 @@ raw_read (struct archive *a, void *arg, const void **buf)
       return pipe_fail (p);
     }
   /* Writeback started as it goes (see the syncfs before commit). */
-  if (p->blob_fd >= 0 && n > 0 && (p->blob_size & ((8u << 20) - 1)) < (uint64_t) n)
+  if (p->blob_fd >= 0 && n > 0 && (p->blob_size & ((8u << 20) - 1)) < (uint64_t)n)
     sync_file_range (p->blob_fd, 0, 0, SYNC_FILE_RANGE_WRITE);
   *buf = p->buf;
   return n;
@@ -94,8 +94,10 @@ tar_read (struct archive *a, void *arg, const void **buf)
   p->tar_size += n;
   if (p->tar_size > p->lim->max_bytes)
     {
-      err_set (&p->err, EFBIG, "layer is larger than %llu bytes uncompressed (a decompression "
-               "bomb?  --max-layer-bytes raises the bound)", (unsigned long long) p->lim->max_bytes);
+      err_set (&p->err, EFBIG,
+               "layer is larger than %llu bytes uncompressed (a decompression "
+               "bomb?  --max-layer-bytes raises the bound)",
+               (unsigned long long)p->lim->max_bytes);
       return pipe_fail (p);
     }
   img_hash_update (&p->diff_hash, p->tarbuf, n);
@@ -172,13 +174,15 @@ check_result (struct pipe *p, struct oci_desc *want, const char *diff_id, hk_err
     }
   else if (p->blob_size != want->size)
     return err_set (err, EINVAL, "blob %.19s..: size %llu, descriptor says %llu", want->digest,
-                    (unsigned long long) p->blob_size, (unsigned long long) want->size);
+                    (unsigned long long)p->blob_size, (unsigned long long)want->size);
   else if (strcmp (blob, want->digest) != 0)
-    return err_set (err, EINVAL, "blob %.19s..: sha256 mismatch: content hashes to %.19s..",
-                    want->digest, blob);
+    return err_set (err, EINVAL, "blob %.19s..: sha256 mismatch: content hashes to %.19s..", want->digest,
+                    blob);
   if (strcmp (diff, diff_id) != 0)
-    return err_set (err, EINVAL, "layer %.19s..: diff_id mismatch: the uncompressed tar hashes to "
-                    "%.19s.., the config's rootfs.diff_ids says %.19s..", want->digest, diff, diff_id);
+    return err_set (err, EINVAL,
+                    "layer %.19s..: diff_id mismatch: the uncompressed tar hashes to "
+                    "%.19s.., the config's rootfs.diff_ids says %.19s..",
+                    want->digest, diff, diff_id);
   return 0;
 }
 
@@ -203,10 +207,9 @@ blame_blob (struct pipe *p, hk_err *err)
   img_hash_final (&p->blob_hash, got);
   if (p->blob_size != p->want->size)
     err_set (err, EINVAL, "blob %.19s..: size %llu, descriptor says %llu", p->want->digest,
-             (unsigned long long) p->blob_size, (unsigned long long) p->want->size);
+             (unsigned long long)p->blob_size, (unsigned long long)p->want->size);
   else if (strcmp (got, p->want->digest) != 0)
-    err_set (err, EINVAL, "blob %.19s..: sha256 mismatch: content hashes to %.19s..",
-             p->want->digest, got);
+    err_set (err, EINVAL, "blob %.19s..: sha256 mismatch: content hashes to %.19s..", p->want->digest, got);
   else
     err_prefix (err, "layer %.19s..", p->want->digest);
 }
@@ -241,7 +244,7 @@ spread_layers (const struct img_store *st)
   if (fd >= 0 && ioctl (fd, FS_IOC_GETFLAGS, &flags) == 0 && !(flags & FS_TOPDIR_FL))
     {
       flags |= FS_TOPDIR_FL;
-      (void) ioctl (fd, FS_IOC_SETFLAGS, &flags);
+      (void)ioctl (fd, FS_IOC_SETFLAGS, &flags);
     }
 }
 
@@ -295,8 +298,7 @@ img_layer_ingest_at (struct img_store *st, int src_fd, struct oci_desc *want, co
           goto out;
         }
       made_layer = true;
-      if (chmod (layer_tmp, 0755) < 0
-          || (rootfd = open (layer_tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+      if (chmod (layer_tmp, 0755) < 0 || (rootfd = open (layer_tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
         {
           err_sys (err, "open %s", layer_tmp);
           goto out;

@@ -24,9 +24,11 @@ load_policy (const char *path, struct oci_policy *p, hk_err *err)
   cleanup_free char *text = NULL;
   size_t len;
   if (access (path, F_OK) < 0 && errno == ENOENT)
-    return err_set (err, EACCES, "no trust policy at %s, so every image is refused: write one (see "
+    return err_set (err, EACCES,
+                    "no trust policy at %s, so every image is refused: write one (see "
                     "hako-policy(5)), e.g. {\"default\": [{\"type\": \"insecureAcceptAnything\"}]} to "
-                    "accept unsigned images, or give --policy FILE", path);
+                    "accept unsigned images, or give --policy FILE",
+                    path);
   if (file_read_all (path, 1 << 20, &text, &len, err) < 0)
     return err_prefix (err, "trust policy");
   if (oci_policy_parse (text, len, p, err) < 0)
@@ -72,7 +74,7 @@ struct keyring
 {
   gpgme_ctx_t ctx;
   char *home;
-  char **trusted;  /* primary key fingerprints the policy names */
+  char **trusted; /* primary key fingerprints the policy names */
   size_t n;
 };
 
@@ -133,7 +135,7 @@ import_key_data (struct keyring *k, const char *b64, hk_err *err)
   base64_decode_init (&ctx);
   if (n % 4 != 0 || !base64_decode_update (&ctx, &len, raw, n, b64) || !base64_decode_final (&ctx))
     return err_set (err, EINVAL, "trust policy: keyData is not base64");
-  return import_keys (k, (const char *) raw, len, "trust policy keyData", err);
+  return import_keys (k, (const char *)raw, len, "trust policy keyData", err);
 }
 
 /* A temporary GNUPGHOME holding only the requirement's keys: no key of the
@@ -191,8 +193,9 @@ verify_one (struct keyring *k, const char *sig, size_t len, char **payload, size
 {
   /* Binary OpenPGP packets start with a tag byte whose top bit is set;
    * armored and clear-signed text ("-----BEGIN PGP ...") does not. */
-  if (len == 0 || !((unsigned char) sig[0] & 0x80))
-    return err_set (err, EINVAL, "not a binary OpenPGP signed message (armored and clear-signed "
+  if (len == 0 || !((unsigned char)sig[0] & 0x80))
+    return err_set (err, EINVAL,
+                    "not a binary OpenPGP signed message (armored and clear-signed "
                     "signatures are refused)");
   gpgme_data_t d = NULL, plain = NULL;
   gpgme_error_t e = gpgme_data_new_from_mem (&d, sig, len, 0);
@@ -259,7 +262,8 @@ check_identity (const struct oci_requirement *req, const struct oci_simple_sig *
   if (!ok)
     return err_set (err, EPERM, "signature identity \"%s\" does not match %s", sig->identity,
                     req->ident == OCI_IDENT_EXACT_REFERENCE || req->ident == OCI_IDENT_EXACT_REPOSITORY
-                        ? req->ident_ref : name);
+                        ? req->ident_ref
+                        : name);
   return 0;
 }
 
@@ -270,8 +274,7 @@ accept_signature (struct keyring *k, const struct oci_requirement *req, const ch
   cleanup_free char *payload = NULL;
   size_t plen = 0;
   struct oci_simple_sig s;
-  if (verify_one (k, sig, len, &payload, &plen, err) < 0
-      || oci_simple_sig_parse (payload, plen, &s, err) < 0)
+  if (verify_one (k, sig, len, &payload, &plen, err) < 0 || oci_simple_sig_parse (payload, plen, &s, err) < 0)
     return -1;
   int r = 0;
   if (strcmp (s.digest, digest) != 0)
@@ -319,8 +322,7 @@ sigs_free (struct sigs *s)
 /* --signature files, then the lookaside directory's
  * DIR/<name without tag>@sha256=<hex>/signature-1, -2, ... */
 static int
-gather (const struct img_import_opts *o, const char *name, const char *digest, struct sigs *s,
-        hk_err *err)
+gather (const struct img_import_opts *o, const char *name, const char *digest, struct sigs *s, hk_err *err)
 {
   for (size_t i = 0; o->signatures && o->signatures[i]; i++)
     {
@@ -358,9 +360,11 @@ check_signed_by (struct img_store *st, const struct oci_requirement *req, const 
                  const char *name, const char *digest, hk_err *err)
 {
   if (s->n == 0)
-    return err_set (err, EPERM, "the trust policy requires a signature for %s: none found "
+    return err_set (err, EPERM,
+                    "the trust policy requires a signature for %s: none found "
                     "(--signature FILE, or --signature-dir DIR holding DIR/<name>@sha256=<hex>/"
-                    "signature-N)", name);
+                    "signature-N)",
+                    name);
   struct keyring k;
   if (keyring_open (st, req, &k, err) < 0)
     {
@@ -387,8 +391,8 @@ check_signed_by (struct img_store *st, const struct oci_requirement *req, const 
 }
 
 int
-img_trust_check (struct img_store *st, const struct img_import_opts *o, const char *name,
-                 const char *digest, bool signable, hk_err *err)
+img_trust_check (struct img_store *st, const struct img_import_opts *o, const char *name, const char *digest,
+                 bool signable, hk_err *err)
 {
   struct oci_policy p;
   struct sigs s = { 0 };
@@ -403,8 +407,10 @@ img_trust_check (struct img_store *st, const struct img_import_opts *o, const ch
         r = err_set (err, EPERM, "the trust policy rejects %s (scope %s)", name,
                      l->scope ? l->scope : "default");
       else if (req->type == OCI_REQ_SIGNED_BY && !signable)
-        r = err_set (err, EPERM, "the trust policy requires a signature for %s, and a "
-                     "docker-archive has no manifest a signature could name", name);
+        r = err_set (err, EPERM,
+                     "the trust policy requires a signature for %s, and a "
+                     "docker-archive has no manifest a signature could name",
+                     name);
       else if (req->type == OCI_REQ_SIGNED_BY)
         {
           if (s.n == 0 && (r = gather (o, name, digest, &s, err)) < 0)

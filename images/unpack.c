@@ -24,8 +24,8 @@
 #include <unistd.h>
 
 #include "images/internal.h"
-#include "lib/syscalls.h"
 #include "lib/inroot.h"
+#include "lib/syscalls.h"
 #include "lib/util.h"
 
 #define WH_PREFIX ".wh."
@@ -35,9 +35,9 @@ struct unpack
 {
   int rootfd;
   const struct img_limits *lim;
-  uint64_t declared;  /* sum of the entries' declared sizes */
+  uint64_t declared; /* sum of the entries' declared sizes */
   uint64_t entries;
-  const char *path;   /* the entry's path as the tar names it, for errors */
+  const char *path; /* the entry's path as the tar names it, for errors */
 };
 
 /* "/a//./b/" -> "a/b" in out.  ".." anywhere is refused outright: inside a
@@ -136,11 +136,10 @@ apply_meta_fd (int fd, struct archive_entry *e, hk_err *err)
 }
 
 static int
-write_file (struct unpack *u, struct archive *a, struct archive_entry *e, int dirfd,
-            const char *name, hk_err *err)
+write_file (struct unpack *u, struct archive *a, struct archive_entry *e, int dirfd, const char *name,
+            hk_err *err)
 {
-  cleanup_close int fd = openat (dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                                 0600);
+  cleanup_close int fd = openat (dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0)
     return err_sys (err, "create");
   const void *buf;
@@ -218,7 +217,7 @@ make_node (struct unpack *u, struct archive_entry *e, int dirfd, const char *nam
         return err_sys (err, "mknod");
     }
   else
-    return err_set (err, ENOTSUP, "entry type 0%o is not supported", (unsigned) type);
+    return err_set (err, ENOTSUP, "entry type 0%o is not supported", (unsigned)type);
   if (fchownat (dirfd, name, archive_entry_uid (e), archive_entry_gid (e), AT_SYMLINK_NOFOLLOW) < 0)
     return err_sys (err, "chown");
   if (type != AE_IFLNK && fchmodat (dirfd, name, archive_entry_perm (e) & 07777, 0) < 0)
@@ -285,16 +284,21 @@ static int
 check_limits (struct unpack *u, struct archive_entry *e, hk_err *err)
 {
   if (++u->entries > u->lim->max_entries)
-    return err_set (err, EFBIG, "layer has more than %llu entries (--max-layer-entries raises the "
-                    "bound)", (unsigned long long) u->lim->max_entries);
+    return err_set (err, EFBIG,
+                    "layer has more than %llu entries (--max-layer-entries raises the "
+                    "bound)",
+                    (unsigned long long)u->lim->max_entries);
   if (strlen (u->path) > u->lim->max_path)
-    return err_set (err, ENAMETOOLONG, "entry path of %zu bytes is longer than %zu (--max-path "
-                    "raises the bound)", strlen (u->path), u->lim->max_path);
+    return err_set (err, ENAMETOOLONG,
+                    "entry path of %zu bytes is longer than %zu (--max-path "
+                    "raises the bound)",
+                    strlen (u->path), u->lim->max_path);
   la_int64_t size = archive_entry_size (e);
   if (size < 0 || (u->declared += size) > u->lim->max_bytes)
-    return err_set (err, EFBIG, "entry %.200s declares %lld bytes: the layer would be larger than "
+    return err_set (err, EFBIG,
+                    "entry %.200s declares %lld bytes: the layer would be larger than "
                     "%llu bytes (a decompression bomb?  --max-layer-bytes raises the bound)",
-                    u->path, (long long) size, (unsigned long long) u->lim->max_bytes);
+                    u->path, (long long)size, (unsigned long long)u->lim->max_bytes);
   return 0;
 }
 
@@ -344,7 +348,7 @@ img_unpack_tar (struct archive *a, int rootfd, const struct img_limits *lim, hk_
     {
       u.path = archive_entry_pathname (e);
       if (u.path == NULL)
-        return err_set (err, EINVAL, "layer entry %llu has no path", (unsigned long long) u.entries);
+        return err_set (err, EINVAL, "layer entry %llu has no path", (unsigned long long)u.entries);
       if (unpack_entry (&u, a, e, err) < 0)
         return err_prefix (err, "layer entry %.300s", u.path);
     }

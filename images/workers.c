@@ -21,7 +21,7 @@ struct pool
   hk_err *errs;
   int *rc;
   atomic_size_t next;
-  atomic_bool failed;  /* once one fails no new item starts */
+  atomic_bool failed; /* once one fails no new item starts */
 };
 
 static void *
@@ -45,7 +45,7 @@ static size_t
 worker_count (size_t n)
 {
   long cpus = sysconf (_SC_NPROCESSORS_ONLN);
-  size_t w = cpus > 0 ? (size_t) cpus : 1;
+  size_t w = cpus > 0 ? (size_t)cpus : 1;
   w = w < MAX_WORKERS ? w : MAX_WORKERS;
   return w < n ? w : n;
 }
@@ -54,8 +54,12 @@ int
 img_each_parallel (size_t n, int (*fn) (void *ctx, size_t i, hk_err *err), void *ctx, const bool *defer,
                    hk_err *err)
 {
-  struct pool p = { .n = n, .fn = fn, .ctx = ctx, .defer = defer,
-                    .errs = xcalloc (n + 1, sizeof *p.errs), .rc = xcalloc (n + 1, sizeof *p.rc) };
+  struct pool p = { .n = n,
+                    .fn = fn,
+                    .ctx = ctx,
+                    .defer = defer,
+                    .errs = xcalloc (n + 1, sizeof *p.errs),
+                    .rc = xcalloc (n + 1, sizeof *p.rc) };
   size_t w = worker_count (n);
   pthread_t *threads = xcalloc (w + 1, sizeof *threads);
   size_t started = 0;

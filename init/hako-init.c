@@ -27,12 +27,11 @@ say (const char *a, const char *b)
 
 /* The child: its own process group (the terminal's foreground one when
  * there is a terminal), the signals as a fresh process has them, then exec. */
-static void __attribute__ ((noreturn))
-child (char **argv, const sigset_t *old)
+static void __attribute__ ((noreturn)) child (char **argv, const sigset_t *old)
 {
   setpgid (0, 0);
   if (isatty (0) && tcgetpgrp (0) == getpgid (getppid ()))
-    tcsetpgrp (0, getpid ());  /* SIGTTOU is still blocked here */
+    tcsetpgrp (0, getpid ()); /* SIGTTOU is still blocked here */
   for (int s = 1; s < NSIG; s++)
     signal (s, SIG_DFL);
   sigprocmask (SIG_SETMASK, old, NULL);

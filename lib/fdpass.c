@@ -9,7 +9,7 @@
 ssize_t
 fd_send (int sock, const void *buf, size_t len, int fd)
 {
-  struct iovec iov = { .iov_base = (void *) buf, .iov_len = len };
+  struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
   union
   {
     char buf[CMSG_SPACE (sizeof (int))];
@@ -46,8 +46,8 @@ fd_recv (int sock, void *buf, size_t len, int *fd)
     char buf[CMSG_SPACE (4 * sizeof (int))];
     struct cmsghdr align;
   } u;
-  struct msghdr h = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                      .msg_controllen = sizeof u.buf };
+  struct msghdr h
+      = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf };
   if (fd)
     *fd = -1;
   ssize_t r;

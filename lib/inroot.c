@@ -40,8 +40,8 @@ inroot_open (int rootfd, const char *path, int flags, uint64_t resolve)
    inside the root too; mkdirat of one plain name on a resolved fd never
    follows anything. */
 int
-inroot_mkdir_p (int rootfd, const char *path, int flags, uint64_t resolve, mode_t mode, uid_t uid,
-                gid_t gid, char **at)
+inroot_mkdir_p (int rootfd, const char *path, int flags, uint64_t resolve, mode_t mode, uid_t uid, gid_t gid,
+                char **at)
 {
   flags |= O_DIRECTORY;
   while (*path == '/')

@@ -1,6 +1,6 @@
 /* util: memory, cleanup attributes, whole-file I/O, directory helpers, small parsers. */
-#include "lib/syscalls.h"
 #include "lib/util.h"
+#include "lib/syscalls.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -18,7 +18,7 @@
 void
 cleanup_freep (void *p)
 {
-  free (*(void **) p);
+  free (*(void **)p);
 }
 
 void
@@ -207,7 +207,7 @@ fd_write_all (int fd, const void *buf, size_t len)
 int
 file_write_atomic (const char *path, const char *data, size_t len, mode_t mode, hk_err *err)
 {
-  cleanup_free char *tmp = xasprintf ("%s.tmp.%d", path, (int) getpid ());
+  cleanup_free char *tmp = xasprintf ("%s.tmp.%d", path, (int)getpid ());
   cleanup_close int fd = open (tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
   if (fd < 0)
     return err_sys (err, "create %s", tmp);
@@ -344,7 +344,7 @@ parse_duration_ms (const char *s, uint64_t *ms)
     return -1;
   if (v * mult > 1e15)
     return -1;
-  *ms = (uint64_t) (v * mult + 0.5);
+  *ms = (uint64_t)(v * mult + 0.5);
   return 0;
 }
 
@@ -362,9 +362,21 @@ parse_size (const char *s, uint64_t *bytes)
   switch (*end)
     {
     case '\0': break;
-    case 'k': case 'K': shift = 10; end++; break;
-    case 'm': case 'M': shift = 20; end++; break;
-    case 'g': case 'G': shift = 30; end++; break;
+    case 'k':
+    case 'K':
+      shift = 10;
+      end++;
+      break;
+    case 'm':
+    case 'M':
+      shift = 20;
+      end++;
+      break;
+    case 'g':
+    case 'G':
+      shift = 30;
+      end++;
+      break;
     default: return -1;
     }
   if (*end == 'b' || *end == 'B')
@@ -380,13 +392,13 @@ now_ms (void)
 {
   struct timespec ts;
   clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+  return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static int
 int_cmp (const void *a, const void *b)
 {
-  int x = *(const int *) a, y = *(const int *) b;
+  int x = *(const int *)a, y = *(const int *)b;
   return (x > y) - (x < y);
 }
 
@@ -397,11 +409,11 @@ fd_close_all_but (unsigned int first, int *keep, size_t n)
   qsort (keep, n, sizeof *keep, int_cmp);
   for (size_t i = 0; i < n; i++)
     {
-      if (keep[i] < 0 || (unsigned int) keep[i] < from)
+      if (keep[i] < 0 || (unsigned int)keep[i] < from)
         continue;
-      if ((unsigned int) keep[i] > from)
-        sys_close_range (from, (unsigned int) keep[i] - 1, 0);
-      from = (unsigned int) keep[i] + 1;
+      if ((unsigned int)keep[i] > from)
+        sys_close_range (from, (unsigned int)keep[i] - 1, 0);
+      from = (unsigned int)keep[i] + 1;
     }
   sys_close_range (from, ~0U, 0);
 }

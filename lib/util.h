@@ -23,8 +23,18 @@ char *xstrndup (const char *s, size_t n);
 char *xasprintf (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
 
 /* Take ownership of *p and leave NULL behind (for returning cleanup_free values). */
-#define steal_pointer(pp) ({ __typeof__ (*(pp)) _v = *(pp); *(pp) = NULL; _v; })
-#define steal_fd(fdp) ({ int _f = *(fdp); *(fdp) = -1; _f; })
+#define steal_pointer(pp)                                                                                    \
+  ({                                                                                                         \
+    __typeof__ (*(pp)) _v = *(pp);                                                                           \
+    *(pp) = NULL;                                                                                            \
+    _v;                                                                                                      \
+  })
+#define steal_fd(fdp)                                                                                        \
+  ({                                                                                                         \
+    int _f = *(fdp);                                                                                         \
+    *(fdp) = -1;                                                                                             \
+    _f;                                                                                                      \
+  })
 
 bool str_has_prefix (const char *s, const char *prefix);
 /* path is on a filesystem of this type (statfs f_type, e.g. PROC_SUPER_MAGIC). */

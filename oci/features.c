@@ -14,10 +14,9 @@
 /* Architecture names libseccomp may know; those this libseccomp resolves are
  * listed, as SCMP_ARCH_<NAME>. */
 static const char *const seccomp_arch_names[] = {
-  "x86",    "x86_64",    "x32",         "arm",     "aarch64", "loongarch64", "m68k",
-  "mips",   "mips64",    "mips64n32",   "mipsel",  "mipsel64", "mipsel64n32", "ppc",
-  "ppc64",  "ppc64le",   "s390",        "s390x",   "parisc",  "parisc64",    "riscv64",
-  "sh",     "sheb",
+  "x86",    "x86_64",    "x32",    "arm",      "aarch64",     "loongarch64", "m68k",  "mips",
+  "mips64", "mips64n32", "mipsel", "mipsel64", "mipsel64n32", "ppc",         "ppc64", "ppc64le",
+  "s390",   "s390x",     "parisc", "parisc64", "riscv64",     "sh",          "sheb",
 };
 
 static const char *const seccomp_actions[] = {
@@ -40,7 +39,7 @@ static const char *const seccomp_actions[] = {
 };
 
 static const char *const seccomp_operators[] = {
-  "SCMP_CMP_EQ", "SCMP_CMP_GE", "SCMP_CMP_GT", "SCMP_CMP_LE",
+  "SCMP_CMP_EQ", "SCMP_CMP_GE",        "SCMP_CMP_GT", "SCMP_CMP_LE",
   "SCMP_CMP_LT", "SCMP_CMP_MASKED_EQ", "SCMP_CMP_NE",
 };
 
@@ -58,7 +57,7 @@ static void
 str_upper (char *s)
 {
   for (; *s; s++)
-    *s = toupper ((unsigned char) *s);
+    *s = toupper ((unsigned char)*s);
 }
 
 /* Every capability libcap can name ("CAP_CHOWN", ...); numbers it cannot
@@ -68,7 +67,7 @@ gen_capabilities (struct json_out *o)
 {
   json_key (o, "capabilities");
   json_arr_open (o);
-  for (cap_value_t c = 0; c < (cap_value_t) cap_max_bits (); c++)
+  for (cap_value_t c = 0; c < (cap_value_t)cap_max_bits (); c++)
     {
       char *name = cap_to_name (c);
       if (name == NULL)
@@ -91,8 +90,7 @@ gen_seccomp (struct json_out *o, const struct oci_features_host *host)
   json_obj_open (o);
   json_kbool (o, "enabled", true);
   gen_list (o, "actions", seccomp_actions, sizeof seccomp_actions / sizeof *seccomp_actions);
-  gen_list (o, "operators", seccomp_operators,
-            sizeof seccomp_operators / sizeof *seccomp_operators);
+  gen_list (o, "operators", seccomp_operators, sizeof seccomp_operators / sizeof *seccomp_operators);
   json_key (o, "archs");
   json_arr_open (o);
   for (size_t i = 0; i < sizeof seccomp_arch_names / sizeof *seccomp_arch_names; i++)

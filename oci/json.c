@@ -124,10 +124,10 @@ json_at (yajl_val v, size_t i)
 static bool
 is_identifier (const char *s)
 {
-  if (!(isalpha ((unsigned char) s[0]) || s[0] == '_'))
+  if (!(isalpha ((unsigned char)s[0]) || s[0] == '_'))
     return false;
   for (; *s; s++)
-    if (!(isalnum ((unsigned char) *s) || *s == '_'))
+    if (!(isalnum ((unsigned char)*s) || *s == '_'))
       return false;
   return true;
 }
@@ -231,8 +231,7 @@ int_parts (yajl_val v, bool *neg, uint64_t *mag)
 }
 
 int
-json_as_u64 (yajl_val v, const char *path, const char *key, uint64_t max, uint64_t *out,
-             hk_err *err)
+json_as_u64 (yajl_val v, const char *path, const char *key, uint64_t max, uint64_t *out, hk_err *err)
 {
   bool neg;
   uint64_t mag;
@@ -248,8 +247,8 @@ json_as_u64 (yajl_val v, const char *path, const char *key, uint64_t max, uint64
 }
 
 int
-json_as_i64 (yajl_val v, const char *path, const char *key, int64_t min, int64_t max,
-             int64_t *out, hk_err *err)
+json_as_i64 (yajl_val v, const char *path, const char *key, int64_t min, int64_t max, int64_t *out,
+             hk_err *err)
 {
   bool neg;
   uint64_t mag;
@@ -258,13 +257,12 @@ json_as_i64 (yajl_val v, const char *path, const char *key, int64_t min, int64_t
   int r = int_parts (v, &neg, &mag);
   if (r == -1)
     return json_error (err, path, key, "must be an integer");
-  bool fits = r == 0 && mag <= (uint64_t) INT64_MAX + (neg ? 1 : 0);
+  bool fits = r == 0 && mag <= (uint64_t)INT64_MAX + (neg ? 1 : 0);
   int64_t val = 0;
   if (fits)
-    val = !neg ? (int64_t) mag : mag == (uint64_t) INT64_MAX + 1 ? INT64_MIN : -(int64_t) mag;
+    val = !neg ? (int64_t)mag : mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)mag;
   if (!fits || val < min || val > max)
-    return json_error (err, path, key, "must be an integer between %" PRId64 " and %" PRId64,
-                       min, max);
+    return json_error (err, path, key, "must be an integer between %" PRId64 " and %" PRId64, min, max);
   *out = val;
   return 1;
 }
@@ -275,18 +273,17 @@ json_get_u32 (yajl_val obj, const char *path, const char *key, uint32_t *out, hk
   uint64_t v = 0;
   int r = json_get_u64 (obj, path, key, UINT32_MAX, &v, err);
   if (r > 0)
-    *out = (uint32_t) v;
+    *out = (uint32_t)v;
   return r;
 }
 
 int
-json_get_int (yajl_val obj, const char *path, const char *key, int min, int max, int *out,
-              hk_err *err)
+json_get_int (yajl_val obj, const char *path, const char *key, int min, int max, int *out, hk_err *err)
 {
   int64_t v = 0;
   int r = json_get_i64 (obj, path, key, min, max, &v, err);
   if (r > 0)
-    *out = (int) v;
+    *out = (int)v;
   return r;
 }
 
@@ -314,8 +311,7 @@ json_as_strv (yajl_val v, const char *path, const char *key, char ***out, hk_err
 }
 
 int
-json_as_kv (yajl_val v, const char *path, const char *key, struct oci_kv **out, size_t *n,
-            hk_err *err)
+json_as_kv (yajl_val v, const char *path, const char *key, struct oci_kv **out, size_t *n, hk_err *err)
 {
   yajl_val o = NULL;
   int r = json_as_object (v, path, key, &o, err);
@@ -406,7 +402,7 @@ json_arr_close (struct json_out *o)
 void
 json_str (struct json_out *o, const char *s)
 {
-  note (o, yajl_gen_string (o->g, (const unsigned char *) s, strlen (s)));
+  note (o, yajl_gen_string (o->g, (const unsigned char *)s, strlen (s)));
 }
 
 void
@@ -503,8 +499,7 @@ json_out_finish (struct json_out *o, char **out, size_t *len, hk_err *err)
   int r = 0;
   if (o->status != yajl_gen_status_ok)
     r = err_set (err, EINVAL, "writing JSON: %s",
-                 o->status == yajl_gen_invalid_string ? "a string is not valid UTF-8"
-                                                      : "generator misuse");
+                 o->status == yajl_gen_invalid_string ? "a string is not valid UTF-8" : "generator misuse");
   else if (yajl_gen_get_buf (o->g, &buf, &n) != yajl_gen_status_ok)
     r = err_set (err, EINVAL, "writing JSON: no output");
   else
@@ -512,7 +507,7 @@ json_out_finish (struct json_out *o, char **out, size_t *len, hk_err *err)
       /* Pretty output ends in a newline; callers add their own. */
       while (n > 0 && buf[n - 1] == '\n')
         n--;
-      *out = xstrndup ((const char *) buf, n);
+      *out = xstrndup ((const char *)buf, n);
       if (len)
         *len = n;
     }

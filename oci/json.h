@@ -45,15 +45,13 @@ int json_as_array (yajl_val v, const char *path, const char *key, yajl_val *out,
 int json_as_string (yajl_val v, const char *path, const char *key, char **out, hk_err *err);
 int json_as_bool (yajl_val v, const char *path, const char *key, bool *out, hk_err *err);
 /* Integers (no fraction, no exponent) within [min, max]. */
-int json_as_u64 (yajl_val v, const char *path, const char *key, uint64_t max, uint64_t *out,
+int json_as_u64 (yajl_val v, const char *path, const char *key, uint64_t max, uint64_t *out, hk_err *err);
+int json_as_i64 (yajl_val v, const char *path, const char *key, int64_t min, int64_t max, int64_t *out,
                  hk_err *err);
-int json_as_i64 (yajl_val v, const char *path, const char *key, int64_t min, int64_t max,
-                 int64_t *out, hk_err *err);
 /* An array of strings, as a NULL-terminated vector. */
 int json_as_strv (yajl_val v, const char *path, const char *key, char ***out, hk_err *err);
 /* An object of string values, in document order. */
-int json_as_kv (yajl_val v, const char *path, const char *key, struct oci_kv **out, size_t *n,
-                hk_err *err);
+int json_as_kv (yajl_val v, const char *path, const char *key, struct oci_kv **out, size_t *n, hk_err *err);
 
 /* Field readers: the same on member KEY of OBJ at PATH. */
 static inline int
@@ -81,15 +79,14 @@ json_get_bool (yajl_val obj, const char *path, const char *key, bool *out, hk_er
 }
 
 static inline int
-json_get_u64 (yajl_val obj, const char *path, const char *key, uint64_t max, uint64_t *out,
-              hk_err *err)
+json_get_u64 (yajl_val obj, const char *path, const char *key, uint64_t max, uint64_t *out, hk_err *err)
 {
   return json_as_u64 (json_get (obj, key), path, key, max, out, err);
 }
 
 static inline int
-json_get_i64 (yajl_val obj, const char *path, const char *key, int64_t min, int64_t max,
-              int64_t *out, hk_err *err)
+json_get_i64 (yajl_val obj, const char *path, const char *key, int64_t min, int64_t max, int64_t *out,
+              hk_err *err)
 {
   return json_as_i64 (json_get (obj, key), path, key, min, max, out, err);
 }
@@ -101,16 +98,14 @@ json_get_strv (yajl_val obj, const char *path, const char *key, char ***out, hk_
 }
 
 static inline int
-json_get_kv (yajl_val obj, const char *path, const char *key, struct oci_kv **out, size_t *n,
-             hk_err *err)
+json_get_kv (yajl_val obj, const char *path, const char *key, struct oci_kv **out, size_t *n, hk_err *err)
 {
   return json_as_kv (json_get (obj, key), path, key, out, n, err);
 }
 
 /* Typed field readers into narrower integers. */
 int json_get_u32 (yajl_val obj, const char *path, const char *key, uint32_t *out, hk_err *err);
-int json_get_int (yajl_val obj, const char *path, const char *key, int min, int max, int *out,
-                  hk_err *err);
+int json_get_int (yajl_val obj, const char *path, const char *key, int min, int max, int *out, hk_err *err);
 
 /* Whether obj's member key asks for something: present, and not null, an
  * empty array, an empty object or an empty string. */

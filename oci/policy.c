@@ -52,8 +52,10 @@ parse_identity (yajl_val v, const char *path, struct oci_requirement *r, hk_err 
   else if (strcmp (type, "exactRepository") == 0)
     r->ident = OCI_IDENT_EXACT_REPOSITORY, refkey = "dockerRepository";
   else
-    return json_error (err, path, "type", "\"%s\" is not supported (matchRepoDigestOrExact, "
-                       "matchExact, matchRepository, exactReference, exactRepository)", type);
+    return json_error (err, path, "type",
+                       "\"%s\" is not supported (matchRepoDigestOrExact, "
+                       "matchExact, matchRepository, exactReference, exactRepository)",
+                       type);
   if (refkey && json_get_string (v, path, refkey, &r->ident_ref, err) < 0)
     return -1;
   if (refkey && r->ident_ref == NULL)
@@ -64,8 +66,8 @@ parse_identity (yajl_val v, const char *path, struct oci_requirement *r, hk_err 
 static int
 parse_requirement (yajl_val v, const char *path, struct oci_requirement *r, hk_err *err)
 {
-  static const char *const signed_keys[] = { "type", "keyType", "keyPath", "keyPaths", "keyData",
-                                             "signedIdentity", NULL };
+  static const char *const signed_keys[]
+      = { "type", "keyType", "keyPath", "keyPaths", "keyData", "signedIdentity", NULL };
   static const char *const plain_keys[] = { "type", NULL };
   cleanup_free char *type = NULL, *key_type = NULL, *key_path = NULL;
   yajl_val ident = NULL;
@@ -81,11 +83,12 @@ parse_requirement (yajl_val v, const char *path, struct oci_requirement *r, hk_e
       return check_keys (v, path, plain_keys, err);
     }
   if (strcmp (type, "signedBy") != 0)
-    return json_error (err, path, "type", "\"%s\" is not supported (insecureAcceptAnything, reject, "
-                       "signedBy)", type);
+    return json_error (err, path, "type",
+                       "\"%s\" is not supported (insecureAcceptAnything, reject, "
+                       "signedBy)",
+                       type);
   r->type = OCI_REQ_SIGNED_BY;
-  if (check_keys (v, path, signed_keys, err) < 0
-      || json_get_string (v, path, "keyType", &key_type, err) < 0
+  if (check_keys (v, path, signed_keys, err) < 0 || json_get_string (v, path, "keyType", &key_type, err) < 0
       || json_get_string (v, path, "keyPath", &key_path, err) < 0
       || json_get_strv (v, path, "keyPaths", &r->key_paths, err) < 0
       || json_get_string (v, path, "keyData", &r->key_data, err) < 0
@@ -142,7 +145,8 @@ parse_transports (yajl_val t, struct oci_policy *p, hk_err *err)
           const char *scope = scopes->u.object.keys[j];
           for (size_t k = 0; k < p->n_scopes; k++)
             if (strcmp (p->scopes[k].scope, scope) == 0)
-              return json_error (err, tpath, scope, "the scope is given in two transports: hako "
+              return json_error (err, tpath, scope,
+                                 "the scope is given in two transports: hako "
                                  "matches scopes by image name, whatever the transport");
           cleanup_free char *spath = json_path (tpath, scope);
           p->scopes = xrealloc (p->scopes, (p->n_scopes + 1) * sizeof *p->scopes);
@@ -240,20 +244,24 @@ oci_simple_sig_parse (const char *text, size_t len, struct oci_simple_sig *out, 
     goto out;
   if (type == NULL || strcmp (type, "atomic container signature") != 0 || image == NULL || ident == NULL)
     {
-      json_error (err, "signature payload.critical", NULL, "needs type \"atomic container "
+      json_error (err, "signature payload.critical", NULL,
+                  "needs type \"atomic container "
                   "signature\", image and identity");
       goto out;
     }
   if (check_keys (image, "signature payload.critical.image", image_keys, err) < 0
       || check_keys (ident, "signature payload.critical.identity", ident_keys, err) < 0
-      || json_get_string (image, "signature payload.critical.image", "docker-manifest-digest",
-                          &out->digest, err) < 0
-      || json_get_string (ident, "signature payload.critical.identity", "docker-reference",
-                          &out->identity, err) < 0)
+      || json_get_string (image, "signature payload.critical.image", "docker-manifest-digest", &out->digest,
+                          err)
+             < 0
+      || json_get_string (ident, "signature payload.critical.identity", "docker-reference", &out->identity,
+                          err)
+             < 0)
     goto out;
   if (out->digest == NULL || out->identity == NULL)
     {
-      json_error (err, "signature payload.critical", NULL, "needs docker-manifest-digest and "
+      json_error (err, "signature payload.critical", NULL,
+                  "needs docker-manifest-digest and "
                   "docker-reference");
       goto out;
     }

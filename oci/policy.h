@@ -9,14 +9,14 @@
 
 enum oci_req_type
 {
-  OCI_REQ_ACCEPT,     /* insecureAcceptAnything */
-  OCI_REQ_REJECT,     /* reject */
-  OCI_REQ_SIGNED_BY,  /* signedBy, keyType GPGKeys */
+  OCI_REQ_ACCEPT,    /* insecureAcceptAnything */
+  OCI_REQ_REJECT,    /* reject */
+  OCI_REQ_SIGNED_BY, /* signedBy, keyType GPGKeys */
 };
 
 enum oci_ident_type
 {
-  OCI_IDENT_MATCH_REPO_DIGEST_OR_EXACT,  /* the default */
+  OCI_IDENT_MATCH_REPO_DIGEST_OR_EXACT, /* the default */
   OCI_IDENT_MATCH_EXACT,
   OCI_IDENT_MATCH_REPOSITORY,
   OCI_IDENT_EXACT_REFERENCE,
@@ -26,15 +26,15 @@ enum oci_ident_type
 struct oci_requirement
 {
   enum oci_req_type type;
-  char **key_paths;   /* keyPath / keyPaths */
-  char *key_data;     /* keyData, base64 */
+  char **key_paths; /* keyPath / keyPaths */
+  char *key_data;   /* keyData, base64 */
   enum oci_ident_type ident;
-  char *ident_ref;    /* dockerReference / dockerRepository */
+  char *ident_ref; /* dockerReference / dockerRepository */
 };
 
 struct oci_req_list
 {
-  char *scope;  /* NULL for "default" */
+  char *scope; /* NULL for "default" */
   struct oci_requirement *reqs;
   size_t n;
 };
@@ -42,7 +42,7 @@ struct oci_req_list
 struct oci_policy
 {
   struct oci_req_list def;
-  struct oci_req_list *scopes;  /* from every transport's map */
+  struct oci_req_list *scopes; /* from every transport's map */
   size_t n_scopes;
 };
 
@@ -52,8 +52,8 @@ void oci_policy_free (struct oci_policy *p);
 /* The JSON payload of a simple-signing signature. */
 struct oci_simple_sig
 {
-  char *digest;    /* critical.image.docker-manifest-digest */
-  char *identity;  /* critical.identity.docker-reference */
+  char *digest;   /* critical.image.docker-manifest-digest */
+  char *identity; /* critical.identity.docker-reference */
 };
 
 /* Strict: critical.type must be "atomic container signature"; unknown keys

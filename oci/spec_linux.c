@@ -25,7 +25,7 @@ parse_namespace (yajl_val v, const char *path, struct oci_linux *l, hk_err *err)
   if (t < 0)
     return json_error (err, path, "type", "unknown namespace type \"%s\"", type);
   for (size_t i = 0; i < l->n_namespaces; i++)
-    if (l->namespaces[i].type == (enum oci_ns_type) t)
+    if (l->namespaces[i].type == (enum oci_ns_type)t)
       return json_error (err, path, "type", "duplicate namespace type \"%s\"", type);
   struct oci_namespace *ns = &l->namespaces[l->n_namespaces++];
   ns->type = t;
@@ -69,8 +69,8 @@ parse_idmap (yajl_val v, const char *path, struct oci_idmap *m, hk_err *err)
     return json_error (err, path, "hostID", "required");
   if (!s || m->size == 0)
     return json_error (err, path, "size", "must be greater than 0");
-  if ((uint64_t) m->container_id + m->size > (uint64_t) UINT32_MAX + 1
-      || (uint64_t) m->host_id + m->size > (uint64_t) UINT32_MAX + 1)
+  if ((uint64_t)m->container_id + m->size > (uint64_t)UINT32_MAX + 1
+      || (uint64_t)m->host_id + m->size > (uint64_t)UINT32_MAX + 1)
     return json_error (err, path, "size", "the range runs past the last id (4294967295)");
   return 0;
 }
@@ -105,8 +105,7 @@ parse_dev_type (yajl_val v, const char *path, const char *allowed, char *out, hk
   if (r <= 0)
     return r;
   if (strlen (type) != 1 || strchr (allowed, type[0]) == NULL)
-    return json_error (err, path, "type", "must be one of \"%s\" (one letter), got \"%s\"",
-                       allowed, type);
+    return json_error (err, path, "type", "must be one of \"%s\" (one letter), got \"%s\"", allowed, type);
   *out = type[0];
   return 1;
 }
@@ -232,8 +231,7 @@ parse_memory (yajl_val res, struct oci_resources *r, hk_err *err)
   int lim = 0, rsv = 0, swp = 0, krn = 0, tcp = 0, sw = 0;
   if (json_get_object (res, ".linux.resources", "memory", &m, err) < 0
       || (lim = json_get_i64 (m, path, "limit", -1, INT64_MAX, &r->memory_limit, err)) < 0
-      || (rsv = json_get_i64 (m, path, "reservation", -1, INT64_MAX, &r->memory_reservation,
-                              err)) < 0
+      || (rsv = json_get_i64 (m, path, "reservation", -1, INT64_MAX, &r->memory_reservation, err)) < 0
       || (swp = json_get_i64 (m, path, "swap", -1, INT64_MAX, &r->memory_swap, err)) < 0
       || (krn = json_get_i64 (m, path, "kernel", -1, INT64_MAX, &r->memory_kernel, err)) < 0
       || (tcp = json_get_i64 (m, path, "kernelTCP", -1, INT64_MAX, &r->memory_kernel_tcp, err)) < 0
@@ -259,10 +257,8 @@ parse_cpu (yajl_val res, struct oci_resources *r, hk_err *err)
       || (sh = json_get_u64 (c, path, "shares", UINT64_MAX, &r->cpu_shares, err)) < 0
       || (q = json_get_i64 (c, path, "quota", -1, INT64_MAX, &r->cpu_quota, err)) < 0
       || (p = json_get_u64 (c, path, "period", UINT64_MAX, &r->cpu_period, err)) < 0
-      || (rr = json_get_i64 (c, path, "realtimeRuntime", -1, INT64_MAX, &r->cpu_realtime_runtime,
-                             err)) < 0
-      || (rp = json_get_u64 (c, path, "realtimePeriod", UINT64_MAX, &r->cpu_realtime_period,
-                             err)) < 0
+      || (rr = json_get_i64 (c, path, "realtimeRuntime", -1, INT64_MAX, &r->cpu_realtime_runtime, err)) < 0
+      || (rp = json_get_u64 (c, path, "realtimePeriod", UINT64_MAX, &r->cpu_realtime_period, err)) < 0
       || json_get_string (c, path, "cpus", &r->cpu_cpus, err) < 0
       || json_get_string (c, path, "mems", &r->cpu_mems, err) < 0)
     return -1;
@@ -370,11 +366,11 @@ spec_parse_resources (yajl_val res, struct oci_resources *r, hk_err *err)
   yajl_val pids = NULL, blkio = NULL;
   uint64_t weight = 0;
   int pl = 0;
-  if (parse_device_rules (res, r, err) < 0 || parse_memory (res, r, err) < 0
-      || parse_cpu (res, r, err) < 0 || parse_hugepages (res, r, err) < 0
-      || json_get_object (res, path, "pids", &pids, err) < 0
-      || (pl = json_get_i64 (pids, ".linux.resources.pids", "limit", INT64_MIN, INT64_MAX,
-                             &r->pids_limit, err)) < 0
+  if (parse_device_rules (res, r, err) < 0 || parse_memory (res, r, err) < 0 || parse_cpu (res, r, err) < 0
+      || parse_hugepages (res, r, err) < 0 || json_get_object (res, path, "pids", &pids, err) < 0
+      || (pl
+          = json_get_i64 (pids, ".linux.resources.pids", "limit", INT64_MIN, INT64_MAX, &r->pids_limit, err))
+             < 0
       || json_get_object (res, path, "blockIO", &blkio, err) < 0
       || json_get_u64 (blkio, ".linux.resources.blockIO", "weight", UINT16_MAX, &weight, err) < 0
       || json_get_kv (res, path, "unified", &r->unified, &r->n_unified, err) < 0

@@ -10,11 +10,8 @@
 #include "oci/json.h"
 
 static const char *const status_names[] = {
-  [OCI_STATUS_CREATING] = "creating",
-  [OCI_STATUS_CREATED] = "created",
-  [OCI_STATUS_RUNNING] = "running",
-  [OCI_STATUS_STOPPED] = "stopped",
-  [OCI_STATUS_PAUSED] = "paused",
+  [OCI_STATUS_CREATING] = "creating", [OCI_STATUS_CREATED] = "created", [OCI_STATUS_RUNNING] = "running",
+  [OCI_STATUS_STOPPED] = "stopped",   [OCI_STATUS_PAUSED] = "paused",
 };
 
 #define N_STATUS (sizeof status_names / sizeof *status_names)
@@ -22,7 +19,7 @@ static const char *const status_names[] = {
 const char *
 oci_status_name (enum oci_status s)
 {
-  return (unsigned) s < N_STATUS ? status_names[s] : NULL;
+  return (unsigned)s < N_STATUS ? status_names[s] : NULL;
 }
 
 int
@@ -30,7 +27,7 @@ oci_status_from_name (const char *name)
 {
   for (size_t i = 0; name && i < N_STATUS; i++)
     if (strcmp (status_names[i], name) == 0)
-      return (int) i;
+      return (int)i;
   return -1;
 }
 
@@ -56,7 +53,7 @@ oci_state_to_json (const struct oci_state *st, bool pretty, char **out, size_t *
   if (st->id == NULL)
     return err_set (err, EINVAL, "state: no id");
   if (status == NULL)
-    return err_set (err, EINVAL, "state of %s: bad status %d", st->id, (int) st->status);
+    return err_set (err, EINVAL, "state of %s: bad status %d", st->id, (int)st->status);
   struct json_out o;
   json_out_init (&o, pretty ? "  " : NULL);
   json_obj_open (&o);
@@ -94,8 +91,7 @@ static int
 parse_id_status (yajl_val v, struct oci_state *st, hk_err *err)
 {
   cleanup_free char *status = NULL;
-  if (json_get_string (v, "", "id", &st->id, err) < 0
-      || json_get_string (v, "", "status", &status, err) < 0)
+  if (json_get_string (v, "", "id", &st->id, err) < 0 || json_get_string (v, "", "status", &status, err) < 0)
     return -1;
   if (st->id == NULL || st->id[0] == '\0')
     return json_error (err, "", "id", "required");
@@ -115,8 +111,7 @@ parse_state (yajl_val v, struct oci_state *st, hk_err *err)
   int has_exit = 0;
   if (!YAJL_IS_OBJECT (v))
     return err_set (err, EINVAL, "the state must be a JSON object");
-  if (parse_id_status (v, st, err) < 0
-      || json_get_string (v, "", "ociVersion", &st->oci_version, err) < 0
+  if (parse_id_status (v, st, err) < 0 || json_get_string (v, "", "ociVersion", &st->oci_version, err) < 0
       || json_get_i64 (v, "", "pid", 0, INT_MAX, &pid, err) < 0
       || json_get_u64 (v, "", "pidStartTime", UINT64_MAX, &st->pid_start_time, err) < 0
       || json_get_string (v, "", "bundle", &st->bundle, err) < 0
@@ -131,10 +126,10 @@ parse_state (yajl_val v, struct oci_state *st, hk_err *err)
       || json_get_bool (v, "", "hibernated", &st->hibernated, err) < 0
       || json_get_bool (v, "", "restartable", &st->restartable, err) < 0)
     return -1;
-  st->pid = (pid_t) pid;
+  st->pid = (pid_t)pid;
   st->has_exit = has_exit > 0;
-  st->exit_status = (int) status;
-  st->signal = (int) sig;
+  st->exit_status = (int)status;
+  st->signal = (int)sig;
   return 0;
 }
 

@@ -24,20 +24,20 @@ struct oci_state
   char *oci_version;
   char *id;
   enum oci_status status;
-  pid_t pid;                    /* 0 when none */
-  uint64_t pid_start_time;      /* /proc/PID/stat field 22: pid + start time = identity */
-  char *bundle;                 /* absolute; may be NULL (host profile) */
+  pid_t pid;               /* 0 when none */
+  uint64_t pid_start_time; /* /proc/PID/stat field 22: pid + start time = identity */
+  char *bundle;            /* absolute; may be NULL (host profile) */
   struct oci_kv *annotations;
   size_t n_annotations;
-  char *created;                /* RFC 3339 UTC */
-  char *started;                /* RFC 3339 UTC, when started */
-  bool has_exit;                /* exit_status and reason are known */
-  int exit_status;              /* the process's status: code, or 128+N for signal N */
-  int signal;                   /* the signal that killed it, 0 if none */
-  char *reason;                 /* "exited", "signaled", "timeout", "oom" */
-  char *rootfs;                 /* absolute path of the root (bundle rootfs or state dir mount) */
-  char *workdir;                /* host path of the persistent work dir, or NULL */
-  pid_t proxy_pid;              /* allowlist network: the proxy's pid, 0 when none runs */
+  char *created;   /* RFC 3339 UTC */
+  char *started;   /* RFC 3339 UTC, when started */
+  bool has_exit;   /* exit_status and reason are known */
+  int exit_status; /* the process's status: code, or 128+N for signal N */
+  int signal;      /* the signal that killed it, 0 if none */
+  char *reason;    /* "exited", "signaled", "timeout", "oom" */
+  char *rootfs;    /* absolute path of the root (bundle rootfs or state dir mount) */
+  char *workdir;   /* host path of the persistent work dir, or NULL */
+  pid_t proxy_pid; /* allowlist network: the proxy's pid, 0 when none runs */
   /* `hako hibernate` stopped it (status stays OCI's "stopped"); a start
    * writes a new state without it. */
   bool hibernated;
@@ -50,7 +50,7 @@ struct oci_state
 };
 
 const char *oci_status_name (enum oci_status s);
-int oci_status_from_name (const char *name);  /* -1 if unknown */
+int oci_status_from_name (const char *name); /* -1 if unknown */
 
 /* The OCI state JSON (`hako state`), pretty when asked. */
 int oci_state_to_json (const struct oci_state *st, bool pretty, char **out, size_t *len, hk_err *err);
@@ -66,9 +66,9 @@ struct oci_features_host
   char *const *seccomp_known_flags;     /* the linux.seccomp.flags hako recognises */
   char *const *seccomp_supported_flags; /* ... and this kernel and libseccomp support */
   /* `criu check` (checkpoint/restore): NULL when not probed. */
-  const char *criu;                     /* "true" or "false" */
-  const char *criu_version;             /* may be NULL */
-  const char *criu_reason;              /* why not, when "false" */
+  const char *criu;         /* "true" or "false" */
+  const char *criu_version; /* may be NULL */
+  const char *criu_reason;  /* why not, when "false" */
   /* CDI devices found (oci/cdi.c), comma-separated; NULL: not probed. */
   const char *cdi_devices;
 };

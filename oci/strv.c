@@ -45,20 +45,16 @@ static const struct
   const char *name;
   unsigned long flag;
 } ns_table[OCI_NS_COUNT] = {
-  [OCI_NS_PID] = { "pid", CLONE_NEWPID },
-  [OCI_NS_NETWORK] = { "network", CLONE_NEWNET },
-  [OCI_NS_MOUNT] = { "mount", CLONE_NEWNS },
-  [OCI_NS_IPC] = { "ipc", CLONE_NEWIPC },
-  [OCI_NS_UTS] = { "uts", CLONE_NEWUTS },
-  [OCI_NS_USER] = { "user", CLONE_NEWUSER },
-  [OCI_NS_CGROUP] = { "cgroup", CLONE_NEWCGROUP },
-  [OCI_NS_TIME] = { "time", CLONE_NEWTIME },
+  [OCI_NS_PID] = { "pid", CLONE_NEWPID },          [OCI_NS_NETWORK] = { "network", CLONE_NEWNET },
+  [OCI_NS_MOUNT] = { "mount", CLONE_NEWNS },       [OCI_NS_IPC] = { "ipc", CLONE_NEWIPC },
+  [OCI_NS_UTS] = { "uts", CLONE_NEWUTS },          [OCI_NS_USER] = { "user", CLONE_NEWUSER },
+  [OCI_NS_CGROUP] = { "cgroup", CLONE_NEWCGROUP }, [OCI_NS_TIME] = { "time", CLONE_NEWTIME },
 };
 
 const char *
 oci_ns_name (enum oci_ns_type t)
 {
-  return (unsigned) t < OCI_NS_COUNT ? ns_table[t].name : NULL;
+  return (unsigned)t < OCI_NS_COUNT ? ns_table[t].name : NULL;
 }
 
 int
@@ -73,7 +69,7 @@ oci_ns_from_name (const char *name)
 unsigned long
 oci_ns_clone_flag (enum oci_ns_type t)
 {
-  return (unsigned) t < OCI_NS_COUNT ? ns_table[t].flag : 0;
+  return (unsigned)t < OCI_NS_COUNT ? ns_table[t].flag : 0;
 }
 
 const struct oci_namespace *

@@ -33,8 +33,8 @@ validate_set (char *const *names, const char *set, hk_err *err)
     {
       cap_value_t v;
       if (cap_lookup (names[i], &v) < 0)
-        return err_set (err, EINVAL, ".process.capabilities.%s[%zu]: unknown capability \"%s\"",
-                        set, i, names[i]);
+        return err_set (err, EINVAL, ".process.capabilities.%s[%zu]: unknown capability \"%s\"", set, i,
+                        names[i]);
     }
   return 0;
 }
@@ -78,7 +78,7 @@ caps_drop_bounding (const struct oci_caps *caps, hk_err *err)
       /* A number, not cap_to_name's string: nothing here allocates (exec's
        * command runs this in memory it shares with hako, see exec_enter.c). */
       if (prctl (PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
-        return err_sys (err, "drop capability %d from the bounding set", (int) c);
+        return err_sys (err, "drop capability %d from the bounding set", (int)c);
     }
   return 0;
 }
@@ -95,7 +95,7 @@ cap_not_held (const struct oci_caps *caps)
   struct __user_cap_data_struct data[2];
   if (syscall (SYS_capget, &hdr, data) < 0)
     return NULL;
-  uint64_t have = data[0].permitted | ((uint64_t) data[1].permitted << 32);
+  uint64_t have = data[0].permitted | ((uint64_t)data[1].permitted << 32);
   for (size_t s = 0; s < 3; s++)
     for (size_t i = 0; sets[s] && sets[s][i]; i++)
       {
@@ -115,9 +115,10 @@ caps_apply (const struct oci_caps *caps, hk_err *err)
            inh = set_mask (caps->inheritable);
   struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
   struct __user_cap_data_struct data[2] = {
-    { .effective = (uint32_t) eff, .permitted = (uint32_t) prm, .inheritable = (uint32_t) inh },
-    { .effective = (uint32_t) (eff >> 32), .permitted = (uint32_t) (prm >> 32),
-      .inheritable = (uint32_t) (inh >> 32) },
+    { .effective = (uint32_t)eff, .permitted = (uint32_t)prm, .inheritable = (uint32_t)inh },
+    { .effective = (uint32_t)(eff >> 32),
+      .permitted = (uint32_t)(prm >> 32),
+      .inheritable = (uint32_t)(inh >> 32) },
   };
   if (syscall (SYS_capset, &hdr, data) < 0)
     {
@@ -141,10 +142,9 @@ caps_apply (const struct oci_caps *caps, hk_err *err)
   for (size_t i = 0; caps->ambient && caps->ambient[i]; i++)
     {
       cap_value_t v;
-      if (cap_lookup (caps->ambient[i], &v) < 0 || v < 0 || v >= 64
-          || !(raisable & (UINT64_C (1) << v)))
+      if (cap_lookup (caps->ambient[i], &v) < 0 || v < 0 || v >= 64 || !(raisable & (UINT64_C (1) << v)))
         continue;
-      if (prctl (PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, (unsigned long) v, 0, 0) < 0 && errno != EPERM)
+      if (prctl (PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, (unsigned long)v, 0, 0) < 0 && errno != EPERM)
         return err_sys (err, "raise ambient capability %s", caps->ambient[i]);
     }
   return 0;

@@ -87,8 +87,10 @@ dump (const struct store *st, const char *id, const struct criu_opts *o, const c
   /* criu would have to dump and restore the host's mount table. */
   if (oci_spec_ns (spec, OCI_NS_MOUNT) == NULL)
     {
-      err_set (err, ENOTSUP, "sandbox %s has no mount namespace of its own (it runs chrooted in the "
-               "host's): it cannot be checkpointed", id);
+      err_set (err, ENOTSUP,
+               "sandbox %s has no mount namespace of its own (it runs chrooted in the "
+               "host's): it cannot be checkpointed",
+               id);
       goto out;
     }
   hk_err ignored;
@@ -176,7 +178,8 @@ mount_image_root (struct restore *x, const struct snapshot_src *snap, const stru
    * only create's child attaches (rootfs_image.h); a plain overlay here
    * would show the restored processes the image's ids unshifted. */
   if (oci_spec_ns (spec, OCI_NS_USER))
-    return err_set (err, ENOTSUP, "restoring an image sandbox with a user namespace is not supported "
+    return err_set (err, ENOTSUP,
+                    "restoring an image sandbox with a user namespace is not supported "
                     "yet (its layers are idmapped at create)");
   x->made_data = true;
   if (rootfs_image_prepare (x->data_dir, snap->layers, snap->image_id, spec, &ov, err) < 0)

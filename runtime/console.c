@@ -41,7 +41,7 @@ console_connect (const char *path, int *fd, hk_err *err)
   *fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (*fd < 0)
     return err_sys (err, "console socket");
-  if (connect (*fd, (struct sockaddr *) &sa, sizeof sa) < 0)
+  if (connect (*fd, (struct sockaddr *)&sa, sizeof sa) < 0)
     {
       int e = errno;
       close (*fd);
@@ -103,15 +103,15 @@ open_pty (const struct winsize *ws, dev_t host_devpts, int *master, int *slave, 
   struct statfs fs;
   struct stat sb;
   int unlock = 0;
-  *master = open_beneath_root ("dev/pts/ptmx", O_RDWR | O_NOCTTY,
-                               RESOLVE_NO_SYMLINKS);
+  *master = open_beneath_root ("dev/pts/ptmx", O_RDWR | O_NOCTTY, RESOLVE_NO_SYMLINKS);
   if (*master < 0)
     return err_sys (err, "open /dev/pts/ptmx in the sandbox (a terminal needs a devpts mount "
-                    "at /dev/pts)");
+                         "at /dev/pts)");
   if (fstatfs (*master, &fs) < 0 || fs.f_type != DEVPTS_SUPER_MAGIC || fstat (*master, &sb) < 0)
     return err_set (err, ENOTTY, "/dev/pts/ptmx in the sandbox is not on a devpts");
   if (host_devpts != 0 && sb.st_dev == host_devpts)
-    return err_set (err, EPERM, "/dev/pts in the sandbox is the host's devpts; a terminal needs a "
+    return err_set (err, EPERM,
+                    "/dev/pts in the sandbox is the host's devpts; a terminal needs a "
                     "devpts mount of its own there");
   if (ioctl (*master, TIOCSPTLCK, &unlock) < 0)
     return err_sys (err, "unlock the pty");
@@ -147,7 +147,8 @@ bind_dev_console (int slave, hk_err *err)
   if (target < 0 || fstat (target, &sb) < 0)
     return err_sys (err, "open /dev/console");
   if (!S_ISREG (sb.st_mode) && !S_ISCHR (sb.st_mode))
-    return err_set (err, EPERM, "/dev/console in the sandbox is neither a file nor a device; "
+    return err_set (err, EPERM,
+                    "/dev/console in the sandbox is neither a file nor a device; "
                     "refusing to mount the terminal on it");
   cleanup_close int tree = sys_open_tree (slave, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
   if (tree < 0)
@@ -189,7 +190,7 @@ console_relay_begin (struct console_relay *r, int master)
   if (isatty (0) && tcgetattr (0, &r->saved) == 0)
     {
       struct termios raw = r->saved;
-      cfmakeraw (&raw);  /* the pty inside does the line discipline */
+      cfmakeraw (&raw); /* the pty inside does the line discipline */
       r->raw = tcsetattr (0, TCSANOW, &raw) == 0;
     }
   if (ioctl (0, TIOCGWINSZ, &ws) == 0 && ws.ws_row && ws.ws_col)
@@ -214,7 +215,7 @@ relay_out (struct console_relay *r)
       if (n > 0)
         {
           /* Nobody reading our stdout is no reason to stop draining the pty. */
-          if (fd_write_all (1, buf, (size_t) n) < 0)
+          if (fd_write_all (1, buf, (size_t)n) < 0)
             errno = 0;
           continue;
         }
@@ -239,7 +240,7 @@ console_relay_io (struct console_relay *r, const struct pollfd pf[2])
           /* The master is non-blocking: wait for room rather than drop keys. */
           for (ssize_t off = 0; off < n;)
             {
-              ssize_t w = write (r->master, buf + off, (size_t) (n - off));
+              ssize_t w = write (r->master, buf + off, (size_t)(n - off));
               if (w > 0)
                 off += w;
               else if (w < 0 && errno == EAGAIN)
@@ -256,7 +257,7 @@ console_relay_io (struct console_relay *r, const struct pollfd pf[2])
           struct termios t;
           if (tcgetattr (r->master, &t) == 0 && (t.c_lflag & ICANON))
             {
-              char eof = (char) t.c_cc[VEOF];
+              char eof = (char)t.c_cc[VEOF];
               if (write (r->master, &eof, 1) < 0)
                 errno = 0;
             }

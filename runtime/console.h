@@ -30,16 +30,15 @@ dev_t console_host_devpts (void);
  * stdin, stdout, stderr and controlling terminal (the caller is a session
  * leader), the master sent over sock.  With dev_console, the slave is also
  * bound on /dev/console. */
-int console_setup (int sock, const struct winsize *ws, bool dev_console, dev_t host_devpts,
-                   hk_err *err);
+int console_setup (int sock, const struct winsize *ws, bool dev_console, dev_t host_devpts, hk_err *err);
 
 /* hako's side when it keeps the master: its stdin goes in (raw, when a
  * terminal), the output comes to its stdout, its window size follows. */
 struct console_relay
 {
-  int master;         /* -1: no relay */
-  bool in_open;       /* stdin not at EOF yet */
-  bool raw;           /* stdin was put in raw mode: restore saved */
+  int master;   /* -1: no relay */
+  bool in_open; /* stdin not at EOF yet */
+  bool raw;     /* stdin was put in raw mode: restore saved */
   struct termios saved;
 };
 

@@ -139,9 +139,10 @@ command_setup (const struct exec_plan *p, int *ruleset_fd, hk_err *err)
 {
   if (setup_stdio (p, err) < 0 || check_root (p, err) < 0)
     return -1;
-  struct proc_harden h = {
-    .trace = trace_fd_of (p) >= 0 ? "command" : NULL, .proc = &p->proc, .seccomp = p->seccomp, .landlock = p->landlock
-  };
+  struct proc_harden h = { .trace = trace_fd_of (p) >= 0 ? "command" : NULL,
+                           .proc = &p->proc,
+                           .seccomp = p->seccomp,
+                           .landlock = p->landlock };
   int r = proc_harden_prepare (&h, err);
   *ruleset_fd = h.ruleset_fd;
   return r;
@@ -208,7 +209,10 @@ static void __attribute__ ((noreturn)) command_main (const struct exec_plan *p)
         fail (p, 125, &err);
       close (p->console_fd);
     }
-  struct proc_harden h = { .trace = trace_fd_of (p) >= 0 ? "command" : NULL, .proc = &p->proc, .seccomp = p->seccomp, .ruleset_fd = ruleset_fd };
+  struct proc_harden h = { .trace = trace_fd_of (p) >= 0 ? "command" : NULL,
+                           .proc = &p->proc,
+                           .seccomp = p->seccomp,
+                           .ruleset_fd = ruleset_fd };
   if (proc_harden_final (&h, true, &err) < 0)
     fail (p, 125, &err);
   TRACE (p, "command: fds");
@@ -394,9 +398,19 @@ static void __attribute__ ((noreturn)) subreaper_main (const struct exec_plan *p
 static void
 close_other_fds (const struct exec_plan *p)
 {
-  int keep[] = { p->pidfd,       p->ctl[1],       p->errp[1],     p->out[1],     p->err[1],
-                 p->cgroup_v2_fd, p->console_fd,  p->root_fd,     p->keep_fds[0], p->keep_fds[1],
-                 p->keep_fds[2], trace_fd_of (p), p->learn ? p->learn->sock : -1 };
+  int keep[] = { p->pidfd,
+                 p->ctl[1],
+                 p->errp[1],
+                 p->out[1],
+                 p->err[1],
+                 p->cgroup_v2_fd,
+                 p->console_fd,
+                 p->root_fd,
+                 p->keep_fds[0],
+                 p->keep_fds[1],
+                 p->keep_fds[2],
+                 trace_fd_of (p),
+                 p->learn ? p->learn->sock : -1 };
   fd_close_all_but (3 + p->preserve_fds, keep, sizeof keep / sizeof *keep);
 }
 

@@ -35,8 +35,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "lib/syscalls.h"
 #include "lib/inroot.h"
+#include "lib/syscalls.h"
 #include "lib/util.h"
 #include "runtime/exec.h"
 #include "runtime/idmap.h"
@@ -76,7 +76,7 @@ struct job
   const struct files_put_opts *put;
   const struct files_cp_opts *cp;
   bool contents; /* cp: the path ended in "/." */
-  char *path; /* normalized */
+  char *path;    /* normalized */
   /* Who a new file belongs to without --user: the sandbox process's user,
    * in the ids of the helper's user namespace (the host's when it has none
    * of the sandbox's: a stopped rootless sandbox, mapped by hako). */
@@ -344,10 +344,10 @@ open_dir (const struct view *v, const char *dir, bool mkdir, uid_t uid, gid_t gi
                          "directory %s: No such file or directory (put -p creates missing parents)", dir);
       return err_sys (err, "directory %s", dir);
     }
-    {
-      t->dirfd = inroot_open (t->dir.rootfd, t->dir.rel, O_PATH | O_DIRECTORY, 0);
-      return t->dirfd >= 0 ? 0 : err_sys (err, "directory %s", dir);
-    }
+  {
+    t->dirfd = inroot_open (t->dir.rootfd, t->dir.rel, O_PATH | O_DIRECTORY, 0);
+    return t->dirfd >= 0 ? 0 : err_sys (err, "directory %s", dir);
+  }
   cleanup_free char *at = NULL;
   t->dirfd = inroot_mkdir_p (t->dir.rootfd, t->dir.rel, O_PATH, 0, 0755, uid, gid, &at);
   if (t->dirfd < 0)

@@ -40,8 +40,8 @@ ns_differing (pid_t pid)
   {
     const char *name;
     int flag;
-  } ns[] = { { "user", CLONE_NEWUSER }, { "mnt", CLONE_NEWNS },    { "net", CLONE_NEWNET },
-             { "uts", CLONE_NEWUTS },   { "ipc", CLONE_NEWIPC },   { "pid", CLONE_NEWPID },
+  } ns[] = { { "user", CLONE_NEWUSER },    { "mnt", CLONE_NEWNS },  { "net", CLONE_NEWNET },
+             { "uts", CLONE_NEWUTS },      { "ipc", CLONE_NEWIPC }, { "pid", CLONE_NEWPID },
              { "cgroup", CLONE_NEWCGROUP } };
   int flags = 0;
   for (size_t i = 0; i < sizeof ns / sizeof *ns; i++)
@@ -49,7 +49,7 @@ ns_differing (pid_t pid)
       char mine[64], theirs[64];
       struct stat a, b;
       snprintf (mine, sizeof mine, "/proc/self/ns/%s", ns[i].name);
-      snprintf (theirs, sizeof theirs, "/proc/%d/ns/%s", (int) pid, ns[i].name);
+      snprintf (theirs, sizeof theirs, "/proc/%d/ns/%s", (int)pid, ns[i].name);
       if (stat (mine, &a) == 0 && stat (theirs, &b) == 0 && (a.st_ino != b.st_ino || a.st_dev != b.st_dev))
         flags |= ns[i].flag;
     }
@@ -66,7 +66,7 @@ open_sandbox_root (pid_t pid, int pidfd, int *fd, hk_err *err)
 {
   char path[64];
   struct stat a, b;
-  snprintf (path, sizeof path, "/proc/%d/root", (int) pid);
+  snprintf (path, sizeof path, "/proc/%d/root", (int)pid);
   cleanup_close int root = open (path, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (root < 0 || fstat (root, &a) < 0 || stat ("/", &b) < 0)
     return err_sys (err, "the root of the sandbox's process");
@@ -82,7 +82,7 @@ open_sandbox_root (pid_t pid, int pidfd, int *fd, hk_err *err)
 static void __attribute__ ((noreturn))
 hook_child (const struct oci_hook *h, int stdin_fd, int ns_pidfd, int ns_flags, int path_fd, int root_fd)
 {
-  setpgid (0, 0);  /* the timeout kills the group: the hook and its children */
+  setpgid (0, 0); /* the timeout kills the group: the hook and its children */
   if (dup2 (stdin_fd, STDIN_FILENO) < 0)
     _exit (127);
   int keep[3] = { ns_pidfd, path_fd, root_fd };
@@ -140,7 +140,7 @@ run_one (const struct oci_hook *h, const char *kind, const char *json, size_t le
   if (ns_pid >= 0)
     {
       ns_flags = ns_differing (ns_pid);
-      ns_pidfd = (int) sys_pidfd_open (ns_pid, 0);
+      ns_pidfd = (int)sys_pidfd_open (ns_pid, 0);
       if (ns_pidfd < 0)
         return err_sys (err, "%s hook %s: the sandbox's process", kind, h->path);
       /* Not O_CLOEXEC: a script's interpreter reopens it as /dev/fd/N. */
@@ -165,7 +165,7 @@ run_one (const struct oci_hook *h, const char *kind, const char *json, size_t le
       hook_child (h, sv[1], ns_pidfd, ns_flags, path_fd, root_fd);
     }
   close (sv[1]);
-  cleanup_close int pidfd = (int) sys_pidfd_open (pid, 0);
+  cleanup_close int pidfd = (int)sys_pidfd_open (pid, 0);
   /* The state on stdin; a hook that does not read it loses nothing. */
   for (size_t off = 0; off < len;)
     {
@@ -174,7 +174,7 @@ run_one (const struct oci_hook *h, const char *kind, const char *json, size_t le
         continue;
       if (n <= 0)
         break;
-      off += (size_t) n;
+      off += (size_t)n;
     }
   close (sv[0]);
   bool timed_out = false;
@@ -198,21 +198,20 @@ run_one (const struct oci_hook *h, const char *kind, const char *json, size_t le
       return err_sys (err, "%s hook %s: wait", kind, h->path);
   if (timed_out)
     {
-      kill (-pid, SIGKILL);  /* whatever of the group is left */
+      kill (-pid, SIGKILL); /* whatever of the group is left */
       return err_set (err, ETIMEDOUT, "%s hook %s: killed after its timeout of %d s", kind, h->path,
                       h->timeout);
     }
   if (WIFSIGNALED (ws))
     return err_set (err, ECHILD, "%s hook %s: killed by signal %d", kind, h->path, WTERMSIG (ws));
   if (WEXITSTATUS (ws) != 0)
-    return err_set (err, ECHILD, "%s hook %s: exited with status %d", kind, h->path,
-                    WEXITSTATUS (ws));
+    return err_set (err, ECHILD, "%s hook %s: exited with status %d", kind, h->path, WEXITSTATUS (ws));
   return 0;
 }
 
 int
-hooks_run (const struct oci_spec *spec, enum oci_hook_kind kind, const struct oci_state *state,
-           pid_t ns_pid, bool path_in_runtime, hk_err *err)
+hooks_run (const struct oci_spec *spec, enum oci_hook_kind kind, const struct oci_state *state, pid_t ns_pid,
+           bool path_in_runtime, hk_err *err)
 {
   if (spec == NULL || spec->hooks.n[kind] == 0)
     return 0;
@@ -221,8 +220,8 @@ hooks_run (const struct oci_spec *spec, enum oci_hook_kind kind, const struct oc
   if (oci_state_to_json (state, false, &json, &len, err) < 0)
     return -1;
   for (size_t i = 0; i < spec->hooks.n[kind]; i++)
-    if (run_one (&spec->hooks.list[kind][i], spec_hook_name (kind), json, len, ns_pid,
-                 path_in_runtime, err) < 0)
+    if (run_one (&spec->hooks.list[kind][i], spec_hook_name (kind), json, len, ns_pid, path_in_runtime, err)
+        < 0)
       return -1;
   return 0;
 }

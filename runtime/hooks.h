@@ -23,8 +23,7 @@ int hooks_run (const struct oci_spec *spec, enum oci_hook_kind kind, const struc
 
 /* For poststart and poststop, whose failures the runtime-spec says are only
  * warnings: each failure is logged (log_warn) and the next hook still runs. */
-void hooks_run_warn (const struct oci_spec *spec, enum oci_hook_kind kind,
-                     const struct oci_state *state);
+void hooks_run_warn (const struct oci_spec *spec, enum oci_hook_kind kind, const struct oci_state *state);
 
 /* The spec frozen in a state dir's config.json, for the hooks of start,
  * run and delete.  *spec is NULL (and 0 returned) when it has no hooks. */

@@ -301,8 +301,7 @@ idmap_check_reachable (const struct oci_spec *spec, const char *path, hk_err *er
 {
   const struct oci_linux *l = &spec->linux;
   uint32_t uid, gid;
-  if (!oci_spec_ns (spec, OCI_NS_USER)
-      || !idmap_to_host (l->uid_mappings, l->n_uid_mappings, 0, &uid)
+  if (!oci_spec_ns (spec, OCI_NS_USER) || !idmap_to_host (l->uid_mappings, l->n_uid_mappings, 0, &uid)
       || !idmap_to_host (l->gid_mappings, l->n_gid_mappings, 0, &gid))
     return 0;
   cleanup_free char *p = xstrdup (path);
@@ -312,9 +311,10 @@ idmap_check_reachable (const struct oci_spec *spec, const char *path, hk_err *er
       *slash = '\0';
       struct stat sb;
       if (stat (p, &sb) == 0 && S_ISDIR (sb.st_mode) && !searchable (spec, &sb, uid, gid))
-        return err_set (err, EACCES, "%s: the sandbox's root user is host uid %u, which cannot "
+        return err_set (err, EACCES,
+                        "%s: the sandbox's root user is host uid %u, which cannot "
                         "enter %s (mode %03o, owner %u): make it searchable (chmod o+x %s)",
-                        path, uid, p, sb.st_mode & 07777, (unsigned) sb.st_uid, p);
+                        path, uid, p, sb.st_mode & 07777, (unsigned)sb.st_uid, p);
       *slash = '/';
     }
   return 0;

@@ -34,7 +34,7 @@ init_memfd (hk_err *err)
     fd = memfd_create ("hako-init", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0)
     return err_sys (err, "init: memfd_create");
-  size_t len = (size_t) (hako_init_end - hako_init_bin);
+  size_t len = (size_t)(hako_init_end - hako_init_bin);
   if (fd_write_all (fd, hako_init_bin, len) < 0
       || fcntl (fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
     {
@@ -46,24 +46,24 @@ init_memfd (hk_err *err)
 }
 
 int
-init_exec (int memfd, const struct oci_process *p, const char *path, unsigned int preserve_fds,
-           int *status, hk_err *err)
+init_exec (int memfd, const struct oci_process *p, const char *path, unsigned int preserve_fds, int *status,
+           hk_err *err)
 {
   size_t n = strv_len (p->args);
   char **argv = xcalloc (n + 3, sizeof *argv);
-  argv[0] = (char *) "hako-init";
+  argv[0] = (char *)"hako-init";
   if (n)
     {
-      argv[1] = (char *) path;
+      argv[1] = (char *)path;
       for (size_t i = 0; i < n; i++)
         argv[2 + i] = p->args[i];
     }
   /* No host fd survives into the sandbox (CVE-2024-21626) but the caller's
    * preserved ones; the memfd is close-on-exec. */
   unsigned int first = 3 + preserve_fds;
-  if ((unsigned int) memfd > first)
-    sys_close_range (first, (unsigned int) memfd - 1, 0);
-  sys_close_range ((unsigned int) memfd + 1, ~0U, 0);
+  if ((unsigned int)memfd > first)
+    sys_close_range (first, (unsigned int)memfd - 1, 0);
+  sys_close_range ((unsigned int)memfd + 1, ~0U, 0);
   syscall (SYS_execveat, memfd, "", argv, p->env ? p->env : (char *[]){ NULL }, AT_EMPTY_PATH);
   *status = 126;
   free (argv);

@@ -19,8 +19,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "lib/syscalls.h"
 #include "lib/inroot.h"
+#include "lib/syscalls.h"
 #include "lib/util.h"
 
 /* Flags that describe one mount, as opposed to how mount(2) should act. */

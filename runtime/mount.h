@@ -16,9 +16,9 @@ struct mnt_ctx
    * or (spec->sandbox.root == HAKO_ROOT_TMPFS) an empty directory in the state
    * dir onto which a tmpfs is mounted. */
   const char *rootfs;
-  const char *bundle;   /* absolute; relative mount sources are resolved against it */
-  const char *workdir;  /* host dir mounted read-write at sandbox.workdir_path, or NULL */
-  bool userns;          /* in a new user namespace: device nodes are bind-mounted, not mknod'ed */
+  const char *bundle;  /* absolute; relative mount sources are resolved against it */
+  const char *workdir; /* host dir mounted read-write at sandbox.workdir_path, or NULL */
+  bool userns;         /* in a new user namespace: device nodes are bind-mounted, not mknod'ed */
   /* Host path of the sandbox's cgroup2 directory, shown read-only at a
    * "cgroup" mount; NULL when the host has no cgroup2 hierarchy. */
   const char *cgroup_dir;
@@ -30,7 +30,7 @@ struct mnt_ctx
    * on rootfs here, in the sandbox's own mount namespace, so the mount goes
    * away with it and never shows on the host. */
   const char *overlay;
-  const char *overlay_dir;  /* the overlay's layer paths are relative to it */
+  const char *overlay_dir; /* the overlay's layer paths are relative to it */
   /* No mount namespace of its own (the host's): the directory in the state
    * dir the tree is built on, in the host's mount table, and entered with
    * chroot instead of pivot_root.  NULL: a mount namespace of its own. */

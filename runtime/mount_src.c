@@ -34,7 +34,7 @@ bool
 mnt_src_wanted (const struct oci_spec *spec, bool userns)
 {
   if (!userns || geteuid () != 0)
-    return false;  /* rootless: its sources are its own, and it could not setns */
+    return false; /* rootless: its sources are its own, and it could not setns */
   /* Opened in the namespace clone made: one the child joins later would
    * not take binds from it. */
   const struct oci_namespace *mnt = oci_spec_ns (spec, OCI_NS_MOUNT);
@@ -70,7 +70,7 @@ helper (int pidfd, pid_t pid, const struct oci_spec *spec, const char *bundle, i
         continue;
       cleanup_free char *src = mnt_bind_source (&spec->mounts[i], bundle);
       if (src == NULL)
-        continue;  /* the child names the mistake */
+        continue; /* the child names the mistake */
       int fd = open (src, O_PATH | O_CLOEXEC);
       struct src_msg m = { .index = i, .errnum = fd < 0 ? errno : 0 };
       if (fd_send (sock, &m, sizeof m, fd) < 0)
@@ -91,8 +91,7 @@ mnt_src_free (int *fds, size_t n)
 }
 
 int
-mnt_src_open (int pidfd, pid_t pid, const struct oci_spec *spec, const char *bundle, int **out,
-              hk_err *err)
+mnt_src_open (int pidfd, pid_t pid, const struct oci_spec *spec, const char *bundle, int **out, hk_err *err)
 {
   int sv[2];
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
@@ -122,7 +121,7 @@ mnt_src_open (int pidfd, pid_t pid, const struct oci_spec *spec, const char *bun
       ssize_t n = fd_recv (sv[0], &m, sizeof m, &fd);
       if (n == 0)
         break;
-      if (n != (ssize_t) sizeof m || (m.index != SIZE_MAX && m.index >= spec->n_mounts))
+      if (n != (ssize_t)sizeof m || (m.index != SIZE_MAX && m.index >= spec->n_mounts))
         {
           if (fd >= 0)
             close (fd);

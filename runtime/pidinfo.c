@@ -19,7 +19,7 @@ int
 pid_stat (pid_t pid, uint64_t *start_time, char *state)
 {
   char path[64], buf[1024];
-  snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
+  snprintf (path, sizeof path, "/proc/%d/stat", (int)pid);
   cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return -1;
@@ -90,7 +90,7 @@ pid_wait_exit (int pidfd, int timeout_ms)
       if (timeout_ms >= 0)
         {
           uint64_t now = now_ms ();
-          left = now >= deadline ? 0 : (int) (deadline - now);
+          left = now >= deadline ? 0 : (int)(deadline - now);
         }
       int r = poll (&p, 1, left);
       if (r > 0)
@@ -107,7 +107,7 @@ ns_inode (pid_t pid, ino_t *ino)
 {
   char path[64];
   struct stat st;
-  snprintf (path, sizeof path, "/proc/%d/ns/pid", (int) pid);
+  snprintf (path, sizeof path, "/proc/%d/ns/pid", (int)pid);
   if (stat (path, &st) < 0)
     return -1;
   *ino = st.st_ino;
@@ -119,7 +119,7 @@ pid_list_ns (pid_t pid, pid_t **out, size_t *n, hk_err *err)
 {
   ino_t want;
   if (ns_inode (pid, &want) < 0)
-    return err_sys (err, "pid namespace of %d", (int) pid);
+    return err_sys (err, "pid namespace of %d", (int)pid);
   DIR *d = opendir ("/proc");
   if (d == NULL)
     return err_sys (err, "open /proc");
@@ -131,14 +131,14 @@ pid_list_ns (pid_t pid, pid_t **out, size_t *n, hk_err *err)
       char *end;
       long p = strtol (de->d_name, &end, 10);
       ino_t ino;
-      if (*end != '\0' || p <= 0 || ns_inode ((pid_t) p, &ino) < 0 || ino != want)
+      if (*end != '\0' || p <= 0 || ns_inode ((pid_t)p, &ino) < 0 || ino != want)
         continue;
       if (count == cap)
         {
           cap *= 2;
           v = xrealloc (v, (cap + 1) * sizeof *v);
         }
-      v[count++] = (pid_t) p;
+      v[count++] = (pid_t)p;
     }
   closedir (d);
   v[count] = 0;
@@ -152,7 +152,7 @@ pid_left_hako (pid_t pid)
 {
   char path[64];
   struct stat theirs, mine;
-  snprintf (path, sizeof path, "/proc/%d/exe", (int) pid);
+  snprintf (path, sizeof path, "/proc/%d/exe", (int)pid);
   if (stat (path, &theirs) < 0 || stat ("/proc/self/exe", &mine) < 0)
     return -1;
   return theirs.st_dev != mine.st_dev || theirs.st_ino != mine.st_ino;
@@ -163,10 +163,10 @@ pid_record_write (const char *path, pid_t pid, uint64_t start, bool atomic, hk_e
 {
   char buf[64];
   if (start == 0 && pid_stat (pid, &start, NULL) < 0)
-    return err_sys (err, "/proc/%d/stat", (int) pid);
-  int n = snprintf (buf, sizeof buf, "%d %llu\n", (int) pid, (unsigned long long) start);
-  return atomic ? file_write_atomic (path, buf, (size_t) n, 0600, err)
-                : file_write_new (path, buf, (size_t) n, 0600, err);
+    return err_sys (err, "/proc/%d/stat", (int)pid);
+  int n = snprintf (buf, sizeof buf, "%d %llu\n", (int)pid, (unsigned long long)start);
+  return atomic ? file_write_atomic (path, buf, (size_t)n, 0600, err)
+                : file_write_new (path, buf, (size_t)n, 0600, err);
 }
 
 int

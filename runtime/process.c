@@ -420,14 +420,10 @@ static const struct harden_step
   enum harden_when when;
   int (*run) (struct proc_harden *h, hk_err *err);
 } harden_steps[] = {
-  { "rlimits", ALWAYS, step_rlimits },
-  { "oom_score_adj", ALWAYS, step_oom },
-  { "apparmor", ALWAYS, step_apparmor },
-  { "cwd precheck", WITHOUT_NNP, step_cwd_precheck },
-  { "seccomp", WITHOUT_NNP, step_seccomp },
-  { "user and caps", ALWAYS, step_user },
-  { "no_new_privs", WITH_NNP, step_nnp },
-  { "chdir", ALWAYS, step_chdir },
+  { "rlimits", ALWAYS, step_rlimits },         { "oom_score_adj", ALWAYS, step_oom },
+  { "apparmor", ALWAYS, step_apparmor },       { "cwd precheck", WITHOUT_NNP, step_cwd_precheck },
+  { "seccomp", WITHOUT_NNP, step_seccomp },    { "user and caps", ALWAYS, step_user },
+  { "no_new_privs", WITH_NNP, step_nnp },      { "chdir", ALWAYS, step_chdir },
   { "landlock build", ALWAYS, step_landlock },
 };
 

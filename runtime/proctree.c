@@ -28,13 +28,13 @@ static bool
 read_pstat (pid_t pid, struct pstat *ps)
 {
   char path[64], buf[1024];
-  snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
+  snprintf (path, sizeof path, "/proc/%d/stat", (int)pid);
   cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC);
   ssize_t n = fd < 0 ? -1 : read (fd, buf, sizeof buf - 1);
   if (n <= 0)
     return false;
   buf[n] = '\0';
-  char *p = strrchr (buf, ')');  /* comm may hold spaces and parentheses */
+  char *p = strrchr (buf, ')'); /* comm may hold spaces and parentheses */
   if (p == NULL || p[1] != ' ')
     return false;
   p += 2;
@@ -43,7 +43,7 @@ read_pstat (pid_t pid, struct pstat *ps)
   for (int field = 3; field < 22; field++)
     {
       if (field == 4)
-        ps->ppid = (pid_t) strtol (p, NULL, 10);
+        ps->ppid = (pid_t)strtol (p, NULL, 10);
       p = strchr (p, ' ');
       if (p == NULL)
         return false;
@@ -56,7 +56,7 @@ read_pstat (pid_t pid, struct pstat *ps)
 static int
 pstat_cmp (const void *a, const void *b)
 {
-  pid_t x = ((const struct pstat *) a)->pid, y = ((const struct pstat *) b)->pid;
+  pid_t x = ((const struct pstat *)a)->pid, y = ((const struct pstat *)b)->pid;
   return (x > y) - (x < y);
 }
 
@@ -77,7 +77,7 @@ list_processes (size_t *n)
         continue;
       if (*n == cap)
         v = xrealloc (v, (cap *= 2) * sizeof *v);
-      if (read_pstat ((pid_t) pid, &v[*n]))
+      if (read_pstat ((pid_t)pid, &v[*n]))
         (*n)++;
     }
   if (d)

@@ -41,18 +41,18 @@
 #define PIPE_SIZE (256 * 1024)
 #define BUF_SIZE (64 * 1024)
 #define MAX_ADDRS 8
-#define LINGER_MAX (1 << 20)  /* bytes read and dropped after an error response */
-#define ROUNDS 8  /* chunks one direction moves per wake-up: fairness between connections */
+#define LINGER_MAX (1 << 20) /* bytes read and dropped after an error response */
+#define ROUNDS 8             /* chunks one direction moves per wake-up: fairness between connections */
 
 struct dir
 {
-  char *buf;  /* bytes to write before anything from the pipe */
+  char *buf; /* bytes to write before anything from the pipe */
   size_t off, len, cap;
   int pipe[2];
-  size_t pending;  /* bytes in the pipe */
-  bool no_splice;  /* the kernel refused splice: relay through buf */
-  bool eof;        /* the source has ended */
-  bool shut;       /* the destination is shut down for writing */
+  size_t pending; /* bytes in the pipe */
+  bool no_splice; /* the kernel refused splice: relay through buf */
+  bool eof;       /* the source has ended */
+  bool shut;      /* the destination is shut down for writing */
 };
 
 struct conn;
@@ -61,16 +61,16 @@ struct endpoint
 {
   struct conn *c;
   int fd;
-  uint32_t events;  /* registered with epoll */
-  bool hup;         /* closed by the peer: no longer polled, read to the end */
+  uint32_t events; /* registered with epoll */
+  bool hup;        /* closed by the peer: no longer polled, read to the end */
 };
 
 enum conn_state
 {
-  C_HEAD,        /* reading a request head; no upstream or an idle one */
-  C_RESOLVING,   /* waiting for the resolver */
-  C_CONNECTING,  /* waiting for the upstream connect */
-  C_OPEN         /* upstream connected */
+  C_HEAD,       /* reading a request head; no upstream or an idle one */
+  C_RESOLVING,  /* waiting for the resolver */
+  C_CONNECTING, /* waiting for the upstream connect */
+  C_OPEN        /* upstream connected */
 };
 
 struct conn
@@ -78,19 +78,19 @@ struct conn
   struct conn *next, *prev;
   struct endpoint cl, up;
   enum conn_state st;
-  bool tunnel;       /* client bytes go upstream unparsed (CONNECT, or a chunked body) */
-  bool connect;      /* the pending upstream is a CONNECT's */
-  bool closing;      /* an error response is queued: close once it is written */
-  bool lingering;    /* ... it is written: reading what the client still sends */
+  bool tunnel;    /* client bytes go upstream unparsed (CONNECT, or a chunked body) */
+  bool connect;   /* the pending upstream is a CONNECT's */
+  bool closing;   /* an error response is queued: close once it is written */
+  bool lingering; /* ... it is written: reading what the client still sends */
   size_t discarded;
   bool dead;
-  char in[HTTP_MAX_HEAD];  /* client bytes not parsed yet */
+  char in[HTTP_MAX_HEAD]; /* client bytes not parsed yet */
   size_t in_len;
   uint64_t body_left;
-  char target[300];  /* host:port of the upstream */
+  char target[300]; /* host:port of the upstream */
   char method[24];
   uint16_t port;
-  struct resolve_job *job;  /* while resolving */
+  struct resolve_job *job; /* while resolving */
   struct sockaddr_storage addrs[MAX_ADDRS];
   socklen_t addr_len[MAX_ADDRS];
   int n_addrs, next_addr;
@@ -104,10 +104,10 @@ struct proxy
   const struct proxy_cfg *cfg;
   int ep;
   struct conn *conns;
-  struct conn *graveyard;  /* closed during this batch of events, freed after it */
+  struct conn *graveyard; /* closed during this batch of events, freed after it */
   size_t n_conns;
-  bool accept_paused;      /* out of fds: the listener waits for a connection to close */
-  size_t logged;           /* bytes written to the log */
+  bool accept_paused; /* out of fds: the listener waits for a connection to close */
+  size_t logged;      /* bytes written to the log */
 };
 
 /* ---- log ------------------------------------------------------------------- */
@@ -123,8 +123,8 @@ sanitize (const char *in, char *out, size_t size)
 }
 
 static void
-log_event (struct proxy *p, const char *method, const char *target, const char *verdict,
-           const char *reason, const char *address)
+log_event (struct proxy *p, const char *method, const char *target, const char *verdict, const char *reason,
+           const char *address)
 {
   if (p->cfg->log_fd < 0)
     return;
@@ -138,8 +138,12 @@ log_event (struct proxy *p, const char *method, const char *target, const char *
   sanitize (method, m, sizeof m);
   sanitize (target, t, sizeof t);
   sanitize (reason, r, sizeof r);
-  struct oci_proxy_event ev = { .time = when, .method = method ? m : NULL, .target = target ? t : NULL,
-                                .verdict = verdict, .reason = reason ? r : NULL, .address = address };
+  struct oci_proxy_event ev = { .time = when,
+                                .method = method ? m : NULL,
+                                .target = target ? t : NULL,
+                                .verdict = verdict,
+                                .reason = reason ? r : NULL,
+                                .address = address };
   cleanup_free char *line = oci_proxy_log_line (&ev);
   if (line == NULL || p->logged >= PROXY_LOG_MAX)
     return;
@@ -147,8 +151,10 @@ log_event (struct proxy *p, const char *method, const char *target, const char *
   if (p->logged + len >= PROXY_LOG_MAX)
     {
       free (line);
-      struct oci_proxy_event full = { .time = when, .verdict = "log-full",
-                                      .reason = "the log reached its size limit; later decisions are not logged" };
+      struct oci_proxy_event full
+          = { .time = when,
+              .verdict = "log-full",
+              .reason = "the log reached its size limit; later decisions are not logged" };
       line = oci_proxy_log_line (&full);
       len = line ? strlen (line) : 0;
       p->logged = PROXY_LOG_MAX;
@@ -209,7 +215,7 @@ dir_flush (struct dir *d, int dst)
       ssize_t n = send (dst, d->buf + d->off, d->len - d->off, MSG_NOSIGNAL | MSG_DONTWAIT);
       if (n < 0)
         return errno == EAGAIN || errno == EINTR ? 0 : -1;
-      d->off += (size_t) n;
+      d->off += (size_t)n;
     }
   d->off = d->len = 0;
   while (d->pending > 0)
@@ -217,7 +223,7 @@ dir_flush (struct dir *d, int dst)
       ssize_t n = splice (d->pipe[0], NULL, dst, NULL, d->pending, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
       if (n < 0)
         return errno == EAGAIN || errno == EINTR ? 0 : -1;
-      d->pending -= (size_t) n;
+      d->pending -= (size_t)n;
     }
   return 1;
 }
@@ -232,7 +238,7 @@ dir_make_pipe (struct dir *d)
       d->no_splice = true;
       return -1;
     }
-  fcntl (d->pipe[1], F_SETPIPE_SZ, PIPE_SIZE);  /* a bigger pipe moves more per call; optional */
+  fcntl (d->pipe[1], F_SETPIPE_SZ, PIPE_SIZE); /* a bigger pipe moves more per call; optional */
   return 0;
 }
 
@@ -246,7 +252,7 @@ dir_fill (struct dir *d, int src)
       ssize_t n = splice (src, NULL, d->pipe[1], NULL, PIPE_SIZE, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
       if (n > 0)
         {
-          d->pending += (size_t) n;
+          d->pending += (size_t)n;
           return 1;
         }
       if (n == 0)
@@ -258,7 +264,7 @@ dir_fill (struct dir *d, int src)
         return 0;
       if (errno != EINVAL && errno != ENOSYS)
         return -1;
-      d->no_splice = true;  /* fall back to read/write */
+      d->no_splice = true; /* fall back to read/write */
     }
   if (d->cap < BUF_SIZE)
     {
@@ -269,7 +275,7 @@ dir_fill (struct dir *d, int src)
   if (n > 0)
     {
       d->off = 0;
-      d->len = (size_t) n;
+      d->len = (size_t)n;
       return 1;
     }
   if (n == 0)
@@ -334,7 +340,7 @@ up_close (struct proxy *p, struct conn *c)
 {
   if (c->job)
     {
-      c->job->owner = NULL;  /* the resolver's job outlives us; drain_resolver frees it */
+      c->job->owner = NULL; /* the resolver's job outlives us; drain_resolver frees it */
       c->job = NULL;
     }
   if (c->up.fd >= 0)
@@ -392,9 +398,9 @@ consume_in (struct conn *c, size_t n)
 static void
 format_addr (const struct sockaddr_storage *ss, char *out, size_t size)
 {
-  const void *a = ss->ss_family == AF_INET ? (const void *) &((const struct sockaddr_in *) ss)->sin_addr
-                                           : (const void *) &((const struct sockaddr_in6 *) ss)->sin6_addr;
-  if (inet_ntop (ss->ss_family, a, out, (socklen_t) size) == NULL)
+  const void *a = ss->ss_family == AF_INET ? (const void *)&((const struct sockaddr_in *)ss)->sin_addr
+                                           : (const void *)&((const struct sockaddr_in6 *)ss)->sin6_addr;
+  if (inet_ntop (ss->ss_family, a, out, (socklen_t)size) == NULL)
     snprintf (out, size, "?");
 }
 
@@ -411,7 +417,7 @@ connect_next (struct proxy *p, struct conn *c, int *last_errno)
           *last_errno = errno;
           continue;
         }
-      if (connect (fd, (struct sockaddr *) &c->addrs[i], c->addr_len[i]) < 0 && errno != EINPROGRESS)
+      if (connect (fd, (struct sockaddr *)&c->addrs[i], c->addr_len[i]) < 0 && errno != EINPROGRESS)
         {
           *last_errno = errno;
           close (fd);
@@ -496,15 +502,17 @@ resolved (struct proxy *p, struct conn *c, struct resolve_job *j)
           c->addr_len[c->n_addrs++] = r->ai_addrlen;
         }
       else if (!first_bad[0])
-        format_addr ((struct sockaddr_storage *) r->ai_addr, first_bad, sizeof first_bad);
+        format_addr ((struct sockaddr_storage *)r->ai_addr, first_bad, sizeof first_bad);
     }
   if (c->n_addrs > 0)
     {
       begin_connect (p, c);
       return;
     }
-  snprintf (reason, sizeof reason, "%s resolves to %s, a loopback, private or link-local address "
-            "the allow-list does not name", j->host, first_bad[0] ? first_bad : "no usable address");
+  snprintf (reason, sizeof reason,
+            "%s resolves to %s, a loopback, private or link-local address "
+            "the allow-list does not name",
+            j->host, first_bad[0] ? first_bad : "no usable address");
   refuse (p, c, 403, "deny", reason, first_bad[0] ? first_bad : NULL);
 }
 
@@ -548,7 +556,7 @@ start_upstream (struct proxy *p, struct conn *c, const struct http_request *req)
       struct addrinfo hints = { .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV, .ai_socktype = SOCK_STREAM };
       struct addrinfo *res = NULL;
       char port[8];
-      snprintf (port, sizeof port, "%u", (unsigned) req->port);
+      snprintf (port, sizeof port, "%u", (unsigned)req->port);
       if ((p->cfg->learn_fd < 0 && !al_addr_allowed (p->cfg->al, a, req->port, false))
           || getaddrinfo (req->host, port, &hints, &res) != 0)
         {
@@ -571,7 +579,7 @@ start_upstream (struct proxy *p, struct conn *c, const struct http_request *req)
   struct resolve_job *j = xcalloc (1, sizeof *j);
   j->owner = c;
   snprintf (j->host, sizeof j->host, "%s", req->host);
-  snprintf (j->port, sizeof j->port, "%u", (unsigned) req->port);
+  snprintf (j->port, sizeof j->port, "%u", (unsigned)req->port);
   c->job = j;
   c->st = C_RESOLVING;
   resolver_submit (j);
@@ -588,7 +596,7 @@ finish_connect (struct proxy *p, struct conn *c)
   struct sockaddr_storage peer;
   socklen_t plen = sizeof peer;
   /* No error and no peer yet: still in progress (we were woken by the client). */
-  if (e == 0 && getpeername (c->up.fd, (struct sockaddr *) &peer, &plen) < 0 && errno == ENOTCONN
+  if (e == 0 && getpeername (c->up.fd, (struct sockaddr *)&peer, &plen) < 0 && errno == ENOTCONN
       && !c->up.hup)
     return;
   if (e == 0 && c->up.hup)
@@ -635,7 +643,7 @@ process_in (struct proxy *p, struct conn *c)
         }
       if (c->body_left > 0)
         {
-          size_t k = c->body_left < c->in_len ? (size_t) c->body_left : c->in_len;
+          size_t k = c->body_left < c->in_len ? (size_t)c->body_left : c->in_len;
           dir_queue (&c->c2u, c->in, k);
           consume_in (c, k);
           c->body_left -= k;
@@ -653,10 +661,10 @@ process_in (struct proxy *p, struct conn *c)
       struct http_request req;
       int status;
       char reason[256];
-      if (http_parse_request (c->in, (size_t) h, &req, &status, reason, sizeof reason) < 0)
+      if (http_parse_request (c->in, (size_t)h, &req, &status, reason, sizeof reason) < 0)
         {
-          log_event (p, req.method[0] ? req.method : NULL, req.host[0] ? req.host : NULL, "deny",
-                     reason, NULL);
+          log_event (p, req.method[0] ? req.method : NULL, req.host[0] ? req.host : NULL, "deny", reason,
+                     NULL);
           reply_error (p, c, status, reason);
           return;
         }
@@ -669,7 +677,7 @@ process_in (struct proxy *p, struct conn *c)
           http_request_free (&req);
           return;
         }
-      consume_in (c, (size_t) h);
+      consume_in (c, (size_t)h);
       c->head_since = now_ms ();
       if (req.connect && c->up.fd >= 0)
         {
@@ -684,7 +692,7 @@ process_in (struct proxy *p, struct conn *c)
         start_upstream (p, c, &req);
       c->body_left = req.connect ? 0 : req.body_len;
       if (req.body_raw)
-        c->tunnel = true;  /* a chunked body: the rest of the stream goes as is */
+        c->tunnel = true; /* a chunked body: the rest of the stream goes as is */
       http_request_free (&req);
     }
 }
@@ -719,8 +727,8 @@ client_read (struct proxy *p, struct conn *c)
       return c->up.fd < 0 && !dir_has_data (&c->u2c) ? -1 : 0;
     }
   if (c->in_len == 0 && !c->tunnel && c->body_left == 0)
-    c->head_since = now_ms ();  /* a new head starts: its 30 seconds start now */
-  c->in_len += (size_t) n;
+    c->head_since = now_ms (); /* a new head starts: its 30 seconds start now */
+  c->in_len += (size_t)n;
   process_in (p, c);
   return 0;
 }
@@ -753,7 +761,7 @@ linger (struct conn *c)
     {
       shutdown (c->cl.fd, SHUT_WR);
       c->lingering = true;
-      c->head_since = now_ms ();  /* expire_idle ends a lingering client after HEAD_TIMEOUT / 15 */
+      c->head_since = now_ms (); /* expire_idle ends a lingering client after HEAD_TIMEOUT / 15 */
     }
   for (int i = 0; i < 4; i++)
     {
@@ -762,7 +770,7 @@ linger (struct conn *c)
         return -1;
       if (n < 0)
         return 0;
-      c->discarded += (size_t) n;
+      c->discarded += (size_t)n;
       if (c->discarded > LINGER_MAX)
         return -1;
     }
@@ -893,7 +901,6 @@ bury (struct proxy *p)
       free (c);
     }
 }
-
 
 int
 proxy_run (const struct proxy_cfg *cfg)

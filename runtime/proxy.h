@@ -20,9 +20,9 @@
 
 struct proxy_cfg
 {
-  int listen_fd;  /* listening TCP socket (in the sandbox's netns), non-blocking */
-  int watch_fd;   /* pidfd of the sandbox's process: the proxy ends when it exits; -1 none */
-  int log_fd;     /* decisions as JSON lines (O_APPEND); -1 none */
+  int listen_fd; /* listening TCP socket (in the sandbox's netns), non-blocking */
+  int watch_fd;  /* pidfd of the sandbox's process: the proxy ends when it exits; -1 none */
+  int log_fd;    /* decisions as JSON lines (O_APPEND); -1 none */
   /* `run --learn` (hako-learn(7)): >= 0, every destination is forwarded,
    * the allow-list unused, and each HOST:PORT reached is appended here, one
    * a line, for the learner; the run is said to be unconfined. */

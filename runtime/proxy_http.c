@@ -23,7 +23,7 @@ http_head_end (const char *buf, size_t len, size_t max)
   size_t n = len < max ? len : max;
   for (size_t i = 3; i < n; i++)
     if (buf[i] == '\n' && buf[i - 1] == '\r' && buf[i - 2] == '\n' && buf[i - 3] == '\r')
-      return (ssize_t) (i + 1);
+      return (ssize_t)(i + 1);
   return len >= max ? -1 : 0;
 }
 
@@ -56,7 +56,7 @@ parse_authority (const char *a, size_t n, uint16_t default_port, struct http_req
       if (close == NULL)
         return false;
       host = a + 1;
-      hlen = (size_t) (close - host);
+      hlen = (size_t)(close - host);
       if (close + 1 < a + n)
         {
           if (close[1] != ':')
@@ -67,13 +67,13 @@ parse_authority (const char *a, size_t n, uint16_t default_port, struct http_req
   else
     {
       colon = memchr (a, ':', n);
-      hlen = colon ? (size_t) (colon - a) : n;
+      hlen = colon ? (size_t)(colon - a) : n;
     }
   if (hlen == 0 || hlen >= sizeof req->host)
     return false;
   for (size_t i = 0; i < hlen; i++)
     {
-      unsigned char c = (unsigned char) host[i];
+      unsigned char c = (unsigned char)host[i];
       if (!(isalnum (c) || c == '.' || c == '-' || c == '_' || (c == ':' && a[0] == '[')))
         return false;
     }
@@ -88,13 +88,13 @@ parse_authority (const char *a, size_t n, uint16_t default_port, struct http_req
         return false;
       for (; p < end; p++)
         {
-          if (!isdigit ((unsigned char) *p))
+          if (!isdigit ((unsigned char)*p))
             return false;
-          port = port * 10 + (unsigned long) (*p - '0');
+          port = port * 10 + (unsigned long)(*p - '0');
         }
       if (port == 0 || port > 65535)
         return false;
-      req->port = (uint16_t) port;
+      req->port = (uint16_t)port;
     }
   return req->port != 0;
 }
@@ -116,7 +116,7 @@ header_value (const char *colon, const char *eol, const char **v, size_t *vlen)
   while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
     e--;
   *v = s;
-  *vlen = (size_t) (e - s);
+  *vlen = (size_t)(e - s);
 }
 
 static void
@@ -129,29 +129,29 @@ out_add (char *out, size_t *len, const void *data, size_t n)
 /* Walk the headers: check them, copy the ones the origin should see into
  * out (Host replaced by the URI's authority, Proxy-* dropped). */
 static int
-parse_headers (const char *p, const char *end, struct http_request *req, char *out, size_t *olen,
-               int *status, char *reason, size_t rsize)
+parse_headers (const char *p, const char *end, struct http_request *req, char *out, size_t *olen, int *status,
+               char *reason, size_t rsize)
 {
   bool has_length = false;
   while (p < end)
     {
-      const char *eol = memchr (p, '\r', (size_t) (end - p));
+      const char *eol = memchr (p, '\r', (size_t)(end - p));
       if (eol == NULL || eol + 1 >= end || eol[1] != '\n')
         return fail (status, 400, reason, rsize, "bad header line end");
       if (eol == p)
-        break;  /* the empty line */
+        break; /* the empty line */
       if (*p == ' ' || *p == '\t')
         return fail (status, 400, reason, rsize, "folded header lines are not accepted");
-      const char *colon = memchr (p, ':', (size_t) (eol - p));
+      const char *colon = memchr (p, ':', (size_t)(eol - p));
       if (colon == NULL || colon == p)
         return fail (status, 400, reason, rsize, "malformed header line");
       for (const char *c = p; c < colon; c++)
-        if (!is_tchar ((unsigned char) *c))
+        if (!is_tchar ((unsigned char)*c))
           return fail (status, 400, reason, rsize, "bad character in a header name");
       for (const char *c = colon; c < eol; c++)
         if (*c == '\0' || *c == '\n')
           return fail (status, 400, reason, rsize, "bad character in a header value");
-      size_t nlen = (size_t) (colon - p);
+      size_t nlen = (size_t)(colon - p);
       const char *v;
       size_t vlen;
       header_value (colon, eol, &v, &vlen);
@@ -163,9 +163,9 @@ parse_headers (const char *p, const char *end, struct http_request *req, char *o
             return fail (status, 400, reason, rsize, "bad Content-Length");
           for (size_t i = 0; i < vlen; i++)
             {
-              if (!isdigit ((unsigned char) v[i]))
+              if (!isdigit ((unsigned char)v[i]))
                 return fail (status, 400, reason, rsize, "bad Content-Length");
-              n = n * 10 + (uint64_t) (v[i] - '0');
+              n = n * 10 + (uint64_t)(v[i] - '0');
             }
           if (has_length && n != req->body_len)
             return fail (status, 400, reason, rsize, "conflicting Content-Length headers");
@@ -179,7 +179,7 @@ parse_headers (const char *p, const char *end, struct http_request *req, char *o
         keep = false;
       if (keep && out)
         {
-          out_add (out, olen, p, (size_t) (eol - p));
+          out_add (out, olen, p, (size_t)(eol - p));
           out_add (out, olen, "\r\n", 2);
         }
       p = eol + 2;
@@ -190,8 +190,8 @@ parse_headers (const char *p, const char *end, struct http_request *req, char *o
 }
 
 int
-http_parse_request (const char *head, size_t len, struct http_request *req, int *status,
-                    char *reason, size_t rsize)
+http_parse_request (const char *head, size_t len, struct http_request *req, int *status, char *reason,
+                    size_t rsize)
 {
   *req = (struct http_request){ 0 };
   const char *end = head + len;
@@ -201,7 +201,7 @@ http_parse_request (const char *head, size_t len, struct http_request *req, int 
    * proxy — a way to smuggle a second request past the allow-list check. */
   for (size_t i = 0; i < len; i++)
     {
-      unsigned char c = (unsigned char) head[i];
+      unsigned char c = (unsigned char)head[i];
       if ((c < 0x20 && c != '\t' && c != '\r' && c != '\n') || c == 0x7f)
         return fail (status, 400, reason, rsize, "control character in the request head");
     }
@@ -209,23 +209,23 @@ http_parse_request (const char *head, size_t len, struct http_request *req, int 
   if (eol == NULL || eol + 1 >= end || eol[1] != '\n')
     return fail (status, 400, reason, rsize, "bad request line");
   /* METHOD SP TARGET SP HTTP/1.x */
-  const char *sp1 = memchr (head, ' ', (size_t) (eol - head));
-  const char *sp2 = sp1 ? memchr (sp1 + 1, ' ', (size_t) (eol - sp1 - 1)) : NULL;
+  const char *sp1 = memchr (head, ' ', (size_t)(eol - head));
+  const char *sp2 = sp1 ? memchr (sp1 + 1, ' ', (size_t)(eol - sp1 - 1)) : NULL;
   if (sp1 == NULL || sp2 == NULL || sp1 == head || sp2 == sp1 + 1
-      || (size_t) (sp1 - head) >= sizeof req->method)
+      || (size_t)(sp1 - head) >= sizeof req->method)
     return fail (status, 400, reason, rsize, "bad request line");
   for (const char *c = head; c < sp1; c++)
-    if (!is_tchar ((unsigned char) *c))
+    if (!is_tchar ((unsigned char)*c))
       return fail (status, 400, reason, rsize, "bad method");
-  memcpy (req->method, head, (size_t) (sp1 - head));
+  memcpy (req->method, head, (size_t)(sp1 - head));
   const char *version = sp2 + 1;
-  size_t vlen = (size_t) (eol - version);
+  size_t vlen = (size_t)(eol - version);
   if (vlen != 8 || strncmp (version, "HTTP/1.", 7) != 0 || (version[7] != '0' && version[7] != '1'))
     return fail (status, 505, reason, rsize, "only HTTP/1.0 and HTTP/1.1 are spoken here");
   const char *target = sp1 + 1;
-  size_t tlen = (size_t) (sp2 - target);
+  size_t tlen = (size_t)(sp2 - target);
   for (size_t i = 0; i < tlen; i++)
-    if ((unsigned char) target[i] <= ' ' || target[i] == 0x7f)
+    if ((unsigned char)target[i] <= ' ' || target[i] == 0x7f)
       return fail (status, 400, reason, rsize, "bad request target");
 
   if (strcmp (req->method, "CONNECT") == 0)
@@ -247,7 +247,7 @@ http_parse_request (const char *head, size_t len, struct http_request *req, int 
   if (!parse_authority (auth, alen, 80, req))
     return fail (status, 400, reason, rsize, "bad host in the URI");
   const char *path = auth + alen;
-  size_t plen = (size_t) (sp2 - path);
+  size_t plen = (size_t)(sp2 - path);
 
   /* The origin form drops "http://" and the old Host line, and adds "/", a
      Host line ("Host: " AUTHORITY CRLF) and a NUL: never more than this. */
@@ -285,7 +285,7 @@ http_request_free (struct http_request *req)
 void
 http_authority (const char *host, uint16_t port, char *out, size_t size)
 {
-  snprintf (out, size, strchr (host, ':') ? "[%s]:%u" : "%s:%u", host, (unsigned) port);
+  snprintf (out, size, strchr (host, ':') ? "[%s]:%u" : "%s:%u", host, (unsigned)port);
 }
 
 static const char *

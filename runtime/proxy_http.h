@@ -14,14 +14,14 @@
 
 struct http_request
 {
-  bool connect;       /* CONNECT host:port; else an absolute-URI request to forward */
+  bool connect; /* CONNECT host:port; else an absolute-URI request to forward */
   char method[24];
-  char host[256];     /* name, or a literal address without brackets */
+  char host[256]; /* name, or a literal address without brackets */
   uint16_t port;
-  char *head;         /* forward: the head rewritten to origin form (malloc'd, NUL-terminated) */
+  char *head; /* forward: the head rewritten to origin form (malloc'd, NUL-terminated) */
   size_t head_len;
-  uint64_t body_len;  /* forward: Content-Length (0 when none) */
-  bool body_raw;      /* forward: Transfer-Encoding: the rest of the stream is passed as is */
+  uint64_t body_len; /* forward: Content-Length (0 when none) */
+  bool body_raw;     /* forward: Transfer-Encoding: the rest of the stream is passed as is */
 };
 
 /* The length of the head at the start of buf (through its empty line), 0
@@ -30,8 +30,8 @@ ssize_t http_head_end (const char *buf, size_t len, size_t max);
 
 /* Parse a complete head.  On failure returns -1 with *status the HTTP status
  * to answer (400, 405, 501...) and reason one line without CR/LF. */
-int http_parse_request (const char *head, size_t len, struct http_request *req, int *status,
-                        char *reason, size_t reason_size);
+int http_parse_request (const char *head, size_t len, struct http_request *req, int *status, char *reason,
+                        size_t reason_size);
 void http_request_free (struct http_request *req);
 
 /* "host:port", with brackets around an IPv6 address. */

@@ -23,7 +23,7 @@ static struct
 static void *
 resolver_main (void *arg)
 {
-  (void) arg;
+  (void)arg;
   for (;;)
     {
       pthread_mutex_lock (&resolver.mu);
@@ -54,7 +54,7 @@ resolver_init (void)
       pthread_t t;
       sigset_t all, old;
       sigfillset (&all);
-      pthread_sigmask (SIG_SETMASK, &all, &old);  /* signals stay with the loop */
+      pthread_sigmask (SIG_SETMASK, &all, &old); /* signals stay with the loop */
       int r = pthread_create (&t, NULL, resolver_main, NULL);
       pthread_sigmask (SIG_SETMASK, &old, NULL);
       if (r != 0)
@@ -87,7 +87,7 @@ struct resolve_job *
 resolver_take (void)
 {
   struct resolve_job *j;
-  if (read (resolver.done[0], &j, sizeof j) != (ssize_t) sizeof j)
+  if (read (resolver.done[0], &j, sizeof j) != (ssize_t)sizeof j)
     return NULL;
   return j;
 }

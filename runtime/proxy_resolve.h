@@ -12,10 +12,10 @@
 struct resolve_job
 {
   struct resolve_job *next;
-  void *owner;  /* the loop's: NULL once nobody waits for the answer */
+  void *owner; /* the loop's: NULL once nobody waits for the answer */
   char host[256];
   char port[8];
-  struct addrinfo *res;  /* the answer: getaddrinfo's result and status */
+  struct addrinfo *res; /* the answer: getaddrinfo's result and status */
   int gai;
 };
 

@@ -23,11 +23,14 @@ rootfs_image_dir (const struct store_entry *e, char *const *layers, const struct
                   char **rootfs, hk_err *err)
 {
   if (layers == NULL || layers[0] == NULL)
-    return err_set (err, EINVAL, "sandbox.image \"%s\": the image was not resolved (hako create "
-                    "and run resolve it from the image store)", spec->sandbox.image ? spec->sandbox.image : "");
+    return err_set (err, EINVAL,
+                    "sandbox.image \"%s\": the image was not resolved (hako create "
+                    "and run resolve it from the image store)",
+                    spec->sandbox.image ? spec->sandbox.image : "");
   /* Idmapping a mount of the host's needs CAP_SYS_ADMIN over it. */
   if (oci_spec_ns (spec, OCI_NS_USER) && geteuid () != 0)
-    return err_set (err, EPERM, "an image sandbox in a user namespace needs hako to run as root: its "
+    return err_set (err, EPERM,
+                    "an image sandbox in a user namespace needs hako to run as root: its "
                     "layers are mounted idmapped, so that the image's owners stay its owners inside");
   *rootfs = store_path (e, "rootfs");
   if (mkdir (*rootfs, 0755) < 0)
@@ -41,8 +44,8 @@ static int
 build (const char *data_dir, size_t n, struct rootfs_overlay *ov, hk_err *err)
 {
   if (n == 0 || n > OVERLAY_MAX_LAYERS)
-    return err_set (err, E2BIG, "an image of %zu layers cannot be mounted (overlayfs takes 1 to %d)",
-                    n, OVERLAY_MAX_LAYERS);
+    return err_set (err, E2BIG, "an image of %zu layers cannot be mounted (overlayfs takes 1 to %d)", n,
+                    OVERLAY_MAX_LAYERS);
   size_t cap = n * 8 + 64, len = 0;
   char *o = xmalloc (cap);
   len += snprintf (o + len, cap - len, "lowerdir=");
@@ -69,8 +72,10 @@ own_upper (const char *upper, const char *top, const struct oci_spec *spec, hk_e
   if (oci_spec_ns (spec, OCI_NS_USER)
       && (!idmap_to_host (l->uid_mappings, l->n_uid_mappings, sb.st_uid, &uid)
           || !idmap_to_host (l->gid_mappings, l->n_gid_mappings, sb.st_gid, &gid)))
-    return err_set (err, EINVAL, "the image's / is owned by %u:%u, which .linux.uidMappings and "
-                    ".linux.gidMappings do not both map", (unsigned) sb.st_uid, (unsigned) sb.st_gid);
+    return err_set (err, EINVAL,
+                    "the image's / is owned by %u:%u, which .linux.uidMappings and "
+                    ".linux.gidMappings do not both map",
+                    (unsigned)sb.st_uid, (unsigned)sb.st_gid);
   if (chown (upper, uid, gid) < 0 || chmod (upper, sb.st_mode & 07777) < 0)
     return err_sys (err, "chown %s", upper);
   return 0;
@@ -147,11 +152,13 @@ open_layer (int links_fd, size_t i, int userns, hk_err *err)
   int tree = sys_open_tree (links_fd, name, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
   if (tree < 0)
     return err_sys (err, "clone the mount of image layer %zu", i);
-  struct mount_attr a = { .attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_RDONLY, .userns_fd = (uint64_t) userns };
+  struct mount_attr a = { .attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_RDONLY, .userns_fd = (uint64_t)userns };
   if (sys_mount_setattr (tree, "", AT_EMPTY_PATH, &a) < 0)
     {
-      err_sys (err, "idmap image layer %zu (idmapped mounts of this filesystem need Linux 5.12, of "
-               "tmpfs 6.3)", i);
+      err_sys (err,
+               "idmap image layer %zu (idmapped mounts of this filesystem need Linux 5.12, of "
+               "tmpfs 6.3)",
+               i);
       close (tree);
       return -1;
     }
@@ -180,7 +187,8 @@ rootfs_image_open_tree (const char *dir, const struct oci_spec *spec, int *tree_
   const struct oci_linux *l = &spec->linux;
   cleanup_close int dfd = open (dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
   cleanup_close int links = dfd < 0 ? -1 : openat (dfd, "l", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  cleanup_close int upper = dfd < 0 ? -1 : openat (dfd, "upper", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  cleanup_close int upper
+      = dfd < 0 ? -1 : openat (dfd, "upper", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   cleanup_close int work = dfd < 0 ? -1 : openat (dfd, "work", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (links < 0 || upper < 0 || work < 0)
     return err_sys (err, "open the writable layer in %s", dir);
@@ -206,8 +214,8 @@ rootfs_image_open_tree (const char *dir, const struct oci_spec *spec, int *tree_
         break;
       if (n == OVERLAY_MAX_LAYERS)
         {
-          err_set (err, E2BIG, "%s/l: more than %d layers (overlayfs takes 1 to %d)", dir,
-                   OVERLAY_MAX_LAYERS, OVERLAY_MAX_LAYERS);
+          err_set (err, E2BIG, "%s/l: more than %d layers (overlayfs takes 1 to %d)", dir, OVERLAY_MAX_LAYERS,
+                   OVERLAY_MAX_LAYERS);
           goto out;
         }
       if ((trees[n] = open_layer (links, n, userns, err)) < 0)

@@ -17,8 +17,8 @@
  * one page a mount's options may take. */
 struct rootfs_overlay
 {
-  char *dir;   /* <data-root>/sandboxes/<id>/rootfs: l/<n> -> layer n, upper/, work/ */
-  char *opts;  /* "lowerdir=l/0:l/1,upperdir=upper,workdir=work" */
+  char *dir;  /* <data-root>/sandboxes/<id>/rootfs: l/<n> -> layer n, upper/, work/ */
+  char *opts; /* "lowerdir=l/0:l/1,upperdir=upper,workdir=work" */
 };
 
 /* The mount point <root>/<id>/rootfs.  An image sandbox in a user namespace

@@ -570,7 +570,7 @@ seccomp_flag_names (bool supported_only)
   hk_err ignored;
   for (size_t i = 0; i < N_OF (filter_flags); i++)
     if (!supported_only || check_kernel_flags (filter_flags[i].flag, &ignored) == 0)
-      v[n++] = (char *) filter_flags[i].name;
+      v[n++] = (char *)filter_flags[i].name;
   return v;
 }
 

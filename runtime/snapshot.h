@@ -26,10 +26,10 @@ int snapshot_take (const struct store *st, const char *id, const char *dest, hk_
 struct snapshot_source
 {
   const char *id;
-  const char *kind;          /* "image", "workdir" or "bundle" */
-  const char *src;           /* the writable state: the image sandbox's overlay upper dir, ... */
-  const char *image_record;  /* image sandboxes: the record file (ROOTFS_IMAGE_RECORD), else NULL */
-  const char *image_id;      /* image sandboxes: the image's manifest digest, else NULL */
+  const char *kind;         /* "image", "workdir" or "bundle" */
+  const char *src;          /* the writable state: the image sandbox's overlay upper dir, ... */
+  const char *image_record; /* image sandboxes: the record file (ROOTFS_IMAGE_RECORD), else NULL */
+  const char *image_id;     /* image sandboxes: the image's manifest digest, else NULL */
   const struct store_entry *entry;
 };
 
@@ -55,8 +55,7 @@ struct snapshot_ops
 /* The freeze of snapshot_take around callbacks of the caller's (`snapshot
  * --image` commits the layer there), with the same guarantees: the sandbox
  * lock held throughout, signals held off while frozen, always thawed. */
-int snapshot_frozen (const struct store *st, const char *id, const struct snapshot_ops *ops,
-                     hk_err *err);
+int snapshot_frozen (const struct store *st, const char *id, const struct snapshot_ops *ops, hk_err *err);
 
 /* Copy the tree src (its root's own owner, mode and times too) to dst (made
  * if missing, else written into): owners, modes, times, xattrs (trusted.* included, so
@@ -69,12 +68,12 @@ int snapshot_copy_tree (const char *src, const char *dst, hk_err *err);
  * must still be in the store, else an error names the image). */
 struct snapshot_src
 {
-  char *dir;      /* absolute */
+  char *dir; /* absolute */
   char *kind;
   char *config;
   size_t config_len;
   char *image_id;
-  char **layers;  /* NULL-terminated, or NULL */
+  char **layers; /* NULL-terminated, or NULL */
 };
 int snapshot_open (const char *dir, struct snapshot_src *out, hk_err *err);
 void snapshot_src_free (struct snapshot_src *s);

@@ -183,8 +183,8 @@ child_setup (const struct spawn_cfg *cfg, bool userns, int root_tree, int mntns_
   /* Landlock's ruleset is built now so a rule naming a missing path still
    * fails create; enforced only after the wait for start, which needs the
    * (host) exec fifo. */
-  struct proc_harden h = { .trace = "child",
-                           .proc = spec->process, .seccomp = cfg->seccomp, .landlock = cfg->landlock };
+  struct proc_harden h
+      = { .trace = "child", .proc = spec->process, .seccomp = cfg->seccomp, .landlock = cfg->landlock };
   int r = proc_harden_prepare (&h, err);
   *ruleset_fd = h.ruleset_fd;
   return r;
@@ -301,7 +301,8 @@ child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns, int root_tree
     child_fail (sync_fd, false, 125, &err);
   close (sync_fd);
   /* Landlock, then seccomp last: from here on only execve is left to do. */
-  struct proc_harden h = { .trace = "child", .proc = cfg->spec->process, .seccomp = cfg->seccomp, .ruleset_fd = ruleset_fd };
+  struct proc_harden h
+      = { .trace = "child", .proc = cfg->spec->process, .seccomp = cfg->seccomp, .ruleset_fd = ruleset_fd };
   if (proc_harden_final (&h, true, &err) < 0)
     child_fail (sync_fd, false, 125, &err);
   /* run --learn: the observing filter goes in after everything else, so

@@ -29,11 +29,11 @@ parse_id (const char *s, uint32_t *out)
     {
       if (*s < '0' || *s > '9')
         return false;
-      v = v * 10 + (uint64_t) (*s - '0');
+      v = v * 10 + (uint64_t)(*s - '0');
       if (v >= UINT32_MAX)
         return false;
     }
-  *out = (uint32_t) v;
+  *out = (uint32_t)v;
   return true;
 }
 
@@ -61,7 +61,7 @@ each_line (const char *text, int (*fn) (char **f, size_t n, void *ctx), void *ct
   while (p && *p)
     {
       const char *end = strchr (p, '\n');
-      size_t len = end ? (size_t) (end - p) : strlen (p);
+      size_t len = end ? (size_t)(end - p) : strlen (p);
       /* "+name" and "-name" are NIS compat lines; "#" is a comment some
        * libcs accept.  None names a local account. */
       if (len > 0 && *p != '+' && *p != '-' && *p != '#')
@@ -231,8 +231,7 @@ resolve_user (const char *passwd, const char *user, gid_t default_gid, struct us
 }
 
 int
-userdb_resolve (int rootfd, const char *spec, gid_t default_gid, struct userdb_user *out,
-                hk_err *err)
+userdb_resolve (int rootfd, const char *spec, gid_t default_gid, struct userdb_user *out, hk_err *err)
 {
   *out = (struct userdb_user){ 0 };
   cleanup_free char *copy = xstrdup (spec);
@@ -256,8 +255,7 @@ userdb_resolve (int rootfd, const char *spec, gid_t default_gid, struct userdb_u
       else if (!userdb_find_group (group, group_part, 0, &out->gid))
         {
           userdb_pw_free (&pw);
-          return err_set (err, ENOENT, "group \"%s\": no such group in the sandbox's /etc/group",
-                          group_part);
+          return err_set (err, ENOENT, "group \"%s\": no such group in the sandbox's /etc/group", group_part);
         }
     }
   out->n_groups = userdb_member_groups (group, pw.name, &out->groups);

@@ -23,9 +23,9 @@ struct userdb_user
 {
   uid_t uid;
   gid_t gid;
-  gid_t *groups;      /* supplementary groups: the groups in /etc/group listing the user */
+  gid_t *groups; /* supplementary groups: the groups in /etc/group listing the user */
   size_t n_groups;
-  char *home;         /* from /etc/passwd; NULL when the user has no entry */
+  char *home; /* from /etc/passwd; NULL when the user has no entry */
 };
 
 /* Parsers over the text of /etc/passwd and /etc/group, for userdb_resolve
@@ -41,8 +41,7 @@ void userdb_pw_free (struct userdb_pw *pw);
  * root directory rootfd (an O_PATH fd of the sandbox's /).  A name must exist
  * in the sandbox's files; a number need not (then gid is default_gid unless
  * GROUP says otherwise, and there are no supplementary groups). */
-int userdb_resolve (int rootfd, const char *spec, gid_t default_gid, struct userdb_user *out,
-                    hk_err *err);
+int userdb_resolve (int rootfd, const char *spec, gid_t default_gid, struct userdb_user *out, hk_err *err);
 void userdb_user_free (struct userdb_user *u);
 
 #endif

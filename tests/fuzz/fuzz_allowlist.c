@@ -14,7 +14,7 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
-  char *text = strndup ((const char *) data, size);
+  char *text = strndup ((const char *)data, size);
   char *entries[9] = { NULL };
   size_t n = 0;
   for (char *save = NULL, *tok = strtok_r (text, "\n", &save); tok && n < 8;

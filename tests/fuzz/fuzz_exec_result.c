@@ -43,9 +43,10 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
   size_t half = size / 2;
   struct oci_exec_result r = {
-    .exit_code = 1, .reason = "exited",
-    .out = { .data = (const char *) data, .len = half },
-    .err = { .data = (const char *) data + half, .len = size - half, .truncated = true },
+    .exit_code = 1,
+    .reason = "exited",
+    .out = { .data = (const char *)data, .len = half },
+    .err = { .data = (const char *)data + half, .len = size - half, .truncated = true },
   };
   char *buf = NULL;
   size_t len = 0;
@@ -57,14 +58,14 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   char msg[256];
   yajl_val v = yajl_tree_parse (buf, msg, sizeof msg);
   if (v == NULL)
-    abort ();  /* not JSON: a command could break the caller's parser */
+    abort (); /* not JSON: a command could break the caller's parser */
   const char *path[] = { "stdout", NULL };
   yajl_val out = yajl_tree_get (v, path, yajl_t_string);
   if (out == NULL)
     abort ();
-  if (plain_utf8 (data, half) && (strlen (YAJL_GET_STRING (out)) != half
-                                  || memcmp (YAJL_GET_STRING (out), data, half) != 0))
-    abort ();  /* valid text must come back byte for byte */
+  if (plain_utf8 (data, half)
+      && (strlen (YAJL_GET_STRING (out)) != half || memcmp (YAJL_GET_STRING (out), data, half) != 0))
+    abort (); /* valid text must come back byte for byte */
   yajl_tree_free (v);
   free (buf);
   return 0;

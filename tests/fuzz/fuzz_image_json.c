@@ -14,7 +14,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
   if (size < 1)
     return 0;
-  const char *text = (const char *) data + 1;
+  const char *text = (const char *)data + 1;
   size_t len = size - 1;
   hk_err err = { 0 };
   switch (data[0] % 6)

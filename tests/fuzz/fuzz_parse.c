@@ -14,14 +14,14 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
-  char *s = strndup ((const char *) data, size);
+  char *s = strndup ((const char *)data, size);
   uint64_t v;
   parse_duration_ms (s, &v);
   parse_size (s, &v);
   if (store_id_valid (s))
     {
       if (strchr (s, '/') || strcmp (s, ".") == 0 || strcmp (s, "..") == 0 || s[0] == '\0')
-        abort ();  /* would name something other than one entry of the state root */
+        abort (); /* would name something other than one entry of the state root */
     }
   free (s);
   return 0;

@@ -13,21 +13,21 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
-  const char *buf = (const char *) data;
+  const char *buf = (const char *)data;
   ssize_t end = http_head_end (buf, size, HTTP_MAX_HEAD);
   if (end < 0 || end == 0)
     return 0;
-  if ((size_t) end > size || (size_t) end > HTTP_MAX_HEAD)
+  if ((size_t)end > size || (size_t)end > HTTP_MAX_HEAD)
     abort ();
   struct http_request req;
   memset (&req, 0, sizeof req);
   int status = 0;
   char reason[128];
-  if (http_parse_request (buf, (size_t) end, &req, &status, reason, sizeof reason) < 0)
+  if (http_parse_request (buf, (size_t)end, &req, &status, reason, sizeof reason) < 0)
     {
       if (status < 400 || status > 599 || memchr (reason, '\0', sizeof reason) == NULL
           || strpbrk (reason, "\r\n"))
-        abort ();  /* the refusal must be a status and one line */
+        abort (); /* the refusal must be a status and one line */
       http_request_free (&req);
       return 0;
     }

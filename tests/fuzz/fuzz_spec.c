@@ -17,7 +17,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   struct oci_spec *spec = NULL;
   struct seccomp_prog *prog = NULL;
   hk_err err = { 0 };
-  if (oci_spec_parse ((const char *) data, size, &spec, &err) < 0)
+  if (oci_spec_parse ((const char *)data, size, &spec, &err) < 0)
     return 0;
   if (sbx_validate (spec, &err) == 0 && seccomp_prepare (spec, &prog, &err) == 0)
     seccomp_prog_free (prog);

@@ -17,12 +17,12 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   hk_err err = { 0 };
   char *json = NULL;
   size_t len;
-  if (oci_state_parse ((const char *) data, size, &s, &err) < 0)
+  if (oci_state_parse ((const char *)data, size, &s, &err) < 0)
     return 0;
   if (oci_state_to_json (s, false, &json, &len, &err) < 0)
     abort ();
   if (oci_state_parse (json, len, &again, &err) < 0)
-    abort ();  /* hako must read back whatever it writes */
+    abort (); /* hako must read back whatever it writes */
   if (again->pid != s->pid || again->status != s->status || strcmp (again->id, s->id) != 0)
     abort ();
   oci_state_free (again);

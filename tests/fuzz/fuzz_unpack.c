@@ -46,7 +46,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
   if (base[0] == '\0')
     {
-      snprintf (base, sizeof base, "/tmp/hako-fuzz-unpack.%d", (int) getpid ());
+      snprintf (base, sizeof base, "/tmp/hako-fuzz-unpack.%d", (int)getpid ());
       mkdir (base, 0700);
       atexit (remove_base);
     }

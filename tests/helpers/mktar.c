@@ -21,7 +21,7 @@
 static void
 octal (char *field, size_t len, unsigned long long v)
 {
-  snprintf (field, len, "%0*llo", (int) len - 1, v);
+  snprintf (field, len, "%0*llo", (int)len - 1, v);
 }
 
 static void
@@ -34,11 +34,11 @@ block_out (const char *b)
 static int
 pax_record (char *out, const char *key, const char *value)
 {
-  int base = (int) (strlen (key) + strlen (value)) + 3, n = base;
+  int base = (int)(strlen (key) + strlen (value)) + 3, n = base;
   for (int digits = 1;; digits++)
     {
       n = base + digits;
-      if ((int) snprintf (NULL, 0, "%d", n) == digits)
+      if ((int)snprintf (NULL, 0, "%d", n) == digits)
         break;
     }
   return sprintf (out, "%d %s=%s\n", n, key, value);
@@ -87,7 +87,7 @@ header (const char *path, char type, unsigned long long size, const char *link, 
   memset (h + 148, ' ', 8);
   unsigned sum = 0;
   for (int i = 0; i < 512; i++)
-    sum += (unsigned char) h[i];
+    sum += (unsigned char)h[i];
   snprintf (h + 148, 8, "%06o", sum);
   h[155] = ' ';
   block_out (h);
@@ -133,7 +133,7 @@ main (void)
       else if (strcmp (kind, "huge") == 0)
         {
           header (a, '0', strtoull (b, NULL, 10), NULL, 0, 0);
-          return 0;  /* the data never comes */
+          return 0; /* the data never comes */
         }
       else if (strcmp (kind, "many") == 0)
         for (long i = 0, n = atol (a); i < n; i++)

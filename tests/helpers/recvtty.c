@@ -26,7 +26,7 @@ main (int argc, char **argv)
   snprintf (sa.sun_path, sizeof sa.sun_path, "%s", argv[1]);
   int ls = socket (AF_UNIX, SOCK_STREAM, 0);
   unlink (argv[1]);
-  if (ls < 0 || bind (ls, (struct sockaddr *) &sa, sizeof sa) < 0 || listen (ls, 1) < 0)
+  if (ls < 0 || bind (ls, (struct sockaddr *)&sa, sizeof sa) < 0 || listen (ls, 1) < 0)
     {
       perror ("recvtty: listen");
       return 1;
@@ -44,8 +44,8 @@ main (int argc, char **argv)
     struct cmsghdr align;
   } u;
   struct iovec iov = { .iov_base = name, .iov_len = sizeof name - 1 };
-  struct msghdr h = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                      .msg_controllen = sizeof u.buf };
+  struct msghdr h
+      = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf };
   ssize_t n = recvmsg (c, &h, 0);
   struct cmsghdr *cm = n >= 0 ? CMSG_FIRSTHDR (&h) : NULL;
   if (cm == NULL || cm->cmsg_type != SCM_RIGHTS)
@@ -66,8 +66,8 @@ main (int argc, char **argv)
       if (n < 0 && errno == EINTR)
         continue;
       if (n <= 0)
-        break;  /* EIO: the last slave is closed */
-      if (write (1, buf, (size_t) n) < 0)
+        break; /* EIO: the last slave is closed */
+      if (write (1, buf, (size_t)n) < 0)
         return 1;
     }
   return 0;

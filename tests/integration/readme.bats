@@ -48,6 +48,9 @@ tour_script () {
   export TOUR="$TEST_ROOT/tour"
   mkdir -p "$TOUR/tmp" "$TOUR/srv" "$TOUR/etc/hako"
   chmod -R 711 "$TOUR"
+  # The tour's own directory reads as a checkout does (0755): the CI
+  # example binds "$PWD" into a sandbox whose user is not the owner.
+  chmod 755 "$TOUR"
   # The README's relative paths (tests/fixtures/...) are the source tree's.
   ln -s "$(cd "$BATS_TEST_DIRNAME/.." && pwd)" "$TOUR/tests"
   tour_script > "$TEST_ROOT/tour.sh"

@@ -38,8 +38,7 @@ tap_str_eq (const char *a, const char *b)
 #define ok(cond, ...) tap_ok (!!(cond), __FILE__, __LINE__, __VA_ARGS__)
 #define is_str(a, b, ...) tap_ok (tap_str_eq ((a), (b)), __FILE__, __LINE__, __VA_ARGS__)
 
-static inline void __attribute__ ((format (printf, 2, 3)))
-skip (const char *reason, const char *fmt, ...)
+static inline void __attribute__ ((format (printf, 2, 3))) skip (const char *reason, const char *fmt, ...)
 {
   va_list ap;
   printf ("ok %d - ", ++tap_n);

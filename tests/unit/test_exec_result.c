@@ -33,7 +33,7 @@ stdout_field (const char *json)
   if (q == NULL)
     return xstrdup ("(no stdout field)");
   p += strlen ("\"stdout\":\"");
-  return xstrndup (p, (size_t) (q - p));
+  return xstrndup (p, (size_t)(q - p));
 }
 
 static void
@@ -76,7 +76,9 @@ test_escapes (void)
   escapes ("caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x93\xa6", 14, "caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x93\xa6",
            "valid UTF-8 (2, 3 and 4 bytes) is kept as is");
   escapes ("\xe2\x80\xa8\xe2\x80\xa9", 6, "\\u2028\\u2029", "U+2028 and U+2029 are escaped");
-  escapes ("a\xff" "b", 3, "a\\ufffdb", "an invalid byte becomes \\ufffd");
+  escapes ("a\xff"
+           "b",
+           3, "a\\ufffdb", "an invalid byte becomes \\ufffd");
   escapes ("\x80\x80", 2, "\\ufffd\\ufffd", "each lone continuation byte is one \\ufffd");
   escapes ("\xe6\x97", 2, "\\ufffd", "a sequence cut at the end is one \\ufffd");
   escapes ("\xe6\x97x", 3, "\\ufffdx", "a truncated sequence, then ASCII");
@@ -96,7 +98,7 @@ test_valid_json (void)
   /* Every byte value, and random garbage: the object must always parse. */
   char all[512];
   for (int i = 0; i < 512; i++)
-    all[i] = (char) (i & 0xff);
+    all[i] = (char)(i & 0xff);
   parses (all, sizeof all, NULL, "all 256 byte values");
   srand (42);
   bool good = true;
@@ -104,7 +106,7 @@ test_valid_json (void)
     {
       char buf[64];
       for (size_t i = 0; i < sizeof buf; i++)
-        buf[i] = (char) (rand () & 0xff);
+        buf[i] = (char)(rand () & 0xff);
       cleanup_free char *json = render (buf, sizeof buf);
       char msg[256];
       yajl_val v = yajl_tree_parse (json, msg, sizeof msg);
@@ -122,15 +124,20 @@ test_object (void)
   char *text = NULL;
   size_t size = 0;
   FILE *f = open_memstream (&text, &size);
-  struct oci_exec_result r = { .exit_code = 137, .signal = 9, .reason = "timeout", .timed_out = true,
+  struct oci_exec_result r = { .exit_code = 137,
+                               .signal = 9,
+                               .reason = "timeout",
+                               .timed_out = true,
                                .out = { .data = "o", .len = 1, .truncated = true },
-                               .err = { .data = "e", .len = 1 }, .duration_ms = 1003 };
+                               .err = { .data = "e", .len = 1 },
+                               .duration_ms = 1003 };
   hk_err err = { 0 };
   ok (oci_exec_result_write (&r, f, &err) == 0, "a timeout result is written");
   fclose (f);
-  is_str (text, "{\"exit_code\":137,\"signal\":9,\"reason\":\"timeout\",\"timed_out\":true,"
-                "\"stdout\":\"o\",\"stderr\":\"e\",\"stdout_truncated\":true,"
-                "\"stderr_truncated\":false,\"duration_ms\":1003}\n",
+  is_str (text,
+          "{\"exit_code\":137,\"signal\":9,\"reason\":\"timeout\",\"timed_out\":true,"
+          "\"stdout\":\"o\",\"stderr\":\"e\",\"stdout_truncated\":true,"
+          "\"stderr_truncated\":false,\"duration_ms\":1003}\n",
           "every field, in order, one line");
   free (text);
 

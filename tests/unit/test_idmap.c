@@ -79,11 +79,12 @@ test_userns_open (void)
   close (fd);
 }
 
-static const char userns_spec[] =
-  "{\"ociVersion\":\"1.2.0\",\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\",\"user\":{\"uid\":0,\"gid\":0}},"
-  "\"root\":{\"path\":\"rootfs\"},\"linux\":{\"namespaces\":[{\"type\":\"mount\"},{\"type\":\"user\"}],"
-  "\"uidMappings\":[{\"containerID\":0,\"hostID\":1000000000,\"size\":65536}],"
-  "\"gidMappings\":[{\"containerID\":0,\"hostID\":1000000000,\"size\":65536}]}}";
+static const char userns_spec[]
+    = "{\"ociVersion\":\"1.2.0\",\"process\":{\"args\":[\"sh\"],\"cwd\":\"/"
+      "\",\"user\":{\"uid\":0,\"gid\":0}},"
+      "\"root\":{\"path\":\"rootfs\"},\"linux\":{\"namespaces\":[{\"type\":\"mount\"},{\"type\":\"user\"}],"
+      "\"uidMappings\":[{\"containerID\":0,\"hostID\":1000000000,\"size\":65536}],"
+      "\"gidMappings\":[{\"containerID\":0,\"hostID\":1000000000,\"size\":65536}]}}";
 
 static struct oci_spec *
 parse (const char *json)

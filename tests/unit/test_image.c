@@ -5,8 +5,8 @@
 #include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdlib.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -46,9 +46,10 @@ test_documents (void)
 {
   hk_err err;
   struct oci_index x;
-  const char *idx = "{\"schemaVersion\":2,\"manifests\":[{\"mediaType\":\"" OCI_MT_MANIFEST
-                    "\",\"digest\":\"sha256:" D64 "\",\"size\":12,\"platform\":{\"os\":\"linux\","
-                    "\"architecture\":\"amd64\"},\"annotations\":{\"org.opencontainers.image.ref.name\":\"v1\"}}]}";
+  const char *idx
+      = "{\"schemaVersion\":2,\"manifests\":[{\"mediaType\":\"" OCI_MT_MANIFEST "\",\"digest\":\"sha256:" D64
+        "\",\"size\":12,\"platform\":{\"os\":\"linux\","
+        "\"architecture\":\"amd64\"},\"annotations\":{\"org.opencontainers.image.ref.name\":\"v1\"}}]}";
   ok (oci_index_parse (idx, strlen (idx), &x, &err) == 0, "an index parses");
   ok (x.n_manifests == 1 && x.manifests[0].size == 12, "its descriptor");
   is_str (x.manifests[0].ref_name, "v1", "its ref name");
@@ -104,10 +105,13 @@ test_policy (void)
       "a duplicate key is refused");
   ok (parse_policy ("{\"default\":[{\"type\":\"signedBy\",\"keyType\":\"GPGKeys\"}]}", &err) < 0,
       "signedBy without a key is refused");
-  ok (parse_policy ("{\"default\":[{\"type\":\"signedBy\",\"keyType\":\"X509\",\"keyPath\":\"/k\"}]}", &err) < 0,
+  ok (parse_policy ("{\"default\":[{\"type\":\"signedBy\",\"keyType\":\"X509\",\"keyPath\":\"/k\"}]}", &err)
+          < 0,
       "a keyType other than GPGKeys is refused");
   ok (parse_policy ("{\"default\":[{\"type\":\"reject\"}],\"transports\":{\"docker\":{\"a\":[{\"type\":"
-                    "\"reject\"}]},\"oci\":{\"a\":[{\"type\":\"reject\"}]}}}", &err) < 0,
+                    "\"reject\"}]},\"oci\":{\"a\":[{\"type\":\"reject\"}]}}}",
+                    &err)
+          < 0,
       "a scope in two transports is refused");
 }
 
@@ -116,16 +120,18 @@ test_payload (void)
 {
   hk_err err;
   struct oci_simple_sig s;
-  const char *good = "{\"critical\":{\"type\":\"atomic container signature\",\"image\":{\"docker-manifest-digest\":"
-                     "\"sha256:" D64 "\"},\"identity\":{\"docker-reference\":\"a:1\"}},\"optional\":{\"x\":1}}";
+  const char *good
+      = "{\"critical\":{\"type\":\"atomic container signature\",\"image\":{\"docker-manifest-digest\":"
+        "\"sha256:" D64 "\"},\"identity\":{\"docker-reference\":\"a:1\"}},\"optional\":{\"x\":1}}";
   ok (oci_simple_sig_parse (good, strlen (good), &s, &err) == 0, "a payload parses");
   is_str (s.identity, "a:1", "its identity");
   oci_simple_sig_free (&s);
   const char *type = "{\"critical\":{\"type\":\"other\",\"image\":{\"docker-manifest-digest\":\"d\"},"
                      "\"identity\":{\"docker-reference\":\"a\"}}}";
   ok (oci_simple_sig_parse (type, strlen (type), &s, &err) < 0, "another critical.type is refused");
-  const char *extra = "{\"critical\":{\"type\":\"atomic container signature\",\"image\":{\"docker-manifest-digest\":"
-                      "\"d\",\"more\":1},\"identity\":{\"docker-reference\":\"a\"}}}";
+  const char *extra
+      = "{\"critical\":{\"type\":\"atomic container signature\",\"image\":{\"docker-manifest-digest\":"
+        "\"d\",\"more\":1},\"identity\":{\"docker-reference\":\"a\"}}}";
   ok (oci_simple_sig_parse (extra, strlen (extra), &s, &err) < 0 && strstr (err.msg, "unknown key"),
       "an unknown key under critical is refused");
 }
@@ -247,7 +253,8 @@ test_sweep (void)
   close (other);
   ok (img_store_sweep (&st, &err) == 0, "a sweep of an unused store succeeds");
   ok (access (tmp_blob, F_OK) < 0 && access (tmp_layer, F_OK) < 0 && access (tmp_names, F_OK) < 0
-      && access (tmp_import, F_OK) < 0, "and removes every temporary");
+          && access (tmp_import, F_OK) < 0,
+      "and removes every temporary");
   ok (access (blob, F_OK) == 0, "a blob under its digest stays");
   ok (!store_free (lock), "the sweeper still holds its shared lock");
   img_store_close (&st);

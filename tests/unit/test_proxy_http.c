@@ -18,8 +18,7 @@ refused (const char *head, int want, const char *what)
   int status = 0;
   char reason[256] = "";
   int r = parse (head, &req, &status, reason);
-  ok (r < 0 && status == want && reason[0] && !strpbrk (reason, "\r\n"), "%s: %d %s", what, status,
-      reason);
+  ok (r < 0 && status == want && reason[0] && !strpbrk (reason, "\r\n"), "%s: %d %s", what, status, reason);
   http_request_free (&req);
 }
 
@@ -27,7 +26,7 @@ static void
 test_head_end (void)
 {
   const char *h = "GET http://a/ HTTP/1.1\r\nHost: a\r\n\r\nBODY";
-  ok (http_head_end (h, strlen (h), HTTP_MAX_HEAD) == (ssize_t) (strlen (h) - 4), "head end found");
+  ok (http_head_end (h, strlen (h), HTTP_MAX_HEAD) == (ssize_t)(strlen (h) - 4), "head end found");
   ok (http_head_end (h, 20, HTTP_MAX_HEAD) == 0, "incomplete head");
   ok (http_head_end (h, 20, 20) == -1, "a head longer than the bound");
   ok (http_head_end ("\r\n\r", 3, 16) == 0, "three bytes are not a head");
@@ -39,8 +38,7 @@ test_connect (void)
   struct http_request req;
   int status;
   char reason[256];
-  ok (parse ("CONNECT example.org:443 HTTP/1.1\r\nHost: example.org:443\r\n\r\n", &req, &status,
-             reason) == 0
+  ok (parse ("CONNECT example.org:443 HTTP/1.1\r\nHost: example.org:443\r\n\r\n", &req, &status, reason) == 0
           && req.connect && strcmp (req.host, "example.org") == 0 && req.port == 443,
       "CONNECT host:port");
   http_request_free (&req);
@@ -74,8 +72,8 @@ test_forward (void)
           && strcmp (req.head, "GET / HTTP/1.0\r\nHost: a.example\r\n\r\n") == 0 && req.port == 80,
       "no path: \"/\", default port 80");
   http_request_free (&req);
-  ok (parse ("POST http://a/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", &req, &status, reason)
-          == 0 && req.body_raw,
+  ok (parse ("POST http://a/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", &req, &status, reason) == 0
+          && req.body_raw,
       "Transfer-Encoding: the rest is passed raw");
   http_request_free (&req);
   ok (parse ("GET http://[::1]:81/x HTTP/1.1\r\n\r\n", &req, &status, reason) == 0
@@ -93,7 +91,8 @@ test_refusals (void)
   int nstatus = 0;
   char nreason[256] = "";
   ok (http_parse_request (nul_head, sizeof nul_head - 1, &nreq, &nstatus, nreason, sizeof nreason) < 0
-      && nstatus == 400, "a NUL in the head: 400 %s", nreason);
+          && nstatus == 400,
+      "a NUL in the head: 400 %s", nreason);
   http_request_free (&nreq);
   refused ("GET http://a/ HTTP/1.1\r\nX: a\001b\r\n\r\n", 400, "a control character in a header");
   refused ("GET / HTTP/1.1\r\nHost: a\r\n\r\n", 400, "origin form (not a proxy request)");

@@ -39,11 +39,14 @@ test_lifecycle (const char *dir)
   ok (store_create (&st, "../x", &e, &err) < 0 && strstr (err.msg, "invalid sandbox id"),
       "a bad id is refused before any path is built");
   ok (store_create (&st, "box", &e, &err) == 0, "create box");
-  ok (store_create (&st, "box", &e2, &err) < 0 && err.errnum == EEXIST
-          && strstr (err.msg, "already exists"),
+  ok (store_create (&st, "box", &e2, &err) < 0 && err.errnum == EEXIST && strstr (err.msg, "already exists"),
       "second create of the same id fails with 'already exists'");
-  struct oci_state s = { .oci_version = "1.2.0", .id = "box", .status = OCI_STATUS_CREATED,
-                         .pid = 42, .pid_start_time = 7, .bundle = "/b" };
+  struct oci_state s = { .oci_version = "1.2.0",
+                         .id = "box",
+                         .status = OCI_STATUS_CREATED,
+                         .pid = 42,
+                         .pid_start_time = 7,
+                         .bundle = "/b" };
   ok (store_write_state (&e, &s, &err) == 0, "write state");
   store_close (&e);
   ok (store_open (&st, "box", true, &e, &err) == 0, "open locked");

@@ -11,27 +11,24 @@
 #include "runtime/userdb.h"
 #include "tests/unit/tap.h"
 
-static const char passwd[] =
-  "root:x:0:0:root:/root:/bin/sh\n"
-  "+nis::::::\n"
-  "broken line\n"
-  "bad:x:abc:1::/:/bin/sh\n"
-  "nobody:x:65534:65534:nobody:/nonexistent:/bin/false\n"
-  "alice:x:1000:1000::/home/alice:/bin/sh";  /* no final newline */
+static const char passwd[] = "root:x:0:0:root:/root:/bin/sh\n"
+                             "+nis::::::\n"
+                             "broken line\n"
+                             "bad:x:abc:1::/:/bin/sh\n"
+                             "nobody:x:65534:65534:nobody:/nonexistent:/bin/false\n"
+                             "alice:x:1000:1000::/home/alice:/bin/sh"; /* no final newline */
 
-static const char group[] =
-  "root:x:0:\n"
-  "wheel:x:10:alice,bob\n"
-  "staff:x:50:bob,alice\n"
-  "alice:x:1000:\n"
-  "nogroup:x:65534:\n";
+static const char group[] = "root:x:0:\n"
+                            "wheel:x:10:alice,bob\n"
+                            "staff:x:50:bob,alice\n"
+                            "alice:x:1000:\n"
+                            "nogroup:x:65534:\n";
 
 static void
 test_parsers (void)
 {
   struct userdb_pw pw;
-  ok (userdb_find_pw (passwd, "nobody", 0, &pw) == 1 && pw.uid == 65534 && pw.gid == 65534,
-      "a user by name");
+  ok (userdb_find_pw (passwd, "nobody", 0, &pw) == 1 && pw.uid == 65534 && pw.gid == 65534, "a user by name");
   is_str (pw.home, "/nonexistent", "with its home");
   userdb_pw_free (&pw);
   ok (userdb_find_pw (passwd, NULL, 1000, &pw) == 1, "a user by number, on the last line");

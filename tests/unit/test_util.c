@@ -188,7 +188,8 @@ test_inroot (const char *dir)
   ok (symlink ("/inner", lnk) == 0, "inroot: an absolute link to a directory of the root");
   ok (inroot_open (rfd, "/up", O_PATH, 0) < 0 && errno == ENOENT,
       "inroot: \"../outside\" from the top is <root>/outside, not the host's");
-  ok (inroot_open (rfd, "abs", O_PATH, 0) < 0 && errno == ENOENT, "inroot: an absolute link resolves inside the root");
+  ok (inroot_open (rfd, "abs", O_PATH, 0) < 0 && errno == ENOENT,
+      "inroot: an absolute link resolves inside the root");
   int fd = inroot_open (rfd, "lnk", O_PATH | O_DIRECTORY, 0);
   struct stat a, b;
   ok (fd >= 0 && fstat (fd, &a) == 0 && stat (inner, &b) == 0 && a.st_ino == b.st_ino,
@@ -197,7 +198,8 @@ test_inroot (const char *dir)
   char *at = NULL;
   fd = inroot_mkdir_p (rfd, "lnk/x//y", O_PATH, 0, 0755, (uid_t)-1, (gid_t)-1, &at);
   char *made = xasprintf ("%s/x/y", inner);
-  ok (fd >= 0 && access (made, F_OK) == 0, "inroot: mkdir -p through the link makes the tree inside the root");
+  ok (fd >= 0 && access (made, F_OK) == 0,
+      "inroot: mkdir -p through the link makes the tree inside the root");
   close (fd);
   ok ((fd = inroot_mkdir_p (rfd, "lnk/x/y", O_PATH, 0, 0755, (uid_t)-1, (gid_t)-1, NULL)) >= 0,
       "inroot: mkdir -p of what exists");
@@ -217,7 +219,8 @@ test_fnv (void)
 {
   ok (fnv1a32 ("") == 2166136261u && fnv1a32 ("a") == 0xe40c292cu, "fnv1a32: the reference values");
   ok (fnv1a64 (FNV1A64_BASIS, "a", 1) == 0xaf63dc4c8601ec8cULL, "fnv1a64: the reference value");
-  ok (path_has_dotdot ("a/../b") && path_has_dotdot ("..") && !path_has_dotdot ("a/..b/.c") && !path_has_dotdot (""),
+  ok (path_has_dotdot ("a/../b") && path_has_dotdot ("..") && !path_has_dotdot ("a/..b/.c")
+          && !path_has_dotdot (""),
       "path_has_dotdot: components only");
 }
 
