@@ -530,8 +530,8 @@ class AsyncSandbox:
                      timeout: Optional[float] = None, envs: Optional[Mapping[str, str]] = None,
                      cwd: Optional[str] = None, user: Optional[str] = None, mounts: Sequence[str] = (),
                      sandbox_id: Optional[str] = None, from_snapshot: Optional[str] = None, *,
-                     hako: Optional[str] = None, root: Optional[str] = None, data_root: Optional[str] = None,
-                     transport: Optional[Transport] = None) -> "AsyncSandbox":
+                     devices: Sequence[str] = (), hako: Optional[str] = None, root: Optional[str] = None,
+                     data_root: Optional[str] = None, transport: Optional[Transport] = None) -> "AsyncSandbox":
         """Create and start a sandbox; its own process only keeps it alive."""
         t = _make_transport(transport, hako, root, data_root)
         sid = sandbox_id or _new_id()
@@ -568,6 +568,8 @@ class AsyncSandbox:
             args += ["-u", str(user)]
         for m in mounts:
             args += ["-v", m]
+        for d in devices:  # a CDI name (vendor.com/class=name) or a host node
+            args += ["--device", d]
         args.append(sid)
         if image and not (from_snapshot or bundle):
             # The host profile without a command runs hako's own init, which

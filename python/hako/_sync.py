@@ -116,13 +116,13 @@ class Sandbox:
                timeout: Optional[float] = None, envs: Optional[Mapping[str, str]] = None,
                cwd: Optional[str] = None, user: Optional[str] = None, mounts: Sequence[str] = (),
                sandbox_id: Optional[str] = None, from_snapshot: Optional[str] = None, *,
-               hako: Optional[str] = None, root: Optional[str] = None, data_root: Optional[str] = None,
-               transport: Optional[Transport] = None) -> "Sandbox":
+               devices: Sequence[str] = (), hako: Optional[str] = None, root: Optional[str] = None,
+               data_root: Optional[str] = None, transport: Optional[Transport] = None) -> "Sandbox":
         return cls(_run(AsyncSandbox.create(
             image=image, profile=profile, bundle=bundle, network=network, allow=allow, memory=memory, cpus=cpus,
             pids=pids, disk=disk, timeout=timeout, envs=envs, cwd=cwd, user=user, mounts=mounts,
-            sandbox_id=sandbox_id, from_snapshot=from_snapshot, hako=hako, root=root, data_root=data_root,
-            transport=transport)))
+            sandbox_id=sandbox_id, from_snapshot=from_snapshot, devices=devices, hako=hako, root=root,
+            data_root=data_root, transport=transport)))
 
     @classmethod
     def connect(cls, sandbox_id: str, *, hako: Optional[str] = None, root: Optional[str] = None,

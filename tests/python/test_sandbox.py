@@ -319,3 +319,27 @@ def test_upload_download_mounts(kw: Dict[str, Any], roots: Any, tmp_path: Any) -
         sb.files.download("/work/up", str(dest))
         found = {os.path.relpath(os.path.join(d, f), dest) for d, _, fs in os.walk(dest) for f in fs}
         assert any(p.endswith("sub/b.bin") for p in found), found
+
+
+def test_devices_cdi_and_host_node(kw: Dict[str, Any], roots: Any, monkeypatch: Any) -> None:
+    """devices=: a CDI device of a fake vendor (its node made from /dev/null's
+    numbers, its env) and a raw host node; an unknown name is NotFound."""
+    d = os.path.join(roots.dir, "cdi")
+    os.makedirs(os.path.join(d, "nodes"))
+    node = os.path.join(d, "nodes", "fake0")
+    os.mknod(node, 0o666 | 0o020000, os.makedev(1, 3))
+    os.chmod(node, 0o666)  # past the umask: the sandbox's user is not its owner
+    with open(os.path.join(d, "fake.json"), "w") as f:
+        f.write('{"cdiVersion":"0.6.0","kind":"example.com/fake","devices":[{"name":"gpu0","containerEdits":'
+                '{"env":["FAKE_GPU=0"],"deviceNodes":[{"path":"/dev/fake0","hostPath":"%s"}]}}]}' % node)
+    monkeypatch.setenv("HAKO_NODE_CONFIG", _roots_node(roots, '{"cdi_spec_dirs": ["%s"]}' % d))
+    with Sandbox.create(devices=["example.com/fake=gpu0"], **kw) as sb:
+        r = sb.commands.run("echo $FAKE_GPU; echo x > /dev/fake0 && echo wrote", check=False)
+        assert r.stderr == ""
+        assert r.stdout == "0\nwrote\n"
+    if os.path.exists("/dev/fuse"):
+        with Sandbox.create(devices=["/dev/fuse"], **kw) as sb:
+            assert sb.commands.run("test -c /dev/fuse && echo ok").stdout == "ok\n"
+    with pytest.raises(hako.NotFoundException):
+        Sandbox.create(devices=["example.com/fake=nope"], **kw)
+    assert Sandbox.list(**kw) == []  # nothing half-made
