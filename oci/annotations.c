@@ -250,6 +250,11 @@ spec_parse_annotations (struct oci_spec *s, hk_err *err)
       const char *k = s->annotations[i].key;
       if (strncmp (k, PREFIX, strlen (PREFIX)) != 0)
         continue;
+      /* org.hako.learn is the marker `run --learn` writes for `hako state`:
+       * it turns nothing off (learning is the learner's fd, not a name), so
+       * a config that carries it (a learned run's) still parses. */
+      if (strcmp (k, PREFIX "learn") == 0)
+        continue;
       /* An unknown or misspelt name would leave the pod without the
        * confinement its author meant: refused, never ignored. */
       size_t j = 0;
