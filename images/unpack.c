@@ -322,7 +322,7 @@ unpack_entry (struct unpack *u, struct archive *a, struct archive_entry *e, hk_e
     return -1;
   if (str_has_prefix (name, WH_PREFIX))
     {
-      cleanup_free char *parent = xstrndup (norm, name - norm ? name - norm - 1 : 0);
+      cleanup_free char *parent = xstrndup (norm, (name - norm) ? (size_t)(name - norm - 1) : 0);
       return whiteout (u, dirfd, parent, name, err);
     }
   bool keep_dir;

@@ -47,13 +47,11 @@ inroot_mkdir_p (int rootfd, const char *path, int flags, uint64_t resolve, mode_
   while (*path == '/')
     path++;
   cleanup_free char *prefix = xstrdup (path);
+  cleanup_close int cur = -1;
   int fd = inroot_open (rootfd, path, flags, resolve);
   if (fd >= 0)
     return fd;
-  if (errno != ENOENT)
-    goto fail;
-  cleanup_close int cur = inroot_open (rootfd, "", flags, resolve);
-  if (cur < 0)
+  if (errno != ENOENT || (cur = inroot_open (rootfd, "", flags, resolve)) < 0)
     goto fail;
   for (char *p = prefix;;)
     {

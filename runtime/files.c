@@ -344,10 +344,6 @@ open_dir (const struct view *v, const char *dir, bool mkdir, uid_t uid, gid_t gi
                          "directory %s: No such file or directory (put -p creates missing parents)", dir);
       return err_sys (err, "directory %s", dir);
     }
-  {
-    t->dirfd = inroot_open (t->dir.rootfd, t->dir.rel, O_PATH | O_DIRECTORY, 0);
-    return t->dirfd >= 0 ? 0 : err_sys (err, "directory %s", dir);
-  }
   cleanup_free char *at = NULL;
   t->dirfd = inroot_mkdir_p (t->dir.rootfd, t->dir.rel, O_PATH, 0, 0755, uid, gid, &at);
   if (t->dirfd < 0)

@@ -193,15 +193,11 @@ awk -F'|' -v only=" $BENCH_ONLY " -v failed=" $failed_pieces " -v logf="$BENCH_L
     if (key ~ /^snapshot-/) return "snapshot"
     if (key == "parallel") return "parallel"
     if (key ~ /^(session-|put-|get-)/) return "session"
-    return "proxy"
-  }
-  function installed(tool,   rc) {
-    if (tool ~ /^(hako|hako-disk|direct|tar|cp)$/) return 1
     if (key ~ /^py-/) return "python"
     return "proxy"
   }
   function installed(tool,   rc) {
-    if (tool ~ /^(hako|hako-disk|direct|tar|sdk)$/) return 1
+    if (tool ~ /^(hako|hako-disk|direct|tar|cp|sdk)$/) return 1
     if (!(tool in have)) have[tool] = (system("command -v " tool " > /dev/null") == 0)
     return have[tool]
   }

@@ -184,6 +184,8 @@ kind () {
 @test "--format json: every verb that prints a table or a result prints valid JSON" {
   import_busybox
   $H run --detach --image busybox box -- sleep 1000
+  # Something in its layer, for snapshot --image (an empty one is refused).
+  $H exec box sh -c 'echo x > /made'
   # verb and arguments; each prints JSON on stdout and exits 0.
   while read -r cmd; do
     run --separate-stderr $H $cmd

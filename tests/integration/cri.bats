@@ -220,7 +220,7 @@ start_servers () {
   echo "$output"; [ "$status" -eq 0 ]
   run CRI create-fails org.hako.landlock.tcp-connect=http 'annotation org.hako.landlock.tcp-connect: "http" is not a port number'
   echo "$output"; [ "$status" -eq 0 ]
-  run CRI create-fails org.hako.landlock.tcp-bind=0 '.sandbox.landlock.tcp_bind[0]: must be an integer between 1 and 65535'
+  run CRI create-fails org.hako.landlock.tcp-bind=65536 '.sandbox.landlock.tcp_bind[0]'
   echo "$output"; [ "$status" -eq 0 ]
   run CRI create-fails org.hako.landlock.scoped=yes 'annotation org.hako.landlock.scoped: must be "true" or "false"'
   echo "$output"; [ "$status" -eq 0 ]
