@@ -98,6 +98,14 @@ cmp_rule (const void *a, const void *b)
   return strcmp (((const struct rule *)a)->value, ((const struct rule *)b)->value);
 }
 
+/* qsort of an empty set's NULL array is undefined (UBSan says so). */
+static void
+set_sort (struct set *s, int (*cmp) (const void *, const void *))
+{
+  if (s->n > 1)
+    qsort (s->v, s->n, sizeof *s->v, cmp);
+}
+
 /* Drop every rule another one of the set covers (a Landlock rule on a
  * directory covers everything beneath it), folding its count in. */
 static void
@@ -147,7 +155,7 @@ collapse (struct set *s)
           changed = true;
         }
     }
-  qsort (s->v, s->n, sizeof *s->v, cmp_rule);
+  set_sort (s, cmp_rule);
 }
 
 /* Where an observed path goes: /proc is one read-only view (its pids
@@ -376,11 +384,11 @@ oci_learn_update (const char *path, const struct learn_rec *recs, size_t n, bool
       else
         i++;
     }
-  qsort (sets[S_READ].v, sets[S_READ].n, sizeof (struct rule), cmp_rule);
-  qsort (sets[S_BIND].v, sets[S_BIND].n, sizeof (struct rule), cmp_port);
-  qsort (sets[S_CONNECT].v, sets[S_CONNECT].n, sizeof (struct rule), cmp_port);
-  qsort (sets[S_SYSCALL].v, sets[S_SYSCALL].n, sizeof (struct rule), cmp_rule);
-  qsort (sets[S_ALLOW].v, sets[S_ALLOW].n, sizeof (struct rule), cmp_rule);
+  set_sort (&sets[S_READ], cmp_rule);
+  set_sort (&sets[S_BIND], cmp_port);
+  set_sort (&sets[S_CONNECT], cmp_port);
+  set_sort (&sets[S_SYSCALL], cmp_rule);
+  set_sort (&sets[S_ALLOW], cmp_rule);
   bool with_seccomp = seccomp || had_seccomp;
 
   struct json_out o;
