@@ -908,54 +908,11 @@ plan_edits (struct plan *p, const struct cdi_edits *e, hk_err *err)
   return 0;
 }
 
-/* Emit v as it was read, numbers in their original text. */
-static void
-emit (struct json_out *o, yajl_val v)
-{
-  if (YAJL_IS_OBJECT (v))
-    {
-      json_obj_open (o);
-      for (size_t i = 0; i < v->u.object.len; i++)
-        {
-          json_key (o, v->u.object.keys[i]);
-          emit (o, v->u.object.values[i]);
-        }
-      json_obj_close (o);
-    }
-  else if (YAJL_IS_ARRAY (v))
-    {
-      json_arr_open (o);
-      for (size_t i = 0; i < v->u.array.len; i++)
-        emit (o, v->u.array.values[i]);
-      json_arr_close (o);
-    }
-  else if (YAJL_IS_STRING (v))
-    json_str (o, v->u.string);
-  else if (YAJL_IS_NUMBER (v))
-    json_number (o, v->u.number.r);
-  else if (YAJL_IS_TRUE (v) || YAJL_IS_FALSE (v))
-    json_bool (o, YAJL_IS_TRUE (v));
-  else
-    json_null (o);
-}
-
-/* The members of obj but those named in skip (NULL-terminated). */
-static void
-emit_members_but (struct json_out *o, yajl_val obj, const char *const *skip)
-{
-  for (size_t i = 0; YAJL_IS_OBJECT (obj) && i < obj->u.object.len; i++)
-    if (!strv_contains ((char **)skip, obj->u.object.keys[i]))
-      {
-        json_key (o, obj->u.object.keys[i]);
-        emit (o, obj->u.object.values[i]);
-      }
-}
-
 static void
 emit_array_items (struct json_out *o, yajl_val a)
 {
   for (size_t i = 0; YAJL_IS_ARRAY (a) && i < a->u.array.len; i++)
-    emit (o, a->u.array.values[i]);
+    json_value (o, a->u.array.values[i]);
 }
 
 static void
@@ -1008,7 +965,7 @@ emit_hooks (struct json_out *o, yajl_val old, const struct plan *p)
           emit_hook (o, p->hooks[i]);
       json_arr_close (o);
     }
-  emit_members_but (o, old, hook_names);
+  json_members_but (o, old, hook_names);
   json_obj_close (o);
 }
 
@@ -1018,7 +975,7 @@ emit_process (struct json_out *o, yajl_val old, const struct plan *p)
   static const char *const skip[] = { "env", "user", NULL };
   static const char *const skip_user[] = { "additionalGids", NULL };
   json_obj_open (o);
-  emit_members_but (o, old, skip);
+  json_members_but (o, old, skip);
   yajl_val env = json_get (old, "env"), user = json_get (old, "user");
   char **merged = NULL;
   for (size_t i = 0; YAJL_IS_ARRAY (env) && i < env->u.array.len; i++)
@@ -1042,7 +999,7 @@ emit_process (struct json_out *o, yajl_val old, const struct plan *p)
       json_kint (o, "uid", 0);
       json_kint (o, "gid", 0);
     }
-  emit_members_but (o, user, skip_user);
+  json_members_but (o, user, skip_user);
   yajl_val gids = json_get (user, "additionalGids");
   if (gids || p->n_gids)
     {
@@ -1095,7 +1052,7 @@ emit_linux (struct json_out *o, yajl_val old, const struct plan *p)
   static const char *const skip[] = { "devices", "resources", NULL };
   static const char *const skip_res[] = { "devices", NULL };
   json_obj_open (o);
-  emit_members_but (o, old, skip);
+  json_members_but (o, old, skip);
   json_key (o, "devices");
   json_arr_open (o);
   emit_array_items (o, json_get (old, "devices"));
@@ -1105,7 +1062,7 @@ emit_linux (struct json_out *o, yajl_val old, const struct plan *p)
   yajl_val res = json_get (old, "resources");
   json_key (o, "resources");
   json_obj_open (o);
-  emit_members_but (o, res, skip_res);
+  json_members_but (o, res, skip_res);
   json_key (o, "devices");
   json_arr_open (o);
   emit_array_items (o, json_get (res, "devices"));
@@ -1142,7 +1099,7 @@ emit_sandbox (struct json_out *o, yajl_val old, const struct plan *p)
 {
   static const char *const skip[] = { "devices_applied", "cdi_devices", NULL };
   json_obj_open (o);
-  emit_members_but (o, old, skip);
+  json_members_but (o, old, skip);
   json_key (o, "devices_applied");
   emit_strings_plus (o, json_get (old, "devices_applied"), p->requests);
   json_key (o, "cdi_devices");
@@ -1156,7 +1113,7 @@ emit_config (struct json_out *o, yajl_val root, const struct plan *p)
   static const char *const special[] = { "process", "mounts", "hooks", "linux", "sandbox", NULL };
   yajl_val proc = json_get (root, "process");
   json_obj_open (o);
-  emit_members_but (o, root, special);
+  json_members_but (o, root, special);
   if (proc)
     {
       json_key (o, "process");
@@ -1330,10 +1287,10 @@ cdi_config_add_requests (const char *json, size_t len, char *const *devices, cha
   struct json_out o;
   json_out_init (&o, "  ");
   json_obj_open (&o);
-  emit_members_but (&o, root, skip_root);
+  json_members_but (&o, root, skip_root);
   json_key (&o, "sandbox");
   json_obj_open (&o);
-  emit_members_but (&o, sb, skip_sb);
+  json_members_but (&o, sb, skip_sb);
   json_key (&o, "devices");
   emit_strings_plus (&o, json_get (sb, "devices"), devices);
   json_obj_close (&o);

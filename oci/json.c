@@ -515,3 +515,44 @@ json_out_finish (struct json_out *o, char **out, size_t *len, hk_err *err)
   o->g = NULL;
   return r;
 }
+
+void
+json_value (struct json_out *o, yajl_val v)
+{
+  if (YAJL_IS_OBJECT (v))
+    {
+      json_obj_open (o);
+      json_members_but (o, v, (const char *const[]){ NULL });
+      json_obj_close (o);
+    }
+  else if (YAJL_IS_ARRAY (v))
+    {
+      json_arr_open (o);
+      for (size_t i = 0; i < v->u.array.len; i++)
+        json_value (o, v->u.array.values[i]);
+      json_arr_close (o);
+    }
+  else if (YAJL_IS_STRING (v))
+    json_str (o, v->u.string);
+  else if (YAJL_IS_NUMBER (v))
+    json_number (o, v->u.number.r);
+  else if (YAJL_IS_TRUE (v) || YAJL_IS_FALSE (v))
+    json_bool (o, YAJL_IS_TRUE (v));
+  else
+    json_null (o);
+}
+
+void
+json_members_but (struct json_out *o, yajl_val obj, const char *const *skip)
+{
+  for (size_t i = 0; YAJL_IS_OBJECT (obj) && i < obj->u.object.len; i++)
+    {
+      bool skipped = false;
+      for (size_t j = 0; skip[j] && !skipped; j++)
+        skipped = strcmp (obj->u.object.keys[i], skip[j]) == 0;
+      if (skipped)
+        continue;
+      json_key (o, obj->u.object.keys[i]);
+      json_value (o, obj->u.object.values[i]);
+    }
+}

@@ -144,6 +144,13 @@ void json_strv (struct json_out *o, char *const *v);
 void json_null (struct json_out *o);
 /* A number given as its JSON text (as yajl's tree keeps it). */
 void json_number (struct json_out *o, const char *text);
+/* A parsed value written back as it was read, numbers in their own text:
+ * what the config editors (spec_edit.c, spec_network.c, cdi.c, learn.c)
+ * copy through untouched. */
+void json_value (struct json_out *o, yajl_val v);
+/* The members of object obj (none if not an object) but those named in
+ * skip (NULL-terminated), as "key": value pairs. */
+void json_members_but (struct json_out *o, yajl_val obj, const char *const *skip);
 /* "key": value pairs; json_kstr and json_kstrv skip a NULL value. */
 void json_kstr (struct json_out *o, const char *key, const char *s);
 void json_kint (struct json_out *o, const char *key, int64_t v);

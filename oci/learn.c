@@ -473,53 +473,6 @@ out:
 
 /* ---- config edits -------------------------------------------------------------- */
 
-/* Emit v as it was read, numbers in their original text. */
-static void
-emit (struct json_out *o, yajl_val v)
-{
-  if (YAJL_IS_OBJECT (v))
-    {
-      json_obj_open (o);
-      for (size_t i = 0; i < v->u.object.len; i++)
-        {
-          json_key (o, v->u.object.keys[i]);
-          emit (o, v->u.object.values[i]);
-        }
-      json_obj_close (o);
-    }
-  else if (YAJL_IS_ARRAY (v))
-    {
-      json_arr_open (o);
-      for (size_t i = 0; i < v->u.array.len; i++)
-        emit (o, v->u.array.values[i]);
-      json_arr_close (o);
-    }
-  else if (YAJL_IS_STRING (v))
-    json_str (o, v->u.string);
-  else if (YAJL_IS_NUMBER (v))
-    json_number (o, v->u.number.r);
-  else if (YAJL_IS_TRUE (v) || YAJL_IS_FALSE (v))
-    json_bool (o, YAJL_IS_TRUE (v));
-  else
-    json_null (o);
-}
-
-/* The members of object v but those in skip (NULL-terminated). */
-static void
-emit_members_but (struct json_out *o, yajl_val v, const char *const *skip)
-{
-  for (size_t i = 0; YAJL_IS_OBJECT (v) && i < v->u.object.len; i++)
-    {
-      bool skipped = false;
-      for (size_t j = 0; skip[j] && !skipped; j++)
-        skipped = strcmp (v->u.object.keys[i], skip[j]) == 0;
-      if (skipped)
-        continue;
-      json_key (o, v->u.object.keys[i]);
-      emit (o, v->u.object.values[i]);
-    }
-}
-
 static int
 parse_object (const char *json, size_t len, const char *what, yajl_val *root, hk_err *err)
 {
@@ -552,25 +505,25 @@ oci_spec_learn_edit (const char *json, size_t len, bool seccomp, const char *not
       if (strcmp (k, "sandbox") == 0 && YAJL_IS_OBJECT (v))
         {
           json_obj_open (&o);
-          emit_members_but (&o, v, (const char *const[]){ "landlock", NULL });
+          json_members_but (&o, v, (const char *const[]){ "landlock", NULL });
           json_obj_close (&o);
         }
       else if (seccomp && strcmp (k, "linux") == 0 && YAJL_IS_OBJECT (v))
         {
           json_obj_open (&o);
-          emit_members_but (&o, v, (const char *const[]){ "seccomp", NULL });
+          json_members_but (&o, v, (const char *const[]){ "seccomp", NULL });
           json_obj_close (&o);
         }
       else if (strcmp (k, "annotations") == 0 && YAJL_IS_OBJECT (v))
         {
           json_obj_open (&o);
-          emit_members_but (&o, v, (const char *const[]){ "org.hako.learn", NULL });
+          json_members_but (&o, v, (const char *const[]){ "org.hako.learn", NULL });
           json_kstr (&o, "org.hako.learn", note);
           json_obj_close (&o);
           annotated = true;
         }
       else
-        emit (&o, v);
+        json_value (&o, v);
     }
   if (!annotated)
     {
@@ -595,7 +548,7 @@ emit_landlock (struct json_out *o, yajl_val learned, yajl_val old)
       if (v)
         {
           json_key (o, keys[i]);
-          emit (o, v);
+          json_value (o, v);
         }
     }
   /* Only what was learned: what the mounts would allow is not granted. */
@@ -607,7 +560,7 @@ emit_landlock (struct json_out *o, yajl_val learned, yajl_val old)
   if (scoped)
     {
       json_key (o, "scoped");
-      emit (o, scoped);
+      json_value (o, scoped);
     }
   json_obj_close (o);
 }
@@ -628,7 +581,7 @@ emit_seccomp (struct json_out *o, yajl_val allow)
     {
       json_obj_open (o);
       json_key (o, "names");
-      emit (o, allow);
+      json_value (o, allow);
       json_kstr (o, "action", "SCMP_ACT_ALLOW");
       json_obj_close (o);
     }
@@ -672,7 +625,7 @@ oci_spec_apply_profile (const char *json, size_t len, const char *profile, size_
         {
           has_sandbox = true;
           json_obj_open (&o);
-          emit_members_but (&o, v,
+          json_members_but (&o, v,
                             pnet ? (const char *const[]){ "landlock", "network", NULL }
                                  : (const char *const[]){ "landlock", NULL });
           if (pll)
@@ -683,25 +636,25 @@ oci_spec_apply_profile (const char *json, size_t len, const char *profile, size_
           else if (json_get (v, "landlock"))
             {
               json_key (&o, "landlock");
-              emit (&o, json_get (v, "landlock"));
+              json_value (&o, json_get (v, "landlock"));
             }
           if (pnet)
             {
               json_key (&o, "network");
-              emit (&o, pnet);
+              json_value (&o, pnet);
             }
           json_obj_close (&o);
         }
       else if (psc && strcmp (k, "linux") == 0 && YAJL_IS_OBJECT (v))
         {
           json_obj_open (&o);
-          emit_members_but (&o, v, (const char *const[]){ "seccomp", NULL });
+          json_members_but (&o, v, (const char *const[]){ "seccomp", NULL });
           json_key (&o, "seccomp");
           emit_seccomp (&o, pallow);
           json_obj_close (&o);
         }
       else
-        emit (&o, v);
+        json_value (&o, v);
     }
   if (!has_sandbox)
     {
@@ -715,7 +668,7 @@ oci_spec_apply_profile (const char *json, size_t len, const char *profile, size_
       if (pnet)
         {
           json_key (&o, "network");
-          emit (&o, pnet);
+          json_value (&o, pnet);
         }
       json_obj_close (&o);
     }

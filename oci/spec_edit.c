@@ -49,37 +49,6 @@ add (struct edits *e, const char *path, enum edit_kind kind)
   return x;
 }
 
-/* Emit v as it was read, numbers in their original text. */
-static void
-emit (struct json_out *o, yajl_val v)
-{
-  if (YAJL_IS_OBJECT (v))
-    {
-      json_obj_open (o);
-      for (size_t i = 0; i < v->u.object.len; i++)
-        {
-          json_key (o, v->u.object.keys[i]);
-          emit (o, v->u.object.values[i]);
-        }
-      json_obj_close (o);
-    }
-  else if (YAJL_IS_ARRAY (v))
-    {
-      json_arr_open (o);
-      for (size_t i = 0; i < v->u.array.len; i++)
-        emit (o, v->u.array.values[i]);
-      json_arr_close (o);
-    }
-  else if (YAJL_IS_STRING (v))
-    json_str (o, v->u.string);
-  else if (YAJL_IS_NUMBER (v))
-    json_number (o, v->u.number.r);
-  else if (YAJL_IS_TRUE (v) || YAJL_IS_FALSE (v))
-    json_bool (o, YAJL_IS_TRUE (v));
-  else
-    json_null (o);
-}
-
 /* The index in env of the entry setting the same variable as kv, or -1. */
 static ssize_t
 env_find (char *const *env, const char *kv)
@@ -104,7 +73,7 @@ emit_env (struct json_out *o, yajl_val old, char *const *env)
       yajl_val v = old->u.array.values[i];
       ssize_t k = YAJL_IS_STRING (v) ? env_find (env, v->u.string) : -1;
       if (k < 0)
-        emit (o, v);
+        json_value (o, v);
       else if (!used[k])
         {
           json_str (o, env[k]);
@@ -139,7 +108,7 @@ emit_mounts (struct json_out *o, yajl_val old, const struct oci_overrides *ov)
       for (size_t j = 0; YAJL_IS_STRING (d) && j < ov->n_mounts; j++)
         replaced |= same_destination (d->u.string, ov->mounts[j].destination);
       if (!replaced)
-        emit (o, v);
+        json_value (o, v);
     }
   for (size_t j = 0; j < ov->n_mounts; j++)
     {
@@ -223,7 +192,7 @@ emit_obj (struct json_out *o, yajl_val v, const char *prefix, struct edits *e)
       else
         {
           json_key (o, k);
-          emit (o, val);
+          json_value (o, val);
         }
     }
   /* What the old object did not have. */

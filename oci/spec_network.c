@@ -8,37 +8,6 @@
 #include "oci/json.h"
 #include "oci/spec.h"
 
-/* Emit v as it was read, numbers in their original text. */
-static void
-emit (struct json_out *o, yajl_val v)
-{
-  if (YAJL_IS_OBJECT (v))
-    {
-      json_obj_open (o);
-      for (size_t i = 0; i < v->u.object.len; i++)
-        {
-          json_key (o, v->u.object.keys[i]);
-          emit (o, v->u.object.values[i]);
-        }
-      json_obj_close (o);
-    }
-  else if (YAJL_IS_ARRAY (v))
-    {
-      json_arr_open (o);
-      for (size_t i = 0; i < v->u.array.len; i++)
-        emit (o, v->u.array.values[i]);
-      json_arr_close (o);
-    }
-  else if (YAJL_IS_STRING (v))
-    json_str (o, v->u.string);
-  else if (YAJL_IS_NUMBER (v))
-    json_number (o, v->u.number.r);
-  else if (YAJL_IS_TRUE (v) || YAJL_IS_FALSE (v))
-    json_bool (o, YAJL_IS_TRUE (v));
-  else
-    json_null (o);
-}
-
 /* The network object: mode (given, else the old one), allow (old + added). */
 struct net_edit
 {
@@ -58,7 +27,7 @@ emit_network (struct json_out *o, yajl_val old, const void *arg)
       if (strcmp (k, "mode") != 0 && strcmp (k, "allow") != 0)
         {
           json_key (o, k);
-          emit (o, old->u.object.values[i]);
+          json_value (o, old->u.object.values[i]);
         }
     }
   if (e->mode)
@@ -68,7 +37,7 @@ emit_network (struct json_out *o, yajl_val old, const void *arg)
   json_key (o, "allow");
   json_arr_open (o);
   for (size_t i = 0; YAJL_IS_ARRAY (old_allow) && i < old_allow->u.array.len; i++)
-    emit (o, old_allow->u.array.values[i]);
+    json_value (o, old_allow->u.array.values[i]);
   for (size_t i = 0; e->allow && e->allow[i]; i++)
     json_str (o, e->allow[i]);
   json_arr_close (o);
@@ -97,7 +66,7 @@ edit_sandbox (const char *json, size_t len, const char *member,
     if (strcmp (root->u.object.keys[i], "sandbox") != 0)
       {
         json_key (&o, root->u.object.keys[i]);
-        emit (&o, root->u.object.values[i]);
+        json_value (&o, root->u.object.values[i]);
       }
   json_key (&o, "sandbox");
   json_obj_open (&o);
@@ -105,7 +74,7 @@ edit_sandbox (const char *json, size_t len, const char *member,
     if (strcmp (sb->u.object.keys[i], member) != 0)
       {
         json_key (&o, sb->u.object.keys[i]);
-        emit (&o, sb->u.object.values[i]);
+        json_value (&o, sb->u.object.values[i]);
       }
   json_key (&o, member);
   emit_member (&o, json_get (sb, member), arg);
@@ -132,7 +101,7 @@ emit_limits (struct json_out *o, yajl_val old, const void *arg)
     if (strcmp (old->u.object.keys[i], "disk") != 0)
       {
         json_key (o, old->u.object.keys[i]);
-        emit (o, old->u.object.values[i]);
+        json_value (o, old->u.object.values[i]);
       }
   json_kstr (o, "disk", arg);
   json_obj_close (o);
