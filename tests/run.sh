@@ -20,6 +20,7 @@ log=$(mktemp -d /tmp/hako-tests.XXXXXX)
 trap 'rm -rf "$log"' EXIT
 pass=0 fail=0 skip=0
 failures=""
+failed_taps=""
 
 # count NAME FILE: tally one TAP stream and echo its failures.
 count () {
@@ -30,6 +31,7 @@ count () {
   pass=$((pass + p - s)); skip=$((skip + s)); fail=$((fail + f))
   if [ "$f" -gt 0 ]; then
     failures="$failures $name"
+    failed_taps="$failed_taps $file"
   fi
   grep -Ei '^not ok|# skip' "$file" | sed "s|^|  $name: |"
 }
@@ -259,6 +261,13 @@ fi
 
 echo "times:$times"
 echo "total: $(($(date +%s) - start_all)) s"
+# Each failure's own lines once more, last, where a reader of only the end
+# of the output (a CI log's tail) sees why: the "not ok" line and the
+# diagnostics bats prints under it, 40 lines a test at most.
+for t in $failed_taps; do
+  echo "== why: $(basename "$t" .tap)"
+  awk '/^not ok/ { n = 40; print; next } /^(ok|not ok) / { n = 0 } n > 0 && /^#/ { print; n-- }' "$t"
+done
 [ -n "$failures" ] && echo "failed in:$failures"
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

@@ -3,7 +3,9 @@
 # QUICK=1 and the smallest counts and sizes prints one table with every row,
 # hako's rows hold figures, and a tool this host lacks is "n/a (not
 # installed)", never a failure.  The figures themselves are not checked: this
-# is a busy test machine.  Full runs: docs/benchmarks.md.
+# is a busy test machine.  A peer that is installed but fails on this host
+# (runc's concurrent runs on hybrid cgroups do, now and then) is printed as a
+# warning: its row must still be there, and hako's rows must hold figures.  Full runs: docs/benchmarks.md.
 
 load helpers
 
@@ -39,8 +41,9 @@ cell () {
   while IFS=: read -r label tools; do
     for tool in $tools; do
       c=$(cell "$label" "$tool") || { echo "row missing: $label / $tool" >&2; return 1; }
-      case $c in
-        *failed*) echo "failed: $label / $tool: $c" >&2; return 1 ;;
+      case $tool:$c in
+        hako:*failed*) echo "failed: $label / $tool: $c" >&2; return 1 ;;
+        *failed*) echo "warning: $tool failed on this host: $label: $c" >&2; continue ;;
       esac
       if [ "$tool" = hako ]; then
         # Peak RSS needs GNU time (package time), and proxy CONNECT curl
@@ -78,8 +81,10 @@ put 2 MB:hako cp
 get 2 MB:hako cp
 ROWS
   # The breakdown from the phase trace, for run and for exec.
-  echo "$output" | grep -q '^| clone | [0-9.]* |$'
-  echo "$output" | grep -q '^| joiner: setns | [0-9.]* |$'
+  echo "$output" | grep -q '^| clone | [0-9.]* |$' || { echo "no clone phase in run's breakdown" >&2; return 1; }
+  echo "$output" | grep -q '^| joiner: setns | [0-9.]* |$' || { echo "no setns phase in exec's breakdown" >&2; return 1; }
   # Every piece removed its temporary directory.
-  [ -z "$(compgen -G "$TEST_ROOT/hako-bench*")" ]
+  local left
+  left=$(compgen -G "$TEST_ROOT/hako-*" || true)
+  [ -z "$left" ] || { echo "left behind: $left" >&2; return 1; }
 }
