@@ -110,6 +110,9 @@ struct config_src
 int cmd_load_config (const char *bundle, const char *profile, char *const *args, bool host_fallback,
                      struct config_src *out, hk_err *err);
 void cmd_config_free (struct config_src *c);
+/* create/run --config FILE: cmd_load_config reads FILE (relative to the cwd;
+ * "config.json" is still the bundle's) instead of BUNDLE/config.json. */
+void cmd_config_file (const char *file);
 /* cmd_load_config, plus images (image_sandbox.c): with image and no bundle
  * the config is the default profile with the image's process (args replace
  * its Cmd); with a bundle, or a config naming sandbox.image, only the root
