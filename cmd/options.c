@@ -2,13 +2,18 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
 
 /* runc's --preserve-fds N: hako's fds 3..3+N-1 go to the process as they
- * are.  Each must be one the caller handed us (open, not close-on-exec):
+ * are.  Each open one must be one the caller handed us (not close-on-exec):
  * hako's own fds are all close-on-exec, so a count reaching past what the
- * caller opened can never pass one of hako's (a log file, a state dir) on. */
+ * caller opened can never pass one of hako's (a log file, a state dir) on.
+ * A number the caller left closed (a gap, as crun's and runc's callers
+ * leave) is filled with /dev/null here, before hako opens anything more:
+ * otherwise a later fd of hako's own could take that number and reach the
+ * sandbox. */
 int
 cmd_preserve_fds (const char *verb, const char *arg, unsigned int *n)
 {
@@ -19,7 +24,23 @@ cmd_preserve_fds (const char *verb, const char *arg, unsigned int *n)
   for (unsigned long fd = 3; fd < 3 + v; fd++)
     {
       int fl = fcntl ((int)fd, F_GETFD);
-      if (fl < 0 || (fl & FD_CLOEXEC))
+      if (fl < 0)
+        {
+          int null = open ("/dev/null", O_RDWR | O_CLOEXEC);
+          int got = null < 0 ? -1 : dup3 (null, (int)fd, 0);
+          if (null >= 0 && null != (int)fd)
+            close (null);
+          if (got < 0 && null != (int)fd)
+            return cmd_usage (verb,
+                              "--preserve-fds %lu: fd %lu is not open in the caller and is past the "
+                              "open-file limit",
+                              v, fd),
+                   -1;
+          if (null == (int)fd)
+            fcntl ((int)fd, F_SETFD, 0);
+          continue;
+        }
+      if (fl & FD_CLOEXEC)
         return cmd_usage (verb, "--preserve-fds %lu: fd %lu is not open in the caller", v, fd), -1;
     }
   *n = (unsigned int)v;
