@@ -267,6 +267,10 @@ enum
 /* An option of theirs into ov: 1 taken, 0 not one of theirs, -1 after a
  * usage error (reported: 125, naming the flag and the accepted form). */
 int cmd_override_option (struct cmd_overrides *ov, int opt, const char *arg, const char *verb);
+/* run/create: LISTEN_FDS in hako's environment (systemd socket activation)
+ * adds its fds to *preserve and LISTEN_FDS/LISTEN_PID=1 to ov's env
+ * (options.c); -1 when reported. */
+int cmd_listen_fds (const char *verb, unsigned int *preserve, struct cmd_overrides *ov);
 /* Write them into the config text and parse it again; args as for
  * cmd_load_config. */
 int cmd_apply_overrides (struct config_src *cfg, const struct cmd_overrides *ov, char *const *args,

@@ -280,6 +280,11 @@ cmd_create (int argc, char **argv)
       cmd_overrides_free (&ov);
       return cmd_usage ("create", "expects exactly one sandbox ID");
     }
+  if (cmd_listen_fds ("create", &preserve, &ov) < 0)
+    {
+      cmd_overrides_free (&ov);
+      return EXIT_HAKO;
+    }
   if (from && (bundle || profile || image || ov.net.mode || ov.net.allow))
     {
       cmd_overrides_free (&ov);

@@ -132,6 +132,8 @@ run_parse (int argc, char **argv, struct run_opts *o)
       cmd_usage ("run", "expects exactly one sandbox ID (put the command after --)");
       return -1;
     }
+  if (cmd_listen_fds ("run", &o->preserve, &o->ov) < 0)
+    return -1;
   if (o->from && (o->bundle || o->profile || o->image || o->ov.net.mode || o->ov.net.allow))
     {
       cmd_usage ("run", "--from-snapshot takes its config from the snapshot (no --bundle, --profile, "

@@ -129,8 +129,7 @@ proc_sysctls_check (const struct oci_spec *spec, hk_err *err)
       else
         return err_set (err, EINVAL, ".linux.sysctl \"%s\": not a namespaced sysctl", key);
       if (!oci_spec_ns (spec, ns))
-        return err_set (err, EINVAL, ".linux.sysctl \"%s\": needs a %s namespace of the sandbox's own", key,
-                        ns_name);
+        return err_set (err, EINVAL, ".linux.sysctl \"%s\": needs its own %s namespace", key, ns_name);
     }
   return 0;
 }

@@ -145,3 +145,16 @@ teardown () { hako_teardown; }
   [[ "$output" == *"listenerPath"*"not supported"* ]]
   [ ! -e "$STATE/sl1" ]
 }
+
+@test "crun compat: LISTEN_FDS in hako's environment (socket activation) passes its fds on, with LISTEN_FDS and LISTEN_PID=1" {
+  b=$(new_bundle lf)
+  echo activated > "$TEST_ROOT/a"
+  set_args "$b" sh -c 'echo "$LISTEN_FDS $LISTEN_PID"; cat <&3'
+  run env LISTEN_FDS=1 $H run --bundle "$b" lf1 3<"$TEST_ROOT/a"
+  [ "$status" -eq 0 ]
+  [ "$output" = "$(printf '1 1\nactivated')" ]
+  # Meant for another process (LISTEN_PID not hako's): ignored.
+  set_args "$b" sh -c 'echo "${LISTEN_FDS:-unset}"'
+  run env LISTEN_FDS=1 LISTEN_PID=1 $H run --bundle "$b" lf2 3<"$TEST_ROOT/a"
+  [ "$output" = unset ]
+}
