@@ -110,6 +110,9 @@ struct config_src
 int cmd_load_config (const char *bundle, const char *profile, char *const *args, bool host_fallback,
                      struct config_src *out, hk_err *err);
 void cmd_config_free (struct config_src *c);
+/* create/run --config FILE: cmd_load_config reads FILE (relative to the cwd;
+ * "config.json" is still the bundle's) instead of BUNDLE/config.json. */
+void cmd_config_file (const char *file);
 /* cmd_load_config, plus images (image_sandbox.c): with image and no bundle
  * the config is the default profile with the image's process (args replace
  * its Cmd); with a bundle, or a config naming sandbox.image, only the root
@@ -264,6 +267,10 @@ enum
 /* An option of theirs into ov: 1 taken, 0 not one of theirs, -1 after a
  * usage error (reported: 125, naming the flag and the accepted form). */
 int cmd_override_option (struct cmd_overrides *ov, int opt, const char *arg, const char *verb);
+/* run/create: LISTEN_FDS in hako's environment (systemd socket activation)
+ * adds its fds to *preserve and LISTEN_FDS/LISTEN_PID=1 to ov's env
+ * (options.c); -1 when reported. */
+int cmd_listen_fds (const char *verb, unsigned int *preserve, struct cmd_overrides *ov);
 /* Write them into the config text and parse it again; args as for
  * cmd_load_config. */
 int cmd_apply_overrides (struct config_src *cfg, const struct cmd_overrides *ov, char *const *args,

@@ -28,14 +28,29 @@ replace_args (struct oci_spec *spec, char *const *args, hk_err *err)
   return 0;
 }
 
+/* create/run --config FILE (crun's): the config read instead of the bundle's
+ * config.json; the bundle stays what it was (the root is relative to it). */
+static const char *config_file;
+
+void
+cmd_config_file (const char *file)
+{
+  config_file = file;
+}
+
 int
 cmd_load_config (const char *bundle, const char *profile, char *const *args, bool host_fallback,
                  struct config_src *out, hk_err *err)
 {
   *out = (struct config_src){ 0 };
   out->bundle = path_absolute (bundle ? bundle : ".");
-  cleanup_free char *path = xasprintf ("%s/config.json", out->bundle);
-  if (profile == NULL && host_fallback && bundle == NULL && access (path, F_OK) < 0)
+  /* As crun: a relative FILE is from the cwd, except config.json itself,
+   * which is the bundle's. */
+  bool own = config_file && strcmp (config_file, "config.json") != 0;
+  if (config_file && profile)
+    return err_setk (err, ERR_INVALID_ARGUMENT, EINVAL, "--config and --profile cannot be combined");
+  cleanup_free char *path = own ? path_absolute (config_file) : xasprintf ("%s/config.json", out->bundle);
+  if (profile == NULL && host_fallback && bundle == NULL && config_file == NULL && access (path, F_OK) < 0)
     profile = "host";
   out->cwd_bundle = profile == NULL && host_fallback && bundle == NULL;
   if (profile)
@@ -188,6 +203,7 @@ static const char create_help[]
     = "Usage: hako create [OPTIONS] ID\n\n"
       "Build a sandbox; its process waits until `hako start ID`.\n\n"
       "  -b, --bundle DIR        bundle with config.json (default: current directory)\n"
+      "      --config FILE       read the config from FILE instead of the bundle's config.json\n"
       "      --profile P         no bundle config: use profile P (host)\n"
       "      --image NAME        the root (and, without --bundle, the config) from an image\n"
       "      --from-snapshot DIR the config and writable state of a `hako snapshot` copy\n"
@@ -205,6 +221,7 @@ cmd_create (int argc, char **argv)
 {
   static const struct option opts[] = {
     { "bundle", required_argument, NULL, 'b' },
+    { "config", required_argument, NULL, 'C' },
     { "profile", required_argument, NULL, 'P' },
     { "image", required_argument, NULL, 'i' },
     { "pid-file", required_argument, NULL, 'p' },
@@ -228,6 +245,7 @@ cmd_create (int argc, char **argv)
     switch (c)
       {
       case 'b': bundle = optarg; break;
+      case 'C': cmd_config_file (optarg); break;
       case 'P': profile = optarg; break;
       case 'i': image = optarg; break;
       case 'p': pid_file = optarg; break;
@@ -261,6 +279,11 @@ cmd_create (int argc, char **argv)
     {
       cmd_overrides_free (&ov);
       return cmd_usage ("create", "expects exactly one sandbox ID");
+    }
+  if (cmd_listen_fds ("create", &preserve, &ov) < 0)
+    {
+      cmd_overrides_free (&ov);
+      return EXIT_HAKO;
     }
   if (from && (bundle || profile || image || ov.net.mode || ov.net.allow))
     {

@@ -1,28 +1,55 @@
 /* delete: remove a sandbox — its processes (with --force), state and data. */
 #include <getopt.h>
+#include <regex.h>
 
 #include "cmd/cmd.h"
 #include "runtime/sandbox.h"
+#include "runtime/store.h"
 
 static const char delete_help[]
-    = "Usage: hako delete [--force] ID\n\n"
+    = "Usage: hako delete [--force] [--regex] ID\n\n"
       "Remove the sandbox: state, work dir and every process (a running one needs --force).\n"
-      "  -f, --force   SIGKILL a running sandbox first\n";
+      "  -f, --force   SIGKILL a running sandbox first\n"
+      "  -r, --regex   ID is an extended regular expression: delete every sandbox whose\n"
+      "                ID it matches (as crun; anchor it with ^ and $ for a whole ID)\n";
+
+/* delete --regex: each sandbox whose id matches, in the store's order; every
+ * one is tried, and a failure of any makes the status 125. */
+static int
+delete_matching (struct store *st, const char *pattern, bool force)
+{
+  regex_t re;
+  if (regcomp (&re, pattern, REG_EXTENDED | REG_NOSUB) != 0)
+    return cmd_usage ("delete", "--regex \"%s\": not a valid extended regular expression", pattern);
+  hk_err err = { 0 };
+  char **ids = NULL;
+  int r = 0;
+  if (store_list (st, &ids, &err) < 0)
+    r = cmd_fail ("delete", NULL, &err);
+  for (size_t i = 0; ids && ids[i]; i++)
+    if (regexec (&re, ids[i], 0, NULL, 0) == 0 && sbx_delete (st, ids[i], force, &err) < 0)
+      r = cmd_fail ("delete", ids[i], &err);
+  strv_free (ids);
+  regfree (&re);
+  return r;
+}
 
 int
 cmd_delete (int argc, char **argv)
 {
   static const struct option opts[] = {
     { "force", no_argument, NULL, 'f' },
+    { "regex", no_argument, NULL, 'r' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
-  bool force = false;
+  bool force = false, regex = false;
   int c;
-  while ((c = getopt_long (argc, argv, "fh", opts, NULL)) != -1)
+  while ((c = getopt_long (argc, argv, "frh", opts, NULL)) != -1)
     switch (c)
       {
       case 'f': force = true; break;
+      case 'r': regex = true; break;
       case 'h': return cmd_help (delete_help);
       default: return cmd_bad_option ("delete", argv, opts);
       }
@@ -32,7 +59,11 @@ cmd_delete (int argc, char **argv)
   hk_err err = { 0 };
   struct store st = { 0 };
   int r = 0;
-  if (cmd_store (&st, &err) < 0 || sbx_delete (&st, id, force, &err) < 0)
+  if (cmd_store (&st, &err) < 0)
+    r = cmd_fail ("delete", regex ? NULL : id, &err);
+  else if (regex)
+    r = delete_matching (&st, id, force);
+  else if (sbx_delete (&st, id, force, &err) < 0)
     r = cmd_fail ("delete", id, &err);
   store_fini (&st);
   return r;

@@ -75,6 +75,8 @@ usage (FILE *out)
          "                      /var/run/cdi, or the node config's cdi_spec_dirs)\n"
          "  --systemd-cgroup    accepted for runc compatibility; a systemd cgroupsPath\n"
          "                      (slice:prefix:name) is the unit's path where systemd runs\n"
+         "  --cgroup-manager M  accepted for crun compatibility (cgroupfs, systemd: as\n"
+         "                      --systemd-cgroup)\n"
          "  --rootless V        accepted for runc compatibility (true, false, auto);\n"
          "                      hako decides from its uid\n"
          "  --version           print the version\n"
@@ -220,7 +222,8 @@ parse_globals (int argc, char **argv)
     OPT_IGNORED,
     OPT_NODE_CONFIG,
     OPT_ROOTLESS,
-    OPT_CDI_SPEC_DIR
+    OPT_CDI_SPEC_DIR,
+    OPT_CGROUP_MANAGER
   };
   static const struct option opts[] = {
     { "root", required_argument, NULL, OPT_ROOT },
@@ -235,6 +238,8 @@ parse_globals (int argc, char **argv)
     /* runc globals shims pass; hako has nothing to change for them. */
     { "systemd-cgroup", no_argument, NULL, OPT_IGNORED },
     { "rootless", required_argument, NULL, OPT_ROOTLESS },
+    /* crun's global; hako has no other manager to choose. */
+    { "cgroup-manager", required_argument, NULL, OPT_CGROUP_MANAGER },
     { NULL, 0, NULL, 0 },
   };
   int c;
@@ -260,6 +265,17 @@ parse_globals (int argc, char **argv)
       case OPT_ROOTLESS:
         if (strcmp (optarg, "true") != 0 && strcmp (optarg, "false") != 0 && strcmp (optarg, "auto") != 0)
           return cmd_usage ("hako", "--rootless: \"%s\" is not true, false or auto", optarg), -1;
+        break;
+      /* cgroupfs is what hako does; systemd is --systemd-cgroup (the
+       * cgroupsPath's form decides); crun's "disabled" would leave a sandbox
+       * outside any cgroup, with no limits: refused. */
+      case OPT_CGROUP_MANAGER:
+        if (strcmp (optarg, "cgroupfs") != 0 && strcmp (optarg, "systemd") != 0)
+          return cmd_usage ("hako",
+                            "--cgroup-manager: \"%s\" is not cgroupfs or systemd (hako always "
+                            "puts a sandbox in a cgroup of its own)",
+                            optarg),
+                 -1;
         break;
       default: return cmd_bad_option ("hako", argv, opts), -1;
       }

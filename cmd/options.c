@@ -1,14 +1,20 @@
 /* options: the option values several verbs share (--preserve-fds, --format). */
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
 
 /* runc's --preserve-fds N: hako's fds 3..3+N-1 go to the process as they
- * are.  Each must be one the caller handed us (open, not close-on-exec):
+ * are.  Each open one must be one the caller handed us (not close-on-exec):
  * hako's own fds are all close-on-exec, so a count reaching past what the
- * caller opened can never pass one of hako's (a log file, a state dir) on. */
+ * caller opened can never pass one of hako's (a log file, a state dir) on.
+ * A number the caller left closed (a gap, as crun's and runc's callers
+ * leave) is filled with /dev/null here, before hako opens anything more:
+ * otherwise a later fd of hako's own could take that number and reach the
+ * sandbox. */
 int
 cmd_preserve_fds (const char *verb, const char *arg, unsigned int *n)
 {
@@ -19,10 +25,52 @@ cmd_preserve_fds (const char *verb, const char *arg, unsigned int *n)
   for (unsigned long fd = 3; fd < 3 + v; fd++)
     {
       int fl = fcntl ((int)fd, F_GETFD);
-      if (fl < 0 || (fl & FD_CLOEXEC))
+      if (fl < 0)
+        {
+          int null = open ("/dev/null", O_RDWR | O_CLOEXEC);
+          int got = null < 0 ? -1 : dup3 (null, (int)fd, 0);
+          if (null >= 0 && null != (int)fd)
+            close (null);
+          if (got < 0 && null != (int)fd)
+            return cmd_usage (verb,
+                              "--preserve-fds %lu: fd %lu is not open in the caller and is past the "
+                              "open-file limit",
+                              v, fd),
+                   -1;
+          if (null == (int)fd)
+            fcntl ((int)fd, F_SETFD, 0);
+          continue;
+        }
+      if (fl & FD_CLOEXEC)
         return cmd_usage (verb, "--preserve-fds %lu: fd %lu is not open in the caller", v, fd), -1;
     }
   *n = (unsigned int)v;
+  return 0;
+}
+
+/* systemd socket activation of `hako run`/`create`, as runc and crun do it:
+ * LISTEN_FDS=N in hako's environment (and LISTEN_PID unset or hako's own
+ * pid, as sd_listen_fds(3) asks) passes fds 3..3+N-1 on, ahead of the
+ * --preserve-fds ones, with LISTEN_FDS=N and LISTEN_PID=1 in the process's
+ * env.  The fds are checked as --preserve-fds checks them. */
+int
+cmd_listen_fds (const char *verb, unsigned int *preserve, struct cmd_overrides *ov)
+{
+  const char *n = getenv ("LISTEN_FDS"), *pid = getenv ("LISTEN_PID");
+  char *end;
+  if (n == NULL || *n < '0' || *n > '9')
+    return 0;
+  unsigned long v = strtoul (n, &end, 10);
+  if (*end != '\0' || v == 0 || v > 4096)
+    return 0;
+  if (pid && *pid && strtol (pid, NULL, 10) != (long)getpid ())
+    return 0; /* meant for another process */
+  char count[32], env[48];
+  snprintf (count, sizeof count, "%lu", v + *preserve);
+  snprintf (env, sizeof env, "LISTEN_FDS=%lu", v);
+  if (cmd_preserve_fds (verb, count, preserve) < 0 || cmd_override_option (ov, 'e', env, verb) < 0
+      || cmd_override_option (ov, 'e', "LISTEN_PID=1", verb) < 0)
+    return -1;
   return 0;
 }
 

@@ -17,6 +17,7 @@ static const char run_help[]
       "with its status (128+N for signal N).  With a command after -- and no\n"
       "config.json in the bundle directory, the host profile is used: no bundle needed.\n\n"
       "  -b, --bundle DIR        bundle with config.json (default: current directory)\n"
+      "      --config FILE       read the config from FILE instead of the bundle's config.json\n"
       "      --profile P         use profile P (host, default) instead of config.json\n"
       "      --image NAME        the root (and, without --bundle, the config) from an image\n"
       "      --from-snapshot DIR the config and writable state of a `hako snapshot` copy\n"
@@ -59,6 +60,7 @@ run_parse (int argc, char **argv, struct run_opts *o)
 {
   static const struct option opts[] = {
     { "bundle", required_argument, NULL, 'b' },
+    { "config", required_argument, NULL, 'C' },
     { "profile", required_argument, NULL, 'P' },
     { "image", required_argument, NULL, 'i' },
     { "pid-file", required_argument, NULL, 'p' },
@@ -84,6 +86,7 @@ run_parse (int argc, char **argv, struct run_opts *o)
     switch (c)
       {
       case 'b': o->bundle = optarg; break;
+      case 'C': cmd_config_file (optarg); break;
       case 'P': o->profile = optarg; break;
       case 'i': o->image = optarg; break;
       case 'p': o->pid_file = optarg; break;
@@ -129,6 +132,8 @@ run_parse (int argc, char **argv, struct run_opts *o)
       cmd_usage ("run", "expects exactly one sandbox ID (put the command after --)");
       return -1;
     }
+  if (cmd_listen_fds ("run", &o->preserve, &o->ov) < 0)
+    return -1;
   if (o->from && (o->bundle || o->profile || o->image || o->ov.net.mode || o->ov.net.allow))
     {
       cmd_usage ("run", "--from-snapshot takes its config from the snapshot (no --bundle, --profile, "

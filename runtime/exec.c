@@ -564,6 +564,7 @@ plan_process (struct exec_ctx *x, int rootfd, hk_err *err)
   char **base = netpolicy_env (x->spec, p->env);
   x->env = env_merge (base, o->env, x->user.home);
   strv_free (base);
+  proc_env_default_home (rootfd, p->user.uid, &x->env);
   p->env = x->env;
   return 0;
 }

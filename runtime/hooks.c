@@ -122,8 +122,12 @@ hook_child (const struct oci_hook *h, int stdin_fd, int ns_pidfd, int ns_flags, 
     close (ns_pidfd);
   char *def[] = { h->path, NULL };
   char **argv = h->args && h->args[0] ? h->args : def;
+  /* Without an env of its own, a hook in hako's namespaces inherits hako's
+   * environment, as runc's and crun's do; one run in the sandbox's (maybe
+   * its own binary) gets none, so that nothing of the host's environment
+   * (a token, a proxy's password) is handed to the sandbox's code. */
   char *noenv[] = { NULL };
-  char **envp = h->env ? h->env : noenv;
+  char **envp = h->env ? h->env : ns_pidfd < 0 ? environ : noenv;
   if (path_fd >= 0)
     syscall (SYS_execveat, path_fd, "", argv, envp, AT_EMPTY_PATH);
   else

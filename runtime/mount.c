@@ -907,6 +907,20 @@ mnt_finish (const struct mnt_ctx *ctx, hk_err *err)
     .label = "",
     .by_fd = fs_has_magic ("/proc/self/fd", PROC_SUPER_MAGIC),
   };
+  /* A cwd that does not exist is made, as runc and crun make it, owned by
+   * the process's user (only the directories made here); inside the root,
+   * so that a symlink in the image cannot make it on the host. */
+  const struct oci_process *proc = ctx->spec->process;
+  if (proc && proc->cwd && proc->cwd[0] == '/')
+    {
+      cleanup_close int cwd = inroot_open (rootfd, proc->cwd, O_PATH | O_DIRECTORY, 0);
+      if (cwd < 0 && errno == ENOENT)
+        {
+          /* Where it cannot be made, the chdir later says what is wrong. */
+          cleanup_free char *at = NULL;
+          cwd = inroot_mkdir_p (rootfd, proc->cwd, O_PATH, 0, 0755, proc->user.uid, proc->user.gid, &at);
+        }
+    }
   for (char **p = l->readonly_paths; p && *p; p++)
     if (readonly_path (&r, *p, err) < 0)
       return -1;

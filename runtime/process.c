@@ -20,6 +20,7 @@
 #include "lib/trace.h"
 #include "lib/util.h"
 #include "runtime/caps.h"
+#include "runtime/userdb.h"
 
 int
 proc_set_hostname (const struct oci_spec *spec, hk_err *err)
@@ -73,6 +74,64 @@ proc_open_file (const char *rel, int flags, hk_err *err)
       return err_set (err, EXDEV, "/proc/%s is not a procfs file: refusing to write it", rel);
     }
   return fd;
+}
+
+void
+proc_env_default_home (int rootfd, uid_t uid, char ***env)
+{
+  if (strv_env (*env, "HOME"))
+    return;
+  char num[16];
+  snprintf (num, sizeof num, "%u", (unsigned int)uid);
+  struct userdb_user u = { 0 };
+  hk_err ignored;
+  /* No entry, or a passwd that does not read: "/", as runc and crun. */
+  const char *home = userdb_resolve (rootfd, num, 0, &u, &ignored) == 0 && u.home ? u.home : "/";
+  size_t n = strv_len (*env);
+  *env = xrealloc (*env, (n + 2) * sizeof **env);
+  (*env)[n] = xasprintf ("HOME=%s", home);
+  (*env)[n + 1] = NULL;
+  userdb_user_free (&u);
+}
+
+/* The IPC sysctls under kernel. (the rest of kernel.* is the host's). */
+static const char *const ipc_sysctls[]
+    = { "kernel.msgmax", "kernel.msgmnb", "kernel.msgmni",          "kernel.sem", "kernel.shmall",
+        "kernel.shmmax", "kernel.shmmni", "kernel.shm_rmid_forced", NULL };
+
+int
+proc_sysctls_check (const struct oci_spec *spec, hk_err *err)
+{
+  for (size_t i = 0; i < spec->linux.n_sysctl; i++)
+    {
+      const char *key = spec->linux.sysctl[i].key;
+      const char *val = spec->linux.sysctl[i].value;
+      /* A sysctl is written from inside the sandbox's namespaces; one that
+       * is not namespaced, or whose namespace the sandbox shares with the
+       * host, would change the host's value for every process on it. */
+      int ns = -1;
+      const char *ns_name = NULL;
+      bool ipc = false;
+      for (size_t j = 0; ipc_sysctls[j]; j++)
+        ipc = ipc || strcmp (key, ipc_sysctls[j]) == 0;
+      if (ipc || str_has_prefix (key, "fs.mqueue."))
+        ns = OCI_NS_IPC, ns_name = "ipc";
+      else if (str_has_prefix (key, "net."))
+        ns = OCI_NS_NETWORK, ns_name = "network";
+      else if (strcmp (key, "kernel.domainname") == 0)
+        {
+          if (spec->domainname && spec->domainname[0] && strcmp (spec->domainname, val) != 0)
+            return err_set (err, EINVAL, ".linux.sysctl \"%s\": conflicts with .domainname", key);
+          ns = OCI_NS_UTS, ns_name = "uts";
+        }
+      else if (strcmp (key, "kernel.hostname") == 0)
+        return err_set (err, EINVAL, ".linux.sysctl \"%s\": set .hostname instead", key);
+      else
+        return err_set (err, EINVAL, ".linux.sysctl \"%s\": not a namespaced sysctl", key);
+      if (!oci_spec_ns (spec, ns))
+        return err_set (err, EINVAL, ".linux.sysctl \"%s\": needs its own %s namespace", key, ns_name);
+    }
+  return 0;
 }
 
 int

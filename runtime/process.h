@@ -13,6 +13,14 @@
 #include "runtime/seccomp.h"
 
 int proc_set_hostname (const struct oci_spec *spec, hk_err *err);
+/* runc's and crun's rule: an env without HOME gets the home of uid's entry in
+ * the sandbox's /etc/passwd (read inside rootfd, an O_PATH fd of its /), or
+ * "/" without one. */
+void proc_env_default_home (int rootfd, uid_t uid, char ***env);
+/* create's check of linux.sysctl: only namespaced sysctls, each with its
+ * namespace in the config (kernel.hostname: use .hostname; kernel.domainname
+ * must agree with .domainname). */
+int proc_sysctls_check (const struct oci_spec *spec, hk_err *err);
 /* Writes under /proc/sys of the sandbox's own /proc (call before mnt_finish
  * makes /proc/sys read-only). */
 int proc_set_sysctls (const struct oci_spec *spec, hk_err *err);

@@ -146,6 +146,8 @@ sbx_validate_spec (struct oci_spec *spec, hk_err *err)
     return err_set (err, EINVAL, ".linux.uidMappings: mappings given without a user namespace");
   if ((spec->hostname || spec->domainname) && !oci_spec_ns (spec, OCI_NS_UTS))
     return err_set (err, EINVAL, ".hostname: setting a hostname needs a uts namespace");
+  if (proc_sysctls_check (spec, err) < 0)
+    return -1;
   return 0;
 }
 

@@ -362,12 +362,26 @@ compile (const struct oci_seccomp *s, struct seccomp_prog *p, hk_err *err)
   return r;
 }
 
+/* A listenerPath is an agent waiting for the filter's notification fd:
+ * refused, not ignored, so that the agent is not left waiting forever. */
+static int
+check_listener (const struct oci_seccomp *s, hk_err *err)
+{
+  if (s->listener_path && s->listener_path[0])
+    return err_set (err, ENOTSUP,
+                    ".linux.seccomp.listenerPath: hako does not hand a seccomp notification fd to an "
+                    "agent (not supported)");
+  return 0;
+}
+
 int
 seccomp_prepare (const struct oci_spec *spec, struct seccomp_prog **out, hk_err *err)
 {
   *out = NULL;
   if (spec->linux.seccomp == NULL)
     return 0;
+  if (check_listener (spec->linux.seccomp, err) < 0)
+    return -1;
   struct seccomp_prog *p = xcalloc (1, sizeof *p);
   if (compile (spec->linux.seccomp, p, err) < 0)
     {
@@ -535,6 +549,8 @@ seccomp_prepare_cached (const struct oci_spec *spec, const char *data_root, stru
   *out = NULL;
   if (spec->linux.seccomp == NULL || data_root == NULL)
     return seccomp_prepare (spec, out, err);
+  if (check_listener (spec->linux.seccomp, err) < 0)
+    return -1;
   struct buf in = { 0 };
   cache_input (spec->linux.seccomp, &in);
   cleanup_free char *dir = xasprintf ("%s/cache/seccomp", data_root);

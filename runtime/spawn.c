@@ -279,6 +279,14 @@ child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns, int root_tree
   int ruleset_fd = -1;
   if (child_setup (cfg, userns, root_tree, mntns_fd, src_fds, &ruleset_fd, &err) < 0)
     child_fail (sync_fd, true, 125, &err);
+  /* HOME, when the config sets none, from the new root's /etc/passwd.  This
+   * process's own copy of the spec is edited (nothing else reads it). */
+  {
+    cleanup_close int rootfd = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    struct oci_process *p = (struct oci_process *)cfg->spec->process;
+    if (rootfd >= 0)
+      proc_env_default_home (rootfd, p->user.uid, &p->env);
+  }
   /* Resolved here, so a command not found fails create with 127; the init
    * alone needs none. */
   cleanup_free char *path = NULL;

@@ -367,9 +367,9 @@ box_procs () {
   run $H exec --tty --json box true
   [ "$status" -eq 125 ]
   [[ "$output" == *"--tty cannot be combined"* ]]
-  run $H exec --preserve-fds 4000 box true
+  run $H exec --preserve-fds 5000 box true
   [ "$status" -eq 125 ]
-  [[ "$output" == *"is not open in the caller"* ]]
+  [[ "$output" == *"expected a count of fds"* ]]
   run $H exec ../x true
   [ "$status" -eq 125 ]
   [[ "$output" == *"invalid sandbox id"* ]]
