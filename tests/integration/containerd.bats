@@ -3,7 +3,7 @@
 # ctr run --rm, exit codes, run -d, task exec, ps, pause/resume, kill,
 # delete, terminals.
 #
-# Each test starts a containerd of its own: its socket, --root, --state, fifo
+# Each test starts a containerd of its own (containerd.bash): its socket, --root, --state, fifo
 # dir and the runtime's --root (ctr --runc-root) under the test's TEST_ROOT,
 # no CRI and nothing that needs a network, and a namespace of its own, so the
 # cgroupsPath the shim passes ("/NAMESPACE/ID", cgroupfs) is the test's too.

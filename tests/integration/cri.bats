@@ -6,7 +6,8 @@
 # a loopback-only CNI network, two containers a pod, exec, stats, update,
 # logs, stop and remove; hako's org.hako.* annotations; the allowlist pod.
 #
-# Each test starts its containerd as containerd.bats does (private socket,
+# Each test starts its containerd with containerd.bash, as containerd.bats
+# and tests/conformance/critest.sh do (private socket,
 # root, state; CRI on, its CNI config dir, netns under its state dir), and
 # imports the local pause image (tests/fixtures/pause.c) and busybox into
 # k8s.io: nothing is pulled.  The shim calls hako through a wrapper that adds
