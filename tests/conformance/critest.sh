@@ -99,11 +99,14 @@ img=$W/img
 # A stand-in for the e2e nginx and httpd images: /usr/sbin/nginx, a script
 # (so its process is named nginx and pid 1's command line says "master
 # process", what the PID namespace specs look for) that writes
-# /var/run/nginx.pid and serves /www with busybox httpd on $PORT (80).
+# /var/run/nginx.pid, logs Apache's start line and serves /www with busybox
+# httpd on $PORT (80).
 mkdir -p "$img/web/usr/sbin" "$img/web/www" "$img/web/var/run"
 cat > "$img/web/usr/sbin/nginx" <<'EOF'
 #!/bin/sh
 echo $$ > /var/run/nginx.pid
+# What Apache's httpd logs at start, which the multi-container log spec reads.
+echo "AH00094: Command line: 'httpd -D FOREGROUND'"
 trap 'kill $child 2>/dev/null; exit 0' TERM INT
 httpd -f -p "${PORT:-80}" -h /www &
 child=$!
