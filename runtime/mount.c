@@ -792,6 +792,9 @@ mnt_pivot (const struct mnt_ctx *ctx, hk_err *err)
 {
   if (ctx->tree)
     return enter_tree (ctx, err);
+  cleanup_close int oldroot = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (oldroot < 0)
+    return err_sys (err, "open /");
   cleanup_close int newroot = open (ctx->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (newroot < 0)
     return err_sys (err, "open %s", ctx->rootfs);
@@ -802,7 +805,14 @@ mnt_pivot (const struct mnt_ctx *ctx, hk_err *err)
   if (sys_pivot_root (".", ".") < 0)
     return err_sys (err, "pivot_root %s", ctx->rootfs);
   /* A slave before it goes: detaching a mount whose peers live on the host
-     would unmount them there too. */
+     (a shared rootfsPropagation on a host whose "/" is shared) would unmount
+     them there too.  "." must be the old root, as in runc: our working
+     directory is still the new root's, and mount(2) does not step up into
+     the old root stacked on it, so an rslave of "." made every mount of the
+     sandbox a slave instead, and a bind the spec asked to be "rshared"
+     (CRI's Bidirectional volume) no longer propagated back to the host. */
+  if (fchdir (oldroot) < 0)
+    return err_sys (err, "chdir to the old root");
   if (mount (NULL, ".", NULL, MS_SLAVE | MS_REC, NULL) < 0)
     return err_sys (err, "make the old root rslave");
   if (umount2 (".", MNT_DETACH) < 0)

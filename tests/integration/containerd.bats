@@ -3,7 +3,7 @@
 # ctr run --rm, exit codes, run -d, task exec, ps, pause/resume, kill,
 # delete, terminals.
 #
-# Each test starts a containerd of its own: its socket, --root, --state, fifo
+# Each test starts a containerd of its own (containerd.bash): its socket, --root, --state, fifo
 # dir and the runtime's --root (ctr --runc-root) under the test's TEST_ROOT,
 # no CRI and nothing that needs a network, and a namespace of its own, so the
 # cgroupsPath the shim passes ("/NAMESPACE/ID", cgroupfs) is the test's too.
@@ -17,6 +17,7 @@
 # if the test made it, /run/containerd.
 
 load helpers
+load containerd
 
 setup_file () {
   hako_setup_file
@@ -32,15 +33,10 @@ setup () {
   hako_setup
   CT="$TEST_ROOT/ctrd"
   NS="hako-${TEST_ROOT##*.}"
-  ADDR="$CT/ctrd.sock"
+  ctrd_prepare
   # hako's state root is the shim's --root: <runc-root>/<namespace>.
   STATE="$TEST_ROOT/runc/$NS"
   H="$HAKO --root $STATE --data-root $DATA"
-  [ -d /run/containerd ] && RUN_CTRD_WAS_THERE=1 || RUN_CTRD_WAS_THERE=
-  mkdir -p "$CT/root" "$CT/state" "$CT/fifo"
-  # overlayfs cannot stack on overlayfs (a CI container's /tmp): copies then.
-  export CONTAINERD_SNAPSHOTTER=${CTRD_SNAPSHOTTER:-overlayfs}
-  [ "$(stat -f -c %T "$CT")" = overlayfs ] && CONTAINERD_SNAPSHOTTER=native
   cat > "$CT/config.toml" <<EOF
 version = 2
 root = "$CT/root"
@@ -56,17 +52,7 @@ disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.a
 [plugins."io.containerd.internal.v1.opt"]
   path = "$CT/opt"
 EOF
-  # Its own session, and none of bats's fds (bats waits for fd 3's writers).
-  setsid containerd --config "$CT/config.toml" </dev/null >"$CT/log" 2>&1 3>&- &
-  CTRD_PID=$!
-  local i
-  for i in $(seq 100); do
-    ctr --address "$ADDR" version >/dev/null 2>&1 && break
-    kill -0 "$CTRD_PID" 2>/dev/null || break
-    sleep 0.1
-  done
-  ctr --address "$ADDR" version >/dev/null 2>&1 || {
-    echo "containerd did not start:" >&2; tail -20 "$CT/log" >&2; return 1; }
+  ctrd_start
   C -n "$NS" image import --base-name hako.test/busybox "$BATS_FILE_TMPDIR/img/oci.tar" >/dev/null
   IMG=hako.test/busybox:latest
   RUNC=(--runc-binary "$HAKO" --runc-root "$TEST_ROOT/runc")
@@ -77,20 +63,8 @@ EOF
 C () { timeout -s KILL 30 ctr --address "$ADDR" "$@"; }
 K () { C -n "$NS" "$@"; }
 
-# The socket a shim for ID listens on: /run/containerd/s/sha256(address/ns/id).
-shim_socket () {
-  echo "/run/containerd/s/$(printf '%s' "$ADDR/$NS/$1" | sha256sum | cut -d' ' -f1)"
-}
-
-# Running processes (not zombies) whose command line names this test's
-# containerd socket: containerd's shims.
-shim_processes () {
-  local p s
-  for p in $(grep -lzF -f <(printf '%s\n' "$ADDR") /proc/[0-9]*/cmdline 2>/dev/null | cut -d/ -f3); do
-    s=$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null) || continue
-    case "$s" in Z|X|"") ;; *) echo "$p" ;; esac
-  done
-}
+shim_socket () { ctrd_shim_socket "$NS" "$1"; }
+shim_processes () { ctrd_shim_processes; }
 
 # The shim's log of hako's errors (--log BUNDLE/log.json --log-format json).
 shim_log () { cat "$CT/state/io.containerd.runtime.v2.task/$NS/$1/log.json" 2>/dev/null; }
@@ -98,36 +72,21 @@ shim_log () { cat "$CT/state/io.containerd.runtime.v2.task/$NS/$1/log.json" 2>/d
 teardown () {
   [ -n "${CT:-}" ] || return 0
   local leaks="" ids id i p
-  ids=$( (ls "$CT/state/io.containerd.runtime.v2.task/$NS" 2>/dev/null; ls "$STATE" 2>/dev/null) | sort -u)
-  # containerd's own way first: kill, delete, remove every task and container.
-  if kill -0 "$CTRD_PID" 2>/dev/null; then
-    for id in $(K task ls -q 2>/dev/null); do
-      K task kill -s KILL "$id" >/dev/null 2>&1
-      K task delete -f "$id" >/dev/null 2>&1
-    done
-    for id in $(K container ls -q 2>/dev/null); do K container rm "$id" >/dev/null 2>&1; done
-    kill "$CTRD_PID"
-    for i in $(seq 50); do kill -0 "$CTRD_PID" 2>/dev/null || break; sleep 0.1; done
-  fi
-  kill -9 "$CTRD_PID" 2>/dev/null
-  wait "$CTRD_PID" 2>/dev/null
-  # Shims outlive containerd by design: any left is a leak (they exit once
-  # their task is deleted), then killed.
-  p=$(shim_processes)
-  if [ -n "$p" ]; then
-    leaks="$leaks shims:$(echo $p)"
-    kill -9 $p 2>/dev/null
-  fi
+  ids=$( (ctrd_tasks "$NS"; ls "$STATE" 2>/dev/null) | sort -u)
+  # containerd's own way first: kill, delete, remove every task and
+  # container; what a failed test left there is not counted, shims are.
+  ctrd_stop "$NS"
+  for p in $CTRD_LEAKS; do
+    case $p in shims:*) leaks="$leaks $p" ;; esac
+  done
   # What hako still holds (the hako_teardown below checks the rest).
   for id in $(ls "$STATE" 2>/dev/null); do
     leaks="$leaks state:$id"
     $H delete --force "$id" >/dev/null 2>&1
   done
-  # The rootfs overlays of the snapshotter, if a shim died holding them.
-  for p in $(grep " $TEST_ROOT" /proc/self/mountinfo | awk '{print $5}' | sort -r); do
-    leaks="$leaks mount:$p"
-    umount -l "$p" 2>/dev/null
-  done
+  CTRD_LEAKS=""
+  ctrd_cleanup "$TEST_ROOT" "$NS=$ids"
+  leaks="$leaks$CTRD_LEAKS"
   # hako's cgroups below the namespace's parent, which it made as runc
   # does (and, as runc, does not remove).
   for p in /sys/fs/cgroup/*/"$NS" /sys/fs/cgroup/unified/"$NS"; do
@@ -135,10 +94,6 @@ teardown () {
     for i in "$p"/*/; do [ -d "$i" ] && { leaks="$leaks cgroup:$i"; rmdir "$i" 2>/dev/null; }; done
     rmdir "$p" 2>/dev/null
   done
-  for id in $ids; do rm -f "$(shim_socket "$id")"; done
-  if [ -z "$RUN_CTRD_WAS_THERE" ]; then
-    rmdir /run/containerd/s /run/containerd/fifo /run/containerd 2>/dev/null || true
-  fi
   if [ -n "$leaks" ]; then
     echo "containerd left:$leaks" >&2
     tail -20 "$CT/log" >&2

@@ -6,7 +6,8 @@
 # a loopback-only CNI network, two containers a pod, exec, stats, update,
 # logs, stop and remove; hako's org.hako.* annotations; the allowlist pod.
 #
-# Each test starts its containerd as containerd.bats does (private socket,
+# Each test starts its containerd with containerd.bash, as containerd.bats
+# and tests/conformance/critest.sh do (private socket,
 # root, state; CRI on, its CNI config dir, netns under its state dir), and
 # imports the local pause image (tests/fixtures/pause.c) and busybox into
 # k8s.io: nothing is pulled.  The shim calls hako through a wrapper that adds
@@ -15,6 +16,7 @@
 # cgroups of containers, processes.
 
 load helpers
+load containerd
 
 PY=/usr/bin/python3
 
@@ -34,35 +36,16 @@ setup () {
   $PY -c 'import grpc, grpc_tools' 2>/dev/null || skip "no python3 grpc (Debian python3-grpcio, python3-grpc-tools)"
   hako_setup
   CT="$TEST_ROOT/ctrd"
-  ADDR="$CT/ctrd.sock"
+  ctrd_prepare
   STATE="$TEST_ROOT/runc/k8s.io"
   H="$HAKO --root $STATE --data-root $DATA"
   CG="hako-cri-${TEST_ROOT##*.}"
   export CRI_CGROUP="/$CG" CRI_LOGS="$CT/logs" CRI_IMAGE=hako.test/busybox:latest
-  [ -d /run/containerd ] && RUN_CTRD_WAS_THERE=1 || RUN_CTRD_WAS_THERE=
-  mkdir -p "$CT/root" "$CT/state" "$CT/cni" "$CT/logs"
   NETNS_BEFORE=$(ls /var/run/netns 2>/dev/null | sort)
-  SNAP=${CTRD_SNAPSHOTTER:-overlayfs}
-  [ "$(stat -f -c %T "$CT")" = overlayfs ] && SNAP=native
-  export CONTAINERD_SNAPSHOTTER=$SNAP
   printf '#!/bin/sh\nexec %s --data-root %s "$@"\n' "$HAKO" "$DATA" > "$CT/hako"
   chmod 755 "$CT/hako"
-  sed -e "s|@CT@|$CT|g" -e "s|@HAKO@|$CT/hako|g" -e "s|@RUNC_ROOT@|$TEST_ROOT/runc|g" \
-    -e "s|@SNAPSHOTTER@|$SNAP|g" "$BATS_TEST_DIRNAME/../cri/containerd-test.toml" > "$CT/config.toml"
-  cp "$BATS_TEST_DIRNAME/../../contrib/kubernetes/10-hako-loopback.conflist" "$CT/cni/"
-  mkdir -p "$CT/cni-bin"
-  ln -s /usr/lib/cni/loopback "$CT/cni-bin/loopback"
-  ln -s "$(cd "$BATS_TEST_DIRNAME/../../contrib/kubernetes" && pwd)/hako-loopback" "$CT/cni-bin/hako-loopback"
-  setsid containerd --config "$CT/config.toml" </dev/null >"$CT/log" 2>&1 3>&- &
-  CTRD_PID=$!
-  local i
-  for i in $(seq 100); do
-    ctr --address "$ADDR" version >/dev/null 2>&1 && break
-    kill -0 "$CTRD_PID" 2>/dev/null || break
-    sleep 0.1
-  done
-  ctr --address "$ADDR" version >/dev/null 2>&1 || {
-    echo "containerd did not start:" >&2; tail -20 "$CT/log" >&2; return 1; }
+  ctrd_cri_config "$CT/hako" "$TEST_ROOT/runc"
+  ctrd_start
   K image import --base-name hako.test/busybox "$BATS_FILE_TMPDIR/img/oci.tar" >/dev/null
   K image import --base-name hako.local/pause "$BATS_FILE_TMPDIR/pause/oci.tar" >/dev/null
 }
@@ -70,48 +53,21 @@ setup () {
 K () { timeout -s KILL 60 ctr --address "$ADDR" -n k8s.io "$@"; }
 CRI () { timeout -s KILL 300 $PY "$BATS_TEST_DIRNAME/../cri/cri_client.py" "$ADDR" "$@"; }
 
-shim_processes () {
-  local p s
-  for p in $(grep -lzF -f <(printf '%s\n' "$ADDR") /proc/[0-9]*/cmdline 2>/dev/null | cut -d/ -f3); do
-    s=$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null) || continue
-    case "$s" in Z|X|"") ;; *) echo "$p" ;; esac
-  done
-}
-
 teardown () {
   [ -n "${CT:-}" ] || return 0
-  local leaks="" ids id i p d
+  local leaks ids id p d
   for p in ${HTTPD_PIDS:-}; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-  ids=$(ls "$CT/state/io.containerd.runtime.v2.task/k8s.io" 2>/dev/null)
-  if kill -0 "$CTRD_PID" 2>/dev/null; then
-    # What a failed test left, through CRI's own store: tasks and containers.
-    for id in $(K task ls -q 2>/dev/null); do
-      leaks="$leaks task:${id:0:12}"
-      K task kill -s KILL "$id" >/dev/null 2>&1
-      K task delete -f "$id" >/dev/null 2>&1
-    done
-    for id in $(K container ls -q 2>/dev/null); do
-      leaks="$leaks container:${id:0:12}"
-      K container rm "$id" >/dev/null 2>&1
-    done
-    kill "$CTRD_PID"
-    for i in $(seq 50); do kill -0 "$CTRD_PID" 2>/dev/null || break; sleep 0.1; done
-  fi
-  kill -9 "$CTRD_PID" 2>/dev/null
-  wait "$CTRD_PID" 2>/dev/null
-  p=$(shim_processes)
-  if [ -n "$p" ]; then
-    leaks="$leaks shims:$(echo $p)"
-    kill -9 $p 2>/dev/null
-  fi
+  ids=$(ctrd_tasks k8s.io)
+  # What a failed test left, through CRI's own store: tasks and containers.
+  ctrd_stop k8s.io
+  leaks=$CTRD_LEAKS
   for id in $(ls "$STATE" 2>/dev/null); do
     leaks="$leaks state:${id:0:12}"
     $H delete --force "$id" >/dev/null 2>&1
   done
-  for p in $(grep " $TEST_ROOT" /proc/self/mountinfo | awk '{print $5}' | sort -r); do
-    leaks="$leaks mount:$p"
-    umount -l "$p" 2>/dev/null
-  done
+  CTRD_LEAKS=""
+  ctrd_cleanup "$TEST_ROOT" "k8s.io=$ids"
+  leaks="$leaks$CTRD_LEAKS"
   for p in $(comm -13 <(echo "$NETNS_BEFORE") <(ls /var/run/netns 2>/dev/null | sort)); do
     leaks="$leaks netns:$p"
     umount "/var/run/netns/$p" 2>/dev/null
@@ -127,12 +83,6 @@ teardown () {
     done
     find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
   done
-  for id in $ids; do
-    rm -f "/run/containerd/s/$(printf '%s' "$ADDR/k8s.io/$id" | sha256sum | cut -d' ' -f1)"
-  done
-  if [ -z "$RUN_CTRD_WAS_THERE" ]; then
-    rmdir /run/containerd/s /run/containerd/fifo /run/containerd 2>/dev/null || true
-  fi
   if [ -n "$leaks" ]; then
     echo "containerd left:$leaks" >&2
     tail -30 "$CT/log" >&2

@@ -6,7 +6,13 @@ load helpers
 
 setup_file () { hako_setup_file; }
 setup () { hako_setup; }
-teardown () { hako_teardown; }
+teardown () {
+  # The shared host mount of the propagation test, and what came back to it.
+  if [ -n "${PROP_DIR:-}" ]; then
+    umount -R "$PROP_DIR" 2>/dev/null
+  fi
+  hako_teardown
+}
 
 @test "host profile: the README's first sandbox works without a bundle" {
   cd "$TEST_ROOT"
@@ -176,4 +182,33 @@ teardown () { hako_teardown; }
   [ "$status" -eq 0 ]
   [ "$output" = secret-file ]
   [ "$(cat "$TEST_ROOT/private/f")" = secret-file ]
+}
+
+@test "rootfsPropagation rshared: a bind asked to be rshared (CRI's Bidirectional) propagates back to the host, a default bind does not" {
+  # critest's mount propagation spec: after pivot_root hako made "." rslave
+  # (the new root's mounts, not the old root's) and so every "rshared" bind
+  # became a slave of the host: nothing mounted inside reached the host.
+  PROP_DIR="$TEST_ROOT/prop"
+  mkdir -p "$PROP_DIR/shared/x" "$PROP_DIR/plain/x"
+  mount --bind "$PROP_DIR" "$PROP_DIR"
+  mount --make-rshared "$PROP_DIR"
+  local b
+  b=$(new_bundle prop)
+  set_args "$b" sh -c 'mount --bind /etc /shared/x && mount --bind /etc /plain/x && echo mounted'
+  edit_config "$b" ".linux.rootfsPropagation = \"rshared\"
+    | .process.capabilities.bounding += [\"CAP_SYS_ADMIN\"]
+    | .process.capabilities.effective += [\"CAP_SYS_ADMIN\"]
+    | .process.capabilities.permitted += [\"CAP_SYS_ADMIN\"]
+    | .mounts += [{\"destination\": \"/shared\", \"type\": \"bind\", \"source\": \"$PROP_DIR/shared\", \"options\": [\"rbind\", \"rshared\"]},
+                  {\"destination\": \"/plain\", \"type\": \"bind\", \"source\": \"$PROP_DIR/plain\", \"options\": [\"rbind\"]}]"
+  run $H run --bundle "$b" prop1
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *mounted* ]]
+  # The rshared bind: the sandbox's mount is on the host (as with runc).
+  [ -e "$PROP_DIR/shared/x/passwd" ]
+  # The default bind is a slave: its mount stayed in the sandbox.
+  [ ! -e "$PROP_DIR/plain/x/passwd" ]
+  umount -R "$PROP_DIR"
+  PROP_DIR=
 }
