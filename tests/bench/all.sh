@@ -153,7 +153,7 @@ elapsed=$(($(date +%s) - started))
   echo "exec|exec true|hako crun runc nsenter"
   echo "rss-run|peak RSS, run /bin/true|hako crun runc bwrap"
   echo "rss-exec|peak RSS, exec true|hako crun runc"
-  echo "import|image import + unpack|hako umoci tar"
+  echo "import|image import + unpack|hako umoci tar gunzip"
   echo "create-small|create, small image|hako"
   echo "create-large|create, large image|hako"
   for mb in $SNAP_SIZES; do echo "snapshot-${mb}MB|snapshot, $mb MB|hako tar"; done
@@ -201,7 +201,7 @@ awk -F'|' -v only=" $BENCH_ONLY " -v failed=" $failed_pieces " -v logf="$BENCH_L
     return "proxy"
   }
   function installed(tool,   rc) {
-    if (tool ~ /^(hako|hako-disk|direct|tar|cp|sdk)$/) return 1
+    if (tool ~ /^(hako|hako-disk|direct|tar|gunzip|cp|sdk)$/) return 1
     if (!(tool in have)) have[tool] = (system("command -v " tool " > /dev/null") == 0)
     return have[tool]
   }

@@ -62,7 +62,7 @@ create+start+delete:hako crun runc
 exec true:hako crun runc nsenter
 peak RSS, run /bin/true:hako crun runc bwrap
 peak RSS, exec true:hako crun runc
-image import + unpack:hako umoci tar
+image import + unpack:hako umoci tar gunzip
 create, small image:hako
 create, large image:hako
 snapshot, 1 MB:hako tar
