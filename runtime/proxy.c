@@ -60,7 +60,7 @@ struct dir
   int pipe[2];
   size_t pending;  /* bytes in the pipe */
   size_t pipe_cap; /* asked of one splice into it: PIPE_SIZE, PIPE_BULK once grown */
-  uint64_t moved;  /* bytes spliced into the pipe so far */
+  uint64_t moved;  /* bytes taken from the source so far */
   bool no_splice;  /* the kernel refused splice: relay through buf */
   bool eof;        /* the source has ended */
   bool shut;       /* the destination is shut down for writing */
@@ -261,7 +261,10 @@ dir_make_pipe (struct dir *d)
 static int
 dir_fill (struct dir *d, int src, uint64_t *left)
 {
-  if (!d->no_splice && dir_make_pipe (d) == 0)
+  /* The first BUF_SIZE bytes go through buf: a small request or response
+   * then costs one read and one send, not a pipe (pipe2, two closes) and
+   * two splices. */
+  if (!d->no_splice && d->moved >= BUF_SIZE && dir_make_pipe (d) == 0)
     {
       if (d->moved >= PIPE_BULK && d->pipe_cap < PIPE_BULK)
         {
@@ -301,6 +304,7 @@ dir_fill (struct dir *d, int src, uint64_t *left)
     {
       d->off = 0;
       d->len = (size_t)n;
+      d->moved += (size_t)n;
       if (left)
         *left -= (size_t)n;
       return 1;
@@ -372,10 +376,7 @@ up_close (struct proxy *p, struct conn *c)
       c->job = NULL;
     }
   if (c->up.fd >= 0)
-    {
-      epoll_ctl (p->ep, EPOLL_CTL_DEL, c->up.fd, NULL);
-      close (c->up.fd);
-    }
+    close (c->up.fd); /* which takes it out of the epoll set: the proxy holds no other copy of it */
   c->up = (struct endpoint){ .c = c, .fd = -1 };
   dir_fini (&c->c2u);
   dir_fini (&c->u2c);
@@ -389,8 +390,7 @@ conn_close (struct proxy *p, struct conn *c)
     return;
   c->dead = true;
   up_close (p, c);
-  epoll_ctl (p->ep, EPOLL_CTL_DEL, c->cl.fd, NULL);
-  close (c->cl.fd);
+  close (c->cl.fd); /* out of the epoll set with it, as in up_close */
   c->cl.fd = -1;
   if (c->prev)
     c->prev->next = c->next;
