@@ -158,7 +158,11 @@ gz_read (struct pipe *p)
         {
           if (made > 0)
             return (la_ssize_t)made;
-          if (s->avail_in < 2 || s->next_in[0] != 0x1f || s->next_in[1] != 0x8b)
+          /* Another member starts with gzip's magic (its second byte may be
+           * in the next chunk: then igzip reads the header across the two). */
+          bool more = s->avail_in >= 2 ? s->next_in[0] == 0x1f && s->next_in[1] == 0x8b
+                                       : s->avail_in == 1 && !p->gz_in_eof && s->next_in[0] == 0x1f;
+          if (!more)
             return 0; /* the last member is done */
           uint8_t *in = s->next_in;
           uint32_t avail = s->avail_in;
