@@ -2,6 +2,8 @@
  * decompress it (gzip, zstd, xz or none, told by its magic bytes), hash the
  * tar for its diff_id and unpack it — committing blob and layer only when
  * every check passed. */
+#include "config.h"
+
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
@@ -17,6 +19,40 @@
 #include "images/internal.h"
 #include "lib/util.h"
 
+#ifdef HAVE_ISAL
+#include <dlfcn.h>
+#include <isa-l/igzip_lib.h>
+#include <pthread.h>
+
+/* ISA-L's inflate, opened at the first gzip layer (configure.ac says why
+ * not linked); NULL where libisal.so.2 is missing or HAKO_INFLATE=zlib. */
+struct isal_api
+{
+  void (*init) (struct inflate_state *);
+  void (*reset) (struct inflate_state *);
+  int (*inflate) (struct inflate_state *);
+};
+static struct isal_api isal_fns;
+static const struct isal_api *isal;
+static pthread_once_t isal_once = PTHREAD_ONCE_INIT;
+
+static void
+isal_open (void)
+{
+  const char *pick = getenv ("HAKO_INFLATE");
+  if (pick && strcmp (pick, "zlib") == 0)
+    return;
+  void *h = dlopen ("libisal.so.2", RTLD_NOW | RTLD_LOCAL);
+  if (h == NULL)
+    return;
+  *(void **)&isal_fns.init = dlsym (h, "isal_inflate_init");
+  *(void **)&isal_fns.reset = dlsym (h, "isal_inflate_reset");
+  *(void **)&isal_fns.inflate = dlsym (h, "isal_inflate");
+  if (isal_fns.init && isal_fns.reset && isal_fns.inflate)
+    isal = &isal_fns;
+}
+#endif
+
 struct pipe
 {
   int src_fd;
@@ -26,8 +62,13 @@ struct pipe
   const struct img_progress_at *at; /* may be NULL */
   struct img_hash blob_hash, diff_hash;
   uint64_t blob_size, tar_size;
-  struct archive *raw; /* the decompressor */
-  hk_err err;          /* set by a callback; libarchive's own message is vaguer */
+  struct archive *raw; /* the decompressor (NULL while igzip inflates) */
+#ifdef HAVE_ISAL
+  struct inflate_state *gz; /* igzip's state, for a gzip blob */
+  bool gz_in_eof;           /* raw_read has returned the blob's end */
+#endif
+  size_t replay; /* bytes of buf already read and hashed, to hand out again */
+  hk_err err;    /* set by a callback; libarchive's own message is vaguer */
   bool failed;
   char buf[1 << 17];
   char tarbuf[1 << 17];
@@ -47,6 +88,15 @@ raw_read (struct archive *a, void *arg, const void **buf)
 {
   struct pipe *p = arg;
   ssize_t n;
+  if (p->replay > 0)
+    {
+      /* open_raw looked at the first chunk: it was counted, hashed and
+       * teed then. */
+      n = (ssize_t)p->replay;
+      p->replay = 0;
+      *buf = p->buf;
+      return n;
+    }
   do
     n = read (p->src_fd, p->buf, sizeof p->buf);
   while (n < 0 && errno == EINTR);
@@ -78,13 +128,85 @@ raw_read (struct archive *a, void *arg, const void **buf)
   return n;
 }
 
+#ifdef HAVE_ISAL
+/* igzip's side: inflate the next tarbuf's worth; the gzip members one
+ * after another, as zlib's gzip filter does (bytes after the last member
+ * that start no other are not tar: they end the stream, and are hashed
+ * with the blob all the same).  Every member's CRC-32 and length are
+ * checked by igzip; the diff_id checks every byte anyway. */
+static la_ssize_t
+gz_read (struct pipe *p)
+{
+  struct inflate_state *s = p->gz;
+  s->next_out = (uint8_t *)p->tarbuf;
+  s->avail_out = sizeof p->tarbuf;
+  for (;;)
+    {
+      if (s->avail_in == 0 && !p->gz_in_eof)
+        {
+          const void *b;
+          ssize_t n = raw_read (NULL, p, &b);
+          if (n < 0)
+            return -1;
+          if (n == 0)
+            p->gz_in_eof = true;
+          s->next_in = (uint8_t *)b;
+          s->avail_in = (uint32_t)n;
+        }
+      size_t made = sizeof p->tarbuf - s->avail_out;
+      if (s->block_state == ISAL_BLOCK_FINISH)
+        {
+          if (made > 0)
+            return (la_ssize_t)made;
+          /* Another member starts with gzip's magic (its second byte may be
+           * in the next chunk: then igzip reads the header across the two). */
+          bool more = s->avail_in >= 2 ? s->next_in[0] == 0x1f && s->next_in[1] == 0x8b
+                                       : s->avail_in == 1 && !p->gz_in_eof && s->next_in[0] == 0x1f;
+          if (!more)
+            return 0; /* the last member is done */
+          uint8_t *in = s->next_in;
+          uint32_t avail = s->avail_in;
+          isal->reset (s);
+          s->crc_flag = ISAL_GZIP;
+          s->next_in = in;
+          s->avail_in = avail;
+          s->next_out = (uint8_t *)p->tarbuf;
+          s->avail_out = sizeof p->tarbuf;
+        }
+      int r = isal->inflate (s);
+      if (r < 0)
+        {
+          if (!p->failed)
+            err_set (&p->err, EINVAL, "decompress layer: %s",
+                     r == ISAL_INCORRECT_CHECKSUM ? "gzip checksum mismatch" : "invalid gzip data");
+          return pipe_fail (p);
+        }
+      made = sizeof p->tarbuf - s->avail_out;
+      if (s->avail_out == 0)
+        return (la_ssize_t)made;
+      if (s->block_state != ISAL_BLOCK_FINISH && s->avail_in == 0 && p->gz_in_eof)
+        {
+          if (!p->failed)
+            err_set (&p->err, EINVAL, "decompress layer: truncated gzip data");
+          return pipe_fail (p);
+        }
+    }
+}
+#endif
+
 /* The uncompressed side: what the tar reader sees is hashed for the diff_id
  * and counted against the layer's byte bound. */
 static ssize_t
 tar_read (struct archive *a, void *arg, const void **buf)
 {
   struct pipe *p = arg;
-  la_ssize_t n = archive_read_data (p->raw, p->tarbuf, sizeof p->tarbuf);
+  la_ssize_t n;
+#ifdef HAVE_ISAL
+  if (p->gz)
+    n = gz_read (p);
+  else
+#endif
+    n = archive_read_data (p->raw, p->tarbuf, sizeof p->tarbuf);
   if (n < 0)
     {
       if (!p->failed)
@@ -108,6 +230,33 @@ tar_read (struct archive *a, void *arg, const void **buf)
 static int
 open_raw (struct pipe *p, hk_err *err)
 {
+#ifdef HAVE_ISAL
+  pthread_once (&isal_once, isal_open);
+  if (isal)
+    {
+      /* A look at the first chunk: gzip goes to igzip, anything else to
+       * libarchive, which is handed the same chunk again. */
+      const void *b;
+      ssize_t n = raw_read (NULL, p, &b);
+      if (n < 0)
+        {
+          *err = p->err;
+          return -1;
+        }
+      if (n >= 2 && p->buf[0] == (char)0x1f && p->buf[1] == (char)0x8b)
+        {
+          p->gz = xcalloc (1, sizeof *p->gz);
+          isal->init (p->gz);
+          p->gz->crc_flag = ISAL_GZIP;
+          p->gz->next_in = (uint8_t *)p->buf;
+          p->gz->avail_in = (uint32_t)n;
+          return 0;
+        }
+      p->replay = (size_t)n;
+      if (n == 0)
+        p->replay = 0; /* an empty blob: libarchive reads its end again */
+    }
+#endif
   p->raw = archive_read_new ();
   archive_read_support_filter_gzip (p->raw);
   archive_read_support_filter_zstd (p->raw);
@@ -339,6 +488,9 @@ img_layer_ingest_at (struct img_store *st, int src_fd, struct oci_desc *want, co
 out:
   if (p->raw)
     archive_read_free (p->raw);
+#ifdef HAVE_ISAL
+  free (p->gz);
+#endif
   img_hash_free (&p->blob_hash);
   img_hash_free (&p->diff_hash);
   if (p->blob_fd >= 0)

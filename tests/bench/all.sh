@@ -12,7 +12,8 @@
 #   exec.sh      exec true; peak RSS of `exec`
 #   images.sh    image import + unpack; create from a small and a large image
 #   snapshot.sh  snapshot of SNAP_SIZES MB of /work
-#   proxy.sh     allow-list proxy throughput (plain HTTP and CONNECT)
+#   proxy.sh     allow-list proxy throughput (plain HTTP and CONNECT); the
+#                latency of a small request, p50 and p99, proxied and direct
 #   parallel.sh  sandboxes per second, 8 concurrent run /bin/true
 #   session.sh   run -d to the first exec; an idle session's PSS; put/get
 #   phases.sh    (after the table) where run's and exec's time goes, from
@@ -34,6 +35,7 @@
 #   SNAP_SIZES  "10 200" (QUICK "10 50")  MB of /work to snapshot
 #   SNAP_RUNS   5    (QUICK 2)
 #   PROXY_SIZE  1 GiB (QUICK 128 MiB)  bytes per download through the proxy
+#   PROXY_LAT_N 1000 (QUICK 200)  small requests timed for the p50/p99 rows
 #   PAR_JOBS    8                concurrent workers of parallel.sh
 #   PAR_PER     10   (QUICK 3)   sandboxes per worker
 #   PHASE_RUNS  30   (QUICK 10)  traced runs (and execs) of phases.sh
@@ -57,12 +59,12 @@ if [ "${QUICK:-0}" = 1 ]; then
   : "${RUN_RUNS:=10}" "${EXEC_RUNS:=30}" "${WARMUP:=1}" "${RSS_RUNS:=3}" "${IMAGE_RUNS:=2}"
   : "${LAYER1:=usr/share/perl}" "${LAYER2:=usr/share/perl5}"
   : "${SNAP_SIZES:=10 50}" "${SNAP_RUNS:=2}" "${PROXY_SIZE:=134217728}"
-  : "${PAR_PER:=3}" "${PHASE_RUNS:=10}" "${SESSION_RUNS:=2}" "${SESSION_MB:=50}"
+  : "${PAR_PER:=3}" "${PROXY_LAT_N:=200}" "${PHASE_RUNS:=10}" "${SESSION_RUNS:=2}" "${SESSION_MB:=50}"
 else
   : "${RUN_RUNS:=30}" "${EXEC_RUNS:=200}" "${WARMUP:=3}" "${RSS_RUNS:=5}" "${IMAGE_RUNS:=3}"
   : "${SNAP_SIZES:=10 200}" "${SNAP_RUNS:=5}" "${PROXY_SIZE:=1073741824}"
 fi
-: "${PAR_JOBS:=8}" "${PAR_PER:=10}" "${PHASE_RUNS:=30}" "${SESSION_RUNS:=5}" "${SESSION_MB:=200}"
+: "${PAR_JOBS:=8}" "${PAR_PER:=10}" "${PROXY_LAT_N:=1000}" "${PHASE_RUNS:=30}" "${SESSION_RUNS:=5}" "${SESSION_MB:=200}"
 : "${BENCH_ONLY:=run exec images snapshot proxy parallel session phases python}"
 keep_log=${BENCH_LOG:+true}
 BENCH_LOG=${BENCH_LOG:-$(mktemp "${TMPDIR:-/tmp}"/hako-bench-all.XXXXXX.log)}
@@ -121,7 +123,7 @@ img=(RUNS="$IMAGE_RUNS")
 [ -z "${LAYER2:-}" ] || img+=(LAYER2="$LAYER2")
 piece images "${img[@]}"
 piece snapshot RUNS="$SNAP_RUNS" SNAP_SIZES="$SNAP_SIZES"
-piece proxy SIZE="$PROXY_SIZE" CONNS=0
+piece proxy SIZE="$PROXY_SIZE" LAT_N="$PROXY_LAT_N" CONNS=0
 piece parallel JOBS="$PAR_JOBS" PER="$PAR_PER"
 piece session RUNS="$SESSION_RUNS" SESSION_MB="$SESSION_MB"
 # The breakdown: its own markdown (not table rows), printed after the table.
@@ -151,12 +153,14 @@ elapsed=$(($(date +%s) - started))
   echo "exec|exec true|hako crun runc nsenter"
   echo "rss-run|peak RSS, run /bin/true|hako crun runc bwrap"
   echo "rss-exec|peak RSS, exec true|hako crun runc"
-  echo "import|image import + unpack|hako umoci tar"
+  echo "import|image import + unpack|hako umoci tar gunzip"
   echo "create-small|create, small image|hako"
   echo "create-large|create, large image|hako"
   for mb in $SNAP_SIZES; do echo "snapshot-${mb}MB|snapshot, $mb MB|hako tar"; done
   echo "proxy-http|proxy, plain HTTP|hako direct"
   echo "proxy-connect|proxy, CONNECT|hako direct"
+  echo "proxy-p50|proxy, small request p50|hako direct"
+  echo "proxy-p99|proxy, small request p99|hako direct"
   echo "parallel|concurrent run /bin/true|hako crun runc bwrap"
   echo "session-exec|session, run -d --profile host to first exec|hako"
   echo "session-pss|session, PSS of idle monitor + process|hako"
@@ -180,7 +184,7 @@ echo "- tools: $(version_of crun crun --version); $(version_of runc runc --versi
      "$(version_of bwrap bwrap --version); $(version_of umoci umoci --version);" \
      "$(version_of hyperfine hyperfine --version); $(version_of curl curl --version | sed 's/^\(curl [^ ]*\) .*/\1/')"
 echo "- runs: run and create+start+delete $RUN_RUNS, exec $EXEC_RUNS, peak RSS $RSS_RUNS," \
-     "import $IMAGE_RUNS, snapshot $SNAP_RUNS, proxy 3 downloads of $((PROXY_SIZE / 1048576)) MiB;" \
+     "import $IMAGE_RUNS, snapshot $SNAP_RUNS, proxy 3 downloads of $((PROXY_SIZE / 1048576)) MiB and $PROXY_LAT_N small requests;" \
      "parallel $PAR_JOBS x $PAR_PER, session $SESSION_RUNS, phases $PHASE_RUNS; warmup $WARMUP"
 echo
 echo "| measurement | tool | median | ÷ hako | note |"
@@ -197,7 +201,7 @@ awk -F'|' -v only=" $BENCH_ONLY " -v failed=" $failed_pieces " -v logf="$BENCH_L
     return "proxy"
   }
   function installed(tool,   rc) {
-    if (tool ~ /^(hako|hako-disk|direct|tar|cp|sdk)$/) return 1
+    if (tool ~ /^(hako|hako-disk|direct|tar|gunzip|cp|sdk)$/) return 1
     if (!(tool in have)) have[tool] = (system("command -v " tool " > /dev/null") == 0)
     return have[tool]
   }

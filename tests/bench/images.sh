@@ -9,6 +9,8 @@
 #          sizes and sha256, diff_ids, safe unpack of every layer)
 #   umoci  umoci unpack --image LAYOUT:bench BUNDLE (if umoci is installed)
 #   tar    tar -xzf of every layer into one directory (no verification)
+#   gunzip gunzip -c of every layer, one after the other, into sha256sum:
+#          the floor (decompression and one hash, no blob hash, no disk)
 # and prints the medians with their ratios to hako's; then the time of
 # `hako create --image` for the busybox image and for the ~200 MB one (the
 # same, if creating costs nothing per byte of image).
@@ -17,7 +19,8 @@
 # (default 3), CREATE_RUNS (default 4 x RUNS), LAYER1 and LAYER2 (the host
 # directories, relative to /, that make the two layers; defaults as above),
 # BENCH_FORMAT=lines (human output to stderr; stdout gets
-# `BENCH ROW TOOL VALUE UNIT [NOTE]` lines, rows import, create-small,
+# `BENCH ROW TOOL VALUE UNIT [NOTE]` lines, rows import (tools hako,
+# umoci, tar, gunzip), create-small,
 # create-large).  Needs root, hyperfine, gzip, jq.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -62,9 +65,10 @@ CMD_JSON='["true"]' TAG=bench "$here/../fixtures/images.sh" layout "$work/large"
   "$work/busybox/layers/base.tar" "$work/l1.tar" "$work/l2.tar"
 rm -f "$work/l1.tar" "$work/l2.tar"
 blobs=$(jq -r '.manifests[0].digest' "$work/large/index.json")
-untar=""
+untar="" gunz=""
 for d in $(jq -r '.layers[].digest | sub("sha256:"; "")' "$work/large/blobs/sha256/${blobs#sha256:}"); do
   untar="$untar${untar:+ && }tar -xzf $work/large/blobs/sha256/$d -C $work/tar"
+  gunz="$gunz${gunz:+ && }gunzip -c $work/large/blobs/sha256/$d | sha256sum > /dev/null"
 done
 
 # No warmup: every run starts from an empty store (prepare), so there is
@@ -77,6 +81,7 @@ else
   emit "import umoci - - n/a (not installed)"
 fi
 cmds+=(--command-name tar --prepare "rm -rf $work/tar; mkdir $work/tar" "$untar")
+cmds+=(--command-name gunzip --prepare : "$gunz")
 echo "== import + unpack of the ~$((mb + 2)) MB 3-layer image (busybox and the two)"
 hyperfine --runs "$RUNS" --warmup 0 --export-json "$work/import.json" "${cmds[@]}" >/dev/null
 rm -rf "$work/umoci" "$work/tar"

@@ -8,15 +8,20 @@
 #      its proxy, plain HTTP and CONNECT.  Prints each rate and the proxy's
 #      ratio to direct (the goal: at least 70%); each the median of REPEAT
 #      (default 3) downloads.
-#   2. CONNS (default 200) concurrent requests of 1 MiB each through one
+#   2. The latency a small request gains: LAT_N (default 1000) requests of
+#      100 bytes, each on a new connection (Connection: close), timed by
+#      curl itself (%{time_total}, one curl process for all of them, so no
+#      process start is counted): p50 and p99 direct and through the proxy.
+#      Skipped (rows n/a) without curl or with LAT_N=0.
+#   3. CONNS (default 200) concurrent requests of 1 MiB each through one
 #      proxy; every one must arrive whole.
 #
 # Client: curl when installed (it honours NO_PROXY=127.0.0.1, so the proxy
 # is named explicitly), else busybox wget.  Environment: HAKO (the binary;
 # default ../../hako from here), SIZE, CONNS (0 skips part 2), PORT (default
 # 18931), BENCH_FORMAT=lines (human output to stderr; stdout gets
-# `BENCH ROW TOOL VALUE MiB/s` lines: rows proxy-http (tools hako, direct)
-# and proxy-connect (hako, direct)).  Needs root and a C compiler.
+# `BENCH ROW TOOL VALUE UNIT` lines: rows proxy-http and proxy-connect
+# (tools hako, direct; MiB/s), proxy-p50 and proxy-p99 (hako, direct; ms)).  Needs root and a C compiler.
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,6 +29,7 @@ HAKO=${HAKO:-$here/../../hako}
 SIZE=${SIZE:-1073741824}
 CONNS=${CONNS:-200}
 REPEAT=${REPEAT:-3}
+LAT_N=${LAT_N:-1000}
 PORT=${PORT:-18931}
 if [ "${BENCH_FORMAT:-}" = lines ]; then exec 3>&1 1>&2; else exec 3> /dev/null; fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}"/hako-bench-proxy.XXXXXX)
@@ -97,6 +103,33 @@ emit proxy-http hako "$proxy"
 emit proxy-connect direct "$direct"
 if [ -n "$tunnel" ]; then emit proxy-connect hako "$tunnel"
 else echo "BENCH proxy-connect hako - - n/a (busybox wget has no CONNECT mode; install curl)" >&3; fi
+
+# Latency: LAT_N small requests, a new connection each; curl prints each
+# one's total time in seconds.
+# pcts: "P50 P99" in ms of the times (s) on stdin.
+pcts () { sort -g | awk '{ v[NR] = $1 * 1000 } END {
+  i50 = int(NR * 0.50 + 0.5); i99 = int(NR * 0.99 + 0.5); if (i50 < 1) i50 = 1; if (i99 < 1) i99 = 1
+  printf "%.3f %.3f\n", v[i50], v[i99] }'; }
+small="http://127.0.0.1:$PORT/bytes/100?[1-$LAT_N]"
+if [ "$client" = curl ] && [ "$LAT_N" -gt 0 ]; then
+  lat="-s -H 'Connection: close' -o /dev/null -w '%{time_total}\n'"
+  d=$(eval "curl --noproxy 127.0.0.1 $lat '$small'" | pcts) || { echo "direct small requests failed"; exit 1; }
+  h=$(inside "curl --noproxy '' -x http://127.0.0.1:3128 $lat '$small'" | pcts) \
+    || { echo "small requests through the proxy failed"; exit 1; }
+  set -- $d $h
+  echo "small requests:  $LAT_N of 100 bytes, new connection each: direct p50 $1 ms p99 $2 ms;" \
+       "proxy p50 $3 ms p99 $4 ms (+$(awk -v a="$1" -v b="$3" 'BEGIN { printf "%.3f", b - a }') ms at p50)"
+  note="$LAT_N requests of 100 B, a connection each, curl"
+  echo "BENCH proxy-p50 direct $1 ms $note" >&3
+  echo "BENCH proxy-p50 hako $3 ms $note" >&3
+  echo "BENCH proxy-p99 direct $2 ms $note" >&3
+  echo "BENCH proxy-p99 hako $4 ms $note" >&3
+else
+  for r in proxy-p50 proxy-p99; do
+    echo "BENCH $r hako - - n/a (needs curl and LAT_N > 0)" >&3
+    echo "BENCH $r direct - - n/a (needs curl and LAT_N > 0)" >&3
+  done
+fi
 [ "$CONNS" -gt 0 ] || exit 0
 
 # Concurrency: CONNS clients at once, 1 MiB each, counted inside.

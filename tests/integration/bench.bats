@@ -30,7 +30,7 @@ cell () {
   command -v cc > /dev/null || skip "no C compiler (proxy.sh builds its HTTP server)"
   run env TMPDIR="$TEST_ROOT" HAKO="$HAKO" QUICK=1 RUN_RUNS=2 EXEC_RUNS=2 WARMUP=0 RSS_RUNS=1 \
     IMAGE_RUNS=1 CREATE_RUNS=2 LAYER1=usr/share/common-licenses LAYER2=usr/share/base-files \
-    SNAP_SIZES="1 2" SNAP_RUNS=2 PROXY_SIZE=4194304 PAR_JOBS=2 PAR_PER=1 PHASE_RUNS=2 SESSION_RUNS=1 SESSION_MB=2 \
+    SNAP_SIZES="1 2" SNAP_RUNS=2 PROXY_SIZE=4194304 PROXY_LAT_N=20 PAR_JOBS=2 PAR_PER=1 PHASE_RUNS=2 SESSION_RUNS=1 SESSION_MB=2 \
     bash "$BATS_TEST_DIRNAME/../bench/all.sh"
   echo "$output"
   [ "$status" -eq 0 ]
@@ -65,13 +65,15 @@ create+start+delete:hako crun runc
 exec true:hako crun runc nsenter
 peak RSS, run /bin/true:hako crun runc bwrap
 peak RSS, exec true:hako crun runc
-image import + unpack:hako umoci tar
+image import + unpack:hako umoci tar gunzip
 create, small image:hako
 create, large image:hako
 snapshot, 1 MB:hako tar
 snapshot, 2 MB:hako tar
 proxy, plain HTTP:hako direct
 proxy, CONNECT:hako direct
+proxy, small request p50:hako direct
+proxy, small request p99:hako direct
 concurrent run /bin/true:hako crun runc bwrap
 session, run -d --profile host to first exec:hako
 session, PSS of idle monitor + process:hako
