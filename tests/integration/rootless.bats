@@ -287,3 +287,38 @@ rl_serve () {
   [ "$status" -eq 0 ]
   pid_gone "$proxy"
 }
+
+@test "rootless podman's case, simulated: uid 0 of the user's own user namespace (unshare -U --map-root-user), no --root, uses \$XDG_RUNTIME_DIR/hako, and without it /run/user/<the user's uid>, never /run/hako" {
+  local rund="/run/user/$RL_UID"
+  # As podman runs its runtime: root of a namespace whose 0 is the user.
+  U="runuser -u $RL_USER -- env -C $RL_DIR/bundle XDG_RUNTIME_DIR=$XDG HOME=$RL_DIR/home unshare -U --map-root-user $HAKO"
+  run $U spec --rootless
+  [ "$status" -eq 0 ]
+  run $U run -d us1 -- sleep 60
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ -d "$XDG/hako/us1" ]
+  [ ! -e /run/hako/us1 ]
+  # Another invocation, in another such namespace (podman's cleanup from
+  # conmon), finds it there.
+  [ "$($U list -q)" = us1 ]
+  run $U delete --force us1
+  [ "$status" -eq 0 ]
+  [ -z "$(ls -A "$XDG/hako")" ]
+  # No XDG_RUNTIME_DIR: the user's /run/user/UID — the host uid, not 0.
+  [ ! -e "$rund" ] || skip "$rund exists on this host (a session of the test user?)"
+  RL_MADE="$rund"
+  mkdir -m 0700 "$rund"
+  chown "$RL_USER:" "$rund"
+  NX="runuser -u $RL_USER -- env -u XDG_RUNTIME_DIR -C $RL_DIR/bundle HOME=$RL_DIR/home unshare -U --map-root-user $HAKO"
+  run $NX run -d us2 -- sleep 60
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ -d "$rund/hako/us2" ]
+  [ "$(stat -c %U "$rund/hako")" = "$RL_USER" ]
+  [ "$($NX list -q)" = us2 ]
+  run $NX delete --force us2
+  [ "$status" -eq 0 ]
+  [ -z "$(ls -A "$rund/hako")" ]
+  rm -rf "$rund"
+}
