@@ -42,12 +42,15 @@ dir_is_ours (const char *dir)
 /* The user's home: $HOME when it is theirs, else the passwd entry's (sudo -u
  * and runuser may leave root's HOME behind); NULL when neither is. */
 static const char *
-user_home (void)
+user_home (unsigned uid)
 {
   const char *home = getenv ("HOME");
   if (dir_is_ours (home))
     return home;
-  struct passwd *pw = getpwuid (geteuid ());
+  /* uid: the user's own, also as root of its user namespace (where the
+   * passwd entry of uid 0 is the real root's): podman's cleanup runs
+   * without HOME and must still find the data root create chose. */
+  struct passwd *pw = getpwuid (uid);
   return pw && dir_is_ours (pw->pw_dir) ? pw->pw_dir : NULL;
 }
 
@@ -68,7 +71,7 @@ user_default_root (unsigned uid, char **private)
   if (dir_is_ours (run) && access (run, W_OK | X_OK) == 0)
     return xasprintf ("%s/hako", run);
   const char *cache = getenv ("XDG_CACHE_HOME");
-  const char *home = user_home ();
+  const char *home = user_home (uid);
   if (dir_is_ours (cache))
     *private = xasprintf ("%s/hako", cache);
   else if (home)
@@ -143,7 +146,7 @@ default_data_root (char **private)
   *private = NULL;
   if (!user_defaults (&uid))
     return xstrdup ("/var/lib/hako");
-  const char *home = user_home ();
+  const char *home = user_home (uid);
   if (home)
     return xasprintf ("%s/.local/share/hako", home);
   *private = xasprintf ("/tmp/hako-%u", uid);

@@ -77,9 +77,12 @@ podman_processes () {
 PM_USER=hakopm
 PM_SUB_BASE=210000000   # its /etc/subuid and /etc/subgid range (rootless.bats has 200000000)
 pm_user_remove () {
-  local p
+  local p u
   for p in $(ps -o pid= -u "$PM_USER" 2>/dev/null); do kill -9 "$p" 2>/dev/null || true; done
-  if id "$PM_USER" >/dev/null 2>&1; then userdel -f "$PM_USER" >/dev/null 2>&1 || true; fi
+  if u=$(id -u "$PM_USER" 2>/dev/null); then
+    rm -rf "/tmp/hako-$u"   # hako's last-resort roots, should a regression make them
+    userdel -f "$PM_USER" >/dev/null 2>&1 || true
+  fi
   sed -i "/^$PM_USER:/d" /etc/subuid /etc/subgid 2>/dev/null || true
 }
 
@@ -254,13 +257,16 @@ GREETING=hi" ]
     || skip "newuidmap/newgidmap not installed (Debian package uidmap)"
   PM_USER_MADE=1
   pm_user_remove   # a run killed before its teardown
-  useradd -M -d /nonexistent -s /bin/sh -K SUB_UID_COUNT=0 -K SUB_GID_COUNT=0 "$PM_USER"
+  local u d="$PM/rl"
+  # Its home is a real one: podman's cleanup runs hako without HOME, which
+  # then takes the passwd entry's, as create took $HOME.
+  useradd -M -d "$d/home" -s /bin/sh -K SUB_UID_COUNT=0 -K SUB_GID_COUNT=0 "$PM_USER"
   usermod --add-subuids "$PM_SUB_BASE-$((PM_SUB_BASE + 65535))" \
           --add-subgids "$PM_SUB_BASE-$((PM_SUB_BASE + 65535))" "$PM_USER"
   runuser -u "$PM_USER" -- unshare -U -r true 2>/dev/null \
     || skip "an ordinary user cannot create a user namespace on this host (see hako doctor)"
-  local u d="$PM/rl"
   u=$(id -u "$PM_USER")
+  [ ! -e "/tmp/hako-$u" ] || skip "/tmp/hako-$u exists on this host"
   mkdir -p "$d/xdg" "$d/home"
   # The rootfs is the user's, as its own podman storage would make it.
   cp -a "$BUNDLE_DIR/rootfs" "$d/rootfs"
@@ -296,4 +302,8 @@ GREETING=hi" ]
   [ "$status" -eq 0 ]
   for i in $(seq 50); do [ -z "$(ls -A "$d/xdg/hako")" ] && break; sleep 0.1; done
   [ -z "$(ls -A "$d/xdg/hako")" ]
+  # Every call, create's and the cleanup's, chose the same roots: no
+  # fallback of the user's was made, and the data root is in its home.
+  [ ! -e "/tmp/hako-$u" ]
+  [ -d "$d/home/.local/share/hako" ]
 }
