@@ -16,8 +16,10 @@ static const char doctor_help[]
     = "Usage: hako doctor [--format text|json]\n\n"
       "Probe what this host can enforce (user namespaces, Landlock, seccomp,\n"
       "cgroups, overlayfs and idmapped mounts in a user namespace, clone3, pidfd,\n"
-      "openat2, mount_setattr, CAP_SYS_RESOURCE, CRIU, CDI devices) and say, for each profile,\n"
-      "whether it works here or what is missing.  Exits 0 when the probes ran.\n"
+      "openat2, mount_setattr, CAP_SYS_RESOURCE, CRIU, CDI devices, network namespaces)\n"
+      "and say, for each profile, whether it works here or what is missing, and\n"
+      "which network modes (none, host, allowlist) work with it for this user, or\n"
+      "why not.  Exits 0 when the probes ran.\n"
       "  -f, --format F   text (default) or json (one object)\n";
 
 static void
@@ -44,6 +46,9 @@ print_text (const struct doctor_report *r)
         }
       for (char **n = p->notes; n && *n; n++)
         printf ("  %-9s   note: %s\n", "", *n);
+      for (size_t j = 0; j < p->n_networks; j++)
+        printf ("  %-9s   network %-9s %-3s  %s\n", "", p->networks[j].mode,
+                p->networks[j].works ? "yes" : "no", p->networks[j].why ? p->networks[j].why : "");
     }
 }
 

@@ -61,6 +61,13 @@ doctor_field_null (struct doctor_item *it, const char *key)
   add_field (it, key, DOCTOR_NULL);
 }
 
+void
+doctor_add_network (struct doctor_profile *p, const char *mode, bool works, char *why)
+{
+  p->networks = xrealloc (p->networks, (p->n_networks + 1) * sizeof *p->networks);
+  p->networks[p->n_networks++] = (struct doctor_network){ .mode = mode, .works = works, .why = why };
+}
+
 const struct doctor_item *
 doctor_find (const struct doctor_report *r, const char *key)
 {
@@ -122,6 +129,17 @@ doctor_report_json (const struct doctor_report *r, char **out, hk_err *err)
       json_kbool (&o, "works", p->works);
       json_kstrv (&o, "missing", p->missing ? p->missing : none);
       json_kstrv (&o, "notes", p->notes ? p->notes : none);
+      json_key (&o, "networks");
+      json_obj_open (&o);
+      for (size_t j = 0; j < p->n_networks; j++)
+        {
+          json_key (&o, p->networks[j].mode);
+          json_obj_open (&o);
+          json_kbool (&o, "works", p->networks[j].works);
+          json_kstr (&o, "why", p->networks[j].why ? p->networks[j].why : "");
+          json_obj_close (&o);
+        }
+      json_obj_close (&o);
       json_obj_close (&o);
     }
   json_obj_close (&o);
@@ -147,6 +165,9 @@ doctor_report_free (struct doctor_report *r)
     {
       strv_free (r->profiles[i].missing);
       strv_free (r->profiles[i].notes);
+      for (size_t j = 0; j < r->profiles[i].n_networks; j++)
+        free (r->profiles[i].networks[j].why);
+      free (r->profiles[i].networks);
     }
   free (r->items);
   free (r->profiles);

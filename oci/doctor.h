@@ -40,6 +40,15 @@ struct doctor_item
   size_t n_fields;
 };
 
+/* Whether one network mode (sandbox.network.mode, --network) works with a
+ * profile on this host, for the user running doctor, and why (not). */
+struct doctor_network
+{
+  const char *mode; /* "none", "host", "allowlist" */
+  bool works;
+  char *why;
+};
+
 /* One profile's verdict on this host. */
 struct doctor_profile
 {
@@ -47,6 +56,8 @@ struct doctor_profile
   bool works;
   char **missing; /* NULL-terminated: what makes it fail here (empty when it works) */
   char **notes;   /* NULL-terminated: what it goes without, still working */
+  struct doctor_network *networks;
+  size_t n_networks;
 };
 
 struct doctor_report
@@ -69,10 +80,14 @@ void doctor_field_strv (struct doctor_item *it, const char *key, char *const *v)
 void doctor_field_null (struct doctor_item *it, const char *key);
 const struct doctor_item *doctor_find (const struct doctor_report *r, const char *key);
 
+/* Append a network verdict to p (why taken over). */
+void doctor_add_network (struct doctor_profile *p, const char *mode, bool works, char *why);
+
 /* One object:
  *   {"version":..., "kernel":..., "euid":0,
  *    "checks": {KEY: {"available":b, "detail":"...", FIELDS...}, ...},
- *    "profiles": {NAME: {"works":b, "missing":[...], "notes":[...]}, ...}} */
+ *    "profiles": {NAME: {"works":b, "missing":[...], "notes":[...],
+ *                        "networks": {MODE: {"works":b, "why":"..."}, ...}}, ...}} */
 int doctor_report_json (const struct doctor_report *r, char **out, hk_err *err);
 void doctor_report_free (struct doctor_report *r);
 

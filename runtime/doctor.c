@@ -32,6 +32,8 @@
 #include "runtime/cgroup.h"
 #include "runtime/idmap.h"
 #include "runtime/landlock.h"
+#include "runtime/net.h"
+#include "runtime/netpolicy.h"
 #include "runtime/seccomp.h"
 
 /* The id range the host profile maps the sandbox's root to (oci/profile.c). */
@@ -552,15 +554,216 @@ check_sys_resource (struct doctor_report *r)
   return have;
 }
 
+/* ---- network namespaces ------------------------------------------------------ */
+
+/* How far a sandbox's network gets: in a forked child, as hako would make
+ * it (in a user namespace or not, as this user or as an ordinary one), a
+ * network namespace, its lo up, and the allow-list proxy's listening
+ * socket bound in it (what the sandbox's first process does). */
+enum net_step
+{
+  NET_OK = 0,
+  NET_STEP_USERNS, /* the user namespace around it */
+  NET_STEP_NETNS,  /* unshare (CLONE_NEWNET) */
+  NET_STEP_LO,     /* lo up */
+  NET_STEP_LISTEN  /* 127.0.0.1:3128 bound and listening */
+};
+
+enum net_ctx
+{
+  NET_CTX_PLAIN,  /* hako's own credentials, no user namespace (root only) */
+  NET_CTX_USERNS, /* in a user namespace of this user's */
+  NET_CTX_UNPRIV  /* in one of an ordinary user's (uid 65534 when root) */
+};
+
+struct net_probe
+{
+  bool ran;
+  int step; /* enum net_step that failed, NET_OK */
+  int errnum;
+};
+
+static void __attribute__ ((noreturn)) net_probe_child (enum net_ctx ctx, int out)
+{
+  hk_err err = { 0 };
+  int r[2] = { NET_STEP_USERNS, 0 };
+  prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  if (ctx == NET_CTX_UNPRIV && geteuid () == 0
+      && (setgroups (0, NULL) < 0 || setresgid (65534, 65534, 65534) < 0
+          || setresuid (65534, 65534, 65534) < 0))
+    goto fail;
+  prctl (PR_SET_DUMPABLE, 1, 0, 0, 0); /* see probe_userns_unprivileged */
+  if (ctx != NET_CTX_PLAIN && enter_own_userns () < 0)
+    goto fail;
+  r[0] = NET_STEP_NETNS;
+  if (unshare (CLONE_NEWNET) < 0)
+    goto fail;
+  r[0] = NET_STEP_LO;
+  if (net_loopback_up (&err) < 0)
+    {
+      errno = err.errnum;
+      goto fail;
+    }
+  r[0] = NET_STEP_LISTEN;
+  int fd = netpolicy_listen (&err);
+  if (fd < 0)
+    {
+      errno = err.errnum;
+      goto fail;
+    }
+  r[0] = NET_OK;
+  errno = 0;
+fail:
+  r[1] = errno;
+  _exit (write (out, r, sizeof r) == (ssize_t)sizeof r ? 0 : 1);
+}
+
+static void
+probe_net (enum net_ctx ctx, struct net_probe *out)
+{
+  *out = (struct net_probe){ .ran = true, .step = NET_STEP_USERNS, .errnum = EIO };
+  int p[2];
+  if (pipe2 (p, O_CLOEXEC) < 0)
+    {
+      out->errnum = errno;
+      return;
+    }
+  pid_t pid = fork ();
+  if (pid == 0)
+    {
+      close (p[0]);
+      net_probe_child (ctx, p[1]);
+    }
+  close (p[1]);
+  int r[2];
+  if (pid > 0 && read (p[0], r, sizeof r) == (ssize_t)sizeof r)
+    {
+      out->step = r[0];
+      out->errnum = r[1];
+    }
+  else if (pid < 0)
+    out->errnum = errno;
+  close (p[0]);
+  if (pid > 0)
+    while (waitpid (pid, NULL, 0) < 0 && errno == EINTR)
+      ;
+}
+
+/* What failed, in a few words; NULL when nothing did. */
+static char *
+net_failure (const struct net_probe *n)
+{
+  static const char *const what[] = {
+    [NET_STEP_USERNS] = "the user namespace around it",
+    [NET_STEP_NETNS] = "unshare(CLONE_NEWNET)",
+    [NET_STEP_LO] = "bringing its lo up",
+    [NET_STEP_LISTEN] = "binding 127.0.0.1:3128 in it (the proxy's socket)",
+  };
+  if (!n->ran || n->step == NET_OK)
+    return NULL;
+  long max = read_knob ("/proc/sys/user/max_net_namespaces");
+  if (n->step == NET_STEP_NETNS && max == 0)
+    return xasprintf ("%s: %s (user.max_net_namespaces is 0)", what[n->step], strerror (n->errnum));
+  return xasprintf ("%s: %s", what[n->step], strerror (n->errnum));
+}
+
+struct net_facts
+{
+  struct net_probe plain, userns, unpriv;
+};
+
+static void
+check_network (struct doctor_report *r, struct net_facts *f)
+{
+  *f = (struct net_facts){ 0 };
+  if (geteuid () == 0)
+    probe_net (NET_CTX_PLAIN, &f->plain);
+  probe_net (NET_CTX_USERNS, &f->userns);
+  probe_net (NET_CTX_UNPRIV, &f->unpriv);
+  /* As hako runs: its own network namespace (root), else one in a user
+   * namespace of its own (an ordinary user). */
+  const struct net_probe *own = f->plain.ran ? &f->plain : &f->userns;
+  cleanup_free char *own_why = net_failure (own);
+  cleanup_free char *userns_why = net_failure (&f->userns);
+  cleanup_free char *unpriv_why = net_failure (&f->unpriv);
+  char *detail;
+  if (own_why)
+    detail = xasprintf ("missing: %s", own_why);
+  else if (userns_why)
+    detail = xasprintf ("made, lo up and the proxy's socket bound; in a user namespace: %s", userns_why);
+  else if (unpriv_why)
+    detail = xasprintf ("made, lo up and the proxy's socket bound, also in a user namespace; by an ordinary "
+                        "user: %s",
+                        unpriv_why);
+  else
+    detail = xstrdup ("made, lo up and the proxy's socket bound: by this process, in a user namespace and by "
+                      "an ordinary user");
+  struct doctor_item *it
+      = doctor_add_item (r, "network_namespaces", "network namespaces", own_why == NULL, detail);
+  doctor_field_bool (it, "in_user_namespace", userns_why == NULL);
+  doctor_field_bool (it, "unprivileged", unpriv_why == NULL);
+  field_knob (it, "max_net_namespaces", read_knob ("/proc/sys/user/max_net_namespaces"));
+  field_knob (it, "ip_unprivileged_port_start", read_knob ("/proc/sys/net/ipv4/ip_unprivileged_port_start"));
+}
+
 /* ---- the profiles ----------------------------------------------------------- */
 
 struct host_facts
 {
+  struct net_facts net;
   bool userns_root, userns_unpriv, syscalls, sys_resource, idmap;
   int landlock_abi;
   const struct cg_host *cg;
   const char *state_root;
 };
+
+/* Each network mode with this profile, for the user running doctor:
+ * "host" needs nothing beyond the profile; "none" a network namespace
+ * with lo up, made where the profile's process is (in its user namespace,
+ * as this user or, for the rootless profile judged by root, an ordinary
+ * one); "allowlist" that and the proxy's socket bound inside, which the
+ * sandbox's first process makes and hands to the proxy outside. */
+static void
+judge_networks (struct doctor_profile *p, const struct oci_spec *spec, bool rootless,
+                const struct host_facts *f)
+{
+  bool userns = oci_spec_ns (spec, OCI_NS_USER) != NULL;
+  const struct net_probe *n = !userns && f->net.plain.ran   ? &f->net.plain
+                              : rootless && geteuid () == 0 ? &f->net.unpriv
+                                                            : &f->net.userns;
+  cleanup_free char *fail = net_failure (n);
+  bool lo_ok = n->step == NET_OK || n->step == NET_STEP_LISTEN;
+  const char *no_profile = "the profile itself fails here (see its missing list)";
+  long port_start = read_knob ("/proc/sys/net/ipv4/ip_unprivileged_port_start");
+  if (!p->works)
+    doctor_add_network (p, "host", false, xstrdup (no_profile));
+  else if (userns && port_start > 0)
+    doctor_add_network (p, "host", true,
+                        xasprintf ("the host's network namespace: the sandbox reaches what the host reaches; "
+                                   "from its user namespace, ports below %ld cannot be bound "
+                                   "(net.ipv4.ip_unprivileged_port_start)",
+                                   port_start));
+  else
+    doctor_add_network (p, "host", true,
+                        xstrdup ("the host's network namespace: the sandbox reaches what the host reaches"));
+  if (!p->works)
+    doctor_add_network (p, "none", false, xstrdup (no_profile));
+  else if (!lo_ok)
+    doctor_add_network (p, "none", false, xasprintf ("no network namespace of its own: %s", fail));
+  else
+    doctor_add_network (p, "none", true, xstrdup ("a network namespace of its own with only lo"));
+  if (!p->works)
+    doctor_add_network (p, "allowlist", false, xstrdup (no_profile));
+  else if (fail)
+    doctor_add_network (p, "allowlist", false, xasprintf ("no proxy inside: %s", fail));
+  else
+    doctor_add_network (p, "allowlist", true,
+                        xasprintf ("only lo, and the proxy at 127.0.0.1:3128 (its socket made inside, served "
+                                   "from the host's network namespace as %s) for what --allow lists",
+                                   rootless && geteuid () == 0 ? "the user running it"
+                                   : geteuid () == 0           ? "nobody"
+                                                               : "this user"));
+}
 
 static void
 judge_profile (struct doctor_profile *p, enum oci_profile which, bool rootless, const struct host_facts *f)
@@ -648,6 +851,7 @@ judge_profile (struct doctor_profile *p, enum oci_profile which, bool rootless, 
     strv_add (&p->notes, xstrdup ("root inside is host uid 1000000000: root-only host files stay "
                                   "unreadable"));
   p->works = p->missing == NULL;
+  judge_networks (p, spec, rootless, f);
   oci_spec_free (spec);
 }
 
@@ -684,6 +888,7 @@ doctor_probe (const char *state_root, struct doctor_report *r, hk_err *err)
   r->kernel = xstrdup (uname (&u) == 0 ? u.release : "unknown");
   struct host_facts f = { .state_root = state_root };
   check_userns (r, &f.userns_root, &f.userns_unpriv);
+  check_network (r, &f.net);
   f.landlock_abi = check_landlock (r);
   check_seccomp (r);
   check_cgroups (r, &f.cg);

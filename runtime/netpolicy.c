@@ -1,7 +1,7 @@
 /* netpolicy: the allowlist network mode around a sandbox — its checks at
  * create, the proxy variables of its processes, and the proxy's life:
- * a listening socket made inside the sandbox's netns, served by a process
- * in the host's netns.
+ * a listening socket made inside the sandbox's netns by its first process,
+ * served by a process in the host's netns.
  *
  * Why it holds against code that ignores HTTP_PROXY: the sandbox's netns has
  * only lo, no route and no resolver; its single way out is the listening
@@ -22,11 +22,9 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "lib/fdpass.h"
 #include "lib/syscalls.h"
 #include "lib/util.h"
 #include "runtime/allowlist.h"
@@ -180,52 +178,24 @@ netpolicy_check_joined (const char *path, hk_err *err)
 
 /* ---- the listening socket ------------------------------------------------------ */
 
-static int
-send_fd (int sock, int fd, int e)
+bool
+netpolicy_has_proxy (const struct oci_spec *spec)
 {
-  return fd_send (sock, &e, sizeof e, fd) < 0 ? -1 : 0;
+  /* A pod's container: the proxy is the pod's sandbox container's. */
+  return spec->sandbox.net_mode == HAKO_NET_ALLOWLIST && !spec->sandbox.net_join;
 }
 
-/* The received fd, or -1 with errno the helper's error. */
-static int
-recv_fd (int sock)
+/* Made by the sandbox's first process, in its new network namespace, and
+ * passed to hako over the sync socket: hako needs no way into that
+ * namespace (a rootless hako has none — it cannot setns into the
+ * sandbox's user and network namespaces — and a root one never changes
+ * namespaces).  It is made before any code of the sandbox's own runs, so
+ * nothing inside can have taken the port first and be where HTTP_PROXY
+ * points, and the process closes its copy before exec, so the sandbox's
+ * code cannot accept the connections meant for the proxy. */
+int
+netpolicy_listen (hk_err *err)
 {
-  int e = EIO, fd = -1;
-  ssize_t n = fd_recv (sock, &e, sizeof e, &fd);
-  if (fd < 0)
-    errno = n > 0 ? e : EIO;
-  return fd;
-}
-
-static bool
-same_ns (pid_t pid, const char *ns)
-{
-  char path[64];
-  struct stat a, b;
-  snprintf (path, sizeof path, "/proc/%d/ns/%s", (int)pid, ns);
-  cleanup_free char *self = xasprintf ("/proc/self/ns/%s", ns);
-  return stat (path, &a) == 0 && stat (self, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev;
-}
-
-/* In a short-lived child: enter the sandbox's network namespace (and its
- * user namespace, which owns it, when it has its own — a rootless hako has
- * no CAP_SYS_ADMIN over the netns otherwise), make the listener, send it
- * back.  hako itself never changes namespaces, so nothing it does later can
- * happen in the sandbox's network by mistake; and the child is hako's code
- * only (the sandbox's process is still waiting for start), so joining
- * cannot hand anything to the sandbox. */
-static void __attribute__ ((noreturn)) listener_child (int sock, int pidfd, bool join_user)
-{
-  int flags = CLONE_NEWNET | (join_user ? CLONE_NEWUSER : 0);
-  /* Nothing of hako's goes in with us: only the pidfd and the reply socket. */
-  prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
-  int keep[2] = { sock, pidfd };
-  fd_close_all_but (3, keep, 2);
-  if (setns (pidfd, flags) < 0)
-    {
-      send_fd (sock, -1, errno);
-      _exit (1);
-    }
   int fd = socket (AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   int one = 1;
   struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons (NETPOLICY_PROXY_PORT) };
@@ -233,39 +203,12 @@ static void __attribute__ ((noreturn)) listener_child (int sock, int pidfd, bool
   if (fd < 0 || setsockopt (fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0
       || bind (fd, (struct sockaddr *)&sin, sizeof sin) < 0 || listen (fd, 1024) < 0)
     {
-      send_fd (sock, -1, errno);
-      _exit (1);
+      int e = errno;
+      if (fd >= 0)
+        close (fd);
+      return err_code (err, e, "proxy: listen on %s:%d inside the sandbox", NETPOLICY_PROXY_ADDR,
+                       NETPOLICY_PROXY_PORT);
     }
-  _exit (send_fd (sock, fd, 0) < 0 ? 1 : 0);
-}
-
-static int
-make_listener (int pidfd, pid_t pid, hk_err *err)
-{
-  int sv[2];
-  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-    return err_sys (err, "socketpair for the proxy socket");
-  bool join_user = !same_ns (pid, "user");
-  pid_t child = fork ();
-  if (child < 0)
-    {
-      close (sv[0]);
-      close (sv[1]);
-      return err_sys (err, "fork");
-    }
-  if (child == 0)
-    {
-      close (sv[0]);
-      listener_child (sv[1], pidfd, join_user);
-    }
-  close (sv[1]);
-  int fd = recv_fd (sv[0]);
-  int e = errno;
-  close (sv[0]);
-  waitpid (child, NULL, 0);
-  if (fd < 0)
-    return err_code (err, e, "listen on %s:%d inside the sandbox", NETPOLICY_PROXY_ADDR,
-                     NETPOLICY_PROXY_PORT);
   return fd;
 }
 
@@ -321,46 +264,27 @@ read_record (const struct store_entry *e, pid_t *pid, uint64_t *start)
 }
 
 int
-proxy_start (const struct store_entry *e, const struct oci_spec *spec, int sandbox_pidfd, int learn_fd,
-             hk_err *err)
+proxy_start (const struct store_entry *e, const struct oci_spec *spec, int sandbox_pidfd, int *listen_fd_in,
+             int learn_fd, hk_err *err)
 {
-  /* A pod's container: the proxy is the pod's sandbox container's. */
-  if (spec->sandbox.net_mode != HAKO_NET_ALLOWLIST || spec->sandbox.net_join)
+  /* Ours from here, whatever happens: the proxy gets it, hako keeps none. */
+  cleanup_close int listen_fd = *listen_fd_in;
+  *listen_fd_in = -1;
+  if (!netpolicy_has_proxy (spec))
     return 0;
+  if (listen_fd < 0)
+    return err_set (err, EIO, "proxy: the sandbox's process made no listening socket");
   proxy_stop (e); /* a restart: the previous proxy served a namespace that is gone */
-  pid_t sandbox_pid = -1;
-  {
-    /* The pid behind the pidfd, for its namespaces' inode numbers. */
-    char path[64], *line = NULL;
-    size_t cap = 0;
-    snprintf (path, sizeof path, "/proc/self/fdinfo/%d", sandbox_pidfd);
-    FILE *f = fopen (path, "re");
-    while (f && getline (&line, &cap, f) > 0)
-      if (sscanf (line, "Pid: %d", &sandbox_pid) == 1)
-        break;
-    free (line);
-    if (f)
-      fclose (f);
-    if (sandbox_pid <= 0)
-      return err_set (err, ESRCH, "proxy: the sandbox's process is gone");
-  }
   struct allowlist al;
   if (al_parse (spec->sandbox.net_allow, &al, err) < 0)
     return -1;
   cleanup_free char *log_path = store_path (e, "proxy.log");
   cleanup_close int log_fd = open (log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-  cleanup_close int listen_fd = -1;
   cleanup_close int watch_fd = fcntl (sandbox_pidfd, F_DUPFD_CLOEXEC, 3);
   if (log_fd < 0 || watch_fd < 0)
     {
       al_free (&al);
       return err_sys (err, "proxy: open %s", log_path);
-    }
-  listen_fd = make_listener (sandbox_pidfd, sandbox_pid, err);
-  if (listen_fd < 0)
-    {
-      al_free (&al);
-      return err_prefix (err, "proxy");
     }
   pid_t pid = fork ();
   if (pid < 0)

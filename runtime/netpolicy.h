@@ -1,7 +1,7 @@
 /* netpolicy: the allowlist network mode around a sandbox — its checks at
  * create, the proxy variables of its processes, and the proxy's life:
- * a listening socket made inside the sandbox's netns, served by a process
- * in the host's netns. */
+ * a listening socket made inside the sandbox's netns by its first process,
+ * served by a process in the host's netns. */
 #ifndef HAKO_RUNTIME_NETPOLICY_H
 #define HAKO_RUNTIME_NETPOLICY_H
 
@@ -33,16 +33,29 @@ int netpolicy_check_joined (const char *path, hk_err *err);
  * when the allow-list opens a loopback address of the host's. */
 char **netpolicy_env (const struct oci_spec *spec, char *const *env);
 
+/* Whether spec's sandbox gets a proxy of its own: allowlist mode, not a
+ * pod's container (which shares its pod's). */
+bool netpolicy_has_proxy (const struct oci_spec *spec);
+
+/* In the sandbox's first process, in its new network namespace with lo up
+ * and before anything of the sandbox's runs: the proxy's listening socket,
+ * NETPOLICY_PROXY_ADDR:NETPOLICY_PROXY_PORT (non-blocking, close-on-exec),
+ * for hako to receive over the sync socket (spawn.h).  -1 on error. */
+int netpolicy_listen (hk_err *err);
+
 /* Allowlist mode: start the sandbox's proxy.  sandbox_pidfd is the
- * sandbox's first process, set up (its lo is up): the listening socket is
- * made in its network namespace, and the proxy exits when it exits.  The
+ * sandbox's first process, set up: the proxy exits when it exits.
+ * *listen_fd is the listening socket that process made in its network
+ * namespace (netpolicy_listen); proxy_start takes it (the proxy keeps it,
+ * hako closes its copy) and sets *listen_fd to -1, in every mode.  The
  * proxy's pid and start time go to <state>/proxy.pid, its decisions to
  * <state>/proxy.log.  Other modes: nothing.  A proxy already recorded is
- * stopped first, so a restarted sandbox (a new process in a new netns) can
- * call it again.  learn_fd >= 0 (`run --learn`): the proxy forwards every
- * destination and appends the HOST:PORT it reached there (proxy_cfg). */
-int proxy_start (const struct store_entry *e, const struct oci_spec *spec, int sandbox_pidfd, int learn_fd,
-                 hk_err *err);
+ * stopped first, so a restarted sandbox (a new process in a new netns,
+ * with a new socket) can call it again.  learn_fd >= 0 (`run --learn`):
+ * the proxy forwards every destination and appends the HOST:PORT it
+ * reached there (proxy_cfg). */
+int proxy_start (const struct store_entry *e, const struct oci_spec *spec, int sandbox_pidfd, int *listen_fd,
+                 int learn_fd, hk_err *err);
 /* Kill the sandbox's proxy, if it has one, wait for it and forget it.
  * Never fails: a proxy already gone is fine. */
 void proxy_stop (const struct store_entry *e);

@@ -482,7 +482,8 @@ create_spawn (const struct sbx_create_opts *o, struct build *b, const char *root
                            .stdio_log = b->log_cap > 0,
                            .log_out = b->log.out[1],
                            .log_err = b->log.err[1],
-                           .learn = o->learn };
+                           .learn = o->learn,
+                           .proxy_listener = netpolicy_has_proxy (o->spec) };
   struct hook_arg hook_arg = { .o = o, .rootfs = rootfs };
   cfg.before_go = run_create_runtime_hooks;
   cfg.before_go_arg = &hook_arg;
@@ -608,7 +609,9 @@ build_sandbox (const struct store *st, const struct sbx_create_opts *o, struct b
       || prepare_workdir (o, b, err) < 0 || prepare_image_layer (o, b, err) < 0
       || create_cgroups (b, o, err) < 0 || create_spawn (o, b, *rootfs, status, console, err) < 0
       || arm_deadline (o, b, err) < 0
-      || proxy_start (&b->entry, o->spec, b->child.pidfd, o->learn ? o->learn->net_fd : -1, err) < 0
+      || proxy_start (&b->entry, o->spec, b->child.pidfd, &b->child.proxy_fd,
+                      o->learn ? o->learn->net_fd : -1, err)
+             < 0
       || (o->pid_file && pid_file_write (o->pid_file, b->child.pid, err) < 0))
     return -1;
   return 0;
@@ -639,7 +642,7 @@ sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_
             hk_err *err)
 {
   struct build b = { .entry = { .lock_fd = -1 },
-                     .child = { .pid = -1, .pidfd = -1, .sync_fd = -1 },
+                     .child = { .pid = -1, .pidfd = -1, .sync_fd = -1, .proxy_fd = -1 },
                      .restart = o->restart != NULL,
                      .log = { .out = { -1, -1 }, .err = { -1, -1 } } };
   cleanup_free char *rootfs = NULL;

@@ -25,17 +25,19 @@
 #include "runtime/mount.h"
 #include "runtime/mount_src.h"
 #include "runtime/net.h"
+#include "runtime/netpolicy.h"
 #include "runtime/pidinfo.h"
 #include "runtime/process.h"
 #include "runtime/rootfs_image.h"
 
 enum sync_type
 {
-  SYNC_GO = 1,  /* parent -> child: id maps are written, build the sandbox */
-  SYNC_READY,   /* child -> parent: set up, about to wait for start */
-  SYNC_ERROR,   /* child -> parent: setup failed; status and message follow */
-  SYNC_START,   /* parent -> child (foreground): exec now */
-  SYNC_MOUNT_FD /* parent -> child, before GO: the source of spec mount `status`, with its fd */
+  SYNC_GO = 1,   /* parent -> child: id maps are written, build the sandbox */
+  SYNC_READY,    /* child -> parent: set up, about to wait for start */
+  SYNC_ERROR,    /* child -> parent: setup failed; status and message follow */
+  SYNC_START,    /* parent -> child (foreground): exec now */
+  SYNC_MOUNT_FD, /* parent -> child, before GO: the source of spec mount `status`, with its fd */
+  SYNC_PROXY_FD  /* child -> parent, before READY: the proxy's listening socket, with its fd */
 };
 
 struct sync_msg
@@ -279,6 +281,18 @@ child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns, int root_tree
   int ruleset_fd = -1;
   if (child_setup (cfg, userns, root_tree, mntns_fd, src_fds, &ruleset_fd, &err) < 0)
     child_fail (sync_fd, true, 125, &err);
+  /* Allowlist: the proxy's listener, made here in our network namespace
+   * (netpolicy_listen says why); our copy goes before anything else runs. */
+  if (cfg->proxy_listener)
+    {
+      int lfd = netpolicy_listen (&err);
+      if (lfd < 0)
+        child_fail (sync_fd, true, 125, &err);
+      struct sync_msg lm = { .type = SYNC_PROXY_FD };
+      if (fd_send (sync_fd, &lm, sizeof lm, lfd) != (ssize_t)sizeof lm)
+        _exit (125);
+      close (lfd);
+    }
   /* HOME, when the config sets none, from the new root's /etc/passwd.  This
    * process's own copy of the spec is edited (nothing else reads it). */
   {
@@ -387,7 +401,7 @@ spawn_clone (const struct spawn_cfg *cfg, struct spawn_child *out, hk_err *err)
   uint64_t ns_flags = clone_flags (cfg->spec, &userns);
   int pidfd = -1;
 
-  *out = (struct spawn_child){ .pid = -1, .pidfd = -1, .sync_fd = -1 };
+  *out = (struct spawn_child){ .pid = -1, .pidfd = -1, .sync_fd = -1, .proxy_fd = -1 };
   cleanup_close int mntns_fd = -1;
   if (mntns_before_clone (cfg->spec, cfg->overlay != NULL, &mntns_fd, err) < 0
       || join_pid_namespace (cfg->spec, err) < 0)
@@ -431,7 +445,7 @@ spawn_clone (const struct spawn_cfg *cfg, struct spawn_child *out, hk_err *err)
       child_main (cfg, sv[1], userns, root_tree, mntns_fd);
     }
   close (sv[1]);
-  *out = (struct spawn_child){ .pid = (pid_t)pid, .pidfd = pidfd, .sync_fd = sv[0] };
+  *out = (struct spawn_child){ .pid = (pid_t)pid, .pidfd = pidfd, .sync_fd = sv[0], .proxy_fd = -1 };
   pid_stat (out->pid, &out->start_time, NULL);
   trace_mark ("id maps");
   if (userns && idmap_write (out->pid, cfg->spec, err) < 0)
@@ -457,7 +471,22 @@ spawn_wait_ready (struct spawn_child *c, int *status, hk_err *err)
 {
   struct sync_msg m;
   *status = 125;
-  if (sync_recv (c->sync_fd, &m) < 0)
+  int r;
+  for (;;)
+    {
+      int fd = -1;
+      ssize_t n = fd_recv (c->sync_fd, &m, sizeof m, &fd);
+      r = n == (ssize_t)sizeof m ? 0 : -1;
+      if (r == 0 && m.type == SYNC_PROXY_FD && fd >= 0 && c->proxy_fd < 0)
+        {
+          c->proxy_fd = fd;
+          continue;
+        }
+      if (fd >= 0)
+        close (fd); /* only the proxy's listener comes with an fd, once */
+      break;
+    }
+  if (r < 0)
     {
       int ws = 0;
       waitpid (c->pid, &ws, 0);
@@ -504,5 +533,7 @@ spawn_close (struct spawn_child *c)
     close (c->sync_fd);
   if (c->pidfd >= 0)
     close (c->pidfd);
-  c->sync_fd = c->pidfd = -1;
+  if (c->proxy_fd >= 0)
+    close (c->proxy_fd);
+  c->sync_fd = c->pidfd = c->proxy_fd = -1;
 }

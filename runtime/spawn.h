@@ -55,6 +55,10 @@ struct spawn_cfg
   /* run --learn: the process installs the observing filter last and hands
    * its listener to the learner over this link (runtime/learn.h).  NULL: none. */
   const struct learn_link *learn;
+  /* Allowlist mode (netpolicy_has_proxy): once set up, the child makes the
+   * proxy's listening socket in its network namespace and passes it over
+   * the sync socket before "ready" (spawn_child.proxy_fd). */
+  bool proxy_listener;
 };
 
 struct spawn_child
@@ -63,12 +67,14 @@ struct spawn_child
   int pidfd;
   int sync_fd;
   uint64_t start_time;
+  int proxy_fd; /* the listener of cfg.proxy_listener once ready, or -1; spawn_close closes it */
 };
 
 /* Clone the sandbox's first process into its namespaces, write its id maps and
  * let it build its root.  The child then reports ready or an error. */
 int spawn_clone (const struct spawn_cfg *cfg, struct spawn_child *out, hk_err *err);
-/* Wait until the child is ready to exec.  On failure, *status is what `run`
+/* Wait until the child is ready to exec (receiving the proxy's listener on
+ * the way, when it makes one).  On failure, *status is what `run`
  * exits with: 126/127 when the command cannot be run, else 125. */
 int spawn_wait_ready (struct spawn_child *c, int *status, hk_err *err);
 /* Foreground only: let the ready child exec its process. */

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -41,12 +42,15 @@ dir_is_ours (const char *dir)
 /* The user's home: $HOME when it is theirs, else the passwd entry's (sudo -u
  * and runuser may leave root's HOME behind); NULL when neither is. */
 static const char *
-user_home (void)
+user_home (unsigned uid)
 {
   const char *home = getenv ("HOME");
   if (dir_is_ours (home))
     return home;
-  struct passwd *pw = getpwuid (geteuid ());
+  /* uid: the user's own, also as root of its user namespace (where the
+   * passwd entry of uid 0 is the real root's): podman's cleanup runs
+   * without HOME and must still find the data root create chose. */
+  struct passwd *pw = getpwuid (uid);
   return pw && dir_is_ours (pw->pw_dir) ? pw->pw_dir : NULL;
 }
 
@@ -54,37 +58,83 @@ user_home (void)
  * cron): /run/user/UID/hako when that runtime dir is the user's and
  * writable (what a login session would have set), else a private directory
  * of the user's own: $XDG_CACHE_HOME/hako/run or ~/.cache/hako/run, and
- * without a home /tmp/hako-UID/run.  *private is the directory that must
- * be 0700 and the user's (made so by store_init).  Chosen, never made
- * here, so read-only verbs find what create made. */
+ * without a home /tmp/hako-UID/run.  uid names the user's directories
+ * (geteuid (), or the host uid of a user namespace's root: store_userns_root).
+ * *private is the directory that must be 0700 and the user's (made so by
+ * store_init).  Chosen, never made here, so read-only verbs find what
+ * create made. */
 static char *
-user_default_root (char **private)
+user_default_root (unsigned uid, char **private)
 {
-  cleanup_free char *run = xasprintf ("/run/user/%u", (unsigned)geteuid ());
+  cleanup_free char *run = xasprintf ("/run/user/%u", uid);
   *private = NULL;
   if (dir_is_ours (run) && access (run, W_OK | X_OK) == 0)
     return xasprintf ("%s/hako", run);
   const char *cache = getenv ("XDG_CACHE_HOME");
-  const char *home = user_home ();
+  const char *home = user_home (uid);
   if (dir_is_ours (cache))
     *private = xasprintf ("%s/hako", cache);
   else if (home)
     *private = xasprintf ("%s/.cache/hako", home);
   else
-    *private = xasprintf ("/tmp/hako-%u", (unsigned)geteuid ());
+    *private = xasprintf ("/tmp/hako-%u", uid);
   return xasprintf ("%s/run", *private);
+}
+
+int
+store_userns_root (const char *uid_map, const char *run_dir, unsigned *host_uid)
+{
+  /* The initial user namespace maps all of 0..2^32-2 onto itself. */
+  unsigned in, out, count, found = 0;
+  bool initial = false, mapped = false;
+  FILE *f = fopen (uid_map, "re");
+  if (f == NULL)
+    return 0;
+  while (fscanf (f, "%u %u %u", &in, &out, &count) == 3)
+    {
+      initial |= in == 0 && out == 0 && count == 4294967295u;
+      if (!mapped && in == 0 && count > 0)
+        {
+          mapped = true;
+          found = out;
+        }
+    }
+  fclose (f);
+  if (initial || !mapped)
+    return 0;
+  /* Root of a user namespace that may still write the real root's run
+   * dir (a container runtime's, a userns-remapped daemon's) keeps it. */
+  cleanup_free char *own = xasprintf ("%s/hako", run_dir);
+  if (access (own, F_OK) == 0 ? access (own, W_OK | X_OK) == 0 : access (run_dir, W_OK | X_OK) == 0)
+    return 0;
+  *host_uid = found;
+  return 1;
+}
+
+/* Whether an ordinary user's defaults apply, and *uid the user's: any uid
+ * but 0; and uid 0 of a user namespace that cannot make /run/hako —
+ * rootless podman's (and `podman unshare`'s), where hako's "root" is the
+ * user who made the namespace, whose uid names the directories.  podman
+ * sets XDG_RUNTIME_DIR for every runtime call, its cleanup's too, so each
+ * finds the same state there. */
+static bool
+user_defaults (unsigned *uid)
+{
+  *uid = (unsigned)geteuid ();
+  return *uid != 0 || store_userns_root ("/proc/self/uid_map", "/run", uid) == 1;
 }
 
 static char *
 default_root (char **private)
 {
   const char *xdg = getenv ("XDG_RUNTIME_DIR");
+  unsigned uid;
   *private = NULL;
-  if (geteuid () == 0)
+  if (!user_defaults (&uid))
     return xstrdup ("/run/hako");
   if (xdg && *xdg)
     return xasprintf ("%s/hako", xdg);
-  return user_default_root (private);
+  return user_default_root (uid, private);
 }
 
 /* ~/.local/share/hako for an ordinary user; without a home of theirs,
@@ -92,13 +142,14 @@ default_root (char **private)
 static char *
 default_data_root (char **private)
 {
+  unsigned uid;
   *private = NULL;
-  if (geteuid () == 0)
+  if (!user_defaults (&uid))
     return xstrdup ("/var/lib/hako");
-  const char *home = user_home ();
+  const char *home = user_home (uid);
   if (home)
     return xasprintf ("%s/.local/share/hako", home);
-  *private = xasprintf ("/tmp/hako-%u", (unsigned)geteuid ());
+  *private = xasprintf ("/tmp/hako-%u", uid);
   return xasprintf ("%s/data", *private);
 }
 
@@ -148,7 +199,8 @@ store_init (struct store *st, const char *root, const char *data_root, hk_err *e
    * files inside are 0600, the exec fifo has no read bit for others. */
   if ((private && make_private (private, err) < 0) || mkdir_p (st->root, 0711, err) < 0)
     {
-      if (root || geteuid () == 0)
+      unsigned uid;
+      if (root || !user_defaults (&uid))
         return err_prefix (err, "state root");
       /* The default of an ordinary user: say how to choose another. */
       cleanup_free char *why = xstrdup (err->msg);

@@ -27,11 +27,20 @@ struct store_entry
 bool store_id_valid (const char *id);
 
 /* Defaults: /run/hako and /var/lib/hako for root; $XDG_RUNTIME_DIR/hako and
- * ~/.local/share/hako otherwise.  Either may be overridden (NULL: default). */
+ * ~/.local/share/hako otherwise.  Either may be overridden (NULL: default).
+ * Root of a user namespace that cannot write /run (rootless podman's:
+ * store_userns_root) gets an ordinary user's defaults. */
 int store_init (struct store *st, const char *root, const char *data_root, hk_err *err);
 /* The same paths, nothing made (for verbs that only read, like features). */
 void store_paths (struct store *st, const char *root, const char *data_root);
 void store_fini (struct store *st);
+/* Whether the caller, as uid 0, is the root of a user namespace other than
+ * the initial one (uid_map, normally /proc/self/uid_map, is not
+ * "0 0 4294967295") that cannot make run_dir/hako (normally /run/hako:
+ * it exists and is not writable, or run_dir is not).  1 with *host_uid
+ * the uid that 0 maps to in the parent namespace (the user who made it),
+ * else 0. */
+int store_userns_root (const char *uid_map, const char *run_dir, unsigned *host_uid);
 
 /* Make <root>/<id> and lock it.  An existing id fails with EEXIST and
  * "sandbox ID already exists". */

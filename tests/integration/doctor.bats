@@ -169,3 +169,59 @@ host_cgroup_mode () {
   # doctor and features agree.
   [ "$($H doctor --format json | jq .checks.landlock.abi)" = "$abi" ]
 }
+
+@test "doctor: per profile, which network modes work for this user and why — each verdict what a real run of the host profile does" {
+  run $H doctor --format json
+  [ "$status" -eq 0 ]
+  report=$output
+  for p in default host rootless; do
+    for m in none host allowlist; do
+      echo "$report" | jq -e --arg p "$p" --arg m "$m" \
+        '.profiles[$p].networks[$m] | (.works | type == "boolean") and (.why | length > 0)' >/dev/null
+      # A profile that fails here takes every network mode with it.
+      echo "$report" | jq -e --arg p "$p" --arg m "$m" \
+        '.profiles[$p] | .works or (.networks[$m].works | not)' >/dev/null
+    done
+  done
+  netns=false; unshare -n true 2>/dev/null && netns=true
+  [ "$(echo "$report" | jq .checks.network_namespaces.available)" = "$netns" ]
+  # The host profile, as root, in each mode.
+  for m in none host allowlist; do
+    allow=(); [ "$m" = allowlist ] && allow=(--allow 127.0.0.1:9)
+    want=$(echo "$report" | jq .profiles.host.networks.$m.works)
+    got=false; $H run --rm --profile host --network "$m" "${allow[@]}" "n-$m" -- true && got=true
+    echo "network $m: doctor $want, run $got"
+    [ "$got" = "$want" ]
+  done
+  # The text report: one line per mode under each profile.
+  run $H doctor
+  [ "$status" -eq 0 ]
+  for m in none host allowlist; do
+    [ "$(echo "$output" | grep -Ec "^ +network $m +(yes|no)  .+")" -eq 3 ]
+  done
+}
+
+@test "doctor: where no network namespace can be made (user.max_net_namespaces 0 in a user namespace), none and allowlist say no and why, host still works" {
+  unshare -U -r true 2>/dev/null || skip "no user namespaces here"
+  # The limit is the user namespace's own: the host's stays as it is.
+  run unshare -U -r sh -c "echo 0 > /proc/sys/user/max_net_namespaces && ! unshare -n true 2>/dev/null \
+    && XDG_RUNTIME_DIR=$TEST_ROOT $HAKO doctor --format json"
+  [ "$status" -eq 0 ]
+  echo "$output" | jq .checks.network_namespaces
+  [ "$(echo "$output" | jq .checks.network_namespaces.available)" = false ]
+  echo "$output" | jq -e '.checks.network_namespaces.detail | test("max_net_namespaces is 0")' >/dev/null
+  [ "$(echo "$output" | jq .checks.network_namespaces.max_net_namespaces)" = 0 ]
+  local p works
+  for p in default host rootless; do
+    works=$(echo "$output" | jq --arg p "$p" '.profiles[$p].works')
+    [ "$(echo "$output" | jq --arg p "$p" '.profiles[$p].networks.host.works')" = "$works" ]
+    [ "$(echo "$output" | jq --arg p "$p" '.profiles[$p].networks.none.works')" = false ]
+    [ "$(echo "$output" | jq --arg p "$p" '.profiles[$p].networks.allowlist.works')" = false ]
+    if [ "$works" = true ]; then
+      echo "$output" | jq -e --arg p "$p" '.profiles[$p].networks.none.why | test("max_net_namespaces")' >/dev/null
+      echo "$output" | jq -e --arg p "$p" '.profiles[$p].networks.allowlist.why | test("max_net_namespaces")' >/dev/null
+    fi
+  done
+  # At least one profile works there, so the reasons above were checked.
+  echo "$output" | jq -e '[.profiles[] | select(.works)] | length > 0' >/dev/null
+}

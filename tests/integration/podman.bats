@@ -72,9 +72,24 @@ podman_processes () {
   done
 }
 
+# The rootless test's user (made by that test, removed by teardown) and
+# every process of it: conmon, podman's pause process, the container's.
+PM_USER=hakopm
+PM_SUB_BASE=210000000   # its /etc/subuid and /etc/subgid range (rootless.bats has 200000000)
+pm_user_remove () {
+  local p u
+  for p in $(ps -o pid= -u "$PM_USER" 2>/dev/null); do kill -9 "$p" 2>/dev/null || true; done
+  if u=$(id -u "$PM_USER" 2>/dev/null); then
+    rm -rf "/tmp/hako-$u"   # hako's last-resort roots, should a regression make them
+    userdel -f "$PM_USER" >/dev/null 2>&1 || true
+  fi
+  sed -i "/^$PM_USER:/d" /etc/subuid /etc/subgid 2>/dev/null || true
+}
+
 teardown () {
   [ -n "${PM:-}" ] || return 0
   local leaks="" i p d
+  [ -z "${PM_USER_MADE:-}" ] || pm_user_remove
   pm rm --all --force --time 0 >/dev/null 2>&1 || true
   for i in $(seq 50); do
     [ -z "$(podman_processes)" ] && break
@@ -235,4 +250,60 @@ GREETING=hi" ]
   [[ "$output" == "crw-rw-rw-"*"1,"*"3"*"/dev/mynull" ]]
   run -0 pm run --rm --privileged "${OPTS[@]}" sh -c 'test -c /dev/null && echo ok'
   [ "$output" = ok ]
+}
+
+@test "podman rootless: an ordinary user's podman --runtime HAKO, no wrapper, no --root: run --rm, run -d, exec and rm, state under its XDG_RUNTIME_DIR/hako, nothing left" {
+  command -v newuidmap >/dev/null && command -v newgidmap >/dev/null \
+    || skip "newuidmap/newgidmap not installed (Debian package uidmap)"
+  PM_USER_MADE=1
+  pm_user_remove   # a run killed before its teardown
+  local u d="$PM/rl"
+  # Its home is a real one: podman's cleanup runs hako without HOME, which
+  # then takes the passwd entry's, as create took $HOME.
+  useradd -M -d "$d/home" -s /bin/sh -K SUB_UID_COUNT=0 -K SUB_GID_COUNT=0 "$PM_USER"
+  usermod --add-subuids "$PM_SUB_BASE-$((PM_SUB_BASE + 65535))" \
+          --add-subgids "$PM_SUB_BASE-$((PM_SUB_BASE + 65535))" "$PM_USER"
+  runuser -u "$PM_USER" -- unshare -U -r true 2>/dev/null \
+    || skip "an ordinary user cannot create a user namespace on this host (see hako doctor)"
+  u=$(id -u "$PM_USER")
+  [ ! -e "/tmp/hako-$u" ] || skip "/tmp/hako-$u exists on this host"
+  mkdir -p "$d/xdg" "$d/home"
+  # The rootfs is the user's, as its own podman storage would make it.
+  cp -a "$BUNDLE_DIR/rootfs" "$d/rootfs"
+  chown -R "$PM_USER:" "$d"
+  chmod 711 "$PM" "$d"
+  chmod 700 "$d/xdg"
+  chmod 644 "$PM/containers.conf"
+  # podman as the user: its own storage, podman's own choice of everything
+  # else (no --runtime-flag, no --root for hako); the runtime is hako itself.
+  RP="runuser -u $PM_USER -- env -C $d XDG_RUNTIME_DIR=$d/xdg HOME=$d/home CONTAINERS_CONF=$PM/containers.conf
+      podman --root $d/storage --runroot $d/run --tmpdir $d/tmp --storage-driver vfs --cgroup-manager cgroupfs
+      --runtime $HAKO"
+  # (podman warns on stderr that / is not a shared mount.)
+  run --separate-stderr $RP run --rm --network none --rootfs "$d/rootfs" sh -c 'echo hi; id -u; tr -s " " < /proc/self/uid_map'
+  echo "$output $stderr"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = hi ]
+  [ "${lines[1]}" = 0 ]
+  [ "${lines[2]}" = " 0 $u 1" ]
+  # hako's state went to the user's runtime dir, and podman's cleanup (a
+  # separate hako from conmon) found it there: nothing is left.
+  [ "$(stat -c %U "$d/xdg/hako")" = "$PM_USER" ]
+  [ -z "$(ls -A "$d/xdg/hako")" ]
+  run --separate-stderr $RP run -d --name rl1 --network none --rootfs "$d/rootfs" sleep 1000
+  echo "$output $stderr"
+  [ "$status" -eq 0 ]
+  id=$output
+  [ -d "$d/xdg/hako/$id" ]
+  run --separate-stderr $RP exec rl1 sh -c 'echo exec-ok'
+  [ "$status" -eq 0 ]
+  [ "$output" = exec-ok ]
+  run $RP rm --force --time 0 rl1
+  [ "$status" -eq 0 ]
+  for i in $(seq 50); do [ -z "$(ls -A "$d/xdg/hako")" ] && break; sleep 0.1; done
+  [ -z "$(ls -A "$d/xdg/hako")" ]
+  # Every call, create's and the cleanup's, chose the same roots: no
+  # fallback of the user's was made, and the data root is in its home.
+  [ ! -e "/tmp/hako-$u" ]
+  [ -d "$d/home/.local/share/hako" ]
 }

@@ -57,6 +57,7 @@ setup () {
 teardown () {
   local id leaks=""
   [ -z "${RL_MADE:-}" ] || rm -rf $RL_MADE
+  [ -z "${RL_SERVERS:-}" ] || kill $RL_SERVERS 2>/dev/null || true
   for id in $(ls "$XDG/hako" 2>/dev/null); do
     $R delete --force "$id" >/dev/null 2>&1 || true
   done
@@ -223,4 +224,101 @@ rl_multi_map () {
   [ "$(stat -c '%a %U' "$tmpd")" = "700 $RL_USER" ]
   [ -z "$(ls -A "$tmpd/run")" ] && [ -z "$(ls -A "$tmpd/data/sandboxes" 2>/dev/null)" ]
   rm -rf "$tmpd"
+}
+
+# rl_serve PORT TEXT: a python3 HTTP server on the host's 127.0.0.1:PORT
+# serving TEXT at /, killed by teardown.
+rl_serve () {
+  mkdir -p "$RL_DIR/www-$1"
+  echo "$2" > "$RL_DIR/www-$1/index.html"
+  python3 -m http.server --bind 127.0.0.1 --directory "$RL_DIR/www-$1" "$1" >/dev/null 2>&1 3>&- &
+  RL_SERVERS="${RL_SERVERS:-} $!"
+  local i
+  for i in $(seq 100); do
+    busybox wget -q -O /dev/null "http://127.0.0.1:$1/" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  echo "the test server on 127.0.0.1:$1 did not come up" >&2
+  return 1
+}
+
+@test "rootless: --network allowlist — the sandbox's process makes the proxy's socket, the proxy outside reaches an allowed loopback server of the host, another port gets 403, a direct connect finds only the sandbox's lo" {
+  command -v python3 >/dev/null || skip "python3 not installed"
+  $R spec --rootless
+  local allowed=$((20000 + RANDOM % 20000)) other
+  other=$((allowed + 1))
+  rl_serve "$allowed" served-to-rootless
+  rl_serve "$other" not-for-the-sandbox
+  run $R run -d --network allowlist --allow "127.0.0.1:$allowed" rl6 -- sleep 60
+  echo "$output"
+  [ "$status" -eq 0 ]
+  # The proxy is the user's, in the host's network namespace; the sandbox's
+  # process is in another.
+  local proxy sbx
+  proxy=$(cut -d' ' -f1 "$XDG/hako/rl6/proxy.pid")
+  sbx=$($R state rl6 | jq .pid)
+  [ "$(stat -c %U /proc/$proxy)" = "$RL_USER" ]
+  [ "$(readlink /proc/$proxy/ns/net)" = "$(readlink /proc/self/ns/net)" ]
+  [ "$(readlink /proc/$sbx/ns/net)" != "$(readlink /proc/self/ns/net)" ]
+  # Through the proxy (HTTP_PROXY is set inside): the allowed port answers.
+  run $R exec rl6 -- wget -q -O - "http://127.0.0.1:$allowed/"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$output" = served-to-rootless ]
+  # Another port of the host's, with a server on it: refused by the proxy.
+  run $R exec rl6 -- wget -q -O - "http://127.0.0.1:$other/"
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *403* ]]
+  [[ "$output" != *not-for-the-sandbox* ]]
+  # Around the proxy: 127.0.0.1 is the sandbox's own lo, where nothing listens.
+  run $R exec rl6 -- wget -Y off -q -O - "http://127.0.0.1:$allowed/"
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" != *served-to-rootless* ]]
+  # The proxy's port inside is taken by the proxy's socket: nothing else binds it.
+  run $R exec rl6 -- timeout 5 nc -l -p 3128
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"in use"* ]]
+  grep -q '"verdict":"allow"' "$XDG/hako/rl6/proxy.log"
+  grep -q '"verdict":"deny"' "$XDG/hako/rl6/proxy.log"
+  run $R delete --force rl6
+  [ "$status" -eq 0 ]
+  pid_gone "$proxy"
+}
+
+@test "rootless podman's case, simulated: uid 0 of the user's own user namespace (unshare -U --map-root-user), no --root, uses \$XDG_RUNTIME_DIR/hako, and without it /run/user/<the user's uid>, never /run/hako" {
+  local rund="/run/user/$RL_UID"
+  # As podman runs its runtime: root of a namespace whose 0 is the user.
+  U="runuser -u $RL_USER -- env -C $RL_DIR/bundle XDG_RUNTIME_DIR=$XDG HOME=$RL_DIR/home unshare -U --map-root-user $HAKO"
+  run $U spec --rootless
+  [ "$status" -eq 0 ]
+  run $U run -d us1 -- sleep 60
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ -d "$XDG/hako/us1" ]
+  [ ! -e /run/hako/us1 ]
+  # Another invocation, in another such namespace (podman's cleanup from
+  # conmon), finds it there.
+  [ "$($U list -q)" = us1 ]
+  run $U delete --force us1
+  [ "$status" -eq 0 ]
+  [ -z "$(ls -A "$XDG/hako")" ]
+  # No XDG_RUNTIME_DIR: the user's /run/user/UID — the host uid, not 0.
+  [ ! -e "$rund" ] || skip "$rund exists on this host (a session of the test user?)"
+  RL_MADE="$rund"
+  mkdir -m 0700 "$rund"
+  chown "$RL_USER:" "$rund"
+  NX="runuser -u $RL_USER -- env -u XDG_RUNTIME_DIR -C $RL_DIR/bundle HOME=$RL_DIR/home unshare -U --map-root-user $HAKO"
+  run $NX run -d us2 -- sleep 60
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ -d "$rund/hako/us2" ]
+  [ "$(stat -c %U "$rund/hako")" = "$RL_USER" ]
+  [ "$($NX list -q)" = us2 ]
+  run $NX delete --force us2
+  [ "$status" -eq 0 ]
+  [ -z "$(ls -A "$rund/hako")" ]
+  rm -rf "$rund"
 }

@@ -111,6 +111,48 @@ test_concurrent_create (const char *dir)
   store_fini (&st);
 }
 
+/* store_userns_root: uid 0 of a user namespace that cannot make
+ * RUN/hako (rootless podman's) takes an ordinary user's defaults, named by
+ * the uid its 0 maps to; real root and a namespace root that may write
+ * RUN keep /run/hako. */
+static void
+test_userns_root (const char *dir)
+{
+  char *map = xasprintf ("%s/uid_map", dir);
+  char *missing = xasprintf ("%s/no-run", dir);
+  hk_err err;
+  struct
+  {
+    const char *text;
+    const char *run;
+    int want;
+    unsigned uid;
+    const char *what;
+  } cases[] = {
+    { "         0          0 4294967295\n", missing, 0, 0, "the initial namespace: real root" },
+    { "         0       1001          1\n", dir, 0, 0,
+      "a namespace's root that may write the run dir keeps it" },
+    { "         0       1001          1\n         1  300000000      65536\n", missing, 1, 1001,
+      "podman's map, the run dir not writable: the user's defaults, uid 1001" },
+    { "         1       1001          1\n", missing, 0, 0, "uid 0 not mapped: not a namespace's root" },
+    { "         0          0      65536\n", missing, 1, 0,
+      "0 maps to 0, but not the whole range: not initial" },
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    {
+      unsigned uid = 4242;
+      ok (file_write_new (map, cases[i].text, strlen (cases[i].text), 0600, &err) == 0, "write map %zu", i);
+      int r = store_userns_root (map, cases[i].run, &uid);
+      ok (r == cases[i].want && (r == 0 || uid == cases[i].uid), "%s (%d, uid %u)", cases[i].what, r, uid);
+      unlink (map);
+    }
+  unsigned uid = 4242;
+  ok (store_userns_root (missing, missing, &uid) == 0 && uid == 4242,
+      "no uid_map to read: real root's defaults");
+  free (map);
+  free (missing);
+}
+
 int
 main (void)
 {
@@ -119,6 +161,7 @@ main (void)
   test_ids ();
   test_lifecycle (dir);
   test_concurrent_create (dir);
+  test_userns_root (dir);
   hk_err err;
   rm_rf (dir, &err);
   return tap_done ();
