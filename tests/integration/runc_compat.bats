@@ -32,3 +32,51 @@ teardown () { hako_teardown; }
   [[ "$output" == *"runc profile"*"--rootless"* ]]
   [ ! -e "$TEST_ROOT/rl/config.json" ]
 }
+
+@test "runc_compat: exec has a terminal only with -t, not from process.terminal; exec -d needs no console socket" {
+  b=$(new_bundle et)
+  set_args "$b" sleep 100
+  edit_config "$b" '.process.terminal = true'
+  recv=$TEST_ROOT/recv.sock
+  # The sandbox's own process has its terminal through a console socket.
+  python3 -c '
+import socket, sys, array
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.bind(sys.argv[1]); s.listen(1)
+c, _ = s.accept(); c.recvmsg(1024, 64)' "$recv" & lst=$!
+  for i in $(seq 50); do [ -S "$recv" ] && break; sleep 0.1; done
+  $H run -d --console-socket "$recv" --bundle "$b" et
+  wait $lst
+  run -0 $H exec et sh -c 'test -t 1 || echo notty'
+  [ "$output" = notty ]   # no "\r": not a terminal
+  run -0 $H exec -d et sleep 1
+  $H delete --force et
+}
+
+@test "runc_compat: exec into a created sandbox runs the command; its process still waits for start" {
+  b=$(new_bundle ec)
+  set_args "$b" sh -c 'echo started > /tmp/started; sleep 100'
+  edit_config "$b" '.root.readonly = false | .mounts += [{"destination": "/tmp", "type": "tmpfs", "source": "tmpfs"}]'
+  $H create --bundle "$b" ec
+  run -0 $H exec ec sh -c 'echo in-created; test -e /tmp/started || echo not-started'
+  [ "$output" = "in-created
+not-started" ]
+  [ "$($H state ec | jq -r .status)" = created ]
+  $H start ec
+  wait_status ec running
+  $H delete --force ec
+}
+
+@test "runc_compat: kill ID 0 checks the process; kill --all of a stopped sandbox succeeds" {
+  b=$(new_bundle k0)
+  set_args "$b" sleep 100
+  $H run -d --bundle "$b" k0
+  run -0 $H kill k0 0
+  $H kill k0 KILL
+  wait_status k0 stopped
+  run -125 $H kill k0 0
+  [[ "$output" == *"not running"* ]]
+  run -0 $H kill --all k0 0
+  run -0 $H kill -a k0 KILL
+  run -125 $H kill k0 -1
+  $H delete k0
+}
