@@ -80,3 +80,21 @@ not-started" ]
   run -125 $H kill k0 -1
   $H delete k0
 }
+
+@test "runc_compat: a cwd only root may enter is entered before the user switch, as runc's (run and exec)" {
+  b=$(new_bundle cw)
+  set_args "$b" sh -c 'pwd; id -u; sleep 100'
+  # /secret: root's, 0700; the process is user 42 with no DAC capability.
+  edit_config "$b" '.process.user = {"uid": 42, "gid": 42} | .process.cwd = "/secret"
+    | .mounts += [{"destination": "/secret", "type": "tmpfs", "source": "tmpfs", "options": ["mode=700"]}]'
+  $H run -d --bundle "$b" cw
+  run -0 $H exec cw pwd
+  [ "$output" = /secret ]
+  run -0 $H exec --user 42 --cwd /secret cw sh -c 'pwd; ls . >/dev/null 2>&1 || echo cannot-list'
+  [ "$output" = "/secret
+cannot-list" ]
+  # A cwd that does not exist still fails.
+  run -125 $H exec --cwd /nonexistent cw true
+  [[ "$output" == *"cwd /nonexistent"* ]]
+  $H delete --force cw
+}
