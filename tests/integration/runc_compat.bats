@@ -98,3 +98,27 @@ cannot-list" ]
   [[ "$output" == *"cwd /nonexistent"* ]]
   $H delete --force cw
 }
+
+@test "runc_compat: ps ID PS-ARGS prints ps(1)'s lines of the sandbox's pids; ps of a stopped sandbox is empty" {
+  command -v ps >/dev/null || skip "no ps(1) on this host"
+  b=$(new_bundle ps)
+  set_args "$b" sleep 100
+  $H run -d --bundle "$b" ps
+  pid=$($H state ps | jq -r .pid)
+  run -0 $H ps ps
+  [[ "${lines[0]}" =~ UID\ +PID\ +PPID\ +C\ +STIME\ +TTY\ +TIME\ +CMD ]]
+  [ "${#lines[@]}" -eq 2 ]
+  [[ "${lines[1]}" == *" $pid "*"sleep 100"* ]]
+  run -0 $H ps ps -o pid,comm
+  [ "${#lines[@]}" -eq 2 ]
+  [ "$(echo ${lines[1]})" = "$pid sleep" ]
+  run -125 $H ps ps -o comm
+  [[ "$output" == *"no PID column"* ]]
+  $H kill ps KILL
+  wait_status ps stopped
+  run -0 $H ps --format json ps
+  [ "$output" = "[]" ]
+  run -0 $H ps ps
+  [ "${#lines[@]}" -eq 1 ]
+  $H delete ps
+}
