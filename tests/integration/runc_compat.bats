@@ -122,3 +122,41 @@ cannot-list" ]
   [ "${#lines[@]}" -eq 1 ]
   $H delete ps
 }
+
+@test "runc_compat: seccomp with an errno default: a syscall newer than every rule names is ENOSYS, one it names but denies stays EPERM" {
+  command -v gcc >/dev/null || skip "no gcc to build the probe"
+  cat > "$TEST_ROOT/probe.c" <<'C'
+#include <errno.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+int main (void)
+{
+  long a = syscall (1000, 0, 0, 0);
+  int ea = errno;
+  long b = syscall (SYS_getpid); /* named, allowed */
+  errno = 0;
+  long c = syscall (SYS_mkdir, "/x", 0);
+  int ec = errno;
+  printf ("%ld %d %ld %ld %d\n", a, ea, b > 0 ? 1L : 0L, c, ec);
+  return 0;
+}
+C
+  gcc -static -o "$TEST_ROOT/probe" "$TEST_ROOT/probe.c" || skip "no static libc to build the probe"
+  b=$(new_bundle sc)
+  set_args "$b" /probe
+  # mkdir is named with an errno action; 1000 is above everything named.
+  edit_config "$b" '.mounts += [{"destination": "/probe", "type": "bind", "source": "'"$TEST_ROOT/probe"'", "options": ["bind", "ro"]}]
+    | .linux.seccomp = {"defaultAction": "SCMP_ACT_ERRNO", "architectures": ["SCMP_ARCH_X86_64"],
+        "syscalls": [{"action": "SCMP_ACT_ALLOW", "names": ["execve", "brk", "arch_prctl", "set_tid_address",
+           "set_robust_list", "rseq", "prlimit64", "readlinkat", "uname", "mprotect", "getpid", "newfstatat",
+           "fstat", "write", "exit_group", "exit", "mmap", "munmap", "getrandom", "readlink", "futex", "capget",
+           "capset", "prctl", "close", "fcntl", "setgroups", "setresuid", "setresgid", "getdents64", "openat",
+           "chdir", "getcwd", "landlock_create_ruleset", "landlock_add_rule", "landlock_restrict_self", "seccomp"]},
+          {"action": "SCMP_ACT_ERRNO", "names": ["mkdir"], "errnoRet": 1}]}'
+  [ "$(uname -m)" = x86_64 ] || skip "the stub is x86_64's"
+  run -0 $H run --bundle "$b" sc
+  # 38 is ENOSYS, 1 EPERM.
+  [ "$output" = "-1 38 1 -1 1" ]
+  $H delete sc
+}
