@@ -160,3 +160,12 @@ C
   [ "$output" = "-1 38 1 -1 1" ]
   $H delete sc
 }
+
+@test "runc_compat: unified resources on a v1 host: 'invalid configuration', the words runc's clients match" {
+  [ "$(stat -f -c %T /sys/fs/cgroup)" = cgroup2fs ] && skip "a cgroup v2 host takes unified keys"
+  b=$(new_bundle un)
+  edit_config "$b" '.linux.resources.unified = {"memory.min": "131072"}'
+  run -125 $H create --bundle "$b" un
+  [[ "$output" == *"invalid configuration"*"memory.min"*"cgroup v2"* || "$output" == *"memory.min"*"invalid configuration"*"cgroup v2"* ]]
+  [ ! -e "$STATE/un" ]
+}
