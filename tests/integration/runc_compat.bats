@@ -169,3 +169,13 @@ C
   [[ "$output" == *"invalid configuration"*"memory.min"*"cgroup v2"* || "$output" == *"memory.min"*"invalid configuration"*"cgroup v2"* ]]
   [ ! -e "$STATE/un" ]
 }
+
+@test "runc_compat: the sandbox's terminal is owned by its process's user, group devpts's gid=5" {
+  command -v script >/dev/null || skip "no script(1) for a terminal"
+  b=$(new_bundle to)
+  edit_config "$b" '.process.terminal = true | .process.user = {"uid": 1000, "gid": 100}'
+  set_args "$b" sh -c 'stat -c %u:%g $(tty)'
+  run script -qec "$H run --bundle $b to" /dev/null </dev/null
+  [[ "$output" == *"1000:5"* ]]
+  $H delete --force to
+}
