@@ -179,3 +179,14 @@ C
   [[ "$output" == *"1000:5"* ]]
   $H delete --force to
 }
+
+@test "runc_compat: a read-only /dev tmpfs gets its /dev/pts and /dev/shm first, then is read-only" {
+  b=$(new_bundle rd)
+  edit_config "$b" '.mounts |= map((select(.destination == "/dev") | .options += ["ro"]) // .)'
+  set_args "$b" sh -c 'grep "^tmpfs /dev " /proc/mounts; test -e /dev/pts/ptmx && echo pts; touch /dev/x 2>/dev/null || echo ro'
+  run -0 $H run --bundle "$b" rd
+  [[ "${lines[0]}" == "tmpfs /dev tmpfs ro,"* ]]
+  [ "${lines[1]}" = pts ]
+  [ "${lines[2]}" = ro ]
+  $H delete rd
+}
