@@ -16,7 +16,11 @@
 #
 # Each file runs under script(1), so that the terminal tests have a tty, and
 # under `timeout --foreground` (a background timeout would stop them on
-# SIGTTOU). The TAP output of each file is kept in $LOGDIR (default
+# SIGTTOU), for at most $TEST_TIMEOUT seconds (default 600): a test that
+# fails before its own recvtty gets a connection leaves that recvtty holding
+# bats's output (update.bats "minimal transition rules" on a runtime that
+# refuses its config), and the file then ends only at the timeout.
+# The TAP output of each file is kept in $LOGDIR (default
 # /tmp/runc-bats-<runtime name>[-runcspec]/<file>.tap).
 set -u
 
@@ -70,7 +74,7 @@ for tool in bats script jq gawk; do
 		exit 2
 	}
 done
-timeout=${TEST_TIMEOUT:-900}
+timeout=${TEST_TIMEOUT:-600}
 name=$(basename "$runtime")
 logdir=${LOGDIR:-/tmp/runc-bats-$name${runc_spec:+-runcspec}${spec_profile:+-profile-$spec_profile}}
 mkdir -p "$logdir"
