@@ -58,7 +58,7 @@ cmd_load_config (const char *bundle, const char *profile, char *const *args, boo
       int p = oci_profile_from_name (profile);
       if (p < 0)
         return err_setk (err, ERR_INVALID_ARGUMENT, EINVAL,
-                         "--profile: unknown profile \"%s\" (default, host)", profile);
+                         "--profile: unknown profile \"%s\" (default, host, runc)", profile);
       if (p == OCI_PROFILE_HOST && bundle == NULL)
         {
           free (out->bundle);

@@ -9,17 +9,18 @@
 #include "runtime/sandbox.h"
 
 static const char kill_help[] = "Usage: hako kill [--all] ID [SIGNAL]\n\n"
-                                "Send SIGNAL (a name such as TERM or SIGKILL, or a number; default TERM).\n"
+                                "Send SIGNAL (a name such as TERM or SIGKILL, or a number; default TERM;\n"
+                                "0 checks that it runs).\n"
                                 "  -a, --all   signal every process in the sandbox\n";
 
-/* "TERM", "SIGTERM", "sigterm" or "15"; -1 if none of those. */
+/* "TERM", "SIGTERM", "sigterm", "15" or "0"; -1 if none of those. */
 static int
 parse_signal (const char *s)
 {
   char *end;
   long n = strtol (s, &end, 10);
   if (*s && *end == '\0')
-    return n > 0 && n < NSIG ? (int)n : -1;
+    return n >= 0 && n < NSIG ? (int)n : -1; /* 0: only whether it is running, as kill(1) */
   if (strncasecmp (s, "SIG", 3) == 0)
     s += 3;
   for (int sig = 1; sig < NSIG; sig++)

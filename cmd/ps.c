@@ -1,18 +1,23 @@
 /* ps: the processes of a sandbox, as a table or JSON. */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "lib/util.h"
 #include "runtime/limits.h"
 
 static const char ps_help[]
-    = "Usage: hako ps [--format table|json|json-full] ID\n\n"
-      "List the sandbox's processes (those in its cgroup).\n"
-      "  -f, --format F   table (default: UID PID PPID STAT STIME TIME CMD),\n"
+    = "Usage: hako ps [--format table|json|json-full] ID [PS-ARGS...]\n\n"
+      "List the sandbox's processes (those in its cgroup).  With PS-ARGS, the lines of\n"
+      "`ps PS-ARGS` (ps(1) on the host) whose PID is one of them, as runc's ps.\n"
+      "  -f, --format F   table (default: `ps -ef`'s lines, or without ps(1) UID PID PPID\n"
+      "                   STAT STIME TIME CMD),\n"
       "                   json (an array of host pids, as runc's), or json-full\n"
       "                   (a list of {pid, ppid, ns_pid, user, uid, state, cpu_ms, command})\n";
 
@@ -36,6 +41,127 @@ print_table (const struct oci_proc *p, size_t n)
     }
 }
 
+/* Whether ps(1) is in PATH: the table is its -ef then, as runc's; hako's
+ * own columns otherwise. */
+static bool
+have_ps (void)
+{
+  const char *path = getenv ("PATH");
+  if (path == NULL)
+    path = "/usr/bin:/bin";
+  for (const char *d = path; *d;)
+    {
+      size_t len = strcspn (d, ":");
+      cleanup_free char *f = xasprintf ("%.*s/ps", (int)len, d);
+      if (len && access (f, X_OK) == 0)
+        return true;
+      d += len;
+      if (*d == ':')
+        d++;
+    }
+  return false;
+}
+
+/* Whether pid is one of the sandbox's. */
+static bool
+has_pid (const struct oci_proc *p, size_t n, long pid)
+{
+  for (size_t i = 0; i < n; i++)
+    if (p[i].pid == pid)
+      return true;
+  return false;
+}
+
+/* runc's ps with ps(1) arguments: run `ps ARGS...`, print its header and
+ * the lines whose PID column is one of the sandbox's.  Returns the exit
+ * status. */
+static int
+ps_fail (const char *id, int errnum, const char *msg)
+{
+  hk_err err = { 0 };
+  if (errnum)
+    {
+      errno = errnum;
+      err_sys (&err, "%s", msg);
+    }
+  else
+    err_set (&err, EINVAL, "%s", msg);
+  return cmd_fail ("ps", id, &err);
+}
+
+static int
+print_ps_lines (char **args, int nargs, const char *id, const struct oci_proc *p, size_t n)
+{
+  int fds[2];
+  if (pipe (fds) < 0)
+    return ps_fail (id, errno, "pipe");
+  fflush (stdout);
+  pid_t child = fork ();
+  if (child < 0)
+    {
+      int e = errno;
+      close (fds[0]);
+      close (fds[1]);
+      return ps_fail (id, e, "fork");
+    }
+  if (child == 0)
+    {
+      char **argv = xcalloc ((size_t)nargs + 2, sizeof *argv);
+      argv[0] = (char *)"ps";
+      for (int i = 0; i < nargs; i++)
+        argv[i + 1] = args[i];
+      dup2 (fds[1], 1);
+      close (fds[0]);
+      close (fds[1]);
+      execvp ("ps", argv);
+      _exit (127);
+    }
+  close (fds[1]);
+  FILE *in = fdopen (fds[0], "r");
+  char *line = NULL;
+  size_t cap = 0;
+  int col = -1, status = 0;
+  for (bool header = true; in && getline (&line, &cap, in) >= 0; header = false)
+    {
+      /* The column whose header is PID, counted in blank-separated words. */
+      int w = 0;
+      long pid = -1;
+      for (char *q = line; *q;)
+        {
+          while (*q == ' ' || *q == '\t')
+            q++;
+          if (*q == '\0' || *q == '\n')
+            break;
+          char *start = q;
+          while (*q && *q != ' ' && *q != '\t' && *q != '\n')
+            q++;
+          if (header && q - start == 3 && strncmp (start, "PID", 3) == 0)
+            col = w;
+          if (!header && w == col)
+            pid = strtol (start, NULL, 10);
+          w++;
+        }
+      if (header && col < 0)
+        {
+          status = ps_fail (id, 0, "no PID column in the output of ps(1)");
+          break;
+        }
+      if (header || has_pid (p, n, pid))
+        fputs (line, stdout);
+    }
+  free (line);
+  if (in)
+    fclose (in);
+  else
+    close (fds[0]);
+  int ws;
+  while (waitpid (child, &ws, 0) < 0 && errno == EINTR)
+    ;
+  if (status == 0 && !(WIFEXITED (ws) && WEXITSTATUS (ws) == 0))
+    status = ps_fail (id, 0, "ps(1) failed (is procps installed?)");
+  return status;
+}
+
 int
 cmd_ps (int argc, char **argv)
 {
@@ -46,7 +172,7 @@ cmd_ps (int argc, char **argv)
   };
   enum ps_format format = PS_TABLE;
   int c;
-  while ((c = getopt_long (argc, argv, "f:h", opts, NULL)) != -1)
+  while ((c = getopt_long (argc, argv, "+f:h", opts, NULL)) != -1)
     switch (c)
       {
       case 'f':
@@ -64,9 +190,11 @@ cmd_ps (int argc, char **argv)
       case 'h': return cmd_help (ps_help);
       default: return cmd_bad_option ("ps", argv, opts);
       }
-  /* runc passes ps(1) options after the id; hako has its own columns. */
-  if (argc - optind != 1)
-    return cmd_usage ("ps", "expects exactly one sandbox ID");
+  /* runc passes ps(1) options after the id. */
+  if (argc - optind < 1)
+    return cmd_usage ("ps", "expects a sandbox ID");
+  if (argc - optind > 1 && format != PS_TABLE)
+    return cmd_usage ("ps", "ps(1) arguments go with the table format only");
   const char *id = argv[optind];
   hk_err err = { 0 };
   struct store st = { 0 };
@@ -78,6 +206,10 @@ cmd_ps (int argc, char **argv)
       || (format == PS_JSON && oci_pids_json (procs, n, &text, NULL, &err) < 0)
       || (format == PS_JSON_FULL && oci_procs_json (procs, n, &text, NULL, &err) < 0))
     r = cmd_fail ("ps", id, &err);
+  else if (format == PS_TABLE && argc - optind > 1)
+    r = print_ps_lines (argv + optind + 1, argc - optind - 1, id, procs, n);
+  else if (format == PS_TABLE && have_ps ())
+    r = print_ps_lines ((char *[]){ (char *)"-ef" }, 1, id, procs, n); /* runc's default */
   else if (format == PS_TABLE)
     print_table (procs, n);
   else

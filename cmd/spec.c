@@ -11,10 +11,11 @@
 #include "runtime/admission.h"
 
 static const char spec_help[]
-    = "Usage: hako spec [--profile default|host] [--rootless] [--image NAME] [FLAGS]\n"
+    = "Usage: hako spec [--profile default|host|runc] [--rootless] [--image NAME] [FLAGS]\n"
       "                 [--bundle DIR]\n\n"
       "Write DIR/config.json (default: ./config.json); an existing one is kept.\n"
-      "  -p, --profile P         default (runc-like bundle with a rootfs/) or host (no image)\n"
+      "  -p, --profile P         default (runc-like bundle with a rootfs/), host (no image)\n"
+      "                          or runc (exactly what `runc spec` writes)\n"
       "      --rootless          add a user namespace mapping the caller to root\n"
       "      --image NAME        the default profile with the image's Entrypoint, Cmd, Env,\n"
       "                          WorkingDir and User, and sandbox.image\n"
@@ -31,7 +32,7 @@ spec_write (const char *profile, bool rootless, const char *image, const char *b
     return cmd_usage ("spec", "takes no arguments");
   int p = oci_profile_from_name (profile);
   if (p < 0)
-    return cmd_usage ("spec", "unknown profile \"%s\" (default, host)", profile);
+    return cmd_usage ("spec", "unknown profile \"%s\" (default, host, runc)", profile);
   if (image && (rootless || p != OCI_PROFILE_DEFAULT))
     return cmd_usage ("spec", "--image goes with the default profile only (no --rootless: an image "
                               "sandbox's layers are mounted idmapped, which needs root)");

@@ -406,7 +406,8 @@ const struct oci_namespace *oci_spec_ns (const struct oci_spec *spec, enum oci_n
 enum oci_profile
 {
   OCI_PROFILE_DEFAULT, /* runc-like bundle: rootfs dir, all namespaces */
-  OCI_PROFILE_HOST     /* no image: host /usr,/lib*,/bin,/sbin,/etc read-only, tmpfs /tmp, /work */
+  OCI_PROFILE_HOST,    /* no image: host /usr,/lib*,/bin,/sbin,/etc read-only, tmpfs /tmp, /work */
+  OCI_PROFILE_RUNC     /* runc spec's default config exactly (root only, no command) */
 };
 int oci_profile_from_name (const char *name); /* -1 if unknown */
 

@@ -19,8 +19,8 @@ v1_needs (const struct oci_spec *spec, unsigned *ctls, hk_err *err)
   unsigned n = 0;
   if (r->n_unified)
     return err_set (err, ENOTSUP,
-                    "linux.resources.unified.%s: unified keys need cgroup v2, and this "
-                    "host's controllers are cgroup v1",
+                    "linux.resources.unified.%s: invalid configuration on this host: unified "
+                    "keys need cgroup v2, and this host's controllers are cgroup v1",
                     r->unified[0].key);
   if (r->has_memory_swap && r->memory_swap != -1 && r->has_memory_limit && r->memory_limit >= 0
       && r->memory_swap < r->memory_limit)

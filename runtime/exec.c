@@ -98,11 +98,12 @@ open_sandbox (const struct store *st, struct exec_ctx *x, hk_err *err)
   const char *id = x->o->id;
   if (sbx_state (st, id, &x->state, err) < 0)
     return -1;
-  /* A builtin (put, get) needs the namespaces only: a created or paused
-   * sandbox has them too. */
-  bool ok = x->state->status == OCI_STATUS_RUNNING
-            || (x->o->builtin
-                && (x->state->status == OCI_STATUS_CREATED || x->state->status == OCI_STATUS_PAUSED));
+  /* A created sandbox has its namespaces and root already, its process
+   * waiting for start: a command runs there as runc's exec does (a hook or
+   * a shim preparing it).  A builtin (put, get) needs the namespaces only:
+   * a paused sandbox has them too. */
+  bool ok = x->state->status == OCI_STATUS_RUNNING || x->state->status == OCI_STATUS_CREATED
+            || (x->o->builtin && x->state->status == OCI_STATUS_PAUSED);
   if (!ok)
     return err_set (err, ESRCH, "sandbox %s: container not running (it is %s)", id,
                     oci_status_name (x->state->status));
@@ -434,6 +435,11 @@ base_process (struct exec_ctx *x, struct oci_process *p, hk_err *err)
 {
   const struct oci_process *sbx = x->spec->process, *file = x->o->process;
   *p = *sbx; /* a shallow copy: nothing here is freed through it */
+  /* A terminal only when asked for (-t, or the --process file's terminal),
+   * as runc: the sandbox's process.terminal is its own process's, and an
+   * exec that inherited it would get \r\n output and need a console
+   * socket to detach. */
+  p->terminal = false;
   if (file == NULL)
     return 0;
   if (file->has_caps && check_process_caps (file, sbx, err) < 0)

@@ -297,6 +297,16 @@ sbx_ps (const struct store *st, const char *id, struct oci_proc **out, size_t *n
   size_t np = 0;
   *out = NULL;
   *n = 0;
+  if (sbx_state (st, id, &s, err) < 0)
+    return -1;
+  /* A stopped sandbox has no processes: an empty list, as runc's ps. */
+  if (s->status == OCI_STATUS_STOPPED)
+    {
+      oci_state_free (s);
+      *out = xcalloc (1, sizeof **out);
+      return 0;
+    }
+  oci_state_free (s);
   if (live_state (st, id, &s, err) < 0)
     return -1;
   int r = sandbox_pids (st, s, &pids, &np, err);

@@ -303,6 +303,14 @@ mount_bind (const struct root *r, const struct mnt_ctx *ctx, const struct oci_mo
 }
 
 /* A filesystem of TYPE on the destination, with M's flags plus EXTRA. */
+/* A tmpfs at /dev with "ro". */
+static bool
+dev_tmpfs_readonly (const struct oci_mount *m)
+{
+  return m->type && strcmp (m->type, "tmpfs") == 0 && (m->flags & MS_RDONLY) && m->destination
+         && strcmp (m->destination, "/dev") == 0;
+}
+
 static int
 mount_fs (const struct root *r, const struct oci_mount *m, const char *type, const char *data,
           unsigned long extra, hk_err *err)
@@ -313,7 +321,12 @@ mount_fs (const struct root *r, const struct oci_mount *m, const char *type, con
   if (fd < 0)
     return err_prefix (err, "mount %s on %s", src, dest);
   struct fdpath b;
-  if (mount (src, target (r, fd, m->destination, &b), type, (m->flags & PER_MOUNT_FLAGS) | extra, data) < 0)
+  unsigned long flags = (m->flags & PER_MOUNT_FLAGS) | extra;
+  /* A read-only /dev tmpfs is made read-only at mnt_finish, as runc's:
+   * /dev/pts, /dev/shm and /dev/console are made in it first. */
+  if (dev_tmpfs_readonly (m))
+    flags &= ~(unsigned long)MS_RDONLY;
+  if (mount (src, target (r, fd, m->destination, &b), type, flags, data) < 0)
     return err_sys (err, "mount %s on %s", src, dest);
   return mount_settle (r, m, false, src, err);
 }
@@ -939,5 +952,8 @@ mnt_finish (const struct mnt_ctx *ctx, hk_err *err)
       return -1;
   if (ctx->spec->root_readonly && remount_root_readonly (err) < 0)
     return -1;
+  for (size_t i = 0; i < ctx->spec->n_mounts; i++)
+    if (dev_tmpfs_readonly (&ctx->spec->mounts[i]) && bind_remount ("/dev", MS_RDONLY, 0) < 0)
+      return err_sys (err, "remount /dev read-only");
   return 0;
 }

@@ -303,7 +303,23 @@ proc_chdir (const struct oci_process *p, const struct proc_cwd *pre, hk_err *err
 {
   const char *cwd = p->cwd ? p->cwd : "/";
   if (chdir (cwd) < 0)
-    return err_sys (err, "cwd %s", cwd);
+    {
+      /* A cwd only the sandbox's root may enter (/root for a user 42), as
+       * runc: the directory proc_cwd_precheck entered before the user
+       * switch, found inside the root then, is kept.  Only that very
+       * directory (same device and inode): a path that now resolves
+       * elsewhere is not entered on the strength of the earlier look. */
+      struct stat st;
+      int e = errno;
+      /* AT_EMPTY_PATH: the cwd itself, without the search permission a
+       * lookup of "." in it would need. */
+      if ((e == EACCES || e == EPERM) && pre && pre->checked
+          && fstatat (AT_FDCWD, "", &st, AT_EMPTY_PATH) == 0 && st.st_dev == pre->dev
+          && st.st_ino == pre->ino)
+        return 0;
+      errno = e;
+      return err_sys (err, "cwd %s", cwd);
+    }
   return cwd_check (cwd, pre, err);
 }
 
@@ -480,7 +496,7 @@ static const struct harden_step
   int (*run) (struct proc_harden *h, hk_err *err);
 } harden_steps[] = {
   { "rlimits", ALWAYS, step_rlimits },         { "oom_score_adj", ALWAYS, step_oom },
-  { "apparmor", ALWAYS, step_apparmor },       { "cwd precheck", WITHOUT_NNP, step_cwd_precheck },
+  { "apparmor", ALWAYS, step_apparmor },       { "cwd precheck", ALWAYS, step_cwd_precheck },
   { "seccomp", WITHOUT_NNP, step_seccomp },    { "user and caps", ALWAYS, step_user },
   { "no_new_privs", WITH_NNP, step_nnp },      { "chdir", ALWAYS, step_chdir },
   { "landlock build", ALWAYS, step_landlock },

@@ -51,8 +51,9 @@ int proc_cwd_precheck (const struct oci_process *p, struct proc_cwd *pre, hk_err
 /* The one hardening sequence, for the sandbox's process (spawn.c) and for
  * every exec (exec_enter.c), in the new root with the process's stdio set:
  *
- *   proc_harden_prepare: rlimits, oom_score_adj, AppArmor; without
- *     no_new_privs the cwd check and seccomp (loading a filter then needs
+ *   proc_harden_prepare: rlimits, oom_score_adj, AppArmor; the cwd
+ *     check as root (a cwd only root may enter is entered then, as runc);
+ *     without no_new_privs seccomp (loading a filter then needs
  *     CAP_SYS_ADMIN, which the drop takes away); user, groups and
  *     capabilities; no_new_privs; chdir; Landlock's ruleset built (a rule
  *     naming a missing path fails here, before anything runs).

@@ -1132,9 +1132,11 @@ sbx_kill (const struct store *st, const char *id, int sig, bool all, hk_err *err
   if (open_locked (st, id, &e, &s, err) < 0)
     return -1;
   int r = 0;
-  if (s->status == OCI_STATUS_STOPPED)
+  /* --all of a stopped sandbox has no process left to signal: done, as
+   * runc's (a shim's cleanup kills --all whatever the state). */
+  if (s->status == OCI_STATUS_STOPPED && !all)
     r = err_setk (err, ERR_NOT_RUNNING, ESRCH, "sandbox %s: container not running", id);
-  else
+  else if (s->status != OCI_STATUS_STOPPED)
     r = signal_sandbox (s, sig, all, err);
   oci_state_free (s);
   store_close (&e);

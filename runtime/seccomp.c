@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <seccomp.h>
@@ -329,6 +330,55 @@ export_bpf (scmp_filter_ctx ctx, struct seccomp_prog *p, hk_err *err)
   return 0;
 }
 
+/* runc's ENOSYS stub: with a defaultAction that is an errno, a native
+ * syscall numbered above every syscall the rules name (one newer than the
+ * profile) fails with ENOSYS instead, so that a libc trying a new syscall
+ * (clone3, openat2, faccessat2) falls back to the old one rather than
+ * taking EPERM as the answer.  It is denied either way: the stub only
+ * changes the errno of calls the filter would refuse, and it leaves other
+ * architectures' entries and the x32 range to the filter. */
+static int
+prepend_enosys (const struct oci_seccomp *s, uint32_t def, struct seccomp_prog *p, hk_err *err)
+{
+#if defined(__x86_64__)
+  if ((def & SECCOMP_RET_ACTION_FULL) != SECCOMP_RET_ERRNO)
+    return 0;
+  int max = -1;
+  for (size_t i = 0; i < s->n_syscalls; i++)
+    for (char **n = s->syscalls[i].names; n && *n; n++)
+      {
+        int nr = seccomp_syscall_resolve_name_arch (SCMP_ARCH_X86_64, *n);
+        if (nr > max)
+          max = nr;
+      }
+  if (max < 0)
+    return 0;
+  const struct sock_filter stub[] = {
+    BPF_STMT (BPF_LD | BPF_W | BPF_ABS, 4), /* seccomp_data.arch */
+    BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 4),
+    BPF_STMT (BPF_LD | BPF_W | BPF_ABS, 0),                 /* seccomp_data.nr */
+    BPF_JUMP (BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 2, 0), /* x32: the filter's */
+    BPF_JUMP (BPF_JMP | BPF_JGT | BPF_K, (uint32_t)max, 0, 1),
+    BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+  };
+  size_t n = sizeof stub / sizeof *stub;
+  if (p->len + n > MAX_INSNS)
+    return err_set (err, E2BIG,
+                    ".linux.seccomp: the filter compiles to more than the kernel's limit of %d "
+                    "BPF instructions",
+                    MAX_INSNS);
+  struct sock_filter *all = xmalloc ((p->len + n) * sizeof *all);
+  memcpy (all, stub, sizeof stub);
+  memcpy (all + n, p->insns, p->len * sizeof *all);
+  free (p->insns);
+  p->insns = all;
+  p->len = (unsigned short)(p->len + n);
+#else
+  (void)s, (void)def, (void)p, (void)err;
+#endif
+  return 0;
+}
+
 static int
 compile (const struct oci_seccomp *s, struct seccomp_prog *p, hk_err *err)
 {
@@ -358,6 +408,8 @@ compile (const struct oci_seccomp *s, struct seccomp_prog *p, hk_err *err)
     r = add_rule (ctx, def, &s->syscalls[i], i, err);
   if (r == 0)
     r = export_bpf (ctx, p, err);
+  if (r == 0)
+    r = prepend_enosys (s, def, p, err);
   seccomp_release (ctx);
   return r;
 }
@@ -404,7 +456,7 @@ seccomp_prepare (const struct oci_spec *spec, struct seccomp_prog **out, hk_err 
  * change what runs in every sandbox anyway (layers, work dirs), so the cache
  * adds no new trust.  Errors (a read-only data root) only skip the cache. */
 
-#define CACHE_FORMAT "hako-seccomp-cache-1"
+#define CACHE_FORMAT "hako-seccomp-cache-2" /* 2: the ENOSYS stub */
 #define CACHE_MAGIC "hakoSCMP"
 
 struct cache_header

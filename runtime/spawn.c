@@ -176,6 +176,12 @@ child_setup (const struct spawn_cfg *cfg, bool userns, int root_tree, int mntns_
         return err_sys (err, "setsid");
       if (console_setup (cfg->console_fd, &ws, true, host_devpts, err) < 0)
         return -1;
+      /* The pty (fd 0 now) is the process's user's, as runc and a login
+       * make it (tty(1)'s owner, mesg): it is a pty of the sandbox's own
+       * devpts, checked by console_setup, never a host terminal, so the
+       * owner gains nothing outside.  The group stays devpts's gid=. */
+      if (proc->user.uid != 0 && fchown (0, proc->user.uid, (gid_t)-1) < 0)
+        return err_sys (err, "chown the terminal to user %u", (unsigned)proc->user.uid);
       close (cfg->console_fd);
     }
   if (proc_set_hostname (spec, err) < 0 || proc_set_sysctls (spec, err) < 0)

@@ -38,7 +38,8 @@ position (bool nnp, const char *step)
 int
 main (void)
 {
-  plan_is (true, "rlimits oom_score_adj apparmor user and caps no_new_privs chdir landlock build");
+  plan_is (true,
+           "rlimits oom_score_adj apparmor cwd precheck user and caps no_new_privs chdir landlock build");
   plan_is (false, "rlimits oom_score_adj apparmor cwd precheck seccomp user and caps chdir landlock build");
   /* Without no_new_privs, loading a filter needs CAP_SYS_ADMIN: it must go
    * in before the drop, or it would not go in at all. */
