@@ -15,7 +15,7 @@
 #include "lib/util.h"
 #include "oci/spec.h"
 #include "oci/state.h"
-#include "runtime/cgroup.h"
+#include "runtime/cgroup/cgroup.h"
 #include "runtime/pidinfo.h"
 #include "runtime/rootfs_image.h"
 #include "runtime/sandbox.h"

@@ -29,7 +29,7 @@
 #include "lib/syscalls.h"
 #include "lib/util.h"
 #include "runtime/admission.h"
-#include "runtime/cgroup.h"
+#include "runtime/cgroup/cgroup.h"
 #include "runtime/idmap.h"
 #include "runtime/landlock.h"
 #include "runtime/seccomp.h"

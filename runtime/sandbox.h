@@ -9,7 +9,7 @@
 #include "lib/err.h"
 #include "oci/spec.h"
 #include "oci/state.h"
-#include "runtime/cgroup.h"
+#include "runtime/cgroup/cgroup.h"
 #include "runtime/spawn.h"
 #include "runtime/store.h"
 

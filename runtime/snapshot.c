@@ -26,7 +26,7 @@
 #include "lib/util.h"
 #include "oci/json.h"
 #include "oci/state.h"
-#include "runtime/cgroup.h"
+#include "runtime/cgroup/cgroup.h"
 #include "runtime/rootfs_image.h"
 #include "runtime/sandbox.h"
 

@@ -18,8 +18,8 @@
 #include <unistd.h>
 
 #include "lib/util.h"
-#include "runtime/cgroup.h"
-#include "runtime/cgroup_internal.h"
+#include "runtime/cgroup/cgroup.h"
+#include "runtime/cgroup/cgroup_internal.h"
 
 /* ---- the host's layout -------------------------------------------------------- */
 

@@ -18,7 +18,7 @@
  * closes the previous upstream connection (pipelined requests to different
  * hosts may see the earlier response cut short); a response that ends with
  * the origin closing ends the client's connection too. */
-#include "runtime/proxy.h"
+#include "runtime/proxy/proxy.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -35,8 +35,8 @@
 
 #include "lib/util.h"
 #include "oci/proxy_log.h"
-#include "runtime/proxy_http.h"
-#include "runtime/proxy_resolve.h"
+#include "runtime/proxy/proxy_http.h"
+#include "runtime/proxy/proxy_resolve.h"
 
 #define PIPE_SIZE (256 * 1024)
 #define BUF_SIZE (64 * 1024)
