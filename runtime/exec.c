@@ -193,53 +193,6 @@ namespace_flags (pid_t pid, const struct oci_spec *spec, int *flags, hk_err *err
 
 /* ---- cgroups ----------------------------------------------------------------- */
 
-/* The directory where the v1 hierarchy of CONTROLLERS ("cpu,cpuacct",
- * "name=systemd") is mounted, by the usual /sys/fs/cgroup layout. */
-static char *
-v1_mount (const char *controllers)
-{
-  const char *c = str_has_prefix (controllers, "name=") ? controllers + 5 : controllers;
-  struct stat sb;
-  char *dir = xasprintf ("/sys/fs/cgroup/%s", c);
-  if (stat (dir, &sb) == 0 && S_ISDIR (sb.st_mode))
-    return dir;
-  free (dir);
-  /* "cpu,cpuacct" is often reached through a "cpu" symlink. */
-  dir = xasprintf ("/sys/fs/cgroup/%.*s", (int)strcspn (c, ","), c);
-  if (stat (dir, &sb) == 0 && S_ISDIR (sb.st_mode))
-    return dir;
-  free (dir);
-  return NULL;
-}
-
-/* Split a /proc/PID/cgroup line ("ID:CONTROLLERS:/PATH") in place. */
-static bool
-cgroup_line_split (char *line, char **controllers, char **path)
-{
-  char *c = strchr (line, ':');
-  char *p = c ? strchr (c + 1, ':') : NULL;
-  if (p == NULL)
-    return false;
-  *c++ = '\0';
-  *p++ = '\0';
-  *controllers = c;
-  *path = p;
-  /* A cgroup path never holds "..", but it must not send a write elsewhere. */
-  return p[0] == '/' && strstr (p, "/..") == NULL;
-}
-
-/* The host directory of that cgroup, or NULL when its hierarchy is not
- * mounted where we look. */
-static char *
-cgroup_dir (bool v2, const char *controllers, const char *path)
-{
-  cleanup_free char *v1 = v2 ? NULL : v1_mount (controllers);
-  const char *mnt = v2 ? cg_v2_mount () : v1;
-  if (mnt == NULL)
-    return NULL;
-  return strcmp (path, "/") == 0 ? xstrdup (mnt) : xasprintf ("%s%s", mnt, path);
-}
-
 static char **
 read_lines (const char *path)
 {
@@ -277,13 +230,13 @@ plan_cgroup_line (struct exec_ctx *x, const char *text, bool differs, size_t *n,
 {
   cleanup_free char *line = xstrdup (text);
   char *controllers, *path;
-  if (!cgroup_line_split (line, &controllers, &path))
+  if (!cg_line_split (line, &controllers, &path))
     return 0;
   bool v2 = strcmp (line, "0") == 0 && *controllers == '\0';
   bool memory = has_controller (controllers, "memory") || (v2 && x->oom_file == NULL);
   if (!differs && !memory)
     return 0;
-  cleanup_free char *dir = cgroup_dir (v2, controllers, path);
+  cleanup_free char *dir = cg_dir_of (v2, controllers, path);
   if (dir == NULL)
     {
       /* A named hierarchy (name=systemd) limits nothing: not finding it is
