@@ -395,6 +395,49 @@ report_truncation (const struct exec_result *res, const char *id)
                 names[s], (unsigned long long)res->max_output);
 }
 
+/* What exec runs and where its output goes. */
+static void
+set_output (struct exec_cli *c, const char *id, char **command, struct passthrough *pass, struct capture *cap)
+{
+  c->o.id = id;
+  c->o.args = command[0] ? command : NULL;
+  c->o.env = c->env;
+  c->o.capture = c->json || c->has_max_output || c->status_fd >= 0;
+  c->o.max_output_set = c->has_max_output;
+  if (c->json && !c->has_max_output)
+    c->o.max_output = JSON_DEFAULT_CAP;
+  if (c->status_fd >= 0)
+    {
+      if (!c->has_max_output)
+        c->o.max_output = UINT64_MAX; /* passed on as it comes: nothing is held */
+      c->o.started = status_started;
+      c->o.started_ctx = &c->status_fd;
+    }
+  c->o.sink = c->json ? sink_json : sink_pass;
+  c->o.sink_ctx = c->json ? (void *)cap : (void *)pass;
+}
+
+/* The command's result, as the options ask; exec's exit status. */
+static int
+report_result (const struct exec_cli *c, struct exec_result *res, struct capture *cap, const char *id)
+{
+  if (res->warning)
+    log_warn ("exec %s: %s", id, res->warning);
+  /* As timeout(1): 124 tells the deadline from a SIGKILL or an OOM kill (137). */
+  if (res->reason == EXEC_TIMEOUT)
+    res->status = EXIT_TIMEOUT;
+  if (c->json)
+    return print_json (res, cap, id);
+  else
+    {
+      if (res->not_run)
+        cmd_not_run ("exec", id, res->status, res->not_run);
+      if (c->status_fd < 0) /* else the result says it */
+        report_truncation (res, id);
+      return c->status_fd >= 0 ? status_result (c->status_fd, res, id) : res->status;
+    }
+}
+
 int
 cmd_exec (int argc, char **argv)
 {
@@ -428,22 +471,7 @@ cmd_exec (int argc, char **argv)
     }
   struct passthrough pass = { 0 };
   struct capture cap = { 0 };
-  c.o.id = id;
-  c.o.args = command[0] ? command : NULL;
-  c.o.env = c.env;
-  c.o.capture = c.json || c.has_max_output || c.status_fd >= 0;
-  c.o.max_output_set = c.has_max_output;
-  if (c.json && !c.has_max_output)
-    c.o.max_output = JSON_DEFAULT_CAP;
-  if (c.status_fd >= 0)
-    {
-      if (!c.has_max_output)
-        c.o.max_output = UINT64_MAX; /* passed on as it comes: nothing is held */
-      c.o.started = status_started;
-      c.o.started_ctx = &c.status_fd;
-    }
-  c.o.sink = c.json ? sink_json : sink_pass;
-  c.o.sink_ctx = c.json ? (void *)&cap : (void *)&pass;
+  set_output (&c, id, command, &pass, &cap);
   signal (SIGPIPE, SIG_IGN); /* a closed stdout is a write error, not our death */
 
   hk_err err = { 0 };
@@ -472,21 +500,7 @@ cmd_exec (int argc, char **argv)
     }
   else
     {
-      if (res.warning)
-        log_warn ("exec %s: %s", id, res.warning);
-      /* As timeout(1): 124 tells the deadline from a SIGKILL or an OOM kill (137). */
-      if (res.reason == EXEC_TIMEOUT)
-        res.status = EXIT_TIMEOUT;
-      if (c.json)
-        status = print_json (&res, &cap, id);
-      else
-        {
-          if (res.not_run)
-            cmd_not_run ("exec", id, res.status, res.not_run);
-          if (c.status_fd < 0) /* else the result says it */
-            report_truncation (&res, id);
-          status = c.status_fd >= 0 ? status_result (c.status_fd, &res, id) : res.status;
-        }
+      status = report_result (&c, &res, &cap, id);
     }
   /* The command has its end; the learner writes FILE once it and whatever
    * it started are gone (a detached command: later, by itself). */
