@@ -68,6 +68,28 @@ emit_scalar (struct json_out *o, const char *s, bool plain)
   return json_str (o, s);
 }
 
+/* A mapping or sequence starts: one level deeper, its JSON opened. */
+static int
+open_collection (struct json_out *o, const yaml_event_t *ev, bool key, bool *is_map, bool *want_key,
+                 int *depth, hk_err *err)
+{
+  if (key)
+    return err_set (err, EINVAL, "invalid YAML: line %zu: a key must be a string", ev->start_mark.line + 1);
+  else if (*depth == YAML_MAX_DEPTH)
+    return err_set (err, EINVAL, "invalid YAML: nested more than %d deep", YAML_MAX_DEPTH);
+  else
+    {
+      is_map[*depth] = ev->type == YAML_MAPPING_START_EVENT;
+      want_key[*depth] = true;
+      (*depth)++;
+      if (is_map[*depth - 1])
+        json_obj_open (o);
+      else
+        json_arr_open (o);
+    }
+  return 0;
+}
+
 int
 cdi_yaml_to_json (const char *text, size_t len, char **out, size_t *out_len, hk_err *err)
 {
@@ -111,22 +133,8 @@ cdi_yaml_to_json (const char *text, size_t len, char **out, size_t *out_len, hk_
           break;
         case YAML_MAPPING_START_EVENT:
         case YAML_SEQUENCE_START_EVENT:
-          if (key)
-            r = err_set (err, EINVAL, "invalid YAML: line %zu: a key must be a string",
-                         ev.start_mark.line + 1);
-          else if (depth == YAML_MAX_DEPTH)
-            r = err_set (err, EINVAL, "invalid YAML: nested more than %d deep", YAML_MAX_DEPTH);
-          else
-            {
-              is_map[depth] = ev.type == YAML_MAPPING_START_EVENT;
-              want_key[depth] = true;
-              depth++;
-              if (is_map[depth - 1])
-                json_obj_open (&o);
-              else
-                json_arr_open (&o);
-              any = true;
-            }
+          r = open_collection (&o, &ev, key, is_map, want_key, &depth, err);
+          any = true;
           break;
         case YAML_MAPPING_END_EVENT:
         case YAML_SEQUENCE_END_EVENT:
