@@ -423,34 +423,45 @@ open_console (const struct sbx_create_opts *o, int *child_end, int *hako_end, hk
 }
 
 static int
+remove_stale (struct build *b, hk_err *err)
+{
+  /* What the last run left: its fifo, pid and exit records. */
+  static const char *const stale[] = { "exec.fifo", "pid", "exit" };
+  for (size_t i = 0; i < sizeof stale / sizeof *stale; i++)
+    {
+      cleanup_free char *path = store_path (&b->entry, stale[i]);
+      if (unlink (path) < 0 && errno != ENOENT)
+        return err_sys (err, "remove %s", path);
+    }
+  return 0;
+}
+
+/* exec.fifo, which `start` opens to release the process. */
+static int
+make_fifo (struct build *b, int *fifo_fd, hk_err *err)
+{
+  cleanup_free char *fifo = store_path (&b->entry, "exec.fifo");
+  /* 0622: the sandbox's process may run as any uid by the time it opens it. */
+  if (mkfifo (fifo, 0622) < 0 || chmod (fifo, 0622) < 0)
+    return err_sys (err, "mkfifo %s", fifo);
+  *fifo_fd = open (fifo, O_PATH | O_CLOEXEC);
+  if (*fifo_fd < 0)
+    return err_sys (err, "open %s", fifo);
+  return 0;
+}
+
+static int
 create_spawn (const struct sbx_create_opts *o, struct build *b, const char *rootfs, int *status, int *console,
               hk_err *err)
 {
   cleanup_close int fifo_fd = -1;
-  if (b->restart)
-    {
-      /* What the last run left: its fifo, pid and exit records. */
-      static const char *const stale[] = { "exec.fifo", "pid", "exit" };
-      for (size_t i = 0; i < sizeof stale / sizeof *stale; i++)
-        {
-          cleanup_free char *path = store_path (&b->entry, stale[i]);
-          if (unlink (path) < 0 && errno != ENOENT)
-            return err_sys (err, "remove %s", path);
-        }
-    }
+  if (b->restart && remove_stale (b, err) < 0)
+    return -1;
   cleanup_close int console_fd = -1;
   if (open_console (o, &console_fd, console, err) < 0)
     return -1;
-  if (!o->foreground)
-    {
-      cleanup_free char *fifo = store_path (&b->entry, "exec.fifo");
-      /* 0622: the sandbox's process may run as any uid by the time it opens it. */
-      if (mkfifo (fifo, 0622) < 0 || chmod (fifo, 0622) < 0)
-        return err_sys (err, "mkfifo %s", fifo);
-      fifo_fd = open (fifo, O_PATH | O_CLOEXEC);
-      if (fifo_fd < 0)
-        return err_sys (err, "open %s", fifo);
-    }
+  if (!o->foreground && make_fifo (b, &fifo_fd, err) < 0)
+    return -1;
   cleanup_free char *work = workdir_of (o, b);
   cleanup_free char *tree = mntns_is_host (o->spec) ? mntns_tree_path (&b->entry) : NULL;
   if (tree && mntns_prepare_tree (&b->entry, err) < 0)
