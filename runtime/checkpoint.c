@@ -18,7 +18,7 @@
 #include "runtime/cgroup/cgroup.h"
 #include "runtime/pidinfo.h"
 #include "runtime/rootfs_image.h"
-#include "runtime/sandbox.h"
+#include "runtime/sbxstate.h"
 #include "runtime/snapshot.h"
 
 char *

@@ -32,7 +32,6 @@
 #include "runtime/process.h"
 #include "runtime/proctree.h"
 #include "runtime/proxy/netpolicy.h"
-#include "runtime/sandbox.h"
 #include "runtime/userdb.h"
 
 static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH };

@@ -36,6 +36,7 @@
 #include "runtime/proxy/netpolicy.h"
 #include "runtime/rootfs_image.h"
 #include "runtime/sbxlog.h"
+#include "runtime/sbxstate.h"
 #include "runtime/snapshot.h"
 
 static int
@@ -49,52 +50,6 @@ read_pid_record (const struct store_entry *e, pid_t *pid, uint64_t *start)
 
 static void load_cgroups (const struct store *st, const struct store_entry *e, struct cg_sandbox *cg);
 
-static void
-refresh_status (const struct store_entry *e, struct oci_state *s)
-{
-  if (s->status != OCI_STATUS_STOPPED && !pid_alive (s->pid, s->pid_start_time))
-    s->status = OCI_STATUS_STOPPED;
-  if (s->status == OCI_STATUS_STOPPED)
-    {
-      if (!s->has_exit)
-        exit_record_apply (e->dir, s);
-      /* Without a monitor nobody reaped it, but a deadline that killed it
-       * said so first (its SIGKILL). */
-      if (!s->has_exit && deadline_fired (e->dir, s->pid, s->pid_start_time))
-        {
-          s->has_exit = true;
-          s->exit_status = 128 + SIGKILL;
-          s->signal = SIGKILL;
-          free (s->reason);
-          s->reason = xstrdup ("timeout");
-        }
-      return;
-    }
-  if (s->status == OCI_STATUS_CREATED)
-    {
-      /* Started, or a start was interrupted after the release: its fifo is
-       * gone, or the process has exec'd its program. */
-      cleanup_free char *fifo = store_path (e, "exec.fifo");
-      if (access (fifo, F_OK) < 0 || pid_left_hako (s->pid) == 1)
-        s->status = OCI_STATUS_RUNNING;
-    }
-}
-
-int
-sbx_state (const struct store *st, const char *id, struct oci_state **out, hk_err *err)
-{
-  struct store_entry e;
-  if (store_open (st, id, false, &e, err) < 0)
-    return -1;
-  int r = store_read_state (&e, out, err);
-  if (r == 0)
-    refresh_status (&e, *out);
-  if (r == 0)
-    (*out)->proxy_pid = proxy_pid (&e);
-  store_close (&e);
-  return r;
-}
-
 /* Open, lock and read a sandbox with its status refreshed. */
 static int
 open_locked (const struct store *st, const char *id, struct store_entry *e, struct oci_state **s, hk_err *err)
@@ -106,7 +61,7 @@ open_locked (const struct store *st, const char *id, struct store_entry *e, stru
       store_close (e);
       return -1;
     }
-  refresh_status (e, *s);
+  sbx_refresh_status (e, *s);
   return 0;
 }
 
@@ -556,7 +511,7 @@ sbx_delete (const struct store *st, const char *id, bool force, hk_err *err)
    * dies with its parent until ready) is gone too; only files remain. */
   if (store_read_state (&e, &s, err) == 0)
     {
-      refresh_status (&e, s);
+      sbx_refresh_status (&e, s);
       if ((s->status == OCI_STATUS_RUNNING || s->status == OCI_STATUS_PAUSED) && !force)
         r = err_setk (err, ERR_BUSY, EBUSY, "cannot delete sandbox %s: it is %s (stop it, or use --force)",
                       id, oci_status_name (s->status));

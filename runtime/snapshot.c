@@ -28,7 +28,7 @@
 #include "oci/state.h"
 #include "runtime/cgroup/cgroup.h"
 #include "runtime/rootfs_image.h"
-#include "runtime/sandbox.h"
+#include "runtime/sbxstate.h"
 
 struct copy_walk
 {
