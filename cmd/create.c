@@ -216,25 +216,53 @@ static const char create_help[]
       "      --no-pivot          refused: the sandbox's root is always entered with pivot_root\n"
       "  -h, --help              this text\n";
 
+/* create's options. */
+static const struct option opts[] = {
+  { "bundle", required_argument, NULL, 'b' },
+  { "config", required_argument, NULL, 'C' },
+  { "profile", required_argument, NULL, 'P' },
+  { "image", required_argument, NULL, 'i' },
+  { "pid-file", required_argument, NULL, 'p' },
+  { "no-new-keyring", no_argument, NULL, 'k' },
+  { "no-pivot", no_argument, NULL, 'n' },
+  { "console-socket", required_argument, NULL, 'c' },
+  { "preserve-fds", required_argument, NULL, 'f' },
+  { "no-monitor", no_argument, NULL, 'M' },
+  { "from-snapshot", required_argument, NULL, 'S' },
+  { "help", no_argument, NULL, 'h' },
+  CMD_OVERRIDE_OPTIONS,
+  { NULL, 0, NULL, 0 },
+};
+
+/* Create the sandbox from its loaded config; create's exit status. */
+static int
+create_sandbox (const struct store *st, const char *id, const struct config_src *cfg, const char *pid_file,
+                const char *console, unsigned int preserve, bool no_monitor, const char *snap_data)
+{
+  struct sbx_create_opts o = { .id = id,
+                               .bundle = cfg->bundle,
+                               .config_json = cfg->json,
+                               .config_len = cfg->len,
+                               .spec = cfg->spec,
+                               .pid_file = pid_file,
+                               .console_socket = console,
+                               .preserve_fds = preserve,
+                               .no_monitor = no_monitor,
+                               .image_layers = cfg->layers,
+                               .image_id = cfg->image_id,
+                               .from_snapshot = snap_data };
+  hk_err err = { 0 };
+  int status = EXIT_HAKO;
+  if (sbx_create (st, &o, NULL, &status, &err) < 0)
+    cmd_fail ("create", id, &err);
+  else
+    status = 0;
+  return status;
+}
+
 int
 cmd_create (int argc, char **argv)
 {
-  static const struct option opts[] = {
-    { "bundle", required_argument, NULL, 'b' },
-    { "config", required_argument, NULL, 'C' },
-    { "profile", required_argument, NULL, 'P' },
-    { "image", required_argument, NULL, 'i' },
-    { "pid-file", required_argument, NULL, 'p' },
-    { "no-new-keyring", no_argument, NULL, 'k' },
-    { "no-pivot", no_argument, NULL, 'n' },
-    { "console-socket", required_argument, NULL, 'c' },
-    { "preserve-fds", required_argument, NULL, 'f' },
-    { "no-monitor", no_argument, NULL, 'M' },
-    { "from-snapshot", required_argument, NULL, 'S' },
-    { "help", no_argument, NULL, 'h' },
-    CMD_OVERRIDE_OPTIONS,
-    { NULL, 0, NULL, 0 },
-  };
   const char *bundle = NULL, *profile = NULL, *pid_file = NULL, *console = NULL, *image = NULL;
   const char *from = NULL;
   unsigned int preserve = 0;
@@ -306,22 +334,7 @@ cmd_create (int argc, char **argv)
     status = cmd_fail ("create", id, &err);
   else
     {
-      struct sbx_create_opts o = { .id = id,
-                                   .bundle = cfg.bundle,
-                                   .config_json = cfg.json,
-                                   .config_len = cfg.len,
-                                   .spec = cfg.spec,
-                                   .pid_file = pid_file,
-                                   .console_socket = console,
-                                   .preserve_fds = preserve,
-                                   .no_monitor = no_monitor,
-                                   .image_layers = cfg.layers,
-                                   .image_id = cfg.image_id,
-                                   .from_snapshot = snap_data };
-      if (sbx_create (&st, &o, NULL, &status, &err) < 0)
-        cmd_fail ("create", id, &err);
-      else
-        status = 0;
+      status = create_sandbox (&st, id, &cfg, pid_file, console, preserve, no_monitor, snap_data);
     }
   if (status != 0)
     status = EXIT_HAKO; /* create only says whether it worked */

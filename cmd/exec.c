@@ -66,47 +66,85 @@ struct exec_cli
   struct cmd_learn learn; /* --learn, --learn-seccomp */
 };
 
+/* exec's options. */
+enum
+{
+  OPT_CWD = 256,
+  OPT_TIMEOUT,
+  OPT_MAX_OUTPUT,
+  OPT_JSON,
+  OPT_PID_FILE,
+  OPT_STATUS_FD,
+  OPT_CONSOLE,
+  OPT_PRESERVE,
+  OPT_CAP,
+  OPT_IGNORE_PAUSED,
+  OPT_LEARN,
+  OPT_LEARN_SECCOMP
+};
+static const struct option opts[] = {
+  { "env", required_argument, NULL, 'e' },
+  { "cwd", required_argument, NULL, OPT_CWD },
+  { "user", required_argument, NULL, 'u' },
+  { "timeout", required_argument, NULL, OPT_TIMEOUT },
+  { "max-output", required_argument, NULL, OPT_MAX_OUTPUT },
+  { "json", no_argument, NULL, OPT_JSON },
+  { "detach", no_argument, NULL, 'd' },
+  { "pid-file", required_argument, NULL, OPT_PID_FILE },
+  { "status-fd", required_argument, NULL, OPT_STATUS_FD },
+  { "tty", no_argument, NULL, 't' },
+  { "console-socket", required_argument, NULL, OPT_CONSOLE },
+  { "process", required_argument, NULL, 'p' },
+  { "preserve-fds", required_argument, NULL, OPT_PRESERVE },
+  { "cap", required_argument, NULL, OPT_CAP },
+  { "additional-gids", required_argument, NULL, 'g' },
+  { "ignore-paused", no_argument, NULL, OPT_IGNORE_PAUSED },
+  { "learn", required_argument, NULL, OPT_LEARN },
+  { "learn-seccomp", no_argument, NULL, OPT_LEARN_SECCOMP },
+  { "help", no_argument, NULL, 'h' },
+  { NULL, 0, NULL, 0 },
+};
+
+/* --status-fd optarg. */
+static int
+parse_status_fd (struct exec_cli *c)
+{
+  char *end;
+  errno = 0;
+  long fd = strtol (optarg, &end, 10);
+  if (optarg[0] < '0' || optarg[0] > '9' || *end || errno || fd < 3 || fd > INT32_MAX)
+    return cmd_usage ("exec", "--status-fd \"%s\": expected a file descriptor number, 3 or more", optarg), -1;
+  /* The command must not inherit it: code in the sandbox could
+   * otherwise write a forged result for its caller to trust. */
+  if (fcntl ((int)fd, F_SETFD, FD_CLOEXEC) < 0)
+    return cmd_usage ("exec", "--status-fd %ld: not an open file descriptor", fd), -1;
+  c->status_fd = (int)fd;
+  return 0;
+}
+
+/* The options that exclude or need each other. */
+static int
+check_combinations (const struct exec_cli *c)
+{
+  if (c->o.detach && (c->o.timeout_ms || c->json || c->has_max_output || c->status_fd >= 0))
+    return cmd_usage ("exec", "--detach cannot be combined with --timeout, --json, --max-output or "
+                              "--status-fd"),
+           -1;
+  if (c->status_fd >= 0 && (c->json || c->o.tty))
+    return cmd_usage ("exec", "--status-fd cannot be combined with --json or --tty"), -1;
+  if (c->o.tty && (c->json || c->has_max_output))
+    return cmd_usage ("exec", "--tty cannot be combined with --json or --max-output"), -1;
+  if (c->learn.seccomp && c->learn.out == NULL)
+    return cmd_usage ("exec", "--learn-seccomp needs --learn FILE"), -1;
+  if (c->o.tty && c->o.detach && c->o.console_socket == NULL)
+    return cmd_usage ("exec", "--tty with --detach needs --console-socket"), -1;
+  return 0;
+}
+
 /* 0: go on; 1: help was printed; -1: usage error (already reported). */
 static int
 parse_args (int argc, char **argv, struct exec_cli *c)
 {
-  enum
-  {
-    OPT_CWD = 256,
-    OPT_TIMEOUT,
-    OPT_MAX_OUTPUT,
-    OPT_JSON,
-    OPT_PID_FILE,
-    OPT_STATUS_FD,
-    OPT_CONSOLE,
-    OPT_PRESERVE,
-    OPT_CAP,
-    OPT_IGNORE_PAUSED,
-    OPT_LEARN,
-    OPT_LEARN_SECCOMP
-  };
-  static const struct option opts[] = {
-    { "env", required_argument, NULL, 'e' },
-    { "cwd", required_argument, NULL, OPT_CWD },
-    { "user", required_argument, NULL, 'u' },
-    { "timeout", required_argument, NULL, OPT_TIMEOUT },
-    { "max-output", required_argument, NULL, OPT_MAX_OUTPUT },
-    { "json", no_argument, NULL, OPT_JSON },
-    { "detach", no_argument, NULL, 'd' },
-    { "pid-file", required_argument, NULL, OPT_PID_FILE },
-    { "status-fd", required_argument, NULL, OPT_STATUS_FD },
-    { "tty", no_argument, NULL, 't' },
-    { "console-socket", required_argument, NULL, OPT_CONSOLE },
-    { "process", required_argument, NULL, 'p' },
-    { "preserve-fds", required_argument, NULL, OPT_PRESERVE },
-    { "cap", required_argument, NULL, OPT_CAP },
-    { "additional-gids", required_argument, NULL, 'g' },
-    { "ignore-paused", no_argument, NULL, OPT_IGNORE_PAUSED },
-    { "learn", required_argument, NULL, OPT_LEARN },
-    { "learn-seccomp", no_argument, NULL, OPT_LEARN_SECCOMP },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
-  };
   int ch, idx = 0;
   /* "+": options end at the ID, so `exec ID ls -l` needs no "--", as in runc. */
   while ((ch = getopt_long (argc, argv, "+e:u:dtp:g:h", opts, &idx)) != -1)
@@ -140,21 +178,9 @@ parse_args (int argc, char **argv, struct exec_cli *c)
       case 'd': c->o.detach = true; break;
       case OPT_PID_FILE: c->o.pid_file = optarg; break;
       case OPT_STATUS_FD:
-        {
-          char *end;
-          errno = 0;
-          long fd = strtol (optarg, &end, 10);
-          if (optarg[0] < '0' || optarg[0] > '9' || *end || errno || fd < 3 || fd > INT32_MAX)
-            return cmd_usage ("exec", "--status-fd \"%s\": expected a file descriptor number, 3 or more",
-                              optarg),
-                   -1;
-          /* The command must not inherit it: code in the sandbox could
-           * otherwise write a forged result for its caller to trust. */
-          if (fcntl ((int)fd, F_SETFD, FD_CLOEXEC) < 0)
-            return cmd_usage ("exec", "--status-fd %ld: not an open file descriptor", fd), -1;
-          c->status_fd = (int)fd;
-          break;
-        }
+        if (parse_status_fd (c) < 0)
+          return -1;
+        break;
       case 't': c->o.tty = true; break;
       case OPT_CONSOLE: c->o.console_socket = optarg; break;
       case 'p': c->process_file = optarg; break;
@@ -197,19 +223,7 @@ parse_args (int argc, char **argv, struct exec_cli *c)
   c->o.caps = c->caps;
   c->o.additional_gids = c->gids;
   c->o.n_additional_gids = c->n_gids;
-  if (c->o.detach && (c->o.timeout_ms || c->json || c->has_max_output || c->status_fd >= 0))
-    return cmd_usage ("exec", "--detach cannot be combined with --timeout, --json, --max-output or "
-                              "--status-fd"),
-           -1;
-  if (c->status_fd >= 0 && (c->json || c->o.tty))
-    return cmd_usage ("exec", "--status-fd cannot be combined with --json or --tty"), -1;
-  if (c->o.tty && (c->json || c->has_max_output))
-    return cmd_usage ("exec", "--tty cannot be combined with --json or --max-output"), -1;
-  if (c->learn.seccomp && c->learn.out == NULL)
-    return cmd_usage ("exec", "--learn-seccomp needs --learn FILE"), -1;
-  if (c->o.tty && c->o.detach && c->o.console_socket == NULL)
-    return cmd_usage ("exec", "--tty with --detach needs --console-socket"), -1;
-  return 0;
+  return check_combinations (c);
 }
 
 /* --process FILE: the process to run, parsed as config.json's .process. */
@@ -381,6 +395,49 @@ report_truncation (const struct exec_result *res, const char *id)
                 names[s], (unsigned long long)res->max_output);
 }
 
+/* What exec runs and where its output goes. */
+static void
+set_output (struct exec_cli *c, const char *id, char **command, struct passthrough *pass, struct capture *cap)
+{
+  c->o.id = id;
+  c->o.args = command[0] ? command : NULL;
+  c->o.env = c->env;
+  c->o.capture = c->json || c->has_max_output || c->status_fd >= 0;
+  c->o.max_output_set = c->has_max_output;
+  if (c->json && !c->has_max_output)
+    c->o.max_output = JSON_DEFAULT_CAP;
+  if (c->status_fd >= 0)
+    {
+      if (!c->has_max_output)
+        c->o.max_output = UINT64_MAX; /* passed on as it comes: nothing is held */
+      c->o.started = status_started;
+      c->o.started_ctx = &c->status_fd;
+    }
+  c->o.sink = c->json ? sink_json : sink_pass;
+  c->o.sink_ctx = c->json ? (void *)cap : (void *)pass;
+}
+
+/* The command's result, as the options ask; exec's exit status. */
+static int
+report_result (const struct exec_cli *c, struct exec_result *res, struct capture *cap, const char *id)
+{
+  if (res->warning)
+    log_warn ("exec %s: %s", id, res->warning);
+  /* As timeout(1): 124 tells the deadline from a SIGKILL or an OOM kill (137). */
+  if (res->reason == EXEC_TIMEOUT)
+    res->status = EXIT_TIMEOUT;
+  if (c->json)
+    return print_json (res, cap, id);
+  else
+    {
+      if (res->not_run)
+        cmd_not_run ("exec", id, res->status, res->not_run);
+      if (c->status_fd < 0) /* else the result says it */
+        report_truncation (res, id);
+      return c->status_fd >= 0 ? status_result (c->status_fd, res, id) : res->status;
+    }
+}
+
 int
 cmd_exec (int argc, char **argv)
 {
@@ -414,22 +471,7 @@ cmd_exec (int argc, char **argv)
     }
   struct passthrough pass = { 0 };
   struct capture cap = { 0 };
-  c.o.id = id;
-  c.o.args = command[0] ? command : NULL;
-  c.o.env = c.env;
-  c.o.capture = c.json || c.has_max_output || c.status_fd >= 0;
-  c.o.max_output_set = c.has_max_output;
-  if (c.json && !c.has_max_output)
-    c.o.max_output = JSON_DEFAULT_CAP;
-  if (c.status_fd >= 0)
-    {
-      if (!c.has_max_output)
-        c.o.max_output = UINT64_MAX; /* passed on as it comes: nothing is held */
-      c.o.started = status_started;
-      c.o.started_ctx = &c.status_fd;
-    }
-  c.o.sink = c.json ? sink_json : sink_pass;
-  c.o.sink_ctx = c.json ? (void *)&cap : (void *)&pass;
+  set_output (&c, id, command, &pass, &cap);
   signal (SIGPIPE, SIG_IGN); /* a closed stdout is a write error, not our death */
 
   hk_err err = { 0 };
@@ -458,21 +500,7 @@ cmd_exec (int argc, char **argv)
     }
   else
     {
-      if (res.warning)
-        log_warn ("exec %s: %s", id, res.warning);
-      /* As timeout(1): 124 tells the deadline from a SIGKILL or an OOM kill (137). */
-      if (res.reason == EXEC_TIMEOUT)
-        res.status = EXIT_TIMEOUT;
-      if (c.json)
-        status = print_json (&res, &cap, id);
-      else
-        {
-          if (res.not_run)
-            cmd_not_run ("exec", id, res.status, res.not_run);
-          if (c.status_fd < 0) /* else the result says it */
-            report_truncation (&res, id);
-          status = c.status_fd >= 0 ? status_result (c.status_fd, &res, id) : res.status;
-        }
+      status = report_result (&c, &res, &cap, id);
     }
   /* The command has its end; the learner writes FILE once it and whatever
    * it started are gone (a detached command: later, by itself). */

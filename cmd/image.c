@@ -143,6 +143,30 @@ progress_end (struct progress *p, bool ok)
   pthread_mutex_destroy (&p->lock);
 }
 
+/* Import o->source into the store and say what it became. */
+static int
+import_run (struct img_import_opts *o, bool quiet, bool json)
+{
+  hk_err err = { 0 };
+  struct img_store is;
+  cleanup_free char *name = NULL;
+  if (open_store (false, &is, &err) < 0)
+    return cmd_fail ("image import", o->source, &err);
+  struct progress prog = { .lock = PTHREAD_MUTEX_INITIALIZER, .t0 = mono_now () };
+  struct img_progress ip = { .layer = progress_layer, .ctx = &prog };
+  if (!quiet && isatty (STDERR_FILENO))
+    o->progress = &ip;
+  int r = img_import (&is, o, &name, &err);
+  progress_end (&prog, r == 0);
+  img_store_close (&is);
+  if (r < 0)
+    return cmd_fail ("image import", o->source, &err);
+  if (json)
+    return image_inspect (name); /* its name, digests and layers */
+  printf ("%s\n", name);
+  return 0;
+}
+
 static int
 image_import (int argc, char **argv)
 {
@@ -216,24 +240,7 @@ image_import (int argc, char **argv)
     return cmd_usage ("image import", "expects exactly one SOURCE");
   o.source = argv[optind];
   o.signatures = sigs;
-  hk_err err = { 0 };
-  struct img_store is;
-  cleanup_free char *name = NULL;
-  if (open_store (false, &is, &err) < 0)
-    return cmd_fail ("image import", o.source, &err);
-  struct progress prog = { .lock = PTHREAD_MUTEX_INITIALIZER, .t0 = mono_now () };
-  struct img_progress ip = { .layer = progress_layer, .ctx = &prog };
-  if (!quiet && isatty (STDERR_FILENO))
-    o.progress = &ip;
-  int r = img_import (&is, &o, &name, &err);
-  progress_end (&prog, r == 0);
-  img_store_close (&is);
-  if (r < 0)
-    return cmd_fail ("image import", o.source, &err);
-  if (json)
-    return image_inspect (name); /* its name, digests and layers */
-  printf ("%s\n", name);
-  return 0;
+  return import_run (&o, quiet, json);
 }
 
 static int

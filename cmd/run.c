@@ -54,33 +54,35 @@ struct run_opts
   struct cmd_learn learn;
 };
 
+/* run's options. */
+static const struct option opts[] = {
+  { "bundle", required_argument, NULL, 'b' },
+  { "config", required_argument, NULL, 'C' },
+  { "profile", required_argument, NULL, 'P' },
+  { "image", required_argument, NULL, 'i' },
+  { "pid-file", required_argument, NULL, 'p' },
+  { "rm", no_argument, NULL, 'r' },
+  { "detach", no_argument, NULL, 'd' },
+  { "keep", no_argument, NULL, 'k' },
+  { "no-monitor", no_argument, NULL, 'M' },
+  { "no-new-keyring", no_argument, NULL, 'n' },
+  { "console-socket", required_argument, NULL, 'c' },
+  { "preserve-fds", required_argument, NULL, 'f' },
+  { "from-snapshot", required_argument, NULL, 'S' },
+  { "stdio", required_argument, NULL, 'O' },
+  { "log-size", required_argument, NULL, 'L' },
+  { "learn", required_argument, NULL, 'E' },
+  { "learn-seccomp", no_argument, NULL, 'Q' },
+  { "profile-file", required_argument, NULL, 'F' },
+  { "help", no_argument, NULL, 'h' },
+  CMD_OVERRIDE_OPTIONS,
+  { NULL, 0, NULL, 0 },
+};
+
 /* 0: go on; 1: help was printed; -1: usage error (already reported). */
 static int
 run_parse (int argc, char **argv, struct run_opts *o)
 {
-  static const struct option opts[] = {
-    { "bundle", required_argument, NULL, 'b' },
-    { "config", required_argument, NULL, 'C' },
-    { "profile", required_argument, NULL, 'P' },
-    { "image", required_argument, NULL, 'i' },
-    { "pid-file", required_argument, NULL, 'p' },
-    { "rm", no_argument, NULL, 'r' },
-    { "detach", no_argument, NULL, 'd' },
-    { "keep", no_argument, NULL, 'k' },
-    { "no-monitor", no_argument, NULL, 'M' },
-    { "no-new-keyring", no_argument, NULL, 'n' },
-    { "console-socket", required_argument, NULL, 'c' },
-    { "preserve-fds", required_argument, NULL, 'f' },
-    { "from-snapshot", required_argument, NULL, 'S' },
-    { "stdio", required_argument, NULL, 'O' },
-    { "log-size", required_argument, NULL, 'L' },
-    { "learn", required_argument, NULL, 'E' },
-    { "learn-seccomp", no_argument, NULL, 'Q' },
-    { "profile-file", required_argument, NULL, 'F' },
-    { "help", no_argument, NULL, 'h' },
-    CMD_OVERRIDE_OPTIONS,
-    { NULL, 0, NULL, 0 },
-  };
   int c, r;
   while ((c = getopt_long (argc, argv, "b:dh" CMD_OVERRIDE_SHORTOPTS, opts, NULL)) != -1)
     switch (c)
@@ -201,6 +203,28 @@ run_foreground (const struct store *st, struct sbx_fg *fg, bool rm)
   return status;
 }
 
+/* What sbx_create gets for run's options and loaded config. */
+static struct sbx_create_opts
+create_opts (const struct run_opts *o, const struct config_src *cfg, const char *id, const char *snap_data)
+{
+  struct sbx_create_opts co = { .id = id,
+                                .bundle = cfg->bundle,
+                                .config_json = cfg->json,
+                                .config_len = cfg->len,
+                                .spec = cfg->spec,
+                                .pid_file = o->pid_file,
+                                .foreground = !o->detach,
+                                .console_socket = o->console,
+                                .preserve_fds = o->preserve,
+                                .no_monitor = o->no_monitor,
+                                .image_layers = cfg->layers,
+                                .image_id = cfg->image_id,
+                                .from_snapshot = snap_data,
+                                .log_cap = run_log_cap (o),
+                                .learn = o->learn.link };
+  return co;
+}
+
 int
 cmd_run (int argc, char **argv)
 {
@@ -244,21 +268,7 @@ cmd_run (int argc, char **argv)
       cmd_fail ("run", id, &err);
       goto out;
     }
-  struct sbx_create_opts co = { .id = id,
-                                .bundle = cfg.bundle,
-                                .config_json = cfg.json,
-                                .config_len = cfg.len,
-                                .spec = cfg.spec,
-                                .pid_file = o.pid_file,
-                                .foreground = !o.detach,
-                                .console_socket = o.console,
-                                .preserve_fds = o.preserve,
-                                .no_monitor = o.no_monitor,
-                                .image_layers = cfg.layers,
-                                .image_id = cfg.image_id,
-                                .from_snapshot = snap_data,
-                                .log_cap = run_log_cap (&o),
-                                .learn = o.learn.link };
+  struct sbx_create_opts co = create_opts (&o, &cfg, id, snap_data);
   int created = sbx_create (&st, &co, &fg, &status, &err);
   if (o.learn.sock >= 0)
     close (o.learn.sock); /* the sandbox's process has its own copy now */

@@ -138,25 +138,27 @@ sets_anything (const struct oci_resources *r)
          || r->n_devices; /* checked against the sandbox's own rules */
 }
 
+/* update's options. */
+static const struct option opts[] = {
+  { "resources", required_argument, NULL, 'r' },
+  { "memory", required_argument, NULL, OPT_MEMORY },
+  { "memory-swap", required_argument, NULL, OPT_SWAP },
+  { "memory-reservation", required_argument, NULL, OPT_RESERVATION },
+  { "pids-limit", required_argument, NULL, OPT_PIDS },
+  { "cpus", required_argument, NULL, OPT_CPUS },
+  { "cpu-shares", required_argument, NULL, OPT_SHARES },
+  { "cpu-quota", required_argument, NULL, OPT_QUOTA },
+  { "cpu-period", required_argument, NULL, OPT_PERIOD },
+  { "cpuset-cpus", required_argument, NULL, OPT_CPUSET_CPUS },
+  { "cpuset-mems", required_argument, NULL, OPT_CPUSET_MEMS },
+  { "timeout", required_argument, NULL, OPT_TIMEOUT },
+  { "help", no_argument, NULL, 'h' },
+  { NULL, 0, NULL, 0 },
+};
+
 int
 cmd_update (int argc, char **argv)
 {
-  static const struct option opts[] = {
-    { "resources", required_argument, NULL, 'r' },
-    { "memory", required_argument, NULL, OPT_MEMORY },
-    { "memory-swap", required_argument, NULL, OPT_SWAP },
-    { "memory-reservation", required_argument, NULL, OPT_RESERVATION },
-    { "pids-limit", required_argument, NULL, OPT_PIDS },
-    { "cpus", required_argument, NULL, OPT_CPUS },
-    { "cpu-shares", required_argument, NULL, OPT_SHARES },
-    { "cpu-quota", required_argument, NULL, OPT_QUOTA },
-    { "cpu-period", required_argument, NULL, OPT_PERIOD },
-    { "cpuset-cpus", required_argument, NULL, OPT_CPUSET_CPUS },
-    { "cpuset-mems", required_argument, NULL, OPT_CPUSET_MEMS },
-    { "timeout", required_argument, NULL, OPT_TIMEOUT },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
-  };
   bool has_timeout = false;
   uint64_t timeout_ms = 0;
   struct oci_resources opt = { 0 }, r = { 0 };

@@ -427,6 +427,46 @@ store_layer (struct img_commit *c, const char *media_type, hk_err *err)
   return img_layer_ingest (c->st, fd, &want, c->diff_id, &lim, err);
 }
 
+/* The base manifest with the new config and the new layer on top. */
+static void
+manifest_add_layer (struct oci_manifest *m, const char *cfg_digest, size_t new_cfg_len, const char *mt,
+                    const struct img_commit *c)
+{
+  free (m->config.digest);
+  free (m->config.media_type);
+  m->config.digest = xstrdup (cfg_digest);
+  m->config.media_type = xstrdup (OCI_MT_CONFIG);
+  m->config.size = new_cfg_len;
+  free (m->media_type);
+  m->media_type = xstrdup (OCI_MT_MANIFEST);
+  m->layers = xrealloc (m->layers, (m->n_layers + 2) * sizeof *m->layers);
+  m->layers[m->n_layers]
+      = (struct oci_desc){ .media_type = xstrdup (mt), .digest = xstrdup (c->digest), .size = c->size };
+  m->n_layers++;
+  m->layers[m->n_layers] = (struct oci_desc){ 0 };
+}
+
+/* The store's record of the committed image: its name, documents, layers. */
+static void
+image_record (struct oci_image_rec *rec, const struct oci_manifest *m, const struct oci_image_config *base,
+              const char *name, const char *man_digest, const char *cfg_digest, const char *created,
+              const char *diff_id)
+{
+  *rec = (struct oci_image_rec){ .name = xstrdup (name),
+                                 .manifest_digest = xstrdup (man_digest),
+                                 .config_digest = xstrdup (cfg_digest),
+                                 .created = xstrdup (created),
+                                 .n_layers = m->n_layers };
+  rec->layers = xcalloc (m->n_layers + 1, sizeof *rec->layers);
+  for (size_t i = 0; i < m->n_layers; i++)
+    rec->layers[i] = (struct oci_image_layer_rec){
+      .digest = xstrdup (m->layers[i].digest),
+      .diff_id = xstrdup (i < base->n_diff_ids ? base->diff_ids[i] : diff_id),
+      .media_type = m->layers[i].media_type ? xstrdup (m->layers[i].media_type) : NULL,
+      .size = m->layers[i].size
+    };
+}
+
 int
 img_commit_image (struct img_commit *c, const struct img_commit_opts *o, hk_err *err)
 {
@@ -465,35 +505,12 @@ img_commit_image (struct img_commit *c, const struct img_commit_opts *o, hk_err 
    * added is taken away again when it fails. */
   if (img_blob_put_mem (st, NULL, new_cfg, new_cfg_len, cfg_digest, &cfg_new, err) < 0)
     goto out;
-  free (m.config.digest);
-  free (m.config.media_type);
-  m.config.digest = xstrdup (cfg_digest);
-  m.config.media_type = xstrdup (OCI_MT_CONFIG);
-  m.config.size = new_cfg_len;
-  free (m.media_type);
-  m.media_type = xstrdup (OCI_MT_MANIFEST);
-  m.layers = xrealloc (m.layers, (m.n_layers + 2) * sizeof *m.layers);
-  m.layers[m.n_layers]
-      = (struct oci_desc){ .media_type = xstrdup (mt), .digest = xstrdup (c->digest), .size = c->size };
-  m.n_layers++;
-  m.layers[m.n_layers] = (struct oci_desc){ 0 };
+  manifest_add_layer (&m, cfg_digest, new_cfg_len, mt, c);
   if (oci_manifest_write (&m, &new_man, &new_man_len, err) < 0)
     goto out;
   if (img_blob_put_mem (st, NULL, new_man, new_man_len, man_digest, &man_new, err) < 0)
     goto out;
-  rec = (struct oci_image_rec){ .name = xstrdup (o->name),
-                                .manifest_digest = xstrdup (man_digest),
-                                .config_digest = xstrdup (cfg_digest),
-                                .created = xstrdup (created),
-                                .n_layers = m.n_layers };
-  rec.layers = xcalloc (m.n_layers + 1, sizeof *rec.layers);
-  for (size_t i = 0; i < m.n_layers; i++)
-    rec.layers[i] = (struct oci_image_layer_rec){
-      .digest = xstrdup (m.layers[i].digest),
-      .diff_id = xstrdup (i < base.n_diff_ids ? base.diff_ids[i] : c->diff_id),
-      .media_type = m.layers[i].media_type ? xstrdup (m.layers[i].media_type) : NULL,
-      .size = m.layers[i].size
-    };
+  image_record (&rec, &m, &base, o->name, man_digest, cfg_digest, created, c->diff_id);
   if (img_names_put (st, &rec, err) < 0)
     goto out;
   c->blob_new = c->layer_new = false; /* committed: named, nothing to undo */

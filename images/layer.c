@@ -411,6 +411,25 @@ img_layer_ingest (struct img_store *st, int src_fd, struct oci_desc *want, const
   return img_layer_ingest_at (st, src_fd, want, diff_id, lim, NULL, err);
 }
 
+/* The layer's temporary directory in the store, made and opened. */
+static int
+make_layer_tmp (struct img_store *st, char *layer_tmp, int *rootfd, bool *made_layer, hk_err *err)
+{
+  spread_layers (st);
+  if (mkdtemp (layer_tmp) == NULL)
+    {
+      err_sys (err, "create %s", layer_tmp);
+      return -1;
+    }
+  *made_layer = true;
+  if (chmod (layer_tmp, 0755) < 0 || (*rootfd = open (layer_tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+    {
+      err_sys (err, "open %s", layer_tmp);
+      return -1;
+    }
+  return 0;
+}
+
 int
 img_layer_ingest_at (struct img_store *st, int src_fd, struct oci_desc *want, const char *diff_id,
                      const struct img_limits *lim, const struct img_progress_at *at, hk_err *err)
@@ -438,21 +457,8 @@ img_layer_ingest_at (struct img_store *st, int src_fd, struct oci_desc *want, co
       err_sys (err, "create %s", blob_tmp);
       goto out;
     }
-  if (!have_layer)
-    {
-      spread_layers (st);
-      if (mkdtemp (layer_tmp) == NULL)
-        {
-          err_sys (err, "create %s", layer_tmp);
-          goto out;
-        }
-      made_layer = true;
-      if (chmod (layer_tmp, 0755) < 0 || (rootfd = open (layer_tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-        {
-          err_sys (err, "open %s", layer_tmp);
-          goto out;
-        }
-    }
+  if (!have_layer && make_layer_tmp (st, layer_tmp, &rootfd, &made_layer, err) < 0)
+    goto out;
   if (open_raw (p, err) < 0 || run_pipe (p, rootfd, err) < 0)
     {
       blame_blob (p, err);

@@ -32,6 +32,21 @@ cleanup_closep (int *fd)
     }
 }
 
+volatile int hk_no_alloc;
+
+/* An allocation while hk_no_alloc is set is a bug of the caller's: say so
+ * with write(2), which allocates nothing, and abort. */
+static void
+alloc_check (void)
+{
+  static const char msg[] = "hako: allocation in a child sharing hako's memory (hk_no_alloc)\n";
+  if (hk_no_alloc)
+    {
+      (void)!write (STDERR_FILENO, msg, sizeof msg - 1);
+      abort ();
+    }
+}
+
 static void *
 oom_check (void *p)
 {
@@ -46,36 +61,42 @@ oom_check (void *p)
 void *
 xmalloc (size_t n)
 {
+  alloc_check ();
   return oom_check (malloc (n ? n : 1));
 }
 
 void *
 xcalloc (size_t n, size_t size)
 {
+  alloc_check ();
   return oom_check (calloc (n ? n : 1, size ? size : 1));
 }
 
 void *
 xrealloc (void *p, size_t n)
 {
+  alloc_check ();
   return oom_check (realloc (p, n ? n : 1));
 }
 
 char *
 xstrdup (const char *s)
 {
+  alloc_check ();
   return s ? oom_check (strdup (s)) : NULL;
 }
 
 char *
 xstrndup (const char *s, size_t n)
 {
+  alloc_check ();
   return oom_check (strndup (s, n));
 }
 
 char *
 xasprintf (const char *fmt, ...)
 {
+  alloc_check ();
   char *s = NULL;
   va_list ap;
   va_start (ap, fmt);

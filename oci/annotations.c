@@ -314,7 +314,7 @@ spec_parse_annotations (struct oci_spec *s, hk_err *err)
   s->sandbox.present = true;
   /* A pod's container in allowlist mode joins the pod's network namespace
    * (containerd names the pause container's): the proxy there is the pod's,
-   * run for its sandbox container (runtime/netpolicy.c). */
+   * run for its sandbox container (runtime/proxy/netpolicy.c). */
   const struct oci_namespace *net = oci_spec_ns (s, OCI_NS_NETWORK);
   s->sandbox.net_join = s->sandbox.net_mode == HAKO_NET_ALLOWLIST && type && strcmp (type, "container") == 0
                         && net && net->path && net->path[0];

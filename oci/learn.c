@@ -313,21 +313,10 @@ note_rule (FILE *f, int set, const struct rule *r)
     fprintf (f, "%s by %s\n", verb_of (set), r->ex->note);
 }
 
-int
-oci_learn_update (const char *path, const struct learn_rec *recs, size_t n, bool seccomp, const char *command,
-                  char ***added, hk_err *err)
+/* The run's records into the rule sets. */
+static void
+add_records (struct set *sets, const struct learn_rec *recs, size_t n)
 {
-  struct set sets[N_SETS] = { { 0 } }, before[N_SETS] = { { 0 } };
-  bool had_seccomp;
-  int ret = -1;
-  cleanup_free char *text = NULL, *withnl = NULL, *notes_path = NULL;
-  *added = NULL;
-  if (load_old (path, sets, &had_seccomp, err) < 0)
-    goto out;
-  /* The rules before this run, to tell what is new. */
-  for (int k = 0; k < N_SETS; k++)
-    for (size_t i = 0; i < sets[k].n; i++)
-      set_add (&before[k], sets[k].v[i].value, NULL, true);
   /* The entries the run made or removed itself. */
   struct set made = { 0 };
   for (size_t i = 0; i < n; i++)
@@ -370,6 +359,12 @@ oci_learn_update (const char *path, const struct learn_rec *recs, size_t n, bool
         }
     }
   set_free (&made);
+}
+
+/* Collapse the path sets, drop the read rules a write rule covers, sort. */
+static void
+tidy_sets (struct set *sets)
+{
   collapse (&sets[S_WRITE]);
   collapse (&sets[S_EXEC]);
   collapse (&sets[S_READ]);
@@ -389,8 +384,12 @@ oci_learn_update (const char *path, const struct learn_rec *recs, size_t n, bool
   set_sort (&sets[S_CONNECT], cmp_port);
   set_sort (&sets[S_SYSCALL], cmp_rule);
   set_sort (&sets[S_ALLOW], cmp_rule);
-  bool with_seccomp = seccomp || had_seccomp;
+}
 
+/* The learned profile's JSON text. */
+static int
+emit_profile (struct set *sets, bool with_seccomp, char **text, hk_err *err)
+{
   struct json_out o;
   json_out_init (&o, "  ");
   json_obj_open (&o);
@@ -422,7 +421,29 @@ oci_learn_update (const char *path, const struct learn_rec *recs, size_t n, bool
   json_obj_close (&o);
   json_obj_close (&o);
   size_t len = 0;
-  if (json_out_finish (&o, &text, &len, err) < 0)
+  return json_out_finish (&o, text, &len, err);
+}
+
+int
+oci_learn_update (const char *path, const struct learn_rec *recs, size_t n, bool seccomp, const char *command,
+                  char ***added, hk_err *err)
+{
+  struct set sets[N_SETS] = { { 0 } }, before[N_SETS] = { { 0 } };
+  bool had_seccomp;
+  int ret = -1;
+  cleanup_free char *text = NULL, *withnl = NULL, *notes_path = NULL;
+  *added = NULL;
+  if (load_old (path, sets, &had_seccomp, err) < 0)
+    goto out;
+  /* The rules before this run, to tell what is new. */
+  for (int k = 0; k < N_SETS; k++)
+    for (size_t i = 0; i < sets[k].n; i++)
+      set_add (&before[k], sets[k].v[i].value, NULL, true);
+  add_records (sets, recs, n);
+  tidy_sets (sets);
+  bool with_seccomp = seccomp || had_seccomp;
+
+  if (emit_profile (sets, with_seccomp, &text, err) < 0)
     goto out;
   withnl = xasprintf ("%s\n", text);
 
@@ -589,6 +610,32 @@ emit_seccomp (struct json_out *o, yajl_val allow)
   json_obj_close (o);
 }
 
+/* The config's "sandbox" object with the profile's landlock and network. */
+static void
+emit_sandbox_member (struct json_out *o, yajl_val v, yajl_val pll, yajl_val pnet)
+{
+  json_obj_open (o);
+  json_members_but (o, v,
+                    pnet ? (const char *const[]){ "landlock", "network", NULL }
+                         : (const char *const[]){ "landlock", NULL });
+  if (pll)
+    {
+      json_key (o, "landlock");
+      emit_landlock (o, pll, json_get (v, "landlock"));
+    }
+  else if (json_get (v, "landlock"))
+    {
+      json_key (o, "landlock");
+      json_value (o, json_get (v, "landlock"));
+    }
+  if (pnet)
+    {
+      json_key (o, "network");
+      json_value (o, pnet);
+    }
+  json_obj_close (o);
+}
+
 int
 oci_spec_apply_profile (const char *json, size_t len, const char *profile, size_t plen, char **out,
                         size_t *out_len, hk_err *err)
@@ -624,26 +671,7 @@ oci_spec_apply_profile (const char *json, size_t len, const char *profile, size_
       if (strcmp (k, "sandbox") == 0 && YAJL_IS_OBJECT (v))
         {
           has_sandbox = true;
-          json_obj_open (&o);
-          json_members_but (&o, v,
-                            pnet ? (const char *const[]){ "landlock", "network", NULL }
-                                 : (const char *const[]){ "landlock", NULL });
-          if (pll)
-            {
-              json_key (&o, "landlock");
-              emit_landlock (&o, pll, json_get (v, "landlock"));
-            }
-          else if (json_get (v, "landlock"))
-            {
-              json_key (&o, "landlock");
-              json_value (&o, json_get (v, "landlock"));
-            }
-          if (pnet)
-            {
-              json_key (&o, "network");
-              json_value (&o, pnet);
-            }
-          json_obj_close (&o);
+          emit_sandbox_member (&o, v, pll, pnet);
         }
       else if (psc && strcmp (k, "linux") == 0 && YAJL_IS_OBJECT (v))
         {

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "lib/util.h"
-#include "runtime/sandbox.h"
+#include "runtime/sbxstate.h"
 
 static const char *config_path;
 

@@ -15,10 +15,10 @@
 #include "lib/util.h"
 #include "oci/spec.h"
 #include "oci/state.h"
-#include "runtime/cgroup.h"
+#include "runtime/cgroup/cgroup.h"
 #include "runtime/pidinfo.h"
 #include "runtime/rootfs_image.h"
-#include "runtime/sandbox.h"
+#include "runtime/sbxstate.h"
 #include "runtime/snapshot.h"
 
 char *
@@ -254,6 +254,37 @@ record_running (struct restore *x, const struct oci_spec *spec, const char *id, 
   return store_write_state (&x->e, &s, err);
 }
 
+/* The checkpoint, if this host's CRIU can restore it: its snapshot, config
+ * and (bundle sandboxes) the root it had. */
+static int
+open_checkpoint (const char *cache, const struct criu_opts *o, struct criu_verdict *v,
+                 struct snapshot_src *snap, struct oci_spec **spec, const char *root_file, char **old_root,
+                 hk_err *err)
+{
+  cleanup_free char *fs = xasprintf ("%s/%s", o->image_path, CKPT_SNAPSHOT);
+  criu_probe (cache, v);
+  if (!v->works)
+    {
+      err_set (err, ENOTSUP, "CRIU cannot work on this host: criu check failed: %s", v->reason);
+      return -1;
+    }
+  if (snapshot_open (fs, snap, err) < 0 || oci_spec_parse (snap->config, snap->config_len, spec, err) < 0)
+    {
+      err_prefix (err, "checkpoint %s", o->image_path);
+      return -1;
+    }
+  if (strcmp (snap->kind, "image") != 0 && file_read_all (root_file, 4096, old_root, NULL, err) < 0)
+    return -1;
+  if (strcmp (snap->kind, "workdir") == 0)
+    {
+      err_set (err, ENOTSUP,
+               "restore of a host-profile sandbox is not supported (its root is "
+               "the host's directories, bound in a namespace criu would have to rebuild)");
+      return -1;
+    }
+  return 0;
+}
+
 int
 ckpt_restore (const struct store *st, const char *id, const struct criu_opts *o, hk_err *err)
 {
@@ -263,33 +294,14 @@ ckpt_restore (const struct store *st, const char *id, const struct criu_opts *o,
   struct oci_spec *spec = NULL;
   struct restore x = { 0 };
   char **dests = NULL, **srcs = NULL, **argv = NULL;
-  cleanup_free char *fs = xasprintf ("%s/%s", o->image_path, CKPT_SNAPSHOT);
   cleanup_free char *root_file = xasprintf ("%s/%s", o->image_path, CKPT_ROOT);
   cleanup_free char *old_root = NULL, *config = NULL, *record = NULL, *pidfile = NULL;
   cleanup_free char *cgroot = NULL;
   cleanup_free char *log = xasprintf ("%s/restore.log", o->work_path ? o->work_path : o->image_path);
   const struct cg_host *host;
   int r = -1;
-  criu_probe (cache, &v);
-  if (!v.works)
-    {
-      err_set (err, ENOTSUP, "CRIU cannot work on this host: criu check failed: %s", v.reason);
-      goto out;
-    }
-  if (snapshot_open (fs, &snap, err) < 0 || oci_spec_parse (snap.config, snap.config_len, &spec, err) < 0)
-    {
-      err_prefix (err, "checkpoint %s", o->image_path);
-      goto out;
-    }
-  if (strcmp (snap.kind, "image") != 0 && file_read_all (root_file, 4096, &old_root, NULL, err) < 0)
+  if (open_checkpoint (cache, o, &v, &snap, &spec, root_file, &old_root, err) < 0)
     goto out;
-  if (strcmp (snap.kind, "workdir") == 0)
-    {
-      err_set (err, ENOTSUP,
-               "restore of a host-profile sandbox is not supported (its root is "
-               "the host's directories, bound in a namespace criu would have to rebuild)");
-      goto out;
-    }
   if (store_create (st, id, &x.e, err) < 0)
     goto out;
   x.entry = true;

@@ -16,7 +16,7 @@
 
 #include "lib/syscalls.h"
 #include "lib/util.h"
-#include "runtime/cgroup.h"
+#include "runtime/cgroup/cgroup.h"
 #include "runtime/pidinfo.h"
 
 #define DEADLINE_FILE "deadline"

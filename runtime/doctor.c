@@ -29,11 +29,11 @@
 #include "lib/syscalls.h"
 #include "lib/util.h"
 #include "runtime/admission.h"
-#include "runtime/cgroup.h"
+#include "runtime/cgroup/cgroup.h"
 #include "runtime/idmap.h"
 #include "runtime/landlock.h"
 #include "runtime/net.h"
-#include "runtime/netpolicy.h"
+#include "runtime/proxy/netpolicy.h"
 #include "runtime/seccomp.h"
 
 /* The id range the host profile maps the sandbox's root to (oci/profile.c). */
@@ -765,6 +765,40 @@ judge_networks (struct doctor_profile *p, const struct oci_spec *spec, bool root
                                                                : "this user"));
 }
 
+/* Whether this host can confine the profile: its Landlock rules and seccomp filter. */
+static void
+check_confinement (struct doctor_profile *p, const struct oci_spec *spec, const struct host_facts *f)
+{
+  hk_err err = { 0 };
+  struct landlock_plan *plan = NULL;
+  if (landlock_prepare_abi (spec, f->landlock_abi, &plan, &err) < 0)
+    strv_add (&p->missing, xasprintf ("Landlock: %s", err.msg));
+  landlock_plan_free (plan);
+  err_clear (&err);
+  struct seccomp_prog *prog = NULL;
+  if (seccomp_prepare (spec, &prog, &err) < 0)
+    strv_add (&p->missing, xasprintf ("seccomp: %s", err.msg));
+  seccomp_prog_free (prog);
+  err_clear (&err);
+}
+
+/* Hard rlimits above hako's own, which only CAP_SYS_RESOURCE may raise. */
+static void
+check_rlimits (struct doctor_profile *p, const struct oci_spec *spec, const struct host_facts *f)
+{
+  for (size_t i = 0; spec->process && i < spec->process->n_rlimits; i++)
+    {
+      const struct oci_rlimit *rl = &spec->process->rlimits[i];
+      struct rlimit cur;
+      if (!f->sys_resource && getrlimit (rl->resource, &cur) == 0 && cur.rlim_max != RLIM_INFINITY
+          && rl->hard > cur.rlim_max)
+        strv_add (&p->missing,
+                  xasprintf ("%s hard %llu is above the current hard limit %llu, without "
+                             "CAP_SYS_RESOURCE",
+                             rl->type, (unsigned long long)rl->hard, (unsigned long long)cur.rlim_max));
+    }
+}
+
 static void
 judge_profile (struct doctor_profile *p, enum oci_profile which, bool rootless, const struct host_facts *f)
 {
@@ -810,27 +844,8 @@ judge_profile (struct doctor_profile *p, enum oci_profile which, bool rootless, 
   else if (spec->sandbox.idmap)
     strv_add (&p->notes, xstrdup ("the bundle's rootfs is mounted idmapped: its filesystem must support "
                                   "it (see idmapped mounts above)"));
-  struct landlock_plan *plan = NULL;
-  if (landlock_prepare_abi (spec, f->landlock_abi, &plan, &err) < 0)
-    strv_add (&p->missing, xasprintf ("Landlock: %s", err.msg));
-  landlock_plan_free (plan);
-  err_clear (&err);
-  struct seccomp_prog *prog = NULL;
-  if (seccomp_prepare (spec, &prog, &err) < 0)
-    strv_add (&p->missing, xasprintf ("seccomp: %s", err.msg));
-  seccomp_prog_free (prog);
-  err_clear (&err);
-  for (size_t i = 0; spec->process && i < spec->process->n_rlimits; i++)
-    {
-      const struct oci_rlimit *rl = &spec->process->rlimits[i];
-      struct rlimit cur;
-      if (!f->sys_resource && getrlimit (rl->resource, &cur) == 0 && cur.rlim_max != RLIM_INFINITY
-          && rl->hard > cur.rlim_max)
-        strv_add (&p->missing,
-                  xasprintf ("%s hard %llu is above the current hard limit %llu, without "
-                             "CAP_SYS_RESOURCE",
-                             rl->type, (unsigned long long)rl->hard, (unsigned long long)cur.rlim_max));
-    }
+  check_confinement (p, spec, f);
+  check_rlimits (p, spec, f);
   if (rootless)
     {
       strv_add (&p->notes, xstrdup ("state under $XDG_RUNTIME_DIR/hako (unset: /run/user/UID/hako, else "

@@ -42,7 +42,7 @@
 #include "runtime/idmap.h"
 #include "runtime/pidinfo.h"
 #include "runtime/process.h"
-#include "runtime/sandbox.h"
+#include "runtime/sbxstate.h"
 #include "runtime/tarcopy.h"
 #include "runtime/userdb.h"
 

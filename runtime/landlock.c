@@ -22,7 +22,7 @@
 
 #include "lib/syscalls.h"
 #include "lib/util.h"
-#include "runtime/netpolicy.h"
+#include "runtime/proxy/netpolicy.h"
 
 /* LANDLOCK_RULE_NET_PORT and its attribute (ABI 4), missing from Debian 12's
  * header; the kernel UAPI's values. */

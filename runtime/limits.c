@@ -16,7 +16,7 @@
 #include "lib/util.h"
 #include "oci/resources.h"
 #include "runtime/admission.h"
-#include "runtime/cgroup.h"
+#include "runtime/cgroup/cgroup.h"
 #include "runtime/pidinfo.h"
 #include "runtime/sandbox.h"
 

@@ -10,7 +10,7 @@
 
 #include "lib/err.h"
 #include "oci/state.h"
-#include "runtime/cgroup.h"
+#include "runtime/cgroup/cgroup.h"
 
 /* The pipe between the caller and its monitor. */
 struct mon_link

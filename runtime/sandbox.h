@@ -9,7 +9,8 @@
 #include "lib/err.h"
 #include "oci/spec.h"
 #include "oci/state.h"
-#include "runtime/cgroup.h"
+#include "runtime/cgroup/cgroup.h"
+#include "runtime/sbxstate.h"
 #include "runtime/spawn.h"
 #include "runtime/store.h"
 
@@ -96,8 +97,6 @@ int sbx_resume (const struct store *st, const char *id, hk_err *err);
  * none), for this run only (config.json keeps what a restart gets).  For a
  * created, running or paused sandbox; a stopped one is not_running. */
 int sbx_set_timeout (const struct store *st, const char *id, uint64_t timeout_ms, hk_err *err);
-/* The state with its status refreshed from the process (a dead pid reads as stopped). */
-int sbx_state (const struct store *st, const char *id, struct oci_state **out, hk_err *err);
 
 /* Checks the runtime makes before anything is built (parse errors are oci/'s). */
 int sbx_validate (struct oci_spec *spec, hk_err *err);

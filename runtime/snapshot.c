@@ -26,9 +26,9 @@
 #include "lib/util.h"
 #include "oci/json.h"
 #include "oci/state.h"
-#include "runtime/cgroup.h"
+#include "runtime/cgroup/cgroup.h"
 #include "runtime/rootfs_image.h"
-#include "runtime/sandbox.h"
+#include "runtime/sbxstate.h"
 
 struct copy_walk
 {
@@ -294,6 +294,120 @@ guard_stop (struct guard *g)
   g->pid = -1;
 }
 
+/* What a snapshot of the sandbox copies: its image layer's upper dir (with
+ * the image it was made from), its work dir or its bundle's rootfs. */
+static int
+find_source (const char *id, const struct oci_state *s, const char *data_dir, char **image_record,
+             char **image_id, char **src, const char **kind, hk_err *err)
+{
+  if (access (*image_record, F_OK) == 0)
+    {
+      *kind = "image";
+      *src = xasprintf ("%s/rootfs/upper", data_dir);
+      if (file_read_all (*image_record, 1 << 20, image_id, NULL, err) < 0)
+        return -1;
+      (*image_id)[strcspn (*image_id, "\n")] = '\0';
+    }
+  else
+    {
+      free (*image_record);
+      *image_record = NULL;
+      if (s->workdir)
+        {
+          *kind = "workdir";
+          *src = xstrdup (s->workdir);
+        }
+      else if (s->bundle && s->rootfs)
+        {
+          *kind = "bundle";
+          *src = xstrdup (s->rootfs);
+        }
+      else
+        {
+          err_set (err, ENOTSUP,
+                   "sandbox %s has no writable state to copy (no image layer, work dir or bundle)", id);
+          return -1;
+        }
+    }
+  return 0;
+}
+
+/* Whether the sandbox's processes can be frozen for the copy: a running one
+ * must be; a created one is copied unfrozen without a freezer. */
+static int
+freezable (const char *id, const struct oci_state *s, struct store_entry *e, struct cg_sandbox *cg,
+           bool *frozen, hk_err *err)
+{
+  if (s->status == OCI_STATUS_RUNNING || s->status == OCI_STATUS_CREATED)
+    {
+      cleanup_free char *record = store_path (e, "cgroups");
+      hk_err ignored;
+      if (cg_load (record, cg, &ignored) < 0 || !cg_can_freeze (cg))
+        {
+          if (s->status == OCI_STATUS_RUNNING)
+            {
+              err_set (err, ENOTSUP,
+                       "sandbox %s cannot be frozen (no freezer cgroup); stop or pause it first", id);
+              return -1;
+            }
+        }
+      else
+        *frozen = true;
+    }
+  return 0;
+}
+
+static void
+hold_signals (sigset_t *hold, sigset_t *old)
+{
+  sigemptyset (hold);
+  sigaddset (hold, SIGINT);
+  sigaddset (hold, SIGTERM);
+  sigaddset (hold, SIGHUP);
+  sigprocmask (SIG_BLOCK, hold, old);
+}
+
+/* Record the sandbox as paused, then freeze it (when *frozen). */
+static int
+mark_and_freeze (struct store_entry *e, struct oci_state *s, struct cg_sandbox *cg, enum oci_status was,
+                 bool *frozen, bool *marked, hk_err *err)
+{
+  if (*frozen)
+    {
+      s->status = OCI_STATUS_PAUSED;
+      if (store_write_state (e, s, err) < 0)
+        {
+          s->status = was;
+          *frozen = false;
+          return -1;
+        }
+      *marked = true;
+    }
+  if (*frozen && cg_freeze (cg, true, err) < 0)
+    {
+      hk_err ignored;
+      cg_freeze (cg, false, &ignored);
+      *frozen = false;
+      err_prefix (err, "freeze");
+      return -1;
+    }
+  return 0;
+}
+
+/* A SIGINT, SIGTERM or SIGHUP came while the signals were held. */
+static bool
+interrupted (hk_err *err)
+{
+  sigset_t pending;
+  sigpending (&pending);
+  if (sigismember (&pending, SIGINT) || sigismember (&pending, SIGTERM) || sigismember (&pending, SIGHUP))
+    {
+      err_set (err, EINTR, "interrupted");
+      return true;
+    }
+  return false;
+}
+
 int
 snapshot_frozen (const struct store *st, const char *id, const struct snapshot_ops *ops, hk_err *err)
 {
@@ -314,35 +428,8 @@ snapshot_frozen (const struct store *st, const char *id, const struct snapshot_o
   int r = -1;
   if (sbx_state (st, id, &s, err) < 0)
     goto out;
-  if (access (image_record, F_OK) == 0)
-    {
-      kind = "image";
-      src = xasprintf ("%s/rootfs/upper", data_dir);
-      if (file_read_all (image_record, 1 << 20, &image_id, NULL, err) < 0)
-        goto out;
-      image_id[strcspn (image_id, "\n")] = '\0';
-    }
-  else
-    {
-      free (image_record);
-      image_record = NULL;
-      if (s->workdir)
-        {
-          kind = "workdir";
-          src = xstrdup (s->workdir);
-        }
-      else if (s->bundle && s->rootfs)
-        {
-          kind = "bundle";
-          src = xstrdup (s->rootfs);
-        }
-      else
-        {
-          err_set (err, ENOTSUP,
-                   "sandbox %s has no writable state to copy (no image layer, work dir or bundle)", id);
-          goto out;
-        }
-    }
+  if (find_source (id, s, data_dir, &image_record, &image_id, &src, &kind, err) < 0)
+    goto out;
   struct snapshot_source view = {
     .id = id, .kind = kind, .src = src, .image_record = image_record, .image_id = image_id, .entry = &e
   };
@@ -351,55 +438,20 @@ snapshot_frozen (const struct store *st, const char *id, const struct snapshot_o
 
   /* Frozen, nothing inside can be half-way through a write(2) while the
    * copy reads: each file is copied as some whole-syscall prefix of it. */
-  if (s->status == OCI_STATUS_RUNNING || s->status == OCI_STATUS_CREATED)
-    {
-      cleanup_free char *record = store_path (&e, "cgroups");
-      hk_err ignored;
-      if (cg_load (record, &cg, &ignored) < 0 || !cg_can_freeze (&cg))
-        {
-          if (s->status == OCI_STATUS_RUNNING)
-            {
-              err_set (err, ENOTSUP,
-                       "sandbox %s cannot be frozen (no freezer cgroup); stop or pause it first", id);
-              goto out;
-            }
-        }
-      else
-        frozen = true;
-    }
+  if (freezable (id, s, &e, &cg, &frozen, err) < 0)
+    goto out;
 
   /* Hold off the signals that end hako while the sandbox is frozen: a hako
    * killed there would leave it frozen with nobody to thaw it. */
-  sigemptyset (&hold);
-  sigaddset (&hold, SIGINT);
-  sigaddset (&hold, SIGTERM);
-  sigaddset (&hold, SIGHUP);
-  sigprocmask (SIG_BLOCK, &hold, &old);
+  hold_signals (&hold, &old);
   blocked = true;
   was = s->status;
   if (guard_start (&guard, &e, s, was, &cg, frozen, ops->tmp, err) < 0)
     goto out;
   /* Recorded as paused before the freeze, as `pause` does: should the
    * guard die too, a sandbox left frozen says paused, which `resume` thaws. */
-  if (frozen)
-    {
-      s->status = OCI_STATUS_PAUSED;
-      if (store_write_state (&e, s, err) < 0)
-        {
-          s->status = was;
-          frozen = false;
-          goto out;
-        }
-      marked = true;
-    }
-  if (frozen && cg_freeze (&cg, true, err) < 0)
-    {
-      hk_err ignored;
-      cg_freeze (&cg, false, &ignored);
-      frozen = false;
-      err_prefix (err, "freeze");
-      goto out;
-    }
+  if (mark_and_freeze (&e, s, &cg, was, &frozen, &marked, err) < 0)
+    goto out;
   test_stall (&e, &hold);
   int c = ops->frozen (&view, ops->arg, err);
   if (frozen)
@@ -410,13 +462,8 @@ snapshot_frozen (const struct store *st, const char *id, const struct snapshot_o
     }
   if (c < 0)
     goto out;
-  sigset_t pending;
-  sigpending (&pending);
-  if (sigismember (&pending, SIGINT) || sigismember (&pending, SIGTERM) || sigismember (&pending, SIGHUP))
-    {
-      err_set (err, EINTR, "interrupted");
-      goto out;
-    }
+  if (interrupted (err))
+    goto out;
   if (ops->thawed && ops->thawed (&view, ops->arg, err) < 0)
     goto out;
   r = 0;

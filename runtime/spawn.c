@@ -25,9 +25,9 @@
 #include "runtime/mount.h"
 #include "runtime/mount_src.h"
 #include "runtime/net.h"
-#include "runtime/netpolicy.h"
 #include "runtime/pidinfo.h"
 #include "runtime/process.h"
+#include "runtime/proxy/netpolicy.h"
 #include "runtime/rootfs_image.h"
 
 enum sync_type
@@ -227,11 +227,78 @@ static void __attribute__ ((noreturn)) child_fail (int sync_fd, bool reported, i
   _exit (status);
 }
 
+/* Every fd but the preserved ones and those the child still needs. */
+static void
+close_inherited (const struct spawn_cfg *cfg, int sync_fd, int root_tree, int mntns_fd)
+{
+  /* The preserved fds were open before hako started: all of ours are above. */
+  trace_keep_above (3 + cfg->preserve_fds);
+  int keep[9] = { trace_fd (),
+                  sync_fd,
+                  cfg->fifo_fd,
+                  root_tree,
+                  cfg->spec->process->terminal ? cfg->console_fd : -1,
+                  mntns_fd,
+                  cfg->stdio_log ? cfg->log_out : -1,
+                  cfg->stdio_log ? cfg->log_err : -1,
+                  cfg->learn ? cfg->learn->sock : -1 };
+  fd_close_all_but (3 + cfg->preserve_fds, keep, sizeof keep / sizeof *keep);
+}
+
+/* The bind sources the parent sends (one per mount, by index), until "go". */
+static int *
+recv_mount_fds (int sync_fd, size_t n_mounts)
+{
+  struct sync_msg m;
+  int *src_fds = xmalloc ((n_mounts ? n_mounts : 1) * sizeof *src_fds);
+  for (size_t i = 0; i < n_mounts; i++)
+    src_fds[i] = -1;
+  for (;;)
+    {
+      int fd = -1;
+      if (fd_recv (sync_fd, &m, sizeof m, &fd) != (ssize_t)sizeof m)
+        _exit (125);
+      if (m.type == SYNC_GO)
+        break;
+      if (m.type != SYNC_MOUNT_FD || fd < 0 || m.status < 0 || (size_t)m.status >= n_mounts)
+        _exit (125);
+      src_fds[m.status] = fd;
+    }
+  return src_fds;
+}
+
+/* Allowlist: the proxy's listener, made here in our network namespace
+ * (netpolicy_listen says why) and sent to hako; our copy is closed before
+ * anything of the sandbox's own runs, so it cannot accept the proxy's
+ * connections. */
+static void
+child_send_listener (int sync_fd)
+{
+  hk_err err = { 0 };
+  int lfd = netpolicy_listen (&err);
+  if (lfd < 0)
+    child_fail (sync_fd, true, 125, &err);
+  struct sync_msg lm = { .type = SYNC_PROXY_FD };
+  if (fd_send (sync_fd, &lm, sizeof lm, lfd) != (ssize_t)sizeof lm)
+    _exit (125);
+  close (lfd);
+}
+
+/* HOME, when the config sets none, from the new root's /etc/passwd.  This
+ * process's own copy of the spec is edited (nothing else reads it). */
+static void
+child_default_home (const struct spawn_cfg *cfg)
+{
+  cleanup_close int rootfd = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  struct oci_process *p = (struct oci_process *)cfg->spec->process;
+  if (rootfd >= 0)
+    proc_env_default_home (rootfd, p->user.uid, &p->env);
+}
+
 static void __attribute__ ((noreturn))
 child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns, int root_tree, int mntns_fd)
 {
   hk_err err = { 0 };
-  struct sync_msg m;
   int status = 125;
 
   /* If hako dies before the sandbox is ready, the half-built sandbox dies too
@@ -248,65 +315,23 @@ child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns, int root_tree
    * unprivileged parent cannot write, and until "go" nothing runs inside. */
   if (!userns)
     prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
-  /* The preserved fds were open before hako started: all of ours are above. */
-  trace_keep_above (3 + cfg->preserve_fds);
-  int keep[9] = { trace_fd (),
-                  sync_fd,
-                  cfg->fifo_fd,
-                  root_tree,
-                  cfg->spec->process->terminal ? cfg->console_fd : -1,
-                  mntns_fd,
-                  cfg->stdio_log ? cfg->log_out : -1,
-                  cfg->stdio_log ? cfg->log_err : -1,
-                  cfg->learn ? cfg->learn->sock : -1 };
-  fd_close_all_but (3 + cfg->preserve_fds, keep, sizeof keep / sizeof *keep);
+  close_inherited (cfg, sync_fd, root_tree, mntns_fd);
   /* hako's init goes into its memfd now, before seccomp could refuse that. */
   int init_fd = -1;
   if (cfg->spec->sandbox.init && (init_fd = init_memfd (&err)) < 0)
     child_fail (sync_fd, true, 125, &err);
 
   /* The bind sources the parent opened for us (mount_src.h), then "go". */
-  size_t n_mounts = cfg->spec->n_mounts;
-  int *src_fds = xmalloc ((n_mounts ? n_mounts : 1) * sizeof *src_fds);
-  for (size_t i = 0; i < n_mounts; i++)
-    src_fds[i] = -1;
-  for (;;)
-    {
-      int fd = -1;
-      if (fd_recv (sync_fd, &m, sizeof m, &fd) != (ssize_t)sizeof m)
-        _exit (125);
-      if (m.type == SYNC_GO)
-        break;
-      if (m.type != SYNC_MOUNT_FD || fd < 0 || m.status < 0 || (size_t)m.status >= n_mounts)
-        _exit (125);
-      src_fds[m.status] = fd;
-    }
+  int *src_fds = recv_mount_fds (sync_fd, cfg->spec->n_mounts);
   trace_mark ("child: join namespaces");
   if (userns)
     prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
   int ruleset_fd = -1;
   if (child_setup (cfg, userns, root_tree, mntns_fd, src_fds, &ruleset_fd, &err) < 0)
     child_fail (sync_fd, true, 125, &err);
-  /* Allowlist: the proxy's listener, made here in our network namespace
-   * (netpolicy_listen says why); our copy goes before anything else runs. */
   if (cfg->proxy_listener)
-    {
-      int lfd = netpolicy_listen (&err);
-      if (lfd < 0)
-        child_fail (sync_fd, true, 125, &err);
-      struct sync_msg lm = { .type = SYNC_PROXY_FD };
-      if (fd_send (sync_fd, &lm, sizeof lm, lfd) != (ssize_t)sizeof lm)
-        _exit (125);
-      close (lfd);
-    }
-  /* HOME, when the config sets none, from the new root's /etc/passwd.  This
-   * process's own copy of the spec is edited (nothing else reads it). */
-  {
-    cleanup_close int rootfd = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-    struct oci_process *p = (struct oci_process *)cfg->spec->process;
-    if (rootfd >= 0)
-      proc_env_default_home (rootfd, p->user.uid, &p->env);
-  }
+    child_send_listener (sync_fd);
+  child_default_home (cfg);
   /* Resolved here, so a command not found fails create with 127; the init
    * alone needs none. */
   cleanup_free char *path = NULL;

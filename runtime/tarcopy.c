@@ -345,6 +345,24 @@ write_data (struct tx *x, int out, const char *path, hk_err *err)
     }
 }
 
+/* A hard link to an entry the stream made before, resolved in the root. */
+static int
+make_hardlink (struct tx *x, int pfd, const char *leaf, const char *path, const char *hard, hk_err *err)
+{
+  cleanup_free char *hname = NULL;
+  if (entry_name (hard, &hname, err) < 0)
+    return -1;
+  cleanup_free char *hpath = place_of (x, hname);
+  cleanup_close int tfd = inroot_open (x->rootfd, hpath, O_PATH | O_NOFOLLOW, 0);
+  char self[64];
+  snprintf (self, sizeof self, "self/fd/%d", tfd);
+  if (tfd < 0 || clear_leaf (pfd, leaf, path, err) < 0)
+    return tfd < 0 ? err_sys (err, "link target %s", hname) : -1;
+  if (linkat (x->o->proc_fd, self, pfd, leaf, AT_SYMLINK_FOLLOW) < 0)
+    return err_sys (err, "link %s", path);
+  return 0;
+}
+
 static int
 make_entry (struct tx *x, struct archive_entry *e, const char *path, hk_err *err)
 {
@@ -367,20 +385,7 @@ make_entry (struct tx *x, struct archive_entry *e, const char *path, hk_err *err
     x->made = xstrdup (path);
   const char *hard = archive_entry_hardlink (e);
   if (hard)
-    {
-      cleanup_free char *hname = NULL;
-      if (entry_name (hard, &hname, err) < 0)
-        return -1;
-      cleanup_free char *hpath = place_of (x, hname);
-      cleanup_close int tfd = inroot_open (x->rootfd, hpath, O_PATH | O_NOFOLLOW, 0);
-      char self[64];
-      snprintf (self, sizeof self, "self/fd/%d", tfd);
-      if (tfd < 0 || clear_leaf (pfd, leaf, path, err) < 0)
-        return tfd < 0 ? err_sys (err, "link target %s", hname) : -1;
-      if (linkat (x->o->proc_fd, self, pfd, leaf, AT_SYMLINK_FOLLOW) < 0)
-        return err_sys (err, "link %s", path);
-      return 0;
-    }
+    return make_hardlink (x, pfd, leaf, path, hard, err);
   switch (type)
     {
     case AE_IFDIR:

@@ -133,10 +133,11 @@ for t in ${UNIT_TESTS:-}; do
   run_unit "$t" "$(basename "$t")"
 done
 
-# The rules the build checks: include arrows (tests/style/layers.sh) and
+# The rules the build checks: include arrows (tests/style/layers.sh), sizes
+# (tests/style/size.sh: files to 1,000 lines, functions to 80) and
 # the checked-in .clang-format (tests/style/format.sh).
 if [ -z "${TESTS_FILTER:-}" ]; then
-  for t in layers format; do
+  for t in layers size format; do
     out="$log/style-$t.tap"
     echo "== style: $t"
     sh "$here/style/$t.sh" "$here/.." > "$out" 2>&1

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/allowlist.h"
+#include "runtime/proxy/allowlist.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 

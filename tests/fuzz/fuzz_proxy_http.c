@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/proxy_http.h"
+#include "runtime/proxy/proxy_http.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 

@@ -415,3 +415,22 @@ box_procs () {
   run $H exec --timeout 5s cg grep -c ':/$' /proc/self/cgroup
   [ "$output" = "$(wc -l < "/proc/$pid/cgroup")" ]
 }
+
+@test "exec: a command running in hako's memory allocates nothing (hk_no_alloc aborts an allocation there)" {
+  [ "$(uname -m)" = x86_64 ] || skip "the shared-memory clone3 trampoline is x86_64 only"
+  start_box noalloc
+  # --detach: no subreaper, so the command runs in hako's memory until its
+  # execve (runtime/exec_enter.c clone_running), with the guard set.
+  run $H exec --detach noalloc true
+  [ "$status" -eq 0 ]
+  # The test hook allocates once in the command before its setup: the
+  # guard aborts it, saying so on the caller's stderr (a detached exec
+  # has returned by then, so its status does not tell).
+  run env HAKO_TEST_ALLOC_IN_COMMAND=1 $H exec --detach noalloc true
+  if [ -n "${HAKO_SANITIZED:-}" ]; then
+    # Sanitizer builds fork the command (SHARE_MEMORY 0): it may allocate.
+    [[ "$output" != *"hk_no_alloc"* ]]
+  else
+    [[ "$output" == *"hk_no_alloc"* ]]
+  fi
+}

@@ -1,7 +1,7 @@
 /* test_allowlist: allow-list entries and the decisions made with them. */
 #include <string.h>
 
-#include "runtime/allowlist.h"
+#include "runtime/proxy/allowlist.h"
 #include "tests/unit/tap.h"
 
 static bool

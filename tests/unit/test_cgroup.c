@@ -13,8 +13,8 @@
 
 #include "lib/util.h"
 #include "oci/spec.h"
-#include "runtime/cgroup.h"
-#include "runtime/cgroup_internal.h"
+#include "runtime/cgroup/cgroup.h"
+#include "runtime/cgroup/cgroup_internal.h"
 #include "tests/unit/tap.h"
 
 /* A pid no process has (pid_max is at most 2^22): kills sent to it go nowhere. */

@@ -15,8 +15,8 @@
 #include "lib/util.h"
 #include "oci/resources.h"
 #include "oci/stats.h"
-#include "runtime/cgroup_bpf.h"
-#include "runtime/cgroup_internal.h"
+#include "runtime/cgroup/cgroup_bpf.h"
+#include "runtime/cgroup/cgroup_internal.h"
 #include "tests/unit/tap.h"
 
 /* ---- the device filter ----------------------------------------------------------- */

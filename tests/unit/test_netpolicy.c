@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "oci/spec.h"
-#include "runtime/netpolicy.h"
+#include "runtime/proxy/netpolicy.h"
 #include "tests/unit/tap.h"
 
 static void

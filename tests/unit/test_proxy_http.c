@@ -2,7 +2,7 @@
  * URIs rewritten to origin form, and what it refuses. */
 #include <string.h>
 
-#include "runtime/proxy_http.h"
+#include "runtime/proxy/proxy_http.h"
 #include "tests/unit/tap.h"
 
 static int

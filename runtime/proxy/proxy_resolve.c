@@ -1,7 +1,7 @@
 /* proxy_resolve: the proxy's name resolution — getaddrinfo blocks, so a
  * few worker threads run it and hand each finished job back to the event
  * loop through a pipe. */
-#include "runtime/proxy_resolve.h"
+#include "runtime/proxy/proxy_resolve.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -3,7 +3,7 @@
  * to the cgroup on every open and mknod of a device node.  That check is what
  * keeps a sandbox that can make nodes (CAP_MKNOD) or was given one by a bind
  * from reaching a disk or /dev/mem its rules deny. */
-#include "runtime/cgroup_bpf.h"
+#include "runtime/cgroup/cgroup_bpf.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "lib/util.h"
-#include "runtime/cgroup_internal.h"
+#include "runtime/cgroup/cgroup_internal.h"
 
 /* ---- what the spec needs ----------------------------------------------------------- */
 

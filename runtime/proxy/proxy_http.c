@@ -5,7 +5,7 @@
  * The parser is strict where leniency would let two parties read one stream
  * two ways (request smuggling): one Content-Length, never together with a
  * Transfer-Encoding, no obsolete line folding, CRLF line ends only. */
-#include "runtime/proxy_http.h"
+#include "runtime/proxy/proxy_http.h"
 
 #include <ctype.h>
 #include <errno.h>

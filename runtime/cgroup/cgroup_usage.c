@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "lib/util.h"
-#include "runtime/cgroup_internal.h"
+#include "runtime/cgroup/cgroup_internal.h"
 
 static const struct cg_backend *
 backend_of (const struct cg_sandbox *cg)

@@ -4,7 +4,7 @@
 #ifndef HAKO_RUNTIME_PROXY_H
 #define HAKO_RUNTIME_PROXY_H
 
-#include "runtime/allowlist.h"
+#include "runtime/proxy/allowlist.h"
 
 /* Bounds: a client that sends no complete request head within
  * HEAD_TIMEOUT (from its connection, or from its previous request), or a

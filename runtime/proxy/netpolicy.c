@@ -6,7 +6,7 @@
  * Why it holds against code that ignores HTTP_PROXY: the sandbox's netns has
  * only lo, no route and no resolver; its single way out is the listening
  * socket hako put there, whose other end is the proxy in the host's netns. */
-#include "runtime/netpolicy.h"
+#include "runtime/proxy/netpolicy.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -27,9 +27,9 @@
 
 #include "lib/syscalls.h"
 #include "lib/util.h"
-#include "runtime/allowlist.h"
 #include "runtime/pidinfo.h"
-#include "runtime/proxy.h"
+#include "runtime/proxy/allowlist.h"
+#include "runtime/proxy/proxy.h"
 
 #define STR2(x) #x
 #define STR(x) STR2 (x)

@@ -1,6 +1,6 @@
 /* allowlist: the network allow-list — parsing its entries and deciding
  * whether a target (a host name or an address, and a port) may be reached. */
-#include "runtime/allowlist.h"
+#include "runtime/proxy/allowlist.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>

@@ -2,7 +2,7 @@
  * paths, the record of them, making, placing, freezing, killing and removal.
  * The host's hierarchies are cgroup_host.c's; the two backends (cgroup_v1.c,
  * cgroup_v2.c) write the controller files. */
-#include "runtime/cgroup.h"
+#include "runtime/cgroup/cgroup.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -17,7 +17,7 @@
 
 #include "lib/log.h"
 #include "lib/util.h"
-#include "runtime/cgroup_internal.h"
+#include "runtime/cgroup/cgroup_internal.h"
 
 /* ---- the sandbox's paths ------------------------------------------------------- */
 

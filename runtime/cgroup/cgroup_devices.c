@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "lib/util.h"
-#include "runtime/cgroup_bpf.h"
-#include "runtime/cgroup_internal.h"
+#include "runtime/cgroup/cgroup_bpf.h"
+#include "runtime/cgroup/cgroup_internal.h"
 
 enum
 {

@@ -8,7 +8,7 @@
 
 #include "lib/err.h"
 #include "oci/spec.h"
-#include "runtime/cgroup.h"
+#include "runtime/cgroup/cgroup.h"
 
 /* One per cgroup version; hybrid hosts use v1's (their cgroup2 hierarchy has
  * no controllers and only tracks the sandbox's processes). */

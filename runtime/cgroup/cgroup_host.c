@@ -18,8 +18,8 @@
 #include <unistd.h>
 
 #include "lib/util.h"
-#include "runtime/cgroup.h"
-#include "runtime/cgroup_internal.h"
+#include "runtime/cgroup/cgroup.h"
+#include "runtime/cgroup/cgroup_internal.h"
 
 /* ---- the host's layout -------------------------------------------------------- */
 
@@ -355,4 +355,53 @@ cg_host_get (const struct cg_host **out, hk_err *err)
     }
   *out = &host;
   return 0;
+}
+
+/* ---- a process's cgroups, by its /proc/PID/cgroup lines -------------------- */
+
+/* The directory where the v1 hierarchy of CONTROLLERS ("cpu,cpuacct",
+ * "name=systemd") is mounted, by the usual /sys/fs/cgroup layout. */
+static char *
+v1_mount (const char *controllers)
+{
+  const char *c = str_has_prefix (controllers, "name=") ? controllers + 5 : controllers;
+  struct stat sb;
+  char *dir = xasprintf ("/sys/fs/cgroup/%s", c);
+  if (stat (dir, &sb) == 0 && S_ISDIR (sb.st_mode))
+    return dir;
+  free (dir);
+  /* "cpu,cpuacct" is often reached through a "cpu" symlink. */
+  dir = xasprintf ("/sys/fs/cgroup/%.*s", (int)strcspn (c, ","), c);
+  if (stat (dir, &sb) == 0 && S_ISDIR (sb.st_mode))
+    return dir;
+  free (dir);
+  return NULL;
+}
+
+/* Split a /proc/PID/cgroup line ("ID:CONTROLLERS:/PATH") in place. */
+bool
+cg_line_split (char *line, char **controllers, char **path)
+{
+  char *c = strchr (line, ':');
+  char *p = c ? strchr (c + 1, ':') : NULL;
+  if (p == NULL)
+    return false;
+  *c++ = '\0';
+  *p++ = '\0';
+  *controllers = c;
+  *path = p;
+  /* A cgroup path never holds "..", but it must not send a write elsewhere. */
+  return p[0] == '/' && strstr (p, "/..") == NULL;
+}
+
+/* The host directory of that cgroup, or NULL when its hierarchy is not
+ * mounted where we look. */
+char *
+cg_dir_of (bool v2, const char *controllers, const char *path)
+{
+  cleanup_free char *v1 = v2 ? NULL : v1_mount (controllers);
+  const char *mnt = v2 ? cg_v2_mount () : v1;
+  if (mnt == NULL)
+    return NULL;
+  return strcmp (path, "/") == 0 ? xstrdup (mnt) : xasprintf ("%s%s", mnt, path);
 }

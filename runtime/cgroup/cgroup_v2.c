@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "lib/util.h"
-#include "runtime/cgroup_bpf.h"
-#include "runtime/cgroup_internal.h"
+#include "runtime/cgroup/cgroup_bpf.h"
+#include "runtime/cgroup/cgroup_internal.h"
 
 /* ---- what the spec needs ----------------------------------------------------------- */
 

@@ -70,6 +70,13 @@ int cg_host_probe (const char *root, enum cg_layout layout, const char *self_tex
 void cg_host_free (struct cg_host *h);
 /* This host's /sys/fs/cgroup, probed on first use. */
 int cg_host_get (const struct cg_host **out, hk_err *err);
+/* Split a /proc/PID/cgroup line ("ID:CONTROLLERS:/PATH") in place; false
+ * when it is not one, or its path is not absolute or climbs with "..". */
+bool cg_line_split (char *line, char **controllers, char **path);
+/* The host directory of that line's cgroup (v2: the "0::" line), or NULL
+ * when its hierarchy is not mounted where hako looks (v1: the usual
+ * /sys/fs/cgroup/<controllers> layout).  exec joins a sandbox's cgroups so. */
+char *cg_dir_of (bool v2, const char *controllers, const char *path);
 
 /* One of a sandbox's cgroup directories. */
 struct cg_dir

@@ -8,7 +8,7 @@
 #include <stddef.h>
 
 #include "lib/err.h"
-#include "runtime/cgroup_internal.h"
+#include "runtime/cgroup/cgroup_internal.h"
 
 /* The program for rules (in order; for each access, m, r and w, the last
  * rule that matches the device and names that access decides it; one that
