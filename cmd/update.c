@@ -9,6 +9,7 @@
 
 #include "cmd/cmd.h"
 #include "lib/util.h"
+#include "oci/knobs.h"
 #include "oci/resources.h"
 #include "runtime/limits.h"
 #include "runtime/sandbox.h"
@@ -133,9 +134,7 @@ take_option (int c, const char *arg, struct oci_resources *r, double *cpus)
 static bool
 sets_anything (const struct oci_resources *r)
 {
-  return r->has_memory_limit || r->has_memory_swap || r->has_memory_reservation || r->has_pids_limit
-         || r->has_cpu_shares || r->has_cpu_quota || r->has_cpu_period || r->cpu_cpus || r->cpu_mems
-         || r->n_devices; /* checked against the sandbox's own rules */
+  return oci_knobs_any (r, true) || r->n_devices; /* devices: checked against the sandbox's own rules */
 }
 
 /* update's options. */

@@ -7,25 +7,27 @@
 #include <string.h>
 
 #include "lib/util.h"
+#include "oci/knobs.h"
 #include "oci/spec_internal.h"
 
 static int
 refuse_unchangeable (const struct oci_resources *r, hk_err *err)
 {
-  const char *what = r->n_hugepage_limits                                        ? "hugepageLimits"
-                     : r->n_unified                                              ? "unified"
-                     : r->has_blkio_weight || r->n_blkio_throttle                ? "blockIO"
-                     : r->has_memory_kernel                                      ? "memory.kernel"
-                     : r->has_memory_kernel_tcp                                  ? "memory.kernelTCP"
-                     : r->has_memory_swappiness                                  ? "memory.swappiness"
-                     : r->disable_oom_killer                                     ? "memory.disableOOMKiller"
-                     : r->has_cpu_realtime_runtime || r->has_cpu_realtime_period ? "cpu.realtime*"
-                                                                                 : NULL;
+  const struct oci_knob *k = oci_knobs_unchangeable (r);
+  const char *what = r->n_hugepage_limits                         ? "hugepageLimits"
+                     : r->n_unified                               ? "unified"
+                     : r->has_blkio_weight || r->n_blkio_throttle ? "blockIO"
+                                                                  : NULL;
   if (what)
     return err_set (err, EINVAL,
                     ".linux.resources.%s: update cannot change it (only memory limit, "
                     "reservation and swap, pids and cpu)",
                     what);
+  if (k)
+    return err_set (err, EINVAL,
+                    ".linux.resources.%s.%s: update cannot change it (only memory limit, "
+                    "reservation and swap, pids and cpu)",
+                    k->obj, k->key);
   return 0;
 }
 
@@ -77,34 +79,27 @@ oci_resources_free (struct oci_resources *r)
   *r = (struct oci_resources){ 0 };
 }
 
-#define TAKE(f)                                                                                              \
-  do                                                                                                         \
-    if (upd->has_##f)                                                                                        \
-      {                                                                                                      \
-        dst->has_##f = true;                                                                                 \
-        dst->f = upd->f;                                                                                     \
-      }                                                                                                      \
-  while (0)
-
 void
 oci_resources_merge (struct oci_resources *dst, const struct oci_resources *upd)
 {
-  TAKE (memory_limit);
-  TAKE (memory_reservation);
-  TAKE (memory_swap);
-  TAKE (pids_limit);
-  TAKE (cpu_shares);
-  TAKE (cpu_quota);
-  TAKE (cpu_period);
-  if (upd->cpu_cpus)
+  for (size_t i = 0; i < oci_n_knobs; i++)
     {
-      free (dst->cpu_cpus);
-      dst->cpu_cpus = xstrdup (upd->cpu_cpus);
-    }
-  if (upd->cpu_mems)
-    {
-      free (dst->cpu_mems);
-      dst->cpu_mems = xstrdup (upd->cpu_mems);
+      const struct oci_knob *k = &oci_knobs[i];
+      char *d = (char *)dst + k->val;
+      if (!k->update || !oci_knob_is_set (k, upd))
+        continue;
+      switch (k->type)
+        {
+        case OCI_KNOB_STR:
+          free (*(char **)d);
+          *(char **)d = xstrdup (oci_knob_str (k, upd));
+          break;
+        case OCI_KNOB_BOOL: *(bool *)d = true; break;
+        case OCI_KNOB_I64: *(int64_t *)d = oci_knob_i64 (k, upd); break;
+        case OCI_KNOB_U64: *(uint64_t *)d = oci_knob_u64 (k, upd); break;
+        }
+      if (k->type == OCI_KNOB_I64 || k->type == OCI_KNOB_U64)
+        *(bool *)((char *)dst + k->has) = true;
     }
 }
 
@@ -167,43 +162,66 @@ copy_members_but (struct json_out *o, yajl_val obj, const char *const *skip)
     }
 }
 
+/* The knob's key and value in the object being written. */
+static void
+write_knob (struct json_out *o, const struct oci_knob *k, const struct oci_resources *r)
+{
+  switch (k->type)
+    {
+    case OCI_KNOB_I64: json_kint (o, k->key, oci_knob_i64 (k, r)); break;
+    case OCI_KNOB_U64: json_kuint (o, k->key, oci_knob_u64 (k, r)); break;
+    case OCI_KNOB_BOOL: json_kbool (o, k->key, true); break;
+    case OCI_KNOB_STR: json_kstr (o, k->key, oci_knob_str (k, r)); break;
+    }
+}
+
+/* Member obj of linux.resources with the knobs update may change taken
+ * from r (those r does not set dropped), its other members as written.
+ * Absent when it was and r sets none of them. */
+static void
+write_knob_object (struct json_out *o, yajl_val old, const char *obj, const struct oci_resources *r)
+{
+  const char *skip[32]; /* room for every row of the table */
+  size_t n = 0;
+  bool any = false;
+  for (size_t i = 0; i < oci_n_knobs && n + 1 < sizeof skip / sizeof *skip; i++)
+    if (oci_knobs[i].update && strcmp (oci_knobs[i].obj, obj) == 0)
+      {
+        skip[n++] = oci_knobs[i].key;
+        any = any || oci_knob_is_set (&oci_knobs[i], r);
+      }
+  skip[n] = NULL;
+  yajl_val was = json_get (old, obj);
+  if (!any && was == NULL)
+    return;
+  json_key (o, obj);
+  json_obj_open (o);
+  copy_members_but (o, was, skip);
+  for (size_t i = 0; i < oci_n_knobs; i++)
+    if (oci_knobs[i].update && strcmp (oci_knobs[i].obj, obj) == 0 && oci_knob_is_set (&oci_knobs[i], r))
+      write_knob (o, &oci_knobs[i], r);
+  json_obj_close (o);
+}
+
 static void
 write_resources (struct json_out *o, yajl_val old, const struct oci_resources *r)
 {
-  static const char *const top[] = { "memory", "cpu", "pids", NULL };
-  static const char *const mem[] = { "limit", "reservation", "swap", NULL };
-  static const char *const cpu[] = { "shares", "quota", "period", "cpus", "mems", NULL };
+  /* The members holding a knob update may change (oci/knobs.c). */
+  const char *top[32];
+  size_t n = 0;
+  for (size_t i = 0; i < oci_n_knobs && n + 1 < sizeof top / sizeof *top; i++)
+    {
+      bool seen = !oci_knobs[i].update;
+      for (size_t j = 0; j < n && !seen; j++)
+        seen = strcmp (top[j], oci_knobs[i].obj) == 0;
+      if (!seen)
+        top[n++] = oci_knobs[i].obj;
+    }
+  top[n] = NULL;
   json_obj_open (o);
   copy_members_but (o, old, top);
-  json_key (o, "memory");
-  json_obj_open (o);
-  copy_members_but (o, json_get (old, "memory"), mem);
-  if (r->has_memory_limit)
-    json_kint (o, "limit", r->memory_limit);
-  if (r->has_memory_reservation)
-    json_kint (o, "reservation", r->memory_reservation);
-  if (r->has_memory_swap)
-    json_kint (o, "swap", r->memory_swap);
-  json_obj_close (o);
-  json_key (o, "cpu");
-  json_obj_open (o);
-  copy_members_but (o, json_get (old, "cpu"), cpu);
-  if (r->has_cpu_shares)
-    json_kuint (o, "shares", r->cpu_shares);
-  if (r->has_cpu_quota)
-    json_kint (o, "quota", r->cpu_quota);
-  if (r->has_cpu_period)
-    json_kuint (o, "period", r->cpu_period);
-  json_kstr (o, "cpus", r->cpu_cpus);
-  json_kstr (o, "mems", r->cpu_mems);
-  json_obj_close (o);
-  if (r->has_pids_limit)
-    {
-      json_key (o, "pids");
-      json_obj_open (o);
-      json_kint (o, "limit", r->pids_limit);
-      json_obj_close (o);
-    }
+  for (size_t i = 0; i < n; i++)
+    write_knob_object (o, old, top[i], r);
   json_obj_close (o);
 }
 

@@ -154,7 +154,9 @@ struct oci_blkio_throttle
   uint64_t rate;
 };
 
-/* Every limit has a has_ flag: absent means "leave the kernel's default". */
+/* Every limit has a has_ flag: absent means "leave the kernel's default".
+ * The one-value knobs are rows of oci/knobs.c's table too (a new one: a
+ * member here and a row there). */
 struct oci_resources
 {
   bool has_memory_limit, has_memory_reservation, has_memory_swap, has_memory_kernel, has_memory_kernel_tcp;

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "lib/util.h"
+#include "oci/knobs.h"
 #include "oci/spec_internal.h"
 
 /* ---- namespaces and id maps ---- */
@@ -223,50 +224,34 @@ parse_device_rules (yajl_val res, struct oci_resources *r, hk_err *err)
   return 0;
 }
 
+/* The table's knobs (oci/knobs.h) in member OBJ of linux.resources. */
 static int
-parse_memory (yajl_val res, struct oci_resources *r, hk_err *err)
+parse_knobs (yajl_val res, const char *obj, struct oci_resources *r, hk_err *err)
 {
-  const char *path = ".linux.resources.memory";
-  yajl_val m = NULL;
-  int lim = 0, rsv = 0, swp = 0, krn = 0, tcp = 0, sw = 0;
-  if (json_get_object (res, ".linux.resources", "memory", &m, err) < 0
-      || (lim = json_get_i64 (m, path, "limit", -1, INT64_MAX, &r->memory_limit, err)) < 0
-      || (rsv = json_get_i64 (m, path, "reservation", -1, INT64_MAX, &r->memory_reservation, err)) < 0
-      || (swp = json_get_i64 (m, path, "swap", -1, INT64_MAX, &r->memory_swap, err)) < 0
-      || (krn = json_get_i64 (m, path, "kernel", -1, INT64_MAX, &r->memory_kernel, err)) < 0
-      || (tcp = json_get_i64 (m, path, "kernelTCP", -1, INT64_MAX, &r->memory_kernel_tcp, err)) < 0
-      || (sw = json_get_u64 (m, path, "swappiness", 100, &r->memory_swappiness, err)) < 0
-      || json_get_bool (m, path, "disableOOMKiller", &r->disable_oom_killer, err) < 0)
+  cleanup_free char *path = json_path (".linux.resources", obj);
+  yajl_val o = NULL;
+  if (json_get_object (res, ".linux.resources", obj, &o, err) < 0)
     return -1;
-  r->has_memory_limit = lim > 0;
-  r->has_memory_reservation = rsv > 0;
-  r->has_memory_swap = swp > 0;
-  r->has_memory_kernel = krn > 0;
-  r->has_memory_kernel_tcp = tcp > 0;
-  r->has_memory_swappiness = sw > 0;
-  return 0;
-}
-
-static int
-parse_cpu (yajl_val res, struct oci_resources *r, hk_err *err)
-{
-  const char *path = ".linux.resources.cpu";
-  yajl_val c = NULL;
-  int sh = 0, q = 0, p = 0, rr = 0, rp = 0;
-  if (json_get_object (res, ".linux.resources", "cpu", &c, err) < 0
-      || (sh = json_get_u64 (c, path, "shares", UINT64_MAX, &r->cpu_shares, err)) < 0
-      || (q = json_get_i64 (c, path, "quota", -1, INT64_MAX, &r->cpu_quota, err)) < 0
-      || (p = json_get_u64 (c, path, "period", UINT64_MAX, &r->cpu_period, err)) < 0
-      || (rr = json_get_i64 (c, path, "realtimeRuntime", -1, INT64_MAX, &r->cpu_realtime_runtime, err)) < 0
-      || (rp = json_get_u64 (c, path, "realtimePeriod", UINT64_MAX, &r->cpu_realtime_period, err)) < 0
-      || json_get_string (c, path, "cpus", &r->cpu_cpus, err) < 0
-      || json_get_string (c, path, "mems", &r->cpu_mems, err) < 0)
-    return -1;
-  r->has_cpu_shares = sh > 0;
-  r->has_cpu_quota = q > 0;
-  r->has_cpu_period = p > 0;
-  r->has_cpu_realtime_runtime = rr > 0;
-  r->has_cpu_realtime_period = rp > 0;
+  for (size_t i = 0; i < oci_n_knobs; i++)
+    {
+      const struct oci_knob *k = &oci_knobs[i];
+      void *val = (char *)r + k->val;
+      bool *has = (bool *)((char *)r + k->has);
+      int got = 0;
+      if (strcmp (k->obj, obj) != 0)
+        continue;
+      switch (k->type)
+        {
+        case OCI_KNOB_I64: got = json_get_i64 (o, path, k->key, k->min, (int64_t)k->max, val, err); break;
+        case OCI_KNOB_U64: got = json_get_u64 (o, path, k->key, k->max, val, err); break;
+        case OCI_KNOB_BOOL: got = json_get_bool (o, path, k->key, val, err); break;
+        case OCI_KNOB_STR: got = json_get_string (o, path, k->key, val, err); break;
+        }
+      if (got < 0)
+        return -1;
+      if (k->type == OCI_KNOB_I64 || k->type == OCI_KNOB_U64)
+        *has = got > 0;
+    }
   return 0;
 }
 
@@ -363,15 +348,11 @@ int
 spec_parse_resources (yajl_val res, struct oci_resources *r, hk_err *err)
 {
   const char *path = ".linux.resources";
-  yajl_val pids = NULL, blkio = NULL;
+  yajl_val blkio = NULL;
   uint64_t weight = 0;
-  int pl = 0;
-  if (parse_device_rules (res, r, err) < 0 || parse_memory (res, r, err) < 0 || parse_cpu (res, r, err) < 0
-      || parse_hugepages (res, r, err) < 0 || json_get_object (res, path, "pids", &pids, err) < 0
-      || (pl
-          = json_get_i64 (pids, ".linux.resources.pids", "limit", INT64_MIN, INT64_MAX, &r->pids_limit, err))
-             < 0
-      || json_get_object (res, path, "blockIO", &blkio, err) < 0
+  if (parse_device_rules (res, r, err) < 0 || parse_knobs (res, "memory", r, err) < 0
+      || parse_knobs (res, "cpu", r, err) < 0 || parse_hugepages (res, r, err) < 0
+      || parse_knobs (res, "pids", r, err) < 0 || json_get_object (res, path, "blockIO", &blkio, err) < 0
       || json_get_u64 (blkio, ".linux.resources.blockIO", "weight", UINT16_MAX, &weight, err) < 0
       || json_get_kv (res, path, "unified", &r->unified, &r->n_unified, err) < 0
       || refuse_unapplied (res, blkio, err) < 0
@@ -380,7 +361,6 @@ spec_parse_resources (yajl_val res, struct oci_resources *r, hk_err *err)
       || parse_throttle (blkio, "throttleReadIOPSDevice", OCI_THROTTLE_READ_IOPS, r, err) < 0
       || parse_throttle (blkio, "throttleWriteIOPSDevice", OCI_THROTTLE_WRITE_IOPS, r, err) < 0)
     return -1;
-  r->has_pids_limit = pl > 0;
   /* As runc: a weight of 0 means "not set". */
   if (weight != 0 && (weight < 10 || weight > 1000))
     return json_error (err, ".linux.resources.blockIO", "weight", "must be between 10 and 1000");

@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 
 #include "lib/log.h"
 #include "lib/util.h"
+#include "oci/knobs.h"
 #include "runtime/cgroup/cgroup_internal.h"
 
 /* ---- the sandbox's paths ------------------------------------------------------- */
@@ -48,11 +50,98 @@ static bool
 asks_limits (const struct oci_spec *spec)
 {
   const struct oci_resources *r = &spec->linux.resources;
-  return r->has_memory_limit || r->has_memory_reservation || r->has_memory_swap || r->has_memory_kernel
-         || r->has_memory_kernel_tcp || r->has_memory_swappiness || r->disable_oom_killer || r->has_cpu_shares
-         || r->has_cpu_quota || r->has_cpu_period || r->has_cpu_realtime_runtime || r->has_cpu_realtime_period
-         || r->cpu_cpus || r->cpu_mems || r->has_pids_limit || r->has_blkio_weight || r->n_blkio_throttle
-         || r->n_devices || r->n_hugepage_limits || r->n_unified;
+  return oci_knobs_any (r, false) || r->has_blkio_weight || r->n_blkio_throttle || r->n_devices
+         || r->n_hugepage_limits || r->n_unified;
+}
+
+/* ---- the table's knobs (oci/knobs.h) ------------------------------------------------ */
+
+static unsigned
+knob_ctl (const struct oci_knob *k, bool v2)
+{
+  return cg_ctl_bit (k->ctl, strlen (k->ctl), v2);
+}
+
+unsigned
+cg_knob_ctls (const struct oci_resources *r, bool v2, bool update)
+{
+  unsigned n = 0;
+  for (size_t i = 0; i < oci_n_knobs; i++)
+    {
+      const struct oci_knob *k = &oci_knobs[i];
+      if ((v2 ? k->v2_file : k->v1_file) && (k->update || !update) && oci_knob_is_set (k, r))
+        n |= knob_ctl (k, v2);
+    }
+  return n;
+}
+
+int
+cg_knobs_refuse_v2 (const struct oci_resources *r, hk_err *err)
+{
+  for (size_t i = 0; i < oci_n_knobs; i++)
+    {
+      const struct oci_knob *k = &oci_knobs[i];
+      if (k->v2_file == NULL && k->v2_why && oci_knob_is_set (k, r))
+        return err_set (err, ENOTSUP, "linux.resources.%s.%s: %s", k->obj, k->key, k->v2_why);
+    }
+  return 0;
+}
+
+/* k's value as its file takes it; false when nothing is to be written. */
+static bool
+knob_text (const struct oci_knob *k, enum oci_knob_conv conv, const struct oci_resources *r, char *buf,
+           size_t size)
+{
+  int64_t v = oci_knob_i64 (k, r);
+  switch (conv)
+    {
+    case OCI_CONV_AS_IS:
+      if (k->type == OCI_KNOB_U64)
+        snprintf (buf, size, "%" PRIu64, oci_knob_u64 (k, r));
+      else
+        snprintf (buf, size, "%" PRId64, v);
+      return true;
+    case OCI_CONV_MAX_NEG:
+      v < 0 ? snprintf (buf, size, "max") : snprintf (buf, size, "%" PRId64, v);
+      return true;
+    case OCI_CONV_MAX_NPOS:
+      v <= 0 ? snprintf (buf, size, "max") : snprintf (buf, size, "%" PRId64, v);
+      return true;
+    case OCI_CONV_FLAG: snprintf (buf, size, "1"); return true;
+    case OCI_CONV_WEIGHT:
+      {
+        /* shares 2..262144 onto weight 1..10000, as runc and crun map them. */
+        uint64_t s = oci_knob_u64 (k, r);
+        if (s == 0)
+          return false;
+        s = s < 2 ? 2 : s > 262144 ? 262144 : s;
+        snprintf (buf, size, "%" PRIu64, 1 + ((s - 2) * 9999) / 262142);
+        return true;
+      }
+    default: return false;
+    }
+}
+
+int
+cg_write_knobs (const char *dir, const struct oci_resources *r, bool v2, unsigned ctls, hk_err *err)
+{
+  for (size_t i = 0; i < oci_n_knobs; i++)
+    {
+      const struct oci_knob *k = &oci_knobs[i];
+      const char *file = v2 ? k->v2_file : k->v1_file;
+      enum oci_knob_conv conv = v2 ? k->v2_conv : k->v1_conv;
+      char text[32];
+      if (file == NULL || !(knob_ctl (k, v2) & ctls) || !oci_knob_is_set (k, r))
+        continue;
+      if (k->type == OCI_KNOB_STR && conv == OCI_CONV_AS_IS)
+        {
+          if (cg_write (dir, file, oci_knob_str (k, r), err) < 0)
+            return -1;
+        }
+      else if (knob_text (k, conv, r, text, sizeof text) && cg_write (dir, file, text, err) < 0)
+        return -1;
+    }
+  return 0;
 }
 
 /* Under each hierarchy's root: hako/ID for the default state root, else

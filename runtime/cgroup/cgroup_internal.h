@@ -73,6 +73,15 @@ int cg_read_key (const char *dir, const char *file, const char *key, uint64_t *o
  * up to 10 ms.  Returns false once deadline (now_ms) has passed. */
 bool cg_backoff (unsigned *step_us, uint64_t deadline);
 
+/* The table's knobs (oci/knobs.h): the controllers of those r sets that
+ * have a file on this version (only those update may change, for update);
+ * the first r sets that v2 refuses (its row's reason); and the writes of
+ * those of the controllers ctls, in the table's order (OCI_CONV_BY_HAND
+ * rows are the backend's to write). */
+unsigned cg_knob_ctls (const struct oci_resources *r, bool v2, bool update);
+int cg_knobs_refuse_v2 (const struct oci_resources *r, hk_err *err);
+int cg_write_knobs (const char *dir, const struct oci_resources *r, bool v2, unsigned ctls, hk_err *err);
+
 /* Whether the memory limit alone keeps memory.kernelTCP (cgroup v2 charges
  * socket memory to memory.max). */
 bool cg_limit_bounds_tcp (const struct oci_resources *r);

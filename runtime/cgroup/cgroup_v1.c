@@ -27,16 +27,7 @@ v1_needs (const struct oci_spec *spec, unsigned *ctls, hk_err *err)
     return err_set (err, EINVAL,
                     "linux.resources.memory.swap: it counts memory plus swap, so it cannot "
                     "be below the memory limit");
-  if (r->has_memory_limit || r->has_memory_reservation || r->has_memory_swap || r->has_memory_swappiness
-      || r->disable_oom_killer || r->has_memory_kernel_tcp)
-    n |= CG_MEMORY;
-  if (r->has_pids_limit)
-    n |= CG_PIDS;
-  if (r->has_cpu_shares || r->has_cpu_quota || r->has_cpu_period || r->has_cpu_realtime_runtime
-      || r->has_cpu_realtime_period)
-    n |= CG_CPU;
-  if (r->cpu_cpus || r->cpu_mems)
-    n |= CG_CPUSET;
+  n |= cg_knob_ctls (r, false, false);
   if (r->n_hugepage_limits)
     n |= CG_HUGETLB;
   if (r->has_blkio_weight || r->n_blkio_throttle)
@@ -69,8 +60,8 @@ static int
 v1_memory (const char *dir, const struct oci_resources *r, hk_err *err)
 {
   /* The kernel keeps memsw >= limit at every write; both start unlimited,
-   * so the limit goes first. */
-  if (r->has_memory_limit && cg_writef (dir, "memory.limit_in_bytes", err, "%" PRId64, r->memory_limit) < 0)
+   * so the limit (a row of the table) goes first. */
+  if (cg_write_knobs (dir, r, false, CG_MEMORY, err) < 0)
     return -1;
   if (r->has_memory_swap)
     {
@@ -82,14 +73,6 @@ v1_memory (const char *dir, const struct oci_resources *r, hk_err *err)
       if (cg_writef (dir, "memory.memsw.limit_in_bytes", err, "%" PRId64, r->memory_swap) < 0)
         return -1;
     }
-  if (r->has_memory_reservation
-      && cg_writef (dir, "memory.soft_limit_in_bytes", err, "%" PRId64, r->memory_reservation) < 0)
-    return -1;
-  if (r->has_memory_swappiness
-      && cg_writef (dir, "memory.swappiness", err, "%" PRIu64, r->memory_swappiness) < 0)
-    return -1;
-  if (r->disable_oom_killer && cg_write (dir, "memory.oom_control", "1", err) < 0)
-    return -1;
   /* v1 charges socket buffers to the cgroup only under this limit. */
   if (r->has_memory_kernel_tcp)
     {
@@ -101,25 +84,6 @@ v1_memory (const char *dir, const struct oci_resources *r, hk_err *err)
       if (cg_writef (dir, "memory.kmem.tcp.limit_in_bytes", err, "%" PRId64, r->memory_kernel_tcp) < 0)
         return -1;
     }
-  return 0;
-}
-
-static int
-v1_cpu (const char *dir, const struct oci_resources *r, hk_err *err)
-{
-  /* The period before the quota: a quota is checked against the period in force. */
-  if (r->has_cpu_shares && cg_writef (dir, "cpu.shares", err, "%" PRIu64, r->cpu_shares) < 0)
-    return -1;
-  if (r->has_cpu_period && cg_writef (dir, "cpu.cfs_period_us", err, "%" PRIu64, r->cpu_period) < 0)
-    return -1;
-  if (r->has_cpu_quota && cg_writef (dir, "cpu.cfs_quota_us", err, "%" PRId64, r->cpu_quota) < 0)
-    return -1;
-  if (r->has_cpu_realtime_period
-      && cg_writef (dir, "cpu.rt_period_us", err, "%" PRIu64, r->cpu_realtime_period) < 0)
-    return -1;
-  if (r->has_cpu_realtime_runtime
-      && cg_writef (dir, "cpu.rt_runtime_us", err, "%" PRId64, r->cpu_realtime_runtime) < 0)
-    return -1;
   return 0;
 }
 
@@ -186,18 +150,9 @@ v1_apply (const struct cg_sandbox *cg, const struct oci_spec *spec, hk_err *err)
   const char *huge = dir_of (cg, CG_HUGETLB);
   if (mem && v1_memory (mem, r, err) < 0)
     return -1;
-  if (pids && r->has_pids_limit)
-    {
-      int e = r->pids_limit > 0 ? cg_writef (pids, "pids.max", err, "%" PRId64, r->pids_limit)
-                                : cg_write (pids, "pids.max", "max", err);
-      if (e < 0)
-        return -1;
-    }
-  if (cpu && v1_cpu (cpu, r, err) < 0)
-    return -1;
-  if (cpuset
-      && ((r->cpu_cpus && cg_write (cpuset, "cpuset.cpus", r->cpu_cpus, err) < 0)
-          || (r->cpu_mems && cg_write (cpuset, "cpuset.mems", r->cpu_mems, err) < 0)))
+  if ((pids && cg_write_knobs (pids, r, false, CG_PIDS, err) < 0)
+      || (cpu && cg_write_knobs (cpu, r, false, CG_CPU, err) < 0)
+      || (cpuset && cg_write_knobs (cpuset, r, false, CG_CPUSET, err) < 0))
     return -1;
   /* The spec's device rules or the default ones (cgroup_devices.c), in the
    * v1 devices cgroup; on hybrid, rules that add nothing to hako's /dev
@@ -330,36 +285,18 @@ v1_update (const struct cg_sandbox *cg, const struct oci_resources *upd, const s
            hk_err *err)
 {
   (void)merged;
-  const char *mem = dir_of (cg, CG_MEMORY), *cpu = dir_of (cg, CG_CPU), *cpuset = dir_of (cg, CG_CPUSET);
-  const char *pids = dir_of (cg, CG_PIDS);
-  bool want_mem = upd->has_memory_limit || upd->has_memory_swap || upd->has_memory_reservation;
-  bool want_cpu = upd->has_cpu_shares || upd->has_cpu_quota || upd->has_cpu_period;
-  bool want_cpuset = upd->cpu_cpus || upd->cpu_mems;
+  static const unsigned order[] = { CG_MEMORY, CG_PIDS, CG_CPU, CG_CPUSET };
+  unsigned want = cg_knob_ctls (upd, false, true);
   /* Every controller is checked before the first write: a refused update
    * changes nothing. */
-  if (want_mem && !mem)
-    return cg_update_missing (CG_MEMORY, false, err);
-  if (upd->has_pids_limit && !pids)
-    return cg_update_missing (CG_PIDS, false, err);
-  if (want_cpu && !cpu)
-    return cg_update_missing (CG_CPU, false, err);
-  if (want_cpuset && !cpuset)
-    return cg_update_missing (CG_CPUSET, false, err);
-  if (want_mem && v1_update_memory (mem, upd, err) < 0)
+  for (size_t i = 0; i < sizeof order / sizeof *order; i++)
+    if ((want & order[i]) && !dir_of (cg, order[i]))
+      return cg_update_missing (order[i], false, err);
+  if ((want & CG_MEMORY) && v1_update_memory (dir_of (cg, CG_MEMORY), upd, err) < 0)
     return -1;
-  if (upd->has_pids_limit)
-    {
-      int e = upd->pids_limit > 0 ? cg_writef (pids, "pids.max", err, "%" PRId64, upd->pids_limit)
-                                  : cg_write (pids, "pids.max", "max", err);
-      if (e < 0)
-        return -1;
-    }
-  if (want_cpu && v1_cpu (cpu, upd, err) < 0)
-    return -1;
-  if (want_cpuset
-      && ((upd->cpu_cpus && cg_write (cpuset, "cpuset.cpus", upd->cpu_cpus, err) < 0)
-          || (upd->cpu_mems && cg_write (cpuset, "cpuset.mems", upd->cpu_mems, err) < 0)))
-    return -1;
+  for (size_t i = 1; i < sizeof order / sizeof *order; i++)
+    if ((want & order[i]) && cg_write_knobs (dir_of (cg, order[i]), upd, false, order[i], err) < 0)
+      return -1;
   return 0;
 }
 

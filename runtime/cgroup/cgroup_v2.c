@@ -42,14 +42,8 @@ v2_needs (const struct oci_spec *spec, unsigned *ctls, hk_err *err)
 {
   const struct oci_resources *r = &spec->linux.resources;
   unsigned n = 0;
-  if (r->has_memory_swappiness)
-    return err_set (err, ENOTSUP,
-                    "linux.resources.memory.swappiness: cgroup v2 has no per-cgroup "
-                    "swappiness");
-  if (r->disable_oom_killer)
-    return err_set (err, ENOTSUP,
-                    "linux.resources.memory.disableOOMKiller: cgroup v2 cannot disable "
-                    "the OOM killer");
+  if (cg_knobs_refuse_v2 (r, err) < 0)
+    return -1;
   if (r->has_memory_kernel_tcp && !cg_limit_bounds_tcp (r))
     return err_set (err, ENOTSUP,
                     "linux.resources.memory.kernelTCP: cgroup v2 has no separate TCP memory "
@@ -60,18 +54,7 @@ v2_needs (const struct oci_spec *spec, unsigned *ctls, hk_err *err)
     return err_set (err, EINVAL,
                     "linux.resources.memory.swap: it counts memory plus swap, so it needs "
                     "a memory limit no larger than it");
-  if (r->has_memory_limit || r->has_memory_reservation || r->has_memory_swap)
-    n |= CG_MEMORY;
-  if (r->has_pids_limit)
-    n |= CG_PIDS;
-  if (r->has_cpu_realtime_runtime || r->has_cpu_realtime_period)
-    return err_set (err, ENOTSUP,
-                    "linux.resources.cpu.realtimeRuntime: cgroup v2 has no realtime "
-                    "scheduling limits");
-  if (r->has_cpu_shares || r->has_cpu_quota || r->has_cpu_period)
-    n |= CG_CPU;
-  if (r->cpu_cpus || r->cpu_mems)
-    n |= CG_CPUSET;
+  n |= cg_knob_ctls (r, true, false);
   if (r->n_hugepage_limits)
     n |= CG_HUGETLB;
   if (r->has_blkio_weight || r->n_blkio_throttle)
@@ -142,13 +125,11 @@ write_max (const char *dir, const char *file, int64_t v, hk_err *err)
   return v < 0 ? cg_write (dir, file, "max", err) : cg_writef (dir, file, err, "%" PRId64, v);
 }
 
+/* memory.low, memory.max, pids.max, cpu.weight and cpuset.* are rows of the
+ * table (cg_write_knobs); what follows depends on more than one knob. */
 static int
-v2_memory (const char *dir, const struct oci_resources *r, hk_err *err)
+v2_swap (const char *dir, const struct oci_resources *r, hk_err *err)
 {
-  if (r->has_memory_reservation && write_max (dir, "memory.low", r->memory_reservation, err) < 0)
-    return -1;
-  if (r->has_memory_limit && write_max (dir, "memory.max", r->memory_limit, err) < 0)
-    return -1;
   if (!r->has_memory_swap)
     return 0;
   if (!cg_file_exists (dir, "memory.swap.max"))
@@ -161,16 +142,10 @@ v2_memory (const char *dir, const struct oci_resources *r, hk_err *err)
   return write_max (dir, "memory.swap.max", swap, err);
 }
 
+/* cpu.max takes the quota and the period together. */
 static int
-v2_cpu (const char *dir, const struct oci_resources *r, hk_err *err)
+v2_cpu_max (const char *dir, const struct oci_resources *r, hk_err *err)
 {
-  /* shares 2..262144 onto weight 1..10000, as runc and crun map them. */
-  if (r->has_cpu_shares && r->cpu_shares != 0)
-    {
-      uint64_t s = r->cpu_shares < 2 ? 2 : r->cpu_shares > 262144 ? 262144 : r->cpu_shares;
-      if (cg_writef (dir, "cpu.weight", err, "%" PRIu64, 1 + ((s - 2) * 9999) / 262142) < 0)
-        return -1;
-    }
   if (r->has_cpu_quota || r->has_cpu_period)
     {
       char quota[32] = "max";
@@ -210,10 +185,8 @@ v2_limits (const struct cg_dir *d, const struct oci_resources *r, hk_err *err)
   const char *dir = d->path;
   if (d->ctls && enable_controllers (d, err) < 0)
     return -1;
-  int64_t pids = r->pids_limit > 0 ? r->pids_limit : -1; /* 0 or -1: unlimited */
-  if (v2_memory (dir, r, err) < 0 || (r->has_pids_limit && write_max (dir, "pids.max", pids, err) < 0)
-      || v2_cpu (dir, r, err) < 0 || (r->cpu_cpus && cg_write (dir, "cpuset.cpus", r->cpu_cpus, err) < 0)
-      || (r->cpu_mems && cg_write (dir, "cpuset.mems", r->cpu_mems, err) < 0) || v2_io (dir, r, err) < 0)
+  if (cg_write_knobs (dir, r, true, CG_MEMORY | CG_PIDS | CG_CPU | CG_CPUSET, err) < 0
+      || v2_swap (dir, r, err) < 0 || v2_cpu_max (dir, r, err) < 0 || v2_io (dir, r, err) < 0)
     return -1;
   for (size_t i = 0; i < r->n_hugepage_limits; i++)
     {
@@ -314,15 +287,7 @@ v2_update (const struct cg_sandbox *cg, const struct oci_resources *upd, const s
   if (d == NULL)
     return cg_update_missing (upd->has_pids_limit ? CG_PIDS : CG_MEMORY, true, err);
   struct cg_dir need = *d;
-  need.ctls = 0;
-  if (upd->has_memory_limit || upd->has_memory_swap || upd->has_memory_reservation)
-    need.ctls |= CG_MEMORY;
-  if (upd->has_pids_limit)
-    need.ctls |= CG_PIDS;
-  if (upd->has_cpu_shares || upd->has_cpu_quota || upd->has_cpu_period)
-    need.ctls |= CG_CPU;
-  if (upd->cpu_cpus || upd->cpu_mems)
-    need.ctls |= CG_CPUSET;
+  need.ctls = cg_knob_ctls (upd, true, true);
   if (need.ctls && enable_controllers (&need, err) < 0)
     return -1;
   /* memory.swap.max is swap alone: it is computed from the merged limit; and

@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "lib/util.h"
+#include "oci/knobs.h"
+#include "oci/resources.h"
 #include "oci/spec.h"
 #include "runtime/cgroup/cgroup.h"
 #include "runtime/cgroup/cgroup_internal.h"
@@ -768,11 +770,80 @@ test_listed_devices (void)
   free (lin);
 }
 
+/* The knob table (oci/knobs.h): every row is consistent, parses into its
+ * own field alone, needs its own controller where it has a file, and update
+ * merges it when it may change it. */
+static void
+test_knob_table (void)
+{
+  for (size_t i = 0; i < oci_n_knobs; i++)
+    {
+      const struct oci_knob *k = &oci_knobs[i];
+      unsigned bit1 = cg_ctl_bit (k->ctl, strlen (k->ctl), false),
+               bit2 = cg_ctl_bit (k->ctl, strlen (k->ctl), true);
+      const char *v = k->type == OCI_KNOB_BOOL ? "true" : k->type == OCI_KNOB_STR ? "\"0\"" : "7";
+      char *lin = xasprintf ("{\"resources\":{\"%s\":{\"%s\":%s}}}", k->obj, k->key, v);
+      struct oci_spec *spec = spec_of (lin, NULL);
+      const struct oci_resources *r = &spec->linux.resources;
+      bool alone = true;
+      for (size_t j = 0; j < oci_n_knobs; j++)
+        alone = alone && oci_knob_is_set (&oci_knobs[j], r) == (j == i);
+      ok (bit1 && bit2 && (k->v1_file == NULL) == (k->v1_conv == OCI_CONV_NONE)
+              && (k->v2_file == NULL) == (k->v2_conv == OCI_CONV_NONE),
+          "knob %s.%s: a known controller, a converter exactly where a file is", k->obj, k->key);
+      ok (alone && cg_knob_ctls (r, false, false) == (k->v1_file ? bit1 : 0u)
+              && cg_knob_ctls (r, true, false) == (k->v2_file ? bit2 : 0u)
+              && cg_knob_ctls (r, true, true) == (k->v2_file && k->update ? bit2 : 0u),
+          "knob %s.%s: parsed into its field alone, needing its controller", k->obj, k->key);
+      struct oci_resources dst = { 0 };
+      oci_resources_merge (&dst, r);
+      ok (oci_knob_is_set (k, &dst) == k->update && oci_knobs_any (r, true) == k->update
+              && (oci_knobs_unchangeable (r) == NULL) == k->update,
+          "knob %s.%s: update %s it", k->obj, k->key, k->update ? "merges" : "refuses");
+      oci_resources_free (&dst);
+      oci_spec_free (spec);
+      free (lin);
+    }
+  /* The converters, as the files get them. */
+  static const struct
+  {
+    const char *res, *file, *want;
+    bool v2;
+  } cases[] = {
+    { "{\"pids\":{\"limit\":0}}", "pids.max", "max", true },
+    { "{\"pids\":{\"limit\":-1}}", "pids.max", "max", false },
+    { "{\"pids\":{\"limit\":64}}", "pids.max", "64", false },
+    { "{\"memory\":{\"limit\":-1}}", "memory.max", "max", true },
+    { "{\"memory\":{\"limit\":-1}}", "memory.limit_in_bytes", "-1", false },
+    { "{\"cpu\":{\"shares\":1024}}", "cpu.weight", "39", true },
+    { "{\"cpu\":{\"shares\":1024}}", "cpu.shares", "1024", false },
+    { "{\"memory\":{\"disableOOMKiller\":true}}", "memory.oom_control", "1", false },
+    { "{\"cpu\":{\"cpus\":\"0-1\"}}", "cpuset.cpus", "0-1", true },
+  };
+  char *dir = xasprintf ("%s/knobs", tmp);
+  mkdir (dir, 0755);
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    {
+      char *lin = xasprintf ("{\"resources\":%s}", cases[i].res);
+      struct oci_spec *spec = spec_of (lin, NULL);
+      hk_err err = { 0 };
+      put (dir, cases[i].file, "");
+      int rc = cg_write_knobs (dir, &spec->linux.resources, cases[i].v2, ~0u, &err);
+      ok (rc == 0 && strcmp (get (dir, cases[i].file), cases[i].want) == 0, "v%d %s: %s is \"%s\" (%s)",
+          cases[i].v2 ? 2 : 1, cases[i].res, cases[i].file, get (dir, cases[i].file),
+          rc < 0 ? err.msg : "ok");
+      oci_spec_free (spec);
+      free (lin);
+    }
+  free (dir);
+}
+
 int
 main (void)
 {
   char tmpl[] = "/tmp/hako-unit-cgroup.XXXXXX";
   tmp = mkdtemp (tmpl);
+  test_knob_table ();
   test_probe ();
   test_paths ();
   test_v2_refusals ();

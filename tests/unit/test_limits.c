@@ -388,7 +388,9 @@ test_resources (void)
     {
       const struct oci_resources *n = &spec->linux.resources;
       ok (n->memory_limit == 67108864 && n->pids_limit == 32 && n->cpu_shares == 512 && n->cpu_quota == 50000
-              && n->n_devices == 1 && spec->linux.n_namespaces == 1 && spec->n_annotations == 1,
+              && n->n_devices == 1 && spec->linux.n_namespaces == 1 && spec->n_annotations == 1 && n->cpu_cpus
+              && strcmp (n->cpu_cpus, "0") == 0 && n->cpu_mems && strcmp (n->cpu_mems, "0") == 0
+              && n->has_memory_swap && n->memory_swap == -1,
           "  with the new limits and everything else kept");
       ok (strstr (out, "\"disableOOMKiller\":false") != NULL, "  memory's other members kept as written");
       oci_spec_free (spec);
