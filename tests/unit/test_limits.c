@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "lib/util.h"
+#include "oci/report/stats.h"
 #include "oci/resources.h"
-#include "oci/stats.h"
 #include "runtime/cgroup/cgroup_bpf.h"
 #include "runtime/cgroup/cgroup_internal.h"
 #include "tests/unit/tap.h"
