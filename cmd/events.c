@@ -7,7 +7,7 @@
 
 #include "cmd/cmd.h"
 #include "lib/util.h"
-#include "oci/stats.h"
+#include "oci/report/stats.h"
 #include "runtime/limits.h"
 
 static const char events_help[]

@@ -13,8 +13,8 @@
 #include "cmd/cmd.h"
 #include "lib/log.h"
 #include "lib/util.h"
-#include "oci/exec_result.h"
 #include "oci/json.h"
+#include "oci/report/exec_result.h"
 #include "runtime/exec.h"
 
 /* What --json keeps of each stream when --max-output does not say: enough

@@ -3,7 +3,7 @@
 #define HAKO_RUNTIME_DOCTOR_H
 
 #include "lib/err.h"
-#include "oci/doctor.h"
+#include "oci/report/doctor.h"
 #include "oci/spec.h"
 
 /* Run every probe (each in a forked child where it makes anything) and fill

@@ -6,8 +6,8 @@
 #include <stdint.h>
 
 #include "lib/err.h"
+#include "oci/report/stats.h"
 #include "oci/spec.h"
-#include "oci/stats.h"
 #include "runtime/store.h"
 
 /* Change the sandbox's limits to every field upd sets: in its cgroups first

@@ -7,6 +7,8 @@
 # HAKO_SRC/HAKO_BUILD/DEP_CFLAGS/DEP_LIBS (from make: for the rebuilt variants),
 # FUZZ_SECONDS (per fuzz target; 0 skips them), SANITIZE_SLICE (integration
 # files run again with an ASan+UBSan hako; "none" skips the slice),
+# SHARED_SLICE (files run in that slice with a UBSan-only hako, whose exec
+# command shares hako's memory as in production; "none" skips it),
 # TEST_JOBS (integration files run at once; default: the number of CPUs).
 # Integration files run TEST_JOBS at a time, each in its own private roots;
 # those in SERIAL_FILES (global state: containerd, podman, the bench, or
@@ -61,7 +63,10 @@ times=""
 bats_file () {
   t0=$(date +%s)
   # bats reads its stdin: not the list the caller's loop reads.
-  HAKO=${3:-$HAKO} bats --tap "$1" > "$log/$2.tap" 2>&1 < /dev/null
+  # HAKO_EXEC_FORKS: the ASan hako forks the exec command (SHARE_MEMORY 0).
+  forks=""
+  case $2 in asan:*) forks=1 ;; esac
+  HAKO=${3:-$HAKO} HAKO_EXEC_FORKS=$forks bats --tap "$1" > "$log/$2.tap" 2>&1 < /dev/null
   echo $(($(date +%s) - t0)) > "$log/$2.secs"
   echo "  done: $2 ($(cat "$log/$2.secs") s)"
 }
@@ -214,12 +219,27 @@ if [ "$slice" != none ] && [ -n "${HAKO_SRC:-}" ]; then
   asan="$log/asan"
   echo "== sanitizers: rebuilding hako and the unit tests with ASan+UBSan"
   flags="-O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined"
-  cflags="-std=gnu11 -g -I$HAKO_SRC -I$HAKO_BUILD -include config.h -DHAKO_VERSION=\"variant\""
-  cflags="$cflags $flags ${DEP_CFLAGS:-}"
+  base="-std=gnu11 -g -I$HAKO_SRC -I$HAKO_BUILD -include config.h -DHAKO_VERSION=\"variant\""
+  cflags="$base $flags ${DEP_CFLAGS:-}"
   ok=true
   "$here/variant.sh" "$HAKO_SRC" "$HAKO_BUILD" "$asan" gcc $flags ${DEP_CFLAGS:-} > "$log/asan.build" 2>&1 \
     && gcc $cflags "$HAKO_SRC"/cmd/*.c "$asan/libvariant.a" ${DEP_LIBS:-} \
          -o "$asan/hako" >> "$log/asan.build" 2>&1 || ok=false
+  # The shared-memory part.  ASan cannot follow a process on another stack
+  # in its memory, so the ASan build forks the exec command: the production
+  # path, the command in hako's memory (CLONE_VM | CLONE_VFORK, the clone3
+  # trampoline) until its execve, never runs under it.  A second hako, with
+  # UBSan alone, keeps that path (SHARE_MEMORY 1); the SHARED_SLICE files
+  # run with it in the same pool; exec.bats's hk_no_alloc test fails should
+  # its command not share hako's memory.
+  shared=${SHARED_SLICE:-none}
+  if $ok && [ "$shared" != none ]; then
+    echo "== sanitizers: rebuilding hako with UBSan alone, for $shared"
+    ub="-O1 -fno-omit-frame-pointer -fsanitize=undefined -fno-sanitize-recover=undefined"
+    "$here/variant.sh" "$HAKO_SRC" "$HAKO_BUILD" "$asan/ubsan" gcc $ub ${DEP_CFLAGS:-} >> "$log/asan.build" 2>&1 \
+      && gcc $base $ub ${DEP_CFLAGS:-} "$HAKO_SRC"/cmd/*.c "$asan/ubsan/libvariant.a" \
+           ${DEP_LIBS:-} -o "$asan/ubsan/hako" >> "$log/asan.build" 2>&1 || ok=false
+  fi
   for t in ${UNIT_TESTS:-}; do
     $ok || break
     n=$(basename "$t")
@@ -244,6 +264,13 @@ if [ "$slice" != none ] && [ -n "${HAKO_SRC:-}" ]; then
       # (peak_rss_below in helpers.bash).
       export HAKO_SANITIZED=1
       integration_lists asan "$asan/hako" $files
+      if [ "$shared" != none ]; then
+        files=""
+        for name in $shared; do files="$files $here/integration/$name.bats"; done
+        integration_lists ubsan "$asan/ubsan/hako" $files
+        cat "$log/ubsan.pool" >> "$log/asan.pool"
+        cat "$log/ubsan.serial" >> "$log/asan.serial"
+      fi
       run_pool "$log/asan.pool"
       run_serial "$log/asan.serial"
       unset HAKO_SANITIZED

@@ -14,7 +14,7 @@ VARIANT_CC=$cc VARIANT_FLAGS="-std=gnu11 -g -I$src -I$build -include config.h -D
   -DHAKO_INIT_PATH=\"$build/init/hako-init\" $*"
 export VARIANT_CC VARIANT_FLAGS
 # The init's bytes (init/blob.c) come from the main build's init/hako-init.
-for c in "$src"/lib/*.c "$src"/oci/*.c "$src"/runtime/*.c "$src"/runtime/*/*.c "$src"/images/*.c "$src"/init/blob.c; do
+for c in "$src"/lib/*.c "$src"/oci/*.c "$src"/oci/*/*.c "$src"/runtime/*.c "$src"/runtime/*/*.c "$src"/images/*.c "$src"/init/blob.c; do
   [ -e "$c" ] || continue
   echo "$c $out/$(basename "$(dirname "$c")")_$(basename "$c" .c).o"
 done > "$out/sources"

@@ -12,8 +12,8 @@
 #include <sys/types.h>
 
 #include "lib/err.h"
+#include "oci/report/stats.h"
 #include "oci/spec.h"
-#include "oci/stats.h"
 
 enum cg_layout
 {

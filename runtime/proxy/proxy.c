@@ -36,7 +36,7 @@
 #include <unistd.h>
 
 #include "lib/util.h"
-#include "oci/proxy_log.h"
+#include "oci/report/proxy_log.h"
 #include "runtime/proxy/proxy_dir.h"
 #include "runtime/proxy/proxy_http.h"
 #include "runtime/proxy/proxy_resolve.h"

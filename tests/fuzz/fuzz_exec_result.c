@@ -8,7 +8,7 @@
 #include <string.h>
 #include <yajl/yajl_tree.h>
 
-#include "oci/exec_result.h"
+#include "oci/report/exec_result.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 

@@ -427,8 +427,9 @@ box_procs () {
   # guard aborts it, saying so on the caller's stderr (a detached exec
   # has returned by then, so its status does not tell).
   run env HAKO_TEST_ALLOC_IN_COMMAND=1 $H exec --detach noalloc true
-  if [ -n "${HAKO_SANITIZED:-}" ]; then
-    # Sanitizer builds fork the command (SHARE_MEMORY 0): it may allocate.
+  if [ -n "${HAKO_EXEC_FORKS:-}" ]; then
+    # The ASan build forks the command (SHARE_MEMORY 0): it may allocate.
+    # The UBSan-only build does not (tests/run.sh's shared-memory slice).
     [[ "$output" != *"hk_no_alloc"* ]]
   else
     [[ "$output" == *"hk_no_alloc"* ]]

@@ -17,6 +17,7 @@
 #include "oci/spec.h"
 #include "runtime/cgroup/cgroup.h"
 #include "runtime/cgroup/cgroup_internal.h"
+#include "tests/unit/helpers.h"
 #include "tests/unit/tap.h"
 
 /* A pid no process has (pid_max is at most 2^22): kills sent to it go nowhere. */
@@ -56,13 +57,9 @@ spec_of (const char *linux_json, const char *extra)
                           "\"sh\"],\"cwd\":\"/\"%s},"
                           "\"linux\":%s}",
                           extra ? extra : "", linux_json);
-  struct oci_spec *spec = NULL;
-  hk_err err;
-  if (oci_spec_parse (json, strlen (json), &spec, &err) < 0)
-    {
-      printf ("# bad test spec: %s\n", err.msg);
-      abort ();
-    }
+  struct oci_spec *spec = spec_json (json);
+  if (spec == NULL)
+    abort (); /* a bad test spec: spec_json said why */
   free (json);
   return spec;
 }

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "lib/util.h"
-#include "oci/exec_result.h"
 #include "oci/json.h"
+#include "oci/report/exec_result.h"
 #include "tests/unit/tap.h"
 
 /* The object for a result whose stdout is (data, len); *out is malloc'ed. */

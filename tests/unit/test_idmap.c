@@ -14,6 +14,7 @@
 #include "lib/util.h"
 #include "oci/spec.h"
 #include "runtime/idmap.h"
+#include "tests/unit/helpers.h"
 #include "tests/unit/tap.h"
 
 static void
@@ -86,16 +87,6 @@ static const char userns_spec[]
       "\"uidMappings\":[{\"containerID\":0,\"hostID\":1000000000,\"size\":65536}],"
       "\"gidMappings\":[{\"containerID\":0,\"hostID\":1000000000,\"size\":65536}]}}";
 
-static struct oci_spec *
-parse (const char *json)
-{
-  struct oci_spec *s = NULL;
-  hk_err err = { 0 };
-  if (oci_spec_parse (json, strlen (json), &s, &err) < 0)
-    printf ("# parse: %s\n", err.msg);
-  return s;
-}
-
 static void
 test_translate (void)
 {
@@ -114,7 +105,7 @@ test_translate (void)
 static void
 test_reachable (void)
 {
-  struct oci_spec *s = parse (userns_spec);
+  struct oci_spec *s = spec_json (userns_spec);
   char tmpl[] = "/tmp/hako-idmap.XXXXXX";
   char *top = mkdtemp (tmpl);
   ok (s && top, "setup");
@@ -140,9 +131,10 @@ test_reachable (void)
   if (chown (top, 0, 1000000000) == 0)
     ok (idmap_check_reachable (s, leaf, &err) == 0, "group is the sandbox's root's, g+x: reachable");
   /* No user namespace: nothing to check. */
-  struct oci_spec *plain = parse ("{\"ociVersion\":\"1.2.0\",\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\","
-                                  "\"user\":{\"uid\":0,\"gid\":0}},\"root\":{\"path\":\"r\"},"
-                                  "\"linux\":{\"namespaces\":[{\"type\":\"mount\"}]}}");
+  struct oci_spec *plain
+      = spec_json ("{\"ociVersion\":\"1.2.0\",\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\","
+                   "\"user\":{\"uid\":0,\"gid\":0}},\"root\":{\"path\":\"r\"},"
+                   "\"linux\":{\"namespaces\":[{\"type\":\"mount\"}]}}");
   chmod (top, 0700);
   ok (plain && idmap_check_reachable (plain, leaf, &err) == 0, "without a user namespace: no check");
   rmdir (leaf);

@@ -29,16 +29,6 @@
 
 #define BASE "'ociVersion':'1.0.0','root':{'path':'rootfs','readonly':true},'process':{'args':['sh']}"
 
-static struct oci_spec *
-parse (const char *text)
-{
-  hk_err err = { 0 };
-  struct oci_spec *s = parse_q (text, &err);
-  if (!s)
-    printf ("# parse: %s\n", err.msg);
-  return s;
-}
-
 /* Plan SPEC as if the kernel had ABI abi; NULL (and err filled) on refusal. */
 static struct landlock_plan *
 plan_abi (const struct oci_spec *s, int abi, hk_err *err)
@@ -68,12 +58,12 @@ static void
 test_no_landlock (void)
 {
   hk_err err;
-  struct oci_spec *s = parse ("{" BASE "}");
+  struct oci_spec *s = spec_q ("{" BASE "}");
   struct landlock_plan *p = (struct landlock_plan *)1;
   ok (s && landlock_prepare_abi (s, 7, &p, &err) == 0 && p == NULL, "no sandbox.landlock: no plan");
   oci_spec_free (s);
 
-  s = parse ("{" BASE ",'sandbox':{'landlock':{}}}");
+  s = spec_q ("{" BASE ",'sandbox':{'landlock':{}}}");
   p = s ? plan_abi (s, 0, &err) : NULL;
   uint64_t fs, net, sc;
   landlock_plan_handled (p, &fs, &net, &sc);
@@ -83,7 +73,7 @@ test_no_landlock (void)
   landlock_plan_free (p);
   oci_spec_free (s);
 
-  s = parse ("{" BASE ",'sandbox':{'landlock':{'derive':'yes'}}}");
+  s = spec_q ("{" BASE ",'sandbox':{'landlock':{'derive':'yes'}}}");
   ok (s == NULL, "derive must be a boolean");
 }
 
@@ -91,9 +81,9 @@ static void
 test_explicit (void)
 {
   hk_err err;
-  struct oci_spec *s = parse ("{" BASE ",'sandbox':{'landlock':{"
-                              "'read':['/usr','/etc/'],'write':['//tmp/','/work'],"
-                              "'exec':['/usr/bin','/opt/x']}}}");
+  struct oci_spec *s = spec_q ("{" BASE ",'sandbox':{'landlock':{"
+                               "'read':['/usr','/etc/'],'write':['//tmp/','/work'],"
+                               "'exec':['/usr/bin','/opt/x']}}}");
   struct landlock_plan *p = s ? plan_abi (s, 7, &err) : NULL;
   ok (p != NULL, "explicit rules plan at ABI 7 (%s)", err.msg);
   ok (rights (p, "/usr/lib/libc.so", R, W | X | MKREG), "read: read only, no write, no exec");
@@ -139,7 +129,7 @@ static void
 test_derive (void)
 {
   hk_err err;
-  struct oci_spec *s = parse (derive_spec);
+  struct oci_spec *s = spec_q (derive_spec);
   struct landlock_plan *p = s ? plan_abi (s, 7, &err) : NULL;
   ok (p != NULL, "derive plans (%s)", err.msg);
   ok (rights (p, "/bin/sh", R | X, W | MKREG), "read-only root: read and execute");
@@ -159,7 +149,7 @@ test_derive (void)
   landlock_plan_free (p);
   oci_spec_free (s);
 
-  s = parse (
+  s = spec_q (
       "{'ociVersion':'1.0.0','root':{'path':'rootfs'},'process':{'args':['sh']},"
       "'mounts':[{'destination':'/scratch','type':'tmpfs','source':'tmpfs','options':['noexec','ro']}],"
       "'sandbox':{'landlock':{'derive':true,'read':['/etc']}}}");
@@ -173,7 +163,7 @@ static void
 test_ports (void)
 {
   hk_err err;
-  struct oci_spec *s = parse ("{" BASE ",'sandbox':{'landlock':{'tcp_connect':[443,80],'tcp_bind':[]}}}");
+  struct oci_spec *s = spec_q ("{" BASE ",'sandbox':{'landlock':{'tcp_connect':[443,80],'tcp_bind':[]}}}");
   struct landlock_plan *p = s ? plan_abi (s, 4, &err) : NULL;
   uint64_t fs, net, sc;
   landlock_plan_handled (p, &fs, &net, &sc);
@@ -185,7 +175,7 @@ test_ports (void)
   landlock_plan_free (p);
   oci_spec_free (s);
 
-  s = parse ("{" BASE ",'sandbox':{'landlock':{'tcp_connect':[8080],'tcp_bind':[8080]}}}");
+  s = spec_q ("{" BASE ",'sandbox':{'landlock':{'tcp_connect':[8080],'tcp_bind':[8080]}}}");
   p = s ? plan_abi (s, 7, &err) : NULL;
   ok (landlock_plan_port_access (p, 8080) == (CONNECT | BIND), "a port in both lists gets both");
   landlock_plan_free (p);
@@ -205,18 +195,18 @@ test_net_modes (void)
       cleanup_free char *text = xasprintf ("{" BASE ",'sandbox':{'network':{'mode':'%s'},"
                                            "'landlock':{'derive':true}}}",
                                            modes[i]);
-      struct oci_spec *s = parse (text);
+      struct oci_spec *s = spec_q (text);
       struct landlock_plan *p = s ? plan_abi (s, 7, &err) : NULL;
       landlock_plan_handled (p, &fs, &net, &sc);
       ok (p && fs != 0 && net == 0, "network %s, derive: TCP not handled (its own lo works)", modes[i]);
       landlock_plan_free (p);
       oci_spec_free (s);
     }
-  struct oci_spec *s = parse ("{" BASE ",'sandbox':{'network':{'mode':'allowlist'}}}");
+  struct oci_spec *s = spec_q ("{" BASE ",'sandbox':{'network':{'mode':'allowlist'}}}");
   struct landlock_plan *p = s ? plan_abi (s, 7, &err) : NULL;
   ok (s && p == NULL, "allowlist without a landlock object: no plan at all");
   oci_spec_free (s);
-  s = parse ("{" BASE ",'sandbox':{'network':{'mode':'allowlist'},'landlock':{'tcp_connect':[443]}}}");
+  s = spec_q ("{" BASE ",'sandbox':{'network':{'mode':'allowlist'},'landlock':{'tcp_connect':[443]}}}");
   p = s ? plan_abi (s, 7, &err) : NULL;
   landlock_plan_handled (p, &fs, &net, &sc);
   ok (p && net == CONNECT && landlock_plan_port_access (p, 443) == CONNECT
@@ -224,7 +214,7 @@ test_net_modes (void)
       "allowlist with tcp_connect: the listed port and the proxy's, nothing else");
   landlock_plan_free (p);
   oci_spec_free (s);
-  s = parse ("{" BASE ",'sandbox':{'network':{'mode':'none'},'landlock':{'tcp_bind':[8000]}}}");
+  s = spec_q ("{" BASE ",'sandbox':{'network':{'mode':'none'},'landlock':{'tcp_bind':[8000]}}}");
   p = s ? plan_abi (s, 7, &err) : NULL;
   landlock_plan_handled (p, &fs, &net, &sc);
   ok (p && net == BIND && landlock_plan_port_access (p, 8000) == BIND
@@ -238,8 +228,8 @@ static void
 test_abi (void)
 {
   hk_err err;
-  struct oci_spec *s = parse ("{" BASE ",'sandbox':{'landlock':{'derive':true,"
-                              "'tcp_connect':[443],'tcp_bind':[8080],'scoped':true}}}");
+  struct oci_spec *s = spec_q ("{" BASE ",'sandbox':{'landlock':{'derive':true,"
+                               "'tcp_connect':[443],'tcp_bind':[8080],'scoped':true}}}");
   struct landlock_plan *p;
   uint64_t fs, net, sc;
 
@@ -350,7 +340,7 @@ test_enforce (void)
   mkdir (ro, 0755);
   mkdir (rw, 0755);
   cleanup_free char *spec = xasprintf ("{" BASE ",'sandbox':{'landlock':{'read':['/'],'write':['%s']}}}", rw);
-  struct oci_spec *s = parse (spec);
+  struct oci_spec *s = spec_q (spec);
   struct landlock_plan *p = s ? plan_abi (s, abi, &err) : NULL;
   fflush (stdout);
   pid_t pid = fork ();
@@ -373,7 +363,7 @@ test_enforce (void)
   landlock_plan_free (p);
   oci_spec_free (s);
 
-  s = parse ("{" BASE ",'sandbox':{'landlock':{'read':['/', '/no/such/path']}}}");
+  s = spec_q ("{" BASE ",'sandbox':{'landlock':{'read':['/', '/no/such/path']}}}");
   p = s ? plan_abi (s, abi, &err) : NULL;
   int fd = -1;
   ok (p && landlock_build (p, &fd, &err) < 0 && fd == -1,

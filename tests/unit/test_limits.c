@@ -13,10 +13,11 @@
 #include <unistd.h>
 
 #include "lib/util.h"
+#include "oci/report/stats.h"
 #include "oci/resources.h"
-#include "oci/stats.h"
 #include "runtime/cgroup/cgroup_bpf.h"
 #include "runtime/cgroup/cgroup_internal.h"
+#include "tests/unit/helpers.h"
 #include "tests/unit/tap.h"
 
 /* ---- the device filter ----------------------------------------------------------- */
@@ -307,11 +308,9 @@ test_attach (void)
         "\"cwd\":\"/\"},\"linux\":{\"resources\":{\"devices\":[{\"allow\":false,\"access\":\"rwm\"},"
         "{\"allow\":true,\"type\":\"c\",\"major\":1,\"minor\":11,\"access\":\"rw\"},"
         "{\"allow\":false,\"type\":\"c\",\"major\":1,\"access\":\"w\"}]}}}";
-  struct oci_spec *spec = NULL;
+  struct oci_spec *spec = spec_json (json);
   hk_err err = { 0 };
-  int r = oci_spec_parse (json, strlen (json), &spec, &err);
-  if (r == 0)
-    r = cg_bpf_devices_attach (dir, spec, &err);
+  int r = spec ? cg_bpf_devices_attach (dir, spec, &err) : -1;
   ok (r == 0, "the filter attaches to %s: %s", dir, r ? err.msg : "");
   /* deny all; allow c 1:11 rw; deny c 1:* w — then hako's allow of c 1:3. */
   ok (probe_in (dir) == (1 | 4), "with it: /dev/kmsg reads, its write is denied, /dev/null (hako's) writes");

@@ -4,6 +4,7 @@
 
 #include "oci/spec.h"
 #include "runtime/proxy/netpolicy.h"
+#include "tests/unit/helpers.h"
 #include "tests/unit/tap.h"
 
 static void
@@ -53,13 +54,10 @@ test_prepare (void)
   const char *json
       = "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"r\"},\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\"},"
         "\"sandbox\":{\"network\":{\"mode\":\"allowlist\",\"allow\":[\"pypi.org\",\"10.0.0.0/99\"]}}}";
-  struct oci_spec *spec = NULL;
+  struct oci_spec *spec = spec_json (json);
   hk_err err = { 0 };
-  if (!ok (oci_spec_parse (json, strlen (json), &spec, &err) == 0, "spec parses"))
-    {
-      printf ("# %s\n", err.msg);
-      return;
-    }
+  if (!ok (spec != NULL, "spec parses"))
+    return;
   ok (netpolicy_prepare (spec, &err) < 0 && strstr (err.msg, "\"10.0.0.0/99\""),
       "a malformed entry fails, named: %s", err.msg);
   oci_spec_free (spec);

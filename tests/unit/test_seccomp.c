@@ -286,10 +286,9 @@ static struct seccomp_prog *
 default_profile (hk_err *err)
 {
   cleanup_free char *json = NULL;
-  struct oci_spec *spec = NULL;
+  struct oci_spec *spec = spec_profile (OCI_PROFILE_DEFAULT, false, NULL, NULL, &json, err);
   struct seccomp_prog *p = NULL;
-  if (oci_profile_generate (OCI_PROFILE_DEFAULT, false, NULL, NULL, &json, err) == 0
-      && oci_spec_parse (json, strlen (json), &spec, err) == 0)
+  if (spec)
     seccomp_prepare (spec, &p, err);
   oci_spec_free (spec);
   return p;
@@ -546,10 +545,9 @@ static struct seccomp_prog *
 compile_cached (const char *seccomp, const char *data_root, hk_err *err)
 {
   cleanup_free char *text = xasprintf ("{" BASE ",'linux':{'seccomp':%s}}", seccomp);
-  cleanup_free char *json = q (text);
-  struct oci_spec *spec = NULL;
+  struct oci_spec *spec = parse_q (text, err);
   struct seccomp_prog *p = NULL;
-  if (oci_spec_parse (json, strlen (json), &spec, err) == 0)
+  if (spec)
     seccomp_prepare_cached (spec, data_root, &p, err);
   oci_spec_free (spec);
   return p;

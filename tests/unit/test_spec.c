@@ -828,18 +828,10 @@ static struct oci_spec *
 profile (enum oci_profile p, bool rootless, char *const *args, char **text)
 {
   hk_err err = { 0 };
-  struct oci_spec *s = NULL;
   const struct oci_profile_limits lim = { .memory = 1 << 30, .pids = 4096 };
-  if (oci_profile_generate (p, rootless, args, &lim, text, &err) < 0)
-    {
-      printf ("#   generate: %s\n", err.msg);
-      return NULL;
-    }
-  if (oci_spec_parse (*text, strlen (*text), &s, &err) < 0)
-    {
-      printf ("#   parse: %s\n", err.msg);
-      return NULL;
-    }
+  struct oci_spec *s = spec_profile (p, rootless, args, &lim, text, &err);
+  if (s == NULL)
+    printf ("#   profile: %s\n", err.msg);
   return s;
 }
 

@@ -1,5 +1,5 @@
 /* doctor: the report `hako doctor` prints, as a plain struct and its JSON. */
-#include "oci/doctor.h"
+#include "oci/report/doctor.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* stats: usage and process records, written as runc's events and ps JSON. */
-#include "oci/stats.h"
+#include "oci/report/stats.h"
 
 #include <stdlib.h>
 

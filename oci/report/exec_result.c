@@ -6,7 +6,7 @@
  * as it is written, so hako's memory stays at the size of the captured
  * output.  The object is flat and its keys fixed, so there is no structure
  * to get wrong; the unit test parses the output back with yajl. */
-#include "oci/exec_result.h"
+#include "oci/report/exec_result.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -1,5 +1,5 @@
 /* proxy_log: one JSON line per decision of a sandbox's network proxy. */
-#include "oci/proxy_log.h"
+#include "oci/report/proxy_log.h"
 
 #include <stdlib.h>
 
