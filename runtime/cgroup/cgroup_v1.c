@@ -56,6 +56,18 @@ dir_of (const struct cg_sandbox *cg, unsigned ctl)
   return d ? d->path : NULL;
 }
 
+/* A v1 file only some kernels or boot options have (memsw, kmem.tcp): absent,
+ * the limit is refused naming the file and why, never dropped. */
+static int
+v1_write_present (const char *dir, const char *file, const char *field, const char *why, int64_t value,
+                  hk_err *err)
+{
+  if (!cg_file_exists (dir, file))
+    return err_set (err, ENOTSUP, "linux.resources.memory.%s: %s/%s does not exist (%s)", field, dir, file,
+                    why);
+  return cg_writef (dir, file, err, "%" PRId64, value);
+}
+
 static int
 v1_memory (const char *dir, const struct oci_resources *r, hk_err *err)
 {
@@ -63,27 +75,17 @@ v1_memory (const char *dir, const struct oci_resources *r, hk_err *err)
    * so the limit (a row of the table) goes first. */
   if (cg_write_knobs (dir, r, false, CG_MEMORY, err) < 0)
     return -1;
-  if (r->has_memory_swap)
-    {
-      if (!cg_file_exists (dir, "memory.memsw.limit_in_bytes"))
-        return err_set (err, ENOTSUP,
-                        "linux.resources.memory.swap: %s/memory.memsw.limit_in_bytes does "
-                        "not exist (swap accounting is off: swapaccount=1)",
-                        dir);
-      if (cg_writef (dir, "memory.memsw.limit_in_bytes", err, "%" PRId64, r->memory_swap) < 0)
-        return -1;
-    }
+  if (r->has_memory_swap
+      && v1_write_present (dir, "memory.memsw.limit_in_bytes", "swap",
+                           "swap accounting is off: swapaccount=1", r->memory_swap, err)
+             < 0)
+    return -1;
   /* v1 charges socket buffers to the cgroup only under this limit. */
-  if (r->has_memory_kernel_tcp)
-    {
-      if (!cg_file_exists (dir, "memory.kmem.tcp.limit_in_bytes"))
-        return err_set (err, ENOTSUP,
-                        "linux.resources.memory.kernelTCP: %s/memory.kmem.tcp.limit_in_bytes "
-                        "does not exist (this kernel has no v1 TCP memory accounting)",
-                        dir);
-      if (cg_writef (dir, "memory.kmem.tcp.limit_in_bytes", err, "%" PRId64, r->memory_kernel_tcp) < 0)
-        return -1;
-    }
+  if (r->has_memory_kernel_tcp
+      && v1_write_present (dir, "memory.kmem.tcp.limit_in_bytes", "kernelTCP",
+                           "this kernel has no v1 TCP memory accounting", r->memory_kernel_tcp, err)
+             < 0)
+    return -1;
   return 0;
 }
 
