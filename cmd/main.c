@@ -297,9 +297,36 @@ unknown_verb (const char *name)
   return EXIT_HAKO;
 }
 
+/* argv and its strings, copied to the heap.  Every pointer a verb derives
+ * from its arguments (getopt's optarg, an exec's command) then points here,
+ * never into the strings the kernel shows as /proc/PID/cmdline: an exec's
+ * subreaper blanks those (host paths among them) before it forks the
+ * command in its own memory, and the command still has its arguments
+ * (runtime/exec_enter.c, hide_arguments). */
+static char **
+copy_argv (int argc, char **argv)
+{
+  size_t n = 0;
+  for (int i = 0; i < argc; i++)
+    n += strlen (argv[i]) + 1;
+  char **v = malloc ((size_t)(argc + 1) * sizeof *v + n);
+  if (v == NULL)
+    return argv;
+  char *s = (char *)(v + argc + 1);
+  for (int i = 0; i < argc; i++)
+    {
+      size_t len = strlen (argv[i]) + 1;
+      v[i] = memcpy (s, argv[i], len);
+      s += len;
+    }
+  v[argc] = NULL;
+  return v;
+}
+
 int
 main (int argc, char **argv)
 {
+  argv = copy_argv (argc, argv);
   /* Every usage error is hako's own line, naming the verb (usage.c). */
   opterr = 0;
   const char *env_format = getenv ("HAKO_LOG_FORMAT");

@@ -269,8 +269,8 @@ find_arguments (void)
 
 /* The subreaper lives in the sandbox's pid namespace, where anyone may read
  * /proc/PID/cmdline: blank hako's arguments (host paths among them) in
- * place, as setproctitle does.  Only once the command is forked: its argv
- * points into the same strings. */
+ * place, as setproctitle does.  The command's argv is main's heap copy of
+ * them, which this leaves alone. */
 static void
 hide_arguments (void)
 {
@@ -347,16 +347,20 @@ static void __attribute__ ((noreturn)) subreaper_main (const struct exec_plan *p
   int cpidfd = -1;
   struct clone_args args
       = { .flags = CLONE_PIDFD, .pidfd = (uint64_t)(uintptr_t)&cpidfd, .exit_signal = SIGCHLD };
-  /* A copy, not our memory: sharing it would hold us until the command's
-   * execve, and the command would then see hako's arguments in our
-   * /proc/PID/cmdline before hide_arguments could blank them. */
-  long cpid = sfd < 0 ? -1 : clone_running (p, &args, false, command_entry);
+  /* Blanked first: the command may run in our memory until its execve
+   * (clone_running), and anyone in the sandbox could read hako's arguments
+   * in its /proc/PID/cmdline meanwhile.  Nothing the command uses points
+   * into them (main's copy_argv). */
+  hide_arguments ();
+  /* Our memory, not a copy, as the joiner shares hako's: a fork here cost
+   * as much as the rest of the exec's set-up together.  We wait meanwhile
+   * (CLONE_VFORK) and nothing of ours runs until its execve or its end. */
+  long cpid = sfd < 0 ? -1 : clone_running (p, &args, true, command_entry);
   if (cpid < 0)
     {
       err_sys (&err, "fork the command in the sandbox");
       fail (p, 125, &err);
     }
-  hide_arguments ();
   /* From here on only the command writes to errp and the capture pipes,
    * and sends the terminal. */
   close (p->errp[1]);
@@ -495,9 +499,10 @@ inside_entry (void *p)
  * no heap half-updated behind for hako.  It cannot be read or written
  * either: hako's memory is not dumpable meanwhile (enter_start_joiner), so
  * ptrace and /proc/PID/mem need CAP_SYS_PTRACE in the host's user
- * namespace.  Not for the subreaper, which lives on (nor for a command
- * forked by it: subreaper_main), nor with a terminal (console_setup
- * allocates); and only where the trampoline below exists. */
+ * namespace.  Not for the subreaper, which lives on (the command it forks
+ * shares the subreaper's own memory instead: subreaper_main), nor with a
+ * terminal (console_setup allocates); and only where the trampoline below
+ * exists. */
 #if defined(__x86_64__)
 #define HAVE_CLONE3_ON_STACK 1
 /* clone3, with the child on args->stack running fn (arg) and never
