@@ -255,12 +255,16 @@ memory_write (const char *dir, const char *file, int64_t v, hk_err *err)
 
 /* The kernel keeps memory.memsw.limit >= memory.limit at every write: raise
  * memsw first when the new limit passes the current memsw, else the limit
- * first. */
+ * first.  A limit lifted (-1) with no swap given lifts memory+swap too, as
+ * runc's update does: no finite memsw can stay above an unlimited limit. */
 static int
 v1_update_memory (const char *dir, const struct oci_resources *upd, hk_err *err)
 {
-  bool swap = upd->has_memory_swap;
-  if (swap && !cg_file_exists (dir, "memory.memsw.limit_in_bytes"))
+  bool has_memsw = cg_file_exists (dir, "memory.memsw.limit_in_bytes");
+  bool lifted = upd->has_memory_limit && upd->memory_limit == -1;
+  bool swap = upd->has_memory_swap || (lifted && has_memsw);
+  int64_t swap_to = upd->has_memory_swap ? upd->memory_swap : -1;
+  if (swap && !has_memsw)
     return err_set (err, ENOTSUP,
                     "memory swap: %s/memory.memsw.limit_in_bytes does not exist (swap accounting is off)",
                     dir);
@@ -268,13 +272,12 @@ v1_update_memory (const char *dir, const struct oci_resources *upd, hk_err *err)
   hk_err ignored;
   if (swap && upd->has_memory_limit)
     cg_read_u64 (dir, "memory.memsw.limit_in_bytes", &memsw, &ignored);
-  bool swap_first
-      = swap && upd->has_memory_limit && upd->memory_limit >= 0 && (uint64_t)upd->memory_limit > memsw;
-  if (swap_first && memory_write (dir, "memory.memsw.limit_in_bytes", upd->memory_swap, err) < 0)
+  bool swap_first = swap && upd->has_memory_limit && (lifted || (uint64_t)upd->memory_limit > memsw);
+  if (swap_first && memory_write (dir, "memory.memsw.limit_in_bytes", swap_to, err) < 0)
     return -1;
   if (upd->has_memory_limit && memory_write (dir, "memory.limit_in_bytes", upd->memory_limit, err) < 0)
     return -1;
-  if (swap && !swap_first && memory_write (dir, "memory.memsw.limit_in_bytes", upd->memory_swap, err) < 0)
+  if (swap && !swap_first && memory_write (dir, "memory.memsw.limit_in_bytes", swap_to, err) < 0)
     return -1;
   if (upd->has_memory_reservation
       && cg_writef (dir, "memory.soft_limit_in_bytes", err, "%" PRId64, upd->memory_reservation) < 0)
