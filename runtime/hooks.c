@@ -12,6 +12,7 @@
  *   poststop                 hako's namespaces, once delete has removed it. */
 #include "runtime/hooks.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -31,6 +33,7 @@
 #include "lib/syscalls.h"
 #include "lib/util.h"
 #include "runtime/pidinfo.h"
+#include "runtime/seccomp.h"
 
 /* The namespaces of pid that are not hako's own: the ones a hook joins. */
 static int
@@ -77,10 +80,26 @@ open_sandbox_root (pid_t pid, int pidfd, int *fd, hk_err *err)
   return 0;
 }
 
+/* The hook died of SIG in the pid namespace's fork: end the same way, so
+ * that the runtime reports the signal, not 128 + it (no core of ours). */
+static void __attribute__ ((noreturn)) die_of_signal (int sig)
+{
+  struct rlimit none = { 0, 0 };
+  setrlimit (RLIMIT_CORE, &none);
+  signal (sig, SIG_DFL);
+  sigset_t one;
+  sigemptyset (&one);
+  sigaddset (&one, sig);
+  sigprocmask (SIG_UNBLOCK, &one, NULL);
+  raise (sig);
+  _exit (128 + sig);
+}
+
 /* In the forked child: join, then exec the hook (through one more fork when
  * a pid namespace is joined, which only a child enters).  Never returns. */
 static void __attribute__ ((noreturn))
-hook_child (const struct oci_hook *h, int stdin_fd, int ns_pidfd, int ns_flags, int path_fd, int root_fd)
+hook_child (const struct oci_hook *h, int stdin_fd, int ns_pidfd, int ns_flags, int path_fd, int root_fd,
+            const struct seccomp_prog *filter)
 {
   setpgid (0, 0); /* the timeout kills the group: the hook and its children */
   if (dup2 (stdin_fd, STDIN_FILENO) < 0)
@@ -115,11 +134,19 @@ hook_child (const struct oci_hook *h, int stdin_fd, int ns_pidfd, int ns_flags, 
           int ws;
           while (waitpid (p, &ws, 0) < 0 && errno == EINTR)
             ;
-          _exit (WIFEXITED (ws) ? WEXITSTATUS (ws) : 128 + WTERMSIG (ws));
+          if (WIFSIGNALED (ws))
+            die_of_signal (WTERMSIG (ws));
+          _exit (WEXITSTATUS (ws));
         }
     }
   if (ns_pidfd >= 0)
     close (ns_pidfd);
+  /* Last, so that it filters the hook and nothing of hako's set-up: a
+   * startContainer hook denied a system call dies of it (SIGSYS), as the
+   * sandbox's process would. */
+  hk_err ignored;
+  if (seccomp_install (filter, &ignored) < 0)
+    _exit (126);
   char *def[] = { h->path, NULL };
   char **argv = h->args && h->args[0] ? h->args : def;
   /* Without an env of its own, a hook in hako's namespaces inherits hako's
@@ -135,9 +162,19 @@ hook_child (const struct oci_hook *h, int stdin_fd, int ns_pidfd, int ns_flags, 
   _exit (127);
 }
 
+/* "SIGSYS: bad system call". */
+static void
+describe_signal (int sig, char *buf, size_t size)
+{
+  const char *abbrev = sigabbrev_np (sig);
+  int n = snprintf (buf, size, "SIG%s: ", abbrev ? abbrev : "?");
+  snprintf (buf + n, size - (size_t)n, "%s", strsignal (sig));
+  buf[n] = (char)tolower ((unsigned char)buf[n]);
+}
+
 static int
 run_one (const struct oci_hook *h, const char *kind, const char *json, size_t len, pid_t ns_pid,
-         bool path_in_runtime, hk_err *err)
+         bool path_in_runtime, const struct seccomp_prog *filter, hk_err *err)
 {
   cleanup_close int ns_pidfd = -1, path_fd = -1, root_fd = -1;
   int ns_flags = 0;
@@ -166,7 +203,7 @@ run_one (const struct oci_hook *h, const char *kind, const char *json, size_t le
   if (pid == 0)
     {
       close (sv[0]);
-      hook_child (h, sv[1], ns_pidfd, ns_flags, path_fd, root_fd);
+      hook_child (h, sv[1], ns_pidfd, ns_flags, path_fd, root_fd, filter);
     }
   close (sv[1]);
   cleanup_close int pidfd = (int)sys_pidfd_open (pid, 0);
@@ -207,15 +244,21 @@ run_one (const struct oci_hook *h, const char *kind, const char *json, size_t le
                       h->timeout);
     }
   if (WIFSIGNALED (ws))
-    return err_set (err, ECHILD, "%s hook %s: killed by signal %d", kind, h->path, WTERMSIG (ws));
+    {
+      char said[80];
+      describe_signal (WTERMSIG (ws), said, sizeof said);
+      return err_set (err, ECHILD, "error running %s hook %s: killed by signal %d (%s)", kind, h->path,
+                      WTERMSIG (ws), said);
+    }
   if (WEXITSTATUS (ws) != 0)
-    return err_set (err, ECHILD, "%s hook %s: exited with status %d", kind, h->path, WEXITSTATUS (ws));
+    return err_set (err, ECHILD, "error running %s hook %s: exited with status %d", kind, h->path,
+                    WEXITSTATUS (ws));
   return 0;
 }
 
-int
-hooks_run (const struct oci_spec *spec, enum oci_hook_kind kind, const struct oci_state *state, pid_t ns_pid,
-           bool path_in_runtime, hk_err *err)
+static int
+run_kind (const struct oci_spec *spec, enum oci_hook_kind kind, const struct oci_state *state, pid_t ns_pid,
+          bool path_in_runtime, const struct seccomp_prog *filter, hk_err *err)
 {
   if (spec == NULL || spec->hooks.n[kind] == 0)
     return 0;
@@ -224,10 +267,25 @@ hooks_run (const struct oci_spec *spec, enum oci_hook_kind kind, const struct oc
   if (oci_state_to_json (state, false, &json, &len, err) < 0)
     return -1;
   for (size_t i = 0; i < spec->hooks.n[kind]; i++)
-    if (run_one (&spec->hooks.list[kind][i], spec_hook_name (kind), json, len, ns_pid, path_in_runtime, err)
+    if (run_one (&spec->hooks.list[kind][i], spec_hook_name (kind), json, len, ns_pid, path_in_runtime,
+                 filter, err)
         < 0)
       return -1;
   return 0;
+}
+
+int
+hooks_run (const struct oci_spec *spec, enum oci_hook_kind kind, const struct oci_state *state, pid_t ns_pid,
+           bool path_in_runtime, hk_err *err)
+{
+  return run_kind (spec, kind, state, ns_pid, path_in_runtime, NULL, err);
+}
+
+int
+hooks_run_start (const struct oci_spec *spec, const struct oci_state *state, pid_t ns_pid,
+                 const struct seccomp_prog *filter, hk_err *err)
+{
+  return run_kind (spec, OCI_HOOK_START_CONTAINER, state, ns_pid, false, filter, err);
 }
 
 void
@@ -244,7 +302,7 @@ hooks_run_warn (const struct oci_spec *spec, enum oci_hook_kind kind, const stru
       return;
     }
   for (size_t i = 0; i < spec->hooks.n[kind]; i++)
-    if (run_one (&spec->hooks.list[kind][i], spec_hook_name (kind), json, len, -1, false, &err) < 0)
+    if (run_one (&spec->hooks.list[kind][i], spec_hook_name (kind), json, len, -1, false, NULL, &err) < 0)
       log_warn ("sandbox %s: %s (ignored)", state->id, err.msg);
 }
 

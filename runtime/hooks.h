@@ -9,6 +9,8 @@
 #include "oci/spec.h"
 #include "oci/state.h"
 
+struct seccomp_prog;
+
 /* Run the hooks of one kind in order; the first that fails (exits non-zero,
  * is killed, times out or cannot be run) stops the rest and fills err with
  * the hook's kind, path and how it failed.
@@ -20,6 +22,11 @@
  * looked up in the sandbox's (startContainer). */
 int hooks_run (const struct oci_spec *spec, enum oci_hook_kind kind, const struct oci_state *state,
                pid_t ns_pid, bool path_in_runtime, hk_err *err);
+/* startContainer: in the namespaces of ns_pid, its path looked up there, and
+ * under the sandbox's seccomp filter (NULL: none), as the sandbox's own
+ * process would be: a hook is the sandbox's code and gets no more than it. */
+int hooks_run_start (const struct oci_spec *spec, const struct oci_state *state, pid_t ns_pid,
+                     const struct seccomp_prog *filter, hk_err *err);
 
 /* For poststart and poststop, whose failures the runtime-spec says are only
  * warnings: each failure is logged (log_warn) and the next hook still runs. */

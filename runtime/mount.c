@@ -331,24 +331,65 @@ mount_fs (const struct root *r, const struct oci_mount *m, const char *type, con
   return mount_settle (r, m, false, src, err);
 }
 
-/* type "cgroup".  The sandbox sees its own cgroup2 directory, read-only, as
-   the root of /sys/fs/cgroup — what a cgroup namespace's own cgroup2 mount
-   would show, but as a bind: a fresh cgroup2 superblock mount costs 5-15 ms
-   (an RCU grace period) on every create.  None of the v1 hierarchies show:
-   hako drives v1 controllers from outside.  Without a cgroup2 hierarchy on
-   the host, an empty read-only tmpfs keeps the directory without showing
-   anything of the host's. */
+/* The sandbox's cgroup directory DIR at DEST, a bind, read-only whatever the
+   spec says: it holds the sandbox's own limits, and a writable one would let
+   its root raise them, or (v1 devices.allow) open the host's disks. */
 static int
-mount_cgroup (const struct root *r, const struct mnt_ctx *ctx, const struct oci_mount *m, hk_err *err)
+mount_cgroup_dir (const struct root *r, const struct mnt_ctx *ctx, const struct oci_mount *m, const char *dir,
+                  const char *dest, hk_err *err)
 {
-  if (ctx->cgroup_dir == NULL)
-    return mount_fs (r, m, "tmpfs", "mode=755", MS_RDONLY, err);
   struct oci_mount b = *m;
-  b.source = (char *)ctx->cgroup_dir;
+  b.source = (char *)dir;
+  b.destination = (char *)dest;
   b.type = (char *)"bind";
   b.flags = (m->flags & PER_MOUNT_FLAGS) | MS_RDONLY | MS_BIND | MS_REC;
   b.is_bind = true;
   return mount_bind (r, ctx, &b, -1, err);
+}
+
+/* With v1 hierarchies: a tmpfs with the sandbox's directory of each, named as
+   the host names them ("cpu,cpuacct" and its "cpu", "cpuacct" links;
+   "unified" when hybrid), made read-only once they are in. */
+static int
+mount_cgroup_v1 (const struct root *r, const struct mnt_ctx *ctx, const struct oci_mount *m, hk_err *err)
+{
+  struct oci_mount t = *m;
+  t.flags &= ~(unsigned long)MS_RDONLY; /* until its directories are made */
+  if (mount_fs (r, &t, "tmpfs", "mode=755", 0, err) < 0)
+    return -1;
+  cleanup_free char *where_ = where (r, m->destination);
+  cleanup_close int fd = inroot_open (r->fd, m->destination, O_PATH, 0);
+  if (fd < 0)
+    return err_sys (err, "mount cgroup on %s: reopen", where_);
+  for (size_t i = 0; i < ctx->n_cgroups; i++)
+    {
+      const char *name = ctx->cgroups[i].name;
+      cleanup_free char *dest = xasprintf ("%s/%s", m->destination, name);
+      cleanup_free char *names = xstrdup (name);
+      char *save = NULL;
+      if (mount_cgroup_dir (r, ctx, m, ctx->cgroups[i].dir, dest, err) < 0)
+        return -1;
+      for (char *one = strtok_r (names, ",", &save); strchr (name, ',') && one;
+           one = strtok_r (NULL, ",", &save))
+        if (symlinkat (name, fd, one) < 0 && errno != EEXIST)
+          return err_sys (err, "mount cgroup on %s: link %s", where_, one);
+    }
+  if (setattr_tree (fd, MS_RDONLY, false) < 0)
+    return err_sys (err, "mount cgroup on %s: make it read-only", where_);
+  return 0;
+}
+
+/* type "cgroup".  Unified: the sandbox's cgroup2 directory as /sys/fs/cgroup,
+   what a cgroup namespace's cgroup2 mount shows, but a bind (a new cgroup2
+   superblock costs an RCU grace period); with v1 hierarchies, each so, as
+   runc and crun; without any, an empty read-only tmpfs. */
+static int
+mount_cgroup (const struct root *r, const struct mnt_ctx *ctx, const struct oci_mount *m, hk_err *err)
+{
+  if (ctx->n_cgroups > 0 || ctx->cgroup_dir == NULL)
+    return ctx->n_cgroups ? mount_cgroup_v1 (r, ctx, m, err)
+                          : mount_fs (r, m, "tmpfs", "mode=755", MS_RDONLY, err);
+  return mount_cgroup_dir (r, ctx, m, ctx->cgroup_dir, m->destination, err);
 }
 
 /* sysfs may only be mounted by the user namespace that owns the network

@@ -9,6 +9,13 @@
 #include "lib/err.h"
 #include "oci/spec.h"
 
+/* One cgroup hierarchy of the sandbox's, for a "cgroup" mount. */
+struct mnt_cgroup
+{
+  const char *name; /* as the host names its directory: "memory", "cpu,cpuacct", "unified" */
+  const char *dir;  /* the sandbox's directory in it (host path) */
+};
+
 struct mnt_ctx
 {
   const struct oci_spec *spec;
@@ -22,6 +29,11 @@ struct mnt_ctx
   /* Host path of the sandbox's cgroup2 directory, shown read-only at a
    * "cgroup" mount; NULL when the host has no cgroup2 hierarchy. */
   const char *cgroup_dir;
+  /* A host with v1 hierarchies (v1 or hybrid): the sandbox's directory in
+   * each (cgroup2's "unified" among them on a hybrid host), shown read-only
+   * at a "cgroup" mount as the host shows its hierarchies; n 0: none. */
+  const struct mnt_cgroup *cgroups;
+  size_t n_cgroups;
   /* sandbox.idmap: a detached, idmapped clone of the rootfs's mount tree
    * (made by the parent, which may idmap it) attached at rootfs instead of
    * a plain bind; 0 or -1: none. */

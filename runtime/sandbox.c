@@ -37,6 +37,7 @@
 #include "runtime/rootfs_image.h"
 #include "runtime/sbxlog.h"
 #include "runtime/sbxstate.h"
+#include "runtime/seccomp.h"
 #include "runtime/snapshot.h"
 
 static int
@@ -151,9 +152,17 @@ restart (const struct store *st, const struct store_entry *e, const struct oci_s
 /* startContainer hooks; as the runtime-spec says, a failure stops the
  * sandbox (its process, which has run nothing of the user's, is killed). */
 static int
-start_container_hooks (const struct oci_spec *spec, const struct oci_state *s, hk_err *err)
+start_container_hooks (const struct store *st, const struct oci_spec *spec, const struct oci_state *s,
+                       hk_err *err)
 {
-  if (hooks_run (spec, OCI_HOOK_START_CONTAINER, s, s->pid, false, err) == 0)
+  if (spec == NULL || spec->hooks.n[OCI_HOOK_START_CONTAINER] == 0)
+    return 0;
+  struct seccomp_prog *filter = NULL;
+  int r = seccomp_prepare_cached (spec, st->data_root, &filter, err);
+  if (r == 0)
+    r = hooks_run_start (spec, s, s->pid, filter, err);
+  seccomp_prog_free (filter);
+  if (r == 0)
     return 0;
   cleanup_close int pidfd = pid_open (s->pid, s->pid_start_time);
   if (pidfd >= 0 && sys_pidfd_send_signal (pidfd, SIGKILL, NULL, 0) == 0)
@@ -231,7 +240,7 @@ sbx_start (const struct store *st, const char *id, hk_err *err)
     err_set (err, EINVAL, "cannot start sandbox %s: it is %s, not created", id, oci_status_name (s->status));
   /* startContainer in the sandbox's namespaces before its process may
    * exec; poststart once it may (a failure there is only a warning). */
-  else if (hooks_load (config, &hspec, err) == 0 && start_container_hooks (hspec, s, err) == 0
+  else if (hooks_load (config, &hspec, err) == 0 && start_container_hooks (st, hspec, s, err) == 0
            && release_fifo (fifo, s, err) == 0)
     {
       unlink (fifo);

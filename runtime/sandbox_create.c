@@ -31,6 +31,7 @@
 #include "runtime/idmap.h"
 #include "runtime/mntns.h"
 #include "runtime/monitor.h"
+#include "runtime/mount.h"
 #include "runtime/pidinfo.h"
 #include "runtime/process.h"
 #include "runtime/proxy/netpolicy.h"
@@ -393,6 +394,26 @@ create_cgroups (struct build *b, const struct sbx_create_opts *o, hk_err *err)
   return 0;
 }
 
+/* With v1 hierarchies, what a "cgroup" mount shows: each directory made for
+ * the sandbox, named as the host names its hierarchy (mount.h).  NULL on a
+ * unified host (the cgroup2 directory alone) or without cgroups. */
+static struct mnt_cgroup *
+cgroup_view (const struct cg_sandbox *cg, size_t *n)
+{
+  *n = 0;
+  if (cg->layout != CG_V1 && cg->layout != CG_HYBRID)
+    return NULL;
+  struct mnt_cgroup *v = xcalloc (cg->n + 1, sizeof *v);
+  for (size_t i = 0; i < cg->n; i++)
+    if (cg->dirs[i].made && !cg->dirs[i].skipped && cg->dirs[i].mount)
+      {
+        const char *slash = strrchr (cg->dirs[i].mount, '/');
+        v[*n].name = slash ? slash + 1 : cg->dirs[i].mount;
+        v[(*n)++].dir = cg->dirs[i].path;
+      }
+  return v;
+}
+
 static int
 place_in_cgroups (void *arg, pid_t pid, bool in_v2, hk_err *err)
 {
@@ -470,11 +491,15 @@ create_spawn (const struct sbx_create_opts *o, struct build *b, const char *root
     return -1;
   cleanup_close int cgroup_fd = cg_open_v2 (&b->cgroups);
   struct spawn_cgroup cgroup = { .v2_fd = cgroup_fd, .place = place_in_cgroups, .arg = &b->cgroups };
+  size_t n_view;
+  cleanup_free struct mnt_cgroup *view = cgroup_view (&b->cgroups, &n_view);
   struct spawn_cfg cfg = { .spec = o->spec,
                            .rootfs = rootfs,
                            .bundle = o->bundle,
                            .workdir = work,
                            .cgroup_dir = cg_v2_path (&b->cgroups),
+                           .cgroups = view,
+                           .n_cgroups = n_view,
                            .cgroup = &cgroup,
                            .fifo_fd = fifo_fd,
                            .landlock = b->landlock,
@@ -516,7 +541,7 @@ create_spawn (const struct sbx_create_opts *o, struct build *b, const char *root
    * foreground run releases its process right away, so startContainer too. */
   struct oci_state hs = hook_state (b, o, rootfs);
   if (hooks_run (o->spec, OCI_HOOK_CREATE_CONTAINER, &hs, b->child.pid, true, err) < 0
-      || (o->foreground && hooks_run (o->spec, OCI_HOOK_START_CONTAINER, &hs, b->child.pid, false, err) < 0))
+      || (o->foreground && hooks_run_start (o->spec, &hs, b->child.pid, b->seccomp, err) < 0))
     return -1;
   /* A foreground run releases the process right away: record it as running
    * now rather than rewrite the state a moment later. */

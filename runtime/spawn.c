@@ -133,6 +133,8 @@ child_setup (const struct spawn_cfg *cfg, bool userns, int root_tree, int mntns_
                         .workdir = cfg->workdir,
                         .userns = userns,
                         .cgroup_dir = cfg->cgroup_dir,
+                        .cgroups = cfg->cgroups,
+                        .n_cgroups = cfg->n_cgroups,
                         .root_tree = root_tree,
                         .overlay = cfg->overlay,
                         .overlay_dir = cfg->overlay_dir,

@@ -13,6 +13,8 @@
 #include "runtime/learn.h"
 #include "runtime/seccomp.h"
 
+struct mnt_cgroup;
+
 /* The sandbox's cgroups, for spawn_clone: the child is put in them after its
  * id maps are written and before "go", so it runs nothing of its own outside. */
 struct spawn_cgroup
@@ -26,10 +28,12 @@ struct spawn_cgroup
 struct spawn_cfg
 {
   const struct oci_spec *spec;
-  const char *rootfs;                   /* absolute host path of the directory that becomes / */
-  const char *bundle;                   /* absolute; may be NULL */
-  const char *workdir;                  /* absolute host path of the persistent work dir, or NULL */
-  const char *cgroup_dir;               /* host path of the sandbox's cgroup2 dir, or NULL */
+  const char *rootfs;               /* absolute host path of the directory that becomes / */
+  const char *bundle;               /* absolute; may be NULL */
+  const char *workdir;              /* absolute host path of the persistent work dir, or NULL */
+  const char *cgroup_dir;           /* host path of the sandbox's cgroup2 dir, or NULL */
+  const struct mnt_cgroup *cgroups; /* with v1 hierarchies: the sandbox's dir in each (mount.h) */
+  size_t n_cgroups;
   const char *overlay;                  /* image sandboxes: overlayfs options for the root (rootfs_image.h) */
   const char *overlay_dir;              /* ... relative to this directory */
   const char *tree;                     /* no mount namespace of its own: where its tree is built (mount.h) */

@@ -190,3 +190,60 @@ C
   [ "${lines[2]}" = ro ]
   $H delete rd
 }
+
+@test "runc_compat: a cgroup mount on a host with v1 hierarchies shows the sandbox's directory of each, read-only" {
+  [ "$(stat -f -c %T /sys/fs/cgroup)" = cgroup2fs ] && skip "a unified host: the cgroup2 directory alone (cgroups.bats)"
+  b=$(new_bundle cv)
+  edit_config "$b" '.linux.resources.pids = {"limit": 77}'
+  run -0 $H run --rm --bundle "$b" cv -- sh -c 'cat /sys/fs/cgroup/pids/pids.max; cat /sys/fs/cgroup/memory/tasks | wc -l; grep " /sys/fs/cgroup" /proc/mounts'
+  [ "${lines[0]}" = 77 ]   # the sandbox's own limit: its directory, not the host's root
+  [ "${lines[1]}" -ge 1 ]
+  mounts=$(printf '%s\n' "${lines[@]:2}")
+  [[ "$mounts" == *" /sys/fs/cgroup/pids cgroup "* && "$mounts" == *" /sys/fs/cgroup/memory cgroup "* ]]
+  while read -r _ _ _ opts _; do [[ "$opts" == ro,* ]]; done <<< "$mounts"
+  # The attack: the sandbox's root raising its own limit, or making a cgroup
+  # of its own to move into, through the mount.  Asked for writable (runc's
+  # tests drop "ro"), it is still read-only.
+  edit_config "$b" '(.mounts[] | select(.type == "cgroup") | .options) |= map(select(. != "ro"))'
+  run -1 $H run --rm --bundle "$b" cv -- sh -c 'echo max > /sys/fs/cgroup/pids/pids.max || mkdir /sys/fs/cgroup/pids/mine || exit 1'
+  [[ "$output" == *"Read-only file system"* ]]
+}
+
+@test "runc_compat: a startContainer hook runs under the sandbox's seccomp filter (run, and create + start)" {
+  b=$(new_bundle sh)
+  set_args "$b" /bin/true
+  edit_config "$b" '.linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW", "architectures": ["SCMP_ARCH_X86", "SCMP_ARCH_X32"], "syscalls": [{"names": ["mkdir"], "action": "SCMP_ACT_KILL"}]}
+    | .hooks = {"startContainer": [{"path": "/bin/sh", "args": ["sh", "-c", "mkdir /dev/shm/hooked"]}]}'
+  run -125 $H run --rm --bundle "$b" sh
+  [[ "$output" == *"error running startContainer hook /bin/sh: killed by signal 31 (SIGSYS: bad system call)"* ]]
+  $H delete --force sh 2>/dev/null || true
+  $H create --bundle "$b" sh
+  run -125 $H start sh
+  [[ "$output" == *"error running startContainer hook"*"bad system call"* ]]
+  [ "$($H state sh | jq -r .status)" = stopped ]   # its process, which ran nothing, was killed
+  $H delete --force sh
+  # Without the filter's rule the same hook runs, in the sandbox.
+  edit_config "$b" '.linux.seccomp.syscalls = []'
+  run -0 $H run --rm --bundle "$b" sh
+}
+
+@test "runc_compat: update --memory -1 after a finite --memory-swap lifts both on v1 (memsw first), as runc's update" {
+  [ "$(stat -f -c %T /sys/fs/cgroup)" = cgroup2fs ] && skip "cgroup v2: memory.max and memory.swap.max are apart"
+  d=/sys/fs/cgroup/memory/$(cgroup_parent)/um
+  b=$(new_bundle um)
+  set_args "$b" sleep 100
+  edit_config "$b" '.linux.resources.memory = {"limit": 33554432}'
+  $H run -d --bundle "$b" um
+  [ -e "$d/memory.memsw.limit_in_bytes" ] || { $H delete --force um; skip "swap accounting is off (swapaccount=1)"; }
+  unlimited=$(cat /sys/fs/cgroup/memory/memory.limit_in_bytes)
+  run -0 $H update um --memory-swap 96468992
+  [ "$(cat "$d/memory.memsw.limit_in_bytes")" = 96468992 ]
+  run -0 $H update um --memory -1
+  [ "$(cat "$d/memory.limit_in_bytes")" = "$unlimited" ]
+  [ "$(cat "$d/memory.memsw.limit_in_bytes")" = "$unlimited" ]
+  # Lowering both again: the limit first, then memory+swap.
+  run -0 $H update um --memory 33554432 --memory-swap 67108864
+  [ "$(cat "$d/memory.limit_in_bytes")" = 33554432 ]
+  [ "$(cat "$d/memory.memsw.limit_in_bytes")" = 67108864 ]
+  $H delete --force um
+}
