@@ -247,11 +247,11 @@ run_one (const struct oci_hook *h, const char *kind, const char *json, size_t le
     {
       char said[80];
       describe_signal (WTERMSIG (ws), said, sizeof said);
-      return err_set (err, ECHILD, "error running %s hook %s: killed by signal %d (%s)", kind, h->path,
+      return err_set (err, ECHILD, "error running hook: %s hook %s: killed by signal %d (%s)", kind, h->path,
                       WTERMSIG (ws), said);
     }
   if (WEXITSTATUS (ws) != 0)
-    return err_set (err, ECHILD, "error running %s hook %s: exited with status %d", kind, h->path,
+    return err_set (err, ECHILD, "error running hook: %s hook %s: exited with status %d", kind, h->path,
                     WEXITSTATUS (ws));
   return 0;
 }

@@ -215,11 +215,11 @@ C
   edit_config "$b" '.linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW", "architectures": ["SCMP_ARCH_X86", "SCMP_ARCH_X32"], "syscalls": [{"names": ["mkdir"], "action": "SCMP_ACT_KILL"}]}
     | .hooks = {"startContainer": [{"path": "/bin/sh", "args": ["sh", "-c", "mkdir /dev/shm/hooked"]}]}'
   run -125 $H run --rm --bundle "$b" sh
-  [[ "$output" == *"error running startContainer hook /bin/sh: killed by signal 31 (SIGSYS: bad system call)"* ]]
+  [[ "$output" == *"error running hook: startContainer hook /bin/sh: killed by signal 31 (SIGSYS: bad system call)"* ]]
   $H delete --force sh 2>/dev/null || true
   $H create --bundle "$b" sh
   run -125 $H start sh
-  [[ "$output" == *"error running startContainer hook"*"bad system call"* ]]
+  [[ "$output" == *"error running hook: startContainer hook"*"bad system call"* ]]
   [ "$($H state sh | jq -r .status)" = stopped ]   # its process, which ran nothing, was killed
   $H delete --force sh
   # Without the filter's rule the same hook runs, in the sandbox.
