@@ -303,6 +303,8 @@ unknown_verb (const char *name)
  * subreaper blanks those (host paths among them) before it forks the
  * command in its own memory, and the command still has its arguments
  * (runtime/exec_enter.c, hide_arguments). */
+static char **argv_copy; /* held for the process's life (and LeakSanitizer) */
+
 static char **
 copy_argv (int argc, char **argv)
 {
@@ -320,7 +322,7 @@ copy_argv (int argc, char **argv)
       s += len;
     }
   v[argc] = NULL;
-  return v;
+  return argv_copy = v;
 }
 
 int
