@@ -303,7 +303,9 @@ unknown_verb (const char *name)
  * subreaper blanks those (host paths among them) before it forks the
  * command in its own memory, and the command still has its arguments
  * (runtime/exec_enter.c, hide_arguments). */
-static char **argv_copy; /* held for the process's life (and LeakSanitizer) */
+/* Held for the process's life; volatile, or the compiler drops a store nothing reads and LeakSanitizer takes
+ * the copy for a leak. */
+static char **volatile argv_copy;
 
 static char **
 copy_argv (int argc, char **argv)
