@@ -297,16 +297,16 @@ unknown_verb (const char *name)
   return EXIT_HAKO;
 }
 
+/* copy_argv's copy, held for the process's life: volatile, or the compiler
+ * drops a store nothing reads and LeakSanitizer takes the copy for a leak. */
+static char **volatile argv_copy;
+
 /* argv and its strings, copied to the heap.  Every pointer a verb derives
  * from its arguments (getopt's optarg, an exec's command) then points here,
  * never into the strings the kernel shows as /proc/PID/cmdline: an exec's
  * subreaper blanks those (host paths among them) before it forks the
  * command in its own memory, and the command still has its arguments
  * (runtime/exec_enter.c, hide_arguments). */
-/* Held for the process's life; volatile, or the compiler drops a store nothing reads and LeakSanitizer takes
- * the copy for a leak. */
-static char **volatile argv_copy;
-
 static char **
 copy_argv (int argc, char **argv)
 {

@@ -365,12 +365,11 @@ mount_cgroup_v1 (const struct root *r, const struct mnt_ctx *ctx, const struct o
     {
       const char *name = ctx->cgroups[i].name;
       cleanup_free char *dest = xasprintf ("%s/%s", m->destination, name);
-      cleanup_free char *names = xstrdup (name);
+      cleanup_free char *names = strchr (name, ',') ? xstrdup (name) : NULL;
       char *save = NULL;
       if (mount_cgroup_dir (r, ctx, m, ctx->cgroups[i].dir, dest, err) < 0)
         return -1;
-      for (char *one = strtok_r (names, ",", &save); strchr (name, ',') && one;
-           one = strtok_r (NULL, ",", &save))
+      for (char *one = names ? strtok_r (names, ",", &save) : NULL; one; one = strtok_r (NULL, ",", &save))
         if (symlinkat (name, fd, one) < 0 && errno != EEXIST)
           return err_sys (err, "mount cgroup on %s: link %s", where_, one);
     }
@@ -379,16 +378,16 @@ mount_cgroup_v1 (const struct root *r, const struct mnt_ctx *ctx, const struct o
   return 0;
 }
 
-/* type "cgroup".  Unified: the sandbox's cgroup2 directory as /sys/fs/cgroup,
-   what a cgroup namespace's cgroup2 mount shows, but a bind (a new cgroup2
-   superblock costs an RCU grace period); with v1 hierarchies, each so, as
-   runc and crun; without any, an empty read-only tmpfs. */
+/* type "cgroup".  Unified: the sandbox's cgroup2 directory, a bind (a new
+   cgroup2 superblock costs an RCU grace period); with v1 hierarchies, each
+   so, as runc and crun; without any, an empty read-only tmpfs. */
 static int
 mount_cgroup (const struct root *r, const struct mnt_ctx *ctx, const struct oci_mount *m, hk_err *err)
 {
-  if (ctx->n_cgroups > 0 || ctx->cgroup_dir == NULL)
-    return ctx->n_cgroups ? mount_cgroup_v1 (r, ctx, m, err)
-                          : mount_fs (r, m, "tmpfs", "mode=755", MS_RDONLY, err);
+  if (ctx->n_cgroups > 0)
+    return mount_cgroup_v1 (r, ctx, m, err);
+  if (ctx->cgroup_dir == NULL)
+    return mount_fs (r, m, "tmpfs", "mode=755", MS_RDONLY, err);
   return mount_cgroup_dir (r, ctx, m, ctx->cgroup_dir, m->destination, err);
 }
 
