@@ -103,11 +103,14 @@ piece () {
   printf '== %s.sh ... ' "$name" >&2
   local t0=$SECONDS
   echo "==== $name.sh $*" >> "$BENCH_LOG"
+  local from=$(($(wc -l < "$BENCH_LOG") + 1))
   env HAKO="$HAKO" BENCH_FORMAT=lines "$@" bash "$here/$name.sh" \
     < /dev/null >> "$lines" 2>> "$BENCH_LOG"
   rc=$?
   [ "$rc" -eq 0 ] || failed_pieces="$failed_pieces $name"
   printf '%s s%s\n' "$((SECONDS - t0))" "$([ "$rc" -eq 0 ] || echo " (exit $rc; see $BENCH_LOG)")" >&2
+  # A failed piece's last words, where a CI log (which loses $BENCH_LOG) keeps them.
+  [ "$rc" -eq 0 ] || tail -n +"$from" "$BENCH_LOG" | tail -n 20 | sed "s/^/   $name.sh: /" >&2
 }
 
 nohf=""

@@ -14,6 +14,7 @@
 # BENCH_FORMAT=lines (stdout gets `BENCH ROW TOOL VALUE UNIT [NOTE]`).
 # Needs root and hyperfine.
 set -eu
+trap 'echo "python.sh: line $LINENO: a command failed (exit $?)" >&2' ERR
 here=$(cd "$(dirname "$0")" && pwd)
 HAKO=${HAKO:-$here/../../hako}
 RUNS=${RUNS:-100}
