@@ -41,6 +41,7 @@
 #   PHASE_RUNS  30   (QUICK 10)  traced runs (and execs) of phases.sh
 #   SESSION_RUNS 5   (QUICK 2)   runs of each session.sh figure
 #   SESSION_MB  200  (QUICK 50)  the large put/get file
+#   POOL_SANDBOXES 100 (QUICK 20), POOL_COMMANDS 10 (QUICK 3)  python.sh's pool
 #   BENCH_ONLY  a subset of "run exec images snapshot proxy parallel session phases python"
 #   BENCH_LOG   where the pieces' output goes (default a file under /tmp,
 #               kept only when a piece failed)
@@ -60,9 +61,11 @@ if [ "${QUICK:-0}" = 1 ]; then
   : "${LAYER1:=usr/share/perl}" "${LAYER2:=usr/share/perl5}"
   : "${SNAP_SIZES:=10 50}" "${SNAP_RUNS:=2}" "${PROXY_SIZE:=134217728}"
   : "${PAR_PER:=3}" "${PROXY_LAT_N:=200}" "${PHASE_RUNS:=10}" "${SESSION_RUNS:=2}" "${SESSION_MB:=50}"
+  : "${POOL_SANDBOXES:=20}" "${POOL_COMMANDS:=3}"
 else
   : "${RUN_RUNS:=30}" "${EXEC_RUNS:=200}" "${WARMUP:=3}" "${RSS_RUNS:=5}" "${IMAGE_RUNS:=3}"
   : "${SNAP_SIZES:=10 200}" "${SNAP_RUNS:=5}" "${PROXY_SIZE:=1073741824}"
+  : "${POOL_SANDBOXES:=100}" "${POOL_COMMANDS:=10}"
 fi
 : "${PAR_JOBS:=8}" "${PAR_PER:=10}" "${PROXY_LAT_N:=1000}" "${PHASE_RUNS:=30}" "${SESSION_RUNS:=5}" "${SESSION_MB:=200}"
 : "${BENCH_ONLY:=run exec images snapshot proxy parallel session phases python}"
@@ -143,7 +146,7 @@ case " $BENCH_ONLY " in
     fi
     ;;
 esac
-piece python RUNS="$EXEC_RUNS" WARMUP="$WARMUP"
+piece python RUNS="$EXEC_RUNS" WARMUP="$WARMUP" POOL_SANDBOXES="$POOL_SANDBOXES" POOL_COMMANDS="$POOL_COMMANDS"
 elapsed=$(($(date +%s) - started))
 
 # ---- the table -----------------------------------------------------------------
@@ -173,7 +176,7 @@ elapsed=$(($(date +%s) - started))
   echo "get-big|get $SESSION_MB MB|hako cp"
   echo "py-exec|Python commands.run(\"true\") vs exec true|hako sdk"
   echo "py-lifecycle|Python create+run+kill vs run -d, exec, delete|hako sdk"
-  echo "py-pool|Python 100 sandboxes x 10 commands, one loop|sdk"
+  echo "py-pool|Python $POOL_SANDBOXES sandboxes x $POOL_COMMANDS commands, one loop|sdk"
   echo "py-pool-rss|Python peak RSS of that loop|sdk"
 } > "$rows"
 

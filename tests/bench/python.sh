@@ -37,10 +37,12 @@ trap cleanup EXIT
 export PYTHONPATH="$here/../../python${PYTHONPATH:+:$PYTHONPATH}"
 
 $H run -d --profile host hx -- sleep 100000
-hyperfine -N --style basic --warmup "$WARMUP" --runs "$RUNS" --export-json "$work/exec.json" \
-  -n hako "$H exec hx true" > /dev/null
-hyperfine --style basic --warmup 1 --runs "$LIFE_RUNS" --export-json "$work/life.json" \
-  -n hako "$H run -d --profile host lx -- sleep 100000 && $H exec lx true && $H delete --force lx" > /dev/null
+# hyperfine's --show-output keeps a failing hako's error, which is shown
+# (its stats are not: the JSON holds them).
+hf () { hyperfine --show-output "$@" > "$work/hf.out" 2>&1 || { grep -v '^ *$' "$work/hf.out" | tail -n 20 >&2; return 1; }; }
+hf -N --warmup "$WARMUP" --runs "$RUNS" --export-json "$work/exec.json" -n hako "$H exec hx true"
+hf --warmup 1 --runs "$LIFE_RUNS" --export-json "$work/life.json" \
+  -n hako "$H run -d --profile host lx -- sleep 100000 && $H exec lx true && $H delete --force lx"
 median () { jq -r '.results[0].median * 1000' "$1"; }
 emit "py-exec hako $(median "$work/exec.json") ms"
 emit "py-lifecycle hako $(median "$work/life.json") ms"
