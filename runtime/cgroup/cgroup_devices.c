@@ -2,9 +2,10 @@
  * controller, and the rule list cgroup v2's eBPF filter (cgroup_bpf.c) is
  * built from.  Every sandbox is held to device rules, as runc holds every
  * container: an implicit deny-all, then the spec's rules in order, then the
- * nodes hako's /dev holds.  The nodes of linux.devices are made in /dev but
- * get no rule of their own: a spec that lists /dev/kmsg and denies every
- * device gets a /dev/kmsg that cannot be opened, as with runc. */
+ * nodes hako's /dev holds.  The nodes of linux.devices get a rule of their
+ * own for mknod alone ('m'), so that hako can make them wherever the spec
+ * puts them: a spec that lists /dev/kmsg and denies every device gets a
+ * /dev/kmsg that cannot be opened, as with runc and crun. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -62,6 +63,18 @@ from_node (const struct oci_device *n, struct rule *r)
   *r = (struct rule){
     .allow = true, .type = n->type == 'b' ? 'b' : 'c', .major = n->major, .minor = n->minor, .access = ACC_ALL
   };
+  return true;
+}
+
+/* The rule that lets hako make node n, and only make it.  mknod is all it
+ * gives: opening the node (the attack: reading a disk a spec lists but does
+ * not allow) still needs a spec rule with 'r' or 'w'. */
+static bool
+mknod_rule (const struct oci_device *n, struct rule *r)
+{
+  if (!from_node (n, r))
+    return false;
+  r->access = ACC_M;
   return true;
 }
 
@@ -227,6 +240,10 @@ cg_v1_device_writes (const struct oci_spec *spec, struct cg_dev_write **out, siz
   hk_err ignored;
   for (size_t i = 0; r == 0 && i < sizeof std_rules / sizeof *std_rules; i++)
     replay (&e, &std_rules[i], &ignored);
+  struct rule m;
+  for (size_t i = 0; r == 0 && i < spec->linux.n_devices; i++)
+    if (mknod_rule (&spec->linux.devices[i], &m))
+      replay (&e, &m, &ignored);
   free (e.exc);
   if (r < 0)
     {
@@ -244,7 +261,8 @@ int
 cg_device_rules (const struct oci_spec *spec, struct cg_dev_rule **out, size_t *n)
 {
   const struct oci_resources *res = &spec->linux.resources;
-  size_t n_std = sizeof std_rules / sizeof *std_rules, cap = 1 + res->n_devices + n_std;
+  size_t n_std = sizeof std_rules / sizeof *std_rules;
+  size_t cap = 1 + res->n_devices + n_std + spec->linux.n_devices;
   struct rule *v = xcalloc (cap, sizeof *v);
   size_t k = 0;
   v[k++] = deny_all;
@@ -252,6 +270,9 @@ cg_device_rules (const struct oci_spec *spec, struct cg_dev_rule **out, size_t *
     v[k++] = from_spec (&res->devices[i]);
   for (size_t i = 0; i < n_std; i++)
     v[k++] = std_rules[i];
+  for (size_t i = 0; i < spec->linux.n_devices; i++)
+    if (mknod_rule (&spec->linux.devices[i], &v[k]))
+      k++;
   *out = v;
   *n = k;
   return 0;

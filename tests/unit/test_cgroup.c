@@ -583,9 +583,9 @@ test_v1_devices (void)
   check_writes ("[{\"allow\":false,\"access\":\"rwm\"}]",
                 ",\"devices\":[{\"path\":\"/dev/fuse\",\"type\":\"c\",\"major\":10,\"minor\":229}]",
                 "deny a; allow c 1:3 rwm; allow c 1:5 rwm; allow c 1:7 rwm; allow c 1:8 rwm; "
-                "allow c 1:9 rwm; allow c 5:0 rwm; allow c 5:2 rwm; allow c 136:* rwm",
-                "linux.devices nodes get no rule of their own: the deny-all holds for them (runc's "
-                "\"device cgroup deny\")");
+                "allow c 1:9 rwm; allow c 5:0 rwm; allow c 5:2 rwm; allow c 136:* rwm; allow c 10:229 m",
+                "linux.devices nodes get mknod alone: the deny-all holds for reading and writing them "
+                "(runc's \"device cgroup deny\")");
   check_writes ("[{\"allow\":false,\"type\":\"b\",\"major\":8,\"minor\":0,\"access\":\"w\"}]", NULL,
                 "deny a; allow c 1:3 rwm; allow c 1:5 rwm; allow c 1:7 rwm; allow c 1:8 rwm; "
                 "allow c 1:9 rwm; allow c 5:0 rwm; allow c 5:2 rwm; allow c 136:* rwm",
@@ -733,7 +733,7 @@ test_v2_devices_without_filter (void)
 
 /* linux.devices: a node the rules deny is not "harmless" (without the
  * filter it would open), one they allow is; and the filter's rule list
- * starts with the implicit deny-all and gives listed nodes no rule. */
+ * starts with the implicit deny-all and gives listed nodes mknod alone. */
 static void
 test_listed_devices (void)
 {
@@ -745,11 +745,16 @@ test_listed_devices (void)
   struct cg_dev_rule *rules = NULL;
   size_t n = 0;
   cg_device_rules (spec, &rules, &n);
-  bool kmsg_rule = false;
+  bool kmsg_open = false, kmsg_mknod = false;
   for (size_t i = 0; i < n; i++)
-    kmsg_rule |= rules[i].allow && rules[i].major == 1 && rules[i].minor == 11;
-  ok (n == 10 && !rules[0].allow && rules[0].type == 'a' && !rules[1].allow && !kmsg_rule,
-      "filter rules: implicit deny-all, the spec's deny-all, /dev's 8 nodes, no allow of the listed node");
+    if (rules[i].allow && rules[i].major == 1 && rules[i].minor == 11)
+      {
+        kmsg_open |= (rules[i].access & (CG_DEV_R | CG_DEV_W)) != 0;
+        kmsg_mknod |= rules[i].access == CG_DEV_M;
+      }
+  ok (n == 11 && !rules[0].allow && rules[0].type == 'a' && !rules[1].allow && !kmsg_open && kmsg_mknod,
+      "filter rules: implicit deny-all, the spec's deny-all, /dev's 8 nodes, the listed node's mknod and "
+      "no more");
   free (rules);
   oci_spec_free (spec);
   free (lin);
