@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "lib/util.h"
 #include "oci/knobs.h"
@@ -54,6 +55,53 @@ oci_resources_check_devices (const struct oci_resources *cur, const struct oci_r
   return 0;
 }
 
+/* canon(name): the spelling of a key of obj (NULL: of linux.resources
+ * itself) that name matches, ignoring case; NULL if none does. */
+static const char *
+canon (const char *obj, const char *name)
+{
+  static const char *const top[] = { "blockIO", "devices", "hugepageLimits", "unified", "network", "rdma" };
+  for (size_t i = 0; i < oci_n_knobs; i++)
+    {
+      const char *k = obj ? (strcmp (oci_knobs[i].obj, obj) == 0 ? oci_knobs[i].key : NULL) : oci_knobs[i].obj;
+      if (k && strcasecmp (k, name) == 0)
+        return k;
+    }
+  for (size_t i = 0; !obj && i < sizeof top / sizeof *top; i++)
+    if (strcasecmp (top[i], name) == 0)
+      return top[i];
+  return NULL;
+}
+
+/* Rename obj's keys (linux.resources itself when parent is NULL) to the
+ * spec's spelling: runc's update decodes its -r file with Go's
+ * case-insensitive field matching, so scripts written for it send
+ * {"CPU": {"Cpus": "0"}}, which would otherwise be ignored as unknown keys
+ * and change nothing.  Two keys that name the same field are refused. */
+static int
+canonical_keys (yajl_val v, const char *parent, hk_err *err)
+{
+  size_t n = YAJL_IS_OBJECT (v) ? v->u.object.len : 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      const char *c = canon (parent, v->u.object.keys[i]);
+      if (c == NULL)
+        continue;
+      for (size_t j = 0; j < i; j++)
+        if (strcmp (v->u.object.keys[j], c) == 0)
+          return err_set (err, EINVAL, ".linux.resources%s%s: \"%s\" and \"%s\" name the same field",
+                          parent ? "." : "", parent ? parent : "", v->u.object.keys[j], v->u.object.keys[i]);
+      if (strcmp (v->u.object.keys[i], c) != 0)
+        {
+          free ((char *)v->u.object.keys[i]);
+          v->u.object.keys[i] = xstrdup (c);
+        }
+      if (parent == NULL && canonical_keys (v->u.object.values[i], c, err) < 0)
+        return -1;
+    }
+  return 0;
+}
+
 int
 oci_resources_parse (const char *text, size_t len, struct oci_resources *out, hk_err *err)
 {
@@ -64,7 +112,8 @@ oci_resources_parse (const char *text, size_t len, struct oci_resources *out, hk
   int r = -1;
   if (!YAJL_IS_OBJECT (root))
     err_set (err, EINVAL, ".linux.resources: must be a JSON object");
-  else if (spec_parse_resources (root, out, err) == 0 && refuse_unchangeable (out, err) == 0)
+  else if (canonical_keys (root, NULL, err) == 0 && spec_parse_resources (root, out, err) == 0
+           && refuse_unchangeable (out, err) == 0)
     r = 0;
   yajl_tree_free (root);
   if (r < 0)

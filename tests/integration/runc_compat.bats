@@ -247,3 +247,22 @@ C
   [ "$(cat "$d/memory.memsw.limit_in_bytes")" = 67108864 ]
   $H delete --force um
 }
+
+@test "runc_compat: update -r takes runc's capitalised keys ({\"PIDS\": {\"Limit\": N}}), refuses two spellings of one field" {
+  if [ "$(stat -f -c %T /sys/fs/cgroup)" = cgroup2fs ]; then d=/sys/fs/cgroup/$(cgroup_parent)/uk
+  else d=/sys/fs/cgroup/pids/$(cgroup_parent)/uk; fi
+  b=$(new_bundle uk)
+  set_args "$b" sleep 100
+  edit_config "$b" '.linux.resources.pids = {"limit": 50}'
+  $H run -d --bundle "$b" uk
+  # runc's Go decoder matches field names ignoring case; so does update -r.
+  run -0 $H update -r - uk <<< '{"PIDS": {"Limit": 77}}'
+  [ "$(cat "$d/pids.max")" = 77 ]
+  run -0 $H update -r - uk <<< '{"pids": {"limit": 78}}'
+  [ "$(cat "$d/pids.max")" = 78 ]
+  # Two spellings of one field: which one wins would be a guess.
+  run -125 $H update -r - uk <<< '{"pids": {"limit": 79}, "Pids": {"limit": 80}}'
+  [[ "$output" == *'"pids" and "Pids" name the same field'* ]]
+  [ "$(cat "$d/pids.max")" = 78 ]
+  $H delete --force uk
+}
