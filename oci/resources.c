@@ -63,7 +63,8 @@ canon (const char *obj, const char *name)
   static const char *const top[] = { "blockIO", "devices", "hugepageLimits", "unified", "network", "rdma" };
   for (size_t i = 0; i < oci_n_knobs; i++)
     {
-      const char *k = obj ? (strcmp (oci_knobs[i].obj, obj) == 0 ? oci_knobs[i].key : NULL) : oci_knobs[i].obj;
+      const char *k
+          = obj ? (strcmp (oci_knobs[i].obj, obj) == 0 ? oci_knobs[i].key : NULL) : oci_knobs[i].obj;
       if (k && strcasecmp (k, name) == 0)
         return k;
     }
