@@ -16,7 +16,7 @@
 #include "lib/util.h"
 
 /* The registers: r1 the context, r2 the device type, r3 the access asked,
- * r4 the major, r5 the minor, r0 scratch and result. */
+ * r4 the major, r5 the minor, r0 and r6 scratch (r0 the result). */
 enum
 {
   R0,
@@ -24,7 +24,8 @@ enum
   R_TYPE,
   R_ACC,
   R_MAJ,
-  R_MIN
+  R_MIN,
+  R6
 };
 
 struct prog
@@ -61,23 +62,40 @@ unconditional (const struct cg_dev_rule *r)
   return r->type == 'a' && r->major < 0 && r->minor < 0;
 }
 
+/* r0 |= (reg ^ value), in 32 bits (majors and minors are 32-bit in the
+ * context); the first term moves instead of or-ing. */
+static void
+emit_differs (struct prog *p, int reg, int32_t value, bool first)
+{
+  int dst = first ? R0 : R6;
+  emit (p, BPF_ALU | BPF_MOV | BPF_X, dst, reg, 0, 0);
+  emit (p, BPF_ALU | BPF_XOR | BPF_K, dst, 0, 0, value);
+  if (!first)
+    emit (p, BPF_ALU | BPF_OR | BPF_X, R0, R6, 0, 0);
+}
+
 /* One rule's test for one access: jumps past itself when the device does not
  * match; then allows (jump to the next access) or denies (return 0).  Its
- * "allowed" jump is added to *fix for the caller to aim. */
+ * "allowed" jump is added to *fix for the caller to aim.
+ *
+ * The test is one jump on r0 = (type ^ T) | (major ^ M) | (minor ^ N), not a
+ * jump per number: a jump on the device's own registers teaches the verifier
+ * their values on one side, so it would check every later rule once more for
+ * each way the earlier ones were left (runc's default rules: 572 insns
+ * processed for 128, a millisecond of BPF_PROG_LOAD, most of a sandbox's
+ * start).  r0 and r6 are written afresh by each rule: nothing is learnt. */
 static void
 emit_rule (struct prog *p, const struct cg_dev_rule *r, size_t **fix, size_t *n_fix)
 {
-  int conds = (r->type != 'a') + (r->major >= 0) + (r->minor >= 0);
-  int tail = r->allow ? 1 : 2;
-  int k = 0;
-  /* JMP32: majors and minors are 32-bit in the context. */
+  bool first = true;
   if (r->type != 'a')
-    emit (p, BPF_JMP32 | BPF_JNE | BPF_K, R_TYPE, 0, (int16_t)(conds - ++k + tail),
-          r->type == 'b' ? BPF_DEVCG_DEV_BLOCK : BPF_DEVCG_DEV_CHAR);
+    emit_differs (p, R_TYPE, r->type == 'b' ? BPF_DEVCG_DEV_BLOCK : BPF_DEVCG_DEV_CHAR, first), first = false;
   if (r->major >= 0)
-    emit (p, BPF_JMP32 | BPF_JNE | BPF_K, R_MAJ, 0, (int16_t)(conds - ++k + tail), (int32_t)r->major);
+    emit_differs (p, R_MAJ, (int32_t)r->major, first), first = false;
   if (r->minor >= 0)
-    emit (p, BPF_JMP32 | BPF_JNE | BPF_K, R_MIN, 0, (int16_t)(conds - ++k + tail), (int32_t)r->minor);
+    emit_differs (p, R_MIN, (int32_t)r->minor, first), first = false;
+  if (!first)
+    emit (p, BPF_JMP32 | BPF_JNE | BPF_K, R0, 0, (int16_t)(r->allow ? 1 : 2), 0);
   if (r->allow)
     {
       *fix = xrealloc (*fix, (*n_fix + 1) * sizeof **fix);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,8 +24,9 @@
 /* ---- the device filter ----------------------------------------------------------- */
 
 /* Runs the instructions cg_bpf_devices_prog emits (loads from the context,
- * 64-bit mov/and/rsh, jeq/jne/ja, exit) on one request; -1 for anything
- * else, a backward or out-of-range jump, or falling off the end. */
+ * 64-bit mov/and/rsh, 32-bit mov/xor/or, jeq/jne/ja, exit) on one request;
+ * -1 for anything else, a backward or out-of-range jump, or falling off
+ * the end. */
 static int
 interpret (const struct bpf_insn *p, size_t n, uint32_t access_type, uint32_t major, uint32_t minor)
 {
@@ -53,6 +55,21 @@ interpret (const struct bpf_insn *p, size_t n, uint32_t access_type, uint32_t ma
             r[i->dst_reg] >>= v;
           else
             return -1;
+        }
+      else if (cls == BPF_ALU)
+        {
+          /* 32 bits, the result zero-extended, as the kernel does. */
+          uint32_t v = BPF_SRC (i->code) == BPF_X ? (uint32_t)r[i->src_reg] : (uint32_t)i->imm;
+          uint32_t d = (uint32_t)r[i->dst_reg];
+          if (op == BPF_MOV)
+            d = v;
+          else if (op == BPF_XOR)
+            d ^= v;
+          else if (op == BPF_OR)
+            d |= v;
+          else
+            return -1;
+          r[i->dst_reg] = d;
         }
       else if (cls == BPF_JMP || cls == BPF_JMP32)
         {
@@ -138,6 +155,30 @@ mismatches (const struct cg_dev_rule *rules, size_t n, const struct bpf_insn *p,
 
 static int verifier = -1; /* -1 unknown, 0 not permitted here, 1 loads */
 
+/* How many instructions the verifier walked to accept p ("processed N
+ * insns" of its statistics log), -1 if it could not load it here. */
+static long
+verifier_work (const struct bpf_insn *p, size_t len)
+{
+  static char log[65536];
+  union bpf_attr a;
+  memset (&a, 0, sizeof a);
+  a.prog_type = BPF_PROG_TYPE_CGROUP_DEVICE;
+  a.insns = (uintptr_t)p;
+  a.insn_cnt = (uint32_t)len;
+  a.license = (uintptr_t) "GPL";
+  a.log_buf = (uintptr_t)log;
+  a.log_size = sizeof log;
+  a.log_level = 4; /* BPF_LOG_STATS */
+  log[0] = '\0';
+  int fd = (int)syscall (SYS_bpf, BPF_PROG_LOAD, &a, sizeof a);
+  if (fd < 0)
+    return -1;
+  close (fd);
+  const char *at = strstr (log, "processed ");
+  return at ? strtol (at + strlen ("processed "), NULL, 10) : -1;
+}
+
 static void
 check_rules (const struct cg_dev_rule *rules, size_t n, const char *what)
 {
@@ -186,6 +227,27 @@ test_device_filter (void)
     R (true, 'c', 5, 0, RWM),    R (true, 'c', 136, -1, RWM),
   };
   check_rules (runc_default, 5, "deny all, then allow null, random, tty and the ptys");
+  /* What every sandbox of runc's default config loads: the spec's deny-all,
+   * hako's implicit one, /dev's 8 nodes.  The verifier's time (most of a
+   * sandbox's start once it was) follows the instructions it walks: each
+   * should be walked about once, not once per way the rules before it
+   * could have been left. */
+  static const struct cg_dev_rule every_sandbox[] = {
+    R (false, 'a', -1, -1, RWM), R (false, 'a', -1, -1, RWM), R (true, 'c', 1, 3, RWM),
+    R (true, 'c', 1, 5, RWM),    R (true, 'c', 1, 7, RWM),    R (true, 'c', 1, 8, RWM),
+    R (true, 'c', 1, 9, RWM),    R (true, 'c', 5, 0, RWM),    R (true, 'c', 5, 2, RWM),
+    R (true, 'c', 136, -1, RWM),
+  };
+  struct bpf_insn *wp = NULL;
+  size_t wlen = 0;
+  hk_err werr;
+  long work = cg_bpf_devices_prog (every_sandbox, 10, &wp, &wlen, &werr) == 0 ? verifier_work (wp, wlen) : -1;
+  if (work < 0)
+    skip ("BPF_PROG_LOAD not permitted here", "the verifier walks each instruction about once");
+  else
+    ok ((size_t)work <= wlen + wlen / 4, "the verifier walks each instruction about once (%ld for %zu)", work,
+        wlen);
+  free (wp);
   static const struct cg_dev_rule carve[] = {
     R (true, 'a', -1, -1, RWM),
     R (false, 'c', 1, 3, CG_DEV_W),
