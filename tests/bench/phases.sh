@@ -25,7 +25,7 @@ cleanup () {
   umount "$tmp/state" 2> /dev/null
   rm -rf "$tmp"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT INT TERM HUP PIPE
 "$here/../fixtures/make-bundle.sh" "$tmp/bundle" runc > /dev/null || exit 1
 
 # phases FILE: each "pid phase" line's duration to the next line of its pid;
