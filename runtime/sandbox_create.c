@@ -387,6 +387,9 @@ create_cgroups (struct build *b, const struct sbx_create_opts *o, hk_err *err)
 {
   cleanup_free char *record = store_path (&b->entry, "cgroups");
   trace_mark ("cgroup create");
+  /* The device filter's load (the verifier's work) is attached while the
+   * child builds the root: spawn's filter step (spawn.h). */
+  b->cgroups.defer_filter = true;
   if (cg_create (&b->cgroups, o->spec, record, err) < 0)
     return -1;
   trace_mark ("spawn prep");
@@ -418,6 +421,14 @@ static int
 place_in_cgroups (void *arg, pid_t pid, bool in_v2, hk_err *err)
 {
   return cg_enter (arg, pid, in_v2, err);
+}
+
+static int
+attach_filter (void *arg, const struct oci_spec *spec, hk_err *err)
+{
+  struct build *b = arg;
+  test_stall_forever ("after-go", b->entry.dir);
+  return cg_attach_filter (&b->cgroups, spec, err);
 }
 
 /* Where the pty's master goes: the console socket, or (foreground without
@@ -490,7 +501,11 @@ create_spawn (const struct sbx_create_opts *o, struct build *b, const char *root
   if (tree && mntns_prepare_tree (&b->entry, err) < 0)
     return -1;
   cleanup_close int cgroup_fd = cg_open_v2 (&b->cgroups);
-  struct spawn_cgroup cgroup = { .v2_fd = cgroup_fd, .place = place_in_cgroups, .arg = &b->cgroups };
+  struct spawn_cgroup cgroup = { .v2_fd = cgroup_fd,
+                                 .place = place_in_cgroups,
+                                 .arg = &b->cgroups,
+                                 .filter = attach_filter,
+                                 .filter_arg = b };
   size_t n_view;
   cleanup_free struct mnt_cgroup *view = cgroup_view (&b->cgroups, &n_view);
   struct spawn_cfg cfg = { .spec = o->spec,

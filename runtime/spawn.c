@@ -496,6 +496,15 @@ spawn_clone (const struct spawn_cfg *cfg, struct spawn_child *out, hk_err *err)
   trace_mark ("go, state creating");
   if (sync_send (out->sync_fd, SYNC_GO, 0, NULL) < 0)
     return err_sys (err, "start sandbox setup");
+  /* The device filter, loaded and attached while the child mounts (the
+   * verifier's work off the serial path).  The attack it stops, a sandbox
+   * opening a disk or /dev/mem its rules deny, needs the sandbox's own code:
+   * none runs before the child's ready, which is read after this, and until
+   * then the child (hako's code) opens and makes only /dev's standard nodes
+   * and the spec's, which the rules allow or allow to make (mknod alone). */
+  trace_mark ("device filter");
+  if (cfg->cgroup && cfg->cgroup->filter && cfg->cgroup->filter (cfg->cgroup->filter_arg, cfg->spec, err) < 0)
+    return -1;
   return 0;
 }
 

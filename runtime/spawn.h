@@ -22,7 +22,10 @@ struct spawn_cgroup
   int v2_fd; /* a cgroup2 directory for clone3's CLONE_INTO_CGROUP, or -1 */
   /* Place the child in the rest; in_v2: clone3 already put it in v2_fd's. */
   int (*place) (void *arg, pid_t pid, bool in_v2, hk_err *err);
-  void *arg;
+  /* Attach the device filter (NULL: none, or made with the cgroups): called
+   * once the child has its go, before its ready is read. */
+  int (*filter) (void *filter_arg, const struct oci_spec *spec, hk_err *err);
+  void *arg, *filter_arg;
 };
 
 struct spawn_cfg

@@ -688,6 +688,14 @@ cg_apply (const struct cg_sandbox *cg, const struct oci_spec *spec, hk_err *err)
 }
 
 int
+cg_attach_filter (const struct cg_sandbox *cg, const struct oci_spec *spec, hk_err *err)
+{
+  if (cg->n == 0 || !cg->defer_filter)
+    return 0;
+  return backend (cg->layout)->filter (cg, spec, err);
+}
+
+int
 cg_create (struct cg_sandbox *cg, const struct oci_spec *spec, const char *record, hk_err *err)
 {
   if (cg->n == 0)

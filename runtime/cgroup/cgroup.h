@@ -103,6 +103,9 @@ struct cg_sandbox
   /* Loaded from a record written before its directories were all made: any
    * of them may exist, but no process was ever placed in them. */
   bool unsure;
+  /* Set before cg_create: the cgroup2 eBPF device filter is left out of it,
+   * for cg_attach_filter while the sandbox's child builds its root. */
+  bool defer_filter;
 };
 
 /* Decide the sandbox's cgroups: which hierarchies, which path in each, and
@@ -117,6 +120,9 @@ int cg_prepare (const struct cg_host *h, const struct oci_spec *spec, const char
 /* Write the record (before anything is made), make the directories and write
  * the limits.  On failure what was made is still listed: cg_remove it. */
 int cg_create (struct cg_sandbox *cg, const struct oci_spec *spec, const char *record, hk_err *err);
+/* The device filter cg_create left out (defer_filter), if this sandbox's
+ * rules are one: attach it before any of the sandbox's own code runs. */
+int cg_attach_filter (const struct cg_sandbox *cg, const struct oci_spec *spec, hk_err *err);
 /* The steps of cg_create, for the unit tests. */
 int cg_record_write (const struct cg_sandbox *cg, const char *record, bool made, hk_err *err);
 int cg_make_dirs (struct cg_sandbox *cg, hk_err *err);

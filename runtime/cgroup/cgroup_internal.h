@@ -20,6 +20,9 @@ struct cg_backend
   int (*needs) (const struct oci_spec *spec, unsigned *ctls, hk_err *err);
   /* Write the limits into the sandbox's made, still empty cgroups. */
   int (*apply) (const struct cg_sandbox *cg, const struct oci_spec *spec, hk_err *err);
+  /* The cgroup2 eBPF device filter, where this version's rules are one
+   * (apply attaches it too, unless cg->defer_filter). */
+  int (*filter) (const struct cg_sandbox *cg, const struct oci_spec *spec, hk_err *err);
   int (*freeze) (const struct cg_sandbox *cg, bool frozen, hk_err *err);
   /* SIGKILL every process without cgroup.kill (frozen ones included). */
   int (*kill) (const struct cg_sandbox *cg, hk_err *err);

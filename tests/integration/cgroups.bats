@@ -483,7 +483,7 @@ kmsg_opens='(exec 3</dev/kmsg) 2>&1 && echo r-open; (exec 3>/dev/kmsg) 2>&1 && e
 @test "kill -9 of hako in the middle of create, then delete --force: no cgroup left" {
   b=$(new_bundle crash)
   limits "$b" 67108864 64
-  for point in after-mkdir after-cgroups after-clone after-ready; do
+  for point in after-mkdir after-cgroups after-go after-clone after-ready; do
     HAKO_TEST_STALL=$point $H create --bundle "$b" crash & creator=$!
     for i in $(seq 50); do [ -e "$STATE/crash/stalled" ] && break; sleep 0.1; done
     [ -e "$STATE/crash/stalled" ]

@@ -199,7 +199,7 @@ expect_clean_failure () {
 
 @test "kill -9 of hako in the middle of create, then delete --force: nothing left" {
   b=$(new_bundle crash)
-  for point in after-mkdir after-cgroups after-clone after-ready; do
+  for point in after-mkdir after-cgroups after-go after-clone after-ready; do
     HAKO_TEST_STALL=$point $H create --bundle "$b" crash & creator=$!
     for i in $(seq 50); do [ -e "$STATE/crash/stalled" ] && break; sleep 0.1; done
     [ -e "$STATE/crash/stalled" ]

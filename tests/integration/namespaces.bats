@@ -207,7 +207,7 @@ host_mounts () {
   local b point i
   b=$(new_bundle hcrash)
   no_mount_ns "$b"
-  for point in after-mkdir after-cgroups after-clone after-ready; do
+  for point in after-mkdir after-cgroups after-go after-clone after-ready; do
     HAKO_TEST_STALL=$point $H create --bundle "$b" hcrash & creator=$!
     for i in $(seq 50); do [ -e "$STATE/hcrash/stalled" ] && break; sleep 0.1; done
     [ -e "$STATE/hcrash/stalled" ]
