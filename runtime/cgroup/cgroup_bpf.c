@@ -170,16 +170,40 @@ sys_bpf (int cmd, union bpf_attr *attr)
   return (int)syscall (SYS_bpf, cmd, attr, sizeof *attr);
 }
 
+static void
+load_attr (union bpf_attr *attr, const struct bpf_insn *prog, size_t len)
+{
+  memset (attr, 0, sizeof *attr);
+  attr->prog_type = BPF_PROG_TYPE_CGROUP_DEVICE;
+  attr->insns = (uintptr_t)prog;
+  attr->insn_cnt = (uint32_t)len;
+  attr->license = (uintptr_t) "GPL"; /* calls no helper: the license checks nothing */
+}
+
+long
+cg_bpf_devices_walk (const struct bpf_insn *prog, size_t len)
+{
+  static char log[65536];
+  union bpf_attr attr;
+  load_attr (&attr, prog, len);
+  attr.log_buf = (uintptr_t)log;
+  attr.log_size = sizeof log;
+  attr.log_level = 4; /* BPF_LOG_STATS: "processed N insns ..." */
+  log[0] = '\0';
+  int fd = sys_bpf (BPF_PROG_LOAD, &attr);
+  if (fd < 0)
+    return -1;
+  close (fd);
+  const char *at = strstr (log, "processed ");
+  return at ? strtol (at + strlen ("processed "), NULL, 10) : -1;
+}
+
 int
 cg_bpf_devices_load (const struct bpf_insn *prog, size_t len, int *fd, hk_err *err)
 {
   static char log[16384];
   union bpf_attr attr;
-  memset (&attr, 0, sizeof attr);
-  attr.prog_type = BPF_PROG_TYPE_CGROUP_DEVICE;
-  attr.insns = (uintptr_t)prog;
-  attr.insn_cnt = (uint32_t)len;
-  attr.license = (uintptr_t) "GPL"; /* calls no helper: the license checks nothing */
+  load_attr (&attr, prog, len);
   *fd = sys_bpf (BPF_PROG_LOAD, &attr);
   if (*fd >= 0)
     return 0;

@@ -20,6 +20,9 @@ int cg_bpf_devices_prog (const struct cg_dev_rule *rules, size_t n, struct bpf_i
                          hk_err *err);
 /* BPF_PROG_LOAD it: the program's fd. */
 int cg_bpf_devices_load (const struct bpf_insn *prog, size_t len, int *fd, hk_err *err);
+/* How many instructions the verifier walked to accept prog (its statistics
+ * log), -1 if it cannot be loaded here: what the load's time follows. */
+long cg_bpf_devices_walk (const struct bpf_insn *prog, size_t len);
 /* Build, load and attach (BPF_F_ALLOW_MULTI, as systemd's own programs
  * are) the spec's device program to the cgroup2 directory dir. */
 int cg_bpf_devices_attach (const char *dir, const struct oci_spec *spec, hk_err *err);

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -155,30 +154,6 @@ mismatches (const struct cg_dev_rule *rules, size_t n, const struct bpf_insn *p,
 
 static int verifier = -1; /* -1 unknown, 0 not permitted here, 1 loads */
 
-/* How many instructions the verifier walked to accept p ("processed N
- * insns" of its statistics log), -1 if it could not load it here. */
-static long
-verifier_work (const struct bpf_insn *p, size_t len)
-{
-  static char log[65536];
-  union bpf_attr a;
-  memset (&a, 0, sizeof a);
-  a.prog_type = BPF_PROG_TYPE_CGROUP_DEVICE;
-  a.insns = (uintptr_t)p;
-  a.insn_cnt = (uint32_t)len;
-  a.license = (uintptr_t) "GPL";
-  a.log_buf = (uintptr_t)log;
-  a.log_size = sizeof log;
-  a.log_level = 4; /* BPF_LOG_STATS */
-  log[0] = '\0';
-  int fd = (int)syscall (SYS_bpf, BPF_PROG_LOAD, &a, sizeof a);
-  if (fd < 0)
-    return -1;
-  close (fd);
-  const char *at = strstr (log, "processed ");
-  return at ? strtol (at + strlen ("processed "), NULL, 10) : -1;
-}
-
 static void
 check_rules (const struct cg_dev_rule *rules, size_t n, const char *what)
 {
@@ -241,7 +216,8 @@ test_device_filter (void)
   struct bpf_insn *wp = NULL;
   size_t wlen = 0;
   hk_err werr;
-  long work = cg_bpf_devices_prog (every_sandbox, 10, &wp, &wlen, &werr) == 0 ? verifier_work (wp, wlen) : -1;
+  long work
+      = cg_bpf_devices_prog (every_sandbox, 10, &wp, &wlen, &werr) == 0 ? cg_bpf_devices_walk (wp, wlen) : -1;
   if (work < 0)
     skip ("BPF_PROG_LOAD not permitted here", "the verifier walks each instruction about once");
   else
