@@ -278,6 +278,8 @@ if [ "$slice" != none ] && [ -n "${HAKO_SRC:-}" ]; then
     unset ASAN_OPTIONS UBSAN_OPTIONS
     out="$log/asan-reports.tap"
     if [ -n "$(ls -A "$log/reports")" ]; then
+      # Which processes reported (a report file may be empty), then what.
+      ls -l "$log/reports" | sed 's/^/# /'
       head -c 4000 "$log"/reports/* | sed 's/^/# /'
       echo "not ok 1 - sanitizer reports during the slice" > "$out"
     else
