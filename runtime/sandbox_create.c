@@ -420,7 +420,8 @@ cgroup_view (const struct cg_sandbox *cg, size_t *n)
 static int
 place_in_cgroups (void *arg, pid_t pid, bool in_v2, hk_err *err)
 {
-  return cg_enter (arg, pid, in_v2, err);
+  struct build *b = arg;
+  return cg_enter (&b->cgroups, pid, in_v2, err);
 }
 
 static int
@@ -501,11 +502,8 @@ create_spawn (const struct sbx_create_opts *o, struct build *b, const char *root
   if (tree && mntns_prepare_tree (&b->entry, err) < 0)
     return -1;
   cleanup_close int cgroup_fd = cg_open_v2 (&b->cgroups);
-  struct spawn_cgroup cgroup = { .v2_fd = cgroup_fd,
-                                 .place = place_in_cgroups,
-                                 .arg = &b->cgroups,
-                                 .filter = attach_filter,
-                                 .filter_arg = b };
+  struct spawn_cgroup cgroup
+      = { .v2_fd = cgroup_fd, .place = place_in_cgroups, .filter = attach_filter, .arg = b };
   size_t n_view;
   cleanup_free struct mnt_cgroup *view = cgroup_view (&b->cgroups, &n_view);
   struct spawn_cfg cfg = { .spec = o->spec,

@@ -503,7 +503,7 @@ spawn_clone (const struct spawn_cfg *cfg, struct spawn_child *out, hk_err *err)
    * then the child (hako's code) opens and makes only /dev's standard nodes
    * and the spec's, which the rules allow or allow to make (mknod alone). */
   trace_mark ("device filter");
-  if (cfg->cgroup && cfg->cgroup->filter && cfg->cgroup->filter (cfg->cgroup->filter_arg, cfg->spec, err) < 0)
+  if (cfg->cgroup && cfg->cgroup->filter && cfg->cgroup->filter (cfg->cgroup->arg, cfg->spec, err) < 0)
     return -1;
   return 0;
 }

@@ -24,8 +24,8 @@ struct spawn_cgroup
   int (*place) (void *arg, pid_t pid, bool in_v2, hk_err *err);
   /* Attach the device filter (NULL: none, or made with the cgroups): called
    * once the child has its go, before its ready is read. */
-  int (*filter) (void *filter_arg, const struct oci_spec *spec, hk_err *err);
-  void *arg, *filter_arg;
+  int (*filter) (void *arg, const struct oci_spec *spec, hk_err *err);
+  void *arg;
 };
 
 struct spawn_cfg

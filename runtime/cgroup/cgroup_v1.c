@@ -143,6 +143,16 @@ v1_hugetlb (const char *dir, const struct oci_resources *r, hk_err *err)
   return 0;
 }
 
+/* On hybrid, without a v1 devices cgroup: the filter on the cgroup2 dir. */
+static int
+v1_filter (const struct cg_sandbox *cg, const struct oci_spec *spec, hk_err *err)
+{
+  const struct cg_dir *v2 = cg_dir_v2 (cg);
+  if (dir_of (cg, CG_DEVICES) || v2 == NULL)
+    return 0;
+  return cg_devices_filter (v2->path, spec, err);
+}
+
 static int
 v1_apply (const struct cg_sandbox *cg, const struct oci_spec *spec, hk_err *err)
 {
@@ -166,7 +176,7 @@ v1_apply (const struct cg_sandbox *cg, const struct oci_spec *spec, hk_err *err)
     return err_set (err, EACCES,
                     "linux.resources.devices: the eBPF device filter needs the sandbox's "
                     "cgroup2 dir, which could not be made (not writable by this user)");
-  if (!dev && v2 && !cg->defer_filter && cg_devices_filter (v2->path, spec, err) < 0)
+  if (!cg->defer_filter && v1_filter (cg, spec, err) < 0)
     return -1;
   if (blk && v1_blkio (blk, r, err) < 0)
     return -1;
@@ -445,16 +455,6 @@ v1_oom_kills (const struct cg_sandbox *cg, uint64_t *n, hk_err *err)
   const char *dir = dir_of (cg, CG_MEMORY);
   *n = 0;
   return dir ? cg_read_key (dir, "memory.oom_control", "oom_kill", n, err) : 0;
-}
-
-/* On hybrid, without a v1 devices cgroup: the filter on the cgroup2 dir. */
-static int
-v1_filter (const struct cg_sandbox *cg, const struct oci_spec *spec, hk_err *err)
-{
-  const struct cg_dir *v2 = cg_dir_v2 (cg);
-  if (dir_of (cg, CG_DEVICES) || v2 == NULL)
-    return 0;
-  return cg_devices_filter (v2->path, spec, err);
 }
 
 const struct cg_backend cg_v1_backend = {

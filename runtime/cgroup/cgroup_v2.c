@@ -205,6 +205,13 @@ v2_limits (const struct cg_dir *d, const struct oci_resources *r, hk_err *err)
 }
 
 static int
+v2_filter (const struct cg_sandbox *cg, const struct oci_spec *spec, hk_err *err)
+{
+  const struct cg_dir *d = cg_dir_v2 (cg);
+  return d ? cg_devices_filter (d->path, spec, err) : 0;
+}
+
+static int
 v2_apply (const struct cg_sandbox *cg, const struct oci_spec *spec, hk_err *err)
 {
   const struct oci_resources *r = &spec->linux.resources;
@@ -217,16 +224,9 @@ v2_apply (const struct cg_sandbox *cg, const struct oci_spec *spec, hk_err *err)
     return 0; /* optional and skipped: no limit needed it */
   /* The spec's device rules, or the default ones (cgroup_devices.c): every
    * sandbox gets the filter. */
-  if (v2_limits (d, r, err) < 0 || (!cg->defer_filter && cg_devices_filter (d->path, spec, err) < 0))
+  if (v2_limits (d, r, err) < 0 || (!cg->defer_filter && v2_filter (cg, spec, err) < 0))
     return -1;
   return 0;
-}
-
-static int
-v2_filter (const struct cg_sandbox *cg, const struct oci_spec *spec, hk_err *err)
-{
-  const struct cg_dir *d = cg_dir_v2 (cg);
-  return d ? cg_devices_filter (d->path, spec, err) : 0;
 }
 
 /* ---- freezing and killing ---------------------------------------------------------- */
