@@ -9,7 +9,9 @@
 # files run again with an ASan+UBSan hako; "none" skips the slice),
 # SHARED_SLICE (files run in that slice with a UBSan-only hako, whose exec
 # command shares hako's memory as in production; "none" skips it),
-# TEST_JOBS (integration files run at once; default: the number of CPUs).
+# TEST_JOBS (integration files run at once; default: the number of CPUs),
+# FILE_TIMEOUT (seconds a bats file or the pytest run may take before
+# tests/watchdog.sh kills it as hung and says what it waited in; 1200).
 # Integration files run TEST_JOBS at a time, each in its own private roots;
 # those in SERIAL_FILES (global state: containerd, podman, the bench, or
 # timing bounds that a loaded machine would stretch) run alone afterwards.
@@ -66,7 +68,13 @@ bats_file () {
   # HAKO_EXEC_FORKS: the ASan hako forks the exec command (SHARE_MEMORY 0).
   forks=""
   case $2 in asan:*) forks=1 ;; esac
-  HAKO=${3:-$HAKO} HAKO_EXEC_FORKS=$forks bats --tap "$1" > "$log/$2.tap" 2>&1 < /dev/null
+  # FILE_TIMEOUT: a file still running after it is killed, and said so
+  # with what it waited in (tests/watchdog.sh), so one hang cannot hold the
+  # suite past CI's limit.  HAKO_IT_ROOTS: its tests' roots, for that case.
+  : > "$log/$2.roots"
+  HAKO=${3:-$HAKO} HAKO_EXEC_FORKS=$forks HAKO_IT_ROOTS="$log/$2.roots" \
+    bash "$here/watchdog.sh" "${FILE_TIMEOUT:-1200}" "$log/$2.roots" \
+    bats --tap "$1" > "$log/$2.tap" 2>&1 < /dev/null
   echo $(($(date +%s) - t0)) > "$log/$2.secs"
   echo "  done: $2 ($(cat "$log/$2.secs") s)"
 }
@@ -76,11 +84,20 @@ report_bats () {
   out="$log/$1.tap"
   echo "== integration: $1 ($(cat "$log/$1.secs" 2>/dev/null || echo ?) s)"
   times="$times $1=$(cat "$log/$1.secs" 2>/dev/null || echo ?)s"
-  grep -E '^#' "$out" | head -40
+  comments "$out"
   count "$1" "$out"
   if ! grep -Eq '^1\.\.[0-9]+' "$out"; then
     echo "  $1: no TAP plan (bats failed to run)"; fail=$((fail + 1))
   fi
+}
+
+# comments FILE: its TAP comments, the first 15 and the last 25 where there
+# are more than 40 (a failure's cause is often at the end of a long trace).
+comments () {
+  grep -E '^#' "$1" | awk '{ l[NR] = $0 } END {
+    for (i = 1; i <= NR; i++)
+      if (NR <= 40 || i <= 15 || i > NR - 25) print l[i]
+      else if (i == 16) printf "#   ... %d lines ...\n", NR - 40 }'
 }
 
 # run_pool LIST: run the "FILE NAME HAKO" lines of LIST, TEST_JOBS at a time
@@ -109,6 +126,7 @@ run_pool () {
 # run_serial LIST: the same lines, one after the other.
 run_serial () {
   while read -r f name hk; do
+    echo "  start: $name"
     bats_file "$f" "$name" "$hk" > /dev/null
     report_bats "$name"
   done < "$1"
@@ -185,7 +203,8 @@ case python in
     else
       echo "== python: $py -m pytest tests/python"
       t0=$(date +%s)
-      HAKO="$HAKO" "$py" -m pytest -q -p no:cacheprovider --junitxml="$log/python.xml" "$here/python" \
+      HAKO="$HAKO" bash "$here/watchdog.sh" "${FILE_TIMEOUT:-1200}" /dev/null \
+        "$py" -m pytest -q -p no:cacheprovider --junitxml="$log/python.xml" "$here/python" \
         > "$log/python.out" 2>&1
       echo "$(($(date +%s) - t0))" > "$log/python.secs"
       times="$times python=$(cat "$log/python.secs")s"
@@ -293,10 +312,17 @@ echo "times:$times"
 echo "total: $(($(date +%s) - start_all)) s"
 # Each failure's own lines once more, last, where a reader of only the end
 # of the output (a CI log's tail) sees why: the "not ok" line and the
-# diagnostics bats prints under it, 40 lines a test at most.
+# diagnostics bats prints under it: its first 10 and last 30 lines.
 for t in $failed_taps; do
   echo "== why: $(basename "$t" .tap)"
-  awk '/^not ok/ { n = 40; print; next } /^(ok|not ok) / { n = 0 } n > 0 && /^#/ { print; n-- }' "$t"
+  awk 'function flush(  i) {
+         for (i = 1; i <= n; i++)
+           if (n <= 40 || i <= 10 || i > n - 30) print d[i]
+           else if (i == 11) printf "#   ... %d lines ...\n", n - 40
+         n = 0 }
+       /^(ok|not ok) / { flush(); on = /^not ok/; if (on) print; next }
+       on && /^#/ { d[++n] = $0 }
+       END { flush() }' "$t"
 done
 [ -n "$failures" ] && echo "failed in:$failures"
 echo "$pass passed, $fail failed, $skip skipped"

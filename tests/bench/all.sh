@@ -42,6 +42,7 @@
 #   SESSION_RUNS 5   (QUICK 2)   runs of each session.sh figure
 #   SESSION_MB  200  (QUICK 50)  the large put/get file
 #   POOL_SANDBOXES 100 (QUICK 20), POOL_COMMANDS 10 (QUICK 3)  python.sh's pool
+#   PIECE_TIMEOUT 1800 (QUICK 300)  seconds before a piece counts as hung
 #   BENCH_ONLY  a subset of "run exec images snapshot proxy parallel session phases python"
 #   BENCH_LOG   where the pieces' output goes (default a file under /tmp,
 #               kept only when a piece failed)
@@ -61,11 +62,11 @@ if [ "${QUICK:-0}" = 1 ]; then
   : "${LAYER1:=usr/share/perl}" "${LAYER2:=usr/share/perl5}"
   : "${SNAP_SIZES:=10 50}" "${SNAP_RUNS:=2}" "${PROXY_SIZE:=134217728}"
   : "${PAR_PER:=3}" "${PROXY_LAT_N:=200}" "${PHASE_RUNS:=10}" "${SESSION_RUNS:=2}" "${SESSION_MB:=50}"
-  : "${POOL_SANDBOXES:=20}" "${POOL_COMMANDS:=3}"
+  : "${POOL_SANDBOXES:=20}" "${POOL_COMMANDS:=3}" "${PIECE_TIMEOUT:=300}"
 else
   : "${RUN_RUNS:=30}" "${EXEC_RUNS:=200}" "${WARMUP:=3}" "${RSS_RUNS:=5}" "${IMAGE_RUNS:=3}"
   : "${SNAP_SIZES:=10 200}" "${SNAP_RUNS:=5}" "${PROXY_SIZE:=1073741824}"
-  : "${POOL_SANDBOXES:=100}" "${POOL_COMMANDS:=10}"
+  : "${POOL_SANDBOXES:=100}" "${POOL_COMMANDS:=10}" "${PIECE_TIMEOUT:=1800}"
 fi
 : "${PAR_JOBS:=8}" "${PAR_PER:=10}" "${PROXY_LAT_N:=1000}" "${PHASE_RUNS:=30}" "${SESSION_RUNS:=5}" "${SESSION_MB:=200}"
 : "${BENCH_ONLY:=run exec images snapshot proxy parallel session phases python}"
@@ -107,13 +108,16 @@ piece () {
   local t0=$SECONDS
   echo "==== $name.sh $*" >> "$BENCH_LOG"
   local from=$(($(wc -l < "$BENCH_LOG") + 1))
-  env HAKO="$HAKO" BENCH_FORMAT=lines "$@" bash "$here/$name.sh" \
+  # A piece still running after PIECE_TIMEOUT is hung: tests/watchdog.sh
+  # writes what each of its processes waits in to the log and kills it.
+  bash "$here/../watchdog.sh" -o "$BENCH_LOG" "$PIECE_TIMEOUT" /dev/null \
+    env HAKO="$HAKO" BENCH_FORMAT=lines "$@" bash "$here/$name.sh" \
     < /dev/null >> "$lines" 2>> "$BENCH_LOG"
   rc=$?
   [ "$rc" -eq 0 ] || failed_pieces="$failed_pieces $name"
-  printf '%s s%s\n' "$((SECONDS - t0))" "$([ "$rc" -eq 0 ] || echo " (exit $rc; see $BENCH_LOG)")" >&2
+  printf '%s s%s\n' "$((SECONDS - t0))" "$([ "$rc" -eq 0 ] || echo " (exit $rc$([ "$rc" != 124 ] || echo ": hung, killed"); see $BENCH_LOG)")" >&2
   # A failed piece's last words, where a CI log (which loses $BENCH_LOG) keeps them.
-  [ "$rc" -eq 0 ] || tail -n +"$from" "$BENCH_LOG" | tail -n 20 | sed "s/^/   $name.sh: /" >&2
+  [ "$rc" -eq 0 ] || tail -n +"$from" "$BENCH_LOG" | tail -n 40 | sed "s/^/   $name.sh: /" >&2
 }
 
 nohf=""
@@ -138,7 +142,8 @@ case " $BENCH_ONLY " in
   *" phases "*)
     printf '== phases.sh ... ' >&2
     t0=$SECONDS
-    if env HAKO="$HAKO" RUNS="$PHASE_RUNS" bash "$here/phases.sh" < /dev/null > "$phases_md" 2>> "$BENCH_LOG"; then
+    if bash "$here/../watchdog.sh" -o "$BENCH_LOG" "$PIECE_TIMEOUT" /dev/null \
+      env HAKO="$HAKO" RUNS="$PHASE_RUNS" bash "$here/phases.sh" < /dev/null > "$phases_md" 2>> "$BENCH_LOG"; then
       printf '%s s\n' "$((SECONDS - t0))" >&2
     else
       failed_pieces="$failed_pieces phases"

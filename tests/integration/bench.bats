@@ -51,6 +51,7 @@ cell () {
         case "$label:$c" in
           "peak RSS"*":-|n/a (GNU time not installed)") ;;
           "proxy, CONNECT:-|n/a (busybox wget"*) command -v curl > /dev/null && return 1 ;;
+          "proxy, small request p"*":-|n/a (needs curl"*) command -v curl > /dev/null && return 1 ;;
           *) [[ $c =~ ^[0-9.]+\ (s|ms|MiB|MiB/s|sbx/s)\| ]] || { echo "no figure: $label / hako: $c" >&2; return 1; } ;;
         esac
       elif [ "$tool" = direct ] || command -v "$tool" > /dev/null; then

@@ -18,6 +18,8 @@ hako_setup () {
   # Sandboxes in a user namespace pass through here as an unprivileged host id.
   chmod 711 "$TEST_ROOT"
   export TEST_ROOT
+  # tests/watchdog.sh removes what is left here if it must kill the file.
+  [ -z "${HAKO_IT_ROOTS:-}" ] || echo "$TEST_ROOT" >> "$HAKO_IT_ROOTS"
   export STATE="$TEST_ROOT/state" DATA="$TEST_ROOT/data"
   H="$HAKO --root $STATE --data-root $DATA"
 }
