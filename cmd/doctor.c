@@ -146,10 +146,10 @@ cmd_doctor (int argc, char **argv)
   struct store st = { 0 };
   struct doctor_report r = { 0 };
   int rc = 0;
-  /* The state root is only probed (for idmapped mounts): one that cannot
-   * be made (an ordinary user without $XDG_RUNTIME_DIR) is left out. */
-  if (cmd_store (&st, &err) < 0)
-    err_clear (&err);
+  /* The roots are only looked at (the state root's filesystem for
+   * idmapped mounts, where it exists), never made: a diagnostic leaves
+   * nothing behind, not even an ordinary user's /tmp/hako-UID. */
+  cmd_store_paths (&st);
   bool probed = doctor_probe (st.root, &r, &err) == 0;
   if (probed)
     {

@@ -58,6 +58,16 @@ run_unit () {
 SERIAL_FILES=${SERIAL_FILES:-"bench.bats load.bats valgrind.bats containerd.bats podman.bats checkpoint.bats stop.bats cri.bats"}
 TEST_JOBS=${TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
 start_all=$(date +%s)
+
+# What the whole run leaves on the host, beyond each test's own leak check:
+# new entries in /tmp, /var/tmp and /run, cgroups named hako-* in any
+# hierarchy, mounts of hako's.  Listed before and compared at the end.
+host_leftovers () {
+  find /tmp /var/tmp /run -mindepth 1 -maxdepth 1 ! -path "$log" 2> /dev/null
+  find /sys/fs/cgroup -mindepth 1 -maxdepth 3 -type d -name 'hako-*' 2> /dev/null
+  awk '$5 ~ /hako/ { print "mount " $5 }' /proc/self/mountinfo
+}
+host_leftovers | sort > "$log/host.before"
 times=""
 
 # bats_file FILE NAME [HAKO]: run one integration file into $log/NAME.tap,
@@ -307,6 +317,18 @@ if [ "$slice" != none ] && [ -n "${HAKO_SRC:-}" ]; then
     count sanitizer-reports "$out"
   fi
 fi
+
+out="$log/leftovers.tap"
+host_leftovers | sort > "$log/host.after"
+left=$(comm -13 "$log/host.before" "$log/host.after")
+if [ -n "$left" ]; then
+  echo "not ok 1 - the run left these on the host (a test's cleanup missed them)" > "$out"
+  printf '%s\n' "$left" | head -n 40 | sed 's/^/# /' >> "$out"
+  cat "$out"
+else
+  echo "ok 1 - nothing left on the host: /tmp, /var/tmp, /run, hako-* cgroups, mounts" > "$out"
+fi
+count leftovers "$out"
 
 echo "times:$times"
 echo "total: $(($(date +%s) - start_all)) s"

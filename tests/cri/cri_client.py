@@ -23,6 +23,7 @@ CRI_HANDLER (default hako).  Every check that fails raises: the exit code is
 
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -43,9 +44,7 @@ def load_stubs():
     sys.path.insert(0, out)
     import cri_pb2
     import cri_pb2_grpc
-    for f in os.listdir(out):
-        if f.endswith(".py"):
-            os.unlink(os.path.join(out, f))
+    shutil.rmtree(out, ignore_errors=True)
     return cri_pb2, cri_pb2_grpc
 
 
