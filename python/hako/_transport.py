@@ -75,7 +75,10 @@ class SSH(Transport):
 # An SSH channel has no fd 3: the remote shell keeps exec's --status-fd in a
 # file and sends it on stderr after a line holding only a fresh random nonce,
 # which the command cannot know.  Its first stderr line is "NONCE PGID".
+# The file is unlinked as soon as it is open (fd 3 to write, fd 4 to read
+# back): a kill -KILL of the group (Command.kill) leaves nothing in /tmp.
 SSH_STATUS_SCRIPT = (
     'printf "%s %s\\n" "$0" "$$" >&2; f=$(mktemp) || exit 125; '
-    '"$@" 3>"$f"; rc=$?; printf "\\n%s\\n" "$0" >&2; cat "$f" >&2; rm -f "$f"; exit $rc'
+    'exec 3>"$f" 4<"$f"; rm -f "$f"; '
+    '"$@" 4<&-; rc=$?; exec 3>&-; printf "\\n%s\\n" "$0" >&2; cat <&4 >&2; exit $rc'
 )
