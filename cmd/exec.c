@@ -44,7 +44,7 @@ static const char exec_help[]
       "      --cap CAP           add CAP (CAP_NET_RAW or NET_RAW) to CMD's effective and permitted\n"
       "                          sets; only within the sandbox's bounding set (repeatable)\n"
       "  -g, --additional-gids G add group G (a number) to CMD's groups (repeatable)\n"
-      "      --ignore-paused     refused: a command in a paused sandbox would be frozen\n"
+      "      --ignore-paused     a paused sandbox too: CMD starts once it is resumed\n"
       "      --learn FILE        observe instead of confine: CMD runs without the sandbox's\n"
       "                          Landlock; what it touches is learned into FILE (hako-learn(7))\n"
       "      --learn-seccomp     with --learn: also learn a seccomp allow-list (no filter)\n"
@@ -211,10 +211,7 @@ parse_args (int argc, char **argv, struct exec_cli *c)
           c->gids[c->n_gids++] = (gid_t)g;
           break;
         }
-      case OPT_IGNORE_PAUSED:
-        return cmd_usage ("exec", "--ignore-paused is not supported: a command started in a paused "
-                                  "sandbox would be frozen with it (resume it first)"),
-               -1;
+      case OPT_IGNORE_PAUSED: c->o.ignore_paused = true; break;
       case OPT_LEARN: c->learn.out = optarg; break;
       case OPT_LEARN_SECCOMP: c->learn.seccomp = true; break;
       case 'h': cmd_help (exec_help); return 1;

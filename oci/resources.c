@@ -15,10 +15,10 @@ static int
 refuse_unchangeable (const struct oci_resources *r, hk_err *err)
 {
   const struct oci_knob *k = oci_knobs_unchangeable (r);
-  const char *what = r->n_hugepage_limits                         ? "hugepageLimits"
-                     : r->n_unified                               ? "unified"
-                     : r->has_blkio_weight || r->n_blkio_throttle ? "blockIO"
-                                                                  : NULL;
+  const char *what = r->n_hugepage_limits                        ? "hugepageLimits"
+                     : r->n_unified                              ? "unified"
+                     : r->has_blkio_weight || r->n_blkio_devices ? "blockIO"
+                                                                 : NULL;
   if (what)
     return err_set (err, EINVAL,
                     ".linux.resources.%s: update cannot change it (only memory limit, "

@@ -138,20 +138,22 @@ struct oci_device_rule
   char *access;         /* "rwm" */
 };
 
-/* linux.resources.blockIO.throttle{Read,Write}{Bps,IOPS}Device[] */
-enum oci_throttle_kind
+/* linux.resources.blockIO's per-device lists: throttle{Read,Write}{Bps,IOPS}Device[]
+ * (value: the rate) and weightDevice[] (value: the weight). */
+enum oci_blkio_kind
 {
-  OCI_THROTTLE_READ_BPS,
-  OCI_THROTTLE_WRITE_BPS,
-  OCI_THROTTLE_READ_IOPS,
-  OCI_THROTTLE_WRITE_IOPS,
+  OCI_BLKIO_READ_BPS,
+  OCI_BLKIO_WRITE_BPS,
+  OCI_BLKIO_READ_IOPS,
+  OCI_BLKIO_WRITE_IOPS,
+  OCI_BLKIO_WEIGHT,
 };
 
-struct oci_blkio_throttle
+struct oci_blkio_device
 {
-  enum oci_throttle_kind kind;
+  enum oci_blkio_kind kind;
   int64_t major, minor;
-  uint64_t rate;
+  uint64_t value;
 };
 
 /* Every limit has a has_ flag: absent means "leave the kernel's default".
@@ -172,8 +174,8 @@ struct oci_resources
   int64_t pids_limit;
   bool has_blkio_weight;
   uint16_t blkio_weight;
-  struct oci_blkio_throttle *blkio_throttle; /* blockIO.throttle*Device, all four lists */
-  size_t n_blkio_throttle;
+  struct oci_blkio_device *blkio_devices; /* blockIO.throttle*Device and weightDevice, in order */
+  size_t n_blkio_devices;
   struct oci_device_rule *devices;
   size_t n_devices;
   struct oci_kv *hugepage_limits; /* key: page size ("2MB"), value: limit as decimal */

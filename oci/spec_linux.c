@@ -284,32 +284,43 @@ parse_hugepages (yajl_val res, struct oci_resources *r, hk_err *err)
   return 0;
 }
 
+/* One of blockIO's per-device lists: the throttles' "rate", or
+ * weightDevice's "weight" (10..1000 as blockIO.weight; its leafWeight is
+ * refused: no kernel since 5.0 has leaf weights). */
 static int
-parse_throttle (yajl_val blkio, const char *key, enum oci_throttle_kind kind, struct oci_resources *r,
-                hk_err *err)
+parse_blkio_devices (yajl_val blkio, const char *key, enum oci_blkio_kind kind, struct oci_resources *r,
+                     hk_err *err)
 {
+  const char *member = kind == OCI_BLKIO_WEIGHT ? "weight" : "rate";
   yajl_val a = NULL;
   int got = json_get_array (blkio, ".linux.resources.blockIO", key, &a, err);
   if (got <= 0)
     return got;
-  r->blkio_throttle
-      = xrealloc (r->blkio_throttle, (r->n_blkio_throttle + json_len (a)) * sizeof *r->blkio_throttle);
+  r->blkio_devices
+      = xrealloc (r->blkio_devices, (r->n_blkio_devices + json_len (a)) * sizeof *r->blkio_devices);
   cleanup_free char *base = json_path (".linux.resources.blockIO", key);
   for (size_t i = 0; i < json_len (a); i++)
     {
       cleanup_free char *path = json_index (base, i);
       yajl_val v = json_at (a, i);
-      struct oci_blkio_throttle *t = &r->blkio_throttle[r->n_blkio_throttle++];
-      int ma = 0, mi = 0, ra = 0;
+      struct oci_blkio_device *t = &r->blkio_devices[r->n_blkio_devices++];
+      int ma = 0, mi = 0, va = 0;
       t->kind = kind;
       if (!YAJL_IS_OBJECT (v))
         return json_error (err, path, NULL, "must be an object");
       if ((ma = json_get_i64 (v, path, "major", 0, INT32_MAX, &t->major, err)) < 0
           || (mi = json_get_i64 (v, path, "minor", 0, INT32_MAX, &t->minor, err)) < 0
-          || (ra = json_get_u64 (v, path, "rate", UINT64_MAX, &t->rate, err)) < 0)
+          || (va = json_get_u64 (v, path, member, UINT64_MAX, &t->value, err)) < 0)
         return -1;
-      if (!ma || !mi || !ra)
-        return json_error (err, path, !ma ? "major" : !mi ? "minor" : "rate", "required");
+      if (!ma || !mi || !va)
+        return json_error (err, path, !ma ? "major" : !mi ? "minor" : member, "required");
+      if (kind != OCI_BLKIO_WEIGHT)
+        continue;
+      if (json_is_set (v, "leafWeight"))
+        return json_error (err, path, "leafWeight",
+                           "leaf weights are not supported (no kernel since 5.0 has them)");
+      if (t->value < 10 || t->value > 1000)
+        return json_error (err, path, "weight", "must be between 10 and 1000");
     }
   return 0;
 }
@@ -326,7 +337,6 @@ refuse_unapplied (yajl_val res, yajl_val blkio, hk_err *err)
     const char *obj, *key, *why;
   } unapplied[] = {
     { "blockIO", "leafWeight", "leaf weights are not supported (no kernel since 5.0 has them)" },
-    { "blockIO", "weightDevice", "per-device weights are not supported by hako" },
     { "blockIO", "leafWeightDevice", "leaf weights are not supported (no kernel since 5.0 has them)" },
     { "network", "classID", "net_cls is not supported by hako" },
     { "network", "priorities", "net_prio is not supported by hako" },
@@ -356,10 +366,11 @@ spec_parse_resources (yajl_val res, struct oci_resources *r, hk_err *err)
       || json_get_u64 (blkio, ".linux.resources.blockIO", "weight", UINT16_MAX, &weight, err) < 0
       || json_get_kv (res, path, "unified", &r->unified, &r->n_unified, err) < 0
       || refuse_unapplied (res, blkio, err) < 0
-      || parse_throttle (blkio, "throttleReadBpsDevice", OCI_THROTTLE_READ_BPS, r, err) < 0
-      || parse_throttle (blkio, "throttleWriteBpsDevice", OCI_THROTTLE_WRITE_BPS, r, err) < 0
-      || parse_throttle (blkio, "throttleReadIOPSDevice", OCI_THROTTLE_READ_IOPS, r, err) < 0
-      || parse_throttle (blkio, "throttleWriteIOPSDevice", OCI_THROTTLE_WRITE_IOPS, r, err) < 0)
+      || parse_blkio_devices (blkio, "throttleReadBpsDevice", OCI_BLKIO_READ_BPS, r, err) < 0
+      || parse_blkio_devices (blkio, "throttleWriteBpsDevice", OCI_BLKIO_WRITE_BPS, r, err) < 0
+      || parse_blkio_devices (blkio, "throttleReadIOPSDevice", OCI_BLKIO_READ_IOPS, r, err) < 0
+      || parse_blkio_devices (blkio, "throttleWriteIOPSDevice", OCI_BLKIO_WRITE_IOPS, r, err) < 0
+      || parse_blkio_devices (blkio, "weightDevice", OCI_BLKIO_WEIGHT, r, err) < 0)
     return -1;
   /* As runc: a weight of 0 means "not set". */
   if (weight != 0 && (weight < 10 || weight > 1000))
@@ -552,7 +563,7 @@ spec_free_resources (struct oci_resources *r)
   free (r->devices);
   json_kv_free (r->hugepage_limits, r->n_hugepage_limits);
   json_kv_free (r->unified, r->n_unified);
-  free (r->blkio_throttle);
+  free (r->blkio_devices);
 }
 
 void

@@ -334,7 +334,8 @@ static int
 wait_command (struct exec_ctx *x, struct exec_result *res, int *ws, bool *more, hk_err *err)
 {
   struct exec_plan *p = &x->plan;
-  uint64_t deadline = x->o->timeout_ms ? x->t0 + x->o->timeout_ms : 0;
+  /* --timeout counts from the exec's start: the wait for resume first. */
+  uint64_t deadline = x->o->timeout_ms ? x->t0 + x->o->timeout_ms - x->paused_ms : 0;
   for (bool ended = false; !ended;)
     {
       struct pollfd pf[7] = {

@@ -27,12 +27,15 @@ struct exec_opts
    * user, capabilities, noNewPrivileges, rlimits, terminal, consoleSize);
    * the options below override it.  NULL: the sandbox's process. */
   const struct oci_process *process;
-  char *const *args;         /* the command; NULL only with process (its args) */
-  char *const *env;          /* "K=V" each, replacing or adding to the spec's env; may be NULL */
-  const char *cwd;           /* absolute; NULL: the spec's */
-  const char *user;          /* "USER[:GROUP]", names or numbers; NULL: the spec's */
-  uint64_t timeout_ms;       /* 0: none */
-  bool detach;               /* return once the command runs; no timeout, no capture */
+  char *const *args;   /* the command; NULL only with process (its args) */
+  char *const *env;    /* "K=V" each, replacing or adding to the spec's env; may be NULL */
+  const char *cwd;     /* absolute; NULL: the spec's */
+  const char *user;    /* "USER[:GROUP]", names or numbers; NULL: the spec's */
+  uint64_t timeout_ms; /* 0: none */
+  bool detach;         /* return once the command runs; no timeout, no capture */
+  /* --ignore-paused: a paused sandbox too, as runc's exec: the command
+   * starts once the sandbox is resumed (exec_plan.c: wait_resumed). */
+  bool ignore_paused;
   const char *pid_file;      /* the command's host pid goes there */
   unsigned int preserve_fds; /* hako's fds 3..3+N-1 pass to the command */
   /* --cap: capability names ("CAP_X") added to the command's effective and

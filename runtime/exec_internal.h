@@ -33,6 +33,7 @@ struct exec_ctx
   struct seccomp_prog *seccomp;
   char *oom_file; /* the memory cgroup's oom_kill counter, or NULL */
   uint64_t oom_before;
+  uint64_t paused_ms; /* --ignore-paused: how long the sandbox stayed paused first */
   /* Running: */
   uint64_t t0;
   pid_t child; /* hako's child: subreaper, or (--detach) command */

@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib/syscalls.h"
@@ -36,11 +37,37 @@
 
 /* ---- the sandbox, its spec and its process --------------------------------- */
 
+/* --ignore-paused: wait, before anything is made, until the sandbox is
+ * resumed (or stops), polling its state; the wait counts in --timeout.
+ * Not by starting the command in the frozen cgroups, as runc does: until
+ * resume, a process of the exec born frozen would leave hako deaf to its
+ * --timeout and to SIGTERM (it waits for the process's first message). */
+static int
+wait_resumed (const struct store *st, struct exec_ctx *x, hk_err *err)
+{
+  uint64_t start = now_ms ();
+  while (x->state->status == OCI_STATUS_PAUSED)
+    {
+      if (x->o->timeout_ms && now_ms () - start >= x->o->timeout_ms)
+        return err_set (err, ETIMEDOUT,
+                        "sandbox %s: still paused after --timeout (%llu ms): the command was not started",
+                        x->o->id, (unsigned long long)x->o->timeout_ms);
+      struct timespec ts = { .tv_nsec = 20 * 1000 * 1000 };
+      nanosleep (&ts, NULL);
+      oci_state_free (x->state);
+      x->state = NULL;
+      if (sbx_state (st, x->o->id, &x->state, err) < 0)
+        return -1;
+    }
+  x->paused_ms = now_ms () - start;
+  return 0;
+}
+
 static int
 open_sandbox (const struct store *st, struct exec_ctx *x, hk_err *err)
 {
   const char *id = x->o->id;
-  if (sbx_state (st, id, &x->state, err) < 0)
+  if (sbx_state (st, id, &x->state, err) < 0 || (x->o->ignore_paused && wait_resumed (st, x, err) < 0))
     return -1;
   /* A created sandbox has its namespaces and root already, its process
    * waiting for start: a command runs there as runc's exec does (a hook or

@@ -50,7 +50,7 @@ static bool
 asks_limits (const struct oci_spec *spec)
 {
   const struct oci_resources *r = &spec->linux.resources;
-  return oci_knobs_any (r, false) || r->has_blkio_weight || r->n_blkio_throttle || r->n_devices
+  return oci_knobs_any (r, false) || r->has_blkio_weight || r->n_blkio_devices || r->n_devices
          || r->n_hugepage_limits || r->n_unified;
 }
 

@@ -30,7 +30,7 @@ v1_needs (const struct oci_spec *spec, unsigned *ctls, hk_err *err)
   n |= cg_knob_ctls (r, false, false);
   if (r->n_hugepage_limits)
     n |= CG_HUGETLB;
-  if (r->has_blkio_weight || r->n_blkio_throttle)
+  if (r->has_blkio_weight || r->n_blkio_devices)
     n |= CG_BLKIO;
   if (r->n_devices)
     {
@@ -102,29 +102,52 @@ v1_devices (const char *dir, const struct oci_spec *spec, hk_err *err)
   return 0;
 }
 
+/* The weight file, f ("weight" or "weight_device"): CFQ's blkio.F, else
+ * BFQ's blkio.bfq.F (Linux 5.0+ has only BFQ's). */
+static const char *
+v1_weight_file (const char *dir, const char *f, char buf[64])
+{
+  snprintf (buf, 64, "blkio.%s", f);
+  if (cg_file_exists (dir, buf))
+    return buf;
+  snprintf (buf, 64, "blkio.bfq.%s", f);
+  return cg_file_exists (dir, buf) ? buf : NULL;
+}
+
 static int
 v1_blkio (const char *dir, const struct oci_resources *r, hk_err *err)
 {
-  static const char *const throttle_file[]
+  static const char *const device_file[]
       = { "blkio.throttle.read_bps_device", "blkio.throttle.write_bps_device",
-          "blkio.throttle.read_iops_device", "blkio.throttle.write_iops_device" };
-  for (size_t i = 0; i < r->n_blkio_throttle; i++)
+          "blkio.throttle.read_iops_device", "blkio.throttle.write_iops_device", NULL };
+  char buf[64];
+  const char *file;
+  /* The default weight first: BFQ's write of it resets every per-device
+   * weight, which would drop weightDevice's. */
+  if (r->has_blkio_weight)
     {
-      const struct oci_blkio_throttle *t = &r->blkio_throttle[i];
-      if (cg_writef (dir, throttle_file[t->kind], err, "%" PRId64 ":%" PRId64 " %" PRIu64, t->major, t->minor,
-                     t->rate)
-          < 0)
+      if ((file = v1_weight_file (dir, "weight", buf)) == NULL)
+        return err_set (err, ENOTSUP,
+                        "linux.resources.blockIO.weight: %s has neither blkio.weight nor "
+                        "blkio.bfq.weight (no proportional I/O scheduler)",
+                        dir);
+      if (cg_writef (dir, file, err, "%u", (unsigned)r->blkio_weight) < 0)
+        return -1;
+    }
+  for (size_t i = 0; i < r->n_blkio_devices; i++)
+    {
+      const struct oci_blkio_device *t = &r->blkio_devices[i];
+      file = t->kind == OCI_BLKIO_WEIGHT ? v1_weight_file (dir, "weight_device", buf) : device_file[t->kind];
+      if (file == NULL)
+        return err_set (err, ENOTSUP,
+                        "linux.resources.blockIO.weightDevice: %s has neither blkio.weight_device nor "
+                        "blkio.bfq.weight_device (no proportional I/O scheduler)",
+                        dir);
+      /* The kernel refuses a device whose scheduler has no weights (EOPNOTSUPP). */
+      if (cg_writef (dir, file, err, "%" PRId64 ":%" PRId64 " %" PRIu64, t->major, t->minor, t->value) < 0)
         return err_prefix (err, "linux.resources.blockIO");
     }
-  if (!r->has_blkio_weight)
-    return 0;
-  const char *file = cg_file_exists (dir, "blkio.weight") ? "blkio.weight" : "blkio.bfq.weight";
-  if (!cg_file_exists (dir, file))
-    return err_set (err, ENOTSUP,
-                    "linux.resources.blockIO.weight: %s has neither blkio.weight nor "
-                    "blkio.bfq.weight (no proportional I/O scheduler)",
-                    dir);
-  return cg_writef (dir, file, err, "%u", (unsigned)r->blkio_weight);
+  return 0;
 }
 
 static int

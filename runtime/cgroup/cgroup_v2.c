@@ -57,7 +57,7 @@ v2_needs (const struct oci_spec *spec, unsigned *ctls, hk_err *err)
   n |= cg_knob_ctls (r, true, false);
   if (r->n_hugepage_limits)
     n |= CG_HUGETLB;
-  if (r->has_blkio_weight || r->n_blkio_throttle)
+  if (r->has_blkio_weight || r->n_blkio_devices)
     n |= CG_BLKIO;
   if (r->n_devices)
     {
@@ -158,24 +158,43 @@ v2_cpu_max (const char *dir, const struct oci_resources *r, hk_err *err)
   return 0;
 }
 
+/* blkio's weight (10..1000) in io.weight's range (1..10000). */
+static unsigned
+v2_io_weight (uint64_t w)
+{
+  return 1 + ((unsigned)w - 10) * 9999 / 990;
+}
+
 static int
 v2_io (const char *dir, const struct oci_resources *r, hk_err *err)
 {
   static const char *const key[] = { "rbps", "wbps", "riops", "wiops" };
-  for (size_t i = 0; i < r->n_blkio_throttle; i++)
+  /* BFQ takes blkio's 10..1000 as is.  The default weight first: BFQ's
+   * write of it resets every per-device weight, which would drop
+   * weightDevice's. */
+  bool bfq = cg_file_exists (dir, "io.bfq.weight");
+  if (r->has_blkio_weight
+      && (bfq ? cg_writef (dir, "io.bfq.weight", err, "%u", (unsigned)r->blkio_weight)
+              : cg_writef (dir, "io.weight", err, "default %u", v2_io_weight (r->blkio_weight)))
+             < 0)
+    return -1;
+  for (size_t i = 0; i < r->n_blkio_devices; i++)
     {
-      const struct oci_blkio_throttle *t = &r->blkio_throttle[i];
-      if (cg_writef (dir, "io.max", err, "%" PRId64 ":%" PRId64 " %s=%" PRIu64, t->major, t->minor,
-                     key[t->kind], t->rate)
-          < 0)
+      const struct oci_blkio_device *t = &r->blkio_devices[i];
+      int w;
+      if (t->kind != OCI_BLKIO_WEIGHT)
+        w = cg_writef (dir, "io.max", err, "%" PRId64 ":%" PRId64 " %s=%" PRIu64, t->major, t->minor,
+                       key[t->kind], t->value);
+      else if (bfq)
+        w = cg_writef (dir, "io.bfq.weight", err, "%" PRId64 ":%" PRId64 " %" PRIu64, t->major, t->minor,
+                       t->value);
+      else
+        w = cg_writef (dir, "io.weight", err, "%" PRId64 ":%" PRId64 " %u", t->major, t->minor,
+                       v2_io_weight (t->value));
+      if (w < 0)
         return err_prefix (err, "linux.resources.blockIO");
     }
-  if (!r->has_blkio_weight)
-    return 0;
-  /* BFQ takes blkio's 10..1000 as is; io.weight is 1..10000. */
-  if (cg_file_exists (dir, "io.bfq.weight"))
-    return cg_writef (dir, "io.bfq.weight", err, "%u", (unsigned)r->blkio_weight);
-  return cg_writef (dir, "io.weight", err, "default %u", 1 + ((unsigned)r->blkio_weight - 10) * 9999 / 990);
+  return 0;
 }
 
 /* Enable what d's limits need in its ancestors and write r's limits. */
@@ -316,7 +335,7 @@ v2_update (const struct cg_sandbox *cg, const struct oci_resources *upd, const s
   r.n_unified = 0;
   r.n_hugepage_limits = 0;
   r.has_blkio_weight = false;
-  r.n_blkio_throttle = 0;
+  r.n_blkio_devices = 0;
   return v2_limits (&need, &r, err);
 }
 

@@ -8,7 +8,11 @@ bats_require_minimum_version 1.5.0
 
 setup_file () { hako_setup_file; }
 setup () { hako_setup; }
-teardown () { hako_teardown; }
+# The loop device a test attached (blockIO weightDevice), detached even when it fails.
+teardown () {
+  [ -z "${LOOPDEV:-}" ] || losetup -d "$LOOPDEV" 2> /dev/null || true
+  hako_teardown
+}
 
 v2_host () { [ "$(stat -f -c %T /sys/fs/cgroup)" = cgroup2fs ]; }
 
@@ -230,6 +234,31 @@ kmsg_opens='(exec 3</dev/kmsg) 2>&1 && echo r-open; (exec 3>/dev/kmsg) 2>&1 && e
   [ -z "$(hako_cgroups)" ]
 }
 
+@test "exec --ignore-paused waits for resume, then runs (runc's flag); without it, or when --timeout ends first, 125 and nothing started" {
+  b=$(out_bundle ip)
+  set_args "$b" sleep 1000
+  $H run --detach --bundle "$b" ip
+  $H pause ip
+  run $H exec ip sh -c 'echo ran > /out/no'
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"container not running (it is paused)"* ]]
+  run $H exec --timeout 1 --ignore-paused ip sh -c 'echo ran > /out/no'
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"still paused after --timeout"* ]]
+  $H resume ip
+  $H pause ip
+  (sleep 1; $H resume ip) &
+  run $H exec --ignore-paused ip sh -c 'cat /proc/self/cgroup > /out/cg; echo ok'
+  wait
+  [ "$status" -eq 0 ]
+  [ "$output" = ok ]
+  [ "$($H state ip | jq -r .status)" = running ]
+  # It ran in the sandbox's cgroups, as every exec.
+  grep -q "/ip$" "$TEST_ROOT/out/cg"
+  [ ! -e "$TEST_ROOT/out/no" ]
+  $H delete --force ip
+}
+
 @test "pause and resume refuse a sandbox in the wrong state: 125, container not running / not paused" {
   b=$(new_bundle st)
   $H run --bundle "$b" st -- true
@@ -348,6 +377,56 @@ kmsg_opens='(exec 3</dev/kmsg) 2>&1 && echo r-open; (exec 3>/dev/kmsg) 2>&1 && e
   for r in '{"blockIO": {"leafWeight": 300}}' '{"network": {"classID": 1}}'; do
     create_refused "$b" thr3 ".linux.resources = $r" "not supported"
   done
+  [ -z "$(leak_report)" ]
+}
+
+@test "blockIO: weightDevice is the sandbox's weight for that device (BFQ on a loop device); no scheduler with weights, a leafWeight, a weight out of range: 125" {
+  command -v losetup > /dev/null || skip "no losetup"
+  truncate -s 1M "$TEST_ROOT/disk.img"
+  LOOPDEV=$(losetup --find --show "$TEST_ROOT/disk.img" 2> /dev/null) || skip "cannot attach a loop device here"
+  sched=/sys/block/${LOOPDEV#/dev/}/queue/scheduler
+  dev=$(cat "/sys/block/${LOOPDEV#/dev/}/dev")
+  wd="{\"major\": ${dev%:*}, \"minor\": ${dev#*:}"
+  b=$(new_bundle wd)
+  set_args "$b" sleep 1000
+  create_refused "$b" wd3 ".linux.resources.blockIO = {\"weightDevice\": [$wd, \"weight\": 444, \"leafWeight\": 10}]}" \
+    "leaf weights are not supported"
+  create_refused "$b" wd4 ".linux.resources.blockIO = {\"weightDevice\": [$wd, \"weight\": 5}]}" \
+    "must be between 10 and 1000"
+  edit_config "$b" ".linux.resources.blockIO = {\"weight\": 333, \"weightDevice\": [$wd, \"weight\": 444}]}"
+  if v2_host; then
+    f=/sys/fs/cgroup/$(cgroup_parent)/wd/io.bfq.weight
+  else
+    f=/sys/fs/cgroup/blkio/$(cgroup_parent)/wd/blkio.bfq.weight_device
+  fi
+  if ! grep -qw bfq "$sched"; then
+    # No proportional scheduler in this kernel: no cgroup has a weight
+    # file, and create says so instead of running without the weight.
+    run $H create --bundle "$b" wd
+    echo "$output"
+    [ "$status" -eq 125 ]
+    [[ "$output" == *"linux.resources.blockIO.weight"*"no proportional I/O scheduler"* ]]
+    run $H state wd
+    [ "$status" -ne 0 ]
+    [ ! -e "${f%/wd/*}/wd" ]
+    losetup -d "$LOOPDEV" && LOOPDEV=
+    [ -z "$(leak_report)" ]
+    return
+  fi
+  echo bfq > "$sched"
+  $H run --detach --bundle "$b" wd
+  cat "$f"
+  grep -qx "default 333" "$f"
+  grep -qx "$dev 444" "$f"
+  $H delete --force wd
+  # The kernel keeps weights only where the device's scheduler has them.
+  echo none > "$sched"
+  run $H create --bundle "$b" wd2
+  echo "$output"
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"linux.resources.blockIO"*"not supported"* ]]
+  [ ! -e "${f%/wd/*}/wd2" ]
+  losetup -d "$LOOPDEV" && LOOPDEV=
   [ -z "$(leak_report)" ]
 }
 

@@ -325,7 +325,8 @@ static const char full_config[]
       "   'swappiness':60,'disableOOMKiller':true},"
       "  'cpu':{'shares':512,'quota':50000,'period':100000,'realtimeRuntime':950,"
       "   'realtimePeriod':1000,'cpus':'0-1','mems':'0'},"
-      "  'pids':{'limit':64},'blockIO':{'weight':500},"
+      "  'pids':{'limit':64},'blockIO':{'weight':500,'weightDevice':[{'major':7,'minor':3,'weight':444}],"
+      "    'throttleReadBpsDevice':[{'major':8,'minor':0,'rate':1048576}]},"
       "  'hugepageLimits':[{'pageSize':'2MB','limit':209715200}],"
       "  'unified':{'memory.high':'400M'}},"
       " 'cgroupsPath':'/hako/box','rootfsPropagation':'rslave',"
@@ -395,6 +396,11 @@ check_full_linux (const struct oci_linux *l)
       "cpu");
   ok (r->has_pids_limit && r->pids_limit == 64 && r->has_blkio_weight && r->blkio_weight == 500,
       "pids, blockIO");
+  ok (r->n_blkio_devices == 2 && r->blkio_devices[0].kind == OCI_BLKIO_READ_BPS
+          && r->blkio_devices[0].value == 1048576 && r->blkio_devices[1].kind == OCI_BLKIO_WEIGHT
+          && r->blkio_devices[1].major == 7 && r->blkio_devices[1].minor == 3
+          && r->blkio_devices[1].value == 444,
+      "blockIO per-device: throttle rate, weightDevice");
   ok (r->n_hugepage_limits == 1 && strcmp (r->hugepage_limits[0].value, "209715200") == 0 && r->n_unified == 1
           && strcmp (r->unified[0].value, "400M") == 0,
       "hugepageLimits, unified");
@@ -609,6 +615,13 @@ static const struct
     ".linux.resources.blockIO.weight: must be between 10 and 1000" },
   { "{" BASE ",'linux':{'resources':{'blockIO':{'throttleReadBpsDevice':[{'major':8,'rate':1}]}}}}",
     ".linux.resources.blockIO.throttleReadBpsDevice[0].minor: required" },
+  { "{" BASE ",'linux':{'resources':{'blockIO':{'weightDevice':[{'major':7,'minor':0}]}}}}",
+    ".linux.resources.blockIO.weightDevice[0].weight: required" },
+  { "{" BASE ",'linux':{'resources':{'blockIO':{'weightDevice':[{'major':7,'minor':0,'weight':1001}]}}}}",
+    ".linux.resources.blockIO.weightDevice[0].weight: must be between 10 and 1000" },
+  { "{" BASE ",'linux':{'resources':{'blockIO':{'weightDevice':[{'major':7,'minor':0,'weight':500,"
+    "'leafWeight':300}]}}}}",
+    ".linux.resources.blockIO.weightDevice[0].leafWeight: leaf weights are not supported" },
   { "{" BASE ",'linux':{'resources':{'blockIO':{'leafWeight':300}}}}",
     ".linux.resources.blockIO.leafWeight: leaf weights are not supported" },
   { "{" BASE ",'linux':{'resources':{'network':{'classID':1}}}}",
