@@ -42,6 +42,7 @@
 #   SESSION_RUNS 5   (QUICK 2)   runs of each session.sh figure
 #   SESSION_MB  200  (QUICK 50)  the large put/get file
 #   POOL_SANDBOXES 100 (QUICK 20), POOL_COMMANDS 10 (QUICK 3)  python.sh's pool
+#   POOL_TIMEOUT 900 (QUICK 120)  seconds before the pool names its unfinished sandboxes and fails
 #   PIECE_TIMEOUT 1800 (QUICK 300)  seconds before a piece counts as hung
 #   BENCH_ONLY  a subset of "run exec images snapshot proxy parallel session phases python"
 #   BENCH_LOG   where the pieces' output goes (default a file under /tmp,
@@ -62,11 +63,11 @@ if [ "${QUICK:-0}" = 1 ]; then
   : "${LAYER1:=usr/share/perl}" "${LAYER2:=usr/share/perl5}"
   : "${SNAP_SIZES:=10 50}" "${SNAP_RUNS:=2}" "${PROXY_SIZE:=134217728}"
   : "${PAR_PER:=3}" "${PROXY_LAT_N:=200}" "${PHASE_RUNS:=10}" "${SESSION_RUNS:=2}" "${SESSION_MB:=50}"
-  : "${POOL_SANDBOXES:=20}" "${POOL_COMMANDS:=3}" "${PIECE_TIMEOUT:=300}"
+  : "${POOL_SANDBOXES:=20}" "${POOL_COMMANDS:=3}" "${POOL_TIMEOUT:=120}" "${PIECE_TIMEOUT:=300}"
 else
   : "${RUN_RUNS:=30}" "${EXEC_RUNS:=200}" "${WARMUP:=3}" "${RSS_RUNS:=5}" "${IMAGE_RUNS:=3}"
   : "${SNAP_SIZES:=10 200}" "${SNAP_RUNS:=5}" "${PROXY_SIZE:=1073741824}"
-  : "${POOL_SANDBOXES:=100}" "${POOL_COMMANDS:=10}" "${PIECE_TIMEOUT:=1800}"
+  : "${POOL_SANDBOXES:=100}" "${POOL_COMMANDS:=10}" "${POOL_TIMEOUT:=900}" "${PIECE_TIMEOUT:=1800}"
 fi
 : "${PAR_JOBS:=8}" "${PAR_PER:=10}" "${PROXY_LAT_N:=1000}" "${PHASE_RUNS:=30}" "${SESSION_RUNS:=5}" "${SESSION_MB:=200}"
 : "${BENCH_ONLY:=run exec images snapshot proxy parallel session phases python}"
@@ -74,7 +75,8 @@ keep_log=${BENCH_LOG:+true}
 BENCH_LOG=${BENCH_LOG:-$(mktemp "${TMPDIR:-/tmp}"/hako-bench-all.XXXXXX.log)}
 lines=$(mktemp "${TMPDIR:-/tmp}"/hako-bench-lines.XXXXXX)
 rows=$(mktemp "${TMPDIR:-/tmp}"/hako-bench-rows.XXXXXX)
-trap 'rm -f "$lines" "$rows" "${phases_md:-}"' EXIT
+last_words=$(mktemp "${TMPDIR:-/tmp}"/hako-bench-failed.XXXXXX)
+trap 'rm -f "$lines" "$rows" "$last_words" "${phases_md:-}"' EXIT
 : > "$BENCH_LOG"
 
 # ---- the machine -------------------------------------------------------------
@@ -116,8 +118,9 @@ piece () {
   rc=$?
   [ "$rc" -eq 0 ] || failed_pieces="$failed_pieces $name"
   printf '%s s%s\n' "$((SECONDS - t0))" "$([ "$rc" -eq 0 ] || echo " (exit $rc$([ "$rc" != 124 ] || echo ": hung, killed"); see $BENCH_LOG)")" >&2
-  # A failed piece's last words, where a CI log (which loses $BENCH_LOG) keeps them.
-  [ "$rc" -eq 0 ] || tail -n +"$from" "$BENCH_LOG" | tail -n 40 | sed "s/^/   $name.sh: /" >&2
+  # A failed piece's last words, where a CI log (which loses $BENCH_LOG) keeps
+  # them: now, and again after the table (a CI log shows only its tail).
+  [ "$rc" -eq 0 ] || tail -n +"$from" "$BENCH_LOG" | tail -n 40 | sed "s/^/   $name.sh: /" | tee -a "$last_words" >&2
 }
 
 nohf=""
@@ -151,7 +154,8 @@ case " $BENCH_ONLY " in
     fi
     ;;
 esac
-piece python RUNS="$EXEC_RUNS" WARMUP="$WARMUP" POOL_SANDBOXES="$POOL_SANDBOXES" POOL_COMMANDS="$POOL_COMMANDS"
+piece python RUNS="$EXEC_RUNS" WARMUP="$WARMUP" POOL_SANDBOXES="$POOL_SANDBOXES" POOL_COMMANDS="$POOL_COMMANDS" \
+  POOL_TIMEOUT="$POOL_TIMEOUT"
 elapsed=$(($(date +%s) - started))
 
 # ---- the table -----------------------------------------------------------------
@@ -269,6 +273,13 @@ if [ -s "$phases_md" ]; then
   echo "### Where the time goes (hako's phase trace)"
   cat "$phases_md"
 fi
-[ -z "$failed_pieces" ] || { echo "all.sh: failed:$failed_pieces (see $BENCH_LOG)" >&2; exit 1; }
+if [ -n "$failed_pieces" ]; then
+  echo "all.sh: the failed pieces' last words (each at most 25 lines):" >&2
+  awk -F: '{ n[$1]++; l[$1, n[$1]] = $0; if (!($1 in seen)) { seen[$1] = 1; order[++k] = $1 } }
+    END { for (i = 1; i <= k; i++) for (j = (n[order[i]] > 25 ? n[order[i]] - 24 : 1); j <= n[order[i]]; j++) print l[order[i], j] }' \
+    "$last_words" >&2
+  echo "all.sh: failed:$failed_pieces (see $BENCH_LOG)" >&2
+  exit 1
+fi
 if [ -n "$keep_log" ]; then echo "all.sh: the pieces' output is in $BENCH_LOG" >&2; else rm -f "$BENCH_LOG"; fi
 exit 0

@@ -10,7 +10,8 @@
 #                 (POOL_SANDBOXES, POOL_COMMANDS): total time, and
 #   py-pool-rss   the peak RSS of that Python process (ru_maxrss)
 # Environment: HAKO, RUNS (default 100), LIFE_RUNS (default 10), WARMUP
-# (default 3), PYTHON3 (default: a python3 that imports hako's deps, i.e. any),
+# (default 3), POOL_TIMEOUT (default 240: seconds the pool may take before
+# its unfinished sandboxes are named and it fails), PYTHON3 (default: a python3 that imports hako's deps, i.e. any),
 # BENCH_FORMAT=lines (stdout gets `BENCH ROW TOOL VALUE UNIT [NOTE]`).
 # Needs root and hyperfine.
 set -eu
@@ -22,6 +23,7 @@ LIFE_RUNS=${LIFE_RUNS:-10}
 WARMUP=${WARMUP:-3}
 POOL_SANDBOXES=${POOL_SANDBOXES:-100}
 POOL_COMMANDS=${POOL_COMMANDS:-10}
+POOL_TIMEOUT=${POOL_TIMEOUT:-240}
 PYTHON3=${PYTHON3:-python3}
 if [ "${BENCH_FORMAT:-}" = lines ]; then exec 3>&1 1>&2; else exec 3> /dev/null; fi
 emit () { printf 'BENCH %s\n' "$*" >&3; }
@@ -64,17 +66,33 @@ for i in range(1 + life):
     t.append(time.perf_counter() - t0)
 print(f"py-lifecycle sdk {statistics.median(t[1:]) * 1000:.3f} ms")
 PY
-"$PYTHON3" - "$HAKO" "$work/hako" "$work/data" "$POOL_SANDBOXES" "$POOL_COMMANDS" <<'PY' >> "$work/py.lines"
-import asyncio, resource, sys, time
+"$PYTHON3" - "$HAKO" "$work/hako" "$work/data" "$POOL_SANDBOXES" "$POOL_COMMANDS" "$POOL_TIMEOUT" <<'PY' >> "$work/py.lines"
+import asyncio, resource, subprocess, sys, time
 import hako
-exe, root, data, n, m = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+exe, root, data, n, m, limit = sys.argv[1], sys.argv[2], sys.argv[3], *map(int, sys.argv[4:7])
 kw = dict(hako=exe, root=root, data_root=data)
+# Where each sandbox's task is, so that one that never ends is named with
+# its step (and hako's processes with what they wait in) instead of being
+# killed silently by the piece's watchdog.
+stage = {}
 async def one(i):
+    stage[i] = "create"
     async with await hako.AsyncSandbox.create(**kw) as sb:
         for j in range(m):
+            stage[i] = f"{sb.sandbox_id}: command {j}"
             await sb.commands.run(f"echo {i}.{j}")
+        stage[i] = f"{sb.sandbox_id}: kill"
+    del stage[i]
 async def main():
-    await asyncio.gather(*(one(i) for i in range(n)))
+    try:
+        await asyncio.wait_for(asyncio.gather(*(one(i) for i in range(n))), limit)
+    except asyncio.TimeoutError:
+        print(f"python.sh: the pool did not end within {limit} s; unfinished:", file=sys.stderr)
+        for i, s in sorted(stage.items()):
+            print(f"python.sh:   sandbox {i}: {s}", file=sys.stderr)
+        subprocess.run("ps -e -o pid,ppid,etimes,stat,wchan:24,args | awk 'NR == 1 || /hako/' | cut -c1-200",
+                       shell=True, stdout=sys.stderr)
+        sys.exit(1)
 t0 = time.perf_counter()
 asyncio.run(main())
 total = time.perf_counter() - t0
