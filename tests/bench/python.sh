@@ -10,8 +10,8 @@
 #                 (POOL_SANDBOXES, POOL_COMMANDS): total time, and
 #   py-pool-rss   the peak RSS of that Python process (ru_maxrss)
 # Environment: HAKO, RUNS (default 100), LIFE_RUNS (default 10), WARMUP
-# (default 3), POOL_TIMEOUT (default 240: seconds the pool may take before
-# its unfinished sandboxes are named and it fails), PYTHON3 (default: a python3 that imports hako's deps, i.e. any),
+# (default 3), POOL_TIMEOUT (default 240: seconds each Python part may take
+# before it names its unfinished steps and hako calls, and fails), PYTHON3 (default: a python3 that imports hako's deps, i.e. any),
 # BENCH_FORMAT=lines (stdout gets `BENCH ROW TOOL VALUE UNIT [NOTE]`).
 # Needs root and hyperfine.
 set -eu
@@ -49,26 +49,67 @@ median () { jq -r '.results[0].median * 1000' "$1"; }
 emit "py-exec hako $(median "$work/exec.json") ms"
 emit "py-lifecycle hako $(median "$work/life.json") ms"
 
-"$PYTHON3" - "$HAKO" "$work/hako" "$work/data" "$RUNS" "$LIFE_RUNS" "$WARMUP" <<'PY' > "$work/py.lines"
-import statistics, sys, time
+# inflight(): the hako calls under this Python process that have not ended,
+# with what each waits in: what a stuck step printed before failing.
+inflight='
+import os
+def inflight(out):
+    procs = {}
+    for p in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                st = f.read()
+            with open(f"/proc/{p}/wchan") as f:
+                wchan = f.read()
+            with open(f"/proc/{p}/cmdline", "rb") as f:
+                args = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        fields = st[st.rindex(")") + 2:].split()
+        procs[int(p)] = (int(fields[1]), fields[0], wchan, args)
+    mine = {os.getpid()}
+    for _ in range(4):
+        mine |= {p for p, v in procs.items() if v[0] in mine}
+    for p in sorted(mine - {os.getpid()}):
+        ppid, state, wchan, args = procs[p]
+        wchan = wchan or "-"
+        print(f"python.sh:   pid {p} (parent {ppid}) {state} in {wchan}: {args[:160]}", file=out)
+'
+"$PYTHON3" - "$HAKO" "$work/hako" "$work/data" "$RUNS" "$LIFE_RUNS" "$WARMUP" "$POOL_TIMEOUT" <<PY > "$work/py.lines"
+import signal, statistics, sys, time
 import hako
-exe, root, data, runs, life, warm = sys.argv[1], sys.argv[2], sys.argv[3], *map(int, sys.argv[4:7])
+$inflight
+exe, root, data, runs, life, warm, limit = sys.argv[1], sys.argv[2], sys.argv[3], *map(int, sys.argv[4:8])
 kw = dict(hako=exe, root=root, data_root=data)
+stage = "connect"
+def stuck(*_):
+    print(f"python.sh: {stage}: not done within {limit} s; in flight:", file=sys.stderr)
+    inflight(sys.stderr)
+    sys.exit(1)
+signal.signal(signal.SIGALRM, stuck)
+signal.alarm(limit)
 sb = hako.Sandbox.connect("hx", **kw)
 t = []
 for i in range(warm + runs):
+    stage = f"py-exec: run {i}"
     t0 = time.perf_counter(); sb.commands.run("true"); t.append(time.perf_counter() - t0)
 print(f"py-exec sdk {statistics.median(t[warm:]) * 1000:.3f} ms")
 t = []
 for i in range(1 + life):
     t0 = time.perf_counter()
-    s = hako.Sandbox.create(**kw); s.commands.run("true"); s.kill()
+    stage = f"py-lifecycle {i}: create"
+    s = hako.Sandbox.create(**kw)
+    stage = f"py-lifecycle {i}: {s.sandbox_id}: command"
+    s.commands.run("true")
+    stage = f"py-lifecycle {i}: {s.sandbox_id}: kill"
+    s.kill()
     t.append(time.perf_counter() - t0)
 print(f"py-lifecycle sdk {statistics.median(t[1:]) * 1000:.3f} ms")
 PY
-"$PYTHON3" - "$HAKO" "$work/hako" "$work/data" "$POOL_SANDBOXES" "$POOL_COMMANDS" "$POOL_TIMEOUT" <<'PY' >> "$work/py.lines"
-import asyncio, resource, subprocess, sys, time
+"$PYTHON3" - "$HAKO" "$work/hako" "$work/data" "$POOL_SANDBOXES" "$POOL_COMMANDS" "$POOL_TIMEOUT" <<PY >> "$work/py.lines"
+import asyncio, resource, sys, time
 import hako
+$inflight
 exe, root, data, n, m, limit = sys.argv[1], sys.argv[2], sys.argv[3], *map(int, sys.argv[4:7])
 kw = dict(hako=exe, root=root, data_root=data)
 # Where each sandbox's task is, so that one that never ends is named with
@@ -87,11 +128,11 @@ async def main():
     try:
         await asyncio.wait_for(asyncio.gather(*(one(i) for i in range(n))), limit)
     except asyncio.TimeoutError:
-        print(f"python.sh: the pool did not end within {limit} s; unfinished:", file=sys.stderr)
+        print(f"python.sh: the pool did not end within {limit} s; unfinished sandboxes:", file=sys.stderr)
         for i, s in sorted(stage.items()):
             print(f"python.sh:   sandbox {i}: {s}", file=sys.stderr)
-        subprocess.run("ps -e -o pid,ppid,etimes,stat,wchan:24,args | awk 'NR == 1 || /hako/' | cut -c1-200",
-                       shell=True, stdout=sys.stderr)
+        print("python.sh: the hako calls in flight:", file=sys.stderr)
+        inflight(sys.stderr)
         sys.exit(1)
 t0 = time.perf_counter()
 asyncio.run(main())
