@@ -214,7 +214,7 @@ case python in
       echo "== python: $py -m pytest tests/python"
       t0=$(date +%s)
       HAKO="$HAKO" bash "$here/watchdog.sh" "${FILE_TIMEOUT:-1200}" /dev/null \
-        "$py" -m pytest -q -p no:cacheprovider --junitxml="$log/python.xml" "$here/python" \
+        "$py" -m pytest -q -p no:cacheprovider --basetemp="$log/pytest" --junitxml="$log/python.xml" "$here/python" \
         > "$log/python.out" 2>&1
       echo "$(($(date +%s) - t0))" > "$log/python.secs"
       times="$times python=$(cat "$log/python.secs")s"

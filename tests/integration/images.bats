@@ -106,7 +106,7 @@ run_docker_archive () {
 
 @test "import of what podman save writes: layer.tar symlinks to the top-level <digest>.tar that manifest.json names" {
   command -v podman >/dev/null || skip "podman is not installed (Debian package podman)"
-  local P="podman --root $TEST_ROOT/podman --runroot $TEST_ROOT/podman-run --storage-driver vfs"
+  local P="podman --root $TEST_ROOT/podman --runroot $TEST_ROOT/podman-run --tmpdir $TEST_ROOT/podman-tmp --storage-driver vfs"
   local id
   id=$($P load -q -i "$IMG/oci.tar" >/dev/null && $P images -q | head -1)
   [ -n "$id" ]

@@ -33,6 +33,7 @@ def ssh(kw: Dict[str, Any]) -> Iterator[hako.SSH]:
         pytest.skip("needs openssh-server and openssh-client (sshd, ssh, ssh-keygen)")
     d = tempfile.mkdtemp(prefix="hako-py-ssh.")
     proc = None
+    made_run_sshd = False
     try:
         for name in ("host", "client"):
             subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", os.path.join(d, name)],
@@ -44,7 +45,9 @@ def ssh(kw: Dict[str, Any]) -> Iterator[hako.SSH]:
                     f"AuthorizedKeysFile {d}/authorized_keys\nPasswordAuthentication no\n"
                     "KbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\nUsePAM no\n"
                     f"StrictModes no\nPidFile {d}/sshd.pid\n")
-        os.makedirs("/run/sshd", mode=0o755, exist_ok=True)  # sshd's privilege separation dir
+        if not os.path.isdir("/run/sshd"):  # sshd's privilege separation dir, removed after
+            os.makedirs("/run/sshd", mode=0o755)
+            made_run_sshd = True
         proc = subprocess.Popen([SSHD, "-D", "-e", "-f", os.path.join(d, "sshd_config")],
                                 stderr=open(os.path.join(d, "sshd.log"), "w"))
         opts = ["-i", os.path.join(d, "client"), "-o", "StrictHostKeyChecking=no",
@@ -64,6 +67,8 @@ def ssh(kw: Dict[str, Any]) -> Iterator[hako.SSH]:
             proc.kill()
             proc.wait()
         shutil.rmtree(d, ignore_errors=True)
+        if made_run_sshd:
+            shutil.rmtree("/run/sshd", ignore_errors=True)
 
 
 def test_ssh_transport(ssh: hako.SSH, kw: Dict[str, Any], tmp_path: Any) -> None:
