@@ -162,7 +162,7 @@ elapsed=$(($(date +%s) - started))
 
 # The rows, in order: KEY|LABEL|TOOLS (hako first: the others' ratios are to it).
 {
-  echo "run|run /bin/true|hako crun runc bwrap"
+  echo "run|run /bin/true|hako crun runc bwrap unshare"
   echo "lifecycle|create+start+delete|hako crun runc"
   echo "disk-create|create+delete, host profile; with --disk 1g|hako hako-disk"
   echo "exec|exec true|hako crun runc nsenter"

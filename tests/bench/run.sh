@@ -8,6 +8,8 @@
 #   runc   runc --root R run -b B ID
 #   bwrap  bwrap --unshare-{pid,net,ipc,uts,cgroup} --bind ROOTFS / --proc /proc
 #                --dev /dev /bin/true
+#   unshare  unshare -Umpniuf --map-root-user /bin/true (the host's /bin/true:
+#            namespaces alone, the floor; not in the rows below)
 # — every one with new pid, net, ipc, uts, mount and cgroup namespaces — and
 # prints each median and its ratio to hako's.  A runtime that is not installed
 # is reported as skipped; one that fails is reported as failed (with its
@@ -252,6 +254,15 @@ else
   fi
 fi
 
+# unshare: the floor issue 24 measures run against, namespaces alone (a user
+# namespace, no rootfs, cgroup, seccomp, capabilities or state).
+note="namespaces only"
+if ! command -v unshare > /dev/null; then
+  record unshare skipped - "(not installed)"
+elif trial unshare unshare -Umpniuf --map-root-user /bin/true; then
+  measure unshare "unshare -Umpniuf --map-root-user /bin/true"
+fi
+
 # ---- the table -------------------------------------------------------------
 
 say ""
@@ -275,6 +286,7 @@ say "(ratio: the runtime's median over hako's; above 1 means hako is faster)"
 awk '$2 != "ok" { n = ""; for (i = 4; i <= NF; i++) n = n " " $i
                   print $1 "\t" $2 n }' "$results" > "$tmp/missing"
 while IFS='	' read -r name why; do
+  [ "$name" = unshare ] && continue
   [ "$name" = bwrap ] || emit "lifecycle $name - - $why"
   emit "rss-run $name - - $why"
 done < "$tmp/missing"

@@ -61,7 +61,7 @@ cell () {
       fi
     done
   done <<'ROWS'
-run /bin/true:hako crun runc bwrap
+run /bin/true:hako crun runc bwrap unshare
 create+start+delete:hako crun runc
 exec true:hako crun runc nsenter
 peak RSS, run /bin/true:hako crun runc bwrap
