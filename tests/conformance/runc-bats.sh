@@ -19,7 +19,8 @@
 # SIGTTOU), for at most $TEST_TIMEOUT seconds (default 600): a test that
 # fails before its own recvtty gets a connection leaves that recvtty holding
 # bats's output (update.bats "minimal transition rules" on a runtime that
-# refuses its config), and the file then ends only at the timeout.
+# refuses its config): once every test of the file has reported, a recvtty
+# still running is killed, so the file ends then, not at the timeout.
 # The TAP output of each file is kept in $LOGDIR (default
 # /tmp/runc-bats-<runtime name>[-runcspec]/<file>.tap).
 set -u
@@ -123,7 +124,21 @@ for f in "$@"; do
 	fi
 	log=$logdir/$f.tap
 	cmd="cd $(printf %q "$itest") && RUNC=$(printf %q "$rt") timeout --foreground -k 10 $timeout bats --tap $(printf %q "$bats_file") >$(printf %q "$log") 2>&1; echo \$? >$(printf %q "$log.rc")"
-	script -qec "$cmd" /dev/null </dev/null >/dev/null 2>&1
+	script -qec "$cmd" /dev/null </dev/null >/dev/null 2>&1 &
+	pid=$!
+	# Every test has reported, yet bats has not ended: a recvtty left by a
+	# test that failed before connecting to it holds bats's output open.
+	# End it rather than wait for the timeout.
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 2
+		plan=$(sed -n 's/^1\.\.\([0-9][0-9]*\)$/\1/p' "$log" 2>/dev/null | head -n 1)
+		done_n=$(grep -c -E '^(not )?ok [0-9]+' "$log" 2>/dev/null)
+		if [ -n "$plan" ] && [ "${done_n:-0}" -ge "$plan" ]; then
+			sleep 5
+			kill -0 "$pid" 2>/dev/null && pkill -x recvtty
+		fi
+	done
+	wait "$pid"
 	rc=$(cat "$log.rc" 2>/dev/null || echo '?')
 	# TAP: "ok N name", "ok N name # skip reason", "not ok N name".
 	p=$(grep -c -E '^ok [0-9]+' "$log" | tr -d ' ')
