@@ -103,46 +103,52 @@ v1_devices (const char *dir, const struct oci_spec *spec, hk_err *err)
 }
 
 /* The weight file, f ("weight" or "weight_device"): CFQ's blkio.F, else
- * BFQ's blkio.bfq.F (Linux 5.0+ has only BFQ's). */
+ * BFQ's blkio.bfq.F (Linux 5.0+ has only BFQ's); neither is an error naming
+ * the spec's member. */
 static const char *
-v1_weight_file (const char *dir, const char *f, char buf[64])
+v1_weight_file (const char *dir, const char *member, const char *f, char buf[64], hk_err *err)
 {
   snprintf (buf, 64, "blkio.%s", f);
   if (cg_file_exists (dir, buf))
     return buf;
   snprintf (buf, 64, "blkio.bfq.%s", f);
-  return cg_file_exists (dir, buf) ? buf : NULL;
+  if (cg_file_exists (dir, buf))
+    return buf;
+  err_set (err, ENOTSUP,
+           "linux.resources.blockIO.%s: %s has neither blkio.%s nor blkio.bfq.%s (no proportional I/O "
+           "scheduler)",
+           member, dir, f, f);
+  return NULL;
 }
 
 static int
 v1_blkio (const char *dir, const struct oci_resources *r, hk_err *err)
 {
-  static const char *const device_file[]
+  static const char *const throttle_file[]
       = { "blkio.throttle.read_bps_device", "blkio.throttle.write_bps_device",
-          "blkio.throttle.read_iops_device", "blkio.throttle.write_iops_device", NULL };
-  char buf[64];
-  const char *file;
+          "blkio.throttle.read_iops_device", "blkio.throttle.write_iops_device" };
+  char buf[64], dev_buf[64];
+  const char *file, *weight_device = NULL;
   /* The default weight first: BFQ's write of it resets every per-device
    * weight, which would drop weightDevice's. */
-  if (r->has_blkio_weight)
-    {
-      if ((file = v1_weight_file (dir, "weight", buf)) == NULL)
-        return err_set (err, ENOTSUP,
-                        "linux.resources.blockIO.weight: %s has neither blkio.weight nor "
-                        "blkio.bfq.weight (no proportional I/O scheduler)",
-                        dir);
-      if (cg_writef (dir, file, err, "%u", (unsigned)r->blkio_weight) < 0)
-        return -1;
-    }
+  if (r->has_blkio_weight
+      && ((file = v1_weight_file (dir, "weight", "weight", buf, err)) == NULL
+          || cg_writef (dir, file, err, "%u", (unsigned)r->blkio_weight) < 0))
+    return -1;
   for (size_t i = 0; i < r->n_blkio_devices; i++)
     {
       const struct oci_blkio_device *t = &r->blkio_devices[i];
-      file = t->kind == OCI_BLKIO_WEIGHT ? v1_weight_file (dir, "weight_device", buf) : device_file[t->kind];
-      if (file == NULL)
-        return err_set (err, ENOTSUP,
-                        "linux.resources.blockIO.weightDevice: %s has neither blkio.weight_device nor "
-                        "blkio.bfq.weight_device (no proportional I/O scheduler)",
-                        dir);
+      if (t->kind == OCI_BLKIO_WEIGHT)
+        {
+          /* Looked up once, at the first weightDevice entry. */
+          if (weight_device == NULL
+              && (weight_device = v1_weight_file (dir, "weightDevice", "weight_device", dev_buf, err))
+                     == NULL)
+            return -1;
+          file = weight_device;
+        }
+      else
+        file = throttle_file[t->kind];
       /* The kernel refuses a device whose scheduler has no weights (EOPNOTSUPP). */
       if (cg_writef (dir, file, err, "%" PRId64 ":%" PRId64 " %" PRIu64, t->major, t->minor, t->value) < 0)
         return err_prefix (err, "linux.resources.blockIO");
