@@ -120,7 +120,11 @@ piece () {
   printf '%s s%s\n' "$((SECONDS - t0))" "$([ "$rc" -eq 0 ] || echo " (exit $rc$([ "$rc" != 124 ] || echo ": hung, killed"); see $BENCH_LOG)")" >&2
   # A failed piece's last words, where a CI log (which loses $BENCH_LOG) keeps
   # them: now, and again after the table (a CI log shows only its tail).
-  [ "$rc" -eq 0 ] || tail -n +"$from" "$BENCH_LOG" | tail -n 40 | sed "s/^/   $name.sh: /" | tee -a "$last_words" >&2
+  [ "$rc" -eq 0 ] && return
+  local words
+  words=$(tail -n +"$from" "$BENCH_LOG" | tail -n 40 | sed "s/^/   $name.sh: /")
+  printf '%s\n' "$words" >&2
+  printf '%s\n' "$words" | tail -n 25 >> "$last_words"
 }
 
 nohf=""
@@ -275,9 +279,7 @@ if [ -s "$phases_md" ]; then
 fi
 if [ -n "$failed_pieces" ]; then
   echo "all.sh: the failed pieces' last words (each at most 25 lines):" >&2
-  awk -F: '{ n[$1]++; l[$1, n[$1]] = $0; if (!($1 in seen)) { seen[$1] = 1; order[++k] = $1 } }
-    END { for (i = 1; i <= k; i++) for (j = (n[order[i]] > 25 ? n[order[i]] - 24 : 1); j <= n[order[i]]; j++) print l[order[i], j] }' \
-    "$last_words" >&2
+  cat "$last_words" >&2
   echo "all.sh: failed:$failed_pieces (see $BENCH_LOG)" >&2
   exit 1
 fi

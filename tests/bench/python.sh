@@ -50,8 +50,9 @@ emit "py-exec hako $(median "$work/exec.json") ms"
 emit "py-lifecycle hako $(median "$work/life.json") ms"
 
 # inflight(): the hako calls under this Python process that have not ended,
-# with what each waits in: what a stuck step printed before failing.
-inflight='
+# with what each waits in: what a stuck step printed before failing.  A
+# module of its own in $work, imported by both Python parts below.
+cat > "$work/inflight.py" <<'PY'
 import os
 def inflight(out):
     procs = {}
@@ -66,19 +67,19 @@ def inflight(out):
         except OSError:
             continue
         fields = st[st.rindex(")") + 2:].split()
-        procs[int(p)] = (int(fields[1]), fields[0], wchan, args)
+        procs[int(p)] = (int(fields[1]), fields[0], wchan or "-", args)
     mine = {os.getpid()}
     for _ in range(4):
         mine |= {p for p, v in procs.items() if v[0] in mine}
     for p in sorted(mine - {os.getpid()}):
         ppid, state, wchan, args = procs[p]
-        wchan = wchan or "-"
         print(f"python.sh:   pid {p} (parent {ppid}) {state} in {wchan}: {args[:160]}", file=out)
-'
-"$PYTHON3" - "$HAKO" "$work/hako" "$work/data" "$RUNS" "$LIFE_RUNS" "$WARMUP" "$POOL_TIMEOUT" <<PY > "$work/py.lines"
+PY
+export PYTHONPATH="$work:$PYTHONPATH"
+"$PYTHON3" - "$HAKO" "$work/hako" "$work/data" "$RUNS" "$LIFE_RUNS" "$WARMUP" "$POOL_TIMEOUT" <<'PY' > "$work/py.lines"
 import signal, statistics, sys, time
 import hako
-$inflight
+from inflight import inflight
 exe, root, data, runs, life, warm, limit = sys.argv[1], sys.argv[2], sys.argv[3], *map(int, sys.argv[4:8])
 kw = dict(hako=exe, root=root, data_root=data)
 stage = "connect"
@@ -106,10 +107,10 @@ for i in range(1 + life):
     t.append(time.perf_counter() - t0)
 print(f"py-lifecycle sdk {statistics.median(t[1:]) * 1000:.3f} ms")
 PY
-"$PYTHON3" - "$HAKO" "$work/hako" "$work/data" "$POOL_SANDBOXES" "$POOL_COMMANDS" "$POOL_TIMEOUT" <<PY >> "$work/py.lines"
+"$PYTHON3" - "$HAKO" "$work/hako" "$work/data" "$POOL_SANDBOXES" "$POOL_COMMANDS" "$POOL_TIMEOUT" <<'PY' >> "$work/py.lines"
 import asyncio, resource, sys, time
 import hako
-$inflight
+from inflight import inflight
 exe, root, data, n, m, limit = sys.argv[1], sys.argv[2], sys.argv[3], *map(int, sys.argv[4:7])
 kw = dict(hako=exe, root=root, data_root=data)
 # Where each sandbox's task is, so that one that never ends is named with
