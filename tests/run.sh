@@ -213,26 +213,46 @@ case python in
     else
       echo "== python: $py -m pytest tests/python"
       t0=$(date +%s)
-      HAKO="$HAKO" bash "$here/watchdog.sh" "${FILE_TIMEOUT:-1200}" /dev/null \
+      HAKO="$HAKO" HAKO_TEST_HANGS="$log/python.hangs" bash "$here/watchdog.sh" "${FILE_TIMEOUT:-1200}" /dev/null \
         "$py" -m pytest -q -p no:cacheprovider --basetemp="$log/pytest" --junitxml="$log/python.xml" "$here/python" \
         > "$log/python.out" 2>&1
       echo "$(($(date +%s) - t0))" > "$log/python.secs"
       times="$times python=$(cat "$log/python.secs")s"
-      "$py" - "$log/python.xml" > "$out" 2>> "$log/python.out" <<'PY' || echo "not ok 1 - pytest ran (no junit report)" > "$out"
-import sys, xml.etree.ElementTree as ET
-n = 0
+      "$py" - "$log/python.xml" "$log/python.hangs" > "$out" 2>> "$log/python.out" <<'PY' || echo "not ok 1 - pytest ran (no junit report)" > "$out"
+import os, sys, xml.etree.ElementTree as ET
+out, n = [], 0
 for case in ET.parse(sys.argv[1]).iter("testcase"):
     n += 1
     name = case.get("classname", "") + "::" + case.get("name", "")
     skip = case.find("skipped")
-    if case.find("failure") is not None or case.find("error") is not None:
-        print(f"not ok {n} {name}")
+    bad = case.find("failure")
+    if bad is None:
+        bad = case.find("error")
+    if bad is not None:
+        out.append(f"not ok {n} {name}")
+        # what pytest said of it, under its line, where run.sh's "why" finds it
+        for line in ((bad.get("message") or "") + "\n" + (bad.text or "")).strip().splitlines()[-40:]:
+            out.append("# " + line)
     elif skip is not None:
-        print(f"ok {n} {name} # skip {(skip.get('message') or '').splitlines()[0] if skip.get('message') else ''}")
+        out.append(f"ok {n} {name} # skip {(skip.get('message') or '').splitlines()[0] if skip.get('message') else ''}")
     else:
-        print(f"ok {n} {name}")
-print(f"1..{n}")
+        out.append(f"ok {n} {name}")
+# What tests/python/conftest.py's watchdog saw of a hung test, under the
+# first failure (the hung test failed when the watchdog ended it).
+if os.path.exists(sys.argv[2]):
+    first = next((i for i, l in enumerate(out) if l.startswith("not ok")), None)
+    if first is None:
+        n += 1
+        out.append(f"not ok {n} a test hung (tests/python/conftest.py's watchdog ended it)")
+        first = len(out) - 1
+    out[first + 1:first + 1] = ["# " + l for l in open(sys.argv[2]).read().splitlines()[:150]]
+print("\n".join(out + [f"1..{n}"]))
 PY
+      # No report (pytest killed or crashed): its output's tail is the why.
+      if [ ! -s "$log/python.xml" ]; then
+        [ -f "$log/python.hangs" ] && sed 's/^/# /' "$log/python.hangs" | head -n 150 >> "$out"
+        tail -n 60 "$log/python.out" | sed 's/^/# /' >> "$out"
+      fi
       grep -q '^not ok' "$out" && tail -n 60 "$log/python.out" | sed 's/^/# /'
     fi
     count python "$out"

@@ -4,12 +4,15 @@ test fails."""
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
-from typing import Any, Dict, Iterator
+import threading
+from typing import Any, Dict, Iterator, List
 
 import pytest
 
@@ -23,6 +26,125 @@ if os.geteuid() != 0:
     pytest.skip("the SDK's tests make rootful sandboxes: needs root", allow_module_level=True)
 if not os.access(HAKO, os.X_OK):
     pytest.skip(f"no hako binary at {HAKO} (build it, or set HAKO)", allow_module_level=True)
+
+
+# Seconds one test may take before the watchdog below ends it (the slowest
+# takes under 40 s on a loaded 2-core machine).
+TEST_TIMEOUT = float(os.environ.get("HAKO_TEST_TIMEOUT", "300"))
+
+
+def _descendants(root: int) -> List[int]:
+    parent: Dict[int, int] = {}
+    for d in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                parent[int(d)] = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (ValueError, OSError, IndexError):
+            continue
+    keep = {root}
+    more = True
+    while more:
+        more = False
+        for p, pp in parent.items():
+            if p not in keep and pp in keep:
+                keep.add(p)
+                more = True
+    return sorted(keep - {root})
+
+
+def _pipes() -> Dict[str, str]:
+    """This process's pipes: "pipe:[INODE]" to the fd holding it."""
+    out: Dict[str, str] = {}
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            link = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if link.startswith("pipe:"):
+            out[link] = fd
+    return out
+
+
+# The pipes pytest was started with (its stdio, whatever its caller left
+# open): its caller's business, never a test's.
+INHERITED = set(_pipes())
+
+
+def _pipe_holders() -> List[str]:
+    """Other processes holding a pipe a test made here: who keeps a read of
+    ours from its end of file."""
+    mine = {k: v for k, v in _pipes().items() if k not in INHERITED}
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit() or int(d) == os.getpid():
+            continue
+        try:
+            for fd in os.listdir(f"/proc/{d}/fd"):
+                link = os.readlink(f"/proc/{d}/fd/{fd}")
+                if link in mine:
+                    out.append(f"pid {d} fd {fd} holds {link} (ours: fd {mine[link]})")
+        except OSError:
+            continue
+    return out
+
+
+@pytest.fixture(autouse=True)
+def _watchdog(request: Any) -> Iterator[None]:
+    """A hung test (a hako call that never ends) would hold the whole run
+    until tests/run.sh's watchdog killed pytest, with no report of which test
+    hung or why.  After TEST_TIMEOUT this says which test, where each Python
+    thread waits, the processes under pytest (and their kernel wait channel),
+    who else holds pytest's pipes; then it kills those processes so the test
+    fails by name and the run goes on."""
+    done = threading.Event()
+
+    def expire() -> None:
+        if done.wait(TEST_TIMEOUT):
+            return
+        # pytest captures stderr for the test: say it in $HAKO_TEST_HANGS
+        # too (tests/run.sh prints that file under the test's failure).
+        hangs = os.environ.get("HAKO_TEST_HANGS")
+        err = open(hangs, "a") if hangs else sys.stderr
+        # Most telling first and last (a CI log's summary keeps a failure's
+        # first and last lines): the pipes, the processes, then the Python
+        # threads, the main one last.
+        err.write(f"=== watchdog: {request.node.nodeid} still running after {TEST_TIMEOUT:.0f} s\n")
+        holders = _pipe_holders()
+        err.write("=== pytest's pipes held elsewhere:\n" + "".join(h + "\n" for h in holders))
+        kids = _descendants(os.getpid())
+        fmt = "pid,ppid,etimes,stat,wchan:24,args"
+        if kids:
+            ps = subprocess.run(["ps", "-o", fmt, "-p", ",".join(map(str, kids))], capture_output=True, text=True)
+            err.write("=== the processes under pytest:\n" + ps.stdout)
+        ps = subprocess.run(["ps", "-e", "-o", fmt], capture_output=True, text=True)
+        lines = [l for l in ps.stdout.splitlines() if "hako" in l and "pytest" not in l]
+        err.write("=== hako processes anywhere:\n" + "".join(l[:200] + "\n" for l in lines[:20]))
+        err.write("=== the Python threads:\n")
+        err.flush()
+        faulthandler.dump_traceback(file=err, all_threads=True)
+        err.flush()
+        if err is not sys.stderr:
+            err.close()
+        ancestors, a = set(), os.getpid()
+        while a > 1:
+            ancestors.add(a)
+            try:
+                with open(f"/proc/{a}/stat") as f:
+                    a = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                break
+        for p in set(kids + [int(h.split()[1]) for h in holders]) - ancestors:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except OSError:
+                pass
+
+    t = threading.Thread(target=expire, daemon=True)
+    t.start()
+    try:
+        yield
+    finally:
+        done.set()
 
 
 class Roots:
