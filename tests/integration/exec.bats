@@ -286,6 +286,41 @@ box_procs () {
   [[ "$output" != *"$HAKO"* ]]
 }
 
+# The subreaper has hako's credentials and every capability in the
+# sandbox's user namespace, outside the command's seccomp filter and
+# Landlock domain.  Attack: root in a sandbox whose spec grants
+# CAP_SYS_PTRACE and sets no Landlock reads its fds or memory, or
+# attaches to it.  It must fail because the subreaper's memory is a fork of
+# hako's, owned by the host's user namespace (a program it executed would
+# own memory of the sandbox's namespace, and this would succeed:
+# docs/benchmarks.md, "Why the subreaper stays a fork of hako").
+@test "exec: the helper is out of reach of root in the sandbox even with CAP_SYS_PTRACE and no Landlock" {
+  local b="$TEST_ROOT/bundle-ptrace"
+  mkdir -p "$b"
+  $H spec --profile host --bundle "$b" >/dev/null
+  edit_config "$b" '.process.capabilities |= with_entries(.value += ["CAP_SYS_PTRACE"]) | del(.sandbox.landlock)'
+  $H run --detach --bundle "$b" pt
+  $H exec --timeout 30s pt sleep 703 & runner=$!
+  for i in $(seq 50); do box_procs pt | grep -q "sleep 703" && break; sleep 0.1; done
+  run $H exec pt sh -c '
+    grep CapEff /proc/self/status
+    for p in /proc/[0-9]*; do
+      case "$(tr "\0" " " < $p/cmdline)" in hako-exec*) ;; *) continue ;; esac
+      echo "helper ${p#/proc/}"
+      head -c 1 $p/environ > /dev/null 2>&1 && echo "read: environ"
+      ls $p/fd > /dev/null 2>&1 && echo "read: fd"
+      head -c 1 $p/mem > /dev/null 2>&1 && echo "read: mem"
+    done'
+  kill -TERM $runner
+  wait $runner || true
+  echo "$output"
+  # The probe ran with CAP_SYS_PTRACE (bit 19) and found the helper.
+  caps=$(echo "$output" | awk '/CapEff/ {print $2}')
+  [ $(( 0x$caps >> 19 & 1 )) = 1 ]
+  [[ "$output" == *"helper "* ]]
+  [[ "$output" != *"read: "* ]]
+}
+
 # Regression: a timed exec's subreaper and its joiner both report on one
 # socket; the subreaper's message once overtook the joiner's and the exec
 # failed with "the process entering sandbox ... died" (1 in ~15 under load).
