@@ -17,11 +17,12 @@ teardown () { hako_teardown; }
 
 SIGNALS="INT TERM HUP QUIT USR1 USR2"
 
-# A shell's background job starts with INT and QUIT ignored, and hako (as
-# any program) passes an ignored signal on as ignored: `$DFL CMD... &` runs
-# CMD in the background with every signal at its default, as from a
-# terminal (and with CMD's own pid in $!).
-DFL="env --default-signal=INT,QUIT"
+# A shell's background job starts with INT and QUIT ignored (and a suite
+# started under nohup with HUP ignored too), and hako (as any program)
+# passes an ignored signal on as ignored: `$DFL CMD... &` runs CMD in the
+# background with every signal at its default, as from a terminal (and
+# with CMD's own pid in $!).
+DFL="env --default-signal"
 
 # start_box ID: a running sandbox whose process just waits.
 start_box () {
