@@ -44,7 +44,10 @@ def ssh(kw: Dict[str, Any]) -> Iterator[hako.SSH]:
             f.write(f"ListenAddress 127.0.0.1\nPort {port}\nHostKey {d}/host\n"
                     f"AuthorizedKeysFile {d}/authorized_keys\nPasswordAuthentication no\n"
                     "KbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\nUsePAM no\n"
-                    f"StrictModes no\nPidFile {d}/sshd.pid\n")
+                    f"StrictModes no\nPidFile {d}/sshd.pid\n"
+                    # One connection per SDK call: a pool of them authenticates at
+                    # once, past the default 10 (sshd then resets some).
+                    "MaxStartups 100\n")
         if not os.path.isdir("/run/sshd"):  # sshd's privilege separation dir, removed after
             os.makedirs("/run/sshd", mode=0o755)
             made_run_sshd = True
