@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from typing import Any, Dict, Iterator, List
+from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
 
 import pytest
 
@@ -33,14 +33,21 @@ if not os.access(HAKO, os.X_OK):
 TEST_TIMEOUT = float(os.environ.get("HAKO_TEST_TIMEOUT", "300"))
 
 
+def _parent(pid: int) -> Optional[int]:
+    """PID's parent (field 4 of /proc/PID/stat), or None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (ValueError, OSError, IndexError):
+        return None
+
+
 def _descendants(root: int) -> List[int]:
     parent: Dict[int, int] = {}
     for d in os.listdir("/proc"):
-        try:
-            with open(f"/proc/{d}/stat") as f:
-                parent[int(d)] = int(f.read().rsplit(")", 1)[1].split()[1])
-        except (ValueError, OSError, IndexError):
-            continue
+        pp = _parent(int(d)) if d.isdigit() else None
+        if pp is not None:
+            parent[int(d)] = pp
     keep = {root}
     more = True
     while more:
@@ -70,9 +77,9 @@ def _pipes() -> Dict[str, str]:
 INHERITED = set(_pipes())
 
 
-def _pipe_holders() -> List[str]:
-    """Other processes holding a pipe a test made here: who keeps a read of
-    ours from its end of file."""
+def _pipe_holders() -> List[Tuple[int, str]]:
+    """Other processes holding a pipe a test made here (who keeps a read of
+    ours from its end of file): each pid, and what it holds."""
     mine = {k: v for k, v in _pipes().items() if k not in INHERITED}
     out = []
     for d in os.listdir("/proc"):
@@ -82,7 +89,7 @@ def _pipe_holders() -> List[str]:
             for fd in os.listdir(f"/proc/{d}/fd"):
                 link = os.readlink(f"/proc/{d}/fd/{fd}")
                 if link in mine:
-                    out.append(f"pid {d} fd {fd} holds {link} (ours: fd {mine[link]})")
+                    out.append((int(d), f"pid {d} fd {fd} holds {link} (ours: fd {mine[link]})"))
         except OSError:
             continue
     return out
@@ -110,7 +117,7 @@ def _watchdog(request: Any) -> Iterator[None]:
         # threads, the main one last.
         err.write(f"=== watchdog: {request.node.nodeid} still running after {TEST_TIMEOUT:.0f} s\n")
         holders = _pipe_holders()
-        err.write("=== pytest's pipes held elsewhere:\n" + "".join(h + "\n" for h in holders))
+        err.write("=== pytest's pipes held elsewhere:\n" + "".join(h + "\n" for _, h in holders))
         kids = _descendants(os.getpid())
         fmt = "pid,ppid,etimes,stat,wchan:24,args"
         if kids:
@@ -125,15 +132,12 @@ def _watchdog(request: Any) -> Iterator[None]:
         err.flush()
         if err is not sys.stderr:
             err.close()
-        ancestors, a = set(), os.getpid()
-        while a > 1:
+        ancestors: Set[int] = set()
+        a: Optional[int] = os.getpid()
+        while a is not None and a > 1:
             ancestors.add(a)
-            try:
-                with open(f"/proc/{a}/stat") as f:
-                    a = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                break
-        for p in set(kids + [int(h.split()[1]) for h in holders]) - ancestors:
+            a = _parent(a)
+        for p in set(kids + [pid for pid, _ in holders]) - ancestors:
             try:
                 os.kill(p, signal.SIGKILL)
             except OSError:
