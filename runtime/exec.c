@@ -495,9 +495,9 @@ static void
 ctx_free (struct exec_ctx *x)
 {
   struct exec_plan *p = &x->plan;
-  int *fds[] = { &p->pidfd,   &p->root_fd, &p->cgroup_v2_fd, &p->ctl[0],      &p->ctl[1],
-                 &p->errp[0], &p->errp[1], &p->out[0],       &p->out[1],      &p->err[0],
-                 &p->err[1],  &x->sigfd,   &p->console_fd,   &x->console_hako };
+  int *fds[] = { &p->pidfd,  &p->root_fd, &p->cgroup_v2_fd, &p->cgroupns_fd, &p->ctl[0],
+                 &p->ctl[1], &p->errp[0], &p->errp[1],      &p->out[0],      &p->out[1],
+                 &p->err[0], &p->err[1],  &x->sigfd,        &p->console_fd,  &x->console_hako };
   console_relay_end (&x->relay); /* the caller's terminal back as it was */
   for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
     close_fd (fds[i]);
@@ -535,6 +535,7 @@ exec_run (const struct store *st, const struct exec_opts *o, struct exec_result 
     .plan = { .pidfd = -1,
               .root_fd = -1,
               .cgroup_v2_fd = -1,
+              .cgroupns_fd = -1,
               .ctl = { -1, -1 },
               .errp = { -1, -1 },
               .out = { -1, -1 },

@@ -411,19 +411,13 @@ static void __attribute__ ((noreturn)) subreaper_main (const struct exec_plan *p
 static void
 close_other_fds (const struct exec_plan *p)
 {
-  int keep[] = { p->pidfd,
-                 p->ctl[1],
-                 p->errp[1],
-                 p->out[1],
-                 p->err[1],
-                 p->cgroup_v2_fd,
-                 p->console_fd,
-                 p->root_fd,
-                 p->keep_fds[0],
-                 p->keep_fds[1],
-                 p->keep_fds[2],
-                 trace_fd_of (p),
-                 p->learn ? p->learn->sock : -1 };
+  int keep[] = { p->pidfd,        p->ctl[1],
+                 p->errp[1],      p->out[1],
+                 p->err[1],       p->cgroup_v2_fd,
+                 p->cgroupns_fd,  p->console_fd,
+                 p->root_fd,      p->keep_fds[0],
+                 p->keep_fds[1],  p->keep_fds[2],
+                 trace_fd_of (p), p->learn ? p->learn->sock : -1 };
   fd_close_all_but (3 + p->preserve_fds, keep, sizeof keep / sizeof *keep);
 }
 
@@ -461,15 +455,18 @@ wait_gate (int fd)
 }
 
 /* Inside the sandbox's pid namespace: the cgroup namespace (joined only now,
- * see fork_inside), then the subreaper or the command. */
+ * see fork_inside, and through the fd hako opened: plan_cgroupns says why),
+ * then the subreaper or the command. */
 static void __attribute__ ((noreturn)) inside_main (const struct exec_plan *p)
 {
   hk_err err = { 0 };
-  if ((p->ns_flags & CLONE_NEWCGROUP) && setns (p->pidfd, CLONE_NEWCGROUP) < 0)
+  if (p->cgroupns_fd >= 0 && setns (p->cgroupns_fd, CLONE_NEWCGROUP) < 0)
     {
       err_sys (&err, "join the sandbox's cgroup namespace");
       fail (p, 125, &err);
     }
+  if (p->cgroupns_fd >= 0)
+    close (p->cgroupns_fd);
   close (p->pidfd);
   if (p->cgroup_v2_fd >= 0)
     close (p->cgroup_v2_fd);

@@ -28,6 +28,7 @@ struct exec_plan
   int root_fd;
   char **cgroup_procs; /* v1 cgroup.procs files to join first (host paths), or NULL */
   int cgroup_v2_fd;    /* the sandbox's cgroup2 directory, when not ours, or -1 */
+  int cgroupns_fd;     /* its cgroup namespace (CLONE_NEWCGROUP in ns_flags), or -1 */
   const struct landlock_plan *landlock;
   const struct seccomp_prog *seccomp;
   bool subreaper;            /* attached: a subreaper between hako and the command */

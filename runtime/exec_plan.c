@@ -163,6 +163,27 @@ namespace_flags (pid_t pid, const struct oci_spec *spec, int *flags, hk_err *err
   return r;
 }
 
+/* The cgroup namespace is joined inside the sandbox (exec_enter.c's
+ * fork_inside), by a child already in the sandbox's user namespace.  Not
+ * through the pidfd: setns by pidfd asks for ptrace access to the process,
+ * and a process that is not dumpable (between `start` and its execve, for
+ * good when it runs a binary it cannot read or made itself undumpable) is
+ * out of reach of its own user namespace, so such a sandbox refused every
+ * exec with EPERM.  hako opens the namespace here instead, as the caller;
+ * still_running then vouches that PID was still that process. */
+static int
+plan_cgroupns (struct exec_ctx *x, pid_t pid, hk_err *err)
+{
+  if (!(x->plan.ns_flags & CLONE_NEWCGROUP))
+    return 0;
+  char path[64];
+  snprintf (path, sizeof path, "/proc/%d/ns/cgroup", (int)pid);
+  x->plan.cgroupns_fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (x->plan.cgroupns_fd < 0)
+    return err_sys (err, "the cgroup namespace of sandbox %s: %s", x->o->id, path);
+  return 0;
+}
+
 /* ---- cgroups ----------------------------------------------------------------- */
 
 static char **
@@ -600,7 +621,7 @@ plan_exec (const struct store *st, struct exec_ctx *x, hk_err *err)
   x->plan.root_ino = sb.st_ino;
   if (x->tree && plan_root (x, &rootfd, &sb, err) < 0)
     return -1;
-  if (namespace_flags (pid, x->spec, &x->plan.ns_flags, err) < 0
+  if (namespace_flags (pid, x->spec, &x->plan.ns_flags, err) < 0 || plan_cgroupns (x, pid, err) < 0
       || (!x->o->builtin && plan_cgroups (x, err) < 0) || plan_process (x, rootfd, err) < 0)
     return -1;
   default_max_output (x);

@@ -451,6 +451,31 @@ box_procs () {
   [ "$output" = "$(wc -l < "/proc/$pid/cgroup")" ]
 }
 
+@test "exec, put and get reach a sandbox whose process is not dumpable (an execute-only binary)" {
+  # Such a process is out of ptrace's reach from its own user namespace, and
+  # exec once joined its cgroup namespace through the pidfd, which asks for
+  # that reach: every exec failed with EPERM.  Every sandbox's process is
+  # like this between start and its execve, so an exec right after
+  # `run --detach` failed too, now and then (seen in CI under load).
+  chmod 755 "$TEST_ROOT"
+  cp /bin/sleep "$TEST_ROOT/xsleep"
+  chmod 111 "$TEST_ROOT/xsleep"
+  $H run --detach -v "$TEST_ROOT:/opt/x" nodump -- /opt/x/xsleep 1000
+  pid=$(box_pid nodump)
+  # Not dumpable: its /proc files are the host root's, not its own uid's.
+  [ "$(stat -c %u "/proc/$pid/status")" = 0 ]
+  [ "$(awk '/^Uid:/ { print $2 }' "/proc/$pid/status")" != 0 ]
+  [ "$(readlink "/proc/$pid/ns/cgroup")" != "$(readlink /proc/self/ns/cgroup)" ]
+  run $H exec nodump -- sh -c 'echo in; grep -c ":/$" /proc/self/cgroup'
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = in ]
+  [ "${lines[1]}" = "$(wc -l < "/proc/$pid/cgroup")" ]
+  echo data | $H put nodump /tmp/f
+  run $H get nodump /tmp/f
+  [ "$status" -eq 0 ]
+  [ "$output" = data ]
+}
+
 @test "exec: a command running in hako's memory allocates nothing (hk_no_alloc aborts an allocation there)" {
   [ "$(uname -m)" = x86_64 ] || skip "the shared-memory clone3 trampoline is x86_64 only"
   start_box noalloc
