@@ -1,4 +1,4 @@
-"""AsyncSandbox: the SDK on asyncio subprocesses, one event loop for hundreds of sandboxes."""
+"""AsyncSandbox: the SDK on one asyncio event loop for hundreds of sandboxes (its processes: _proc.py)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ import io
 import json
 import os
 import secrets
-import signal
 import tarfile
 from typing import (IO, Any, Callable, Dict, List, Mapping, Optional,
                     Sequence, Tuple, Union)
 
 from hako._errors import (CommandExitException, InvalidArgumentException, NotFoundException,
                           SandboxException, TimeoutException, from_kind)
+from hako._proc import DEVNULL, PIPE, Process, Reader, Writer, despite_cancel
 from hako._transport import SSH, SSH_STATUS_SCRIPT, Local, Transport
 from hako._types import CommandResult, EntryInfo, SandboxInfo
 
@@ -116,8 +116,9 @@ class AsyncCommandHandle:
         self._pgid: "asyncio.Future[Optional[int]]" = asyncio.get_running_loop().create_future()
         self._killed = False
         self._result: Optional[CommandResult] = None
-        self._proc: Optional[asyncio.subprocess.Process] = None
-        self._tasks: List["asyncio.Task[None]"] = []
+        self._proc: Optional[Process] = None
+        self._tasks: List["asyncio.Future[None]"] = []
+        self._done: "asyncio.Future[CommandResult]"
         self._nonce = secrets.token_hex(16).encode()
 
     @property
@@ -125,51 +126,47 @@ class AsyncCommandHandle:
         return self._sandbox.sandbox_id
 
     async def _start(self) -> None:
+        """Start hako exec: at once, nothing to await (_proc.py says why)."""
         t = self._sandbox._transport
-        stdin = asyncio.subprocess.PIPE if self._stdin is not None else asyncio.subprocess.DEVNULL
+        stdin = PIPE if self._stdin is not None else DEVNULL
         args = ["exec", "--status-fd"]
         if isinstance(t, SSH):
             args.append("3")
             argv = t.ssh_argv(["sh", "-c", SSH_STATUS_SCRIPT, self._nonce.decode()]
                               + t.hako_argv(args + self._argv))
-            self._proc = await asyncio.create_subprocess_exec(
-                *argv, stdin=stdin, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            self._proc = Process(argv, stdin=stdin)
             assert self._proc.stderr is not None
             self._tasks.append(asyncio.ensure_future(self._pump_ssh_stderr(self._proc.stderr)))
         else:
             r, w = os.pipe()
             try:
-                self._proc = await asyncio.create_subprocess_exec(
-                    *t.argv(args + [str(w)] + self._argv), stdin=stdin, stdout=asyncio.subprocess.PIPE,
-                    stderr=asyncio.subprocess.PIPE, pass_fds=(w,))
+                self._proc = Process(t.argv(args + [str(w)] + self._argv), stdin=stdin, pass_fds=(w,))
             except BaseException:
                 os.close(r)
                 raise
             finally:
                 os.close(w)
-            loop = asyncio.get_running_loop()
-            reader = asyncio.StreamReader(limit=1 << 20)
-            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader),
-                                         os.fdopen(r, "rb", buffering=0))
             assert self._proc.stderr is not None
             self._tasks.append(asyncio.ensure_future(self._pump(self._proc.stderr, self._err)))
-            self._tasks.append(asyncio.ensure_future(self._read_status(reader)))
+            self._tasks.append(asyncio.ensure_future(self._read_status(Reader(os.fdopen(r, "rb", buffering=0)))))
         assert self._proc.stdout is not None
         self._tasks.append(asyncio.ensure_future(self._pump(self._proc.stdout, self._out)))
         if self._stdin is not None:
-            self._tasks.append(asyncio.ensure_future(self._feed_stdin(self._stdin)))
+            assert self._proc.stdin is not None
+            self._tasks.append(self._proc.stdin.feed(self._stdin))
+        self._done = asyncio.ensure_future(self._collect())
 
-    async def _feed_stdin(self, data: bytes) -> None:
-        assert self._proc is not None and self._proc.stdin is not None
-        try:
-            self._proc.stdin.write(data)
-            await self._proc.stdin.drain()
-        except (BrokenPipeError, ConnectionResetError):
-            pass
-        finally:
-            self._proc.stdin.close()
+    async def _stop(self) -> None:
+        """Kill hako exec (its command with it: hako's subreaper in the
+        sandbox sees to that), and wait until all of it has ended."""
+        if self._proc is None:
+            return
+        self._killed = True
+        self._proc.kill()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._proc.wait()
 
-    async def _pump(self, reader: asyncio.StreamReader, stream: _Stream) -> None:
+    async def _pump(self, reader: Reader, stream: _Stream) -> None:
         while True:
             data = await reader.read(CHUNK)
             if not data:
@@ -189,7 +186,7 @@ class AsyncCommandHandle:
             self._pid.set_result(int(obj["pid"]))
         self._status += line + b"\n"
 
-    async def _read_status(self, reader: asyncio.StreamReader) -> None:
+    async def _read_status(self, reader: Reader) -> None:
         while True:
             line = await reader.readline()
             if not line:
@@ -201,7 +198,7 @@ class AsyncCommandHandle:
         if not self._pid.done():
             self._pid.set_result(None)
 
-    async def _pump_ssh_stderr(self, reader: asyncio.StreamReader) -> None:
+    async def _pump_ssh_stderr(self, reader: Reader) -> None:
         header = await reader.readline()
         parts = header.split()
         if len(parts) == 2 and parts[0] == self._nonce:
@@ -249,8 +246,11 @@ class AsyncCommandHandle:
         return self._pid.result() if self._pid.done() else None
 
     async def _finish(self) -> CommandResult:
-        if self._result is not None:
-            return self._result
+        # Shielded: a wait() cancelled (by asyncio.wait_for, say) leaves the
+        # output being read, for the next wait().
+        return await asyncio.shield(self._done)
+
+    async def _collect(self) -> CommandResult:
         assert self._proc is not None
         await asyncio.gather(*self._tasks)
         rc = await self._proc.wait()
@@ -305,14 +305,12 @@ class AsyncCommandHandle:
             pgid = await asyncio.shield(self._pgid)
             if pgid is None:
                 return False
-            p = await asyncio.create_subprocess_exec(
-                *t.ssh_argv(["kill", "-KILL", "--", f"-{pgid}"]), stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
+            p = Process(t.ssh_argv(["kill", "-KILL", "--", f"-{pgid}"]), stdout=DEVNULL, stderr=DEVNULL)
             await p.wait()
         else:
             # hako exec's death is its command's: the subreaper it left in
             # the sandbox kills the command and every process it started.
-            self._proc.send_signal(signal.SIGKILL)
+            self._proc.kill()
         await self._finish()
         return True
 
@@ -353,7 +351,12 @@ class AsyncCommands:
         await h._start()
         if background:
             return h
-        return await h.wait(check=check)
+        try:
+            return await h.wait(check=check)
+        except asyncio.CancelledError:
+            # Nobody waits for it any more: it must not run on unwatched.
+            await despite_cancel(asyncio.ensure_future(h._stop()))
+            raise
 
 
 class AsyncFiles:
@@ -467,9 +470,7 @@ class AsyncFiles:
             os.makedirs(local_dir, exist_ok=True)
             r, w = os.pipe()
             try:
-                proc = await asyncio.create_subprocess_exec(
-                    *sb._transport.argv(["cp", f"{sb.sandbox_id}:{path}", "-"]),
-                    stdin=asyncio.subprocess.DEVNULL, stdout=w, stderr=asyncio.subprocess.PIPE)
+                proc = Process(sb._transport.argv(["cp", f"{sb.sandbox_id}:{path}", "-"]), stdout=w)
             except BaseException:
                 os.close(r)
                 raise
@@ -575,7 +576,9 @@ class AsyncSandbox:
             # The host profile without a command runs hako's own init, which
             # waits; an image's would run its entrypoint instead.
             args += ["--"] + IDLE
-        await _call(t, args, sandbox_id=sid)
+        # Cancelled meanwhile, hako still ends its work (killed halfway it
+        # would leave half a sandbox), and the sandbox nobody holds then goes.
+        await _call(t, args, sandbox_id=sid, undo=["delete", "--force", sid])
         return cls(sid, t)
 
     @classmethod
@@ -663,49 +666,43 @@ class AsyncSandbox:
 async def _call(t: Transport, args: Sequence[str], *, ok: Sequence[int] = (0,), sandbox_id: Optional[str],
                 stdin_data: Optional[bytes] = None, stdin_file: Optional[IO[Any]] = None,
                 stdin_chunks: Optional[IO[Any]] = None, stdin_tar: Optional[str] = None,
-                stdout_file: Optional[IO[Any]] = None) -> Tuple[int, bytes, bytes]:
+                stdout_file: Optional[IO[Any]] = None,
+                undo: Optional[Sequence[str]] = None) -> Tuple[int, bytes, bytes]:
     """Run hako ARGS; its exit status, stdout, stderr.  A status outside ``ok``
-    raises the exception of the error kind hako printed."""
+    raises the exception of the error kind hako printed.
+
+    Cancelled, the call ends before the cancellation is raised: hako is
+    killed if ARGS's verb runs as long as a command or its data does, else
+    let finish (nothing half made or half deleted), and when it succeeded
+    all the same, hako UNDO is run."""
     argv = t.argv(args)
-    stdin: Any = asyncio.subprocess.DEVNULL
+    stdin: Any = DEVNULL
     if stdin_file is not None:
         stdin = stdin_file
     elif stdin_data is not None or stdin_chunks is not None or stdin_tar is not None:
-        stdin = asyncio.subprocess.PIPE
+        stdin = PIPE
     try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv, stdin=stdin, stdout=stdout_file if stdout_file is not None else asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE)
+        proc = Process(argv, stdin=stdin, stdout=stdout_file if stdout_file is not None else PIPE)
     except FileNotFoundError as e:
         raise NotFoundException(f"cannot run {argv[0]!r}: {e}") from None
-    if stdin_data is not None:
-        out, err = await proc.communicate(stdin_data)
-    elif stdin_chunks is not None or stdin_tar is not None:
+    feeder: "Optional[asyncio.Future[None]]" = None
+    if stdin_chunks is not None or stdin_tar is not None:
         assert proc.stdin is not None
-
-        async def feed() -> None:
-            assert proc.stdin is not None
-            try:
-                if stdin_tar is not None:
-                    await _send_tar(proc.stdin, stdin_tar)
-                else:
-                    assert stdin_chunks is not None
-                    while True:
-                        chunk = stdin_chunks.read(CHUNK)
-                        if not chunk:
-                            break
-                        proc.stdin.write(chunk.encode() if isinstance(chunk, str) else chunk)
-                        await proc.stdin.drain()
-            except (BrokenPipeError, ConnectionResetError):
-                pass
-            finally:
-                proc.stdin.close()
-
-        feeder = asyncio.ensure_future(feed())
-        out, err = await proc.communicate()
-        await feeder
-    else:
-        out, err = await proc.communicate()
+        feeder = asyncio.ensure_future(_feed(proc.stdin, stdin_chunks, stdin_tar))
+    done = proc.communicate(stdin_data)
+    try:
+        out, err = await asyncio.shield(done)
+        if feeder is not None:
+            await feeder
+    except asyncio.CancelledError:
+        if args[0] in _KILLED_ON_CANCEL:
+            proc.kill()
+        await despite_cancel(done)
+        if feeder is not None:
+            await despite_cancel(feeder)
+        if undo and proc.returncode in ok:
+            await despite_cancel(asyncio.ensure_future(_call(t, undo, sandbox_id=sandbox_id)))
+        raise
     rc = proc.returncode
     assert rc is not None
     if rc not in ok:
@@ -713,7 +710,29 @@ async def _call(t: Transport, args: Sequence[str], *, ok: Sequence[int] = (0,), 
     return rc, out or b"", err
 
 
-async def _send_tar(w: asyncio.StreamWriter, local_dir: str) -> None:
+# The verbs a cancelled call kills rather than lets end (_call).
+_KILLED_ON_CANCEL = frozenset({"exec", "get", "put", "cp", "hibernate", "wake", "logs", "wait"})
+
+
+async def _feed(w: Writer, chunks: Optional[IO[Any]], tar: Optional[str]) -> None:
+    """A file object's chunks, or a local tree as tar, to hako's stdin."""
+    try:
+        if tar is not None:
+            await _send_tar(w, tar)
+        else:
+            assert chunks is not None
+            while True:
+                chunk = chunks.read(CHUNK)
+                if not chunk:
+                    break
+                await w.write(chunk.encode() if isinstance(chunk, str) else chunk)
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    finally:
+        w.close()
+
+
+async def _send_tar(w: Writer, local_dir: str) -> None:
     """local_dir as a tar stream whose top entry is its own name (as
     ``hako cp DIR ID:PATH`` copies it), one entry in memory at a time."""
     sink = io.BytesIO()
@@ -726,9 +745,7 @@ async def _send_tar(w: asyncio.StreamWriter, local_dir: str) -> None:
             tf.add(d, arcname=base, recursive=False)
             for name in sorted(files) + [x for x in dirs if os.path.islink(os.path.join(d, x))]:
                 tf.add(os.path.join(d, name), arcname=os.path.join(base, name), recursive=False)
-                w.write(sink.getvalue())
+                await w.write(sink.getvalue())
                 sink.seek(0)
                 sink.truncate()
-                await w.drain()
-    w.write(sink.getvalue())
-    await w.drain()
+    await w.write(sink.getvalue())

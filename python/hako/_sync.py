@@ -20,7 +20,20 @@ def _run(coro: Coroutine[Any, Any, T]) -> T:
     if loop is None or loop.is_closed():
         loop = asyncio.new_event_loop()
         _local.loop = loop
-    return loop.run_until_complete(coro)
+    task = loop.create_task(coro)
+    try:
+        return loop.run_until_complete(task)
+    except BaseException:
+        # Interrupted (KeyboardInterrupt, say): the call is cancelled as an
+        # asyncio caller's would be, so its hako is killed or ended (see
+        # _async._call) instead of left running with nobody to reap it.
+        if not task.done():
+            task.cancel()
+            try:
+                loop.run_until_complete(task)
+            except BaseException:
+                pass
+        raise
 
 
 class CommandHandle:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 import io
 import os
+import signal
 import subprocess
 import sys
+import threading
 import time
 from typing import Any, Dict, List
 
@@ -244,6 +246,94 @@ def test_fifty_sandboxes_from_one_loop(kw: Dict[str, Any]) -> None:
     assert out == [f"{i}:{i}" for i in range(50)]
     print(f"50 sandboxes from one loop: {time.monotonic() - t0:.1f} s")
     assert Sandbox.list(**kw) == []
+
+
+def _host_procs(marker: str) -> int:
+    """How many processes on this machine have MARKER in their command line."""
+    n = 0
+    for pid in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                n += marker.encode() in f.read().replace(b"\0", b" ")
+        except OSError:
+            pass
+    return n
+
+
+def test_a_failing_task_ends_the_loop_leaving_nothing(kw: Dict[str, Any]) -> None:
+    # asyncio.run cancels every task when its main fails.  The tasks still
+    # creating their sandbox, or running a command, then end at once: a
+    # sandbox made meanwhile is deleted, a command killed.  Python 3.11's
+    # create_subprocess_exec hung for ever when cancelled while it started
+    # (seen in CI: one task's error hung the pool at its end).
+    async def one(i: int, delay: float) -> None:
+        async with await hako.AsyncSandbox.create(**kw) as sb:
+            if i == 0:
+                await asyncio.sleep(delay)
+                raise RuntimeError("one task fails")
+            await sb.commands.run("sleep 3001", timeout=None)
+
+    async def main(delay: float) -> None:
+        await asyncio.gather(*(one(i, delay) for i in range(10)))
+
+    for delay in (0, 0.02, 0.3):
+        with pytest.raises(RuntimeError):
+            asyncio.run(main(delay))
+        assert Sandbox.list(**kw) == []
+        assert _host_procs("sleep 3001") == 0
+
+
+def test_cancelled_calls_leave_nothing_running(kw: Dict[str, Any]) -> None:
+    async def main() -> None:
+        # create, cancelled at any point: either a sandbox, or none at all
+        for limit in (0.001, 0.01, 0.03, 0.1):
+            try:
+                sb = await asyncio.wait_for(hako.AsyncSandbox.create(**kw), limit)
+                await sb.kill()
+            except asyncio.TimeoutError:
+                pass
+            assert await hako.AsyncSandbox.list(**kw) == []
+        async with await hako.AsyncSandbox.create(**kw) as sb:
+            # run(), cancelled: its command is killed, the sandbox carries on
+            with pytest.raises(asyncio.TimeoutError):
+                await asyncio.wait_for(sb.commands.run("sleep 3002", timeout=None), 0.5)
+            assert _host_procs("sleep 3002") == 0
+            assert (await sb.commands.run("echo on")).stdout == "on\n"
+            # a background command's wait(), cancelled: the command goes on,
+            # and a later wait() has all of its output
+            h = await sb.commands.run("echo a; sleep 1; echo b", background=True)
+            with pytest.raises(asyncio.TimeoutError):
+                await asyncio.wait_for(h.wait(), 0.3)
+            assert (await h.wait()).stdout == "a\nb\n"
+
+    asyncio.run(main())
+
+
+class _Interrupt(Exception):
+    pass
+
+
+def test_interrupted_sync_call_kills_its_command(kw: Dict[str, Any]) -> None:
+    # Ctrl-C in a blocking call: the command it ran is killed, not left to
+    # run with nobody to reap hako (a signal handler that raises stands in
+    # for SIGINT's KeyboardInterrupt, which would stop pytest itself).
+    def interrupt(*_: Any) -> None:
+        raise _Interrupt()
+
+    old = signal.signal(signal.SIGUSR1, interrupt)
+    try:
+        with Sandbox.create(**kw) as sb:
+            timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGUSR1))
+            timer.start()
+            try:
+                with pytest.raises(_Interrupt):
+                    sb.commands.run("sleep 3003", timeout=None)
+            finally:
+                timer.cancel()
+            assert _host_procs("sleep 3003") == 0
+            assert sb.commands.run("echo on").stdout == "on\n"
+    finally:
+        signal.signal(signal.SIGUSR1, old)
 
 
 def test_connect_from_a_second_process(kw: Dict[str, Any]) -> None:
