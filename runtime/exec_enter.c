@@ -460,13 +460,15 @@ wait_gate (int fd)
 static void __attribute__ ((noreturn)) inside_main (const struct exec_plan *p)
 {
   hk_err err = { 0 };
-  if (p->cgroupns_fd >= 0 && setns (p->cgroupns_fd, CLONE_NEWCGROUP) < 0)
-    {
-      err_sys (&err, "join the sandbox's cgroup namespace");
-      fail (p, 125, &err);
-    }
   if (p->cgroupns_fd >= 0)
-    close (p->cgroupns_fd);
+    {
+      if (setns (p->cgroupns_fd, CLONE_NEWCGROUP) < 0)
+        {
+          err_sys (&err, "join the sandbox's cgroup namespace");
+          fail (p, 125, &err);
+        }
+      close (p->cgroupns_fd);
+    }
   close (p->pidfd);
   if (p->cgroup_v2_fd >= 0)
     close (p->cgroup_v2_fd);

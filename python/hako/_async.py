@@ -14,7 +14,7 @@ from typing import (IO, Any, Callable, Dict, List, Mapping, Optional,
 
 from hako._errors import (CommandExitException, InvalidArgumentException, NotFoundException,
                           SandboxException, TimeoutException, from_kind)
-from hako._proc import DEVNULL, PIPE, Process, Reader, Writer, despite_cancel
+from hako._proc import CHUNK, DEVNULL, PIPE, Process, Reader, Writer, despite_cancel
 from hako._transport import SSH, SSH_STATUS_SCRIPT, Local, Transport
 from hako._types import CommandResult, EntryInfo, SandboxInfo
 
@@ -25,7 +25,6 @@ WriteData = Union[str, bytes, "os.PathLike[str]", IO[bytes], IO[str]]
 # What an image sandbox made by create() runs as its own process: it only
 # keeps the sandbox alive for exec; commands are what the caller runs.
 IDLE = ["sleep", "2147483647"]
-CHUNK = 65536
 
 
 def _new_id() -> str:

@@ -36,14 +36,14 @@ def _ready(fd: int, write: bool = False) -> "asyncio.Future[None]":
     """A future done once FD can be read (written) without blocking."""
     loop = asyncio.get_running_loop()
     fut: "asyncio.Future[None]" = loop.create_future()
+    add, remove = (loop.add_writer, loop.remove_writer) if write else (loop.add_reader, loop.remove_reader)
 
     def wake() -> None:
-        (loop.remove_writer if write else loop.remove_reader)(fd)
-        if not fut.done():
+        if not fut.done():  # the fd may fire again before the callback below runs
             fut.set_result(None)
 
-    (loop.add_writer if write else loop.add_reader)(fd, wake)
-    fut.add_done_callback(lambda _: (loop.remove_writer if write else loop.remove_reader)(fd))
+    add(fd, wake)
+    fut.add_done_callback(lambda _: remove(fd))  # woken or cancelled alike
     return fut
 
 
@@ -214,10 +214,6 @@ class Process:
     @property
     def returncode(self) -> Optional[int]:
         return self._exited.result() if self._exited.done() else None
-
-    def exited(self) -> "asyncio.Future[int]":
-        """Done with the exit status (-N for signal N) once the process has ended and been reaped."""
-        return self._exited
 
     async def wait(self) -> int:
         # Shielded: a waiter cancelled leaves the exit to be seen by others.
