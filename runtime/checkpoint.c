@@ -114,15 +114,55 @@ out:
   return r;
 }
 
+/* Refuse, before criu runs, a sandbox whose checkpoint restore could not
+ * use (restore_check and make_image say why), so a checkpoint never stops
+ * a sandbox that can then not come back: a host-profile sandbox, and an
+ * image sandbox in a user namespace. */
+static int
+restorable (const struct store *st, const char *id, hk_err *err)
+{
+  struct store_entry e;
+  if (store_open (st, id, false, &e, err) < 0)
+    return -1;
+  struct oci_state *s = NULL;
+  struct oci_spec *spec = NULL;
+  cleanup_free char *data_dir = store_data_dir (st, id);
+  cleanup_free char *image_record = xasprintf ("%s/%s", data_dir, ROOTFS_IMAGE_RECORD);
+  int r = -1;
+  if (sbx_state (st, id, &s, err) < 0 || load_spec (&e, &spec, err) < 0)
+    goto out;
+  if (s->workdir)
+    err_set (err, ENOTSUP,
+             "sandbox %s is a host-profile sandbox: restore cannot rebuild its root (the "
+             "host's directories, bound in a namespace), so it is not checkpointed; "
+             "`hako snapshot` keeps its /work",
+             id);
+  else if (access (image_record, F_OK) == 0 && oci_spec_ns (spec, OCI_NS_USER))
+    err_set (err, ENOTSUP,
+             "sandbox %s is an image sandbox in a user namespace: restore cannot mount its "
+             "idmapped layers yet, so it is not checkpointed; `hako snapshot` keeps its "
+             "writable layer",
+             id);
+  else
+    r = 0;
+out:
+  oci_spec_free (spec);
+  oci_state_free (s);
+  store_close (&e);
+  return r;
+}
+
 int
 ckpt_checkpoint (const struct store *st, const char *id, const struct criu_opts *o, hk_err *err)
 {
   cleanup_free char *cache = ckpt_cache_path (st);
   cleanup_free char *fs = xasprintf ("%s/%s", o->image_path, CKPT_SNAPSHOT);
-  struct criu_verdict v;
+  struct criu_verdict v = { 0 };
   struct stat sb;
-  criu_probe (cache, &v);
   int r = -1;
+  if (restorable (st, id, err) < 0)
+    goto out;
+  criu_probe (cache, &v);
   if (!v.works)
     {
       err_set (err, ENOTSUP, "CRIU cannot work on this host: criu check failed: %s", v.reason);

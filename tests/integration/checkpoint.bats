@@ -40,15 +40,25 @@ EOF
   chmod 755 "$TEST_ROOT/criu"
 }
 
+# A runc-spec bundle sandbox (no user namespace): what restore rebuilds.
+# run_bundle ID ARG...: run it detached from $TEST_ROOT/bundle-ID.
+run_bundle () {
+  local id=$1 b
+  b=$(new_bundle "$id")
+  shift
+  set_args "$b" "$@"
+  $H run --detach --bundle "$b" "$id"
+}
+
 @test "checkpoint and restore refuse (125) when criu check fails, quoting criu's reason" {
-  $H run --detach --image busybox c -- sleep 1000
+  run_bundle c sleep 1000
   fake_criu 1
   run -125 env HAKO_CRIU="$TEST_ROOT/criu" $H checkpoint --image-path "$TEST_ROOT/ck" c
   [[ "$output" == *"hako: checkpoint c: CRIU cannot work on this host: criu check failed: fake: this kernel lacks it"* ]]
   run -125 env HAKO_CRIU="$TEST_ROOT/criu" $H restore --image-path "$TEST_ROOT/ck" r
   [[ "$output" == *"hako: restore r: CRIU cannot work on this host: criu check failed: fake: this kernel lacks it"* ]]
   # Nothing was dumped or made; the sandbox runs on.
-  ! grep -q '^dump' "$TEST_ROOT/criu.argv"
+  run -1 grep -q '^dump' "$TEST_ROOT/criu.argv"
   [ ! -e "$TEST_ROOT/ck" ]
   [ ! -e "$STATE/r" ]
   [ "$($H state c | jq -r .status)" = running ]
@@ -84,8 +94,7 @@ EOF
 }
 
 @test "checkpoint hands criu dump runc's flags; a failed restore leaves no sandbox, mount, cgroup or data" {
-  $H run --detach --image busybox c -- sh -c 'echo saved > /saved; sleep 1000'
-  for i in $(seq 50); do [ -e "$DATA/sandboxes/c/rootfs/upper/saved" ] && break; sleep 0.1; done
+  run_bundle c sleep 1000
   pid=$($H state c | jq -r .pid)
   fake_criu 0
   HAKO_CRIU="$TEST_ROOT/criu" $H checkpoint --image-path "$TEST_ROOT/ck" --work-path "$TEST_ROOT/wk" \
@@ -95,24 +104,17 @@ EOF
   for f in --tcp-established --file-locks --manage-cgroups=full --leave-running --freeze-cgroup; do
     [[ "$dump" == *" $f"* ]]
   done
-  # The files beside criu's images: the writable layer, the config.
-  [ "$(cat "$TEST_ROOT/ck/hako-snapshot/data/saved")" = saved ]
+  # The files beside criu's images: the bundle's root, the config.
+  [ -x "$TEST_ROOT/ck/hako-snapshot/data/bin/busybox" ]
   cmp "$TEST_ROOT/ck/hako-snapshot/config.json" "$STATE/c/config.json"
   [ "$($H state c | jq -r .status)" = running ]
   # A second checkpoint into the same place is refused.
   run -125 env HAKO_CRIU="$TEST_ROOT/criu" $H checkpoint --image-path "$TEST_ROOT/ck" --leave-running c
   [[ "$output" == *"already holds a checkpoint"* ]]
-  # An image sandbox runs in a user namespace over idmapped layers, which
-  # restore cannot rebuild yet: refused, and nothing of r is left.
-  run -125 env HAKO_CRIU="$TEST_ROOT/criu" $H restore --image-path "$TEST_ROOT/ck" --work-path "$TEST_ROOT/wk" r
-  [[ "$output" == *"restoring an image sandbox with a user namespace is not supported yet"* ]]
-  [ ! -e "$STATE/r" ]
-  [ ! -e "$DATA/sandboxes/r" ]
   # A bundle sandbox's restore: criu fails; hako's root, cgroups and state
   # for r go again.
-  b=$(new_bundle cb)
-  set_args "$b" sleep 1000
-  $H run --detach --bundle "$b" cb
+  run_bundle cb sleep 1000
+  b=$TEST_ROOT/bundle-cb
   HAKO_CRIU="$TEST_ROOT/criu" $H checkpoint --image-path "$TEST_ROOT/ckb" --leave-running cb
   run -125 env HAKO_CRIU="$TEST_ROOT/criu" $H restore --bundle "$b" --image-path "$TEST_ROOT/ckb" --work-path "$TEST_ROOT/wk" r
   [[ "$output" == *"hako: restore r: criu restore failed (status 1): fake: cannot restore"* ]]
@@ -120,7 +122,7 @@ EOF
   [[ "$restore" == *"--root "*" --restore-detached --pidfile $STATE/r/criu.pid"* ]]
   [ ! -e "$STATE/r" ]
   [ ! -e "$DATA/sandboxes/r" ]
-  ! grep -q " $STATE/r/" /proc/self/mountinfo
+  run -1 grep -q " $STATE/r/" /proc/self/mountinfo
   $H delete --force cb
   # Usage: runc's flags only where runc has them.
   run -125 $H restore --leave-running r
@@ -128,20 +130,47 @@ EOF
   [[ "$output" == *"not soft, full, strict or ignore"* ]]
 }
 
-@test "a process counting in memory is checkpointed, deleted, restored and counts on" {
+@test "checkpoint refuses what restore cannot rebuild (host profile, image in a user namespace) before criu runs" {
+  # A stand-in criu whose check passes: any call of it would be in criu.argv.
+  fake_criu 0
+  $H run --detach --profile host w
+  run -125 env HAKO_CRIU="$TEST_ROOT/criu" $H checkpoint --image-path "$TEST_ROOT/ckw" w
+  [[ "$output" == *"hako: checkpoint w: sandbox w is a host-profile sandbox: restore cannot rebuild its root"* ]]
+  $H run --detach --image busybox i -- sleep 1000
+  run -125 env HAKO_CRIU="$TEST_ROOT/criu" $H checkpoint --image-path "$TEST_ROOT/cki" --leave-running i
+  [[ "$output" == *"hako: checkpoint i: sandbox i is an image sandbox in a user namespace"* ]]
+  # criu never ran, nothing was written, and both run on.
+  [ ! -e "$TEST_ROOT/criu.argv" ]
+  [ ! -e "$TEST_ROOT/ckw" ]
+  [ ! -e "$TEST_ROOT/cki" ]
+  [ "$($H state w | jq -r .status)" = running ]
+  [ "$($H state i | jq -r .status)" = running ]
+  $H delete --force w
+  $H delete --force i
+}
+
+@test "a process counting in memory is checkpointed, deleted, restored and counts on (a bundle sandbox)" {
   reason=$(criu_check_reason)
   [ -z "$reason" ] || skip "criu check fails on this host: $reason"
-  $H run --detach --image busybox c -- sh -c 'i=0; while :; do i=$((i+1)); echo $i > /count; sleep 0.1; done'
-  count () { cat "$DATA/sandboxes/$1/rootfs/upper/count" 2>/dev/null || echo 0; }
-  for i in $(seq 50); do [ "$(count c)" -ge 5 ] && break; sleep 0.1; done
+  # It counts in a shell variable (memory) and writes each value to a host
+  # directory bound in: a count that went on from where it was proves the
+  # memory came back.
+  mkdir -m 0777 "$TEST_ROOT/out"
+  b=$(new_bundle c)
+  set_args "$b" sh -c 'i=0; while :; do i=$((i+1)); echo $i > /out/count; sleep 0.1; done'
+  edit_config "$b" '.mounts += [{"destination": "/out", "type": "bind", "source": "'"$TEST_ROOT/out"'", "options": ["rbind", "rw"]}]'
+  $H run --detach --bundle "$b" c
+  count () { cat "$TEST_ROOT/out/count" 2>/dev/null || echo 0; }
+  for i in $(seq 50); do [ "$(count)" -ge 5 ] && break; sleep 0.1; done
+  [ "$(count)" -ge 5 ]
   $H checkpoint --image-path "$TEST_ROOT/ck" c
-  at=$(count c)
+  at=$(count)
   [ "$($H state c | jq -r .status)" = stopped ]
   $H delete c
-  $H restore --image-path "$TEST_ROOT/ck" c
+  $H restore --bundle "$b" --image-path "$TEST_ROOT/ck" c
   [ "$($H state c | jq -r .status)" = running ]
-  for i in $(seq 50); do [ "$(count c)" -gt "$((at + 2))" ] && break; sleep 0.1; done
+  for i in $(seq 50); do [ "$(count)" -gt "$((at + 2))" ] && break; sleep 0.1; done
   # It went on from where it was: not from 1.
-  [ "$(count c)" -gt "$((at + 2))" ]
+  [ "$(count)" -gt "$((at + 2))" ]
   $H delete --force c
 }

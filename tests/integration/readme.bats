@@ -78,7 +78,7 @@ for_a_while () {
 unless_criu_refused () {
   if command -v criu >/dev/null && criu check >/dev/null 2>&1; then "$@"; return; fi
   local out r; out=$("$@" 2>&1); r=$?
-  echo "$out"; [ "$r" = 125 ] && [[ "$out" == *"CRIU cannot work on this host"* || "$out" == *criu* ]]
+  echo "$out"; [ "$r" = 125 ] || return 1; [[ "$out" == *"CRIU cannot work on this host: criu check failed"* ]]
 }
 step () {
   local n=$1 line=$2
