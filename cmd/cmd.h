@@ -207,6 +207,7 @@ struct cmd_overrides
   const char *disk;   /* --disk */
   const char *user;   /* -u, resolved against the sandbox's root when applied */
   char **devices;     /* --device (cmd/devices.c) */
+  bool interactive;   /* -i: docker's keep-stdin-open (a foreground sandbox has it) */
   struct oci_overrides o;
 };
 enum
@@ -222,7 +223,7 @@ enum
   CMD_OPT_READ_ONLY,
 };
 /* Their getopt_long entries and short options, for each verb's tables. */
-#define CMD_OVERRIDE_SHORTOPTS "e:v:w:u:"
+#define CMD_OVERRIDE_SHORTOPTS "e:v:w:u:it"
 /* clang-format off */
 #define CMD_OVERRIDE_OPTIONS \
   { "network", required_argument, NULL, 'N' }, \
@@ -241,6 +242,8 @@ enum
   { "hostname", required_argument, NULL, CMD_OPT_HOSTNAME }, \
   { "timeout", required_argument, NULL, CMD_OPT_TIMEOUT }, \
   { "read-only", no_argument, NULL, CMD_OPT_READ_ONLY }, \
+  { "interactive", no_argument, NULL, 'i' }, \
+  { "tty", no_argument, NULL, 't' }, \
   { "device", required_argument, NULL, CMD_OPT_DEVICE }
 /* clang-format on */
 /* Their lines of each verb's --help. */
@@ -262,11 +265,23 @@ enum
   "      --hostname NAME     the sandbox's hostname\n"                                                       \
   "      --timeout DUR       sandbox.limits.timeout (\"500ms\", \"30s\", \"5m\", \"1h\" or seconds)\n"       \
   "      --read-only         the root filesystem read-only (mounts keep their own mode)\n"                   \
+  "  -t, --tty               the process gets a terminal (process.terminal)\n"                               \
+  "  -i, --interactive       accepted for docker's -it: a foreground sandbox reads hako's\n"                 \
+  "                          stdin; with -t, stdin must be a terminal\n"                                     \
   "      --device NAME       a CDI device (vendor.com/class=name, =all) or a host node\n"                    \
   "                          (/dev/fuse) (repeatable)\n"
 /* An option of theirs into ov: 1 taken, 0 not one of theirs, -1 after a
  * usage error (reported: 125, naming the flag and the accepted form). */
 int cmd_override_option (struct cmd_overrides *ov, int opt, const char *arg, const char *verb);
+/* --name ID (run, create): docker's spelling of the sandbox's ID. */
+#define CMD_OPT_NAME 0x4501
+/* The sandbox ID of run/create: the one operand, or --name's (name may be
+ * NULL); NULL after a usage error (reported). */
+const char *cmd_sandbox_id (const char *verb, int argc, char **argv, const char *name);
+/* docker's -it: with -t and -i, stdin must be a terminal (unless the pty
+ * goes to a console socket); -1 after a usage error (reported). */
+int cmd_check_interactive (const char *verb, bool interactive, bool tty, const char *console);
+
 /* run/create: LISTEN_FDS in hako's environment (systemd socket activation)
  * adds its fds to *preserve and LISTEN_FDS/LISTEN_PID=1 to ov's env
  * (options.c); -1 when reported. */

@@ -202,6 +202,7 @@ cmd_load_snapshot (const char *dir, struct snapshot_src *snap, struct config_src
 static const char create_help[]
     = "Usage: hako create [OPTIONS] ID\n\n"
       "Build a sandbox; its process waits until `hako start ID`.\n\n"
+      "      --name ID           the sandbox's ID, as docker's --name (instead of the operand)\n"
       "  -b, --bundle DIR        bundle with config.json (default: current directory)\n"
       "      --config FILE       read the config from FILE instead of the bundle's config.json\n"
       "      --profile P         no bundle config: use profile P (host)\n"
@@ -221,7 +222,7 @@ static const struct option opts[] = {
   { "bundle", required_argument, NULL, 'b' },
   { "config", required_argument, NULL, 'C' },
   { "profile", required_argument, NULL, 'P' },
-  { "image", required_argument, NULL, 'i' },
+  { "image", required_argument, NULL, 'I' },
   { "pid-file", required_argument, NULL, 'p' },
   { "no-new-keyring", no_argument, NULL, 'k' },
   { "no-pivot", no_argument, NULL, 'n' },
@@ -229,6 +230,7 @@ static const struct option opts[] = {
   { "preserve-fds", required_argument, NULL, 'f' },
   { "no-monitor", no_argument, NULL, 'M' },
   { "from-snapshot", required_argument, NULL, 'S' },
+  { "name", required_argument, NULL, CMD_OPT_NAME },
   { "help", no_argument, NULL, 'h' },
   CMD_OVERRIDE_OPTIONS,
   { NULL, 0, NULL, 0 },
@@ -264,7 +266,7 @@ int
 cmd_create (int argc, char **argv)
 {
   const char *bundle = NULL, *profile = NULL, *pid_file = NULL, *console = NULL, *image = NULL;
-  const char *from = NULL;
+  const char *from = NULL, *name = NULL;
   unsigned int preserve = 0;
   struct cmd_overrides ov = { 0 };
   bool no_monitor = false;
@@ -275,7 +277,7 @@ cmd_create (int argc, char **argv)
       case 'b': bundle = optarg; break;
       case 'C': cmd_config_file (optarg); break;
       case 'P': profile = optarg; break;
-      case 'i': image = optarg; break;
+      case 'I': image = optarg; break;
       case 'p': pid_file = optarg; break;
       case 'k': break;
       /* runc's --no-pivot enters the root with MS_MOVE and chroot, which a
@@ -294,6 +296,7 @@ cmd_create (int argc, char **argv)
         break;
       case 'M': no_monitor = true; break;
       case 'S': from = optarg; break;
+      case CMD_OPT_NAME: name = optarg; break;
       case 'h': cmd_overrides_free (&ov); return cmd_help (create_help);
       default:
         r = cmd_override_option (&ov, c, optarg, "create");
@@ -303,10 +306,11 @@ cmd_create (int argc, char **argv)
             return r < 0 ? EXIT_HAKO : cmd_bad_option ("create", argv, opts);
           }
       }
-  if (argc - optind != 1)
+  const char *id = cmd_sandbox_id ("create", argc, argv, name);
+  if (id == NULL)
     {
       cmd_overrides_free (&ov);
-      return cmd_usage ("create", "expects exactly one sandbox ID");
+      return EXIT_HAKO;
     }
   if (cmd_listen_fds ("create", &preserve, &ov) < 0)
     {
@@ -319,7 +323,6 @@ cmd_create (int argc, char **argv)
       return cmd_usage ("create", "--from-snapshot takes its config from the snapshot (no --bundle, "
                                   "--profile, --image, --network, --allow)");
     }
-  const char *id = argv[optind];
   hk_err err = { 0 };
   struct store st = { 0 };
   struct config_src cfg = { 0 };

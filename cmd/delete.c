@@ -7,8 +7,9 @@
 #include "runtime/store.h"
 
 static const char delete_help[]
-    = "Usage: hako delete [--force] [--regex] ID\n\n"
-      "Remove the sandbox: state, work dir and every process (a running one needs --force).\n"
+    = "Usage: hako delete [--force] [--regex] ID [ID...]\n\n"
+      "Remove each sandbox: state, work dir and every process (a running one needs --force).\n"
+      "Every ID is tried; the status is 125 if any failed.  `hako rm` is the same verb.\n"
       "  -f, --force   SIGKILL a running sandbox first\n"
       "  -r, --regex   ID is an extended regular expression: delete every sandbox whose\n"
       "                ID it matches (as crun; anchor it with ^ and $ for a whole ID)\n";
@@ -53,18 +54,21 @@ cmd_delete (int argc, char **argv)
       case 'h': return cmd_help (delete_help);
       default: return cmd_bad_option ("delete", argv, opts);
       }
-  if (argc - optind != 1)
-    return cmd_usage ("delete", "expects exactly one sandbox ID");
-  const char *id = argv[optind];
+  if (argc - optind < 1)
+    return cmd_usage ("delete", "expects a sandbox ID");
+  if (regex && argc - optind != 1)
+    return cmd_usage ("delete", "--regex expects exactly one pattern");
   hk_err err = { 0 };
   struct store st = { 0 };
   int r = 0;
   if (cmd_store (&st, &err) < 0)
-    r = cmd_fail ("delete", regex ? NULL : id, &err);
+    r = cmd_fail ("delete", regex ? NULL : argv[optind], &err);
   else if (regex)
-    r = delete_matching (&st, id, force);
-  else if (sbx_delete (&st, id, force, &err) < 0)
-    r = cmd_fail ("delete", id, &err);
+    r = delete_matching (&st, argv[optind], force);
+  else
+    for (int i = optind; i < argc; i++)
+      if (sbx_delete (&st, argv[i], force, &err) < 0)
+        r = cmd_fail ("delete", argv[i], &err);
   store_fini (&st);
   return r;
 }

@@ -20,7 +20,8 @@ static const char doctor_help[]
       "and say, for each profile, whether it works here or what is missing, and\n"
       "which network modes (none, host, allowlist) work with it for this user, or\n"
       "why not.  Exits 0 when the probes ran.\n"
-      "  -f, --format F   text (default) or json (one object)\n";
+      "  -f, --format F   text (default) or json (one object)\n"
+      "      --json       the same as --format json\n";
 
 static void
 print_text (const struct doctor_report *r)
@@ -126,6 +127,7 @@ cmd_doctor (int argc, char **argv)
 {
   static const struct option opts[] = {
     { "format", required_argument, NULL, 'f' },
+    { "json", no_argument, NULL, 'J' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
@@ -135,6 +137,7 @@ cmd_doctor (int argc, char **argv)
     switch (c)
       {
       case 'f': format = optarg; break;
+      case 'J': format = "json"; break;
       case 'h': return cmd_help (doctor_help);
       default: return cmd_bad_option ("doctor", argv, opts);
       }

@@ -27,16 +27,19 @@ static const char exec_help[]
       "no_new_privs, Landlock and seccomp of its process.  Exits with CMD's status\n"
       "(128+N for signal N); 126 not executable, 127 not found, 125 hako failed.\n\n"
       "  -e, --env K=V           set an environment variable (repeatable)\n"
-      "      --cwd DIR           working directory inside the sandbox (absolute)\n"
+      "  -w, --cwd, --workdir DIR  working directory inside the sandbox (absolute)\n"
       "  -u, --user USER[:GROUP] name (from the sandbox's /etc/passwd, /etc/group) or number\n"
       "      --timeout DUR       kill CMD and every process it started after DUR (500ms, 30s, 5m)\n"
       "      --max-output N      pass on at most N bytes of stdout and of stderr (k, m, g)\n"
       "      --json              print one JSON object with the exit status and the output\n"
+      "                          (--format json is the same)\n"
       "      --status-fd N       stream stdout and stderr; write the pid, then the JSON result\n"
       "                          (or the error) to fd N, one object a line\n"
       "  -d, --detach            return once CMD is running\n"
       "      --pid-file FILE     write CMD's host pid to FILE\n"
       "  -t, --tty               a new terminal inside the sandbox, relayed to ours\n"
+      "  -i, --interactive       accepted for docker's -it (stdin is always passed on);\n"
+      "                          with -t, stdin must be a terminal\n"
       "      --console-socket S  send the terminal's master to the unix socket S (runc's protocol)\n"
       "  -p, --process FILE      an OCI process JSON (args, env, cwd, user, capabilities, ...);\n"
       "                          the options here override it\n"
@@ -59,7 +62,7 @@ struct exec_cli
   size_t n_caps;
   gid_t *gids;
   size_t n_gids;
-  bool json, has_max_output;
+  bool json, has_max_output, interactive;
   int status_fd; /* --status-fd, or -1 */
   const char *process_file;
   struct oci_process *process;
@@ -69,7 +72,7 @@ struct exec_cli
 /* exec's options. */
 enum
 {
-  OPT_CWD = 256,
+  OPT_FORMAT = 256,
   OPT_TIMEOUT,
   OPT_MAX_OUTPUT,
   OPT_JSON,
@@ -84,7 +87,10 @@ enum
 };
 static const struct option opts[] = {
   { "env", required_argument, NULL, 'e' },
-  { "cwd", required_argument, NULL, OPT_CWD },
+  { "cwd", required_argument, NULL, 'w' },
+  { "workdir", required_argument, NULL, 'w' },
+  { "interactive", no_argument, NULL, 'i' },
+  { "format", required_argument, NULL, OPT_FORMAT },
   { "user", required_argument, NULL, 'u' },
   { "timeout", required_argument, NULL, OPT_TIMEOUT },
   { "max-output", required_argument, NULL, OPT_MAX_OUTPUT },
@@ -147,7 +153,7 @@ parse_args (int argc, char **argv, struct exec_cli *c)
 {
   int ch, idx = 0;
   /* "+": options end at the ID, so `exec ID ls -l` needs no "--", as in runc. */
-  while ((ch = getopt_long (argc, argv, "+e:u:dtp:g:h", opts, &idx)) != -1)
+  while ((ch = getopt_long (argc, argv, "+e:u:w:idtp:g:h", opts, &idx)) != -1)
     switch (ch)
       {
       case 'e':
@@ -157,10 +163,16 @@ parse_args (int argc, char **argv, struct exec_cli *c)
         c->env[c->n_env++] = optarg;
         c->env[c->n_env] = NULL;
         break;
-      case OPT_CWD:
+      case 'w':
         if (optarg[0] != '/')
           return cmd_usage ("exec", "--cwd \"%s\": must be an absolute path", optarg), -1;
         c->o.cwd = optarg;
+        break;
+      case 'i': c->interactive = true; break;
+      case OPT_FORMAT:
+        if (strcmp (optarg, "json") != 0 && strcmp (optarg, "text") != 0)
+          return cmd_usage ("exec", "--format \"%s\": expected text or json", optarg), -1;
+        c->json = strcmp (optarg, "json") == 0;
         break;
       case 'u': c->o.user = optarg; break;
       case OPT_TIMEOUT:
@@ -217,6 +229,8 @@ parse_args (int argc, char **argv, struct exec_cli *c)
       case 'h': cmd_help (exec_help); return 1;
       default: cmd_bad_option ("exec", argv, opts); return -1;
       }
+  if (cmd_check_interactive ("exec", c->interactive, c->o.tty, c->o.console_socket) < 0)
+    return -1;
   c->o.caps = c->caps;
   c->o.additional_gids = c->gids;
   c->o.n_additional_gids = c->n_gids;

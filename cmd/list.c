@@ -12,6 +12,7 @@
 
 static const char list_help[] = "Usage: hako list [--format table|json] [-q]\n\n"
                                 "  -f, --format F   table (default) or json\n"
+                                "      --json       the same as --format json\n"
                                 "  -q, --quiet      ids only\n";
 
 static void
@@ -97,6 +98,7 @@ cmd_list (int argc, char **argv)
 {
   static const struct option opts[] = {
     { "format", required_argument, NULL, 'f' },
+    { "json", no_argument, NULL, 'J' },
     { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
@@ -112,6 +114,7 @@ cmd_list (int argc, char **argv)
         else if (strcmp (optarg, "table") != 0)
           return cmd_usage ("list", "--format: \"%s\" is not table or json", optarg);
         break;
+      case 'J': json = true; break;
       case 'q': quiet = true; break;
       case 'h': return cmd_help (list_help);
       default: return cmd_bad_option ("list", argv, opts);

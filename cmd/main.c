@@ -37,7 +37,7 @@ static const struct verb verbs[] = {
   { "logs", cmd_logs, "print the output of a detached sandbox" },
   { "list", cmd_list, "list sandboxes" },
   { "kill", cmd_kill, "send a signal to a sandbox" },
-  { "delete", cmd_delete, "remove a sandbox and everything it holds" },
+  { "delete", cmd_delete, "remove sandboxes and everything they hold (alias: rm)" },
   { "features", cmd_features, "print the OCI features JSON" },
   { "doctor", cmd_doctor, "what this host can enforce, and why not" },
   { "pause", cmd_pause, "freeze every process of a sandbox" },
@@ -353,6 +353,11 @@ main (int argc, char **argv)
       return EXIT_HAKO;
     }
   const char *name = argv[first];
+  /* docker's and podman's spelling of a verb, where it means the same. */
+  static const char *const aliases[][2] = { { "rm", "delete" } };
+  for (size_t i = 0; i < sizeof aliases / sizeof *aliases; i++)
+    if (strcmp (aliases[i][0], name) == 0)
+      name = aliases[i][1];
   for (size_t i = 0; i < sizeof verbs / sizeof *verbs; i++)
     if (strcmp (verbs[i].name, name) == 0)
       {

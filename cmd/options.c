@@ -85,3 +85,34 @@ cmd_format (const char *verb, const char *arg, bool json_only)
     return 0;
   return cmd_usage (verb, "--format: \"%s\" is not table, text or json", arg), -1;
 }
+
+const char *
+cmd_sandbox_id (const char *verb, int argc, char **argv, const char *name)
+{
+  int n = argc - optind;
+  if (name && n == 0)
+    return name;
+  if (name && n == 1 && strcmp (name, argv[optind]) != 0)
+    {
+      cmd_usage (verb, "--name \"%s\" and the ID \"%s\" differ: give one", name, argv[optind]);
+      return NULL;
+    }
+  if (n != 1)
+    {
+      cmd_usage (verb, "expects exactly one sandbox ID (or --name ID; put the command after --)");
+      return NULL;
+    }
+  return argv[optind];
+}
+
+int
+cmd_check_interactive (const char *verb, bool interactive, bool tty, const char *console)
+{
+  if (interactive && tty && console == NULL && !isatty (STDIN_FILENO))
+    {
+      cmd_usage (verb, "the input device is not a TTY: -i with -t needs a terminal on standard "
+                       "input (drop -t to read a pipe)");
+      return -1;
+    }
+  return 0;
+}

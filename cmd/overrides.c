@@ -346,6 +346,8 @@ cmd_override_option (struct cmd_overrides *ov, int opt, const char *arg, const c
       o->timeout = arg;
       return 1;
     case CMD_OPT_READ_ONLY: o->read_only = true; return 1;
+    case 'i': ov->interactive = true; return 1;
+    case 't': o->terminal = true; return 1;
     default: return 0;
     }
 }
@@ -356,7 +358,7 @@ any_edit (const struct cmd_overrides *ov)
 {
   const struct oci_overrides *o = &ov->o;
   return ov->user || o->has_memory || o->has_memory_swap || o->has_cpus || o->has_pids || o->env
-         || o->n_mounts || o->cwd || o->hostname || o->timeout || o->read_only;
+         || o->n_mounts || o->cwd || o->hostname || o->timeout || o->read_only || o->terminal;
 }
 
 /* The directory whose etc/passwd the sandbox will see: an image's layer

@@ -19,7 +19,8 @@ static const char ps_help[]
       "  -f, --format F   table (default: `ps -ef`'s lines, or without ps(1) UID PID PPID\n"
       "                   STAT STIME TIME CMD),\n"
       "                   json (an array of host pids, as runc's), or json-full\n"
-      "                   (a list of {pid, ppid, ns_pid, user, uid, state, cpu_ms, command})\n";
+      "                   (a list of {pid, ppid, ns_pid, user, uid, state, cpu_ms, command})\n"
+      "      --json       the same as --format json\n";
 
 enum ps_format
 {
@@ -167,6 +168,7 @@ cmd_ps (int argc, char **argv)
 {
   static const struct option opts[] = {
     { "format", required_argument, NULL, 'f' },
+    { "json", no_argument, NULL, 'J' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
@@ -187,6 +189,7 @@ cmd_ps (int argc, char **argv)
         else
           return cmd_usage ("ps", "--format: \"%s\" is not table, json or json-full", optarg);
         break;
+      case 'J': format = PS_JSON; break;
       case 'h': return cmd_help (ps_help);
       default: return cmd_bad_option ("ps", argv, opts);
       }

@@ -41,11 +41,12 @@ static const char run_help[]
       "                          FILE (hako-learn(7))\n"
       "      --learn-seccomp     with --learn: also learn a seccomp allow-list (no filter)\n"
       "      --profile-file FILE enforce a profile --learn wrote\n"
+      "      --name ID           the sandbox's ID, as docker's --name (instead of the operand)\n"
       "  -h, --help              this text\n";
 
 struct run_opts
 {
-  const char *bundle, *profile, *pid_file, *console, *image, *from;
+  const char *bundle, *profile, *pid_file, *console, *image, *from, *name;
   unsigned int preserve;
   bool rm, detach, no_monitor, stdio_inherit;
   uint64_t log_cap;
@@ -59,7 +60,7 @@ static const struct option opts[] = {
   { "bundle", required_argument, NULL, 'b' },
   { "config", required_argument, NULL, 'C' },
   { "profile", required_argument, NULL, 'P' },
-  { "image", required_argument, NULL, 'i' },
+  { "image", required_argument, NULL, 'I' },
   { "pid-file", required_argument, NULL, 'p' },
   { "rm", no_argument, NULL, 'r' },
   { "detach", no_argument, NULL, 'd' },
@@ -74,6 +75,7 @@ static const struct option opts[] = {
   { "learn", required_argument, NULL, 'E' },
   { "learn-seccomp", no_argument, NULL, 'Q' },
   { "profile-file", required_argument, NULL, 'F' },
+  { "name", required_argument, NULL, CMD_OPT_NAME },
   { "help", no_argument, NULL, 'h' },
   CMD_OVERRIDE_OPTIONS,
   { NULL, 0, NULL, 0 },
@@ -90,7 +92,7 @@ run_parse (int argc, char **argv, struct run_opts *o)
       case 'b': o->bundle = optarg; break;
       case 'C': cmd_config_file (optarg); break;
       case 'P': o->profile = optarg; break;
-      case 'i': o->image = optarg; break;
+      case 'I': o->image = optarg; break;
       case 'p': o->pid_file = optarg; break;
       case 'r': o->rm = true; break;
       case 'd': o->detach = true; break;
@@ -121,6 +123,7 @@ run_parse (int argc, char **argv, struct run_opts *o)
       case 'E': o->learn.out = optarg; break;
       case 'Q': o->learn.seccomp = true; break;
       case 'F': o->profile_file = optarg; break;
+      case CMD_OPT_NAME: o->name = optarg; break;
       case 'h': cmd_help (run_help); return 1;
       default:
         r = cmd_override_option (&o->ov, c, optarg, "run");
@@ -129,11 +132,9 @@ run_parse (int argc, char **argv, struct run_opts *o)
         if (r <= 0)
           return -1;
       }
-  if (argc - optind != 1)
-    {
-      cmd_usage ("run", "expects exactly one sandbox ID (put the command after --)");
-      return -1;
-    }
+  if (cmd_sandbox_id ("run", argc, argv, o->name) == NULL
+      || cmd_check_interactive ("run", o->ov.interactive && !o->detach, o->ov.o.terminal, o->console) < 0)
+    return -1;
   if (cmd_listen_fds ("run", &o->preserve, &o->ov) < 0)
     return -1;
   if (o->from && (o->bundle || o->profile || o->image || o->ov.net.mode || o->ov.net.allow))
@@ -237,7 +238,7 @@ cmd_run (int argc, char **argv)
       cmd_overrides_free (&o.ov);
       return r > 0 ? 0 : EXIT_HAKO;
     }
-  const char *id = argv[optind];
+  const char *id = o.name ? o.name : argv[optind];
   hk_err err = { 0 };
   struct store st = { 0 };
   struct config_src cfg = { 0 };

@@ -99,7 +99,7 @@ cmd_spec (int argc, char **argv)
     { "profile", required_argument, NULL, 'p' },
     { "rootless", no_argument, NULL, 'r' },
     { "bundle", required_argument, NULL, 'b' },
-    { "image", required_argument, NULL, 'i' },
+    { "image", required_argument, NULL, 'I' },
     { "help", no_argument, NULL, 'h' },
     CMD_OVERRIDE_OPTIONS,
     { NULL, 0, NULL, 0 },
@@ -114,7 +114,7 @@ cmd_spec (int argc, char **argv)
       case 'p': profile = optarg; break;
       case 'r': rootless = true; break;
       case 'b': bundle = optarg; break;
-      case 'i': image = optarg; break;
+      case 'I': image = optarg; break;
       case 'h': cmd_overrides_free (&ov); return cmd_help (spec_help);
       default:
         r = cmd_override_option (&ov, c, optarg, "spec");

@@ -15,19 +15,27 @@ static const char wait_help[]
       "deadline, sandbox.limits.timeout, killed it).  Any number of callers may\n"
       "wait at once.\n\n"
       "      --json      print the sandbox's state (with exitStatus and reason) as JSON\n"
+      "      --format F  text (the default) or json (the same as --json)\n"
       "  -h, --help      this text\n";
 
 int
 cmd_wait (int argc, char **argv)
 {
-  static const struct option opts[]
-      = { { "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+  static const struct option opts[] = { { "json", no_argument, NULL, 'j' },
+                                        { "format", required_argument, NULL, 'f' },
+                                        { "help", no_argument, NULL, 'h' },
+                                        { NULL, 0, NULL, 0 } };
   bool json = false;
   int c;
   while ((c = getopt_long (argc, argv, "h", opts, NULL)) != -1)
     switch (c)
       {
       case 'j': json = true; break;
+      case 'f':
+        if (strcmp (optarg, "json") != 0 && strcmp (optarg, "text") != 0)
+          return cmd_usage ("wait", "--format: \"%s\" is not text or json", optarg);
+        json = strcmp (optarg, "json") == 0;
+        break;
       case 'h': return cmd_help (wait_help);
       default: return cmd_bad_option ("wait", argv, opts);
       }

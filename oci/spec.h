@@ -389,6 +389,7 @@ struct oci_overrides
   const char *hostname;
   const char *timeout; /* sandbox.limits.timeout, as given */
   bool read_only;      /* root.readonly */
+  bool terminal;       /* process.terminal */
 };
 /* The config text with ov written into it (the rest as it was). */
 int oci_spec_override (const char *json, size_t len, const struct oci_overrides *ov, char **out,

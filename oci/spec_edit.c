@@ -258,6 +258,8 @@ oci_spec_override (const char *json, size_t len, const struct oci_overrides *ov,
     add (&e, "sandbox.limits.timeout", EDIT_STR)->s = ov->timeout;
   if (ov->read_only)
     add (&e, "root.readonly", EDIT_BOOL)->b = true;
+  if (ov->terminal)
+    add (&e, "process.terminal", EDIT_BOOL)->b = true;
   yajl_val root;
   if (json_parse (json, len, &root, err) < 0)
     return -1;
