@@ -61,7 +61,9 @@ struct progress
   size_t n, n_done;
   double *start; /* per layer: when its first bytes came (0: not yet) */
   bool *done;
-  uint64_t bytes; /* of the layers done */
+  uint64_t bytes;   /* of the layers done */
+  size_t n_present; /* done at their first report: already in the store */
+  uint64_t present_bytes;
   bool shown;
 };
 
@@ -83,18 +85,24 @@ human (char *buf, size_t len, double b)
   snprintf (buf, len, u == 0 ? "%.0f %s" : "%.1f %s", b, unit[u]);
 }
 
+/* The per-layer arrays, at the first report (which says how many). */
+static void
+progress_size (struct progress *p, size_t n)
+{
+  if (p->n != 0)
+    return;
+  p->n = n;
+  p->start = xcalloc (n, sizeof *p->start);
+  p->done = xcalloc (n, sizeof *p->done);
+}
+
 static void
 progress_layer (void *ctx, size_t i, size_t n, const char *label, uint64_t done, uint64_t total)
 {
   struct progress *p = ctx;
   pthread_mutex_lock (&p->lock);
   double now = mono_now ();
-  if (p->n == 0)
-    {
-      p->n = n;
-      p->start = xcalloc (n, sizeof *p->start);
-      p->done = xcalloc (n, sizeof *p->done);
-    }
+  progress_size (p, n);
   if (i < p->n)
     {
       if (p->start[i] == 0)
@@ -124,6 +132,25 @@ progress_layer (void *ctx, size_t i, size_t n, const char *label, uint64_t done,
   pthread_mutex_unlock (&p->lock);
 }
 
+/* A layer already in the store: counted apart in the summary, not drawn. */
+static void
+progress_present (void *ctx, size_t i, size_t n, const char *label, uint64_t total)
+{
+  struct progress *p = ctx;
+  (void)label;
+  pthread_mutex_lock (&p->lock);
+  progress_size (p, n);
+  if (i < p->n && !p->done[i])
+    {
+      p->done[i] = true;
+      p->n_done++;
+      p->n_present++;
+      p->present_bytes += total;
+      p->shown = true;
+    }
+  pthread_mutex_unlock (&p->lock);
+}
+
 static void
 progress_end (struct progress *p, bool ok)
 {
@@ -133,8 +160,20 @@ progress_end (struct progress *p, bool ok)
       double secs = mono_now () - p->t0;
       human (b, sizeof b, p->bytes);
       human (r, sizeof r, secs > 0.01 ? p->bytes / secs : 0);
-      if (ok)
-        fprintf (stderr, "\r\033[K%zu layers, %s in %.1f s (%s/s)\n", p->n, b, secs, r);
+      size_t fresh = p->n - p->n_present;
+      char pb[32];
+      human (pb, sizeof pb, p->present_bytes);
+      /* A re-import unpacks nothing: say so, not "0 B/s". */
+      if (ok && fresh == 0)
+        fprintf (stderr, "\r\033[K%zu layer%s, %s: already in the store\n", p->n, p->n == 1 ? "" : "s", pb);
+      else if (ok)
+        {
+          char also[64] = "";
+          if (p->n_present)
+            snprintf (also, sizeof also, "; %zu already in the store", p->n_present);
+          fprintf (stderr, "\r\033[K%zu layer%s, %s in %.1f s (%s/s)%s\n", fresh, fresh == 1 ? "" : "s", b,
+                   secs, r, also);
+        }
       else
         fprintf (stderr, "\r\033[K");
     }
@@ -153,7 +192,7 @@ import_run (struct img_import_opts *o, bool quiet, bool json)
   if (open_store (false, &is, &err) < 0)
     return cmd_fail ("image import", o->source, &err);
   struct progress prog = { .lock = PTHREAD_MUTEX_INITIALIZER, .t0 = mono_now () };
-  struct img_progress ip = { .layer = progress_layer, .ctx = &prog };
+  struct img_progress ip = { .layer = progress_layer, .present = progress_present, .ctx = &prog };
   if (!quiet && isatty (STDERR_FILENO))
     o->progress = &ip;
   int r = img_import (&is, o, &name, &err);

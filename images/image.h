@@ -54,6 +54,9 @@ int img_name_normalize (const char *in, char **out, hk_err *err);
 struct img_progress
 {
   void (*layer) (void *ctx, size_t i, size_t n, const char *label, uint64_t done, uint64_t total);
+  /* May be NULL: layer i was in the store already (nothing read or
+   * unpacked); without it, layer is called as for a layer done. */
+  void (*present) (void *ctx, size_t i, size_t n, const char *label, uint64_t total);
   void *ctx;
 };
 

@@ -481,7 +481,7 @@ ingest_one (void *arg, size_t i, hk_err *err)
       = { .p = x->prog, .i = i, .n = x->m->n_layers, .label = d->digest, .total = d->size };
   if (img_blob_present (x->st, d->digest, d->size) && access (layer, F_OK) == 0)
     {
-      img_progress_done (&at);
+      img_progress_present (&at);
       return 0;
     }
   cleanup_close int fd = src_open (x->s, name, err);

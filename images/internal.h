@@ -54,6 +54,8 @@ int img_layer_ingest_at (struct img_store *st, int src_fd, struct oci_desc *want
                          const struct img_limits *lim, const struct img_progress_at *at, hk_err *err);
 /* Report that a layer is done (stored now or before). */
 void img_progress_done (const struct img_progress_at *at);
+/* Layer at->i was in the store already. */
+void img_progress_present (const struct img_progress_at *at);
 
 /* fn (ctx, i, err) for i in 0..n-1, on up to one thread per CPU (at most 4),
  * the calling thread one of them; items with defer[i] (defer may be NULL)

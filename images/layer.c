@@ -404,6 +404,15 @@ img_progress_done (const struct img_progress_at *at)
     at->p->layer (at->p->ctx, at->i, at->n, at->label, at->total, at->total);
 }
 
+void
+img_progress_present (const struct img_progress_at *at)
+{
+  if (at && at->p && at->p->present)
+    at->p->present (at->p->ctx, at->i, at->n, at->label, at->total);
+  else
+    img_progress_done (at);
+}
+
 int
 img_layer_ingest (struct img_store *st, int src_fd, struct oci_desc *want, const char *diff_id,
                   const struct img_limits *lim, hk_err *err)
@@ -439,7 +448,7 @@ img_layer_ingest_at (struct img_store *st, int src_fd, struct oci_desc *want, co
   bool have_layer = access (layer, F_OK) == 0;
   if (have_blob && have_layer)
     {
-      img_progress_done (at);
+      img_progress_present (at);
       return 0; /* a second import of the same layer costs two stats */
     }
   cleanup_free char *blob_tmp = xasprintf ("%s/blobs/sha256/.tmp-XXXXXX", st->dir);

@@ -116,11 +116,23 @@ class Files:
 class Sandbox:
     """A hako sandbox (``Sandbox.create(...)``; ``with`` kills it on exit)."""
 
-    def __init__(self, a: AsyncSandbox) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """``Sandbox(...)`` creates and starts one, as e2b's constructor does:
+        the arguments are ``create``'s."""
+        self._bind(_run(AsyncSandbox.create(*args, **kwargs)))
+
+    def _bind(self, a: AsyncSandbox) -> None:
         self._a = a
         self.sandbox_id = a.sandbox_id
         self.commands = Commands(a)
         self.files = Files(a)
+
+    @classmethod
+    def _wrap(cls, a: AsyncSandbox) -> "Sandbox":
+        """The sync face of an async sandbox, without creating one."""
+        s = cls.__new__(cls)
+        s._bind(a)
+        return s
 
     @classmethod
     def create(cls, image: Optional[str] = None, profile: str = "host", bundle: Optional[str] = None,
@@ -131,7 +143,7 @@ class Sandbox:
                sandbox_id: Optional[str] = None, from_snapshot: Optional[str] = None, *,
                devices: Sequence[str] = (), hako: Optional[str] = None, root: Optional[str] = None,
                data_root: Optional[str] = None, transport: Optional[Transport] = None) -> "Sandbox":
-        return cls(_run(AsyncSandbox.create(
+        return cls._wrap(_run(AsyncSandbox.create(
             image=image, profile=profile, bundle=bundle, network=network, allow=allow, memory=memory, cpus=cpus,
             pids=pids, disk=disk, timeout=timeout, envs=envs, cwd=cwd, user=user, mounts=mounts,
             sandbox_id=sandbox_id, from_snapshot=from_snapshot, devices=devices, hako=hako, root=root,
@@ -142,7 +154,7 @@ class Sandbox:
                 data_root: Optional[str] = None, transport: Optional[Transport] = None,
                 envs: Optional[Mapping[str, str]] = None, cwd: Optional[str] = None,
                 user: Optional[str] = None) -> "Sandbox":
-        return cls(_run(AsyncSandbox.connect(sandbox_id, hako=hako, root=root, data_root=data_root,
+        return cls._wrap(_run(AsyncSandbox.connect(sandbox_id, hako=hako, root=root, data_root=data_root,
                                              transport=transport, envs=envs, cwd=cwd, user=user)))
 
     @classmethod

@@ -750,6 +750,11 @@ JSON
   grep -q 'layer 2/2 .*(2/2 done)\|layer 1/2 .*(2/2 done)' "$TEST_ROOT/tty.lines"
   grep -Eq '^.\[K2 layers, [0-9.]+ [KM]iB in [0-9.]+ s \(.*/s\)$' "$TEST_ROOT/tty.lines"
   grep -qx 'busybox:latest' "$TEST_ROOT/tty.lines"
+  # The same again: nothing is unpacked, and the summary says so, not "0 B/s".
+  script -qec "$H_IMPORT $IMG/layout --name busybox" /dev/null > "$TEST_ROOT/again.out"
+  tr '\r' '\n' < "$TEST_ROOT/again.out" > "$TEST_ROOT/again.lines"
+  grep -Eq '^.\[K2 layers, [0-9.]+ [KM]iB: already in the store$' "$TEST_ROOT/again.lines"
+  run -1 grep -q ' 0 B/s' "$TEST_ROOT/again.lines"
   # --quiet on the same terminal: only the name.
   script -qec "$H_IMPORT -q $IMG/docker.tar --name quiet" /dev/null > "$TEST_ROOT/quiet.out"
   [ "$(tr -d '\r' < "$TEST_ROOT/quiet.out")" = "quiet:latest" ]

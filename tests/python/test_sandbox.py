@@ -433,3 +433,19 @@ def test_devices_cdi_and_host_node(kw: Dict[str, Any], roots: Any, monkeypatch: 
     with pytest.raises(hako.NotFoundException):
         Sandbox.create(devices=["example.com/fake=nope"], **kw)
     assert Sandbox.list(**kw) == []  # nothing half-made
+
+
+def test_constructor_creates_a_sandbox_as_e2bs_does(kw: Dict[str, Any], roots: Any) -> None:
+    # e2b's `Sandbox()`: the constructor creates and starts one (issue 36,
+    # item 15: it raised a TypeError about a positional argument `a`).
+    sb = Sandbox(**kw)
+    try:
+        assert sb.get_info().status == "running"
+        assert sb.commands.run("echo made").stdout == "made\n"
+        with Sandbox(envs={"X": "1"}, **kw) as sb2:
+            assert sb2.commands.run("echo $X").stdout == "1\n"
+            assert sb2.sandbox_id != sb.sandbox_id
+    finally:
+        sb.kill()
+    with pytest.raises(TypeError):
+        Sandbox(no_such_argument=1, **kw)
