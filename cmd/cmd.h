@@ -221,6 +221,7 @@ enum
   CMD_OPT_HOSTNAME,
   CMD_OPT_TIMEOUT,
   CMD_OPT_READ_ONLY,
+  CMD_OPT_LABEL,
 };
 /* Their getopt_long entries and short options, for each verb's tables. */
 #define CMD_OVERRIDE_SHORTOPTS "e:v:w:u:it"
@@ -244,6 +245,7 @@ enum
   { "read-only", no_argument, NULL, CMD_OPT_READ_ONLY }, \
   { "interactive", no_argument, NULL, 'i' }, \
   { "tty", no_argument, NULL, 't' }, \
+  { "label", required_argument, NULL, CMD_OPT_LABEL }, \
   { "device", required_argument, NULL, CMD_OPT_DEVICE }
 /* clang-format on */
 /* Their lines of each verb's --help. */
@@ -266,6 +268,7 @@ enum
   "      --timeout DUR       sandbox.limits.timeout (\"500ms\", \"30s\", \"5m\", \"1h\" or seconds)\n"       \
   "      --read-only         the root filesystem read-only (mounts keep their own mode)\n"                   \
   "  -t, --tty               the process gets a terminal (process.terminal)\n"                               \
+  "      --label K=V         a label (metadata: `list --filter label=K=V`) (repeatable)\n"                   \
   "  -i, --interactive       accepted for docker's -it: a foreground sandbox reads hako's\n"                 \
   "                          stdin; with -t, stdin must be a terminal\n"                                     \
   "      --device NAME       a CDI device (vendor.com/class=name, =all) or a host node\n"                    \

@@ -10,10 +10,14 @@
 #include "runtime/admission.h"
 #include "runtime/sandbox.h"
 
-static const char list_help[] = "Usage: hako list [--format table|json] [-q]\n\n"
-                                "  -f, --format F   table (default) or json\n"
-                                "      --json       the same as --format json\n"
-                                "  -q, --quiet      ids only\n";
+static const char list_help[]
+    = "Usage: hako list [--format table|json] [-q] [--filter F]...\n\n"
+      "  -f, --format F   table (default) or json\n"
+      "      --json       the same as --format json\n"
+      "  -q, --quiet      ids only\n"
+      "      --filter F   only sandboxes that match F: label=K=V, label=K (has it),\n"
+      "                   status=S (created, running, paused, stopped), id=ID;\n"
+      "                   several: every one must match (repeatable)\n";
 
 static void
 json_str (const char *s)
@@ -41,6 +45,66 @@ print_devices (const struct store *st, const struct oci_state *s)
   strv_free (devs);
 }
 
+/* The value of label K (OCI_LABEL_PREFIX K in the annotations), or NULL. */
+static const char *
+label_of (const struct oci_state *s, const char *k, size_t klen)
+{
+  size_t plen = strlen (OCI_LABEL_PREFIX);
+  for (size_t i = 0; i < s->n_annotations; i++)
+    {
+      const char *key = s->annotations[i].key;
+      if (strncmp (key, OCI_LABEL_PREFIX, plen) == 0 && strlen (key + plen) == klen
+          && strncmp (key + plen, k, klen) == 0)
+        return s->annotations[i].value;
+    }
+  return NULL;
+}
+
+static void
+print_labels (const struct oci_state *s)
+{
+  size_t plen = strlen (OCI_LABEL_PREFIX);
+  bool first = true;
+  printf (",\"labels\":{");
+  for (size_t i = 0; i < s->n_annotations; i++)
+    if (strncmp (s->annotations[i].key, OCI_LABEL_PREFIX, plen) == 0)
+      {
+        printf ("%s", first ? "" : ",");
+        json_str (s->annotations[i].key + plen);
+        printf (":");
+        json_str (s->annotations[i].value);
+        first = false;
+      }
+  printf ("}");
+}
+
+/* --filter F: whether s matches it (F checked by filter_valid). */
+static bool
+filter_match (const struct oci_state *s, const char *f)
+{
+  if (str_has_prefix (f, "status="))
+    return strcmp (oci_status_name (s->status), f + 7) == 0;
+  if (str_has_prefix (f, "id="))
+    return strcmp (s->id, f + 3) == 0;
+  const char *k = f + 6, *eq = strchr (k, '=');
+  const char *v = label_of (s, k, eq ? (size_t)(eq - k) : strlen (k));
+  return v && (eq == NULL || strcmp (v, eq + 1) == 0);
+}
+
+static bool
+filter_valid (const char *f)
+{
+  static const char *const statuses[] = { "created", "running", "paused", "stopped" };
+  if (str_has_prefix (f, "status="))
+    {
+      for (size_t i = 0; i < sizeof statuses / sizeof *statuses; i++)
+        if (strcmp (f + 7, statuses[i]) == 0)
+          return true;
+      return false;
+    }
+  return (str_has_prefix (f, "id=") && f[3]) || (str_has_prefix (f, "label=") && f[6] && f[6] != '=');
+}
+
 static void
 print_json (const struct store *st, const struct oci_state *s, bool first)
 {
@@ -55,6 +119,7 @@ print_json (const struct store *st, const struct oci_state *s, bool first)
   printf (",\"created\":");
   json_str (s->created);
   print_devices (st, s);
+  print_labels (s);
   printf ("}");
 }
 
@@ -97,13 +162,13 @@ int
 cmd_list (int argc, char **argv)
 {
   static const struct option opts[] = {
-    { "format", required_argument, NULL, 'f' },
-    { "json", no_argument, NULL, 'J' },
-    { "quiet", no_argument, NULL, 'q' },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
+    { "format", required_argument, NULL, 'f' }, { "json", no_argument, NULL, 'J' },
+    { "filter", required_argument, NULL, 'F' }, { "quiet", no_argument, NULL, 'q' },
+    { "help", no_argument, NULL, 'h' },         { NULL, 0, NULL, 0 },
   };
   bool json = false, quiet = false;
+  const char *filters[16];
+  size_t n_filters = 0;
   int c;
   while ((c = getopt_long (argc, argv, "f:qh", opts, NULL)) != -1)
     switch (c)
@@ -115,6 +180,16 @@ cmd_list (int argc, char **argv)
           return cmd_usage ("list", "--format: \"%s\" is not table or json", optarg);
         break;
       case 'J': json = true; break;
+      case 'F':
+        if (!filter_valid (optarg))
+          return cmd_usage ("list",
+                            "--filter \"%s\": expected label=KEY=VALUE, label=KEY, "
+                            "status=created|running|paused|stopped or id=ID",
+                            optarg);
+        if (n_filters == sizeof filters / sizeof *filters)
+          return cmd_usage ("list", "at most %zu --filter options", n_filters);
+        filters[n_filters++] = optarg;
+        break;
       case 'q': quiet = true; break;
       case 'h': return cmd_help (list_help);
       default: return cmd_bad_option ("list", argv, opts);
@@ -136,7 +211,16 @@ cmd_list (int argc, char **argv)
   struct oci_state **states = xcalloc (strv_len (ids) + 1, sizeof *states);
   for (size_t i = 0; ids[i]; i++)
     if (sbx_state (&st, ids[i], &states[n], &err) == 0)
-      n++; /* else half-made (interrupted create) or deleted meanwhile */
+      {
+        bool keep = true;
+        for (size_t j = 0; j < n_filters && keep; j++)
+          keep = filter_match (states[n], filters[j]);
+        if (keep)
+          n++;
+        else
+          oci_state_free (states[n]);
+      }
+  /* else half-made (interrupted create) or deleted meanwhile */
   print_states (&st, states, n, json, quiet);
   for (size_t i = 0; i < n; i++)
     oci_state_free (states[i]);

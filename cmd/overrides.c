@@ -299,6 +299,37 @@ user_arg (struct cmd_overrides *ov, const char *arg, const char *verb)
   return 0;
 }
 
+/* --label K=V: K a non-empty name of letters, digits and ._-/ (as a
+ * Kubernetes label key), V any text; the same K again replaces it. */
+static int
+label_arg (struct oci_overrides *o, const char *arg, const char *verb)
+{
+  const char *eq = strchr (arg, '=');
+  size_t klen = eq ? (size_t)(eq - arg) : 0;
+  bool ok = eq && klen > 0 && klen <= 253;
+  for (size_t i = 0; ok && i < klen; i++)
+    ok = (arg[i] >= 'a' && arg[i] <= 'z') || (arg[i] >= 'A' && arg[i] <= 'Z')
+         || (arg[i] >= '0' && arg[i] <= '9') || strchr ("._-/", arg[i]) != NULL;
+  if (!ok)
+    return cmd_usage (verb, "--label \"%s\": expected KEY=VALUE (KEY: letters, digits, '.', '_', '-', '/')",
+                      arg),
+           -1;
+  size_t n = strv_len (o->labels), i;
+  for (i = 0; i < n; i++)
+    if (strncmp (o->labels[i], arg, klen + 1) == 0)
+      break;
+  if (i < n)
+    {
+      free (o->labels[i]);
+      o->labels[i] = xstrdup (arg);
+      return 0;
+    }
+  o->labels = xrealloc (o->labels, (n + 2) * sizeof *o->labels);
+  o->labels[n] = xstrdup (arg);
+  o->labels[n + 1] = NULL;
+  return 0;
+}
+
 int
 cmd_override_option (struct cmd_overrides *ov, int opt, const char *arg, const char *verb)
 {
@@ -348,6 +379,7 @@ cmd_override_option (struct cmd_overrides *ov, int opt, const char *arg, const c
     case CMD_OPT_READ_ONLY: o->read_only = true; return 1;
     case 'i': ov->interactive = true; return 1;
     case 't': o->terminal = true; return 1;
+    case CMD_OPT_LABEL: return label_arg (o, arg, verb) < 0 ? -1 : 1;
     default: return 0;
     }
 }
@@ -358,7 +390,7 @@ any_edit (const struct cmd_overrides *ov)
 {
   const struct oci_overrides *o = &ov->o;
   return ov->user || o->has_memory || o->has_memory_swap || o->has_cpus || o->has_pids || o->env
-         || o->n_mounts || o->cwd || o->hostname || o->timeout || o->read_only || o->terminal;
+         || o->n_mounts || o->cwd || o->hostname || o->timeout || o->read_only || o->terminal || o->labels;
 }
 
 /* The directory whose etc/passwd the sandbox will see: an image's layer
@@ -466,6 +498,7 @@ cmd_overrides_free (struct cmd_overrides *ov)
   cmd_net_free (&ov->net);
   strv_free (ov->devices);
   strv_free (ov->o.env);
+  strv_free (ov->o.labels);
   for (size_t i = 0; i < ov->o.n_mounts; i++)
     {
       struct oci_override_mount *m = &ov->o.mounts[i];

@@ -390,7 +390,11 @@ struct oci_overrides
   const char *timeout; /* sandbox.limits.timeout, as given */
   bool read_only;      /* root.readonly */
   bool terminal;       /* process.terminal */
+  char **labels;       /* K=V: annotations OCI_LABEL_PREFIX K (replacing one of the same K) */
 };
+/* A label (run/create --label K=V) is the annotation of this prefix and K:
+ * metadata only, which hako never interprets (org.hako.* it does). */
+#define OCI_LABEL_PREFIX "io.hako.label."
 /* The config text with ov written into it (the rest as it was). */
 int oci_spec_override (const char *json, size_t len, const struct oci_overrides *ov, char **out,
                        size_t *out_len, hk_err *err);

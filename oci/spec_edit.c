@@ -20,6 +20,7 @@ enum edit_kind
   EDIT_BOOL,
   EDIT_ENV,    /* merge K=V entries into the old array */
   EDIT_MOUNTS, /* append mounts, dropping old ones at the same destination */
+  EDIT_LABELS, /* merge labels into the old annotations object */
   EDIT_DELETE, /* drop the member */
 };
 
@@ -87,6 +88,36 @@ emit_env (struct json_out *o, yajl_val old, char *const *env)
   free (used);
 }
 
+/* The old annotations with each label's key set (replaced or added). */
+static void
+emit_labels (struct json_out *o, yajl_val old, char *const *labels)
+{
+  json_obj_open (o);
+  for (size_t i = 0; YAJL_IS_OBJECT (old) && i < old->u.object.len; i++)
+    {
+      const char *k = old->u.object.keys[i];
+      bool replaced = false;
+      for (size_t j = 0; labels[j] && !replaced; j++)
+        {
+          size_t klen = strcspn (labels[j], "=");
+          replaced = str_has_prefix (k, OCI_LABEL_PREFIX) && strlen (k + strlen (OCI_LABEL_PREFIX)) == klen
+                     && strncmp (k + strlen (OCI_LABEL_PREFIX), labels[j], klen) == 0;
+        }
+      if (!replaced)
+        {
+          json_key (o, k);
+          json_value (o, old->u.object.values[i]);
+        }
+    }
+  for (size_t j = 0; labels[j]; j++)
+    {
+      size_t klen = strcspn (labels[j], "=");
+      cleanup_free char *key = xasprintf ("%s%.*s", OCI_LABEL_PREFIX, (int)klen, labels[j]);
+      json_kstr (o, key, labels[j] + klen + 1);
+    }
+  json_obj_close (o);
+}
+
 static bool
 same_destination (const char *a, const char *b)
 {
@@ -134,6 +165,7 @@ emit_leaf (struct json_out *o, const struct edits *e, const struct edit *x, yajl
     case EDIT_BOOL: json_bool (o, x->b); break;
     case EDIT_ENV: emit_env (o, old, e->ov->env); break;
     case EDIT_MOUNTS: emit_mounts (o, old, e->ov); break;
+    case EDIT_LABELS: emit_labels (o, old, e->ov->labels); break;
     case EDIT_DELETE: break;
     }
 }
@@ -260,6 +292,8 @@ oci_spec_override (const char *json, size_t len, const struct oci_overrides *ov,
     add (&e, "root.readonly", EDIT_BOOL)->b = true;
   if (ov->terminal)
     add (&e, "process.terminal", EDIT_BOOL)->b = true;
+  if (ov->labels)
+    add (&e, "annotations", EDIT_LABELS);
   yajl_val root;
   if (json_parse (json, len, &root, err) < 0)
     return -1;

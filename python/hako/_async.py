@@ -16,7 +16,7 @@ from hako._errors import (CommandExitException, InvalidArgumentException, NotFou
                           SandboxException, TimeoutException, from_kind)
 from hako._proc import CHUNK, DEVNULL, PIPE, Process, Reader, Writer, despite_cancel
 from hako._transport import SSH, SSH_STATUS_SCRIPT, Local, Transport
-from hako._types import CommandResult, EntryInfo, SandboxInfo
+from hako._types import CommandResult, EntryInfo, SandboxInfo, SandboxQuery, list_filters
 
 OutputCallback = Callable[[str], Any]
 Command = Union[str, Sequence[str]]
@@ -25,6 +25,10 @@ WriteData = Union[str, bytes, "os.PathLike[str]", IO[bytes], IO[str]]
 # What an image sandbox made by create() runs as its own process: it only
 # keeps the sandbox alive for exec; commands are what the caller runs.
 IDLE = ["sleep", "2147483647"]
+
+# How long create()'s sandbox lives unless told (seconds; e2b's default):
+# one whose orchestrator crashed is deleted by its own deadline.
+DEFAULT_LIFETIME = 300.0
 
 
 def _new_id() -> str:
@@ -527,12 +531,18 @@ class AsyncSandbox:
     async def create(cls, image: Optional[str] = None, profile: str = "host", bundle: Optional[str] = None,
                      network: str = "none", allow: Sequence[str] = (), memory: Optional[Union[int, str]] = None,
                      cpus: Optional[float] = None, pids: Optional[int] = None, disk: Optional[Union[int, str]] = None,
-                     timeout: Optional[float] = None, envs: Optional[Mapping[str, str]] = None,
+                     timeout: Optional[float] = DEFAULT_LIFETIME, envs: Optional[Mapping[str, str]] = None,
                      cwd: Optional[str] = None, user: Optional[str] = None, mounts: Sequence[str] = (),
                      sandbox_id: Optional[str] = None, from_snapshot: Optional[str] = None, *,
-                     devices: Sequence[str] = (), hako: Optional[str] = None, root: Optional[str] = None,
+                     devices: Sequence[str] = (), metadata: Optional[Mapping[str, str]] = None,
+                     hako: Optional[str] = None, root: Optional[str] = None,
                      data_root: Optional[str] = None, transport: Optional[Transport] = None) -> "AsyncSandbox":
-        """Create and start a sandbox; its own process only keeps it alive."""
+        """Create and start a sandbox; its own process only keeps it alive.
+
+        It lives ``timeout`` seconds (DEFAULT_LIFETIME, 300, as e2b's; None:
+        until deleted), so a crashed orchestrator leaves nothing running;
+        ``set_timeout`` moves the deadline.  ``metadata`` becomes its labels
+        (``--label``), which ``list(query=...)`` filters by."""
         t = _make_transport(transport, hako, root, data_root)
         sid = sandbox_id or _new_id()
         args = ["run", "-d"]
@@ -570,6 +580,8 @@ class AsyncSandbox:
             args += ["-v", m]
         for d in devices:  # a CDI name (vendor.com/class=name) or a host node
             args += ["--device", d]
+        for k, v in (metadata or {}).items():
+            args += ["--label", f"{k}={v}"]
         args.append(sid)
         if image and not (from_snapshot or bundle):
             # The host profile without a command runs hako's own init, which
@@ -591,11 +603,16 @@ class AsyncSandbox:
         return sb
 
     @classmethod
-    async def list(cls, *, hako: Optional[str] = None, root: Optional[str] = None,
-                   data_root: Optional[str] = None, transport: Optional[Transport] = None) -> List[SandboxInfo]:
+    async def list(cls, query: Union[SandboxQuery, Mapping[str, Any], None] = None, *, hako: Optional[str] = None,
+                   root: Optional[str] = None, data_root: Optional[str] = None,
+                   transport: Optional[Transport] = None) -> List[SandboxInfo]:
+        """The sandboxes, those whose metadata has every key and value of
+        ``query``'s and whose status is one of its ``state`` (when given)."""
         t = _make_transport(transport, hako, root, data_root)
-        _, out, _ = await _call(t, ["list", "--format", "json"], sandbox_id=None)
-        return [SandboxInfo.from_state(o) for o in json.loads(out or b"[]")]
+        _, out, _ = await _call(t, ["list", "--format", "json"] + list_filters(query), sandbox_id=None)
+        infos = [SandboxInfo.from_state(o) for o in json.loads(out or b"[]")]
+        states = query.get("state") if isinstance(query, Mapping) else query.state if query else None
+        return [i for i in infos if not states or i.status in states]
 
     async def get_info(self) -> SandboxInfo:
         _, out, _ = await self._call(["state", self.sandbox_id])

@@ -7,9 +7,9 @@ import asyncio
 import threading
 from typing import Any, Coroutine, Dict, List, Mapping, Optional, Sequence, TypeVar, Union
 
-from hako._async import (AsyncCommandHandle, AsyncSandbox, Command, OutputCallback, WriteData)
+from hako._async import (DEFAULT_LIFETIME, AsyncCommandHandle, AsyncSandbox, Command, OutputCallback, WriteData)
 from hako._transport import Transport
-from hako._types import CommandResult, EntryInfo, SandboxInfo
+from hako._types import CommandResult, EntryInfo, SandboxInfo, SandboxQuery
 
 T = TypeVar("T")
 _local = threading.local()
@@ -138,16 +138,19 @@ class Sandbox:
     def create(cls, image: Optional[str] = None, profile: str = "host", bundle: Optional[str] = None,
                network: str = "none", allow: Sequence[str] = (), memory: Optional[Union[int, str]] = None,
                cpus: Optional[float] = None, pids: Optional[int] = None, disk: Optional[Union[int, str]] = None,
-               timeout: Optional[float] = None, envs: Optional[Mapping[str, str]] = None,
+               timeout: Optional[float] = DEFAULT_LIFETIME, envs: Optional[Mapping[str, str]] = None,
                cwd: Optional[str] = None, user: Optional[str] = None, mounts: Sequence[str] = (),
                sandbox_id: Optional[str] = None, from_snapshot: Optional[str] = None, *,
-               devices: Sequence[str] = (), hako: Optional[str] = None, root: Optional[str] = None,
+               devices: Sequence[str] = (), metadata: Optional[Mapping[str, str]] = None,
+               hako: Optional[str] = None, root: Optional[str] = None,
                data_root: Optional[str] = None, transport: Optional[Transport] = None) -> "Sandbox":
+        """As ``AsyncSandbox.create``: a lifetime of ``timeout`` seconds
+        (DEFAULT_LIFETIME, 300; None: none), ``metadata`` as its labels."""
         return cls._wrap(_run(AsyncSandbox.create(
             image=image, profile=profile, bundle=bundle, network=network, allow=allow, memory=memory, cpus=cpus,
             pids=pids, disk=disk, timeout=timeout, envs=envs, cwd=cwd, user=user, mounts=mounts,
-            sandbox_id=sandbox_id, from_snapshot=from_snapshot, devices=devices, hako=hako, root=root,
-            data_root=data_root, transport=transport)))
+            sandbox_id=sandbox_id, from_snapshot=from_snapshot, devices=devices, metadata=metadata, hako=hako,
+            root=root, data_root=data_root, transport=transport)))
 
     @classmethod
     def connect(cls, sandbox_id: str, *, hako: Optional[str] = None, root: Optional[str] = None,
@@ -158,9 +161,10 @@ class Sandbox:
                                              transport=transport, envs=envs, cwd=cwd, user=user)))
 
     @classmethod
-    def list(cls, *, hako: Optional[str] = None, root: Optional[str] = None, data_root: Optional[str] = None,
+    def list(cls, query: Union[SandboxQuery, Mapping[str, Any], None] = None, *, hako: Optional[str] = None,
+             root: Optional[str] = None, data_root: Optional[str] = None,
              transport: Optional[Transport] = None) -> List[SandboxInfo]:
-        return _run(AsyncSandbox.list(hako=hako, root=root, data_root=data_root, transport=transport))
+        return _run(AsyncSandbox.list(query, hako=hako, root=root, data_root=data_root, transport=transport))
 
     def get_info(self) -> SandboxInfo:
         return _run(self._a.get_info())

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+
+# A label is the annotation of this prefix (hako-run(8), --label).
+LABEL_PREFIX = "io.hako.label."
 
 
 @dataclass
@@ -33,6 +36,7 @@ class SandboxInfo:
     created: Optional[str]
     bundle: Optional[str]
     raw: Dict[str, Any] = field(default_factory=dict)
+    metadata: Dict[str, str] = field(default_factory=dict)  # its labels (create's metadata=)
 
     @classmethod
     def from_state(cls, obj: Dict[str, Any]) -> "SandboxInfo":
@@ -44,7 +48,38 @@ class SandboxInfo:
             created=obj.get("created"),
             bundle=obj.get("bundle"),
             raw=obj,
+            metadata=labels_of(obj),
         )
+
+
+def labels_of(obj: Dict[str, Any]) -> Dict[str, str]:
+    """The labels in a state or list object: its annotations of LABEL_PREFIX."""
+    labels = obj.get("labels")
+    if isinstance(labels, dict):
+        return {str(k): str(v) for k, v in labels.items()}
+    ann = obj.get("annotations") or {}
+    return {k[len(LABEL_PREFIX):]: str(v) for k, v in ann.items() if k.startswith(LABEL_PREFIX)}
+
+
+@dataclass
+class SandboxQuery:
+    """``Sandbox.list(query=...)``: e2b's filter, by metadata and by state
+    (``"running"``, ``"paused"``, ``"created"``, ``"stopped"``; any of them)."""
+
+    metadata: Optional[Mapping[str, str]] = None
+    state: Optional[Sequence[str]] = None
+
+
+def list_filters(query: Union[SandboxQuery, Mapping[str, Any], None]) -> List[str]:
+    """`hako list --filter` arguments for a query (one state: a filter of
+    its own; several: left to the caller)."""
+    if query is None:
+        return []
+    md = query.get("metadata") if isinstance(query, Mapping) else query.metadata
+    out = []
+    for k, v in (md or {}).items():
+        out += ["--filter", f"label={k}={v}"]
+    return out
 
 
 @dataclass

@@ -88,3 +88,30 @@ teardown () { hako_teardown; }
   [ "$(echo "$output" | jq -r .status)" = stopped ]
   $H delete s
 }
+
+@test "run/create --label K=V and list --filter label=K=V / label=K / status= / id= (podman's spelling)" {
+  $H run -d --profile host --label app=web --label tier=1 --label app=api a
+  $H run -d --profile host --label app=web b
+  $H create --profile host c
+  # The last --label of a key wins; labels are in the state's annotations.
+  [ "$($H state a | jq -r '.annotations["io.hako.label.app"]')" = api ]
+  run -0 $H list --filter label=app=web -q
+  [ "$output" = b ]
+  run -0 $H list --filter label=app -q
+  [ "$output" = "$(printf 'a\nb')" ]
+  run -0 $H list --filter status=created -q
+  [ "$output" = c ]
+  run -0 $H list --filter label=app --filter status=running --filter label=tier=1 --json
+  [ "$(echo "$output" | jq -c '[.[] | [.id, .labels]]')" = '[["a",{"app":"api","tier":"1"}]]' ]
+  run -0 $H list --filter id=c --json
+  [ "$(echo "$output" | jq -c '.[0].labels')" = '{}' ]
+  # Bad input: a label without =, a filter of no known kind, an unknown status.
+  run -125 $H run -d --profile host --label noequals d
+  [[ "$output" == *'--label "noequals": expected KEY=VALUE'* ]]
+  [ ! -e "$STATE/d" ]
+  run -125 $H list --filter color=red
+  [[ "$output" == *'--filter "color=red": expected label=KEY=VALUE'* ]]
+  run -125 $H list --filter status=sleeping
+  [[ "$output" == *'--filter "status=sleeping"'* ]]
+  $H delete --force a b c
+}

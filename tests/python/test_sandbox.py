@@ -449,3 +449,51 @@ def test_constructor_creates_a_sandbox_as_e2bs_does(kw: Dict[str, Any], roots: A
         sb.kill()
     with pytest.raises(TypeError):
         Sandbox(no_such_argument=1, **kw)
+
+
+def _frozen_config(roots: Any, sid: str) -> Dict[str, Any]:
+    import json
+    with open(os.path.join(roots.root, sid, "config.json")) as f:
+        return json.load(f)
+
+
+def test_a_sandbox_lives_300_s_unless_told_as_e2bs(kw: Dict[str, Any], roots: Any) -> None:
+    # A crashed orchestrator leaves nothing running for ever (issue 37, item 6).
+    assert hako.DEFAULT_LIFETIME == 300
+    with Sandbox.create(**kw) as sb:
+        assert _frozen_config(roots, sb.sandbox_id)["sandbox"]["limits"]["timeout"] == "300000ms"
+    with Sandbox.create(timeout=None, **kw) as sb:
+        assert "timeout" not in _frozen_config(roots, sb.sandbox_id).get("sandbox", {}).get("limits", {})
+    # And the deadline is real: a short one ends the sandbox by itself.
+    sb = Sandbox.create(timeout=1, **kw)
+    deadline = time.monotonic() + 30
+    while sb.is_running() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not sb.is_running()
+    sb.kill()
+
+
+def test_metadata_labels_and_list_by_query(kw: Dict[str, Any], roots: Any) -> None:
+    # e2b's metadata= and Sandbox.list(query=...) (issue 37, item 5), over
+    # hako's --label and list --filter.
+    a = Sandbox.create(metadata={"user": "ann", "run": "1"}, **kw)
+    b = Sandbox.create(metadata={"user": "bob"}, **kw)
+    c = Sandbox.create(**kw)
+    try:
+        assert a.get_info().metadata == {"user": "ann", "run": "1"}
+        assert c.get_info().metadata == {}
+        ids = lambda q: sorted(i.sandbox_id for i in Sandbox.list(q, **kw))  # noqa: E731
+        assert ids(hako.SandboxQuery(metadata={"user": "ann"})) == [a.sandbox_id]
+        assert ids({"metadata": {"user": "bob"}}) == [b.sandbox_id]
+        assert ids(hako.SandboxQuery(metadata={"user": "ann", "run": "2"})) == []
+        assert ids(None) == sorted([a.sandbox_id, b.sandbox_id, c.sandbox_id])
+        c.pause()
+        assert ids(hako.SandboxQuery(state=["paused"])) == [c.sandbox_id]
+        assert ids(hako.SandboxQuery(state=["running", "paused"])) == sorted([a.sandbox_id, b.sandbox_id, c.sandbox_id])
+        listed = {i.sandbox_id: i.metadata for i in Sandbox.list(**kw)}
+        assert listed[b.sandbox_id] == {"user": "bob"}
+        with pytest.raises(hako.InvalidArgumentException):
+            Sandbox.create(metadata={"bad key": "x"}, **kw)
+    finally:
+        for s in (a, b, c):
+            s.kill()
