@@ -307,12 +307,7 @@ cmd_create (int argc, char **argv)
           }
       }
   const char *id = cmd_sandbox_id ("create", argc, argv, name);
-  if (id == NULL)
-    {
-      cmd_overrides_free (&ov);
-      return EXIT_HAKO;
-    }
-  if (cmd_listen_fds ("create", &preserve, &ov) < 0)
+  if (id == NULL || cmd_listen_fds ("create", &preserve, &ov) < 0)
     {
       cmd_overrides_free (&ov);
       return EXIT_HAKO;
@@ -336,9 +331,7 @@ cmd_create (int argc, char **argv)
       || cmd_apply_overrides (&cfg, &ov, NULL, &err) < 0)
     status = cmd_fail ("create", id, &err);
   else
-    {
-      status = create_sandbox (&st, id, &cfg, pid_file, console, preserve, no_monitor, snap_data);
-    }
+    status = create_sandbox (&st, id, &cfg, pid_file, console, preserve, no_monitor, snap_data);
   if (status != 0)
     status = EXIT_HAKO; /* create only says whether it worked */
   cmd_config_free (&cfg);

@@ -147,6 +147,20 @@ check_combinations (const struct exec_cli *c)
   return 0;
 }
 
+/* -g G: one more group number. */
+static int
+add_gid (struct exec_cli *c, const char *arg)
+{
+  char *end;
+  errno = 0;
+  unsigned long g = strtoul (arg, &end, 10);
+  if (arg[0] < '0' || arg[0] > '9' || *end || errno || g > UINT32_MAX - 1)
+    return cmd_usage ("exec", "--additional-gids \"%s\": expected a group number", arg), -1;
+  c->gids = xrealloc (c->gids, (c->n_gids + 1) * sizeof *c->gids);
+  c->gids[c->n_gids++] = (gid_t)g;
+  return 0;
+}
+
 /* 0: go on; 1: help was printed; -1: usage error (already reported). */
 static int
 parse_args (int argc, char **argv, struct exec_cli *c)
@@ -213,16 +227,9 @@ parse_args (int argc, char **argv, struct exec_cli *c)
           break;
         }
       case 'g':
-        {
-          char *end;
-          errno = 0;
-          unsigned long g = strtoul (optarg, &end, 10);
-          if (optarg[0] < '0' || optarg[0] > '9' || *end || errno || g > UINT32_MAX - 1)
-            return cmd_usage ("exec", "--additional-gids \"%s\": expected a group number", optarg), -1;
-          c->gids = xrealloc (c->gids, (c->n_gids + 1) * sizeof *c->gids);
-          c->gids[c->n_gids++] = (gid_t)g;
-          break;
-        }
+        if (add_gid (c, optarg) < 0)
+          return -1;
+        break;
       case OPT_IGNORE_PAUSED: c->o.ignore_paused = true; break;
       case OPT_LEARN: c->learn.out = optarg; break;
       case OPT_LEARN_SECCOMP: c->learn.seccomp = true; break;
