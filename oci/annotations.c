@@ -241,6 +241,52 @@ merge (struct hako_sandbox *s, struct hako_sandbox *a, hk_err *err)
   return 0;
 }
 
+/* What annotation defs[i] alone sets, into *one: 1, or 0 when s has none. */
+static int
+parse_one (const struct oci_spec *s, size_t i, struct hako_sandbox *one, hk_err *err)
+{
+  cleanup_free char *ann = xstrdup (spec_annotation_name (i));
+  if (kv_get (s, ann) == NULL)
+    return 0;
+  if (strcmp (defs[i].key, "allow") == 0 && kv_get (s, PREFIX "network") == NULL)
+    return err_set (err, EINVAL, "annotation %s: needs " PREFIX "network: allowlist", ann);
+  size_t len;
+  cleanup_free char *text = build (s, &defs[i], &len, err);
+  if (text == NULL)
+    return -1;
+  if (parse_text (text, len, one, err) < 0)
+    return err_prefix (err, "annotation %s=\"%s\"", ann, kv_get (s, ann));
+  return 1;
+}
+
+int
+oci_annotation_sandbox (const struct oci_spec *s, const char *name, struct hako_sandbox *out, hk_err *err)
+{
+  *out = (struct hako_sandbox){ 0 };
+  for (size_t i = 0; i < N_DEFS; i++)
+    if (strcmp (name, spec_annotation_name (i)) == 0)
+      {
+        int r = parse_one (s, i, out, err);
+        if (r <= 0)
+          oci_sandbox_free (out);
+        return r;
+      }
+  return 0;
+}
+
+const char *
+oci_annotation_value (const struct oci_spec *s, const char *name)
+{
+  return kv_get (s, name);
+}
+
+void
+oci_sandbox_free (struct hako_sandbox *sb)
+{
+  spec_free_sandbox (sb);
+  *sb = (struct hako_sandbox){ 0 };
+}
+
 int
 spec_parse_annotations (struct oci_spec *s, hk_err *err)
 {
@@ -270,21 +316,11 @@ spec_parse_annotations (struct oci_spec *s, hk_err *err)
   /* Each annotation on its own first, so the error names it. */
   for (size_t i = 0; i < N_DEFS; i++)
     {
-      const char *name = spec_annotation_name (i);
-      cleanup_free char *ann = xstrdup (name);
-      if (kv_get (s, ann) == NULL)
-        continue;
-      if (strcmp (defs[i].key, "allow") == 0 && kv_get (s, PREFIX "network") == NULL)
-        return err_set (err, EINVAL, "annotation %s: needs " PREFIX "network: allowlist", ann);
-      size_t len;
-      cleanup_free char *text = build (s, &defs[i], &len, err);
-      if (text == NULL)
-        return -1;
       struct hako_sandbox one = { 0 };
-      int r = parse_text (text, len, &one, err);
+      int r = parse_one (s, i, &one, err);
       spec_free_sandbox (&one);
       if (r < 0)
-        return err_prefix (err, "annotation %s=\"%s\"", ann, kv_get (s, ann));
+        return -1;
     }
   size_t len;
   cleanup_free char *text = build (s, NULL, &len, err);

@@ -10,6 +10,7 @@
 #include "oci/cdi.h"
 #include "oci/json.h"
 #include "oci/spec.h"
+#include "oci/spec_internal.h"
 
 /* "memory_pool": 268435456 or "256M" (k/m/g binary suffixes, as parse_size). */
 static int
@@ -156,6 +157,82 @@ parse_cdi_dirs (yajl_val v, struct oci_node *out, hk_err *err)
   return r;
 }
 
+static bool
+known_annotation (const char *name)
+{
+  const char *n;
+  for (size_t i = 0; (n = spec_annotation_name (i)) != NULL; i++)
+    if (strcmp (n, name) == 0)
+      return true;
+  return false;
+}
+
+/* One NAME: [VALUE, ...] of annotations.allow. */
+static int
+parse_consent (const char *name, yajl_val v, struct oci_node *out, hk_err *err)
+{
+  cleanup_free char *p = json_path (".annotations.allow", name);
+  if (!known_annotation (name))
+    return json_error (err, ".annotations.allow", name,
+                       "not an org.hako.* annotation (hako-spec(5), ANNOTATIONS)");
+  char **values = NULL;
+  if (json_as_strv (v, ".annotations.allow", name, &values, err) < 0)
+    return -1;
+  int r = 0;
+  for (size_t i = 0; r == 0 && values[i]; i++)
+    {
+      cleanup_free char *pi = json_index (p, i);
+      struct oci_node_consent *c = &out->consents[out->n_consents];
+      if (out->n_consents == OCI_NODE_MAX_CONSENTS)
+        r = json_error (err, ".annotations", "allow", "at most %d values in all", OCI_NODE_MAX_CONSENTS);
+      else if (values[i][0] == '\0' || strlen (values[i]) >= sizeof c->value)
+        r = json_error (err, pi, NULL, "must be a value of under 256 bytes");
+      else if (strcmp (name, "org.hako.allow") == 0 && strchr (values[i], ','))
+        r = json_error (err, pi, NULL, "one allow-list entry a value (no commas)");
+      else
+        {
+          snprintf (c->key, sizeof c->key, "%s", name);
+          snprintf (c->value, sizeof c->value, "%s", values[i]);
+          out->n_consents++;
+        }
+    }
+  strv_free (values);
+  return r;
+}
+
+/* "annotations": {"allow": {"org.hako.network": ["host"], ...}}: what a
+ * pod's annotations may set although it widens what the node gives a pod
+ * (runtime/consent.c). */
+static int
+parse_annotations (yajl_val v, struct oci_node *out, hk_err *err)
+{
+  if (!YAJL_IS_OBJECT (v))
+    return json_error (err, "", "annotations", "must be an object (allow)");
+  for (size_t i = 0; i < v->u.object.len; i++)
+    {
+      const char *k = v->u.object.keys[i];
+      yajl_val a = v->u.object.values[i];
+      if (strcmp (k, "allow") != 0)
+        return json_error (err, ".annotations", k, "unknown field (allow)");
+      if (!YAJL_IS_OBJECT (a))
+        return json_error (err, ".annotations", "allow",
+                           "must be an object of annotation names and their values");
+      for (size_t j = 0; j < a->u.object.len; j++)
+        if (parse_consent (a->u.object.keys[j], a->u.object.values[j], out, err) < 0)
+          return -1;
+    }
+  return 0;
+}
+
+bool
+oci_node_consents (const struct oci_node *node, const char *name, const char *value)
+{
+  for (size_t i = 0; node && i < node->n_consents; i++)
+    if (strcmp (node->consents[i].key, name) == 0 && strcmp (node->consents[i].value, value) == 0)
+      return true;
+  return false;
+}
+
 static int
 parse_fields (yajl_val root, struct oci_node *out, hk_err *err)
 {
@@ -207,10 +284,16 @@ parse_fields (yajl_val root, struct oci_node *out, hk_err *err)
           if (parse_cdi_dirs (v, out, err) < 0)
             return -1;
         }
+      else if (strcmp (k, "annotations") == 0)
+        {
+          if (parse_annotations (v, out, err) < 0)
+            return -1;
+        }
       else
-        return json_error (err, "", k,
-                           "unknown field (memory_pool, overcommit, require_memory_limit, "
-                           "default_memory, default_pids, default_disk, devices, cdi_spec_dirs)");
+        return json_error (
+            err, "", k,
+            "unknown field (memory_pool, overcommit, require_memory_limit, "
+            "default_memory, default_pids, default_disk, devices, cdi_spec_dirs, annotations)");
     }
   return 0;
 }

@@ -16,11 +16,21 @@
 #define OCI_NODE_MAX_DEVICES 32
 #define OCI_NODE_MAX_NAME 128
 #define OCI_NODE_MAX_CDI_DIRS 8
+#define OCI_NODE_MAX_CONSENTS 32
 struct oci_node_device
 {
   char name[OCI_NODE_MAX_NAME];
   uint32_t slots;
   bool exclusive;
+};
+
+/* One value of an org.hako.* annotation a pod may set although it widens
+ * what the node gives a pod (hako-node(5) "annotations"): the name in full
+ * and the value as the pod must write it (for org.hako.allow, one entry). */
+struct oci_node_consent
+{
+  char key[48];
+  char value[256];
 };
 
 struct oci_node
@@ -39,7 +49,14 @@ struct oci_node
   size_t n_devices;
   char cdi_spec_dirs[OCI_NODE_MAX_CDI_DIRS][256];
   size_t n_cdi_spec_dirs;
+  /* "annotations": {"allow": {NAME: [VALUE, ...]}}, flattened. */
+  struct oci_node_consent consents[OCI_NODE_MAX_CONSENTS];
+  size_t n_consents;
 };
+
+/* Whether node.json's annotations.allow lists value for the annotation
+ * name (node may be NULL: no node config, no consent). */
+bool oci_node_consents (const struct oci_node *node, const char *name, const char *value);
 
 /* Parse node.json's text.  Errors name the file and the field:
  * "/etc/hako/node.json: .memory_pool: ...".  Unknown fields are refused (a

@@ -364,6 +364,16 @@ int oci_spec_set_disk (const char *json, size_t len, const char *size, char **ou
                        hk_err *err);
 void oci_spec_free (struct oci_spec *spec);
 
+/* The org.hako.* annotation name of s as written, or NULL. */
+const char *oci_annotation_value (const struct oci_spec *s, const char *name);
+/* What that annotation alone sets, parsed as the sandbox object is (an
+ * org.hako.allow with its org.hako.network): 1 with *out filled (free it
+ * with oci_sandbox_free), 0 when s has no such annotation, -1 when it is
+ * bad (err names it). */
+int oci_annotation_sandbox (const struct oci_spec *s, const char *name, struct hako_sandbox *out,
+                            hk_err *err);
+void oci_sandbox_free (struct hako_sandbox *sb);
+
 /* run/create/spec's flags (--memory, -e, -v, --tmpfs, -w, -u, --hostname,
  * --timeout, --read-only, ...): what they set, already checked. */
 struct oci_override_mount

@@ -24,6 +24,7 @@
 #include "runtime/admission.h"
 #include "runtime/caps.h"
 #include "runtime/cgroup/cgroup.h"
+#include "runtime/consent.h"
 #include "runtime/console.h"
 #include "runtime/deadline.h"
 #include "runtime/disk.h"
@@ -696,8 +697,10 @@ sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_
   /* Everything that can be decided without touching the host is decided
    * first: the Landlock plan, the seccomp program and the cgroups (which
    * hierarchies, which paths, whether this host can enforce the limits) are
-   * ready before clone. */
-  if (sbx_validate (o->spec, err) < 0 || landlock_prepare (o->spec, &b.landlock, err) < 0
+   * ready before clone; first, that the node consents to what the pod's
+   * annotations widen (consent.c), before the config's namespaces change. */
+  if (consent_check_node (o->spec, err) < 0 || sbx_validate (o->spec, err) < 0
+      || landlock_prepare (o->spec, &b.landlock, err) < 0
       || seccomp_prepare_cached (o->spec, st->data_root, &b.seccomp, err) < 0
       || cg_host_get (&cg_host, err) < 0
       || cg_prepare (cg_host, o->spec, o->id, st->root, &b.cgroups, err) < 0

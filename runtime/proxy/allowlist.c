@@ -69,46 +69,72 @@ prefix_match (const uint8_t *a, const uint8_t *net, unsigned prefix)
 }
 
 /* Ranges a public name must never resolve into without the list saying so:
- * the host's own services and its neighbours'.  IPv4 ranges are written as
- * their ::ffff: mapping (prefix + 96). */
+ * the host's own services and its neighbours'.  The proxy runs in the
+ * host's network namespace, so "127.0.0.1" there is the host's loopback,
+ * 169.254.169.254 its cloud's metadata service, 10.0.0.0/8 its cluster.
+ * IPv4 ranges are written as their ::ffff: mapping (prefix + 96); the first
+ * range that holds an address gives its class, so ::1 comes before ::/96. */
 struct special_range
 {
   uint8_t net[16];
   unsigned prefix;
+  enum al_addr_class cls;
 };
 
-#define V4(a, b, c, d, len)                                                                                  \
+#define V4(a, b, c, d, len, cls)                                                                             \
   {                                                                                                          \
-    { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, a, b, c, d }, 96 + (len)                                     \
+    { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, a, b, c, d }, 96 + (len), cls                                \
   }
 static const struct special_range special_ranges[] = {
-  V4 (0, 0, 0, 0, 8),              /* "this network"; 0.0.0.0 reaches the host itself */
-  V4 (10, 0, 0, 0, 8),             /* RFC 1918 */
-  V4 (100, 64, 0, 0, 10),          /* carrier-grade NAT */
-  V4 (127, 0, 0, 0, 8),            /* loopback */
-  V4 (169, 254, 0, 0, 16),         /* link-local, cloud metadata services */
-  V4 (172, 16, 0, 0, 12),          /* RFC 1918 */
-  V4 (192, 0, 0, 0, 24),           /* IETF protocol assignments */
-  V4 (192, 168, 0, 0, 16),         /* RFC 1918 */
-  V4 (198, 18, 0, 0, 15),          /* benchmarking */
-  V4 (224, 0, 0, 0, 4),            /* multicast */
-  V4 (240, 0, 0, 0, 4),            /* reserved, broadcast */
-  { { 0 }, 96 },                   /* ::/96: unspecified, ::1, IPv4-compatible */
-  { { 0, 0x64, 0xff, 0x9b }, 96 }, /* NAT64: embeds any IPv4 address */
-  { { 0xfc }, 7 },                 /* unique local */
-  { { 0xfe, 0x80 }, 10 },          /* link-local */
-  { { 0xfe, 0xc0 }, 10 },          /* site-local (deprecated) */
-  { { 0xff }, 8 },                 /* multicast */
+  V4 (0, 0, 0, 0, 8, AL_LOOPBACK),              /* "this network"; 0.0.0.0 reaches the host itself */
+  V4 (10, 0, 0, 0, 8, AL_PRIVATE),              /* RFC 1918 */
+  V4 (100, 64, 0, 0, 10, AL_PRIVATE),           /* carrier-grade NAT */
+  V4 (127, 0, 0, 0, 8, AL_LOOPBACK),            /* loopback */
+  V4 (169, 254, 0, 0, 16, AL_LINK_LOCAL),       /* link-local, cloud metadata services */
+  V4 (172, 16, 0, 0, 12, AL_PRIVATE),           /* RFC 1918 */
+  V4 (192, 0, 0, 0, 24, AL_RESERVED),           /* IETF protocol assignments */
+  V4 (192, 168, 0, 0, 16, AL_PRIVATE),          /* RFC 1918 */
+  V4 (198, 18, 0, 0, 15, AL_RESERVED),          /* benchmarking */
+  V4 (224, 0, 0, 0, 4, AL_RESERVED),            /* multicast */
+  V4 (240, 0, 0, 0, 4, AL_RESERVED),            /* reserved, broadcast */
+  { { [15] = 1 }, 128, AL_LOOPBACK },           /* ::1 */
+  { { 0 }, 128, AL_LOOPBACK },                  /* ::, unspecified: the host itself */
+  { { 0 }, 96, AL_RESERVED },                   /* ::/96: IPv4-compatible (deprecated) */
+  { { 0, 0x64, 0xff, 0x9b }, 96, AL_RESERVED }, /* NAT64: embeds any IPv4 address */
+  { { 0xfc }, 7, AL_PRIVATE },                  /* unique local */
+  { { 0xfe, 0x80 }, 10, AL_LINK_LOCAL },        /* link-local */
+  { { 0xfe, 0xc0 }, 10, AL_PRIVATE },           /* site-local (deprecated) */
+  { { 0xff }, 8, AL_RESERVED },                 /* multicast */
 };
 #undef V4
+
+enum al_addr_class
+al_addr_class (const uint8_t a[16])
+{
+  for (size_t i = 0; i < sizeof special_ranges / sizeof *special_ranges; i++)
+    if (prefix_match (a, special_ranges[i].net, special_ranges[i].prefix))
+      return special_ranges[i].cls;
+  return AL_PUBLIC;
+}
+
+const char *
+al_addr_class_name (enum al_addr_class c)
+{
+  switch (c)
+    {
+    case AL_PUBLIC: return "a public address";
+    case AL_LOOPBACK: return "a loopback address (the host's own services)";
+    case AL_LINK_LOCAL: return "a link-local address (the cloud's metadata service, the host's link)";
+    case AL_PRIVATE: return "a private address (the host's networks and cluster)";
+    case AL_RESERVED: return "a reserved, multicast or mapped address";
+    }
+  return "an address";
+}
 
 bool
 al_addr_special (const uint8_t a[16])
 {
-  for (size_t i = 0; i < sizeof special_ranges / sizeof *special_ranges; i++)
-    if (prefix_match (a, special_ranges[i].net, special_ranges[i].prefix))
-      return true;
-  return false;
+  return al_addr_class (a) != AL_PUBLIC;
 }
 
 /* The whole range net/prefix lies in one special range. */

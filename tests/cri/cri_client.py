@@ -8,6 +8,11 @@ run time with grpc_tools; nothing generated is kept).
                                                 a container with those container
                                                 annotations fails the runtime's create
                                                 (StartContainer), CRI's reason has WANT
+    cri_client.py SOCKET pod-fails ANN=VALUE... WANT
+                                                a pod with those pod annotations
+                                                fails RunPodSandbox (the pause
+                                                container's create), CRI's reason
+                                                has WANT
     cri_client.py SOCKET run ANN=VALUE... -- CMD...
                                                 a loopback pod with those pod
                                                 annotations, one container running
@@ -282,6 +287,19 @@ def create_fails(cri, args):
     cri.teardown_pod(pod_id, [])
 
 
+def pod_fails(cri, args):
+    want = args[-1]
+    anns = parse_anns(args[:-1])
+    cfg = cri.pod_config("p-refused", os.environ.get("CRI_NETWORK", "loopback"), annotations=anns)
+    try:
+        pod_id = cri.run_pod(cfg)
+    except grpc.RpcError as e:
+        check(want in e.details(), "RunPodSandbox with %s fails: %s" % (anns, e.details()))
+        return
+    cri.teardown_pod(pod_id, [])
+    check(False, "RunPodSandbox with %s fails (the pod ran)" % anns)
+
+
 def run(cri, args):
     i = args.index("--")
     anns, cmd = parse_anns(args[:i]), args[i + 1:]
@@ -308,6 +326,7 @@ def main():
     cri = Cri(sys.argv[1])
     verb, args = sys.argv[2], sys.argv[3:]
     verbs = {"pod": lambda: pod(cri, args[0]), "create-fails": lambda: create_fails(cri, args),
+             "pod-fails": lambda: pod_fails(cri, args),
              "run": lambda: run(cri, args)}
     if verb not in verbs:
         raise SystemExit(__doc__)

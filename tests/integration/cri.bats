@@ -4,7 +4,8 @@
 # kubelet's calls against a containerd of the test's own with the `hako`
 # runtime handler (docs/kubernetes.md): pods with host networking and with
 # a loopback-only CNI network, two containers a pod, exec, stats, update,
-# logs, stop and remove; hako's org.hako.* annotations; the allowlist pod.
+# logs, stop and remove; hako's org.hako.* annotations; the allowlist pod;
+# what a pod's annotations may widen only with node.json's consent.
 #
 # Each test starts its containerd with containerd.bash, as containerd.bats
 # and tests/conformance/critest.sh do (private socket,
@@ -52,6 +53,13 @@ setup () {
 
 K () { timeout -s KILL 60 ctr --address "$ADDR" -n k8s.io "$@"; }
 CRI () { timeout -s KILL 300 $PY "$BATS_TEST_DIRNAME/../cri/cri_client.py" "$ADDR" "$@"; }
+
+# node.json for the shim's hako: the JSON given, through --node-config (the
+# wrapper is read at each call, so the next pod sees it).
+node_config () {
+  echo "$1" > "$CT/node.json"
+  printf '#!/bin/sh\nexec %s --data-root %s --node-config %s "$@"\n' "$HAKO" "$DATA" "$CT/node.json" > "$CT/hako"
+}
 
 teardown () {
   [ -n "${CT:-}" ] || return 0
@@ -126,6 +134,8 @@ start_servers () {
 
 @test "CRI: org.hako.network allowlist on a pod reaches the allowed loopback server through the proxy, nothing else" {
   start_servers
+  # The node's loopback from a pod's allow-list needs the node's consent.
+  node_config "{\"annotations\":{\"allow\":{\"org.hako.allow\":[\"127.0.0.1:$PORT_A\"]}}}"
   # A's port only.  The pod's container joins the pause container's netns,
   # where the pod's proxy listens (docs/kubernetes.md, The allow-list).
   CHECK="echo proxy=\$HTTP_PROXY; ls /sys/class/net | tr '\n' ' '; echo;
@@ -190,7 +200,7 @@ start_servers () {
   echo "$output"; [ "$status" -eq 0 ]
 }
 
-@test "CRI: org.hako.network none and host, and Landlock, by container annotation" {
+@test "CRI: org.hako.network none, and Landlock, by container annotation" {
   # none: the container leaves the pod's netns for one of its own (lo only).
   CRI_CONTAINER_ANNOTATIONS="org.hako.network=none" \
     CHECK='readlink /proc/self/ns/net; readlink /proc/1/ns/net; ls /sys/class/net' \
@@ -198,11 +208,7 @@ start_servers () {
   echo "$output"
   [ "$status" -eq 0 ]
   [[ "$output" == *"lo"* ]]
-  # host: the host's netns, whatever the pod's.
-  CRI_CONTAINER_ANNOTATIONS="org.hako.network=host" CHECK='readlink /proc/self/ns/net' run CRI run --
-  echo "$output"
-  [ "$status" -eq 0 ]
-  [[ "$output" == *"$(readlink /proc/self/ns/net)"* ]]
+  # host needs the node's consent: the next test.
   # Landlock: writes outside /tmp are refused; reads everywhere; exec from /bin.
   $H doctor --json 2>/dev/null | jq -e '.checks[]? | select(.name == "landlock") | .ok' >/dev/null 2>&1 \
     || [ -e /sys/kernel/security/landlock ] || skip "no Landlock on this kernel"
@@ -214,4 +220,77 @@ start_servers () {
   [[ "$output" == *"tmp-ok"* ]]
   [[ "$output" == *"etc=1"* ]]
   [[ "$output" == *"from the top layer"* ]]
+}
+
+# Annotations are untrusted (docs/kubernetes.md, What a pod may not set): a
+# pod author who may not have hostNetwork must not get the node's netns by
+# annotation, nor reach the node's loopback, link-local or private
+# addresses through the proxy (which runs in the node's netns), nor lift
+# the node's default_disk.  Each is refused, naming the node setting, unless
+# node.json's annotations.allow lists the value.
+
+@test "CRI: a pod's org.hako.network host is refused without node.json's consent; with it, the node's netns" {
+  local want='annotation org.hako.network="host": it puts the container in the node'"'"'s network namespace'
+  local hint='"annotations": {"allow": {"org.hako.network": ["host"]}}'
+  # On the pod: the pause container (the whole pod's netns) is refused.
+  run CRI pod-fails org.hako.network=host "$want"
+  echo "$output"; [ "$status" -eq 0 ]
+  run CRI pod-fails org.hako.network=host "$hint"
+  echo "$output"; [ "$status" -eq 0 ]
+  # On one container of a loopback pod: its create is refused.
+  run CRI create-fails org.hako.network=host "$want"
+  echo "$output"; [ "$status" -eq 0 ]
+  # A node.json that consents to other values consents to none of this.
+  node_config '{"annotations":{"allow":{"org.hako.network":["none"]}}}'
+  run CRI pod-fails org.hako.network=host "$want"
+  echo "$output"; [ "$status" -eq 0 ]
+  # With the node's consent: the container runs in the node's netns.
+  node_config '{"annotations":{"allow":{"org.hako.network":["host"]}}}'
+  CRI_CONTAINER_ANNOTATIONS="org.hako.network=host" CHECK='readlink /proc/self/ns/net' run CRI run --
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"$(readlink /proc/self/ns/net)"* ]]
+}
+
+@test "CRI: org.hako.allow naming the node's loopback, link-local or a private address is refused without node.json's consent" {
+  start_servers
+  local e
+  for e in "127.0.0.1:$PORT_A" "[::1]:$PORT_A" 169.254.169.254:80 10.0.0.1:443 192.168.0.0/16; do
+    run CRI pod-fails org.hako.network=allowlist "org.hako.allow=pypi.org,$e" \
+      "annotation org.hako.allow: entry \"$e\": a "
+    echo "$output"; [ "$status" -eq 0 ]
+  done
+  run CRI pod-fails org.hako.network=allowlist org.hako.allow=169.254.169.254 'a link-local address (the cloud'"'"'s metadata service'
+  echo "$output"; [ "$status" -eq 0 ]
+  run CRI pod-fails org.hako.network=allowlist org.hako.allow=127.0.0.1:$PORT_A \
+    "\"annotations\": {\"allow\": {\"org.hako.allow\": [\"127.0.0.1:$PORT_A\"]}}"
+  echo "$output"; [ "$status" -eq 0 ]
+  # Consent to A's port is not consent to B's.
+  node_config "{\"annotations\":{\"allow\":{\"org.hako.allow\":[\"127.0.0.1:$PORT_A\"]}}}"
+  run CRI pod-fails org.hako.network=allowlist org.hako.allow=127.0.0.1:$PORT_B "entry \"127.0.0.1:$PORT_B\""
+  echo "$output"; [ "$status" -eq 0 ]
+  # A name that resolves to the node's loopback (localhost, /etc/hosts) is
+  # no way round: the pod is made, the proxy refuses it at connect time.
+  CHECK="wget -q -O- http://localhost:$PORT_A/ 2>&1; echo by-name=\$?" \
+    run CRI run org.hako.network=allowlist org.hako.allow=localhost:$PORT_A --
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"by-name=1"* ]]
+  [[ "$output" != *"served-by-A"* ]]
+}
+
+@test "CRI: org.hako.disk -1 or above node.json's default_disk is refused without its consent" {
+  node_config '{"default_disk":"64M"}'
+  run CRI pod-fails org.hako.disk=-1 'annotation org.hako.disk="-1": it lifts the node'"'"'s default_disk'
+  echo "$output"; [ "$status" -eq 0 ]
+  run CRI create-fails org.hako.disk=1g 'annotation org.hako.disk="1g": it is more than the node'"'"'s default_disk'
+  echo "$output"; [ "$status" -eq 0 ]
+  # With the node's consent to -1 (and to nothing else), the pod runs.
+  node_config '{"default_disk":"64M","annotations":{"allow":{"org.hako.disk":["-1"]}}}'
+  CHECK='echo in-pod' run CRI run org.hako.disk=-1 --
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"in-pod"*"exec exit code: 0"* ]]
+  run CRI pod-fails org.hako.disk=1g 'it is more than the node'"'"'s default_disk'
+  echo "$output"; [ "$status" -eq 0 ]
 }

@@ -5,6 +5,7 @@
 # all in the host's netns.
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 setup_file () {
   hako_setup_file
@@ -335,6 +336,28 @@ serve_and_fetch () {
   [[ "$output" == *"403"* ]]
   # Landlock allowed the connect: what stopped it is the empty netns.
   [[ "$output" == *"Connection refused"*"direct=1"* ]]
+}
+
+@test "allowlist: annotations are untrusted: org.hako.allow naming the host's loopback is refused (125, nothing made) unless node.json consents" {
+  b=$(new_bundle ann)
+  edit_config "$b" ".annotations = {\"org.hako.network\": \"allowlist\", \"org.hako.allow\": \"127.0.0.1:$PORT_A\"}"
+  set_args "$b" wget -q -O- "http://127.0.0.1:$PORT_A/"
+  run -125 $H run --rm --bundle "$b" an
+  echo "$output"
+  [[ "$output" == *"annotation org.hako.allow: entry \"127.0.0.1:$PORT_A\": a loopback address"* ]]
+  [[ "$output" == *"\"annotations\": {\"allow\": {\"org.hako.allow\": [\"127.0.0.1:$PORT_A\"]}}"* ]]
+  [[ "$output" != *"served-by-A"* ]]
+  run -0 $H list -q
+  [ -z "$output" ]
+  # The metadata address and a private range, likewise.
+  edit_config "$b" '.annotations["org.hako.allow"] = "169.254.169.254:80,10.0.0.0/8"'
+  run -125 $H run --rm --bundle "$b" an
+  [[ "$output" == *"entry \"169.254.169.254:80\": a link-local address"* ]]
+  # With node.json's consent to that entry, the same config reaches A.
+  edit_config "$b" ".annotations[\"org.hako.allow\"] = \"127.0.0.1:$PORT_A\""
+  echo "{\"annotations\":{\"allow\":{\"org.hako.allow\":[\"127.0.0.1:$PORT_A\"]}}}" > "$TEST_ROOT/node.json"
+  run -0 $H --node-config "$TEST_ROOT/node.json" run --rm --bundle "$b" an
+  [[ "$output" == *"served-by-A"* ]]
 }
 
 @test "allowlist: --allow takes a URL as its host and port, and refuses a path saying what to give" {

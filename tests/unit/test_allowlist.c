@@ -151,6 +151,55 @@ test_special (void)
     }
 }
 
+/* al_addr_class: the one classification of destinations (the allow-list,
+ * the annotations' consent, learning). */
+static void
+test_class (void)
+{
+  static const struct
+  {
+    const char *addr;
+    enum al_addr_class cls;
+  } v[] = {
+    { "127.0.0.1", AL_LOOPBACK },
+    { "127.255.255.254", AL_LOOPBACK },
+    { "::1", AL_LOOPBACK },
+    { "::ffff:127.0.0.1", AL_LOOPBACK },
+    { "0.0.0.0", AL_LOOPBACK },
+    { "::", AL_LOOPBACK },
+    { "169.254.169.254", AL_LINK_LOCAL },
+    { "fe80::1", AL_LINK_LOCAL },
+    { "febf::1", AL_LINK_LOCAL },
+    { "10.0.0.1", AL_PRIVATE },
+    { "172.16.0.1", AL_PRIVATE },
+    { "172.31.255.255", AL_PRIVATE },
+    { "192.168.0.1", AL_PRIVATE },
+    { "100.64.0.1", AL_PRIVATE },
+    { "100.127.255.255", AL_PRIVATE },
+    { "fc00::1", AL_PRIVATE },
+    { "fd12:3456::1", AL_PRIVATE },
+    { "224.0.0.1", AL_RESERVED },
+    { "255.255.255.255", AL_RESERVED },
+    { "ff02::1", AL_RESERVED },
+    { "64:ff9b::a00:1", AL_RESERVED },
+    { "8.8.8.8", AL_PUBLIC },
+    { "172.32.0.1", AL_PUBLIC },
+    { "100.128.0.1", AL_PUBLIC },
+    { "169.255.0.1", AL_PUBLIC },
+    { "192.0.2.1", AL_PUBLIC },
+    { "2001:db8::1", AL_PUBLIC },
+    { "fec0::1", AL_PRIVATE },
+  };
+  for (size_t i = 0; i < sizeof v / sizeof *v; i++)
+    {
+      uint8_t a[16];
+      enum al_addr_class c = al_parse_literal (v[i].addr, a) ? al_addr_class (a) : (enum al_addr_class) - 1;
+      ok (c == v[i].cls, "%s is %s (got %s)", v[i].addr, al_addr_class_name (v[i].cls),
+          al_addr_class_name (c));
+    }
+  ok (strstr (al_addr_class_name (AL_LINK_LOCAL), "metadata") != NULL, "the link-local class says metadata");
+}
+
 static void
 test_match (void)
 {
@@ -194,6 +243,7 @@ main (void)
 {
   test_parse ();
   test_special ();
+  test_class ();
   test_match ();
   return tap_done ();
 }
