@@ -90,9 +90,9 @@ cmd_cp (int argc, char **argv)
   if (o.keep_setid && !(o.archive && o.out))
     return cmd_usage ("cp", "--keep-setid goes with -a, copying out of the sandbox (set-id bits of files "
                             "the caller owns are always cleared)");
-  if (o.max_bytes && !o.out)
-    return cmd_usage ("cp",
-                      "--max-bytes bounds a copy out of the sandbox (a copy in is bounded by its disk)");
+  if (o.max_bytes && (!o.out || strcmp (host, "-") == 0))
+    return cmd_usage ("cp", "--max-bytes bounds what a copy out writes on the host (not a copy in, nor a tar "
+                            "stream on standard output)");
   if (o.path[0] != '/')
     return cmd_usage ("cp", "%s:%s: the path inside the sandbox must be absolute", o.id, o.path);
   if (host[0] == '\0')

@@ -41,17 +41,19 @@ stage_make (int dirfd, char **name, hk_err *err)
         }
       int fd = openat (dirfd, n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       struct stat st;
-      /* Swapped between the mkdir and the open: not the directory made. */
-      if (fd < 0 || fstat (fd, &st) < 0 || st.st_uid != geteuid () || st.st_nlink != 2)
+      if (fd >= 0 && fstat (fd, &st) == 0 && st.st_uid == geteuid () && st.st_nlink == 2)
         {
-          if (fd >= 0)
-            close (fd);
-          return err_set (err, EEXIST, "the staging directory %s was replaced as it was made", n);
+          *name = steal_pointer (&n);
+          return fd;
         }
-      *name = steal_pointer (&n);
-      return fd;
+      /* Swapped between the mkdir and the open (for a symlink, or a
+       * directory of the sandbox's): not the directory made, and left
+       * where the swap put it; another name is tried. */
+      if (fd >= 0)
+        close (fd);
     }
-  return err_set (err, EEXIST, "no free name for a staging directory in the destination");
+  return err_set (err, EEXIST,
+                  "no staging directory could be made in the destination (16 names taken or swapped)");
 }
 
 /* The names in the directory fd, read before any is moved. */
