@@ -207,7 +207,9 @@ while time.time() < end and not os.path.exists(d + "/.stop"):
             continue
         if stat.S_ISDIR(st.st_mode):
             seen.add(n)
-            libc.renameat2(-100, (d + "/" + n).encode(), -100, (d + "/evil").encode(), 2)
+            if libc.renameat2(-100, (d + "/" + n).encode(), -100, (d + "/evil").encode(), 2) == 0:
+                with open(d + "/.swapped", "a") as f:
+                    f.write(n + "\n")
 '
 
 @test "attack: cp out to a new name in a dir the sandbox writes; it swaps the new top dir for a symlink mid-copy" {
@@ -228,6 +230,9 @@ while time.time() < end and not os.path.exists(d + "/.stop"):
   # the bind, under whichever name the sandbox left it.
   [ "$status" -eq 0 ]
   [ "$(find "$bind" -type f -name 'f*' | wc -l)" = 2000 ]
+  # and the swap did happen, to the directory the copy was being made in
+  cat "$bind/.swapped"
+  grep -q '^\.hako-cp-' "$bind/.swapped"
 }
 
 @test "attack: a symlink the sandbox planted at or on the way to the destination is not followed" {
