@@ -35,6 +35,25 @@ inroot_open (int rootfd, const char *path, int flags, uint64_t resolve)
   return fd;
 }
 
+/* The kernel's walk refuses every symlink and every ".." out of dirfd, so a
+   directory swapped for a link (RENAME_EXCHANGE, mid-copy) makes the lookup
+   fail instead of sending a root-owned write to where the link points. */
+int
+inroot_beneath (int dirfd, const char *path, int flags)
+{
+  struct open_how how = {
+    .flags = (uint64_t)flags | O_CLOEXEC,
+    .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+  };
+  if (*path == '\0')
+    path = ".";
+  int fd, tries = 0;
+  do
+    fd = sys_openat2 (dirfd, path, &how);
+  while (fd < 0 && errno == EAGAIN && ++tries < 16);
+  return fd;
+}
+
 /* One component at a time, each looked up again from the root after it is
    made, so a symlink among them (planted meanwhile or not) is followed
    inside the root too; mkdirat of one plain name on a resolved fd never

@@ -11,6 +11,12 @@
  * RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS (for example RESOLVE_NO_XDEV). */
 int inroot_open (int rootfd, const char *path, int flags, uint64_t resolve);
 
+/* Open PATH beneath DIRFD through no symlink at all (a trailing one only
+ * with O_PATH | O_NOFOLLOW, as itself) and no "..": for writes on the host
+ * where a sandbox can plant links (hako cp out).  -1 with errno (ELOOP: a
+ * symlink on the way, EXDEV: a ".." above DIRFD). */
+int inroot_beneath (int dirfd, const char *path, int flags);
+
 /* mkdir -p inside the root: PATH's directories, each made with MODE (and,
  * when UID is not -1, given to UID:GID) where missing; the last opened with
  * FLAGS | O_DIRECTORY.  -1 with errno; *at (when not NULL) is then the

@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
@@ -40,6 +41,7 @@
 #include "lib/syscalls.h"
 #include "lib/util.h"
 #include "runtime/exec.h"
+#include "runtime/files_internal.h"
 #include "runtime/idmap.h"
 #include "runtime/pidinfo.h"
 #include "runtime/process.h"
@@ -51,42 +53,12 @@
 #define COPY_KERNEL_CHUNK (16u << 20)
 #define MAX_SYMLINKS 40
 
-/* How a sandbox's files are reached. */
-struct view
-{
-  const char *id;
-  struct oci_state *state;
-  struct oci_spec *spec;
-  /* The root: in the helper of a running sandbox, its "/"; -1 when stopped
-   * (its directories on the host, stopped_place). */
-  int root;
-};
-
 /* Where one path is: a root fd (owned when owned) and the path under it. */
 struct place
 {
   int rootfd;
   bool owned;
   char *rel; /* relative, "." for the root itself */
-};
-
-/* One put or get: everything the helper needs, decided by hako. */
-struct job
-{
-  struct view v;
-  const struct files_get_opts *get; /* one of the three */
-  const struct files_put_opts *put;
-  const struct files_cp_opts *cp;
-  bool contents; /* cp: the path ended in "/." */
-  char *path;    /* normalized */
-  /* Who a new file belongs to without --user: the sandbox process's user,
-   * in the ids of the helper's user namespace (the host's when it has none
-   * of the sandbox's: a stopped rootless sandbox, mapped by hako). */
-  uid_t owner_uid;
-  gid_t owner_gid;
-  int proc_fd;    /* the host's /proc: the helper's own fds */
-  int cp_fd;      /* cp: the tar stream's end that is the helper's */
-  int hako_pidfd; /* hako: the helper must not outlive it */
 };
 
 static void
@@ -209,6 +181,14 @@ stopped_place (const struct view *v, const char *path, struct place *pl, hk_err 
                     "%s is on the sandbox's %s mount at %s, which is gone while it is "
                     "stopped",
                     path, m->type ? m->type : "", m->destination);
+  else if (m && v->write && (m->flags & MS_RDONLY))
+    /* Its files on the host may well be writable by the sandbox's ids (a
+     * directory of theirs bound read-only): hako, working on the host
+     * side, would write where the sandbox itself never could. */
+    return err_set (err, EROFS,
+                    "%s is on the sandbox's read-only mount at %s (from %s): a stopped sandbox is "
+                    "written only where it could write itself",
+                    path, m->destination, m->source);
   else if (m)
     {
       cleanup_free char *src = m->source[0] == '/' || v->state->bundle == NULL
@@ -221,6 +201,11 @@ stopped_place (const struct view *v, const char *path, struct place *pl, hk_err 
                         "the host's %s",
                         path, src);
     }
+  else if (v->state->rootfs && v->write && v->spec->root_readonly)
+    return err_set (err, EROFS,
+                    "%s is on the sandbox's read-only root (root.readonly): a stopped sandbox is "
+                    "written only where it could write itself",
+                    path);
   else if (v->state->rootfs)
     pl->rootfd = open (v->state->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
   else
@@ -597,6 +582,7 @@ do_cp (const struct job *j, hk_err *err)
                                    .uid = j->owner_uid,
                                    .gid = j->owner_gid,
                                    .into = o->host == NULL,
+                                   .commit_fd = -1,
                                    .proc_fd = j->proc_fd };
       r = tc_extract (pl.rootfd, pl.rel, j->cp_fd, &x, err);
     }
@@ -651,12 +637,6 @@ run_inside (const struct store *st, struct job *j, const char *user, int data_fd
     return err_set (err, EPIPE, "the process acting for sandbox %s was killed (status %d)", j->v.id, status);
   return 0;
 }
-
-struct stopped_err
-{
-  int errnum;
-  char msg[sizeof ((hk_err *)0)->msg];
-};
 
 static void __attribute__ ((noreturn))
 stopped_main (struct job *j, const struct oci_process *proc, bool act, int userns, int errfd)
@@ -751,7 +731,7 @@ run_stopped (struct job *j, const struct oci_user *user, bool named, hk_err *err
 
 /* ---- put and get ------------------------------------------------------------ */
 
-static void
+void
 job_free (struct job *j)
 {
   if (j->proc_fd >= 0)
@@ -771,7 +751,9 @@ stopped_user (const struct job *j, const char *spec, struct oci_user *u, struct 
   if (spec == NULL)
     return 0;
   struct place root;
-  if (view_place (&j->v, "/", &root, err) < 0)
+  struct view v = j->v;
+  v.write = false; /* its passwd and group files are read */
+  if (view_place (&v, "/", &root, err) < 0)
     return -1;
   int r = userdb_resolve (root.rootfd, spec, 0, db, err);
   place_free (&root);
@@ -801,7 +783,7 @@ default_owner (struct job *j, hk_err *err)
   return 0;
 }
 
-static int
+int
 job_open (const struct store *st, const char *id, const char *path, struct job *j, hk_err *err)
 {
   *j = (struct job){ .v = { .root = -1 }, .proc_fd = -1, .hako_pidfd = -1 };
@@ -816,7 +798,7 @@ job_open (const struct store *st, const char *id, const char *path, struct job *
   return default_owner (j, err);
 }
 
-static int
+int
 job_go (const struct store *st, struct job *j, const char *user, int data_fd, hk_err *err)
 {
   if (j->v.state->status != OCI_STATUS_STOPPED)
@@ -848,144 +830,9 @@ files_put (const struct store *st, const struct files_put_opts *o, hk_err *err)
   struct job j;
   int r = job_open (st, o->id, o->path, &j, err);
   j.put = o;
+  j.v.write = true;
   if (r == 0)
     r = job_go (st, &j, o->user, o->in_fd, err);
-  job_free (&j);
-  return r;
-}
-
-/* ---- cp --------------------------------------------------------------------- */
-
-/* "/a/b/." -> "/a/b" and true: docker cp's "the directory's entries". */
-static char *
-strip_contents (const char *path, bool *contents)
-{
-  size_t n = strlen (path);
-  *contents = n >= 2 && strcmp (path + n - 2, "/.") == 0;
-  return *contents ? xstrndup (path, n - 1) : xstrdup (path);
-}
-
-/* The host's end, in a fork of hako acting as the caller: the host path
- * resolved from "/" as the caller names it, then below it as tarcopy does
- * (no link in the copied tree followed). */
-static int
-host_side (const struct job *j, const char *host, bool contents, int fd, hk_err *err)
-{
-  const struct files_cp_opts *o = j->cp;
-  cleanup_free char *abs = path_absolute (host);
-  bool above;
-  cleanup_free char *rel = path_lexical (abs, &above);
-  cleanup_close int root = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (root < 0)
-    return err_sys (err, "/");
-  if (!o->out)
-    {
-      const char *slash = strrchr (rel, '/');
-      const char *top = rel[0] == '\0' ? "." : slash ? slash + 1 : rel;
-      return tc_write (root, rel[0] ? rel : ".", top, contents || rel[0] == '\0', j->proc_fd, fd, err);
-    }
-  const struct oci_linux *l = &j->v.spec->linux;
-  bool mapped = oci_spec_ns (j->v.spec, OCI_NS_USER) != NULL;
-  struct tc_extract_opts x = { .archive = o->archive,
-                               .uid_map = mapped ? l->uid_mappings : NULL,
-                               .n_uid_map = l->n_uid_mappings,
-                               .gid_map = mapped ? l->gid_mappings : NULL,
-                               .n_gid_map = l->n_gid_mappings,
-                               .uid = (uid_t)-1,
-                               .gid = (gid_t)-1,
-                               .strip_setid = !o->archive,
-                               .proc_fd = j->proc_fd };
-  /* A rootless stopped sandbox's helper is the caller, on the host's ids. */
-  if (j->v.state->status == OCI_STATUS_STOPPED && geteuid () != 0)
-    x.uid_map = x.gid_map = NULL;
-  return tc_extract (root, rel[0] ? rel : ".", fd, &x, err);
-}
-
-static pid_t
-host_fork (const struct job *j, const char *host, bool contents, int fd, int other, int errfd)
-{
-  pid_t pid = fork ();
-  if (pid != 0)
-    return pid;
-  /* The helper's end: held here, the stream would never end. */
-  close (other);
-  signal (SIGPIPE, SIG_IGN);
-  prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-  hk_err err = { 0 };
-  int r = host_side (j, host, contents, fd, &err);
-  if (r < 0)
-    {
-      struct stopped_err m = { .errnum = err.errnum };
-      snprintf (m.msg, sizeof m.msg, "%s", err.msg);
-      if (write (errfd, &m, sizeof m) != (ssize_t)sizeof m)
-        _exit (126);
-    }
-  _exit (r < 0 ? 125 : 0);
-}
-
-int
-files_cp (const struct store *st, const struct files_cp_opts *o, hk_err *err)
-{
-  struct job j;
-  bool host_contents = false;
-  cleanup_free char *path = strip_contents (o->path, &(bool){ false });
-  bool contents = strlen (o->path) >= 2 && strcmp (o->path + strlen (o->path) - 2, "/.") == 0;
-  cleanup_free char *host = o->host ? strip_contents (o->host, &host_contents) : NULL;
-  int r = job_open (st, o->id, path, &j, err);
-  j.cp = o;
-  j.contents = contents;
-  j.cp_fd = o->fd;
-  int p[2] = { -1, -1 }, ep[2] = { -1, -1 };
-  pid_t pid = -1;
-  if (r == 0 && host)
-    {
-      if (pipe2 (p, O_CLOEXEC) < 0 || pipe2 (ep, O_CLOEXEC) < 0)
-        r = err_sys (err, "pipe");
-      else
-        {
-          /* out: the helper writes p[1], the host side reads p[0]; in, the other way. */
-          int mine = o->out ? p[0] : p[1];
-          pid = host_fork (&j, host, host_contents, mine, o->out ? p[1] : p[0], ep[1]);
-          if (pid < 0)
-            r = err_sys (err, "fork");
-          close (mine);
-          close (ep[1]);
-          ep[1] = -1;
-          if (o->out)
-            p[0] = -1;
-          else
-            p[1] = -1;
-          j.cp_fd = o->out ? p[1] : p[0];
-        }
-    }
-  if (r == 0)
-    r = job_go (st, &j, NULL, j.cp_fd, err);
-  for (int i = 0; i < 2; i++)
-    if (p[i] >= 0)
-      close (p[i]);
-  if (pid > 0)
-    {
-      /* The host side's error is the cause unless the helper had one. */
-      struct stopped_err m;
-      ssize_t n;
-      do
-        n = read (ep[0], &m, sizeof m);
-      while (n < 0 && errno == EINTR);
-      int ws = 0;
-      while (waitpid (pid, &ws, 0) < 0 && errno == EINTR)
-        ;
-      if (r == 0 && n == (ssize_t)sizeof m)
-        {
-          m.msg[sizeof m.msg - 1] = '\0';
-          r = err_set (err, m.errnum, "%s", m.msg);
-        }
-      else if (r == 0 && (!WIFEXITED (ws) || WEXITSTATUS (ws) != 0))
-        r = err_set (err, EPIPE, "the host side of the copy ended with status %d", ws);
-    }
-  if (ep[0] >= 0)
-    close (ep[0]);
-  if (ep[1] >= 0)
-    close (ep[1]);
   job_free (&j);
   return r;
 }

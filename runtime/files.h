@@ -70,13 +70,26 @@ struct files_cp_opts
    * Without, what is made belongs to the sandbox process's user (in) or
    * to the caller (out, set-id bits cleared). */
   bool archive;
+  /* Out, with archive: keep set-user-ID and set-group-ID bits (cleared
+   * otherwise: a set-user-ID file of the sandbox's, on the host). */
+  bool keep_setid;
+  /* Out: the data bytes written on the host at most (holes of a sparse
+   * file are kept, not counted); 0 by default: the sandbox's disk limit,
+   * else FILES_CP_MAX_DEFAULT.  UINT64_MAX: no bound. */
+  uint64_t max_bytes;
 };
 
-/* hako cp: a file or a whole tree (modes, symlinks as symlinks, mtimes)
- * between a sandbox, running or stopped, and the host, as a tar stream
- * between the helper acting for the sandbox (as put and get) and a fork of
- * hako acting for the caller on the host.  Device nodes, fifos and sockets
- * are refused on both sides. */
+/* The bound of a copy out from a sandbox without a disk limit. */
+#define FILES_CP_MAX_DEFAULT (8ull << 30)
+
+/* hako cp: a file or a whole tree (modes, symlinks as symlinks, mtimes,
+ * holes) between a sandbox, running or stopped, and the host, as a tar
+ * stream between the helper acting for the sandbox (as put and get) and a
+ * fork of hako acting for the caller on the host.  Device nodes, fifos and
+ * sockets are refused on both sides.  Out, the host path is opened through
+ * no symlink and the copy staged beside it (tc_extract's host).  Into a
+ * stopped sandbox (as put), a path on one of its read-only mounts is
+ * refused. */
 int files_cp (const struct store *st, const struct files_cp_opts *o, hk_err *err);
 
 #endif

@@ -6,7 +6,9 @@
  * that plants a symlink (to the host's /etc/shadow, or a directory swapped
  * for a link to /) sends no read and no write out of the root it is in:
  * links are copied as links, never followed (the class of docker cp
- * CVE-2018-15664 and CVE-2019-14271). */
+ * CVE-2018-15664 and CVE-2019-14271).  On the host, where hako writes as
+ * root into what may be the sandbox's own directory, no symlink is
+ * followed at all and the tree is staged (tc_extract_opts.host). */
 #include "runtime/tarcopy.h"
 
 #include <archive.h>
@@ -24,6 +26,7 @@
 #include "lib/syscalls.h"
 #include "lib/util.h"
 #include "runtime/idmap.h"
+#include "runtime/tarstage.h"
 
 #define CHUNK (256u << 10)
 
@@ -63,9 +66,93 @@ struct tw
   struct archive *a;
   int proc_fd;
   char *buf;
+  char *zero; /* CHUNK zero bytes */
 };
 
 static int walk (struct tw *w, int fd, const char *tarname, hk_err *err);
+
+/* The data extents of a file (SEEK_DATA, SEEK_HOLE) as e's sparse map when
+ * it has holes: a 2 GiB file with one MiB written crosses as one MiB, and
+ * the other side writes it back with its holes, not 2 GiB of zeros.  A
+ * file system without SEEK_DATA: no map, the file whole. */
+static void
+map_holes (int in, off_t size, struct archive_entry *e)
+{
+  bool holes = false;
+  for (off_t pos = 0; pos < size;)
+    {
+      off_t data = lseek (in, pos, SEEK_DATA);
+      if ((data < 0 && errno == ENXIO) || data >= size)
+        {
+          holes = true; /* the rest is a hole */
+          break;
+        }
+      if (data < 0)
+        {
+          archive_entry_sparse_clear (e);
+          return;
+        }
+      off_t hole = lseek (in, data, SEEK_HOLE);
+      if (hole < 0 || hole > size)
+        hole = size;
+      holes |= data > pos;
+      archive_entry_sparse_add_entry (e, data, hole - data);
+      pos = hole;
+    }
+  if (!holes)
+    archive_entry_sparse_clear (e);
+  else if (archive_entry_sparse_count (e) == 0)
+    archive_entry_sparse_add_entry (e, size, 0); /* all hole */
+}
+
+/* n bytes of zeros: a hole (which the tar writer skips) or, for a file
+ * that shrank while it was read, what the header's size still owes. */
+static int
+send_zeros (struct tw *w, int64_t n, const char *tarname, hk_err *err)
+{
+  for (; n > 0; n -= CHUNK)
+    if (archive_write_data (w->a, w->zero, n < CHUNK ? (size_t)n : CHUNK) < 0)
+      return arch_fail (w->a, tarname, err);
+  return 0;
+}
+
+static int
+send_range (struct tw *w, int in, int64_t off, int64_t len, const char *tarname, hk_err *err)
+{
+  while (len > 0)
+    {
+      ssize_t n = pread (in, w->buf, len < CHUNK ? (size_t)len : CHUNK, off);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        return err_sys (err, "read %s", tarname);
+      if (n == 0)
+        return send_zeros (w, len, tarname, err);
+      if (archive_write_data (w->a, w->buf, (size_t)n) < 0)
+        return arch_fail (w->a, tarname, err);
+      off += n;
+      len -= n;
+    }
+  return 0;
+}
+
+/* The header's size of bytes in order: each extent's data, zeros for the
+ * holes between (what the file grew by meanwhile is not sent). */
+static int
+send_file (struct tw *w, int in, struct archive_entry *e, const char *tarname, hk_err *err)
+{
+  int64_t size = archive_entry_size (e), pos = 0;
+  la_int64_t off, len;
+  if (archive_entry_sparse_reset (e) == 0)
+    return send_range (w, in, 0, size, tarname, err);
+  while (archive_entry_sparse_next (e, &off, &len) == ARCHIVE_OK)
+    {
+      if (send_zeros (w, off - pos, tarname, err) < 0 || send_range (w, in, off, len, tarname, err) < 0)
+        return -1;
+      pos = off + len;
+    }
+  return send_zeros (w, size - pos, tarname, err);
+}
 
 static int
 add_entry (struct tw *w, int fd, const struct stat *st, const char *tarname, hk_err *err)
@@ -100,31 +187,13 @@ add_entry (struct tw *w, int fd, const struct stat *st, const char *tarname, hk_
       in = reopen (w->proc_fd, fd, O_RDONLY);
       if (in < 0)
         r = err_sys (err, "open %s", tarname);
+      else
+        map_holes (in, st->st_size, e);
     }
   if (r == 0 && archive_write_header (w->a, e) < ARCHIVE_WARN)
     r = arch_fail (w->a, tarname, err);
-  int64_t left = S_ISREG (st->st_mode) ? st->st_size : 0;
-  while (r == 0 && in >= 0)
-    {
-      ssize_t n = read (in, w->buf, CHUNK);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0)
-        r = err_sys (err, "read %s", tarname);
-      else if (n == 0)
-        break;
-      else
-        {
-          /* A file that grew meanwhile: what fits the header's size. */
-          if (n > left)
-            n = (ssize_t)left;
-          if (n > 0 && archive_write_data (w->a, w->buf, (size_t)n) < 0)
-            r = arch_fail (w->a, tarname, err);
-          left -= n;
-          if (left <= 0)
-            break;
-        }
-    }
+  if (r == 0 && in >= 0)
+    r = send_file (w, in, e, tarname, err);
   if (in >= 0)
     close (in);
   archive_entry_free (e);
@@ -188,7 +257,8 @@ tc_write (int rootfd, const char *rel, const char *top, bool contents, int proc_
     return err_sys (err, "%s", top);
   if (contents && !S_ISDIR (st.st_mode))
     return err_set (err, ENOTDIR, "%s/.: not a directory", top);
-  struct tw w = { .a = archive_write_new (), .proc_fd = proc_fd, .buf = xmalloc (CHUNK) };
+  struct tw w
+      = { .a = archive_write_new (), .proc_fd = proc_fd, .buf = xmalloc (CHUNK), .zero = xcalloc (1, CHUNK) };
   int r = 0;
   if (archive_write_set_format_pax_restricted (w.a) != ARCHIVE_OK
       || archive_write_set_bytes_in_last_block (w.a, 1) != ARCHIVE_OK
@@ -196,10 +266,15 @@ tc_write (int rootfd, const char *rel, const char *top, bool contents, int proc_
     r = arch_fail (w.a, "tar", err);
   if (r == 0)
     r = walk (&w, src, contents ? "." : top, err);
-  if (archive_write_close (w.a) != ARCHIVE_OK && r == 0)
+  /* A failed tree ends without the tar's end blocks: no reader takes a
+   * part of it for the whole. */
+  if (r < 0)
+    archive_write_fail (w.a);
+  else if (archive_write_close (w.a) != ARCHIVE_OK)
     r = arch_fail (w.a, "tar", err);
   archive_write_free (w.a);
   free (w.buf);
+  free (w.zero);
   return r;
 }
 
@@ -217,7 +292,7 @@ struct pending_dir
 
 struct tx
 {
-  int rootfd;
+  int rootfd; /* where lookups start: the root, or (host) the staging directory */
   const struct tc_extract_opts *o;
   struct archive *a;
   char *base;     /* where entries go, relative to the root ("." for it) */
@@ -227,7 +302,20 @@ struct tx
   struct pending_dir *dirs;
   size_t n_dirs;
   char *buf;
+  /* host: the directory the top entries go in, the staging directory's
+   * name in it, and the data bytes written so far (o->max_bytes) */
+  int final_fd;
+  char *stage;
+  uint64_t written;
 };
+
+/* A lookup from the root: in the sandbox's, as if it were "/"; on the
+ * host, beneath the directory and through no symlink at all. */
+static int
+x_open (const struct tx *x, int fd, const char *path, int flags)
+{
+  return x->o->host ? inroot_beneath (fd, path, flags) : inroot_open (fd, path, flags, 0);
+}
 
 /* An entry's name without "/" or "./" in front; ".." anywhere refused, so
  * no entry names a place above the destination. */
@@ -340,6 +428,12 @@ write_data (struct tx *x, int out, const char *path, hk_err *err)
         return 0;
       if (r < ARCHIVE_WARN)
         return arch_fail (x->a, path, err);
+      /* Data only: the holes of a sparse entry are skipped, never written. */
+      x->written += n;
+      if (x->o->max_bytes && x->written > x->o->max_bytes)
+        return err_set (err, EFBIG,
+                        "%s: more than %llu bytes of data to write on the host (%s): nothing copied", path,
+                        (unsigned long long)x->o->max_bytes, x->o->bound_name);
       if (pwrite (out, buf, n, off) != (ssize_t)n)
         return err_sys (err, "write %s", path);
     }
@@ -353,7 +447,7 @@ make_hardlink (struct tx *x, int pfd, const char *leaf, const char *path, const 
   if (entry_name (hard, &hname, err) < 0)
     return -1;
   cleanup_free char *hpath = place_of (x, hname);
-  cleanup_close int tfd = inroot_open (x->rootfd, hpath, O_PATH | O_NOFOLLOW, 0);
+  cleanup_close int tfd = x_open (x, x->rootfd, hpath, O_PATH | O_NOFOLLOW);
   char self[64];
   snprintf (self, sizeof self, "self/fd/%d", tfd);
   if (tfd < 0 || clear_leaf (pfd, leaf, path, err) < 0)
@@ -363,14 +457,37 @@ make_hardlink (struct tx *x, int pfd, const char *leaf, const char *path, const 
   return 0;
 }
 
+/* On the host the tree is staged: what is at the entry's place in the
+ * destination is checked now, so that a copy that would replace a
+ * directory with a file (or a file, or a symlink, with a directory) fails
+ * before anything is moved into place. */
+static int
+conflict (const struct tx *x, const char *dir, const char *leaf, const char *path, mode_t type, hk_err *err)
+{
+  cleanup_close int pfd = x_open (x, x->final_fd, dir, O_PATH | O_DIRECTORY);
+  struct stat st;
+  /* Nothing there (or no directory to hold it): nothing to replace. */
+  if (pfd < 0 || fstatat (pfd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return 0;
+  if (type == AE_IFDIR && !S_ISDIR (st.st_mode))
+    return err_set (err, ENOTDIR, "%s: cannot overwrite %s with a directory%s", path,
+                    S_ISLNK (st.st_mode) ? "a symlink" : "a non-directory",
+                    S_ISLNK (st.st_mode) ? " (cp follows no symlink on the host)" : "");
+  if (type != AE_IFDIR && S_ISDIR (st.st_mode))
+    return err_set (err, EISDIR, "%s: cannot overwrite a directory with a non-directory", path);
+  return 0;
+}
+
 static int
 make_entry (struct tx *x, struct archive_entry *e, const char *path, hk_err *err)
 {
   cleanup_free char *dir = NULL, *leaf = NULL;
   split (path, &dir, &leaf);
-  cleanup_close int pfd = inroot_open (x->rootfd, dir, O_PATH | O_DIRECTORY, 0);
+  cleanup_close int pfd = x_open (x, x->rootfd, dir, O_PATH | O_DIRECTORY);
   if (pfd < 0)
     return err_sys (err, "directory %s", dir);
+  if (x->o->host && conflict (x, dir, leaf, path, archive_entry_filetype (e), err) < 0)
+    return -1;
   uid_t uid = 0;
   gid_t gid = 0;
   bool chown_it = false;
@@ -381,7 +498,7 @@ make_entry (struct tx *x, struct archive_entry *e, const char *path, hk_err *err
       = { { .tv_nsec = UTIME_OMIT },
           { .tv_sec = archive_entry_mtime (e), .tv_nsec = archive_entry_mtime_nsec (e) } };
   bool fresh = fstatat (pfd, leaf, &(struct stat){ 0 }, AT_SYMLINK_NOFOLLOW) < 0;
-  if (fresh && x->made == NULL)
+  if (fresh && x->made == NULL && !x->o->host)
     x->made = xstrdup (path);
   const char *hard = archive_entry_hardlink (e);
   if (hard)
@@ -446,7 +563,7 @@ finish_dirs (struct tx *x, hk_err *err)
   for (size_t i = x->n_dirs; i-- > 0;)
     {
       struct pending_dir *d = &x->dirs[i];
-      cleanup_close int fd = inroot_open (x->rootfd, d->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0);
+      cleanup_close int fd = x_open (x, x->rootfd, d->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
       if (fd < 0)
         return err_sys (err, "directory %s", d->path);
       if (d->chown && fchown (fd, d->uid, d->gid) < 0)
@@ -464,10 +581,18 @@ static int
 decide (struct tx *x, const char *dst, const char *first, hk_err *err)
 {
   struct stat st;
-  cleanup_close int fd = inroot_open (x->rootfd, dst, O_PATH, 0);
+  cleanup_close int fd = x_open (x, x->rootfd, dst, O_PATH);
   bool is_dir = fd >= 0 && fstat (fd, &st) == 0 && S_ISDIR (st.st_mode);
-  if (fd < 0 && errno != ENOENT)
+  /* On the host a symlink at dst is not followed: it is replaced by a file
+   * (and a directory copy refused), as what is not a directory. */
+  if (fd < 0 && errno != ENOENT && !(x->o->host && errno == ELOOP))
     return err_sys (err, "%s", dst);
+  /* Nor replaced, when it leads to a directory: the caller meant "in it". */
+  if (fd < 0 && errno == ELOOP && fstatat (x->rootfd, dst, &st, 0) == 0 && S_ISDIR (st.st_mode))
+    return err_set (err, ELOOP,
+                    "%s is a symlink to a directory: not followed (cp writes on the host through real "
+                    "directories only: name the directory)",
+                    dst);
   if (x->o->into && !is_dir)
     return err_set (err, fd < 0 ? ENOENT : ENOTDIR, "%s: %s", dst,
                     fd < 0 ? "no such directory (a tar stream is unpacked into one)" : "not a directory");
@@ -496,10 +621,53 @@ decide (struct tx *x, const char *dst, const char *first, hk_err *err)
   return 0;
 }
 
+/* The host's side, once the first entry has decided where the copy goes:
+ * the directory the top entries go in (base, or for SRC/. to a new name
+ * its parent), held by an fd, and a staging directory in it where the
+ * tree is made, base's place mirrored. */
+static int
+stage_begin (struct tx *x, hk_err *err)
+{
+  cleanup_free char *dir = NULL, *leaf = NULL;
+  const char *final = x->base;
+  if (x->make_base)
+    {
+      split (x->base, &dir, &leaf);
+      final = dir;
+    }
+  x->final_fd = x_open (x, x->rootfd, final, O_PATH | O_DIRECTORY);
+  if (x->final_fd < 0)
+    return err_sys (err, "%s", final);
+  int sfd = stage_make (x->final_fd, &x->stage, err);
+  if (sfd < 0)
+    return -1;
+  x->rootfd = sfd;
+  free (x->base);
+  x->base = x->make_base ? steal_pointer (&leaf) : xstrdup (".");
+  return 0;
+}
+
+/* The staged tree into place, or (a failure) away. */
+static int
+stage_end (struct tx *x, int r, hk_err *err)
+{
+  char go = 0;
+  if (r == 0 && x->o->commit_fd >= 0 && (read (x->o->commit_fd, &go, 1) != 1 || go != 'y'))
+    r = err_set (err, ECANCELED, "the sandbox's side of the copy failed: nothing copied");
+  if (r == 0)
+    r = stage_commit (x->rootfd, x->final_fd, x->o->archive, err);
+  if (r == 0)
+    stage_remove (x->final_fd, x->stage, x->rootfd);
+  else
+    stage_discard (x->final_fd, x->stage, x->rootfd);
+  close (x->rootfd);
+  return r;
+}
+
 int
 tc_extract (int rootfd, const char *dst, int fd, const struct tc_extract_opts *o, hk_err *err)
 {
-  struct tx x = { .rootfd = rootfd, .o = o, .a = archive_read_new () };
+  struct tx x = { .rootfd = rootfd, .o = o, .a = archive_read_new (), .final_fd = -1 };
   int r = 0;
   bool first = true;
   archive_read_support_format_tar (x.a);
@@ -523,7 +691,7 @@ tc_extract (int rootfd, const char *dst, int fd, const struct tc_extract_opts *o
           r = -1;
           break;
         }
-      if (first && decide (&x, dst, name, err) < 0)
+      if (first && (decide (&x, dst, name, err) < 0 || (o->host && stage_begin (&x, err) < 0)))
         {
           r = -1;
           break;
@@ -543,6 +711,10 @@ tc_extract (int rootfd, const char *dst, int fd, const struct tc_extract_opts *o
     }
   if (r == 0)
     r = finish_dirs (&x, err);
+  if (x.stage)
+    r = stage_end (&x, r, err);
+  if (x.final_fd >= 0)
+    close (x.final_fd);
   if (r < 0 && x.made)
     {
       /* Nothing half-made: what this copy created at the top goes again. */
@@ -561,5 +733,6 @@ tc_extract (int rootfd, const char *dst, int fd, const struct tc_extract_opts *o
   free (x.base);
   free (x.rename);
   free (x.made);
+  free (x.stage);
   return r;
 }

@@ -1,8 +1,10 @@
 /* tarcopy: a tree to a tar stream and a tar stream to a tree, for `hako cp`
  * (runtime/files.c runs one end in the helper that acts for the sandbox,
- * cmd runs the other on the host).  Every path is resolved with openat2
- * RESOLVE_IN_ROOT under a root fd, no symlink is ever followed (they are
- * copied as links), and device nodes, fifos and sockets are refused. */
+ * files_cp.c runs the other on the host).  Every path is resolved with
+ * openat2 RESOLVE_IN_ROOT under a root fd (on the host's side of a copy
+ * out, RESOLVE_BENEATH through no symlink), no symlink in the tree is ever
+ * followed (they are copied as links), holes are kept, and device nodes,
+ * fifos and sockets are refused. */
 #ifndef HAKO_RUNTIME_TARCOPY_H
 #define HAKO_RUNTIME_TARCOPY_H
 
@@ -35,6 +37,19 @@ struct tc_extract_opts
   /* The destination must be an existing directory, and the entries go in
    * it (a tar stream on standard input). */
   bool into;
+  /* The host's side of a copy out: every lookup beneath rootfd through no
+   * symlink (dst's own, when there is one, is replaced, never followed),
+   * the tree made in a staging directory beside dst and moved into place
+   * at the end (runtime/tarstage.h), so a failure leaves nothing. */
+  bool host;
+  /* Data bytes written at most (holes are not written), 0: no bound; its
+   * name for the error ("--max-bytes", "the sandbox's disk limit"). */
+  uint64_t max_bytes;
+  const char *bound_name;
+  /* host: one byte "y" read from it before the staged copy is moved into
+   * place (the other side of the stream succeeded; a stream that merely
+   * ended, its writer killed or failed, is no complete copy). */
+  int commit_fd;
   int proc_fd;
 };
 

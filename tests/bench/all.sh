@@ -187,6 +187,7 @@ elapsed=$(($(date +%s) - started))
   echo "get-1k|get 1 KiB|hako cp"
   echo "put-big|put $SESSION_MB MB|hako cp"
   echo "get-big|get $SESSION_MB MB|hako cp"
+  echo "cp-sparse|cp out, 1 GiB sparse file (1 MiB of data)|hako cp"
   echo "py-exec|Python commands.run(\"true\") vs exec true|hako sdk"
   echo "py-lifecycle|Python create+run+kill vs run -d, exec, delete|hako sdk"
   echo "py-pool|Python $POOL_SANDBOXES sandboxes x $POOL_COMMANDS commands, one loop|sdk"

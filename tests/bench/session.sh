@@ -6,9 +6,11 @@
 #                 and its process (smaps_rollup; its init when it has one)
 #   put / get     1 KiB and SESSION_MB MB into and out of the session's
 #                 /work, beside cp of the same file on the host's tmpfs
+#   cp sparse     `hako cp` out of a 1 GiB sparse file with 1 MiB of data,
+#                 beside `cp --sparse=always` of it on the host
 # Environment: HAKO, RUNS (5), SESSION_MB (200), BENCH_FORMAT (`lines`:
 # `BENCH ROW TOOL VALUE UNIT` on stdout; rows session-exec, session-pss,
-# put-1k, get-1k, put-big, get-big).  Needs root.
+# put-1k, get-1k, put-big, get-big, cp-sparse).  Needs root.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 RUNS=${RUNS:-5}
@@ -80,3 +82,24 @@ for size in 1k big; do
     [ $w = cp ] && { emit put-$size cp "$v" ms; emit get-$size cp "$v" ms; } || emit $w-$size hako "$v" ms
   done
 done
+
+# A sparse file out: its holes kept (SEEK_DATA/SEEK_HOLE), so 1 MiB of data
+# crosses and lands, not 1 GiB (the tmpfs could not hold that).
+$H exec sp sh -c 'truncate -s 1G /work/sparse && dd if=/dev/urandom of=/work/sparse bs=1M count=1 seek=512 conv=notrunc 2> /dev/null' || exit 1
+cp --sparse=always "$s/data/sandboxes/sp/work/sparse" "$s/sparse" || exit 1
+: > "$tmp/cps"; : > "$tmp/cph"
+i=0
+while [ $i -lt "$RUNS" ]; do
+  t0=$(now); $H cp sp:/work/sparse "$s/out" || exit 1; t1=$(now)
+  cp --sparse=always "$s/sparse" "$s/cp/sparse"; t2=$(now)
+  ms "$t0" "$t1" >> "$tmp/cps"; ms "$t1" "$t2" >> "$tmp/cph"
+  [ "$(du -k "$s/out" | cut -f1)" -lt 4096 ] || { echo "cp: the sparse file was written in full" >&2; exit 1; }
+  rm -f "$s/out" "$s/cp/sparse"
+  i=$((i + 1))
+done
+v=$(median < "$tmp/cps")
+echo "cp out, 1 GiB sparse (1 MiB data): $v ms"
+emit cp-sparse hako "$v" ms
+v=$(median < "$tmp/cph")
+echo "cp --sparse=always on the host: $v ms"
+emit cp-sparse cp "$v" ms

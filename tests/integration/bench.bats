@@ -82,6 +82,7 @@ put 1 KiB:hako cp
 get 1 KiB:hako cp
 put 2 MB:hako cp
 get 2 MB:hako cp
+cp out, 1 GiB sparse file (1 MiB of data):hako cp
 ROWS
   # The breakdown from the phase trace, for run and for exec.
   echo "$output" | grep -q '^| clone | [0-9.]* |$' || { echo "no clone phase in run's breakdown" >&2; return 1; }

@@ -236,3 +236,27 @@ own_rootfs () {
   run $H get --max-bytes lots box /x
   [ "$status" -eq 125 ]
 }
+
+@test "attack: put and cp into a stopped sandbox honour its read-only mounts, though the host files are its uid's" {
+  cd "$TEST_ROOT"
+  mkdir ro
+  echo original > ro/f
+  $H run --profile host -v "$TEST_ROOT/ro:/ro:ro" rs -- true
+  [ "$($H state rs | jq -r .status)" = stopped ]
+  # the directory and its file belong to the sandbox's root on the host:
+  # only the mount keeps it from writing them
+  host0=$(jq -r '.linux.uidMappings[0].hostID' "$STATE/rs/config.json")
+  chown -R "$host0:$host0" ro
+  run -125 $H put rs /ro/f <<< changed
+  [[ "$output" == *"is on the sandbox's read-only mount at /ro (from $TEST_ROOT/ro)"* ]]
+  run -125 $H put rs /ro/new <<< made
+  echo x > "$TEST_ROOT/in"
+  run -125 $H cp "$TEST_ROOT/in" rs:/ro/in
+  [[ "$output" == *"read-only mount at /ro"* ]]
+  [ "$(cat ro/f)" = original ]
+  [ "$(ls ro)" = f ]
+  # reading is as before, and its writable /work still takes a put
+  [ "$($H get rs /ro/f)" = original ]
+  $H put rs /work/in <<< staged
+  [ "$(cat "$DATA/sandboxes/rs/work/in")" = staged ]
+}

@@ -210,6 +210,20 @@ test_inroot (const char *dir)
           && strcmp (at, "f/z") == 0,
       "inroot: a file in the way fails (ENOTDIR), naming the path");
   free (at);
+  /* Beneath: no symlink at all on the way, none at the end unless asked
+   * for as itself, no ".." out. */
+  ok (inroot_beneath (rfd, "lnk/x", O_PATH) < 0 && errno == ELOOP, "beneath: a symlink on the way is ELOOP");
+  ok (inroot_beneath (rfd, "lnk", O_PATH | O_DIRECTORY) < 0 && errno == ELOOP,
+      "beneath: a symlink at the end is ELOOP");
+  fd = inroot_beneath (rfd, "lnk", O_PATH | O_NOFOLLOW);
+  ok (fd >= 0 && fstat (fd, &a) == 0 && S_ISLNK (a.st_mode),
+      "beneath: O_PATH | O_NOFOLLOW opens the link itself");
+  close (fd);
+  ok (inroot_beneath (rfd, "inner/../..", O_PATH) < 0 && errno == EXDEV,
+      "beneath: \"..\" above the top is EXDEV");
+  fd = inroot_beneath (rfd, "inner/x/y", O_PATH | O_DIRECTORY);
+  ok (fd >= 0, "beneath: real directories resolve");
+  close (fd);
   close (rfd);
   free (root), free (outside), free (up), free (abs), free (made), free (file), free (inner), free (lnk);
 }
