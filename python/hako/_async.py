@@ -511,9 +511,9 @@ class AsyncFiles:
                 proc.kill()
                 await despite_cancel(read)
                 raise
+        failed = read.exception()
         if rc != 0:  # hako's error first: the stream it cut is only its consequence
             raise _error(rc, err.result(), sb.sandbox_id, "ssh cp" if sb._transport.remote else "cp")
-        failed = read.exception()
         if failed is not None:
             raise failed
 
