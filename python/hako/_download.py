@@ -34,6 +34,9 @@ _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 TMP_PREFIX = ".hako-download."
+# A directory of the stream: its path, mode and time, and the (st_dev,
+# st_ino) of the one made for it.
+Dir = Tuple[List[str], int, int, Tuple[int, int]]
 # Read and written 1 MiB at a time: tarfile's default 10 KiB records made a
 # download twice as slow as hako cp's own unpacking.
 _BUF = 1 << 20
@@ -70,12 +73,12 @@ def _open_dir(parent: int, name: str, member: str, make: bool) -> int:
     raise _refused(member, f"{name!r} on its path keeps changing")
 
 
-def _parent(top: int, parts: List[str], member: str) -> int:
+def _parent(top: int, parts: List[str], member: str, make: bool = True) -> int:
     """A new fd of the directory that holds PARTS[-1], below TOP."""
     fd = os.dup(top)
     try:
         for p in parts[:-1]:
-            nfd = _open_dir(fd, p, member, make=True)
+            nfd = _open_dir(fd, p, member, make)
             os.close(fd)
             fd = nfd
     except BaseException:
@@ -114,7 +117,7 @@ def _unlink_nondir(parent: int, name: str, member: str) -> None:
         raise _refused(member, "a directory of the same name came before it") from None
 
 
-def _member(top: int, tf: "tarfile.TarFile", m: tarfile.TarInfo, dirs: List[Tuple[List[str], int, int]]) -> None:
+def _member(top: int, tf: "tarfile.TarFile", m: tarfile.TarInfo, dirs: List[Dir]) -> None:
     """Make the member M below the fd TOP; a directory's mode waits in DIRS."""
     parts = _parts(m.name)
     if not parts:  # "./": the source's own directory (a copy of PATH/.)
@@ -125,8 +128,10 @@ def _member(top: int, tf: "tarfile.TarFile", m: tarfile.TarInfo, dirs: List[Tupl
     name = parts[-1]
     try:
         if m.isdir():
-            os.close(_open_dir(parent, name, m.name, make=True))
-            dirs.append((parts, m.mode & 0o1777, int(m.mtime)))
+            fd = _open_dir(parent, name, m.name, make=True)
+            st = os.fstat(fd)
+            os.close(fd)
+            dirs.append((parts, m.mode & 0o1777, int(m.mtime), (st.st_dev, st.st_ino)))
         elif m.isreg():
             _make_file(parent, name, tf.extractfile(m), m)
         else:
@@ -140,19 +145,30 @@ def _member(top: int, tf: "tarfile.TarFile", m: tarfile.TarInfo, dirs: List[Tupl
         os.close(parent)
 
 
-def _set_dirs(top: int, dirs: List[Tuple[List[str], int, int]]) -> None:
+def _set_dirs(top: int, dirs: List[Dir]) -> None:
     """Each directory's mode and time, once everything is in place, deepest
     first: a 0500 directory (a caller who is not root could not have put
-    anything in it, nor moved it) is made so only once nothing more goes in."""
-    for parts, mode, mtime in sorted(dirs, key=lambda d: -len(d[0])):
-        parent = _parent(top, parts, "/".join(parts))
+    anything in it, nor moved it) is made so only once nothing more goes in.
+
+    Only a directory this download made is changed, known by its inode: a
+    directory it merged into keeps its own mode, and one swapped in under
+    the name (the sandbox's rename of a root-only directory beside it, where
+    it can write the destination) is not made the stream's 0777."""
+    for parts, mode, mtime, made in sorted(dirs, key=lambda d: -len(d[0])):
+        name = "/".join(parts)
         try:
-            fd = _open_dir(parent, parts[-1], "/".join(parts), make=False)
-        finally:
-            os.close(parent)
+            parent = _parent(top, parts, name, make=False)
+            try:
+                fd = _open_dir(parent, parts[-1], name, make=False)
+            finally:
+                os.close(parent)
+        except (FileNotFoundError, SandboxException):  # no longer there, or not a directory
+            continue
         try:
-            os.fchmod(fd, mode)
-            os.utime(fd, (mtime, mtime))
+            st = os.fstat(fd)
+            if (st.st_dev, st.st_ino) == made:
+                os.fchmod(fd, mode)
+                os.utime(fd, (mtime, mtime))
         finally:
             os.close(fd)
 
@@ -165,18 +181,38 @@ def _is_dir(parent: int, name: str) -> Optional[bool]:
         return None
 
 
-def _conflict(new: int, old: int, where: str) -> Optional[str]:
-    """The first name under NEW that would replace a directory under OLD by
-    a non-directory (hako cp never does), checked before anything moves."""
+def _swappable(parent: int, child: int) -> bool:
+    """Whether someone but the caller could have renamed the directory CHILD
+    into its place in PARENT (both fds): PARENT is another user's, or others
+    may write it and its sticky bit does not keep them off CHILD."""
+    me = os.geteuid()
+    p, c = os.fstat(parent), os.fstat(child)
+    if p.st_uid != me:
+        return True
+    if not p.st_mode & 0o022:
+        return False
+    return not (p.st_mode & stat.S_ISVTX and c.st_uid == me)
+
+
+def _refuse_merge(where: str) -> SandboxException:
+    # A sandbox that can write the destination (a bind) could rename a
+    # directory beside it that it may not write (root's 0700 one) to the
+    # name the download takes: a merge would fill that directory for it.
+    return SandboxException(f"download: {where} exists in a directory others can write: not merged into")
+
+
+def _conflict(new: int, old: int, where: str) -> Optional[SandboxException]:
+    """Why the tree NEW cannot be merged into OLD (a directory would be
+    replaced by a file, which hako cp never does, or merged into where
+    another user could have put it), checked before anything moves."""
     for name in sorted(os.listdir(new)):
-        was = _is_dir(old, name)
-        if not was:
+        if not _is_dir(old, name):
             continue
         if not _is_dir(new, name):
-            return where + name
+            return SandboxException(f"download: {where + name} is a directory: not replaced by a file")
         n, o = os.open(name, _DIR, dir_fd=new), os.open(name, _DIR, dir_fd=old)
         try:
-            found = _conflict(n, o, where + name + "/")
+            found = _refuse_merge(where + name) if _swappable(old, o) else _conflict(n, o, where + name + "/")
         finally:
             os.close(n)
             os.close(o)
@@ -185,7 +221,7 @@ def _conflict(new: int, old: int, where: str) -> Optional[str]:
     return None
 
 
-def _merge(new: int, old: int) -> None:
+def _merge(new: int, old: int, where: str) -> None:
     """Move every entry of the directory NEW into OLD: one that is a
     directory on both sides is merged into the old one, anything else takes
     the name (a file or a symlink there is replaced, never written through)."""
@@ -194,7 +230,9 @@ def _merge(new: int, old: int) -> None:
         if was and now:
             n, o = os.open(name, _DIR, dir_fd=new), os.open(name, _DIR, dir_fd=old)
             try:
-                _merge(n, o)
+                if _swappable(old, o):  # again, on the directory it would write in
+                    raise _refuse_merge(where + name)
+                _merge(n, o, where + name + "/")
             finally:
                 os.close(n)
                 os.close(o)
@@ -239,7 +277,7 @@ class Unpacked:
         self._dest = os.open(local_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         self._tmp_name = TMP_PREFIX + secrets.token_hex(8)
         self._tmp = -1
-        self._dirs: List[Tuple[List[str], int, int]] = []
+        self._dirs: List[Dir] = []
         try:
             os.mkdir(self._tmp_name, 0o700, dir_fd=self._dest)
             self._tmp = os.open(self._tmp_name, _DIR, dir_fd=self._dest)
@@ -254,23 +292,27 @@ class Unpacked:
             with tarfile.open(fileobj=f, mode="r|", bufsize=_BUF) as tf:
                 for m in tf:
                     _member(self._tmp, tf, m, self._dirs)
-        except BaseException:
+        except BaseException as e:
             while f.read(CHUNK):
                 pass
+            if isinstance(e, OSError):
+                raise SandboxException(f"download into {self.local_dir}: {e}") from e
             raise
 
     def commit(self) -> None:
         """Move the tree to its names in LOCAL_DIR (merged into a directory
-        already there), or raise and move nothing if that would replace a
-        directory by a file."""
+        already there, which keeps its mode), or raise and move nothing if
+        that would replace a directory by a file."""
         try:
-            clash = _conflict(self._tmp, self._dest, "")
+            where = os.path.join(self.local_dir, "")
+            clash = _conflict(self._tmp, self._dest, where)
             if clash:
-                raise SandboxException(f"download: {os.path.join(self.local_dir, clash)} is a directory: "
-                                       "not replaced by a file")
-            _merge(self._tmp, self._dest)
+                raise clash
+            _merge(self._tmp, self._dest, where)
             # The same names, now beneath the destination (_merge keeps them).
             _set_dirs(self._dest, self._dirs)
+        except OSError as e:  # a name changed under it (where the sandbox can write the destination)
+            raise SandboxException(f"download into {self.local_dir}: {e}") from e
         finally:
             self.discard()
 
