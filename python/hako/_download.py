@@ -243,7 +243,7 @@ def _merge(new: int, old: int, where: str) -> None:
         os.rename(name, name, src_dir_fd=new, dst_dir_fd=old)
 
 
-def remove(parent: int, name: str) -> None:
+def _remove(parent: int, name: str) -> None:
     """Remove the tree NAME under PARENT, without following a symlink in it."""
     try:
         fd = os.open(name, _DIR, dir_fd=parent)
@@ -255,12 +255,17 @@ def remove(parent: int, name: str) -> None:
         os.unlink(name, dir_fd=parent)
         return
     try:
-        os.fchmod(fd, 0o700)
-        for n in os.listdir(fd):
-            remove(fd, n)
+        _clear(fd)
     finally:
         os.close(fd)
     os.rmdir(name, dir_fd=parent)
+
+
+def _clear(fd: int) -> None:
+    """Remove everything in the directory FD."""
+    os.fchmod(fd, 0o700)
+    for n in os.listdir(fd):
+        _remove(fd, n)
 
 
 class Unpacked:
@@ -319,11 +324,19 @@ class Unpacked:
     def discard(self) -> None:
         """Remove what is left of the tree (all of it before a commit)."""
         if self._tmp >= 0:
-            os.close(self._tmp)
-            self._tmp = -1
-        if self._dest >= 0:
             try:
-                remove(self._dest, self._tmp_name)
+                _clear(self._tmp)  # through its fd: what is in it is the SDK's
+            finally:
+                os.close(self._tmp)
+                self._tmp = -1
+        if self._dest >= 0:
+            # By name, but only once empty: where the sandbox can write the
+            # destination, it may have renamed root's directory to this name,
+            # which a removal of the tree by name would delete for it.
+            try:
+                os.rmdir(self._tmp_name, dir_fd=self._dest)
+            except OSError:
+                pass
             finally:
                 os.close(self._dest)
                 self._dest = -1

@@ -243,3 +243,19 @@ def test_unpack_merges_only_where_no_one_else_could_have_put_the_directory(tmp_p
             with pytest.raises(hako.SandboxException, match="others can write: not merged into"):
                 unpack(_stream(*stream), str(d))
         assert _tree(d) == (["t", "t/new"] if merged else ["t"]), mode
+
+
+def test_discard_never_removes_a_directory_renamed_to_its_name(tmp_path: Any) -> None:
+    """Where the sandbox can write the destination, it can rename the SDK's
+    temporary directory away and root's directory to its name: a failed
+    download empties its own tree (by fd) and removes the name only if empty."""
+    from hako._download import Unpacked
+    d = tmp_path / "d"
+    u = Unpacked(str(d))
+    u.read(_stream((_info("t", tarfile.DIRTYPE), None), (_info("t/f"), b"x")))
+    tmp = d / u._tmp_name
+    os.rename(tmp, d / "moved")
+    (tmp / "private").mkdir(parents=True)
+    (tmp / "private" / "secret").write_text("root's")
+    u.discard()
+    assert _tree(d) == sorted(["moved", u._tmp_name, u._tmp_name + "/private", u._tmp_name + "/private/secret"])
