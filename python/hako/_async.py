@@ -14,6 +14,7 @@ from typing import (IO, Any, Callable, Dict, List, Mapping, Optional,
 
 from hako._errors import (CommandExitException, InvalidArgumentException, NotFoundException,
                           SandboxException, TimeoutException, from_kind)
+from hako._download import Unpacked
 from hako._proc import CHUNK, DEVNULL, PIPE, Process, Reader, Writer, despite_cancel
 from hako._transport import SSH, SSH_STATUS_SCRIPT, Local, Transport
 from hako._types import CommandResult, EntryInfo, SandboxInfo, SandboxQuery, list_filters
@@ -467,41 +468,58 @@ class AsyncFiles:
             await sb._call(["cp", local_dir, f"{sb.sandbox_id}:{path}"])
 
     async def download(self, path: str, local_dir: str) -> None:
-        """Copy ``path`` in the sandbox to the local ``local_dir`` (``hako cp``)."""
+        """Copy ``path`` in the sandbox into the local directory ``local_dir``
+        (made if missing) under its own name, on either transport: hako sends
+        it as a tar stream (``cp ID:PATH -``) and the SDK unpacks it beneath
+        ``local_dir`` without following a symlink there (_download.py)."""
         sb = self._sandbox
-        if sb._transport.remote:  # cp's "-": a tar stream, unpacked here as it comes
-            os.makedirs(local_dir, exist_ok=True)
-            r, w = os.pipe()
+        tree = Unpacked(local_dir)
+        try:
+            await self._download(path, tree)
+        except BaseException:
+            tree.discard()
+            raise
+        # Only now that hako has said the stream is whole does it take its
+        # names; a cancellation waits for that to end (no half-moved tree).
+        commit = asyncio.get_running_loop().run_in_executor(None, tree.commit)
+        try:
+            await asyncio.shield(commit)
+        except asyncio.CancelledError:
+            await despite_cancel(commit)
+            raise
+
+    async def _download(self, path: str, tree: Unpacked) -> None:
+        sb = self._sandbox
+        r, w = os.pipe()
+        try:
+            proc = Process(sb._transport.argv(["cp", f"{sb.sandbox_id}:{path}", "-"]), stdout=w)
+        except FileNotFoundError as e:
+            os.close(r)
+            raise NotFoundException(f"cannot run {sb._transport.argv([])[0]!r}: {e}") from None
+        except BaseException:
+            os.close(r)
+            raise
+        finally:
+            os.close(w)
+        with os.fdopen(r, "rb") as rf:
+            read = asyncio.get_running_loop().run_in_executor(None, tree.read, rf)
+            assert proc.stderr is not None
+            err = proc.stderr.collect()
             try:
-                proc = Process(sb._transport.argv(["cp", f"{sb.sandbox_id}:{path}", "-"]), stdout=w)
-            except BaseException:
-                os.close(r)
-                raise
-            finally:
-                os.close(w)
-            with os.fdopen(r, "rb") as rf:
-                extract = asyncio.get_running_loop().run_in_executor(None, _untar, rf, local_dir)
-                assert proc.stderr is not None
-                err = await proc.stderr.read()
+                await asyncio.shield(err)
                 rc = await proc.wait()
-                try:
-                    await extract
-                except (tarfile.TarError, OSError):
-                    if rc == 0:
-                        raise
-            if rc != 0:
-                raise _error(rc, err, sb.sandbox_id, "ssh cp")
-        else:
-            await sb._call(["cp", f"{sb.sandbox_id}:{path}", local_dir])
-
-
-def _untar(f: IO[bytes], dest: str) -> None:
-    with tarfile.open(fileobj=f, mode="r|") as tf:
-        for m in tf:
-            # A hostile sandbox's stream could name ../ paths or links out of dest.
-            if m.name.startswith("/") or ".." in m.name.split("/") or m.isdev() or m.islnk():
-                raise SandboxException(f"download: refused tar member {m.name!r}")
-            tf.extract(m, dest)
+                await asyncio.wait([read])
+            except asyncio.CancelledError:
+                # hako ends, which ends the stream and the reading; the caller
+                # discards what was read, then the cancellation goes on.
+                proc.kill()
+                await despite_cancel(read)
+                raise
+        failed = read.exception()
+        if rc != 0:  # hako's error first: the stream it cut is only its consequence
+            raise _error(rc, err.result(), sb.sandbox_id, "ssh cp" if sb._transport.remote else "cp")
+        if failed is not None:
+            raise failed
 
 
 class AsyncSandbox:
