@@ -57,7 +57,18 @@ proxy_of () {
 # 127.0.0.1:PORT and fetch from it (polling until it answers).
 serve_and_fetch () {
   echo "(busybox httpd -p 127.0.0.1:$1 -h /etc || exit 9
-    for i in \$(seq 50); do busybox wget -Y off -q -O- http://127.0.0.1:$1/group 2>/dev/null | head -1 | grep . && exit 0; sleep 0.1; done; exit 8)"
+    $(until_listening "$1") || exit 7
+    busybox wget -Y off -q -O- http://127.0.0.1:$1/group 2>/dev/null | head -1 | grep . && exit 0; exit 8)"
+}
+
+# until_listening PORT: a shell loop for inside a sandbox that returns once
+# its network namespace has a TCP socket listening on 127.0.0.1:PORT (the
+# kernel's table, /proc/net/tcp), or fails after 30 s: a wait on the event
+# itself, not a count of retries that a loaded machine outlasts.
+until_listening () {
+  local hex
+  hex=$(printf '%04X' "$1")
+  echo "for i in \$(seq 600); do grep -q ':$hex 00000000:0000 0A' /proc/net/tcp && break; sleep 0.05; done; grep -q ':$hex 00000000:0000 0A' /proc/net/tcp"
 }
 
 @test "none: only lo; the host's servers are unreachable by TCP and UDP; lo inside works" {
@@ -97,7 +108,7 @@ serve_and_fetch () {
   $H spec --profile default --bundle "$b"
   [ "$(jq -r '.sandbox.landlock.derive' "$b/config.json")" = true ]
   run $H run --rm --bundle "$b" dn -- sh -c "$(serve_and_fetch 8000) || exit \$?
-    echo hi | nc -l -p 9000 127.0.0.1 & for i in \$(seq 50); do nc 127.0.0.1 9000 </dev/null 2>/dev/null && break; sleep 0.1; done"
+    echo hi | nc -l -p 9000 127.0.0.1 & $(until_listening 9000) && nc 127.0.0.1 9000 </dev/null"
   echo "$output"
   [ "$status" -eq 0 ]
   [[ "$output" == *"root:x:0:"*"hi"* ]]
