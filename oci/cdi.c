@@ -721,8 +721,13 @@ unknown (const struct cdi_registry *r, const char *request, hk_err *err)
       free (where);
       where = w;
     }
-  return err_setk (err, ERR_NOT_FOUND, ENOENT, "CDI device %s: no such device in the %zu spec%s under %s",
-                   request, r->n, r->n == 1 ? "" : "s", where);
+  /* The usual first meeting with CDI: a GPU asked for, no spec made yet. */
+  const char *hint = str_has_prefix (request, "nvidia.com/")
+                         ? " (NVIDIA's spec is made by `nvidia-ctk cdi generate "
+                           "--output=/etc/cdi/nvidia.yaml`; docs/gpus.md)"
+                         : "";
+  return err_setk (err, ERR_NOT_FOUND, ENOENT, "CDI device %s: no such device in the %zu spec%s under %s%s",
+                   request, r->n, r->n == 1 ? "" : "s", where, hint);
 }
 
 int

@@ -257,3 +257,12 @@ touch /opt/fake-driver/x 2>/dev/null || echo "driver read-only"'
   [ "$(echo "$output" | jq -c .checks.cdi.spec_dirs)" = "[\"$CDI\"]" ]
   [ "$(echo "$output" | jq '.checks.cdi.devices | length')" = 2 ]
 }
+
+@test "cdi: a GPU asked for where no spec defines it names the command that makes NVIDIA's spec" {
+  mkdir "$TEST_ROOT/nocdi"
+  run -125 $HAKO --root "$STATE" --data-root "$DATA" --cdi-spec-dir "$TEST_ROOT/nocdi" \
+    run --rm --profile host --device nvidia.com/gpu=all g -- true
+  [[ "$output" == *"CDI device nvidia.com/gpu=all: no such device in the 0 specs under $TEST_ROOT/nocdi"* ]]
+  [[ "$output" == *'nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml'*'docs/gpus.md'* ]]
+  [ ! -e "$STATE/g" ]
+}

@@ -48,3 +48,20 @@ PY
   done
   [ -f "$site/hako/py.typed" ]
 }
+
+@test "install: with the default prefix, Debian's python3 imports the SDK from where make install put it" {
+  [ -x /usr/bin/python3 ] || skip "no /usr/bin/python3"
+  prefix=$(sed -n 's/^prefix = //p' "$BUILD/Makefile")
+  [ "$prefix" = /usr/local ] || skip "configured with --prefix=$prefix, not the default"
+  dest=$TEST_ROOT/dest
+  run env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKEOVERRIDES \
+    make -s -C "$BUILD" install DESTDIR="$dest" PYTHON3=/usr/bin/python3
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  init=$(find "$dest" -path '*/hako/__init__.py')
+  site=${init%/hako/__init__.py}
+  site=${site#"$dest"}
+  # The directory is one /usr/bin/python3 reads (dist-packages on Debian),
+  # so a plain `make install` gives `import hako` with no PYTHONPATH.
+  run /usr/bin/python3 -c 'import sys; print("\n".join(sys.path))'
+  printf '%s\n' "$output" | grep -qx "$site" || { echo "installed in $site; python3 reads: $output"; false; }
+}
