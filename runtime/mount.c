@@ -68,26 +68,6 @@ where (const struct root *r, const char *path)
   return xasprintf ("%s%s%s", r->label, path[0] == '/' ? "" : "/", path);
 }
 
-/* "/dev", "dev/" and "//dev" all name /dev. */
-static bool
-path_is (const char *path, const char *want)
-{
-  for (;;)
-    {
-      while (*path == '/')
-        path++;
-      while (*want == '/')
-        want++;
-      if (*path == '\0' || *want == '\0')
-        return *path == *want;
-      size_t a = strcspn (path, "/"), b = strcspn (want, "/");
-      if (a != b || memcmp (path, want, a) != 0)
-        return false;
-      path += a;
-      want += b;
-    }
-}
-
 /* Create component NAME in PARENT: a directory, or (file) an empty file.
    NAME is one component and PARENT was resolved inside the root, so the new
    entry lands inside the root.  Returns 1 when NAME is a dangling symlink,
@@ -439,13 +419,19 @@ mount_one (const struct root *r, const struct mnt_ctx *ctx, const struct oci_mou
   return -1;
 }
 
+static const char *
+workdir_path (const struct oci_spec *s)
+{
+  const char *path = s->sandbox.workdir_path;
+  return path && path[0] ? path : "/work";
+}
+
 /* The profile's persistent work dir, read-write but nosuid,nodev. */
 static int
 mount_workdir (const struct root *r, const struct mnt_ctx *ctx, hk_err *err)
 {
-  const char *path = ctx->spec->sandbox.workdir_path;
   struct oci_mount m = {
-    .destination = (char *)(path && path[0] ? path : "/work"),
+    .destination = (char *)workdir_path (ctx->spec),
     .type = (char *)"bind",
     .source = (char *)ctx->workdir,
     .flags = MS_BIND | MS_NOSUID | MS_NODEV,
@@ -462,7 +448,7 @@ last_mount_at (const struct oci_spec *s, const char *path)
 {
   const struct oci_mount *found = NULL;
   for (size_t i = 0; i < s->n_mounts; i++)
-    if (s->mounts[i].destination && path_is (s->mounts[i].destination, path))
+    if (s->mounts[i].destination && path_within (s->mounts[i].destination, path, false))
       found = &s->mounts[i];
   return found;
 }
@@ -471,7 +457,7 @@ static bool
 spec_has_device (const struct oci_spec *s, const char *path)
 {
   for (size_t i = 0; i < s->linux.n_devices; i++)
-    if (s->linux.devices[i].path && path_is (s->linux.devices[i].path, path))
+    if (s->linux.devices[i].path && path_within (s->linux.devices[i].path, path, false))
       return true;
   return false;
 }
@@ -784,10 +770,23 @@ mnt_prepare_root (const struct mnt_ctx *ctx, hk_err *err)
     return err_sys (err, "open %s", dir);
   struct root r = { .fd = rootfd, .label = dir, .by_fd = true };
 
+  /* The work dir goes before the first mount at or under it: a user's
+     `-v SRC:/work` or `--tmpfs /work/x` is then on top, not shadowed by it
+     (and its writes lost with the sandbox). */
+  bool wd_due = ctx->workdir != NULL;
   for (size_t i = 0; i < s->n_mounts; i++)
-    if (mount_one (&r, ctx, &s->mounts[i], ctx->src_fds ? ctx->src_fds[i] : -1, err) < 0)
-      return -1;
-  if (ctx->workdir && mount_workdir (&r, ctx, err) < 0)
+    {
+      const char *dst = s->mounts[i].destination;
+      if (wd_due && dst && path_within (dst, workdir_path (s), true))
+        {
+          if (mount_workdir (&r, ctx, err) < 0)
+            return -1;
+          wd_due = false;
+        }
+      if (mount_one (&r, ctx, &s->mounts[i], ctx->src_fds ? ctx->src_fds[i] : -1, err) < 0)
+        return -1;
+    }
+  if (wd_due && mount_workdir (&r, ctx, err) < 0)
     return -1;
   return dev_setup (&r, ctx, err);
 }
