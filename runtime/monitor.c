@@ -239,7 +239,7 @@ mon_run (struct mon_link *l, struct mon_watch *w)
   hk_err ignored;
   /* The sandbox may have been deleted meanwhile: then there is no state
    * dir to write into, and nothing to record. */
-  exit_record_write (w->state_dir, w->pid, w->start_time, ws, exit_by_oom (&w->cg, w->oom_before, ws),
+  exit_record_write (w->state_dir, w->pid, w->start_time, ws, oom_kills_since (&w->cg, w->oom_before),
                      &ignored);
   _exit (0);
 }
@@ -259,28 +259,30 @@ mon_wait_gone (const char *state_dir, int timeout_ms, bool kill)
   pid_wait_exit (pidfd, 2000);
 }
 
-bool
-exit_by_oom (const struct cg_sandbox *cg, uint64_t oom_before, int wstatus)
+int64_t
+oom_kills_since (const struct cg_sandbox *cg, uint64_t oom_before)
 {
   uint64_t now;
   hk_err ignored;
-  if (!WIFSIGNALED (wstatus) || WTERMSIG (wstatus) != SIGKILL)
-    return false;
-  return cg_oom_kills (cg, &now, &ignored) == 0 && now > oom_before;
+  if (cg_oom_kills (cg, &now, &ignored) < 0)
+    return -1;
+  return now > oom_before ? (int64_t)(now - oom_before) : 0;
 }
 
 int
-exit_record_write (const char *state_dir, pid_t pid, uint64_t start, int wstatus, bool oom, hk_err *err)
+exit_record_write (const char *state_dir, pid_t pid, uint64_t start, int wstatus, int64_t oom_kills,
+                   hk_err *err)
 {
   int sig = WIFSIGNALED (wstatus) ? WTERMSIG (wstatus) : 0;
   int code = sig ? 128 + sig : WEXITSTATUS (wstatus);
+  bool oom = oom_kills > 0 && code == 128 + SIGKILL;
   const char *reason = oom                                                        ? "oom"
                        : sig == SIGKILL && deadline_fired (state_dir, pid, start) ? "timeout"
                        : sig                                                      ? "signaled"
                                                                                   : "exited";
   char buf[128];
-  int n = snprintf (buf, sizeof buf, "%d %llu %d %d %s\n", (int)pid, (unsigned long long)start, code, sig,
-                    reason);
+  int n = snprintf (buf, sizeof buf, "%d %llu %d %d %s %lld\n", (int)pid, (unsigned long long)start, code,
+                    sig, reason, (long long)oom_kills);
   cleanup_free char *path = xasprintf ("%s/exit", state_dir);
   return file_write_atomic (path, buf, n, 0600, err);
 }
@@ -291,11 +293,12 @@ exit_record_apply (const char *state_dir, struct oci_state *s)
   cleanup_free char *path = xasprintf ("%s/exit", state_dir);
   cleanup_free char *buf = NULL;
   hk_err ignored;
-  int pid, code, sig;
+  int pid, code, sig, n;
   unsigned long long start;
+  long long oom_kills = -1; /* not in a record an older hako wrote */
   char reason[16];
   if (file_read_all (path, 128, &buf, NULL, &ignored) < 0
-      || sscanf (buf, "%d %llu %d %d %15s", &pid, &start, &code, &sig, reason) != 5)
+      || (n = sscanf (buf, "%d %llu %d %d %15s %lld", &pid, &start, &code, &sig, reason, &oom_kills)) < 5)
     return;
   if (pid != s->pid || start != s->pid_start_time || code < 0 || code > 255)
     return;
@@ -304,4 +307,36 @@ exit_record_apply (const char *state_dir, struct oci_state *s)
   s->signal = sig;
   free (s->reason);
   s->reason = xstrdup (reason);
+  s->has_oom_kills = n == 6 && oom_kills >= 0;
+  s->oom_kills = s->has_oom_kills ? (uint64_t)oom_kills : 0;
+}
+
+static const char *const end_causes[] = { "stopped", "deleted" };
+
+void
+end_cause_write (const char *state_dir, pid_t pid, uint64_t start, const char *cause)
+{
+  char buf[96];
+  int n = snprintf (buf, sizeof buf, "%d %llu %s\n", (int)pid, (unsigned long long)start, cause);
+  cleanup_free char *path = xasprintf ("%s/ending", state_dir);
+  hk_err ignored;
+  (void)file_write_atomic (path, buf, n, 0600, &ignored);
+}
+
+const char *
+end_cause_read (const char *state_dir, pid_t pid, uint64_t start)
+{
+  cleanup_free char *path = xasprintf ("%s/ending", state_dir);
+  cleanup_free char *buf = NULL;
+  hk_err ignored;
+  int p;
+  unsigned long long t;
+  char cause[16];
+  if (file_read_all (path, 96, &buf, NULL, &ignored) < 0 || sscanf (buf, "%d %llu %15s", &p, &t, cause) != 3
+      || p != (int)pid || t != start)
+    return NULL;
+  for (size_t i = 0; i < sizeof end_causes / sizeof *end_causes; i++)
+    if (strcmp (cause, end_causes[i]) == 0)
+      return end_causes[i];
+  return NULL;
 }

@@ -43,3 +43,55 @@ shared_dir () {
   [ "$output" = a ]
   $H delete vx
 }
+
+# ---- a command that died with its sandbox (item 2) ----
+
+@test "exec killed by the sandbox's deadline: reason sandbox_timeout, no false warning" {
+  $H run -d --timeout 1s dl -- sleep 100
+  run -137 --separate-stderr $H exec --json dl -- sh -c 'sleep 60'
+  [ "$(echo "$output" | jq -r .reason)" = sandbox_timeout ]
+  [ "$(echo "$output" | jq -r .stderr)" = "" ]
+  [ "$(echo "$output" | jq -r .warning)" = null ]
+  [ "$stderr" = "" ]
+  [ "$($H state dl | jq -r .reason)" = timeout ]
+}
+
+@test "exec ended by hako stop: reason stopped; by hako delete: reason deleted" {
+  $H run -d st -- sleep 100
+  (sleep 1; $H stop --time 1 st) 3>&- &
+  run --separate-stderr $H exec --json st -- sleep 60
+  wait
+  [ "$(echo "$output" | jq -r .reason)" = stopped ]
+  [ "$stderr" = "" ]
+  $H delete st
+  $H run -d de -- sleep 100
+  (sleep 1; $H delete --force de) 3>&- &
+  # The SDK's way: the result on --status-fd, stderr only the command's.
+  run -137 --separate-stderr $H exec --status-fd 4 de -- sh -c 'sleep 60' 4> "$TEST_ROOT/status"
+  wait
+  [ "$(tail -1 "$TEST_ROOT/status" | jq -r .reason)" = deleted ]
+  [ "$(tail -1 "$TEST_ROOT/status" | jq -r .warning)" = null ]
+  [ "$stderr" = "" ]
+}
+
+# ---- the OOM killer under a shell (item 3) ----
+
+@test "an OOM-killed child under sh -c: exec and wait say oom and count oom_kills" {
+  $H run -d --memory 32m om -- sleep 100
+  run -0 $H exec --json om -- true
+  [ "$(echo "$output" | jq -r .oom_kills)" = 0 ]
+  # sh's child is the one the OOM killer takes; sh exits 137.
+  run -137 $H exec --json om -- sh -c 'head -c 200m /dev/zero | tail > /dev/null; exit $?'
+  [ "$(echo "$output" | jq -r .reason)" = oom ]
+  [ "$(echo "$output" | jq -r .oom_kills)" -ge 1 ]
+  # Not the last command: it exits 0, and the count still says what happened.
+  run -0 $H exec --json om -- sh -c 'head -c 200m /dev/zero | tail > /dev/null; true'
+  [ "$(echo "$output" | jq -r .reason)" = exited ]
+  [ "$(echo "$output" | jq -r .oom_kills)" -ge 1 ]
+  $H delete --force om
+  # The sandbox's own process, a shell whose child was OOM-killed.
+  $H run -d --memory 32m wo -- sh -c 'head -c 200m /dev/zero | tail > /dev/null; exit $?'
+  run -137 $H wait --json wo
+  [ "$(echo "$output" | jq -r .reason)" = oom ]
+  [ "$(echo "$output" | jq -r .oomKills)" -ge 1 ]
+}
