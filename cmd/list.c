@@ -47,7 +47,17 @@ print_json (const struct store *st, const struct oci_state *s, bool first)
   json_str (s->oci_version);
   printf (",\"id\":");
   json_str (s->id);
-  printf (",\"pid\":%d,\"status\":\"%s\",\"bundle\":", (int)s->pid, oci_status_name (s->status));
+  printf (",\"pid\":%d,\"status\":\"%s\"", (int)s->pid, oci_status_name (s->status));
+  /* How a stopped one ended, as state has it: a script needs no second call. */
+  if (s->has_exit)
+    {
+      printf (",\"exitStatus\":%d", s->exit_status);
+      if (s->signal > 0)
+        printf (",\"signal\":%d", s->signal);
+      printf (",\"reason\":");
+      json_str (s->reason);
+    }
+  printf (",\"bundle\":");
   json_str (s->bundle);
   printf (",\"rootfs\":");
   json_str (s->rootfs);
@@ -133,7 +143,7 @@ cmd_list (int argc, char **argv)
   struct oci_state **states = xcalloc (strv_len (ids) + 1, sizeof *states);
   for (size_t i = 0; ids[i]; i++)
     if (sbx_state (&st, ids[i], &states[n], &err) == 0)
-      n++; /* else half-made (interrupted create) or deleted meanwhile */
+      cmd_state_shown (states[n++]); /* else half-made (interrupted create) or deleted meanwhile */
   print_states (&st, states, n, json, quiet);
   for (size_t i = 0; i < n; i++)
     oci_state_free (states[i]);
