@@ -34,6 +34,11 @@ struct mon_msg
   int errnum;
   int kind; /* enum err_kind: a refusal in the monitor (an id taken, a full pool) keeps its kind */
   char msg[sizeof ((hk_err *)0)->msg];
+  /* hk_err's numbers; the keys are static strings of this same binary (a
+   * fork, no exec), so their addresses hold in the caller too. */
+  int n_nums;
+  const char *num_keys[ERR_MAX_NUMS];
+  uint64_t nums[ERR_MAX_NUMS];
 };
 
 _Static_assert(sizeof (struct mon_msg) <= 4096, "a monitor message fits in PIPE_BUF");
@@ -156,7 +161,10 @@ mon_wait (struct mon_link *l, int *status, hk_err *err)
     }
   *status = m.status;
   m.msg[sizeof m.msg - 1] = '\0';
-  return err_setk (err, (enum err_kind)m.kind, m.errnum, "%s", m.msg);
+  err_setk (err, (enum err_kind)m.kind, m.errnum, "%s", m.msg);
+  for (int i = 0; i < m.n_nums && i < ERR_MAX_NUMS; i++)
+    err_num (err, m.num_keys[i], m.nums[i]);
+  return -1;
 }
 
 static void
@@ -175,6 +183,9 @@ mon_fail (struct mon_link *l, int status, const hk_err *err)
 {
   struct mon_msg m = { .ok = 0, .status = status, .errnum = err->errnum, .kind = (int)err->kind };
   snprintf (m.msg, sizeof m.msg, "%s", err->msg);
+  m.n_nums = err->n_nums;
+  memcpy (m.num_keys, err->num_keys, sizeof m.num_keys);
+  memcpy (m.nums, err->nums, sizeof m.nums);
   mon_send (l, &m);
   _exit (status);
 }

@@ -194,3 +194,24 @@ monitor_args () {
   [ ! -s "$TEST_ROOT/err" ]
   $H delete --force lf
 }
+
+# ---- errors a program branches on (item 13) ----
+
+@test "an admission refusal's JSON error carries requested, reserved and capacity" {
+  echo '{"memory_pool":"8G","overcommit":1.5}' > "$TEST_ROOT/node.json"
+  $H --node-config "$TEST_ROOT/node.json" run -d --profile host --memory 6g held
+  run -125 $H --node-config "$TEST_ROOT/node.json" --log-format json run -d --profile host --memory 8g more
+  echo "$output" | jq -e '.kind == "admission" and .requested == 8589934592
+    and .reserved == 6442450944 and .capacity == 12884901888'
+  [ ! -e "$STATE/more" ]
+  $H delete --force held
+}
+
+@test "README's exit-code paragraph lists 124, which exec --timeout gives" {
+  readme="$BATS_TEST_DIRNAME/../../README.md"
+  [ -f "$readme" ] || skip "no README.md beside the tests"
+  $H run -d et -- sleep 100
+  run -124 $H exec --timeout 0.2 et -- sleep 10
+  grep -A2 '^`exec` exits with' "$readme" | tr '\n' ' ' | grep -q '124 when'
+  $H delete --force et
+}
