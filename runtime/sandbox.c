@@ -528,7 +528,8 @@ sbx_delete (const struct store *st, const char *id, bool force, hk_err *err)
                       id, oci_status_name (s->status));
       else
         {
-          end_cause_write (e.dir, s->pid, s->pid_start_time, "deleted");
+          if (s->status != OCI_STATUS_STOPPED)
+            end_cause_write (e.dir, s->pid, s->pid_start_time, "deleted");
           r = kill_and_wait (s, &cg, err);
         }
     }
