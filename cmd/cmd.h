@@ -80,6 +80,9 @@ const char *cmd_suggest (const char *word, const char *const *names, size_t n);
 int cmd_help (const char *text);
 
 int cmd_store (struct store *st, hk_err *err);
+/* A state as state, list and wait show it: a stopped sandbox's pid is 0, as
+ * runc's (its process is gone, and the number may be another's by now). */
+void cmd_state_shown (struct oci_state *s);
 /* The store's paths from the global options, nothing made. */
 void cmd_store_paths (struct store *st);
 

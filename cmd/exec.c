@@ -329,6 +329,9 @@ print_json (const struct exec_result *res, struct capture *c, const char *id)
     .reason = exec_reason_name (res->reason),
     .timed_out = res->timed_out,
     .duration_ms = res->duration_ms,
+    .has_oom_kills = res->has_oom_kills,
+    .oom_kills = res->oom_kills,
+    .warning = res->warning,
     .out = { .data = c->buf[1], .len = c->len[1], .truncated = res->truncated[0] },
     .err = { .data = c->buf[2], .len = c->len[2], .truncated = res->truncated[1] },
   };
@@ -365,6 +368,9 @@ status_result (int fd, const struct exec_result *res, const char *id)
     .reason = exec_reason_name (res->reason),
     .timed_out = res->timed_out,
     .duration_ms = res->duration_ms,
+    .has_oom_kills = res->has_oom_kills,
+    .oom_kills = res->oom_kills,
+    .warning = res->warning,
     .out = { .data = "", .len = 0, .truncated = res->truncated[0] },
     .err = { .data = "", .len = 0, .truncated = res->truncated[1] },
   };
@@ -439,7 +445,10 @@ set_output (struct exec_cli *c, const char *id, char **command, struct passthrou
 static int
 report_result (const struct exec_cli *c, struct exec_result *res, struct capture *cap, const char *id)
 {
-  if (res->warning)
+  /* With --json and --status-fd the result carries it: hako's stderr is
+     the command's there (the SDK reads it so), and must hold only what the
+     command wrote. */
+  if (res->warning && !c->json && c->status_fd < 0)
     log_warn ("exec %s: %s", id, res->warning);
   /* As timeout(1): 124 tells the deadline from a SIGKILL or an OOM kill (137). */
   if (res->reason == EXEC_TIMEOUT)

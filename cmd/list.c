@@ -112,7 +112,17 @@ print_json (const struct store *st, const struct oci_state *s, bool first)
   json_str (s->oci_version);
   printf (",\"id\":");
   json_str (s->id);
-  printf (",\"pid\":%d,\"status\":\"%s\",\"bundle\":", (int)s->pid, oci_status_name (s->status));
+  printf (",\"pid\":%d,\"status\":\"%s\"", (int)s->pid, oci_status_name (s->status));
+  /* How a stopped one ended, as state has it: a script needs no second call. */
+  if (s->has_exit)
+    {
+      printf (",\"exitStatus\":%d", s->exit_status);
+      if (s->signal > 0)
+        printf (",\"signal\":%d", s->signal);
+      printf (",\"reason\":");
+      json_str (s->reason);
+    }
+  printf (",\"bundle\":");
   json_str (s->bundle);
   printf (",\"rootfs\":");
   json_str (s->rootfs);
@@ -216,7 +226,7 @@ cmd_list (int argc, char **argv)
         for (size_t j = 0; j < n_filters && keep; j++)
           keep = filter_match (states[n], filters[j]);
         if (keep)
-          n++;
+          cmd_state_shown (states[n++]);
         else
           oci_state_free (states[n]);
       }

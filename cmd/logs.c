@@ -1,4 +1,5 @@
 /* logs: the output of a detached sandbox (run --detach). */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,8 +36,11 @@ logs_emit (void *arg, const struct sbxlog_line *l)
   if (!l->partial)
     fputc ('\n', f);
   o->mid[l->err] = l->partial;
-  fflush (f);
-  return ferror (f) ? -1 : 0;
+  if (fflush (f) == 0 && !ferror (f))
+    return 0;
+  /* The reader went away (`hako logs -f ID | head -1` with SIGPIPE
+     ignored, as under many a CI runner): the end, quietly, as for cat. */
+  return errno == EPIPE ? 1 : -1;
 }
 
 int

@@ -96,15 +96,21 @@ fields (const char *verb, const char *id, enum err_kind kind)
   };
 }
 
+static int
+fail_with (const struct log_fields *f, const char *verb, const char *id, const char *msg)
+{
+  if (id)
+    log_error_fields (f, "%s %s: %s", verb, id, msg);
+  else
+    log_error_fields (f, "%s: %s", verb, msg);
+  return EXIT_HAKO;
+}
+
 int
 cmd_fail_kind (const char *verb, const char *id, enum err_kind kind, const char *msg)
 {
   struct log_fields f = fields (verb, id, kind);
-  if (id)
-    log_error_fields (&f, "%s %s: %s", verb, id, msg);
-  else
-    log_error_fields (&f, "%s: %s", verb, msg);
-  return EXIT_HAKO;
+  return fail_with (&f, verb, id, msg);
 }
 
 void
@@ -116,7 +122,11 @@ cmd_not_run (const char *verb, const char *id, int status, const char *msg)
 int
 cmd_fail (const char *verb, const char *id, const hk_err *err)
 {
-  return cmd_fail_kind (verb, id, err_kind_of (err), err->msg);
+  struct log_fields f = fields (verb, id, err_kind_of (err));
+  f.n_nums = err->n_nums;
+  f.num_keys = err->num_keys;
+  f.nums = err->nums;
+  return fail_with (&f, verb, id, err->msg);
 }
 
 int

@@ -10,6 +10,16 @@
 static const char state_help[] = "Usage: hako state [--format json] ID\n\n"
                                  "Print the sandbox's state as JSON (OCI state plus hako's fields).\n";
 
+void
+cmd_state_shown (struct oci_state *s)
+{
+  if (s->status == OCI_STATUS_STOPPED)
+    {
+      s->pid = 0;
+      s->pid_start_time = 0;
+    }
+}
+
 int
 cmd_state (int argc, char **argv)
 {
@@ -34,7 +44,7 @@ cmd_state (int argc, char **argv)
   size_t len;
   int r = 0;
   if (cmd_store (&st, &err) < 0 || sbx_state (&st, id, &s, &err) < 0
-      || oci_state_to_json (s, true, &json, &len, &err) < 0)
+      || (cmd_state_shown (s), oci_state_to_json (s, true, &json, &len, &err)) < 0)
     r = cmd_fail ("state", id, &err);
   else
     printf ("%s\n", json);

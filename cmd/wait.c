@@ -49,7 +49,7 @@ cmd_wait (int argc, char **argv)
   size_t len;
   int r;
   if (cmd_store (&st, &err) < 0 || sbx_wait (&st, id, &s, &err) < 0
-      || (json && oci_state_to_json (s, true, &text, &len, &err) < 0))
+      || (json && (cmd_state_shown (s), oci_state_to_json (s, true, &text, &len, &err)) < 0))
     r = cmd_fail ("wait", id, &err);
   else
     {

@@ -31,6 +31,7 @@ err_vset (hk_err *err, int errnum, bool with_strerror, const char *fmt, va_list 
     snprintf (err->msg + n, sizeof err->msg - n, ": %s", errno_text (errnum));
   err->errnum = errnum;
   err->kind = ERR_KIND_UNSET; /* a new error: its kind is said anew */
+  err->n_nums = 0;
   return -1;
 }
 
@@ -94,6 +95,17 @@ err_clear (hk_err *err)
   err->errnum = 0;
   err->kind = ERR_KIND_UNSET;
   err->msg[0] = '\0';
+  err->n_nums = 0;
+}
+
+int
+err_num (hk_err *err, const char *key, uint64_t value)
+{
+  if (err->n_nums < 0 || err->n_nums >= ERR_MAX_NUMS)
+    return -1;
+  err->num_keys[err->n_nums] = key;
+  err->nums[err->n_nums++] = value;
+  return -1;
 }
 
 int

@@ -3,6 +3,7 @@
 #define HAKO_LIB_ERR_H
 
 #include <stdarg.h>
+#include <stdint.h>
 
 /* What kind of failure, for programs that branch on it (--log-format json
  * prints the word; hako(8) lists them).  The words are a stable interface:
@@ -29,11 +30,18 @@ enum err_kind
  * and on what; errnum keeps the errno that caused it (0 when none); kind is
  * set where the failure's kind is known (err_kind).  Fixed size, no
  * allocation: it is filled in processes that share hako's memory. */
+#define ERR_MAX_NUMS 4
 typedef struct hk_err
 {
   int errnum;
   enum err_kind kind;
   char msg[2048];
+  /* Numbers a program may branch on besides the message (an admission
+   * refusal's requested, reserved and capacity bytes): --log-format json
+   * gives each as a member of the error's line.  Keys are static strings. */
+  int n_nums;
+  const char *num_keys[ERR_MAX_NUMS];
+  uint64_t nums[ERR_MAX_NUMS];
 } hk_err;
 
 /* Set the error from a printf format that says everything itself; errnum is
@@ -46,6 +54,9 @@ int err_sys (hk_err *err, const char *fmt, ...) __attribute__ ((format (printf, 
 /* Put "CONTEXT: " in front of the message already in err.  Returns -1. */
 int err_prefix (hk_err *err, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
 void err_clear (hk_err *err);
+/* Attach the number value as key (a static string) to the error already in
+ * err; a new error (err_set...) has none.  Returns -1. */
+int err_num (hk_err *err, const char *key, uint64_t value);
 
 /* Say what kind of failure the error already in err is.  Returns -1. */
 int err_kind (hk_err *err, enum err_kind kind);

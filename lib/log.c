@@ -3,6 +3,7 @@
 #include "lib/log.h"
 
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -76,6 +77,14 @@ json_line (char *line, size_t size, const char *level, const struct log_fields *
   put_field (line, body, &n, ",\"verb\":", f ? f->verb : NULL);
   put_field (line, body, &n, ",\"id\":", f ? f->id : NULL);
   put_field (line, body, &n, ",\"image\":", f ? f->image : NULL);
+  for (int i = 0; f && i < f->n_nums; i++)
+    {
+      char num[32];
+      put_lit (line, body, &n, ",");
+      jsonstr_append (line, body, &n, f->num_keys[i]);
+      snprintf (num, sizeof num, ":%" PRIu64, f->nums[i]);
+      put_lit (line, body, &n, num);
+    }
   if (with_time)
     {
       char stamp[96];

@@ -4,6 +4,7 @@
 #define HAKO_LIB_LOG_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 enum log_format
 {
@@ -25,6 +26,10 @@ struct log_fields
   const char *verb;
   const char *id;    /* the sandbox */
   const char *image; /* an image verb's operand */
+  /* Numbers, each a member of the JSON line (hk_err's nums); n_nums 0: none. */
+  int n_nums;
+  const char *const *num_keys;
+  const uint64_t *nums;
 };
 
 /* An error: always on stderr, and in the log file when one is set.  Text:

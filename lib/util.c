@@ -516,3 +516,22 @@ path_has_dotdot (const char *path)
     }
   return false;
 }
+
+bool
+path_within (const char *path, const char *dir, bool under)
+{
+  for (;;)
+    {
+      while (*path == '/')
+        path++;
+      while (*dir == '/')
+        dir++;
+      if (*path == '\0' || *dir == '\0')
+        return *path == *dir || (under && *dir == '\0');
+      size_t a = strcspn (path, "/"), b = strcspn (dir, "/");
+      if (a != b || memcmp (path, dir, a) != 0)
+        return false;
+      path += a;
+      dir += b;
+    }
+}

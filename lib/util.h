@@ -53,6 +53,9 @@ char *path_absolute (const char *path);
 char *path_lexical (const char *path, bool *above);
 /* PATH has a ".." component. */
 bool path_has_dotdot (const char *path);
+/* PATH names DIR ("/dev", "dev/" and "//dev" all name /dev), or, with
+ * under, a path below it too.  Lexical: no "." or ".." handling. */
+bool path_within (const char *path, const char *dir, bool under);
 bool str_has_suffix (const char *s, const char *suffix);
 
 /* Test hook for the crash tests: true when HAKO_TEST_STALL names POINT, after

@@ -35,6 +35,10 @@ struct oci_state
   int exit_status; /* the process's status: code, or 128+N for signal N */
   int signal;      /* the signal that killed it, 0 if none */
   char *reason;    /* "exited", "signaled", "timeout", "oom" */
+  /* With has_exit: the processes the OOM killer took in the sandbox's
+   * memory cgroup while it ran ("oomKills"); unknown without a counter. */
+  bool has_oom_kills;
+  uint64_t oom_kills;
   char *rootfs;    /* absolute path of the root (bundle rootfs or state dir mount) */
   char *workdir;   /* host path of the persistent work dir, or NULL */
   pid_t proxy_pid; /* allowlist network: the proxy's pid, 0 when none runs */

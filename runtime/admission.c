@@ -106,12 +106,15 @@ admission_check (const struct oci_node *node, uint64_t reserved, uint64_t reques
   human (reserved, res, sizeof res);
   human (node->memory_pool, pool, sizeof pool);
   human ((uint64_t)cap, total, sizeof total);
-  return err_setk (err, ERR_ADMISSION, EBUSY,
-                   "admission: not enough memory in the node's pool: requested %" PRIu64 " (%s), "
-                   "reserved by live sandboxes %" PRIu64 " (%s), pool %" PRIu64 " (%s) x overcommit %g "
-                   "= %" PRIu64 " (%s)",
-                   request, req, reserved, res, node->memory_pool, pool, node->overcommit, (uint64_t)cap,
-                   total);
+  err_setk (err, ERR_ADMISSION, EBUSY,
+            "admission: not enough memory in the node's pool: requested %" PRIu64 " (%s), "
+            "reserved by live sandboxes %" PRIu64 " (%s), pool %" PRIu64 " (%s) x overcommit %g "
+            "= %" PRIu64 " (%s)",
+            request, req, reserved, res, node->memory_pool, pool, node->overcommit, (uint64_t)cap, total);
+  /* For a scheduler that retries elsewhere: the numbers, not the text. */
+  err_num (err, "requested", request);
+  err_num (err, "reserved", reserved);
+  return err_num (err, "capacity", (uint64_t)cap);
 }
 
 /* A sandbox without a readable state is being created (or was, by a hako

@@ -25,9 +25,11 @@
 #include "lib/util.h"
 #include "runtime/cgroup/cgroup.h"
 #include "runtime/console.h"
+#include "runtime/deadline.h"
 #include "runtime/exec_enter.h"
 #include "runtime/exec_internal.h"
 #include "runtime/mntns.h"
+#include "runtime/monitor.h"
 #include "runtime/pidinfo.h"
 #include "runtime/process.h"
 #include "runtime/proctree.h"
@@ -44,6 +46,9 @@ exec_reason_name (enum exec_reason r)
     case EXEC_SIGNALED: return "signaled";
     case EXEC_TIMEOUT: return "timeout";
     case EXEC_OOM: return "oom";
+    case EXEC_SANDBOX_TIMEOUT: return "sandbox_timeout";
+    case EXEC_STOPPED: return "stopped";
+    case EXEC_DELETED: return "deleted";
     case EXEC_EXITED:
     default: return "exited";
     }
@@ -374,6 +379,39 @@ wait_command (struct exec_ctx *x, struct exec_result *res, int *ws, bool *more, 
   return 0;
 }
 
+/* A command killed by a signal may have died with its sandbox: the
+ * sandbox's deadline, stop and delete each record so before they kill (and
+ * delete removes the state dir after).  EXEC_SIGNALED when none did. */
+static enum exec_reason
+sandbox_end_reason (const struct exec_ctx *x)
+{
+  const struct oci_state *s = x->state;
+  if (x->state_dir == NULL || s == NULL)
+    return EXEC_SIGNALED;
+  if (deadline_fired (x->state_dir, s->pid, s->pid_start_time))
+    return EXEC_SANDBOX_TIMEOUT;
+  const char *cause = end_cause_read (x->state_dir, s->pid, s->pid_start_time);
+  if (cause)
+    return strcmp (cause, "deleted") == 0 ? EXEC_DELETED : EXEC_STOPPED;
+  if (access (x->state_dir, F_OK) < 0 && errno == ENOENT)
+    return EXEC_DELETED;
+  return EXEC_SIGNALED;
+}
+
+/* What the OOM killer did in the sandbox's memory cgroup while the command
+ * ran.  The counter is the sandbox's, not the command's: the command's own
+ * tree lost a process to it when the command was SIGKILLed, or exited 137,
+ * which is how a shell reports a child killed by SIGKILL (sh -c 'a; b'). */
+static void
+count_oom_kills (const struct exec_ctx *x, struct exec_result *res)
+{
+  uint64_t now;
+  if (x->oom_file == NULL || !read_oom_kills (x->oom_file, &now))
+    return;
+  res->has_oom_kills = true;
+  res->oom_kills = now > x->oom_before ? now - x->oom_before : 0;
+}
+
 /* The exit status and how the command ended. */
 static int
 decide_result (struct exec_ctx *x, struct exec_result *res, int ws, hk_err *err)
@@ -388,23 +426,20 @@ decide_result (struct exec_ctx *x, struct exec_result *res, int ws, hk_err *err)
       res->timed_out = false;
       return 0;
     }
-  uint64_t oom;
+  count_oom_kills (x, res);
   if (WIFSIGNALED (ws))
     {
       int sig = WTERMSIG (ws);
       res->status = 128 + sig;
       res->signal = sig;
-      if (sig == SIGKILL && res->timed_out)
-        res->reason = EXEC_TIMEOUT;
-      else if (sig == SIGKILL && read_oom_kills (x->oom_file, &oom) && oom > x->oom_before)
+      res->reason = sig == SIGKILL && res->timed_out ? EXEC_TIMEOUT : sandbox_end_reason (x);
+      if (res->reason == EXEC_SIGNALED && sig == SIGKILL && res->oom_kills > 0)
         res->reason = EXEC_OOM;
-      else
-        res->reason = EXEC_SIGNALED;
     }
   else
     {
       res->status = WEXITSTATUS (ws);
-      res->reason = EXEC_EXITED;
+      res->reason = res->status == 128 + SIGKILL && res->oom_kills > 0 ? EXEC_OOM : EXEC_EXITED;
     }
   /* The deadline came just as the command ended on its own: not a timeout. */
   res->timed_out = res->reason == EXEC_TIMEOUT;
@@ -459,17 +494,20 @@ finish_foreground (struct exec_ctx *x, struct exec_result *res, hk_err *err)
       return -1;
     }
   res->duration_ms = now_ms () - x->t0;
-  if (x->helper_killed)
-    res->warning = xstrdup ("the process holding the command's processes together was killed "
-                            "from inside the sandbox, and the command with it; processes the "
-                            "command started may live on");
   release_subreaper (x, res, res->timed_out || (x->o->timeout_ms && more));
   console_relay_end (&x->relay);
   drain_pending (x, res);
   /* Every writer of errp is gone: this cannot block. */
   while (x->plan.errp[0] >= 0 && read_failure (x))
     ;
-  return decide_result (x, res, ws, err);
+  if (decide_result (x, res, ws, err) < 0)
+    return -1;
+  /* Only when it is true: a sandbox that ended took everything with it. */
+  if (x->helper_killed && res->reason == EXEC_SIGNALED && res->warning == NULL)
+    res->warning = xstrdup ("the process holding the command's processes together was killed "
+                            "from inside the sandbox, and the command with it; processes the "
+                            "command started may live on");
+  return 0;
 }
 
 /* Detached: wait only until the command is executed (errp's EOF). */
@@ -515,6 +553,7 @@ ctx_free (struct exec_ctx *x)
   landlock_plan_free (x->landlock);
   seccomp_prog_free (x->seccomp);
   free (x->oom_file);
+  free (x->state_dir);
   if (x->spec)
     oci_spec_free (x->spec);
   oci_state_free (x->state);
@@ -558,7 +597,9 @@ exec_run (const struct store *st, const struct exec_opts *o, struct exec_result 
   if (r > 0)
     {
       /* Killed before it was reported: as a command killed by SIGKILL. */
-      *res = (struct exec_result){ .status = 128 + SIGKILL, .signal = SIGKILL, .reason = EXEC_SIGNALED };
+      *res = (struct exec_result){ .status = 128 + SIGKILL,
+                                   .signal = SIGKILL,
+                                   .reason = sandbox_end_reason (&x) };
       ctx_free (&x);
       return 0;
     }

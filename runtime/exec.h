@@ -89,8 +89,13 @@ enum exec_reason
 {
   EXEC_EXITED,
   EXEC_SIGNALED,
-  EXEC_TIMEOUT,
-  EXEC_OOM
+  EXEC_TIMEOUT, /* the exec's own --timeout */
+  EXEC_OOM,     /* the OOM killer took the command or a process of its tree */
+  /* The command died with its sandbox: the sandbox's deadline
+   * (sandbox.limits.timeout), `hako stop`, `hako delete`. */
+  EXEC_SANDBOX_TIMEOUT,
+  EXEC_STOPPED,
+  EXEC_DELETED
 };
 
 struct exec_result
@@ -103,8 +108,12 @@ struct exec_result
   uint64_t duration_ms; /* from the fork to the command's exit */
   uint64_t max_output;  /* the cap that applied (--max-output or the sandbox's) */
   pid_t pid;            /* the command's pid on the host */
-  char *not_run;        /* 126/127: why the command could not be executed */
-  char *warning;        /* something hako could not finish, the command's result stands */
+  /* The sandbox's memory cgroup's oom_kill count rose by oom_kills while
+   * the command ran; has_oom_kills false when there is no counter. */
+  bool has_oom_kills;
+  uint64_t oom_kills;
+  char *not_run; /* 126/127: why the command could not be executed */
+  char *warning; /* something hako could not finish, the command's result stands */
 };
 
 const char *exec_reason_name (enum exec_reason r);

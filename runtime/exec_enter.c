@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "lib/fdpass.h"
+#include "lib/proctitle.h"
 #include "lib/syscalls.h"
 #include "lib/trace.h"
 #include "lib/util.h"
@@ -253,17 +254,7 @@ static unsigned long arg_start, arg_end;
 static void
 find_arguments (void)
 {
-  char buf[1024];
-  cleanup_close int fd = open ("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-  ssize_t n = fd < 0 ? -1 : read (fd, buf, sizeof buf - 1);
-  if (n <= 0)
-    return;
-  buf[n] = '\0';
-  char *p = strrchr (buf, ')');
-  for (int field = 2; p && field < 48; field++)
-    p = strchr (p + 1, ' ');
-  if (p == NULL || sscanf (p, " %lu %lu", &arg_start, &arg_end) != 2 || arg_end <= arg_start
-      || arg_end - arg_start > (1ul << 20))
+  if (!proctitle_area (&arg_start, &arg_end))
     arg_start = arg_end = 0;
 }
 

@@ -31,7 +31,8 @@ struct exec_ctx
   gid_t *gids;        /* --additional-gids with the user's groups */
   struct landlock_plan *landlock;
   struct seccomp_prog *seccomp;
-  char *oom_file; /* the memory cgroup's oom_kill counter, or NULL */
+  char *state_dir; /* <root>/<id>: the deadline's and stop's records */
+  char *oom_file;  /* the memory cgroup's oom_kill counter, or NULL */
   uint64_t oom_before;
   uint64_t paused_ms; /* --ignore-paused: how long the sandbox stayed paused first */
   /* Running: */

@@ -91,6 +91,7 @@ open_sandbox (const struct store *st, struct exec_ctx *x, hk_err *err)
     }
   if (mntns_is_host (x->spec))
     x->tree = mntns_tree_path (&e);
+  x->state_dir = xstrdup (e.dir);
   store_close (&e);
   x->plan.pidfd = pid_open (x->state->pid, x->state->pid_start_time);
   if (x->plan.pidfd < 0)

@@ -160,7 +160,8 @@ stopped_mount (const struct view *v, const char *path, size_t *len)
 
 /* A stopped sandbox has no mount namespace left: its files are its root
  * directory on the host, its persistent work dir and its bind mounts'
- * sources.  What was on a tmpfs, /proc and the like is gone. */
+ * sources.  What was on a tmpfs, /proc and the like is gone.  A bind at or
+ * under the work dir was mounted on top of it (mnt_prepare_root): it wins. */
 static int
 stopped_place (const struct view *v, const char *path, struct place *pl, hk_err *err)
 {
@@ -169,7 +170,7 @@ stopped_place (const struct view *v, const char *path, struct place *pl, hk_err 
   const struct hako_sandbox *sb = &v->spec->sandbox;
   cleanup_free char *wd = NULL;
   if (sb->workdir_persist && v->state->workdir && sb->workdir_path
-      && normalize (sb->workdir_path, &wd, err) == 0 && strlen (wd) >= len
+      && normalize (sb->workdir_path, &wd, err) == 0 && strlen (wd) > len
       && strncmp (path, wd, strlen (wd)) == 0 && (path[strlen (wd)] == '/' || path[strlen (wd)] == '\0'))
     {
       len = strlen (wd);

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "lib/proctitle.h"
 #include "lib/syscalls.h"
 #include "lib/util.h"
 #include "runtime/deadline.h"
@@ -33,6 +34,11 @@ struct mon_msg
   int errnum;
   int kind; /* enum err_kind: a refusal in the monitor (an id taken, a full pool) keeps its kind */
   char msg[sizeof ((hk_err *)0)->msg];
+  /* hk_err's numbers; the keys are static strings of this same binary (a
+   * fork, no exec), so their addresses hold in the caller too. */
+  int n_nums;
+  const char *num_keys[ERR_MAX_NUMS];
+  uint64_t nums[ERR_MAX_NUMS];
 };
 
 _Static_assert(sizeof (struct mon_msg) <= 4096, "a monitor message fits in PIPE_BUF");
@@ -155,7 +161,10 @@ mon_wait (struct mon_link *l, int *status, hk_err *err)
     }
   *status = m.status;
   m.msg[sizeof m.msg - 1] = '\0';
-  return err_setk (err, (enum err_kind)m.kind, m.errnum, "%s", m.msg);
+  err_setk (err, (enum err_kind)m.kind, m.errnum, "%s", m.msg);
+  for (int i = 0; i < m.n_nums && i < ERR_MAX_NUMS; i++)
+    err_num (err, m.num_keys[i], m.nums[i]);
+  return -1;
 }
 
 static void
@@ -174,6 +183,9 @@ mon_fail (struct mon_link *l, int status, const hk_err *err)
 {
   struct mon_msg m = { .ok = 0, .status = status, .errnum = err->errnum, .kind = (int)err->kind };
   snprintf (m.msg, sizeof m.msg, "%s", err->msg);
+  m.n_nums = err->n_nums;
+  memcpy (m.num_keys, err->num_keys, sizeof m.num_keys);
+  memcpy (m.nums, err->nums, sizeof m.nums);
   mon_send (l, &m);
   _exit (status);
 }
@@ -217,10 +229,26 @@ detach (const struct mon_link *l, const struct mon_watch *w)
   fd_close_all_but (3, keep, 3);
 }
 
+/* What ps shows for it while the sandbox lives: "hako monitor ID" (and the
+ * root where hako's arguments leave room), not the verb that forked it (a
+ * sandbox woken by `wake` looked like a `hako wake` hung for its life). */
+static void
+name_monitor (const char *state_dir)
+{
+  cleanup_free char *root = xstrdup (state_dir);
+  char *slash = strrchr (root, '/');
+  if (slash == NULL)
+    return;
+  *slash = '\0';
+  const char *words[] = { "hako", "monitor", slash + 1, "--root", root[0] ? root : "/" };
+  proctitle_set ("hako monitor", words, 5, 3);
+}
+
 void
 mon_run (struct mon_link *l, struct mon_watch *w)
 {
   detach (l, w);
+  name_monitor (w->state_dir);
   struct mon_msg m = { .ok = 1 };
   mon_send (l, &m);
   if (w->log_out >= 0 || w->log_err >= 0)
@@ -239,7 +267,7 @@ mon_run (struct mon_link *l, struct mon_watch *w)
   hk_err ignored;
   /* The sandbox may have been deleted meanwhile: then there is no state
    * dir to write into, and nothing to record. */
-  exit_record_write (w->state_dir, w->pid, w->start_time, ws, exit_by_oom (&w->cg, w->oom_before, ws),
+  exit_record_write (w->state_dir, w->pid, w->start_time, ws, oom_kills_since (&w->cg, w->oom_before),
                      &ignored);
   _exit (0);
 }
@@ -259,28 +287,30 @@ mon_wait_gone (const char *state_dir, int timeout_ms, bool kill)
   pid_wait_exit (pidfd, 2000);
 }
 
-bool
-exit_by_oom (const struct cg_sandbox *cg, uint64_t oom_before, int wstatus)
+int64_t
+oom_kills_since (const struct cg_sandbox *cg, uint64_t oom_before)
 {
   uint64_t now;
   hk_err ignored;
-  if (!WIFSIGNALED (wstatus) || WTERMSIG (wstatus) != SIGKILL)
-    return false;
-  return cg_oom_kills (cg, &now, &ignored) == 0 && now > oom_before;
+  if (cg_oom_kills (cg, &now, &ignored) < 0)
+    return -1;
+  return now > oom_before ? (int64_t)(now - oom_before) : 0;
 }
 
 int
-exit_record_write (const char *state_dir, pid_t pid, uint64_t start, int wstatus, bool oom, hk_err *err)
+exit_record_write (const char *state_dir, pid_t pid, uint64_t start, int wstatus, int64_t oom_kills,
+                   hk_err *err)
 {
   int sig = WIFSIGNALED (wstatus) ? WTERMSIG (wstatus) : 0;
   int code = sig ? 128 + sig : WEXITSTATUS (wstatus);
+  bool oom = oom_kills > 0 && code == 128 + SIGKILL;
   const char *reason = oom                                                        ? "oom"
                        : sig == SIGKILL && deadline_fired (state_dir, pid, start) ? "timeout"
                        : sig                                                      ? "signaled"
                                                                                   : "exited";
   char buf[128];
-  int n = snprintf (buf, sizeof buf, "%d %llu %d %d %s\n", (int)pid, (unsigned long long)start, code, sig,
-                    reason);
+  int n = snprintf (buf, sizeof buf, "%d %llu %d %d %s %lld\n", (int)pid, (unsigned long long)start, code,
+                    sig, reason, (long long)oom_kills);
   cleanup_free char *path = xasprintf ("%s/exit", state_dir);
   return file_write_atomic (path, buf, n, 0600, err);
 }
@@ -291,11 +321,12 @@ exit_record_apply (const char *state_dir, struct oci_state *s)
   cleanup_free char *path = xasprintf ("%s/exit", state_dir);
   cleanup_free char *buf = NULL;
   hk_err ignored;
-  int pid, code, sig;
+  int pid, code, sig, n;
   unsigned long long start;
+  long long oom_kills = -1; /* not in a record an older hako wrote */
   char reason[16];
   if (file_read_all (path, 128, &buf, NULL, &ignored) < 0
-      || sscanf (buf, "%d %llu %d %d %15s", &pid, &start, &code, &sig, reason) != 5)
+      || (n = sscanf (buf, "%d %llu %d %d %15s %lld", &pid, &start, &code, &sig, reason, &oom_kills)) < 5)
     return;
   if (pid != s->pid || start != s->pid_start_time || code < 0 || code > 255)
     return;
@@ -304,4 +335,36 @@ exit_record_apply (const char *state_dir, struct oci_state *s)
   s->signal = sig;
   free (s->reason);
   s->reason = xstrdup (reason);
+  s->has_oom_kills = n == 6 && oom_kills >= 0;
+  s->oom_kills = s->has_oom_kills ? (uint64_t)oom_kills : 0;
+}
+
+static const char *const end_causes[] = { "stopped", "deleted" };
+
+void
+end_cause_write (const char *state_dir, pid_t pid, uint64_t start, const char *cause)
+{
+  char buf[96];
+  int n = snprintf (buf, sizeof buf, "%d %llu %s\n", (int)pid, (unsigned long long)start, cause);
+  cleanup_free char *path = xasprintf ("%s/ending", state_dir);
+  hk_err ignored;
+  (void)file_write_atomic (path, buf, n, 0600, &ignored);
+}
+
+const char *
+end_cause_read (const char *state_dir, pid_t pid, uint64_t start)
+{
+  cleanup_free char *path = xasprintf ("%s/ending", state_dir);
+  cleanup_free char *buf = NULL;
+  hk_err ignored;
+  int p;
+  unsigned long long t;
+  char cause[16];
+  if (file_read_all (path, 96, &buf, NULL, &ignored) < 0 || sscanf (buf, "%d %llu %15s", &p, &t, cause) != 3
+      || p != (int)pid || t != start)
+    return NULL;
+  for (size_t i = 0; i < sizeof end_causes / sizeof *end_causes; i++)
+    if (strcmp (cause, end_causes[i]) == 0)
+      return end_causes[i];
+  return NULL;
 }

@@ -63,15 +63,29 @@ void mon_run (struct mon_link *l, struct mon_watch *w) __attribute__ ((noreturn)
  * kill, SIGKILL it if it has not by then, and wait for that. */
 void mon_wait_gone (const char *state_dir, int timeout_ms, bool kill);
 
-/* The OOM killer ended it: SIGKILL while the memory cgroup's counter rose. */
-bool exit_by_oom (const struct cg_sandbox *cg, uint64_t oom_before, int wstatus);
+/* The processes the OOM killer took in the sandbox's memory cgroup since
+ * its counter read oom_before; -1 when there is no counter. */
+int64_t oom_kills_since (const struct cg_sandbox *cg, uint64_t oom_before);
 /* <state dir>/exit: how the process pid (started at start) ended.  Written
  * atomically, without the sandbox's lock: the verbs holding the lock (stop,
  * delete) wait for the monitor that writes it.  It names the process, so a
  * record about an earlier process (before a restart) is never taken for the
- * current one's. */
-int exit_record_write (const char *state_dir, pid_t pid, uint64_t start, int wstatus, bool oom, hk_err *err);
+ * current one's.
+ * oom_kills (oom_kills_since, or -1) goes in it too; the reason is "oom"
+ * when the process was SIGKILLed, or exited 137 (how a shell reports a child
+ * SIGKILLed: sh -c 'a; b'), while the counter rose. */
+int exit_record_write (const char *state_dir, pid_t pid, uint64_t start, int wstatus, int64_t oom_kills,
+                       hk_err *err);
 /* Fill s's exit fields from the record if it is about s's process. */
 void exit_record_apply (const char *state_dir, struct oci_state *s);
+
+/* <state dir>/ending: why hako itself ends the process pid (started at
+ * start), cause "stopped" or "deleted", written by stop and delete before
+ * they signal it, so that an exec whose command dies with the sandbox can
+ * say so instead of "signaled".  Best effort: a missing record only makes
+ * that exec's reason less precise. */
+void end_cause_write (const char *state_dir, pid_t pid, uint64_t start, const char *cause);
+/* The cause recorded for that process ("stopped", "deleted"), or NULL. */
+const char *end_cause_read (const char *state_dir, pid_t pid, uint64_t start);
 
 #endif

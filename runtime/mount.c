@@ -37,6 +37,7 @@ struct root
   int fd;            /* O_PATH of the directory that is (or becomes) "/" */
   const char *label; /* its host path, for messages; "" after pivot_root */
   bool by_fd;        /* mount through /proc/self/fd/N (false: no procfs at /proc) */
+  bool host_parts;   /* the host profile's: the host's directories, read-only */
 };
 
 struct fdpath
@@ -66,26 +67,6 @@ static char *
 where (const struct root *r, const char *path)
 {
   return xasprintf ("%s%s%s", r->label, path[0] == '/' ? "" : "/", path);
-}
-
-/* "/dev", "dev/" and "//dev" all name /dev. */
-static bool
-path_is (const char *path, const char *want)
-{
-  for (;;)
-    {
-      while (*path == '/')
-        path++;
-      while (*want == '/')
-        want++;
-      if (*path == '\0' || *want == '\0')
-        return *path == *want;
-      size_t a = strcspn (path, "/"), b = strcspn (want, "/");
-      if (a != b || memcmp (path, want, a) != 0)
-        return false;
-      path += a;
-      want += b;
-    }
 }
 
 /* Create component NAME in PARENT: a directory, or (file) an empty file.
@@ -272,6 +253,21 @@ mount_settle (const struct root *r, const struct oci_mount *m, bool bind, const 
   return 0;
 }
 
+/* The destination could not be made.  In the host profile a missing one
+   under the host's read-only /etc, /usr... cannot be: say so, not which
+   state directory the root is built in. */
+static int
+dest_failed (const struct root *r, const struct oci_mount *m, const char *src, const char *dest, hk_err *err)
+{
+  if (err->errnum != EROFS || !r->host_parts)
+    return err_prefix (err, "mount %s on %s", src, dest);
+  return err_set (err, EROFS,
+                  "mount %s on %s: %s does not exist, and the host profile's directories above it are "
+                  "the host's, read-only: mount on one that exists (or under /tmp or /work), or use an "
+                  "image (--image), whose root can have it",
+                  src, m->destination, m->destination);
+}
+
 /* A bind mount: SOURCE (relative to the bundle unless absolute) on the
    destination, created as a directory or an empty file to match the source.
    opened: the source, already opened by the parent (mount_src.h; taken
@@ -294,7 +290,7 @@ mount_bind (const struct root *r, const struct mnt_ctx *ctx, const struct oci_mo
     return err_sys (err, "mount %s on %s", src, dest);
   cleanup_close int fd = create_in_root (r, m->destination, !S_ISDIR (st.st_mode), err);
   if (fd < 0)
-    return err_prefix (err, "mount %s on %s", src, dest);
+    return dest_failed (r, m, src, dest, err);
   struct fdpath sb, tb;
   const char *t = target (r, fd, m->destination, &tb);
   if (mount (fd_path (srcfd, &sb), t, NULL, MS_BIND | (m->flags & MS_REC), NULL) < 0)
@@ -319,7 +315,7 @@ mount_fs (const struct root *r, const struct oci_mount *m, const char *type, con
   cleanup_free char *dest = where (r, m->destination);
   cleanup_close int fd = create_in_root (r, m->destination, false, err);
   if (fd < 0)
-    return err_prefix (err, "mount %s on %s", src, dest);
+    return dest_failed (r, m, src, dest, err);
   struct fdpath b;
   unsigned long flags = (m->flags & PER_MOUNT_FLAGS) | extra;
   /* A read-only /dev tmpfs is made read-only at mnt_finish, as runc's:
@@ -405,20 +401,6 @@ mount_sysfs_bind (const struct root *r, const struct mnt_ctx *ctx, const struct 
   return mount_bind (r, ctx, &b, -1, err);
 }
 
-bool
-mnt_is_bind (const struct oci_mount *m)
-{
-  return m->is_bind || (m->type && strcmp (m->type, "bind") == 0);
-}
-
-char *
-mnt_bind_source (const struct oci_mount *m, const char *bundle)
-{
-  if (m->source == NULL || (m->source[0] != '/' && bundle == NULL))
-    return NULL;
-  return m->source[0] == '/' ? xstrdup (m->source) : xasprintf ("%s/%s", bundle, m->source);
-}
-
 static int
 mount_one (const struct root *r, const struct mnt_ctx *ctx, const struct oci_mount *m, int opened,
            hk_err *err)
@@ -439,13 +421,19 @@ mount_one (const struct root *r, const struct mnt_ctx *ctx, const struct oci_mou
   return -1;
 }
 
+static const char *
+workdir_path (const struct oci_spec *s)
+{
+  const char *path = s->sandbox.workdir_path;
+  return path && path[0] ? path : "/work";
+}
+
 /* The profile's persistent work dir, read-write but nosuid,nodev. */
 static int
 mount_workdir (const struct root *r, const struct mnt_ctx *ctx, hk_err *err)
 {
-  const char *path = ctx->spec->sandbox.workdir_path;
   struct oci_mount m = {
-    .destination = (char *)(path && path[0] ? path : "/work"),
+    .destination = (char *)workdir_path (ctx->spec),
     .type = (char *)"bind",
     .source = (char *)ctx->workdir,
     .flags = MS_BIND | MS_NOSUID | MS_NODEV,
@@ -462,7 +450,7 @@ last_mount_at (const struct oci_spec *s, const char *path)
 {
   const struct oci_mount *found = NULL;
   for (size_t i = 0; i < s->n_mounts; i++)
-    if (s->mounts[i].destination && path_is (s->mounts[i].destination, path))
+    if (s->mounts[i].destination && path_within (s->mounts[i].destination, path, false))
       found = &s->mounts[i];
   return found;
 }
@@ -471,7 +459,7 @@ static bool
 spec_has_device (const struct oci_spec *s, const char *path)
 {
   for (size_t i = 0; i < s->linux.n_devices; i++)
-    if (s->linux.devices[i].path && path_is (s->linux.devices[i].path, path))
+    if (s->linux.devices[i].path && path_within (s->linux.devices[i].path, path, false))
       return true;
   return false;
 }
@@ -782,12 +770,25 @@ mnt_prepare_root (const struct mnt_ctx *ctx, hk_err *err)
   cleanup_close int rootfd = open (dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (rootfd < 0)
     return err_sys (err, "open %s", dir);
-  struct root r = { .fd = rootfd, .label = dir, .by_fd = true };
+  struct root r
+      = { .fd = rootfd, .label = dir, .by_fd = true, .host_parts = s->sandbox.root == HAKO_ROOT_TMPFS };
 
+  /* The work dir goes before the first mount at or under it: a user's `-v SRC:/work`
+     or `--tmpfs /work/x` is then on top, not shadowed (its writes lost with the sandbox). */
+  bool wd_due = ctx->workdir != NULL;
   for (size_t i = 0; i < s->n_mounts; i++)
-    if (mount_one (&r, ctx, &s->mounts[i], ctx->src_fds ? ctx->src_fds[i] : -1, err) < 0)
-      return -1;
-  if (ctx->workdir && mount_workdir (&r, ctx, err) < 0)
+    {
+      const char *dst = s->mounts[i].destination;
+      if (wd_due && dst && path_within (dst, workdir_path (s), true))
+        {
+          if (mount_workdir (&r, ctx, err) < 0)
+            return -1;
+          wd_due = false;
+        }
+      if (mount_one (&r, ctx, &s->mounts[i], ctx->src_fds ? ctx->src_fds[i] : -1, err) < 0)
+        return -1;
+    }
+  if (wd_due && mount_workdir (&r, ctx, err) < 0)
     return -1;
   return dev_setup (&r, ctx, err);
 }

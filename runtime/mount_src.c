@@ -24,6 +24,20 @@
 #include "lib/util.h"
 #include "runtime/mount.h"
 
+bool
+mnt_is_bind (const struct oci_mount *m)
+{
+  return m->is_bind || (m->type && strcmp (m->type, "bind") == 0);
+}
+
+char *
+mnt_bind_source (const struct oci_mount *m, const char *bundle)
+{
+  if (m->source == NULL || (m->source[0] != '/' && bundle == NULL))
+    return NULL;
+  return m->source[0] == '/' ? xstrdup (m->source) : xasprintf ("%s/%s", bundle, m->source);
+}
+
 struct src_msg
 {
   size_t index;

@@ -366,7 +366,7 @@ sbx_run_wait (const struct store *st, struct sbx_fg *fg, bool record, int *statu
           /* Recorded the way the monitor records a detached one's end.  The
            * sandbox may have been deleted meanwhile: then nothing is written. */
           if (record && have_entry)
-            exit_record_write (e.dir, pid, start, wstatus, exit_by_oom (&cg, oom_before, wstatus), &ignored);
+            exit_record_write (e.dir, pid, start, wstatus, oom_kills_since (&cg, oom_before), &ignored);
           r = 0;
         }
     }
@@ -527,7 +527,11 @@ sbx_delete (const struct store *st, const char *id, bool force, hk_err *err)
         r = err_setk (err, ERR_BUSY, EBUSY, "cannot delete sandbox %s: it is %s (stop it, or use --force)",
                       id, oci_status_name (s->status));
       else
-        r = kill_and_wait (s, &cg, err);
+        {
+          if (s->status != OCI_STATUS_STOPPED)
+            end_cause_write (e.dir, s->pid, s->pid_start_time, "deleted");
+          r = kill_and_wait (s, &cg, err);
+        }
     }
   else if (err->errnum != ENOENT && !force)
     r = err_prefix (err, "cannot delete sandbox %s (--force removes it anyway)", id);
@@ -643,6 +647,8 @@ stop_locked (struct store_entry *e, struct oci_state *s, struct cg_sandbox *cg, 
    * (start makes them again).  A sandbox whose process ended by itself goes
    * the same way (there is only no process to signal): stop is what lets
    * start run it again. */
+  if (s->status != OCI_STATUS_STOPPED)
+    end_cause_write (e->dir, s->pid, s->pid_start_time, "stopped");
   if (stop_processes (s, cg, *timeout_ms, err) < 0)
     return -1;
   mon_wait_gone (e->dir, 2000, false);

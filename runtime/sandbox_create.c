@@ -229,6 +229,15 @@ resolve_rootfs (const struct sbx_create_opts *o, struct build *b, char **rootfs,
                                   : xasprintf ("%s/%s", o->bundle, spec->root_path);
   char *real = realpath (joined, NULL);
   struct stat sb;
+  /* The default profile names its bundle's rootfs/: which is rarely there
+   * for someone trying it in a directory of their own. */
+  if (real == NULL && errno == ENOENT && spec->sandbox.profile
+      && strcmp (spec->sandbox.profile, "default") == 0)
+    return err_set (err, ENOENT,
+                    "root.path %s: No such file or directory: the default profile runs the root "
+                    "filesystem of a bundle (its rootfs/): give --bundle DIR of one, --image NAME, or "
+                    "--profile host to run on the host's own directories",
+                    joined);
   if (real == NULL)
     return err_sys (err, "root.path %s", joined);
   if (stat (real, &sb) < 0 || !S_ISDIR (sb.st_mode))

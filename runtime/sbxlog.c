@@ -343,8 +343,9 @@ sbxlog_read (const char *state_dir, long tail, bool follow, bool (*stopped) (voi
     {
       if (cur < 0)
         cur = open_log (dirfd, "log", &cur_sb);
+      /* Its -1 is emit's, with errno: said as the rest are (it was not). */
       if (cur >= 0)
-        return reader_follow (&r, dirfd, cur, cur_sb.st_size, stopped, arg) < 0 ? -1 : 0;
+        status = reader_follow (&r, dirfd, steal_fd (&cur), cur_sb.st_size, stopped, arg);
     }
   if (cur >= 0)
     close (cur);

@@ -41,6 +41,8 @@ struct sbxlog_line
   const char *text;
   size_t len;
 };
+/* Returns 0 to go on, 1 to stop there (the reader went away: not an
+ * error), -1 when writing failed (errno says why). */
 typedef int (*sbxlog_emit) (void *arg, const struct sbxlog_line *l);
 /* Each line of the log, oldest first; with tail > 0 only the last tail
  * lines (whole lines: a partial record counts with the rest of its line).

@@ -23,9 +23,10 @@ put_bool (FILE *f, const char *key, bool v)
 int
 oci_exec_result_write (const struct oci_exec_result *r, FILE *f, hk_err *err)
 {
-  static const char *const reasons[] = { "exited", "signaled", "timeout", "oom" };
+  static const char *const reasons[]
+      = { "exited", "signaled", "timeout", "oom", "sandbox_timeout", "stopped", "deleted" };
   const char *reason = NULL;
-  /* The reason is one of four words, never free text: anything else is
+  /* The reason is one of these words, never free text: anything else is
    * refused rather than written unescaped. */
   for (size_t i = 0; i < sizeof reasons / sizeof *reasons; i++)
     if (r->reason && strcmp (r->reason, reasons[i]) == 0)
@@ -45,7 +46,17 @@ oci_exec_result_write (const struct oci_exec_result *r, FILE *f, hk_err *err)
   jsonstr_fput (f, r->err.data, r->err.len);
   put_bool (f, "stdout_truncated", r->out.truncated);
   put_bool (f, "stderr_truncated", r->err.truncated);
-  fprintf (f, ",\"duration_ms\":%" PRIu64 "}\n", r->duration_ms);
+  fprintf (f, ",\"duration_ms\":%" PRIu64 ",\"oom_kills\":", r->duration_ms);
+  if (r->has_oom_kills)
+    fprintf (f, "%" PRIu64, r->oom_kills);
+  else
+    fputs_unlocked ("null", f);
+  fputs_unlocked (",\"warning\":", f);
+  if (r->warning)
+    jsonstr_fput (f, r->warning, strlen (r->warning));
+  else
+    fputs_unlocked ("null", f);
+  fputs_unlocked ("}\n", f);
   if (fflush (f) != 0 || ferror (f))
     return err_sys (err, "write the JSON result");
   return 0;

@@ -18,18 +18,22 @@ struct oci_exec_stream
 
 struct oci_exec_result
 {
-  int exit_code;      /* the exit status: 128+N when killed by signal N, 124 by the timeout */
-  int signal;         /* N, or 0 when the command exited (written as null) */
-  const char *reason; /* "exited", "signaled", "timeout", "oom" */
+  int exit_code; /* the exit status: 128+N when killed by signal N, 124 by the timeout */
+  int signal;    /* N, or 0 when the command exited (written as null) */
+  /* "exited", "signaled", "timeout", "oom", "sandbox_timeout", "stopped", "deleted" */
+  const char *reason;
   bool timed_out;
   struct oci_exec_stream out, err;
   uint64_t duration_ms;
+  bool has_oom_kills; /* else oom_kills is written as null (no memory counter) */
+  uint64_t oom_kills;
+  const char *warning; /* hako's own diagnostic, kept out of the streams; NULL: null */
 };
 
 /* Write the object and a newline to f:
  *   {"exit_code":0,"signal":null,"reason":"exited","timed_out":false,
  *    "stdout":"...","stderr":"...","stdout_truncated":false,
- *    "stderr_truncated":false,"duration_ms":12}
+ *    "stderr_truncated":false,"duration_ms":12,"oom_kills":0,"warning":null}
  * The output is valid JSON whatever bytes the streams hold: valid UTF-8 is
  * kept (U+2028 and U+2029 escaped), control characters are escaped, and each
  * invalid sequence (a maximal subpart, as Unicode recommends) becomes

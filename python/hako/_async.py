@@ -285,7 +285,8 @@ class AsyncCommandHandle:
             stdout_truncated=bool(result["stdout_truncated"]),
             stderr_truncated=bool(result["stderr_truncated"]), timed_out=bool(result["timed_out"]),
             reason=str(result["reason"]), duration=int(result["duration_ms"]) / 1000.0,
-            signal=result.get("signal"), pid=self.pid, error=error)
+            signal=result.get("signal"), pid=self.pid, error=error,
+            oom_kills=result.get("oom_kills"), warning=result.get("warning"))
         return self._result
 
     async def wait(self, check: bool = True) -> CommandResult:

@@ -19,11 +19,15 @@ class CommandResult:
     stdout_truncated: bool = False
     stderr_truncated: bool = False
     timed_out: bool = False
-    reason: str = "exited"  # exited, signaled, timeout, oom, killed
+    # exited, signaled, timeout, oom, sandbox_timeout, stopped, deleted, killed
+    reason: str = "exited"
     duration: float = 0.0  # seconds
     signal: Optional[int] = None
     pid: Optional[int] = None  # the command's pid as the host sees it
     error: Optional[str] = None  # why it could not be executed (126, 127)
+    # processes of the sandbox the OOM killer took while it ran (None: no counter)
+    oom_kills: Optional[int] = None
+    warning: Optional[str] = None  # hako's own diagnostic, never in stderr
 
 
 @dataclass

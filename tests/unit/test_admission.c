@@ -125,6 +125,10 @@ test_check (void)
           && strstr (err.msg, "reserved by live sandboxes 268435456")
           && strstr (err.msg, "pool 268435456 (256 MiB) x overcommit 1 = 268435456"),
       "past it, refused with the numbers: %s", err.msg);
+  ok (err.n_nums == 3 && strcmp (err.num_keys[0], "requested") == 0 && err.nums[0] == 128 * MiB
+          && strcmp (err.num_keys[1], "reserved") == 0 && err.nums[1] == 256 * MiB
+          && strcmp (err.num_keys[2], "capacity") == 0 && err.nums[2] == 256 * MiB,
+      "  and the numbers as numbers, for --log-format json");
   ok (admission_check (&n, 0, 0, false, &err) == 0, "no limit reserves nothing");
   n.overcommit = 1.5;
   ok (admission_check (&n, 256 * MiB, 128 * MiB, true, &err) == 0, "overcommit 1.5: 384 MiB fit");

@@ -130,14 +130,17 @@ test_object (void)
                                .timed_out = true,
                                .out = { .data = "o", .len = 1, .truncated = true },
                                .err = { .data = "e", .len = 1 },
-                               .duration_ms = 1003 };
+                               .duration_ms = 1003,
+                               .has_oom_kills = true,
+                               .oom_kills = 2,
+                               .warning = "w\"" };
   hk_err err = { 0 };
   ok (oci_exec_result_write (&r, f, &err) == 0, "a timeout result is written");
   fclose (f);
   is_str (text,
           "{\"exit_code\":137,\"signal\":9,\"reason\":\"timeout\",\"timed_out\":true,"
           "\"stdout\":\"o\",\"stderr\":\"e\",\"stdout_truncated\":true,"
-          "\"stderr_truncated\":false,\"duration_ms\":1003}\n",
+          "\"stderr_truncated\":false,\"duration_ms\":1003,\"oom_kills\":2,\"warning\":\"w\\\"\"}\n",
           "every field, in order, one line");
   free (text);
 
