@@ -14,6 +14,7 @@
 
 #include "cmd/cmd.h"
 #include "lib/log.h"
+#include "lib/trust.h"
 #include "lib/util.h"
 #include "oci/learn.h"
 #include "runtime/learn.h"
@@ -190,7 +191,9 @@ cmd_apply_profile_file (struct config_src *cfg, const char *file, char *const *a
   size_t len;
   if (file == NULL)
     return 0;
-  if (file_read_all (file, 16 << 20, &text, &tlen, err) < 0)
+  /* The profile widens what the sandbox may do: one another user could
+   * have written would let that user choose the sandbox's grants. */
+  if (trust_read_all (file, 16 << 20, &text, &tlen, err) < 0)
     return err_prefix (err, "--profile-file");
   if (oci_spec_apply_profile (cfg->json, cfg->len, text, tlen, &json, &len, err) < 0
       || cmd_replace_config (cfg, json, len, args, err) < 0)

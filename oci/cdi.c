@@ -7,14 +7,17 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 #include <yaml.h>
 
+#include "lib/trust.h"
 #include "lib/util.h"
 #include "oci/cdi_internal.h"
 #include "oci/json.h"
@@ -597,35 +600,61 @@ has_suffix (const char *s, const char *suf)
   return n > m && strcmp (s + n - m, suf) == 0;
 }
 
+/* The spec files of dir, sorted: dir must be one root trusts (lib/trust.h). */
 static int
-load_dir (const char *dir, int priority, struct cdi_registry *r, hk_err *err)
+list_dir (const char *dir, int *dirfd, char ***out, size_t *n, hk_err *err)
 {
-  DIR *d = opendir (dir);
+  *dirfd = trust_open (dir, O_RDONLY | O_DIRECTORY, err);
+  if (*dirfd < 0)
+    {
+      if (err->errnum == ENOENT || err->errnum == ENOTDIR)
+        {
+          err_clear (err);
+          return 1;
+        }
+      return err_prefix (err, "CDI spec dir %s", dir);
+    }
+  DIR *d = fdopendir (dup (*dirfd));
   if (d == NULL)
-    return errno == ENOENT || errno == ENOTDIR ? 0 : err_sys (err, "CDI spec dir %s", dir);
+    return err_sys (err, "CDI spec dir %s", dir);
   char **names = NULL;
-  size_t n = 0;
   struct dirent *e;
   while ((e = readdir (d)))
     if (e->d_name[0] != '.'
         && (has_suffix (e->d_name, ".json") || has_suffix (e->d_name, ".yaml")
             || has_suffix (e->d_name, ".yml")))
       {
-        names = xrealloc (names, (n + 2) * sizeof *names);
-        names[n++] = xstrdup (e->d_name);
-        names[n] = NULL;
+        names = xrealloc (names, (*n + 2) * sizeof *names);
+        names[(*n)++] = xstrdup (e->d_name);
+        names[*n] = NULL;
       }
   closedir (d);
-  if (n)
-    qsort (names, n, sizeof *names, cmp_str);
-  int rc = 0;
+  if (*n)
+    qsort (names, *n, sizeof *names, cmp_str);
+  *out = names;
+  return 0;
+}
+
+/* A spec's hooks run as host root: a spec file, or a directory above it,
+ * that another user can write or owns would let that user run anything as
+ * root, so it fails the load as an invalid spec does, naming the file. */
+static int
+load_dir (const char *dir, int priority, struct cdi_registry *r, hk_err *err)
+{
+  cleanup_close int dirfd = -1;
+  char **names = NULL;
+  size_t n = 0;
+  int rc = list_dir (dir, &dirfd, &names, &n, err);
+  if (rc != 0)
+    return rc < 0 ? -1 : 0;
   for (size_t i = 0; i < n && rc == 0; i++)
     {
       cleanup_free char *path = xasprintf ("%s/%s", dir, names[i]);
       cleanup_free char *text = NULL;
+      cleanup_close int fd = trust_openat (dirfd, names[i], path, O_RDONLY, err);
       size_t len;
       struct cdi_spec *s;
-      if (file_read_all (path, CDI_MAX_SPEC, &text, &len, err) < 0)
+      if (fd < 0 || fd_read_all (fd, CDI_MAX_SPEC, &text, &len, err) < 0)
         rc = err_prefix (err, "CDI spec");
       else if (cdi_spec_parse (text, len, path, !has_suffix (path, ".json"), &s, err) < 0)
         rc = -1;

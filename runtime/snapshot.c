@@ -12,10 +12,12 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <nettle/sha2.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -23,6 +25,7 @@
 #include <unistd.h>
 
 #include "lib/disk_walk.h"
+#include "lib/trust.h"
 #include "lib/util.h"
 #include "oci/json.h"
 #include "oci/state.h"
@@ -102,73 +105,159 @@ snapshot_copy_tree (const char *src, const char *dst, hk_err *err)
   return r;
 }
 
-/* dest with its parent resolved (the writer refuses symlinks on its path). */
+int
+snapshot_copy_tree_at (const char *src, int dirfd, const char *name, hk_err *err)
+{
+  /* The writer takes paths: relative ones, from a working directory that
+   * is dirfd itself, resolve beneath it whatever becomes of its name. */
+  cleanup_free char *abs = realpath (src, NULL);
+  if (abs == NULL)
+    return err_sys (err, "%s", src);
+  cleanup_close int cwd = open (".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (cwd < 0)
+    return err_sys (err, "open the working directory");
+  if (fchdir (dirfd) < 0)
+    return err_sys (err, "fchdir");
+  int r = snapshot_copy_tree (abs, name, err);
+  if (fchdir (cwd) < 0 && r == 0)
+    r = err_sys (err, "fchdir back");
+  return r;
+}
+
+/* DEST's parent, opened once (every write of the snapshot is made beneath
+ * it), and DEST's name in it.  The parent must be a directory root trusts
+ * (lib/trust.h): in one the sandbox can write, the sandbox could swap the
+ * snapshot for one it made, whose hooks `run --from-snapshot` would run as
+ * root, or swap the half-made copy for a symlink into a host directory. */
 static int
-resolve_dest (const char *dest, char **out, hk_err *err)
+open_dest (const char *dest, int *dirfd, char **name, hk_err *err)
 {
   cleanup_free char *a = xstrdup (dest), *b = xstrdup (dest);
   const char *base = basename (a);
   if (base[0] == '\0' || strcmp (base, ".") == 0 || strcmp (base, "..") == 0 || strcmp (base, "/") == 0)
     return err_set (err, EINVAL, "destination %s: not a new directory name", dest);
-  char real[PATH_MAX];
-  if (realpath (dirname (b), real) == NULL)
-    return err_sys (err, "destination %s", dest);
-  *out = xasprintf ("%s/%s", strcmp (real, "/") == 0 ? "" : real, base);
+  *dirfd = trust_open (dirname (b), O_RDONLY | O_DIRECTORY, err);
+  if (*dirfd < 0)
+    return err_prefix (err, "destination %s", dest);
+  *name = xstrdup (base);
   return 0;
 }
 
+/* "sha256:<hex>" of a snapshot's config (or image record), recorded in its
+ * snapshot.json. */
+static void
+text_digest (const char *text, size_t len, char out[SNAPSHOT_DIGEST_LEN])
+{
+  struct sha256_ctx c;
+  uint8_t md[SHA256_DIGEST_SIZE];
+  sha256_init (&c);
+  sha256_update (&c, len, (const uint8_t *)text);
+  sha256_digest (&c, sizeof md, md);
+  memcpy (out, "sha256:", 7);
+  for (size_t i = 0; i < sizeof md; i++)
+    snprintf (out + 7 + 2 * i, 3, "%02x", md[i]);
+}
+
+/* A new file name in dirfd (never through a symlink); shown in errors. */
 static int
-write_meta (const char *tmp, const char *id, const char *kind, const char *src, const struct store_entry *e,
-            const char *image_record, hk_err *err)
+write_new_at (int dirfd, const char *name, const char *shown, const char *data, size_t len, hk_err *err)
+{
+  cleanup_close int fd = openat (dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return err_sys (err, "create %s/%s", shown, name);
+  if (fd_write_all (fd, data, len) < 0)
+    return err_sys (err, "write %s/%s", shown, name);
+  return 0;
+}
+
+static void
+meta_json (struct json_out *o, const char *id, const char *kind, const char *src, const char *digest,
+           const char *image_id, const char *record_digest)
+{
+  cleanup_free char *created = time_rfc3339_now ();
+  json_out_init (o, "  ");
+  json_obj_open (o);
+  json_kstr (o, "hakoVersion", HAKO_VERSION);
+  json_kstr (o, "source", id);
+  json_kstr (o, "sourcePath", src);
+  json_kstr (o, "created", created);
+  json_kstr (o, "kind", kind);
+  json_kstr (o, "config", SNAPSHOT_CONFIG);
+  json_kstr (o, "configDigest", digest);
+  json_kstr (o, "data", SNAPSHOT_DATA);
+  if (image_id)
+    {
+      json_key (o, "image");
+      json_obj_open (o);
+      json_kstr (o, "id", image_id);
+      json_kstr (o, "record", ROOTFS_IMAGE_RECORD);
+      json_kstr (o, "recordDigest", record_digest);
+      json_obj_close (o);
+    }
+  json_obj_close (o);
+}
+
+static int
+write_meta (int tmpfd, const char *shown, const char *id, const char *kind, const char *src,
+            const struct store_entry *e, const char *image_record, hk_err *err)
 {
   cleanup_free char *config_src = store_path (e, "config.json");
   cleanup_free char *config = NULL;
   size_t config_len = 0;
   if (file_read_all (config_src, 64u << 20, &config, &config_len, err) < 0)
     return -1;
-  cleanup_free char *config_dst = xasprintf ("%s/%s", tmp, SNAPSHOT_CONFIG);
-  if (file_write_new (config_dst, config, config_len, 0600, err) < 0)
+  if (write_new_at (tmpfd, SNAPSHOT_CONFIG, shown, config, config_len, err) < 0)
     return -1;
+  char digest[SNAPSHOT_DIGEST_LEN];
+  text_digest (config, config_len, digest);
   cleanup_free char *image = NULL;
   cleanup_free char *image_id = NULL;
+  char record_digest[SNAPSHOT_DIGEST_LEN];
   if (image_record)
     {
       if (file_read_all (image_record, 1 << 20, &image, NULL, err) < 0)
         return -1;
-      cleanup_free char *image_dst = xasprintf ("%s/%s", tmp, ROOTFS_IMAGE_RECORD);
-      if (file_write_new (image_dst, image, strlen (image), 0600, err) < 0)
+      if (write_new_at (tmpfd, ROOTFS_IMAGE_RECORD, shown, image, strlen (image), err) < 0)
         return -1;
+      text_digest (image, strlen (image), record_digest);
       image_id = xstrdup (image);
       char *nl = strchr (image_id, '\n');
       if (nl)
         *nl = '\0';
     }
-  cleanup_free char *created = time_rfc3339_now ();
   struct json_out o;
-  json_out_init (&o, "  ");
-  json_obj_open (&o);
-  json_kstr (&o, "hakoVersion", HAKO_VERSION);
-  json_kstr (&o, "source", id);
-  json_kstr (&o, "sourcePath", src);
-  json_kstr (&o, "created", created);
-  json_kstr (&o, "kind", kind);
-  json_kstr (&o, "config", SNAPSHOT_CONFIG);
-  json_kstr (&o, "data", SNAPSHOT_DATA);
-  if (image_id)
-    {
-      json_key (&o, "image");
-      json_obj_open (&o);
-      json_kstr (&o, "id", image_id);
-      json_kstr (&o, "record", ROOTFS_IMAGE_RECORD);
-      json_obj_close (&o);
-    }
-  json_obj_close (&o);
+  meta_json (&o, id, kind, src, digest, image_id, record_digest);
   cleanup_free char *text = NULL;
   size_t len;
   if (json_out_finish (&o, &text, &len, err) < 0)
     return -1;
-  cleanup_free char *meta = xasprintf ("%s/%s", tmp, SNAPSHOT_META);
-  return file_write_new (meta, text, len, 0600, err);
+  return write_new_at (tmpfd, SNAPSHOT_META, shown, text, len, err);
+}
+
+/* mkdtemp(3) for a template name in dirfd; -1 with errno. */
+static int
+mkdtemp_at (int dirfd, char *tmpl)
+{
+  static const char chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  size_t n = strlen (tmpl);
+  if (n < 6 || strcmp (tmpl + n - 6, "XXXXXX") != 0)
+    {
+      errno = EINVAL;
+      return -1;
+    }
+  for (int tries = 0; tries < 100; tries++)
+    {
+      unsigned char rnd[6];
+      if (getrandom (rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
+        return -1;
+      for (size_t i = 0; i < sizeof rnd; i++)
+        tmpl[n - 6 + i] = chars[rnd[i] % (sizeof chars - 1)];
+      if (mkdirat (dirfd, tmpl, 0700) == 0)
+        return 0;
+      if (errno != EEXIST)
+        return -1;
+    }
+  return -1;
 }
 
 /* Test hook: HAKO_TEST_STALL=snapshot-frozen waits, once the sandbox is
@@ -207,12 +296,12 @@ struct guard
 
 static void __attribute__ ((noreturn))
 guard_main (int fd, const struct store_entry *e, struct oci_state *s, enum oci_status was,
-            const struct cg_sandbox *cg, bool thaw, char *tmp)
+            const struct cg_sandbox *cg, bool thaw, int tmp_dirfd, char *tmp)
 {
   hk_err ignored;
   char c;
   ssize_t n;
-  int made = tmp == NULL || mkdtemp (tmp) ? 0 : errno;
+  int made = tmp == NULL || mkdtemp_at (tmp_dirfd, tmp) == 0 ? 0 : errno;
   if (send (fd, &made, sizeof made, MSG_NOSIGNAL) == (ssize_t)sizeof made && made == 0 && tmp)
     send (fd, tmp, strlen (tmp), MSG_NOSIGNAL);
   if (made != 0)
@@ -236,15 +325,16 @@ guard_main (int fd, const struct store_entry *e, struct oci_state *s, enum oci_s
       store_write_state (e, s, &ignored);
     }
   if (tmp)
-    rm_rf (tmp, &ignored);
+    rm_rf_in (tmp_dirfd, tmp, &ignored);
   _exit (0);
 }
 
-/* tmp (may be NULL): a mkdtemp template, the directory's name on return; on
- * failure it is emptied, so that nobody removes a path that was never made. */
+/* tmp (may be NULL): a mkdtemp template name in tmp_dirfd, the directory's
+ * name on return; on failure it is emptied, so that nobody removes a path
+ * that was never made. */
 static int
 guard_start (struct guard *g, const struct store_entry *e, struct oci_state *s, enum oci_status was,
-             const struct cg_sandbox *cg, bool thaw, char *tmp, hk_err *err)
+             const struct cg_sandbox *cg, bool thaw, int tmp_dirfd, char *tmp, hk_err *err)
 {
   int sp[2];
   if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
@@ -260,7 +350,7 @@ guard_start (struct guard *g, const struct store_entry *e, struct oci_state *s, 
   if (pid == 0)
     {
       close (sp[1]);
-      guard_main (sp[0], e, s, was, cg, thaw, tmp);
+      guard_main (sp[0], e, s, was, cg, thaw, tmp_dirfd, tmp);
     }
   close (sp[0]);
   g->pid = pid;
@@ -273,7 +363,7 @@ guard_start (struct guard *g, const struct store_entry *e, struct oci_state *s, 
       close (g->fd);
       waitpid (g->pid, NULL, 0);
       g->pid = -1;
-      err_code (err, made ? made : EPIPE, "mkdtemp %s", tmp ? tmp : "(none)");
+      err_code (err, made ? made : EPIPE, "make the directory %s", tmp ? tmp : "(none)");
       if (tmp)
         tmp[0] = '\0';
       return -1;
@@ -446,7 +536,7 @@ snapshot_frozen (const struct store *st, const char *id, const struct snapshot_o
   hold_signals (&hold, &old);
   blocked = true;
   was = s->status;
-  if (guard_start (&guard, &e, s, was, &cg, frozen, ops->tmp, err) < 0)
+  if (guard_start (&guard, &e, s, was, &cg, frozen, ops->tmp_dirfd, ops->tmp, err) < 0)
     goto out;
   /* Recorded as paused before the freeze, as `pause` does: should the
    * guard die too, a sandbox left frozen says paused, which `resume` thaws. */
@@ -498,25 +588,31 @@ out:
 struct take
 {
   const char *dest;
-  const char *target;
-  char *tmp;
+  int dirfd;  /* DEST's parent */
+  char *name; /* DEST's name in it */
+  char *tmp;  /* the copy's name in it, until renamed to name */
+  int tmpfd;
 };
 
 static int
 take_copy (const struct snapshot_source *v, void *arg, hk_err *err)
 {
   struct take *t = arg;
-  cleanup_free char *data = xasprintf ("%s/%s", t->tmp, SNAPSHOT_DATA);
-  return snapshot_copy_tree (v->src, data, err);
+  t->tmpfd = openat (t->dirfd, t->tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (t->tmpfd < 0)
+    return err_sys (err, "open %s's copy %s", t->dest, t->tmp);
+  if (snapshot_copy_tree_at (v->src, t->tmpfd, SNAPSHOT_DATA, err) < 0)
+    return err_prefix (err, "snapshot to %s", t->dest);
+  return 0;
 }
 
 static int
 take_commit (const struct snapshot_source *v, void *arg, hk_err *err)
 {
   struct take *t = arg;
-  if (write_meta (t->tmp, v->id, v->kind, v->src, v->entry, v->image_record, err) < 0)
+  if (write_meta (t->tmpfd, t->dest, v->id, v->kind, v->src, v->entry, v->image_record, err) < 0)
     return -1;
-  if (renameat2 (AT_FDCWD, t->tmp, AT_FDCWD, t->target, RENAME_NOREPLACE) < 0)
+  if (renameat2 (t->dirfd, t->tmp, t->dirfd, t->name, RENAME_NOREPLACE) < 0)
     return err_sys (err, "rename to %s", t->dest);
   free (t->tmp);
   t->tmp = NULL;
@@ -527,6 +623,9 @@ static void
 take_undo (void *arg)
 {
   struct take *t = arg;
+  if (t->tmpfd >= 0)
+    close (t->tmpfd);
+  t->tmpfd = -1;
   if (t->tmp == NULL)
     return;
   /* Still the template (its XXXXXX unreplaced), or emptied by a failed
@@ -535,7 +634,7 @@ take_undo (void *arg)
   if (n > 6 && strcmp (t->tmp + n - 6, "XXXXXX") != 0)
     {
       hk_err ignored;
-      rm_rf (t->tmp, &ignored);
+      rm_rf_in (t->dirfd, t->tmp, &ignored);
     }
   free (t->tmp);
   t->tmp = NULL;
@@ -544,74 +643,152 @@ take_undo (void *arg)
 int
 snapshot_take (const struct store *st, const char *id, const char *dest, hk_err *err)
 {
-  cleanup_free char *target = NULL;
-  if (resolve_dest (dest, &target, err) < 0)
+  struct take t = { .dest = dest, .dirfd = -1, .tmpfd = -1 };
+  if (open_dest (dest, &t.dirfd, &t.name, err) < 0)
     return -1;
   struct stat sb;
-  if (lstat (target, &sb) == 0)
-    return err_set (err, EEXIST, "destination %s exists", dest);
-  /* The guard makes the copy's directory from this template. */
-  struct take t = { .dest = dest, .target = target, .tmp = xasprintf ("%s.tmp-XXXXXX", target) };
-  struct snapshot_ops ops
-      = { .frozen = take_copy, .thawed = take_commit, .undo = take_undo, .arg = &t, .tmp = t.tmp };
-  int r = snapshot_frozen (st, id, &ops, err);
-  take_undo (&t);
+  int r = -1;
+  if (fstatat (t.dirfd, t.name, &sb, AT_SYMLINK_NOFOLLOW) == 0)
+    err_set (err, EEXIST, "destination %s exists", dest);
+  else
+    {
+      /* The guard makes the copy's directory from this template. */
+      t.tmp = xasprintf ("%s.tmp-XXXXXX", t.name);
+      struct snapshot_ops ops = { .frozen = take_copy,
+                                  .thawed = take_commit,
+                                  .undo = take_undo,
+                                  .arg = &t,
+                                  .tmp = t.tmp,
+                                  .tmp_dirfd = t.dirfd };
+      r = snapshot_frozen (st, id, &ops, err);
+      take_undo (&t);
+    }
+  close (t.dirfd);
+  free (t.name);
   return r;
 }
 
 /* ---- branching ---------------------------------------------------------- */
 
+/* name in the snapshot's directory dirfd, read if root trusts it. */
+static int
+read_part (int dirfd, const char *dir, const char *name, size_t max, char **out, size_t *len, hk_err *err)
+{
+  cleanup_free char *shown = xasprintf ("%s/%s", dir, name);
+  cleanup_close int fd = trust_openat (dirfd, name, shown, O_RDONLY, err);
+  if (fd < 0 || fd_read_all (fd, max, out, len, err) < 0)
+    return err_prefix (err, "snapshot %s", dir);
+  return 0;
+}
+
+/* A part changed after `hako snapshot` wrote it is refused: the config's
+ * hooks would run as root and its mounts be made by root, and the image
+ * record names the directories mounted as the sandbox's layers. */
+static int
+check_digest (const char *dir, const char *part, const char *recorded, const char *text, size_t len,
+              hk_err *err)
+{
+  char found[SNAPSHOT_DIGEST_LEN];
+  if (recorded == NULL)
+    return err_setk (err, ERR_INVALID_CONFIG, EINVAL,
+                     "snapshot %s: %s records no digest of %s (an older hako made it): take the snapshot "
+                     "again",
+                     dir, SNAPSHOT_META, part);
+  text_digest (text, len, found);
+  if (strcmp (recorded, found) != 0)
+    return err_setk (err, ERR_INVALID_CONFIG, EINVAL,
+                     "snapshot %s: %s does not match the digest in %s (%s recorded, %s found): it was "
+                     "changed after `hako snapshot` wrote it",
+                     dir, part, SNAPSHOT_META, recorded, found);
+  return 0;
+}
+
+/* snapshot.json's kind, its configDigest checked against the config, and
+ * for an image the record's digest (*record_digest, checked later). */
+static int
+check_meta (const char *dir, const char *meta, const struct snapshot_src *s, char **kind,
+            char **record_digest, hk_err *err)
+{
+  yajl_val root = NULL;
+  cleanup_free char *digest = NULL;
+  if (json_parse (meta, strlen (meta), &root, err) < 0 || json_get_string (root, "", "kind", kind, err) < 0
+      || json_get_string (root, "", "configDigest", &digest, err) < 0
+      || (json_get (root, "image")
+          && json_get_string (json_get (root, "image"), ".image", "recordDigest", record_digest, err) < 0))
+    {
+      if (root)
+        yajl_tree_free (root);
+      return err_prefix (err, "snapshot %s: %s", dir, SNAPSHOT_META);
+    }
+  yajl_tree_free (root);
+  if (*kind == NULL
+      || (strcmp (*kind, "image") != 0 && strcmp (*kind, "workdir") != 0 && strcmp (*kind, "bundle") != 0))
+    return err_setk (err, ERR_INVALID_CONFIG, EINVAL, "snapshot %s: %s: kind is not image, workdir or bundle",
+                     dir, SNAPSHOT_META);
+  return check_digest (dir, SNAPSHOT_CONFIG, digest, s->config, s->config_len, err);
+}
+
+/* The image record's layers: line 1 is the image id; one layer dir a line
+ * follows, each of which must still be in the store. */
+static int
+read_layers (int dirfd, const char *dir, const char *digest, struct snapshot_src *out, hk_err *err)
+{
+  cleanup_free char *text = NULL;
+  size_t len;
+  if (read_part (dirfd, dir, ROOTFS_IMAGE_RECORD, 1 << 20, &text, &len, err) < 0
+      || check_digest (dir, ROOTFS_IMAGE_RECORD, digest, text, len, err) < 0)
+    return -1;
+  size_t n = 0;
+  for (char *p = strchr (text, '\n'); p && p[1]; p = strchr (p + 1, '\n'))
+    n++;
+  out->layers = xcalloc (n + 1, sizeof *out->layers);
+  char *save = NULL;
+  char *line = strtok_r (text, "\n", &save);
+  out->image_id = xstrdup (line ? line : "");
+  for (size_t i = 0; i < n && (line = strtok_r (NULL, "\n", &save)) != NULL; i++)
+    {
+      out->layers[i] = xstrdup (line);
+      if (access (line, F_OK) < 0)
+        return err_set (err, ENOENT, "snapshot %s: image %s is no longer in the store (layer %s)", dir,
+                        out->image_id, line);
+    }
+  return 0;
+}
+
+/* Branching runs the snapshot's config as root (its hooks, its mounts), so
+ * the snapshot must be root's: its directory, each one above it and each
+ * file read from it owned by root and writable by nobody else, as
+ * lib/trust.h checks; and its config the one `hako snapshot` wrote. */
 int
 snapshot_open (const char *dir, struct snapshot_src *out, hk_err *err)
 {
   *out = (struct snapshot_src){ 0 };
+  cleanup_close int dirfd = trust_open (dir, O_RDONLY | O_DIRECTORY, err);
+  if (dirfd < 0)
+    return err_prefix (err, "snapshot %s", dir);
   char real[PATH_MAX];
   if (realpath (dir, real) == NULL)
     return err_sys (err, "snapshot %s", dir);
   out->dir = xstrdup (real);
-  cleanup_free char *config = xasprintf ("%s/%s", real, SNAPSHOT_CONFIG);
-  cleanup_free char *data = xasprintf ("%s/%s", real, SNAPSHOT_DATA);
-  cleanup_free char *record = xasprintf ("%s/%s", real, ROOTFS_IMAGE_RECORD);
-  cleanup_free char *meta = xasprintf ("%s/%s", real, SNAPSHOT_META);
-  cleanup_free char *meta_text = NULL;
-  if (file_read_all (meta, 1 << 20, &meta_text, NULL, err) < 0
-      || file_read_all (config, 64u << 20, &out->config, &out->config_len, err) < 0)
+  cleanup_free char *meta = NULL, *record_digest = NULL;
+  struct stat st;
+  if (read_part (dirfd, dir, SNAPSHOT_META, 1 << 20, &meta, NULL, err) < 0
+      || read_part (dirfd, dir, SNAPSHOT_CONFIG, 64u << 20, &out->config, &out->config_len, err) < 0
+      || check_meta (dir, meta, out, &out->kind, &record_digest, err) < 0)
     goto fail;
-  if (access (data, F_OK) < 0)
+  /* Not a symlink either: data/ is copied into the new sandbox. */
+  if (fstatat (dirfd, SNAPSHOT_DATA, &st, AT_SYMLINK_NOFOLLOW) < 0)
     {
       err_sys (err, "snapshot %s: %s", dir, SNAPSHOT_DATA);
       goto fail;
     }
-  if (strstr (meta_text, "\"kind\": \"image\""))
-    out->kind = xstrdup ("image");
-  else if (strstr (meta_text, "\"kind\": \"workdir\""))
-    out->kind = xstrdup ("workdir");
-  else
-    out->kind = xstrdup ("bundle");
-  if (strcmp (out->kind, "image") == 0)
+  if (!S_ISDIR (st.st_mode))
     {
-      cleanup_free char *text = NULL;
-      if (file_read_all (record, 1 << 20, &text, NULL, err) < 0)
-        goto fail;
-      /* Line 1 is the image id; one layer dir a line follows. */
-      size_t n = 0;
-      for (char *p = strchr (text, '\n'); p && p[1]; p = strchr (p + 1, '\n'))
-        n++;
-      out->layers = xcalloc (n + 1, sizeof *out->layers);
-      char *save = NULL;
-      char *line = strtok_r (text, "\n", &save);
-      out->image_id = xstrdup (line ? line : "");
-      for (size_t i = 0; i < n && (line = strtok_r (NULL, "\n", &save)) != NULL; i++)
-        {
-          out->layers[i] = xstrdup (line);
-          if (access (line, F_OK) < 0)
-            {
-              err_set (err, ENOENT, "snapshot %s: image %s is no longer in the store (layer %s)", dir,
-                       out->image_id, line);
-              goto fail;
-            }
-        }
+      err_set (err, ENOTDIR, "snapshot %s: %s is not a directory", dir, SNAPSHOT_DATA);
+      goto fail;
     }
+  if (strcmp (out->kind, "image") == 0 && read_layers (dirfd, dir, record_digest, out, err) < 0)
+    goto fail;
   return 0;
 fail:
   snapshot_src_free (out);

@@ -7,19 +7,22 @@
 #include "lib/err.h"
 #include "runtime/store.h"
 
-/* DEST's layout: snapshot.json (metadata), config.json (the sandbox's frozen
+/* DEST's layout: snapshot.json (metadata, with the config's digest), config.json (the sandbox's frozen
  * config, byte for byte), image (the image record, image sandboxes only) and
  * data/ (the copy of the writable state). */
 #define SNAPSHOT_META "snapshot.json"
 #define SNAPSHOT_CONFIG "config.json"
 #define SNAPSHOT_DATA "data"
+/* snapshot.json's configDigest, "sha256:<64 hex>", with its NUL. */
+#define SNAPSHOT_DIGEST_LEN 72
 
 /* Freeze the sandbox if it runs (refused if it cannot be frozen), copy its
  * writable state into dest (which must not exist) through dest.tmp-XXXXXX
  * and a rename, thaw it (always, also on failure) and return.  SIGINT,
  * SIGTERM and SIGHUP are held off while it is frozen and fail the snapshot
  * after the thaw: an interrupted snapshot leaves neither a frozen sandbox
- * nor dest. */
+ * nor dest.  dest's parent must be a directory root trusts (lib/trust.h);
+ * everything is written beneath it by fd, never through a path again. */
 int snapshot_take (const struct store *st, const char *id, const char *dest, hk_err *err);
 
 /* What snapshot_frozen shows its callbacks. */
@@ -46,10 +49,12 @@ struct snapshot_ops
    * held-off SIGINT/SIGTERM/SIGHUP is let through and ends hako. */
   void (*undo) (void *arg);
   void *arg;
-  /* May be NULL: a mkdtemp template the guard (a process that outlives a
-   * SIGKILLed hako, then thaws the sandbox and puts its status back) makes
-   * before the freeze and removes should hako die; undo removes it else. */
+  /* May be NULL: a mkdtemp template name in tmp_dirfd, which the guard (a
+   * process that outlives a SIGKILLed hako, then thaws the sandbox and puts
+   * its status back) makes before the freeze and removes should hako die;
+   * undo removes it else. */
   char *tmp;
+  int tmp_dirfd;
 };
 
 /* The freeze of snapshot_take around callbacks of the caller's (`snapshot
@@ -62,8 +67,14 @@ int snapshot_frozen (const struct store *st, const char *id, const struct snapsh
  * overlay opaque marks survive), ACLs, hardlinks, symlinks, device nodes
  * (overlay whiteouts) and holes of sparse files. */
 int snapshot_copy_tree (const char *src, const char *dst, hk_err *err);
+/* The same into name beneath the directory dirfd, resolved from dirfd
+ * itself, never through its path: a directory others can reach. */
+int snapshot_copy_tree_at (const char *src, int dirfd, const char *name, hk_err *err);
 
-/* A snapshot to branch from: its config text, its kind ("image", "workdir"
+/* A snapshot to branch from, refused unless root trusts it (it, each
+ * directory above it and each file read from it owned by root and writable
+ * by no one else, lib/trust.h) and its config matches the digest
+ * snapshot.json recorded: its config text, its kind ("image", "workdir"
  * or "bundle"), and for an image its id and layer dirs (top first; each
  * must still be in the store, else an error names the image). */
 struct snapshot_src

@@ -179,6 +179,63 @@ touch /opt/fake-driver/x 2>/dev/null || echo "driver read-only"'
   [ -z "$(ls "$STATE" 2>/dev/null)" ]
 }
 
+# as_nobody CMD...: CMD as an unprivileged host user (the attacker).
+as_nobody () { setpriv --reuid 65534 --regid 65534 --clear-groups "$@"; }
+
+# evil_spec FILE: a spec whose createRuntime hook marks $TEST_ROOT/pwned
+# (it would run as host root).
+evil_spec () {
+  cat > "$1" <<EOF
+{"cdiVersion": "0.6.0", "kind": "example.com/evil",
+ "devices": [{"name": "x", "containerEdits": {"env": ["EVIL=1"],
+   "hooks": [{"hookName": "createRuntime", "path": "/bin/sh",
+              "args": ["sh", "-c", "touch $TEST_ROOT/pwned"]}]}}]}
+EOF
+}
+
+@test "cdi: a spec another user dropped in a world-writable dir is refused, naming the dir; its hook never runs" {
+  chmod 1777 "$CDI"
+  as_nobody bash -c "$(declare -f evil_spec); TEST_ROOT=$TEST_ROOT evil_spec $CDI/evil.json"
+  [ "$(stat -c %u "$CDI/evil.json")" = 65534 ]
+  run -125 $H --log-format json run --rm --profile host --device example.com/evil=x e -- true
+  echo "$output"
+  [ "$(echo "$output" | jq -r .kind)" = permission ]
+  [[ "$output" == *"CDI spec dir $CDI: $CDI is writable by every user (mode 1777)"* ]]
+  [ ! -e "$TEST_ROOT/pwned" ]
+  [ -z "$(ls "$STATE" 2>/dev/null)" ]
+}
+
+@test "cdi: a spec file owned by another user, or writable by its group, is refused, naming the file" {
+  evil_spec "$CDI/evil.json"
+  chown 65534 "$CDI/evil.json"
+  run -125 $H run --rm --profile host --device example.com/evil=x e -- true
+  echo "$output"
+  [[ "$output" == *"$CDI/evil.json is owned by uid 65534, not root"* ]]
+  [ ! -e "$TEST_ROOT/pwned" ]
+  chown 0:0 "$CDI/evil.json"
+  chmod 664 "$CDI/evil.json"
+  run -125 $H run --rm --profile host --device example.com/evil=x e -- true
+  [[ "$output" == *"$CDI/evil.json is writable by its group (mode 0664)"* ]]
+  [ ! -e "$TEST_ROOT/pwned" ]
+  [ -z "$(ls "$STATE" 2>/dev/null)" ]
+}
+
+@test "cdi: a spec dir under a directory others can write is refused; under root's sticky one it is used" {
+  # In a writable parent, another user could rename the spec dir away and
+  # put one of their own in its place.
+  mkdir -m 0777 "$TEST_ROOT/open"
+  mv "$CDI" "$TEST_ROOT/open/cdi"
+  local h="$HAKO --root $STATE --data-root $DATA --cdi-spec-dir $TEST_ROOT/open/cdi"
+  run -125 $h run --rm --profile host --device example.com/fakegpu=gpu0 o -- true
+  echo "$output"
+  [[ "$output" == *"$TEST_ROOT/open is writable by every user (mode 0777)"* ]]
+  [ ! -e "$FAKE/hook.log" ]
+  # Sticky and root's (as /tmp is): others cannot rename root's entries.
+  chmod 1777 "$TEST_ROOT/open"
+  run -0 $h run --rm --profile host --device example.com/fakegpu=gpu0 o -- true
+  [ "$(cat "$FAKE/hook.log")" = o ]
+}
+
 @test "cdi: hako spec --device writes sandbox.devices and checks the name" {
   mkdir "$TEST_ROOT/s"
   run -0 $H spec --profile host --bundle "$TEST_ROOT/s" --device example.com/fakegpu=gpu1

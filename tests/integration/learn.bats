@@ -236,6 +236,35 @@ EOF
   [ "$(cat "$P")" = "not json" ]
 }
 
+@test "learn: a --profile-file another user owns or can write is refused before anything runs" {
+  # The profile says what the sandbox may read: one written by another user
+  # would let that user hand the sandbox /other.
+  echo '{"sandbox": {"landlock": {"read": ["/usr", "/lib", "/lib64", "/bin", "/etc", "/other"],
+    "exec": ["/usr", "/bin", "/lib", "/lib64"]}}}' > "$P"
+  chown 65534 "$P"
+  run $H run --rm --bundle "$B" --profile-file "$P" t1 -- cat /other/secret
+  [ "$status" -eq 125 ]
+  echo "$output"
+  [[ "$output" == *"--profile-file: $P is owned by uid 65534, not root"* ]]
+  [[ "$output" != *secret* ]]
+  chown 0:0 "$P"
+  chmod 0666 "$P"
+  run $H run --rm --bundle "$B" --profile-file "$P" t2 -- cat /other/secret
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"--profile-file: $P is writable by every user (mode 0666)"* ]]
+  chmod 0644 "$P"
+  mkdir -m 0777 "$TEST_ROOT/open"
+  cp -p "$P" "$TEST_ROOT/open/p.json"
+  run $H run --rm --bundle "$B" --profile-file "$TEST_ROOT/open/p.json" t3 -- cat /other/secret
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"$TEST_ROOT/open is writable by every user (mode 0777)"* ]]
+  [ ! -d "$STATE/t3" ]
+  # Root's, in root's directories: enforced.
+  run $H run --rm --bundle "$B" --profile-file "$P" t4 -- cat /other/secret
+  [ "$status" -eq 0 ]
+  [ "$output" = secret ]
+}
+
 # A free port on the host's 127.0.0.1.
 free_port () {
   /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'

@@ -247,3 +247,111 @@ whole_lines () {
   [[ "$output" == *"bundle sandbox"* ]]
   [ ! -e "$STATE/br" ]
 }
+
+# hako_quiet ARGS...: $H ARGS, its output printed once it returned: a
+# sandbox it created (on a hako that let the snapshot through) keeps no
+# pipe of bats's open.
+hako_quiet () {
+  local r=0
+  $H "$@" > "$TEST_ROOT/hako.out" 2>&1 || r=$?
+  cat "$TEST_ROOT/hako.out"
+  return $r
+}
+
+# evil_config SNAP OUT: SNAP's config with a createRuntime hook that marks
+# $TEST_ROOT/pwned on the host (a hook runs as host root).
+evil_config () {
+  jq --arg t "$TEST_ROOT/pwned" \
+    '.hooks.createRuntime = [{"path": "/bin/sh", "args": ["sh", "-c", "touch " + $t]}]' \
+    "$1/config.json" > "$2"
+}
+
+@test "snapshot: into a directory the sandbox can write is refused; one the sandbox swapped in there is never branched from" {
+  $H run --detach --profile host s -- sh -c 'echo one > /work/one; sleep 1000'
+  for i in $(seq 50); do [ -e "$(work_of s)/one" ] && break; sleep 0.1; done
+  w=$(work_of s)
+  sbx_uid=$(stat -c %u "$w")
+  [ "$sbx_uid" != 0 ]
+  # A snapshot in a directory the sandbox can write (moved there by hand)
+  # is swapped by the sandbox for its own: the same metadata, a config
+  # with a hook of its choosing.
+  $H snapshot s "$TEST_ROOT/snap"
+  mv "$TEST_ROOT/snap" "$w/snap"
+  evil_config "$w/snap" "$w/evil.json"
+  cp "$w/snap/snapshot.json" "$w/meta.json"
+  chmod 644 "$w/evil.json" "$w/meta.json"
+  $H exec s -- sh -c 'mv /work/snap /work/old && mkdir /work/snap /work/snap/data &&
+    cp /work/meta.json /work/snap/snapshot.json && cp /work/evil.json /work/snap/config.json'
+  [ "$(stat -c %u "$w/snap/config.json")" = "$sbx_uid" ]
+  run -125 hako_quiet create --from-snapshot "$w/snap" b
+  echo "$output"
+  [[ "$output" == *"snapshot $w/snap: $w is owned by uid $sbx_uid, not root"* ]]
+  [ ! -e "$TEST_ROOT/pwned" ]
+  [ ! -e "$STATE/b" ]
+  # hako snapshot ID /work-on-the-host/snap: the sandbox could swap it.
+  run -125 $H snapshot s "$w/snap2"
+  echo "$output"
+  [[ "$output" == *"destination $w/snap2: $w is owned by uid $sbx_uid, not root"* ]]
+  [ -z "$(ls -d "$w"/snap2* 2>/dev/null)" ]
+}
+
+@test "snapshot: a snapshot dir, or one above it, that others can write is refused, named" {
+  $H run --detach --profile host s -- sleep 1000
+  $H snapshot s "$TEST_ROOT/snap"
+  chmod 0777 "$TEST_ROOT/snap"
+  run -125 hako_quiet --log-format json create --from-snapshot "$TEST_ROOT/snap" b
+  [ "$(echo "$output" | jq -r .kind)" = permission ]
+  [[ "$output" == *"$TEST_ROOT/snap is writable by every user (mode 0777)"* ]]
+  chmod 0700 "$TEST_ROOT/snap"
+  chmod 0666 "$TEST_ROOT/snap/config.json"
+  run -125 hako_quiet create --from-snapshot "$TEST_ROOT/snap" b
+  [[ "$output" == *"$TEST_ROOT/snap/config.json is writable by every user (mode 0666)"* ]]
+  chmod 0600 "$TEST_ROOT/snap/config.json"
+  mkdir -m 0777 "$TEST_ROOT/open"
+  mv "$TEST_ROOT/snap" "$TEST_ROOT/open/snap"
+  run -125 hako_quiet create --from-snapshot "$TEST_ROOT/open/snap" b
+  [[ "$output" == *"$TEST_ROOT/open is writable by every user (mode 0777)"* ]]
+  run -125 $H snapshot s "$TEST_ROOT/open/snap2"
+  [[ "$output" == *"$TEST_ROOT/open is writable by every user (mode 0777)"* ]]
+  [ "$(ls "$TEST_ROOT/open")" = snap ]
+  [ ! -e "$STATE/b" ]
+  # Root's sticky directory above (as /tmp): a branch is made.
+  chmod 1777 "$TEST_ROOT/open"
+  $H create --from-snapshot "$TEST_ROOT/open/snap" b
+  $H delete --force b
+}
+
+@test "snapshot: a config.json changed after the snapshot, or no digest, is refused (exit 125); its hook never runs" {
+  $H run --detach --profile host s -- sleep 1000
+  $H snapshot s "$TEST_ROOT/snap"
+  want="sha256:$(sha256sum < "$TEST_ROOT/snap/config.json" | cut -d' ' -f1)"
+  evil_config "$TEST_ROOT/snap" "$TEST_ROOT/evil.json"
+  cp "$TEST_ROOT/evil.json" "$TEST_ROOT/snap/config.json"
+  run -125 hako_quiet create --from-snapshot "$TEST_ROOT/snap" b
+  echo "$output"
+  [[ "$output" == *"snapshot $TEST_ROOT/snap: config.json does not match the digest in snapshot.json ($want recorded, sha256:"*"found)"* ]]
+  [ ! -e "$TEST_ROOT/pwned" ]
+  [ "$(jq -r .configDigest "$TEST_ROOT/snap/snapshot.json")" = "$want" ]
+  jq 'del(.configDigest)' "$TEST_ROOT/snap/snapshot.json" > "$TEST_ROOT/meta.json"
+  cp "$TEST_ROOT/meta.json" "$TEST_ROOT/snap/snapshot.json"
+  run -125 hako_quiet create --from-snapshot "$TEST_ROOT/snap" b
+  [[ "$output" == *"snapshot.json records no digest of config.json"* ]]
+  [ ! -e "$TEST_ROOT/pwned" ]
+  [ ! -e "$STATE/b" ]
+}
+
+@test "snapshot: an image record changed after the snapshot is refused: a host dir never becomes a branch's layer" {
+  import_busybox
+  $H run --detach --image busybox img -- sleep 1000
+  $H snapshot img "$TEST_ROOT/snap"
+  r="$TEST_ROOT/snap/image"
+  want="sha256:$(sha256sum < "$r" | cut -d' ' -f1)"
+  # Each line after the first is a layer dir the branch mounts: the host's /etc.
+  { head -1 "$r"; echo /etc; tail -n +2 "$r"; } > "$TEST_ROOT/record"
+  cp "$TEST_ROOT/record" "$r"
+  run -125 hako_quiet create --from-snapshot "$TEST_ROOT/snap" br
+  echo "$output"
+  [[ "$output" == *"snapshot $TEST_ROOT/snap: image does not match the digest in snapshot.json"* ]]
+  [ ! -e "$STATE/br" ]
+  [ "$(jq -r .image.recordDigest "$TEST_ROOT/snap/snapshot.json")" = "$want" ]
+}

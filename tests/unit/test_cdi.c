@@ -278,6 +278,22 @@ test_resolve (void)
       "an invalid spec fails the load, naming it: %s", err.msg);
   cleanup_free char *bad = xasprintf ("%s/bad.json", dir2);
   unlink (bad);
+  /* Hooks run as root: a dir or spec another user can write fails the load. */
+  chmod (dir2, 0777);
+  err_clear (&err);
+  ok (cdi_load (dirs, &reg, &err) < 0 && err_kind_of (&err) == ERR_PERMISSION && strstr (err.msg, dir2)
+          && strstr (err.msg, "writable by every user"),
+      "a spec dir others can write fails the load, naming it: %s", err.msg);
+  chmod (dir2, 0700);
+  cleanup_free char *e = xasprintf ("%s/e.json", dir2);
+  chmod (e, 0666);
+  err_clear (&err);
+  ok (cdi_load (dirs, &reg, &err) < 0 && strstr (err.msg, e) && strstr (err.msg, "mode 0666"),
+      "a spec file others can write fails the load, naming it: %s", err.msg);
+  chmod (e, 0644);
+  err_clear (&err);
+  ok (cdi_load (dirs, &reg, &err) == 0, "root's again: loads");
+  cdi_registry_free (&reg);
 }
 
 static void

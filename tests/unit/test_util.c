@@ -1,4 +1,4 @@
-/* Unit tests for lib/: errors and their kinds, JSON strings, parsers, whole-file I/O, rm_rf. */
+/* Unit tests for lib/: errors and their kinds, JSON strings, parsers, whole-file I/O, rm_rf, trust. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -10,6 +10,7 @@
 #include "lib/err.h"
 #include "lib/inroot.h"
 #include "lib/jsonstr.h"
+#include "lib/trust.h"
 #include "lib/util.h"
 #include "tests/unit/tap.h"
 
@@ -238,6 +239,62 @@ test_fnv (void)
       "path_has_dotdot: components only");
 }
 
+/* trust_open's rule on files made here (dir is root's, 0700, under /tmp). */
+static void
+test_trust (const char *dir)
+{
+  hk_err err = { 0 };
+  char *buf = NULL;
+  char *f = xasprintf ("%s/t.json", dir), *open_dir = xasprintf ("%s/open", dir);
+  char *in_open = xasprintf ("%s/open/t.json", dir), *sticky = xasprintf ("%s/sticky", dir);
+  char *below = xasprintf ("%s/sticky/d", dir), *in_below = xasprintf ("%s/sticky/d/t.json", dir);
+  char *fifo = xasprintf ("%s/fifo", dir);
+  ok (file_write_new (f, "{}", 2, 0644, &err) == 0, "trust: a root file 0644");
+  ok (trust_read_all (f, 100, &buf, NULL, &err) == 0 && strcmp (buf, "{}") == 0,
+      "trust: root's 0644 is read");
+  free (buf);
+  chmod (f, 0666);
+  ok (trust_read_all (f, 100, &buf, NULL, &err) < 0 && err_kind_of (&err) == ERR_PERMISSION
+          && strstr (err.msg, "is writable by every user (mode 0666)"),
+      "trust: world-writable refused (%s)", err.msg);
+  chmod (f, 0664);
+  ok (trust_read_all (f, 100, &buf, NULL, &err) < 0 && strstr (err.msg, "writable by its group"),
+      "trust: group-writable refused (%s)", err.msg);
+  chmod (f, 0644);
+  if (geteuid () == 0)
+    {
+      ok (chown (f, 65534, 65534) == 0, "trust: chown to another user");
+      ok (trust_read_all (f, 100, &buf, NULL, &err) < 0 && strstr (err.msg, "owned by uid 65534, not root"),
+          "trust: another user's file refused (%s)", err.msg);
+      chown (f, 0, 0);
+    }
+  mkdir (open_dir, 0777);
+  chmod (open_dir, 0777);
+  ok (file_write_new (in_open, "{}", 2, 0644, &err) == 0, "trust: a root file in a 0777 dir");
+  ok (trust_read_all (in_open, 100, &buf, NULL, &err) < 0 && strstr (err.msg, open_dir)
+          && strstr (err.msg, "writable by every user (mode 0777)"),
+      "trust: a directory above that others can write is refused, named (%s)", err.msg);
+  mkdir (sticky, 0755);
+  chmod (sticky, 01777);
+  mkdir (below, 0755);
+  ok (file_write_new (in_below, "{}", 2, 0644, &err) == 0, "trust: a file below root's sticky dir");
+  ok (trust_read_all (in_below, 100, &buf, NULL, &err) == 0, "trust: root's sticky dir above is let through");
+  free (buf);
+  ok (trust_open (sticky, O_RDONLY | O_DIRECTORY, &err) < 0 && strstr (err.msg, "mode 1777"),
+      "trust: a sticky dir is refused as the directory itself (%s)", err.msg);
+  ok (mkfifo (fifo, 0600) == 0, "trust: a fifo");
+  ok (trust_read_all (fifo, 100, &buf, NULL, &err) < 0 && strstr (err.msg, "not a regular file"),
+      "trust: a fifo is refused, not waited on (%s)", err.msg);
+  int d = trust_open (dir, O_RDONLY | O_DIRECTORY, &err);
+  ok (d >= 0, "trust: the test dir opens");
+  char *link = xasprintf ("%s/link", dir);
+  ok (symlink (f, link) == 0 && trust_openat (d, "link", link, O_RDONLY, &err) < 0,
+      "trust_openat follows no symlink (%s)", err.msg);
+  close (d);
+  free (f), free (open_dir), free (in_open), free (sticky), free (below), free (in_below), free (fifo);
+  free (link);
+}
+
 int
 main (void)
 {
@@ -251,6 +308,7 @@ main (void)
   test_path_lexical ();
   test_files (dir);
   test_inroot (dir);
+  test_trust (dir);
   test_fnv ();
   hk_err err;
   rm_rf (dir, &err);
