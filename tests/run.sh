@@ -203,10 +203,11 @@ for t in ${UNIT_TESTS:-}; do
 done
 
 # The rules the build checks: include arrows (tests/style/layers.sh), sizes
-# (tests/style/size.sh: files to 1,000 lines, functions to 80) and
-# the checked-in .clang-format (tests/style/format.sh).
+# (tests/style/size.sh: files to 1,000 lines, functions to 80),
+# the checked-in .clang-format (tests/style/format.sh) and bats assertions
+# that can fail (tests/style/bats.sh: no unchecked `!` or && chain).
 if [ -z "${TESTS_FILTER:-}" ]; then
-  for t in layers size format; do
+  for t in layers size format bats; do
     out="$log/style-$t.tap"
     echo "== style: $t"
     sh "$here/style/$t.sh" "$here/.." > "$out" 2>&1

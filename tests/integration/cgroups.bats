@@ -102,9 +102,10 @@ kmsg_opens='(exec 3</dev/kmsg) 2>&1 && echo r-open; (exec 3>/dev/kmsg) 2>&1 && e
   if v2_host; then
     [ "$output" = "0::/" ]
   else
-    [[ "$output" == *":memory:/"$'\n'* ]] && [[ "$output" == *":pids:/"$'\n'* ]]
-    ! [[ "$output" == *":memory:/."* ]]
-    ! [[ "$output" == *":pids:/."* ]]
+    [[ "$output" == *":memory:/"$'\n'* ]]
+    [[ "$output" == *":pids:/"$'\n'* ]]
+    [[ "$output" != *":memory:/."* ]]
+    [[ "$output" != *":pids:/."* ]]
   fi
 }
 
@@ -513,7 +514,8 @@ kmsg_opens='(exec 3</dev/kmsg) 2>&1 && echo r-open; (exec 3>/dev/kmsg) 2>&1 && e
   $H run --detach --bundle "$b" kmsg2
   run $H exec kmsg2 -- sh -c "$kmsg_opens"
   [ "$status" -eq 0 ]
-  [[ "${lines[0]}" == *"Operation not permitted"* ]] && [[ "${lines[1]}" == *"Operation not permitted"* ]]
+  [[ "${lines[0]}" == *"Operation not permitted"* ]]
+  [[ "${lines[1]}" == *"Operation not permitted"* ]]
   [[ "$output" != *-open* ]]
   # /dev's own nodes stay usable.
   run $H exec kmsg2 -- sh -c 'echo x > /dev/null && head -c 4 /dev/zero | wc -c'
@@ -529,7 +531,8 @@ kmsg_opens='(exec 3</dev/kmsg) 2>&1 && echo r-open; (exec 3>/dev/kmsg) 2>&1 && e
   $H run --detach --bundle "$b" nodev
   run $H exec nodev -- sh -c "$kmsg_opens"
   [ "$status" -eq 0 ]
-  [[ "${lines[0]}" == *"Operation not permitted"* ]] && [[ "${lines[1]}" == *"Operation not permitted"* ]]
+  [[ "${lines[0]}" == *"Operation not permitted"* ]]
+  [[ "${lines[1]}" == *"Operation not permitted"* ]]
   run $H exec nodev -- sh -c 'echo x > /dev/null && head -c 4 /dev/urandom | wc -c'
   [ "$output" -eq 4 ]
 }
