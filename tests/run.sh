@@ -80,7 +80,7 @@ run_unit () {
 
 # Files that must run alone: they start daemons or use host-wide state
 # (containerd, podman's storage, criu), or they time something.
-SERIAL_FILES=${SERIAL_FILES:-"bench.bats load.bats valgrind.bats containerd.bats podman.bats checkpoint.bats stop.bats cri.bats"}
+SERIAL_FILES=${SERIAL_FILES:-"bench.bats load.bats valgrind.bats containerd.bats podman.bats checkpoint.bats stop.bats cri.bats timing.bats"}
 TEST_JOBS=${TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
 start_all=$(date +%s)
 

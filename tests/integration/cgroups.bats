@@ -205,15 +205,15 @@ kmsg_opens='(exec 3</dev/kmsg) 2>&1 && echo r-open; (exec 3>/dev/kmsg) 2>&1 && e
   [ "$($H state count | jq -r .status)" = paused ]
   $H resume count
   [ "$($H state count | jq -r .status)" = running ]
-  sleep 0.5
-  [ "$(cat "$TEST_ROOT/out/n")" -gt "$a" ]
+  grown () { [ "$(cat "$TEST_ROOT/out/n")" -gt "$a" ]; }
+  wait_for 10 grown
 }
 
 @test "pause: a signal sent while paused is delivered on resume; a paused sandbox needs --force to delete" {
   b=$(out_bundle sig)
   set_args "$b" sh -c 'trap "echo got > /out/sig; exit 3" USR1; while :; do sleep 0.05; done'
   $H run --detach --bundle "$b" sig
-  sleep 0.3
+  wait_for 10 catches "$($H state sig | jq -r .pid)" 10  # its USR1 trap is set
   $H pause sig
   $H kill sig USR1
   sleep 0.5

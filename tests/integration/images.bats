@@ -192,10 +192,7 @@ run_docker_archive () {
   blob=$(blob_of "$($H image inspect a | jq -r '.layers[0].digest')")
   before=$(stat -c '%i %Y' "$blob" "$DATA"/images/layers/*)
   run -0 $H_IMPORT "$IMG/layout" --name b
-  took=$(( ($(date +%s%N) - start) / 1000000 ))
-  echo "second import: $took ms"
-  [ "$(stat -c '%i %Y' "$blob" "$DATA"/images/layers/*)" = "$before" ]
-  [ "$took" -lt 500 ]
+  [ "$(stat -c '%i %Y' "$blob" "$DATA"/images/layers/*)" = "$before" ]  # how fast: timing.bats
 }
 
 @test "a flipped byte in a layer blob is refused, naming the blob; nothing half-made stays" {

@@ -242,7 +242,8 @@ JSON
   $H run --bundle "$b" s5 &
   runpid=$!
   wait_status s5 running
-  sleep 0.3
+  # TERM once the command (the init's child) has its trap set
+  wait_for 10 catches "$(pgrep -P "$($H state s5 | jq -r .pid)" | head -n 1)" 15
   $H kill s5 TERM
   st=0
   wait "$runpid" || st=$?

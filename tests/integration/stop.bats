@@ -112,7 +112,7 @@ monitor_of () { cut -d' ' -f1 "$STATE/$1/monitor"; }
   b=$(new_bundle term)
   set_args "$b" sh -c 'trap "exit 7" TERM; sleep 1000 & wait'
   $H run --detach --bundle "$b" term
-  sleep 0.2
+  wait_for 10 catches "$($H state term | jq -r .pid)" 15
   t0=$(date +%s%N)
   $H stop term
   ms=$(( ($(date +%s%N) - t0) / 1000000 ))
