@@ -80,7 +80,7 @@ run_unit () {
 
 # Files that must run alone: they start daemons or use host-wide state
 # (containerd, podman's storage, criu), or they time something.
-SERIAL_FILES=${SERIAL_FILES:-"bench.bats load.bats valgrind.bats containerd.bats podman.bats checkpoint.bats stop.bats cri.bats"}
+SERIAL_FILES=${SERIAL_FILES:-"bench.bats load.bats valgrind.bats containerd.bats podman.bats checkpoint.bats stop.bats cri.bats timing.bats"}
 TEST_JOBS=${TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
 start_all=$(date +%s)
 
@@ -203,10 +203,11 @@ for t in ${UNIT_TESTS:-}; do
 done
 
 # The rules the build checks: include arrows (tests/style/layers.sh), sizes
-# (tests/style/size.sh: files to 1,000 lines, functions to 80) and
-# the checked-in .clang-format (tests/style/format.sh).
+# (tests/style/size.sh: files to 1,000 lines, functions to 80),
+# the checked-in .clang-format (tests/style/format.sh) and bats assertions
+# that can fail (tests/style/bats.sh: no unchecked `!` or && chain).
 if [ -z "${TESTS_FILTER:-}" ]; then
-  for t in layers size format; do
+  for t in layers size format bats; do
     out="$log/style-$t.tap"
     echo "== style: $t"
     sh "$here/style/$t.sh" "$here/.." > "$out" 2>&1

@@ -102,9 +102,10 @@ kmsg_opens='(exec 3</dev/kmsg) 2>&1 && echo r-open; (exec 3>/dev/kmsg) 2>&1 && e
   if v2_host; then
     [ "$output" = "0::/" ]
   else
-    [[ "$output" == *":memory:/"$'\n'* ]] && [[ "$output" == *":pids:/"$'\n'* ]]
-    ! [[ "$output" == *":memory:/."* ]]
-    ! [[ "$output" == *":pids:/."* ]]
+    [[ "$output" == *":memory:/"$'\n'* ]]
+    [[ "$output" == *":pids:/"$'\n'* ]]
+    [[ "$output" != *":memory:/."* ]]
+    [[ "$output" != *":pids:/."* ]]
   fi
 }
 
@@ -204,15 +205,15 @@ kmsg_opens='(exec 3</dev/kmsg) 2>&1 && echo r-open; (exec 3>/dev/kmsg) 2>&1 && e
   [ "$($H state count | jq -r .status)" = paused ]
   $H resume count
   [ "$($H state count | jq -r .status)" = running ]
-  sleep 0.5
-  [ "$(cat "$TEST_ROOT/out/n")" -gt "$a" ]
+  grown () { [ "$(cat "$TEST_ROOT/out/n")" -gt "$a" ]; }
+  wait_for 10 grown
 }
 
 @test "pause: a signal sent while paused is delivered on resume; a paused sandbox needs --force to delete" {
   b=$(out_bundle sig)
   set_args "$b" sh -c 'trap "echo got > /out/sig; exit 3" USR1; while :; do sleep 0.05; done'
   $H run --detach --bundle "$b" sig
-  sleep 0.3
+  wait_for 10 catches "$($H state sig | jq -r .pid)" 10  # its USR1 trap is set
   $H pause sig
   $H kill sig USR1
   sleep 0.5
@@ -513,7 +514,8 @@ kmsg_opens='(exec 3</dev/kmsg) 2>&1 && echo r-open; (exec 3>/dev/kmsg) 2>&1 && e
   $H run --detach --bundle "$b" kmsg2
   run $H exec kmsg2 -- sh -c "$kmsg_opens"
   [ "$status" -eq 0 ]
-  [[ "${lines[0]}" == *"Operation not permitted"* ]] && [[ "${lines[1]}" == *"Operation not permitted"* ]]
+  [[ "${lines[0]}" == *"Operation not permitted"* ]]
+  [[ "${lines[1]}" == *"Operation not permitted"* ]]
   [[ "$output" != *-open* ]]
   # /dev's own nodes stay usable.
   run $H exec kmsg2 -- sh -c 'echo x > /dev/null && head -c 4 /dev/zero | wc -c'
@@ -529,7 +531,8 @@ kmsg_opens='(exec 3</dev/kmsg) 2>&1 && echo r-open; (exec 3>/dev/kmsg) 2>&1 && e
   $H run --detach --bundle "$b" nodev
   run $H exec nodev -- sh -c "$kmsg_opens"
   [ "$status" -eq 0 ]
-  [[ "${lines[0]}" == *"Operation not permitted"* ]] && [[ "${lines[1]}" == *"Operation not permitted"* ]]
+  [[ "${lines[0]}" == *"Operation not permitted"* ]]
+  [[ "${lines[1]}" == *"Operation not permitted"* ]]
   run $H exec nodev -- sh -c 'echo x > /dev/null && head -c 4 /dev/urandom | wc -c'
   [ "$output" -eq 4 ]
 }

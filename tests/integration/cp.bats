@@ -37,7 +37,8 @@ make_tree () {
   $H cp co:/work/d/a "$out/file"
   [ "$(cat "$out/file")" = hi ]
   $H cp co:/work/d/. "$out/contents"
-  [ -f "$out/contents/a" ] && [ -d "$out/contents/sub" ]
+  [ -f "$out/contents/a" ]
+  [ -d "$out/contents/sub" ]
   $H cp co:/work/d - | tar tf - | sort > "$TEST_ROOT/list"
   [ "$(echo $(cat "$TEST_ROOT/list"))" = "d/ d/a d/lnk d/sub/ d/sub/b" ]
   # -a: the sandbox's ids mapped to the host's (root inside is the map's first host id)
@@ -255,7 +256,8 @@ while time.time() < end and not os.path.exists(d + "/.stop"):
   run -125 $H cp pl:/work/d "$bind/lf"
   [[ "$output" == *"cannot overwrite a symlink with a directory"* ]]
   $H cp pl:/work/d/a "$bind/lf"
-  [ -f "$bind/lf" ] && [ ! -L "$bind/lf" ]
+  [ -f "$bind/lf" ]
+  [ ! -L "$bind/lf" ]
   [ "$(cat "$bind/lf")" = hi ]
   [ "$(cat "$TEST_ROOT/secret")" = secret ]
   [ "$(stat -c %a:%u "$TEST_ROOT/secret")" = 600:0 ]

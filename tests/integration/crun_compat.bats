@@ -121,7 +121,8 @@ teardown () { hako_teardown; }
   [ "$status" -eq 125 ]   # running: without --force each is refused
   [ -e "$STATE/rx-a" ]
   $H delete --force --regex '^rx-'
-  [ ! -e "$STATE/rx-a" ] && [ ! -e "$STATE/rx-b" ]
+  [ ! -e "$STATE/rx-a" ]
+  [ ! -e "$STATE/rx-b" ]
   [ -e "$STATE/other" ]
   run $H delete --regex '('
   [ "$status" -eq 125 ]

@@ -35,8 +35,8 @@ image_kib () { du -k "$DATA/disks/$1.img" | cut -f1; }
 # Nothing of sandbox ID's disk is left: no image, no loop device, no mount.
 no_disk_left () {
   [ ! -e "$DATA/disks/$1.img" ]
-  ! losetup -a | grep -qF "$DATA/disks/$1.img"
-  ! grep -qF " $DATA/sandboxes/$1 " /proc/self/mountinfo
+  ! losetup -a | grep -qF "$DATA/disks/$1.img" || false
+  ! grep -qF " $DATA/sandboxes/$1 " /proc/self/mountinfo || false
   [ ! -e "$DATA/sandboxes/$1" ]
 }
 
@@ -98,7 +98,7 @@ no_disk_left () {
   # A reboot unmounts it (and detaches its loop device).
   $H stop s
   umount "$DATA/sandboxes/s"
-  ! losetup -a | grep -qF "$DATA/disks/s.img"
+  ! losetup -a | grep -qF "$DATA/disks/s.img" || false
   $H start s
   [ "$($H exec s cat /work/k)" = kept ]
   run $H exec s dd if=/dev/zero of=/work/big bs=1M count=100
@@ -211,7 +211,7 @@ no_disk_left () {
   [[ "$output" == *"disk limit of 67108864 bytes"*"disks"* ]]
   [ ! -e "$STATE/x" ]
   [ ! -e "$DATA/sandboxes/x" ]
-  ! losetup -a | grep -qF "$TEST_ROOT"
+  ! losetup -a | grep -qF "$TEST_ROOT" || false
   rm "$DATA/disks"
 }
 
@@ -250,7 +250,7 @@ no_disk_left () {
   [[ "$output" == *"No space left on device"* ]]
   [ "$(stat -c %s "$SHM_ROOT/data/sandboxes/t/work/big")" -le $((32 << 20)) ]
   $HS delete t
-  ! grep -qF " $SHM_ROOT/data/sandboxes/t " /proc/self/mountinfo
+  ! grep -qF " $SHM_ROOT/data/sandboxes/t " /proc/self/mountinfo || false
   umount "$SHM_ROOT"
   SHM_ROOT=
 }

@@ -4,6 +4,7 @@
 # values written into the test.
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 setup_file () {
   hako_setup_file
@@ -109,7 +110,7 @@ host_cgroup_mode () {
     [ "$(echo "$output" | jq .checks.syscalls.$s)" = true ]
   done
   [ "$(ls -d /tmp/hako-doctor.* 2>/dev/null | wc -l)" = "$before" ]
-  ! grep -q hako-doctor /proc/self/mountinfo
+  run ! grep -q hako-doctor /proc/self/mountinfo
   # As an ordinary user (overlayfs leaves a mode-000 directory behind it),
   # with no $XDG_RUNTIME_DIR: it still runs and still cleans up.
   mkdir -p "$TEST_ROOT/tmp-nobody"

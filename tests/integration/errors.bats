@@ -68,7 +68,8 @@ expect_clean_failure () {
     [ "$status" -eq 125 ]
     [[ "$output" == *"invalid sandbox id"* ]]
   done
-  [ ! -e "$TEST_ROOT/x" ] && [ ! -e "$STATE/../x" ]
+  [ ! -e "$TEST_ROOT/x" ]
+  [ ! -e "$STATE/../x" ]
   [ -z "$(ls -A "$STATE")" ]
 }
 
@@ -278,13 +279,15 @@ expect_clean_failure () {
   echo "$output"
   [ "$status" -eq 0 ]
   [ "$output" = kept ]
-  [ "$(stat -c %a "$DATA")" = 711 ] && [ "$(stat -c %a "$DATA/sandboxes")" = 711 ]
+  [ "$(stat -c %a "$DATA")" = 711 ]
+  [ "$(stat -c %a "$DATA/sandboxes")" = 711 ]
   [ "$(stat -c %a "$DATA/images")" = 700 ]
   # A data root an older hako made 0700 is given search again (ours only).
   chmod 0700 "$DATA" "$DATA/sandboxes"
   run $H run --rm third -- true
   [ "$status" -eq 0 ]
-  [ "$(stat -c %a "$DATA")" = 711 ] && [ "$(stat -c %a "$DATA/sandboxes")" = 711 ]
+  [ "$(stat -c %a "$DATA")" = 711 ]
+  [ "$(stat -c %a "$DATA/sandboxes")" = 711 ]
 }
 
 @test "a data root below a directory the sandbox's user namespace cannot enter: 125 naming it and the uid" {
@@ -294,7 +297,8 @@ expect_clean_failure () {
   echo "$output"
   [ "$status" -eq 125 ]
   [[ "$output" == *"work dir: $hidden/data/sandboxes/hw/work: the sandbox's root user is host uid "*", which cannot enter $hidden (mode 700"*"chmod o+x $hidden"* ]]
-  [ ! -e "$STATE/hw" ] && [ -z "$(ls -A "$hidden/data/sandboxes")" ]
+  [ ! -e "$STATE/hw" ]
+  [ -z "$(ls -A "$hidden/data/sandboxes")" ]
   rm -rf "$hidden"
 }
 
@@ -312,11 +316,13 @@ expect_clean_failure () {
   run $H run --rm cj -- true
   echo "$output"
   [ "$status" -eq 125 ]
-  [[ "$output" == *"rootfs"* ]] && [[ "$output" != *"taken as the bundle"* ]]
+  [[ "$output" == *"rootfs"* ]]
+  [[ "$output" != *"taken as the bundle"* ]]
   [ ! -e "$STATE/cj" ]
   # What to do instead works; create keeps runc's rule without a note.
   run $H run --rm --profile host cj -- echo host
-  [ "$status" -eq 0 ] && [ "$output" = host ]
+  [ "$status" -eq 0 ]
+  [ "$output" = host ]
   run $H create cj
   [ "$status" -eq 125 ]
   [[ "$output" != *"taken as the bundle"* ]]

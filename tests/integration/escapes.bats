@@ -6,6 +6,7 @@
 # landlock.bats (writes, TCP ports, signals and abstract sockets outside).
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 # A static unix-socket probe: "listen PATH" serves PATH (mode 0660, as
 # docker.sock), "connect PATH" prints "ok" or the errno's name.
@@ -113,7 +114,7 @@ bundle_dev () {
     [ ! -e "$STATE/nullbox" ]
     [ "$(cat "$TEST_ROOT/host-secret")" = secret ]
     [ "$(sha256sum < "$b/rootfs/etc/passwd")" = "$passwd_before" ]
-    ! grep -qE "host-secret|/etc/passwd" /proc/self/mountinfo
+    run ! grep -qE "host-secret|/etc/passwd" /proc/self/mountinfo
   done
   # Control: the same bundle with the real null device masks /proc/keys.
   b=$(own_rootfs_bundle null-real)

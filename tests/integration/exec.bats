@@ -88,13 +88,10 @@ box_procs () {
   start_box t
   pid=$(box_pid t)
   start=$(cut -d' ' -f22 "/proc/$pid/stat")
-  SECONDS=0
   run $H exec --json --timeout 1s t -- sh -c 'sleep 100 & setsid sleep 200 & sleep 300'
-  elapsed=$SECONDS
   [ "$status" -eq 124 ]
   echo "$output" | jq -e '.exit_code == 124 and .reason == "timeout" and .timed_out == true and .signal == 9'
-  echo "$output" | jq -e '.duration_ms >= 1000 and .duration_ms < 3000'
-  [ "$elapsed" -lt 4 ]
+  echo "$output" | jq -e '.duration_ms >= 1000'  # how soon after: timing.bats
   run box_procs t
   [[ "$output" != *"sleep 100 "* && "$output" != *"sleep 200 "* && "$output" != *"sleep 300 "* ]]
   # The sandbox's own process is untouched: same pid, same start time.

@@ -190,7 +190,7 @@ shared_dir () {
     'grep -E " /scratch | /x " /proc/self/mountinfo; echo data > /scratch/f && cat /scratch/f; stat -c %a /x'
   echo "$output" | grep ' /scratch ' | grep -q 'tmpfs tmpfs rw,size=8192k'
   echo "$output" | grep ' /scratch ' | awk '{print $6}' | grep -q noexec
-  ! echo "$output" | grep ' /x ' | awk '{print $6}' | grep -q noexec
+  ! echo "$output" | grep ' /x ' | awk '{print $6}' | grep -q noexec || false
   [[ "$output" == *data* ]]
   [ "${lines[-1]}" = 700 ]
 }

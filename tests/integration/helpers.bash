@@ -136,6 +136,26 @@ wait_status () {
   return 1
 }
 
+# wait_for SECONDS CMD...: run CMD every 0.05 s until it succeeds, and fail,
+# saying what it waited for, after SECONDS: a wait on the event itself, not
+# a sleep that guesses how long the event takes on a loaded machine.
+wait_for () {
+  local end=$((SECONDS + $1))
+  shift
+  until "$@"; do
+    [ "$SECONDS" -lt "$end" ] || { echo "waited in vain for: $*" >&2; return 1; }
+    sleep 0.05
+  done
+}
+
+# catches PID SIGNUM: process PID has a handler for signal SIGNUM (its
+# SigCgt bit), i.e. its trap is set and a test may send the signal.
+catches () {
+  local m
+  m=$(awk '/^SigCgt:/ { print $2 }' "/proc/$1/status" 2>/dev/null)
+  [ -n "$m" ] && (( (16#$m >> ($2 - 1)) & 1 ))
+}
+
 # pid_gone PID: the process is gone or a zombie nobody reaped yet (on hosts
 # whose pid 1 does not reap, a killed sandbox process lingers as a zombie).
 pid_gone () {

@@ -191,12 +191,8 @@ run_docker_archive () {
   $H_IMPORT "$IMG/layout" --name a
   blob=$(blob_of "$($H image inspect a | jq -r '.layers[0].digest')")
   before=$(stat -c '%i %Y' "$blob" "$DATA"/images/layers/*)
-  start=$(date +%s%N)
   run -0 $H_IMPORT "$IMG/layout" --name b
-  took=$(( ($(date +%s%N) - start) / 1000000 ))
-  echo "second import: $took ms"
-  [ "$(stat -c '%i %Y' "$blob" "$DATA"/images/layers/*)" = "$before" ]
-  [ "$took" -lt 500 ]
+  [ "$(stat -c '%i %Y' "$blob" "$DATA"/images/layers/*)" = "$before" ]  # how fast: timing.bats
 }
 
 @test "a flipped byte in a layer blob is refused, naming the blob; nothing half-made stays" {
@@ -439,7 +435,7 @@ run_docker_archive () {
   [ -f "$DATA/sandboxes/w1/rootfs/upper/srv/mine" ]
   # The image's own layer is untouched by w1's rm.
   [ -f "$DATA"/images/layers/*/etc/hako-image ]
-  ! grep -q " $TEST_ROOT" /proc/self/mountinfo
+  run ! grep -q " $TEST_ROOT" /proc/self/mountinfo
   $H delete --force w1
   [ ! -e "$DATA/sandboxes/w1" ]
   $H delete --force w2
@@ -454,7 +450,8 @@ run_docker_archive () {
   [ "$(jq -c '.linux.resources | [.memory.limit, .pids.limit]' "$STATE/il/config.json")" = "[$mem,4096]" ]
   if [ "$(stat -f -c %T /sys/fs/cgroup)" = cgroup2fs ]; then
     d=/sys/fs/cgroup/$(cgroup_parent)/il
-    [ "$(cat "$d/pids.max")" = 4096 ] && [ "$(cat "$d/memory.max")" = "$mem" ]
+    [ "$(cat "$d/pids.max")" = 4096 ]
+    [ "$(cat "$d/memory.max")" = "$mem" ]
   else
     [ "$(cat "/sys/fs/cgroup/pids/$(cgroup_parent)/il/pids.max")" = 4096 ]
     [ "$(cat "/sys/fs/cgroup/memory/$(cgroup_parent)/il/memory.limit_in_bytes")" = "$mem" ]
@@ -688,7 +685,8 @@ sign_as () {  # sign_as GNUPGHOME EMAIL IDENTITY OUT [clear|uncompressed]
   sign_as "$GS" s@example.org busybox:v1 "$TEST_ROOT/sub"
   issuer=$(gpg --homedir "$GS" --batch --list-packets "$TEST_ROOT/sub" 2>/dev/null \
              | sed -n 's/.*issuer fpr v4 \([0-9A-F]*\).*/\1/p' | head -1)
-  [ -n "$issuer" ] && [ "$issuer" != "$fpr" ]
+  [ -n "$issuer" ]
+  [ "$issuer" != "$fpr" ]
   cat > "$TEST_ROOT/repo.json" <<JSON
 {"default": [{"type": "signedBy", "keyType": "GPGKeys", "keyData": "$(base64 -w0 "$GS/pub.gpg")",
               "signedIdentity": {"type": "matchRepository"}}]}
@@ -729,7 +727,7 @@ JSON
     strace -f -e trace=openat -o "$TEST_ROOT/trace" $H_IMPORT "$IMG/oci.tar" --name b
     # index.json was extracted; no blob was: each came from the store.
     grep -q '"index.json", O_WRONLY|O_CREAT' "$TEST_ROOT/trace"
-    ! grep -q '"blobs%sha256%[0-9a-f]*", O_WRONLY|O_CREAT' "$TEST_ROOT/trace"
+    run ! grep -q '"blobs%sha256%[0-9a-f]*", O_WRONLY|O_CREAT' "$TEST_ROOT/trace"
   else
     $H_IMPORT "$IMG/oci.tar" --name b
   fi

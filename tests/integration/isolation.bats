@@ -104,10 +104,14 @@ teardown () {
   cp "$HAKO" "$TEST_ROOT/hako-copy"
   sum=$(sha256sum < "$TEST_ROOT/hako-copy")
   run "$TEST_ROOT/hako-copy" --root "$STATE" --data-root "$DATA" run --rm --bundle "$b" exe
+  [ "$status" -eq 0 ]
+  [ "${lines[-1]}" = done ]  # the script ran to its end: the writes were tried
   [[ "$output" != *"WROTE"* ]]
   [ "$(sha256sum < "$TEST_ROOT/hako-copy")" = "$sum" ]
   cd "$TEST_ROOT"
   run "$TEST_ROOT/hako-copy" --root "$STATE" --data-root "$DATA" run --rm exe2 -- sh -c "echo x >> $TEST_ROOT/hako-copy && echo WROTE; echo done"
+  [ "$status" -eq 0 ]
+  [ "${lines[-1]}" = done ]
   [[ "$output" != *"WROTE"* ]]
   [ "$(sha256sum < "$TEST_ROOT/hako-copy")" = "$sum" ]
 }
@@ -134,8 +138,10 @@ teardown () {
   cp "$BUNDLE_DIR/config.json" "$b/config.json"
   rm -rf "$b/rootfs/mnt"
   ln -s "$TEST_ROOT/outside" "$b/rootfs/mnt"
-  edit_config "$b" '.mounts += [{"destination": "/mnt", "type": "tmpfs", "source": "tmpfs"}] | .process.args = ["sh", "-c", "touch /mnt/inside"]'
+  edit_config "$b" '.mounts += [{"destination": "/mnt", "type": "tmpfs", "source": "tmpfs"}] | .process.args = ["sh", "-c", "touch /mnt/inside && echo done"]'
   run $H run --rm --bundle "$b" evil
+  [ "$status" -eq 0 ]
+  [ "${lines[-1]}" = done ]  # it ran, and wrote through the mount it got
   [ ! -e "$TEST_ROOT/outside/inside" ]
   [ -z "$(ls -A "$TEST_ROOT/outside")" ]
 }

@@ -34,7 +34,8 @@ teardown () { hako_teardown; }
   [[ "$output" == *"no-such-command"*"not found"* ]]
   run $H run --rm nx2 -- /etc/passwd
   [ "$status" -eq 126 ]
-  [ ! -e "$STATE/nx" ] && [ ! -e "$STATE/nx2" ]
+  [ ! -e "$STATE/nx" ]
+  [ ! -e "$STATE/nx2" ]
 }
 
 @test "create, state created with a live pid, start, running, exit, stopped, delete" {
@@ -45,7 +46,8 @@ teardown () { hako_teardown; }
   [ "$status" -eq 0 ]
   [ "$(echo "$output" | jq -r .status)" = created ]
   pid=$(echo "$output" | jq -r .pid)
-  [ "$pid" -gt 0 ] && kill -0 "$pid"
+  [ "$pid" -gt 0 ]
+  kill -0 "$pid"
   [ "$(echo "$output" | jq -r .id)" = life ]
   [ "$(echo "$output" | jq -r .bundle)" = "$b" ]
   $H start life

@@ -78,7 +78,8 @@ teardown () { hako_teardown; }
   [ "$r" -ne 0 ]
   wait $racer
   r2=$(cat "$TEST_ROOT/r2")
-  [ "$r2" -ne 0 ] && [ "$r2" -ne 124 ]  # ended, and not by the timeout
+  [ "$r2" -ne 0 ]
+  [ "$r2" -ne 124 ]  # ended, and not by the timeout
   if [ "$r2" -eq 125 ]; then grep -Eq 'not running|stopped' "$TEST_ROOT/e2"; fi
   [ "$($H state sx | jq -r .status)" = stopped ]
   pid_gone "$pid"

@@ -266,7 +266,8 @@ host_mounts () {
   $H start h8
   [ "$($H exec h8 cat /dev/shm/$tag.cc)" = /bin/busybox ]
   [ "$($H exec h8 cat /dev/shm/$tag.sc)" = /bin/busybox ]
-  [ ! -e "/dev/shm/$tag.cc" ] && [ ! -e "/dev/shm/$tag.sc" ]
+  [ ! -e "/dev/shm/$tag.cc" ]
+  [ ! -e "/dev/shm/$tag.sc" ]
   $H delete --force h8
   [ -z "$(host_mounts)" ]
 }

@@ -268,14 +268,15 @@ until_listening () {
     busybox wget -q -O /dev/null http://127.0.0.1:$PORT_A/; busybox wget -q -O /dev/null http://127.0.0.1:$PORT_B/; true"
   echo "$output"
   [ "$status" -eq 0 ]
-  [ ! -e "$STATE/pr" ] && [ ! -e "$DATA/sandboxes/pr" ]
+  [ ! -e "$STATE/pr" ]
+  [ ! -e "$DATA/sandboxes/pr" ]
   log="$DATA/logs/pr.proxy.log"
   [ "$(stat -c %a "$log")" = 600 ]
   jq -s -e "any(.verdict == \"allow\" and .target == \"127.0.0.1:$PORT_A\")" "$log"
   jq -s -e "any(.verdict == \"deny\" and .target == \"127.0.0.1:$PORT_B\")" "$log"
   # The next --rm run of that id replaces it; another mode keeps none.
   $H run --rm --allow "127.0.0.1:$PORT_A" pr -- true
-  [ ! -s "$log" ] || ! grep -q "$PORT_B" "$log"
+  [ ! -s "$log" ] || ! grep -q "$PORT_B" "$log" || false
   $H run --rm --network none pn -- true
   [ ! -e "$DATA/logs/pn.proxy.log" ]
 }
@@ -388,7 +389,8 @@ until_listening () {
   run $H run --rm --allow "ftp://pypi.org" ur4 -- true
   [ "$status" -eq 125 ]
   [[ "$output" == *"give HOST, HOST:PORT, *.SUFFIX or a CIDR"* ]]
-  [ ! -e "$STATE/ur3" ] && [ ! -e "$STATE/ur4" ]
+  [ ! -e "$STATE/ur3" ]
+  [ ! -e "$STATE/ur4" ]
 }
 
 @test "a failed create leaves no proxy" {
@@ -423,5 +425,6 @@ until_listening () {
   # Non-loopback entries parse; nothing here connects to them.
   run $H run --rm --allow "*.example.org:443" --allow "192.0.2.0/24" --allow "[2001:db8::/32]:443" ok -- true
   [ "$status" -eq 0 ]
-  [ ! -e "$STATE/ma" ] && [ ! -e "$STATE/ok" ]
+  [ ! -e "$STATE/ma" ]
+  [ ! -e "$STATE/ok" ]
 }

@@ -192,7 +192,8 @@ rl_multi_map () {
   [ "$status" -eq 0 ]
   [ "$output" = 0 ]
   [ "$(stat -c '%a %U' "$home/.cache/hako")" = "700 $RL_USER" ]
-  [ -d "$home/.cache/hako/run" ] && [ -z "$(ls -A "$home/.cache/hako/run")" ]
+  [ -d "$home/.cache/hako/run" ]
+  [ -z "$(ls -A "$home/.cache/hako/run")" ]
   # Read-only verbs find what create made there.
   $NX run -d nx2 -- sleep 60
   [ "$($NX list -q)" = nx2 ]
@@ -222,7 +223,8 @@ rl_multi_map () {
   echo "$output"
   [ "$status" -eq 0 ]
   [ "$(stat -c '%a %U' "$tmpd")" = "700 $RL_USER" ]
-  [ -z "$(ls -A "$tmpd/run")" ] && [ -z "$(ls -A "$tmpd/data/sandboxes" 2>/dev/null)" ]
+  [ -z "$(ls -A "$tmpd/run")" ]
+  [ -z "$(ls -A "$tmpd/data/sandboxes" 2>/dev/null)" ]
   rm -rf "$tmpd"
 }
 

@@ -217,9 +217,14 @@ JSON
   $H run -d --profile host s2
   # Each sleep outlives its parent: an orphan, re-parented to pid 1.
   $H exec s2 -- sh -c '(sleep 0.2 &); (sleep 0.3 &); true'
-  sleep 1
-  run $H exec s2 -- sh -c 'cat /proc/[0-9]*/stat | cut -d" " -f2,3'
+  # Until both are gone: a zombie keeps its "(sleep)" entry until pid 1
+  # reaps it, so an init that does not reap fails the wait.
+  orphans_gone () { ! $H exec s2 -- sh -c 'cat /proc/[0-9]*/stat' | grep -q '(sleep)'; }
+  wait_for 10 orphans_gone
+  run $H exec s2 -- sh -c 'cat /proc/[0-9]*/stat | cut -d" " -f2,3; echo end'
   echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[-1]}" = end ]  # the listing ran: an empty one would prove nothing
   [[ "$output" != *" Z"* ]]
   [[ "$output" != *"(sleep)"* ]]
 }
@@ -242,7 +247,8 @@ JSON
   $H run --bundle "$b" s5 &
   runpid=$!
   wait_status s5 running
-  sleep 0.3
+  # TERM once the command (the init's child) has its trap set
+  wait_for 10 catches "$(pgrep -P "$($H state s5 | jq -r .pid)" | head -n 1)" 15
   $H kill s5 TERM
   st=0
   wait "$runpid" || st=$?

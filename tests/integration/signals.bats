@@ -7,6 +7,7 @@
 # its client.
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 setup_file () {
   env --default-signal=INT true 2>/dev/null || skip "env has no --default-signal (coreutils 8.31)"
@@ -90,7 +91,7 @@ trapper () {
     [ "$st" -eq 0 ]
     grep -qx "got-$s" "$out"
     # hako is still the command's client: it got the signal and lives on.
-    ! grep -q "not-trapped" "$out"
+    run ! grep -q "not-trapped" "$out"
   done
   [ "$($H state es | jq -r .status)" = running ]
 }
@@ -201,7 +202,7 @@ trapper () {
     kill -KILL $runner
     wait $runner || true
     pid_gone "$pid"
-    ! pgrep -f 'sleep 140[123]' >/dev/null
+    run ! pgrep -f 'sleep 140[123]'
     wait_status "fk$p" stopped
     $H delete "fk$p"
   done
@@ -220,6 +221,6 @@ trapper () {
   cat "$out"
   [ "$st" -eq 137 ]
   grep -q "was killed from inside the sandbox" "$out"
-  ! grep -q survived "$out"
+  run ! grep -q survived "$out"
   [ "$($H state eh | jq -r .status)" = running ]
 }

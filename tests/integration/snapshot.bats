@@ -25,7 +25,8 @@ start_writer () {
 
 # Every line of FILE is whole: "line N NANOSECONDS".
 whole_lines () {
-  [ -s "$1" ] && ! grep -qvE '^line [0-9]+ [0-9]+$' "$1"
+  [ -s "$1" ]
+  ! grep -qvE '^line [0-9]+ [0-9]+$' "$1"
 }
 
 @test "snapshot while a writer appends: no torn line, the sandbox writes on; files keep their kind" {
@@ -198,7 +199,8 @@ whole_lines () {
   $H resume s
   $H stop s
   $H snapshot s "$TEST_ROOT/st"
-  [ "$(cat "$TEST_ROOT/p/data/one")" = one ] && [ "$(cat "$TEST_ROOT/st/data/one")" = one ]
+  [ "$(cat "$TEST_ROOT/p/data/one")" = one ]
+  [ "$(cat "$TEST_ROOT/st/data/one")" = one ]
 }
 
 @test "hibernate: a failing command leaves the sandbox running with its status" {

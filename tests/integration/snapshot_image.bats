@@ -57,7 +57,7 @@ layer_names () {
   run -0 tar -tvzf "$DATA/images/blobs/sha256/${d#sha256:}"
   echo "$output" | grep -E ' 0/0 .* opt/mine$'
   echo "$output" | grep -E ' 1000/1000 .* tmp/user$'
-  ! echo "$output" | grep -q '1000000'
+  ! echo "$output" | grep -q '1000000' || false
   run -0 $H run --rm --image snap:ids rid -- stat -c '%u %g' /opt/mine /tmp/user
   [ "${lines[0]}" = "0 0" ]
   [ "${lines[1]}" = "1000 1000" ]

@@ -24,7 +24,8 @@ monitor_of () { cut -d' ' -f1 "$STATE/$1/monitor"; }
   # The monitor, not the sandbox's process, is hako's; it is not dumpable.
   mon=$(monitor_of ex)
   [ "$(awk '/^PPid/ {print $2}' "/proc/$($H state ex | jq -r .pid)/status")" = "$mon" ]
-  [ "$(stat -c %U "/proc/$mon/mem")" = root ] && ! grep -q "^TracerPid:[[:space:]]*[1-9]" "/proc/$mon/status"
+  [ "$(stat -c %U "/proc/$mon/mem")" = root ]
+  run ! grep -q "^TracerPid:[[:space:]]*[1-9]" "/proc/$mon/status"
   $H start ex
   [ "$(ended ex)" = "3 null exited" ]
   pid_gone "$mon"
@@ -76,7 +77,8 @@ monitor_of () { cut -d' ' -f1 "$STATE/$1/monitor"; }
   $H run --detach --bundle "$b" dm
   $H create --bundle "$b" dm2
   m1=$(monitor_of dm) m2=$(monitor_of dm2)
-  kill -0 "$m1" && kill -0 "$m2"
+  kill -0 "$m1"
+  kill -0 "$m2"
   $H delete --force dm
   $H delete dm2
   pid_gone "$m1"
@@ -92,7 +94,8 @@ monitor_of () { cut -d' ' -f1 "$STATE/$1/monitor"; }
   t0=$(date +%s%N)
   $H stop --time 1s ign
   ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-  [ "$ms" -ge 900 ] && [ "$ms" -lt 5000 ]
+  [ "$ms" -ge 900 ]
+  [ "$ms" -lt 5000 ]
   pid_gone "$pid"
   [ "$($H state ign | jq -r '"\(.status) \(.signal) \(.reason)"')" = "stopped 9 signaled" ]
   # The filesystem and state stay; stop again is a no-op.
@@ -109,7 +112,7 @@ monitor_of () { cut -d' ' -f1 "$STATE/$1/monitor"; }
   b=$(new_bundle term)
   set_args "$b" sh -c 'trap "exit 7" TERM; sleep 1000 & wait'
   $H run --detach --bundle "$b" term
-  sleep 0.2
+  wait_for 10 catches "$($H state term | jq -r .pid)" 15
   t0=$(date +%s%N)
   $H stop term
   ms=$(( ($(date +%s%N) - t0) / 1000000 ))
@@ -135,7 +138,8 @@ monitor_of () { cut -d' ' -f1 "$STATE/$1/monitor"; }
   for i in $(seq 50); do [ "$(cat "$TEST_ROOT/rootfs/count")" = xx ] && break; sleep 0.1; done
   [ "$(cat "$TEST_ROOT/rootfs/count")" = xx ]
   pid2=$($H state rs | jq -r .pid)
-  [ "$pid2" != "$pid1" ] && kill -0 "$pid2"
+  [ "$pid2" != "$pid1" ]
+  kill -0 "$pid2"
   pid_gone "$pid1"
   [ "$($H state rs | jq -r .created)" = "$created" ]
   [ "$($H state rs | jq -r .bundle)" = "$b" ]

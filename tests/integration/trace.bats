@@ -57,7 +57,7 @@ in_order () {
   in_order "$TEST_ROOT/create" "create: plan" clone "child: wait for start" created
   # The waiting process has closed its trace fd: its phases end at "wait
   # for start", and start traces its own.
-  ! grep -q "child: seccomp" "$TEST_ROOT/create"
+  run ! grep -q "child: seccomp" "$TEST_ROOT/create"
   $H --debug start t2 2> "$TEST_ROOT/start"
   cat "$TEST_ROOT/start"
   in_order "$TEST_ROOT/start" main start released started
