@@ -2,6 +2,7 @@
  * a learned profile enforced (oci/learn.h; hako-learn(7)). */
 #include "oci/learn.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -176,6 +177,100 @@ norm_path (const char *p)
   return xstrdup (p);
 }
 
+/* ---- destinations that need consent ------------------------------------------ */
+
+/* HOST of "HOST:PORT" or "[HOST]:PORT" into buf; false if it has no port. */
+static bool
+host_of (const char *hostport, char *buf, size_t size)
+{
+  const char *end;
+  const char *start = hostport;
+  if (hostport[0] == '[')
+    {
+      start = hostport + 1;
+      end = strchr (start, ']');
+    }
+  else
+    end = strrchr (hostport, ':');
+  if (end == NULL || (size_t)(end - start) >= size)
+    return false;
+  memcpy (buf, start, (size_t)(end - start));
+  buf[end - start] = '\0';
+  return true;
+}
+
+static bool
+v4_in (uint32_t a, uint32_t net, unsigned bits)
+{
+  return (a & (bits ? ~0u << (32 - bits) : 0)) == net;
+}
+
+/* Why HOSTPORT's host is one a learned or supplied profile must not grant
+ * on its own, or NULL: the proxy runs in the host's network namespace, so
+ * a loopback destination is the host's own services, link-local the cloud
+ * metadata service (169.254.169.254) and private ranges the machines next
+ * to it.  Only the CLI user names them (--allow).  Names are not looked up
+ * here: "localhost" is the one name that means loopback everywhere.  (A
+ * local copy of runtime/proxy's classification: oci/ cannot reach it.) */
+const char *
+oci_learn_needs_consent (const char *hostport)
+{
+  char host[128];
+  if (!host_of (hostport, host, sizeof host))
+    return NULL;
+  if (strcasecmp (host, "localhost") == 0 || str_has_suffix (host, ".localhost"))
+    return "loopback";
+  struct in_addr a4;
+  struct in6_addr a6;
+  uint32_t a;
+  if (inet_pton (AF_INET6, host, &a6) == 1)
+    {
+      const uint8_t *b = a6.s6_addr;
+      if (IN6_IS_ADDR_LOOPBACK (&a6) || IN6_IS_ADDR_UNSPECIFIED (&a6))
+        return "loopback";
+      if (b[0] == 0xfe && (b[1] & 0xc0) == 0x80)
+        return "link-local";
+      if ((b[0] & 0xfe) == 0xfc)
+        return "private";
+      if (!IN6_IS_ADDR_V4MAPPED (&a6))
+        return NULL;
+      memcpy (&a, b + 12, 4);
+    }
+  else if (inet_pton (AF_INET, host, &a4) == 1)
+    a = a4.s_addr;
+  else
+    return NULL;
+  a = ntohl (a);
+  if (v4_in (a, 0x7f000000, 8) || v4_in (a, 0, 8))
+    return "loopback";
+  if (v4_in (a, 0xa9fe0000, 16))
+    return "link-local";
+  if (v4_in (a, 0x0a000000, 8) || v4_in (a, 0xac100000, 12) || v4_in (a, 0xc0a80000, 16)
+      || v4_in (a, 0x64400000, 10))
+    return "private";
+  return NULL;
+}
+
+/* S with every byte a terminal could act on (controls, DEL, anything past
+ * ASCII) and the backslash as \xNN: the names in the notes and in the
+ * learner's report are the sandbox's choosing, and a newline or an escape
+ * sequence in one would forge a line or drive the reader's terminal. */
+char *
+oci_learn_escape (const char *s)
+{
+  size_t n = 1;
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+    n += (*p < 0x20 || *p >= 0x7f || *p == '\\') ? 4 : 1;
+  char *out = xmalloc (n), *o = out;
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+    if (*p < 0x20 || *p >= 0x7f || *p == '\\')
+      o += sprintf (o, "\\x%02x", *p);
+    else
+      *o++ = (char)*p;
+  *o = '\0';
+  return out;
+}
+
 /* ---- the profile ----------------------------------------------------------------- */
 
 enum
@@ -300,22 +395,27 @@ verb_of (int set)
 static void
 note_rule (FILE *f, int set, const struct rule *r)
 {
-  fprintf (f, "%s %s: ", set_names[set], r->value);
+  cleanup_free char *value = oci_learn_escape (r->value);
+  fprintf (f, "%s %s: ", set_names[set], value);
   if (r->ex == NULL)
-    fprintf (f, "kept from an earlier run\n");
-  else if (set <= S_EXEC && strcmp (r->ex->value, r->value) != 0)
+    {
+      fprintf (f, "kept from an earlier run\n");
+      return;
+    }
+  cleanup_free char *ex = oci_learn_escape (r->ex->value), *who = oci_learn_escape (r->ex->note);
+  if (set <= S_EXEC && strcmp (r->ex->value, r->value) != 0)
     fprintf (
         f,
         "%zu path(s) %s beneath it (/proc is one rule; creating or removing an entry needs its directory; "
         "a directory is granted whole from %d entries), first %s by %s\n",
-        r->count, verb_of (set), LEARN_DIR_THRESHOLD, r->ex->value, r->ex->note);
+        r->count, verb_of (set), LEARN_DIR_THRESHOLD, ex, who);
   else
-    fprintf (f, "%s by %s\n", verb_of (set), r->ex->note);
+    fprintf (f, "%s by %s\n", verb_of (set), who);
 }
 
 /* The run's records into the rule sets. */
 static void
-add_records (struct set *sets, const struct learn_rec *recs, size_t n)
+add_records (struct set *sets, struct set *withheld, const struct learn_rec *recs, size_t n)
 {
   /* The entries the run made or removed itself. */
   struct set made = { 0 };
@@ -354,7 +454,9 @@ add_records (struct set *sets, const struct learn_rec *recs, size_t n)
         case 'b': set_add (&sets[S_BIND], r->value, r, false); break;
         case 't': set_add (&sets[S_CONNECT], r->value, r, false); break;
         case 's': set_add (&sets[S_SYSCALL], r->value, r, false); break;
-        case 'h': set_add (&sets[S_ALLOW], r->value, r, false); break;
+        case 'h':
+          set_add (oci_learn_needs_consent (r->value) ? withheld : &sets[S_ALLOW], r->value, r, false);
+          break;
         default: break;
         }
     }
@@ -386,9 +488,10 @@ tidy_sets (struct set *sets)
   set_sort (&sets[S_ALLOW], cmp_rule);
 }
 
-/* The learned profile's JSON text. */
+/* The learned profile's JSON text: network appears with an allow-list,
+ * or (with_network) an empty one when every destination was withheld. */
 static int
-emit_profile (struct set *sets, bool with_seccomp, char **text, hk_err *err)
+emit_profile (struct set *sets, bool with_seccomp, bool with_network, char **text, hk_err *err)
 {
   struct json_out o;
   json_out_init (&o, "  ");
@@ -403,7 +506,7 @@ emit_profile (struct set *sets, bool with_seccomp, char **text, hk_err *err)
   emit_ports (&o, "tcp_bind", &sets[S_BIND]);
   emit_ports (&o, "tcp_connect", &sets[S_CONNECT]);
   json_obj_close (&o);
-  if (sets[S_ALLOW].n)
+  if (sets[S_ALLOW].n || with_network)
     {
       json_key (&o, "network");
       json_obj_open (&o);
@@ -424,14 +527,73 @@ emit_profile (struct set *sets, bool with_seccomp, char **text, hk_err *err)
   return json_out_finish (&o, text, &len, err);
 }
 
+/* Loopback, link-local and private destinations, withheld: an old
+ * profile's too (an earlier hako granted them). */
+static void
+withhold_allow (struct set *allow, struct set *withheld)
+{
+  for (size_t i = 0; i < allow->n;)
+    if (oci_learn_needs_consent (allow->v[i].value))
+      {
+        set_add (withheld, allow->v[i].value, NULL, false);
+        set_drop (allow, i);
+      }
+    else
+      i++;
+}
+
+/* The side file's text: one line per rule saying what it was granted for,
+ * one per destination withheld; *add gets the rules not in before[] and
+ * the withheld destinations ("!" first). */
+static char *
+notes_text (const char *path, const char *command, struct set *sets, struct set *before,
+            const struct set *withheld, char ***add)
+{
+  char *notes = NULL;
+  size_t notes_len = 0, n_added = 0;
+  FILE *f = open_memstream (&notes, &notes_len);
+  if (f == NULL)
+    return NULL;
+  cleanup_free char *epath = oci_learn_escape (path), *ecmd = oci_learn_escape (command);
+  fprintf (f, "# Where each rule of %s comes from (hako run --learn; see hako-learn(7)).\n", epath);
+  fprintf (f, "# Last learned from: %s\n", ecmd);
+  *add = xcalloc (1, sizeof **add);
+  for (int k = 0; k < N_SETS; k++)
+    for (size_t i = 0; i < sets[k].n; i++)
+      {
+        note_rule (f, k, &sets[k].v[i]);
+        if (set_find (&before[k], sets[k].v[i].value) != NULL)
+          continue;
+        cleanup_free char *v = oci_learn_escape (sets[k].v[i].value);
+        *add = xrealloc (*add, (n_added + 2) * sizeof **add);
+        (*add)[n_added++] = xasprintf ("%s %s", set_names[k], v);
+        (*add)[n_added] = NULL;
+      }
+  for (size_t i = 0; i < withheld->n; i++)
+    {
+      cleanup_free char *v = oci_learn_escape (withheld->v[i].value);
+      const char *why = oci_learn_needs_consent (withheld->v[i].value);
+      fprintf (f,
+               "# not granted: network.allow %s: a %s destination (the host's own or its network's), "
+               "which a learned profile never grants; to reach it, name it when enforcing: --allow %s\n",
+               v, why, v);
+      *add = xrealloc (*add, (n_added + 2) * sizeof **add);
+      (*add)[n_added++] = xasprintf ("!network.allow %s: not granted (%s; needs --allow %s)", v, why, v);
+      (*add)[n_added] = NULL;
+    }
+  fclose (f);
+  return notes;
+}
+
 int
 oci_learn_update (const char *path, const struct learn_rec *recs, size_t n, bool seccomp, const char *command,
                   char ***added, hk_err *err)
 {
-  struct set sets[N_SETS] = { { 0 } }, before[N_SETS] = { { 0 } };
+  struct set sets[N_SETS] = { { 0 } }, before[N_SETS] = { { 0 } }, withheld = { 0 };
   bool had_seccomp;
   int ret = -1;
-  cleanup_free char *text = NULL, *withnl = NULL, *notes_path = NULL;
+  cleanup_free char *text = NULL, *withnl = NULL, *notes_path = NULL, *notes = NULL;
+  char **add = NULL;
   *added = NULL;
   if (load_old (path, sets, &had_seccomp, err) < 0)
     goto out;
@@ -439,51 +601,27 @@ oci_learn_update (const char *path, const struct learn_rec *recs, size_t n, bool
   for (int k = 0; k < N_SETS; k++)
     for (size_t i = 0; i < sets[k].n; i++)
       set_add (&before[k], sets[k].v[i].value, NULL, true);
-  add_records (sets, recs, n);
+  add_records (sets, &withheld, recs, n);
+  withhold_allow (&sets[S_ALLOW], &withheld);
   tidy_sets (sets);
-  bool with_seccomp = seccomp || had_seccomp;
-
-  if (emit_profile (sets, with_seccomp, &text, err) < 0)
+  set_sort (&withheld, cmp_rule);
+  if (emit_profile (sets, seccomp || had_seccomp, withheld.n > 0, &text, err) < 0)
     goto out;
   withnl = xasprintf ("%s\n", text);
-
-  /* The side file: one line per rule, saying what it was granted for. */
-  char *notes = NULL;
-  size_t notes_len = 0;
-  FILE *f = open_memstream (&notes, &notes_len);
-  if (f == NULL)
+  if ((notes = notes_text (path, command, sets, before, &withheld, &add)) == NULL)
     {
       err_sys (err, "open_memstream");
       goto out;
     }
-  fprintf (f, "# Where each rule of %s comes from (hako run --learn; see hako-learn(7)).\n", path);
-  fprintf (f, "# Last learned from: %s\n", command);
-  size_t n_added = 0;
-  char **add = NULL;
-  for (int k = 0; k < N_SETS; k++)
-    for (size_t i = 0; i < sets[k].n; i++)
-      {
-        note_rule (f, k, &sets[k].v[i]);
-        if (set_find (&before[k], sets[k].v[i].value) == NULL)
-          {
-            add = xrealloc (add, (n_added + 2) * sizeof *add);
-            add[n_added++] = xasprintf ("%s %s", set_names[k], sets[k].v[i].value);
-            add[n_added] = NULL;
-          }
-      }
-  fclose (f);
   notes_path = xasprintf ("%s.notes", path);
   if (file_write_atomic (path, withnl, strlen (withnl), 0644, err) < 0
-      || file_write_atomic (notes_path, notes, notes_len, 0644, err) < 0)
-    {
-      free (notes);
-      strv_free (add);
-      goto out;
-    }
-  free (notes);
-  *added = add ? add : xcalloc (1, sizeof *add);
+      || file_write_atomic (notes_path, notes, strlen (notes), 0644, err) < 0)
+    goto out;
+  *added = steal_pointer (&add);
   ret = 0;
 out:
+  strv_free (add);
+  set_free (&withheld);
   for (int k = 0; k < N_SETS; k++)
     {
       set_free (&sets[k]);
@@ -508,8 +646,7 @@ parse_object (const char *json, size_t len, const char *what, yajl_val *root, hk
 }
 
 int
-oci_spec_learn_edit (const char *json, size_t len, bool seccomp, const char *note, char **out,
-                     size_t *out_len, hk_err *err)
+oci_spec_learn_edit (const char *json, size_t len, const char *note, char **out, size_t *out_len, hk_err *err)
 {
   yajl_val root;
   if (parse_object (json, len, "the config", &root, err) < 0)
@@ -525,14 +662,13 @@ oci_spec_learn_edit (const char *json, size_t len, bool seccomp, const char *not
       json_key (&o, k);
       if (strcmp (k, "sandbox") == 0 && YAJL_IS_OBJECT (v))
         {
+          /* hako's own seccomp filter (linux.seccomp) stays: without it
+           * the observed run opened AF_VSOCK and made namespaces, and a
+           * learned list only ever narrows it.  An earlier profile's
+           * allow-list goes: it would refuse the learner's hand-over
+           * (pidfd_open, sendmsg) and hide what a new run needs. */
           json_obj_open (&o);
-          json_members_but (&o, v, (const char *const[]){ "landlock", NULL });
-          json_obj_close (&o);
-        }
-      else if (seccomp && strcmp (k, "linux") == 0 && YAJL_IS_OBJECT (v))
-        {
-          json_obj_open (&o);
-          json_members_but (&o, v, (const char *const[]){ "seccomp", NULL });
+          json_members_but (&o, v, (const char *const[]){ "landlock", "seccomp", NULL });
           json_obj_close (&o);
         }
       else if (strcmp (k, "annotations") == 0 && YAJL_IS_OBJECT (v))
@@ -586,38 +722,20 @@ emit_landlock (struct json_out *o, yajl_val learned, yajl_val old)
   json_obj_close (o);
 }
 
+/* The config's "sandbox" object (v, or NULL when it has none) with the
+ * profile's landlock, network and seccomp allow-list. */
 static void
-emit_seccomp (struct json_out *o, yajl_val allow)
+emit_sandbox_member (struct json_out *o, yajl_val v, yajl_val pll, yajl_val pnet, yajl_val psc)
 {
+  const char *skip[4] = { "landlock", NULL, NULL, NULL };
+  size_t n = 1;
+  if (pnet)
+    skip[n++] = "network";
+  if (psc)
+    skip[n++] = "seccomp";
   json_obj_open (o);
-  json_kstr (o, "defaultAction", "SCMP_ACT_ERRNO");
-  json_kint (o, "defaultErrnoRet", EPERM);
-  json_key (o, "architectures");
-  json_arr_open (o);
-  json_str (o, "SCMP_ARCH_X86_64");
-  json_arr_close (o);
-  json_key (o, "syscalls");
-  json_arr_open (o);
-  if (json_len (allow) > 0)
-    {
-      json_obj_open (o);
-      json_key (o, "names");
-      json_value (o, allow);
-      json_kstr (o, "action", "SCMP_ACT_ALLOW");
-      json_obj_close (o);
-    }
-  json_arr_close (o);
-  json_obj_close (o);
-}
-
-/* The config's "sandbox" object with the profile's landlock and network. */
-static void
-emit_sandbox_member (struct json_out *o, yajl_val v, yajl_val pll, yajl_val pnet)
-{
-  json_obj_open (o);
-  json_members_but (o, v,
-                    pnet ? (const char *const[]){ "landlock", "network", NULL }
-                         : (const char *const[]){ "landlock", NULL });
+  if (v)
+    json_members_but (o, v, skip);
   if (pll)
     {
       json_key (o, "landlock");
@@ -633,7 +751,116 @@ emit_sandbox_member (struct json_out *o, yajl_val v, yajl_val pll, yajl_val pnet
       json_key (o, "network");
       json_value (o, pnet);
     }
+  if (psc)
+    {
+      json_key (o, "seccomp");
+      json_obj_open (o);
+      json_key (o, "allow");
+      json_value (o, json_get (psc, "allow"));
+      json_obj_close (o);
+    }
   json_obj_close (o);
+}
+
+static int
+refuse (const char *field, const char *why, hk_err *err)
+{
+  return err_setk (err, ERR_INVALID_CONFIG, EINVAL, "--profile-file: %s: %s", field, why);
+}
+
+/* What `run --learn` never writes is refused, not applied: a profile only
+ * narrows the config it is applied to, and a file anyone handed over (or
+ * the sandbox wrote into a shared directory) must not be a way to the
+ * host's network, the whole filesystem or the host's own services. */
+static int
+check_landlock (yajl_val pll, hk_err *err)
+{
+  static const char *const keys[] = { "read", "write", "exec" };
+  for (size_t k = 0; pll && k < sizeof keys / sizeof *keys; k++)
+    {
+      yajl_val a = json_get (pll, keys[k]);
+      if (a && !YAJL_IS_ARRAY (a))
+        return refuse (keys[k], "must be an array of paths", err);
+      for (size_t i = 0; i < json_len (a); i++)
+        {
+          yajl_val e = json_at (a, i);
+          cleanup_free char *field = xasprintf (".sandbox.landlock.%s[%zu]", keys[k], i);
+          if (!YAJL_IS_STRING (e) || e->u.string[0] != '/')
+            return refuse (field, "must be an absolute path", err);
+          bool above;
+          cleanup_free char *lex = path_lexical (e->u.string, &above);
+          /* collapse() never goes up to "/": a rule on it is every file. */
+          if (lex[0] == '\0')
+            return refuse (field, "\"/\" grants the whole filesystem, which learning never writes", err);
+        }
+    }
+  return 0;
+}
+
+static int
+check_network (yajl_val pnet, hk_err *err)
+{
+  if (pnet == NULL)
+    return 0;
+  for (size_t i = 0; i < pnet->u.object.len; i++)
+    if (strcmp (pnet->u.object.keys[i], "mode") != 0 && strcmp (pnet->u.object.keys[i], "allow") != 0)
+      {
+        cleanup_free char *field = xasprintf (".sandbox.network.%s", pnet->u.object.keys[i]);
+        return refuse (field, "not a field learning writes (only mode and allow)", err);
+      }
+  yajl_val mode = json_get (pnet, "mode"), allow = json_get (pnet, "allow");
+  if (mode && (!YAJL_IS_STRING (mode) || strcmp (mode->u.string, "allowlist") != 0))
+    return refuse (".sandbox.network.mode",
+                   "only \"allowlist\" (what learning writes); host or another network is asked for on the "
+                   "command line (--network)",
+                   err);
+  if (allow && !YAJL_IS_ARRAY (allow))
+    return refuse (".sandbox.network.allow", "must be an array of HOST:PORT", err);
+  for (size_t i = 0; i < json_len (allow); i++)
+    {
+      yajl_val e = json_at (allow, i);
+      cleanup_free char *field = xasprintf (".sandbox.network.allow[%zu]", i);
+      if (!YAJL_IS_STRING (e))
+        return refuse (field, "must be a HOST:PORT string", err);
+      const char *why = oci_learn_needs_consent (e->u.string);
+      if (why)
+        {
+          cleanup_free char *v = oci_learn_escape (e->u.string);
+          cleanup_free char *msg
+              = xasprintf ("%s is a %s destination, which a profile never grants; name it on the command "
+                           "line (--allow %s) to reach it",
+                           v, why, v);
+          return refuse (field, msg, err);
+        }
+    }
+  return 0;
+}
+
+static int
+check_profile (yajl_val psb, yajl_val pll, yajl_val pnet, yajl_val psc, hk_err *err)
+{
+  if (!YAJL_IS_OBJECT (psb) || (pll && !YAJL_IS_OBJECT (pll)) || (pnet && !YAJL_IS_OBJECT (pnet))
+      || (psc && !YAJL_IS_ARRAY (json_get (psc, "allow"))))
+    return err_setk (err, ERR_INVALID_CONFIG, EINVAL,
+                     "--profile-file: expected {\"sandbox\": {\"landlock\": {...}, \"network\": {...}, "
+                     "\"seccomp\": {\"allow\": [...]}}} (as `run --learn` writes)");
+  for (size_t i = 0; i < psb->u.object.len; i++)
+    {
+      const char *k = psb->u.object.keys[i];
+      if (strcmp (k, "landlock") != 0 && strcmp (k, "network") != 0 && strcmp (k, "seccomp") != 0)
+        {
+          cleanup_free char *field = xasprintf (".sandbox.%s", k);
+          return refuse (field, "not a field learning writes (only landlock, network and seccomp)", err);
+        }
+    }
+  yajl_val names = json_get (psc, "allow");
+  for (size_t i = 0; i < json_len (names); i++)
+    if (!YAJL_IS_STRING (json_at (names, i)))
+      {
+        cleanup_free char *field = xasprintf (".sandbox.seccomp.allow[%zu]", i);
+        return refuse (field, "must be a syscall name", err);
+      }
+  return check_landlock (pll, err) < 0 ? -1 : check_network (pnet, err);
 }
 
 int
@@ -644,21 +871,15 @@ oci_spec_apply_profile (const char *json, size_t len, const char *profile, size_
   if (parse_object (profile, plen, "--profile-file", &prof, err) < 0)
     return -1;
   yajl_val psb = json_get (prof, "sandbox"), pll = json_get (psb, "landlock"),
-           pnet = json_get (psb, "network");
-  yajl_val psc = json_get (psb, "seccomp"), pallow = json_get (psc, "allow");
-  if (!YAJL_IS_OBJECT (psb) || (pll && !YAJL_IS_OBJECT (pll)) || (pnet && !YAJL_IS_OBJECT (pnet))
-      || (psc && !YAJL_IS_ARRAY (pallow)))
-    {
-      yajl_tree_free (prof);
-      return err_setk (err, ERR_INVALID_CONFIG, EINVAL,
-                       "--profile-file: expected {\"sandbox\": {\"landlock\": {...}, \"network\": {...}, "
-                       "\"seccomp\": {\"allow\": [...]}}} (as `run --learn` writes)");
-    }
-  if (parse_object (json, len, "the config", &root, err) < 0)
+           pnet = json_get (psb, "network"), psc = json_get (psb, "seccomp");
+  if (check_profile (psb, pll, pnet, psc, err) < 0 || parse_object (json, len, "the config", &root, err) < 0)
     {
       yajl_tree_free (prof);
       return -1;
     }
+  /* linux.seccomp (hako's filter, or the bundle's) is left as it is: the
+   * allow-list becomes sandbox.seccomp.allow, a second filter that only
+   * narrows it (runtime/seccomp.c). */
   struct json_out o;
   json_out_init (&o, "  ");
   json_obj_open (&o);
@@ -671,15 +892,7 @@ oci_spec_apply_profile (const char *json, size_t len, const char *profile, size_
       if (strcmp (k, "sandbox") == 0 && YAJL_IS_OBJECT (v))
         {
           has_sandbox = true;
-          emit_sandbox_member (&o, v, pll, pnet);
-        }
-      else if (psc && strcmp (k, "linux") == 0 && YAJL_IS_OBJECT (v))
-        {
-          json_obj_open (&o);
-          json_members_but (&o, v, (const char *const[]){ "seccomp", NULL });
-          json_key (&o, "seccomp");
-          emit_seccomp (&o, pallow);
-          json_obj_close (&o);
+          emit_sandbox_member (&o, v, pll, pnet, psc);
         }
       else
         json_value (&o, v);
@@ -687,18 +900,7 @@ oci_spec_apply_profile (const char *json, size_t len, const char *profile, size_
   if (!has_sandbox)
     {
       json_key (&o, "sandbox");
-      json_obj_open (&o);
-      if (pll)
-        {
-          json_key (&o, "landlock");
-          emit_landlock (&o, pll, NULL);
-        }
-      if (pnet)
-        {
-          json_key (&o, "network");
-          json_value (&o, pnet);
-        }
-      json_obj_close (&o);
+      emit_sandbox_member (&o, NULL, pll, pnet, psc);
     }
   json_obj_close (&o);
   yajl_tree_free (root);
