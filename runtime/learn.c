@@ -215,7 +215,8 @@ struct pending
   size_t n;
 };
 
-#define MAX_PENDING 1024
+/* Well below the learner's 1024 open files (each a socket held). */
+#define MAX_PENDING 256
 
 struct ctx
 {
@@ -378,18 +379,29 @@ open_in (struct ctx *c, const char *path, int flags)
   return learn_open_as (caller (c), c->root, path, flags);
 }
 
-/* PATH opened for reading only when it is a regular file: opening a fifo
- * the sandbox execs blocked the learner (and with it the sandbox) for
- * good, and opening a device can act on it. */
+/* PATH, a program the caller may execute, opened for reading its "#!"
+ * line or ELF header, only when it is a regular file: opening a fifo the
+ * sandbox execs blocked the learner (and with it the sandbox) for good,
+ * and opening a device can act on it.  As the caller; failing that, as
+ * the kernel reads it for the caller's execve (open_exec asks execute,
+ * not read), which add_exec has checked first.  A file the caller may not
+ * execute is never read: as host root, the learner copied a root-only
+ * script's interpreter into the profile. */
 static int
 open_regular (struct ctx *c, const char *path)
 {
-  struct stat st;
+  struct stat st, again;
   cleanup_close int p = open_in (c, path, O_PATH);
   if (p < 0 || fstat (p, &st) < 0 || !S_ISREG (st.st_mode))
     return -1;
-  int fd = open_in (c, path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
-  struct stat again;
+  int flags = O_RDONLY | O_NONBLOCK | O_NOCTTY;
+  int fd = open_in (c, path, flags);
+  if (fd < 0 && errno == EACCES)
+    {
+      char proc[64];
+      snprintf (proc, sizeof proc, "/proc/self/fd/%d", p);
+      fd = open (proc, flags | O_CLOEXEC);
+    }
   if (fd >= 0 && (fstat (fd, &again) < 0 || again.st_dev != st.st_dev || again.st_ino != st.st_ino))
     {
       close (fd);
@@ -403,6 +415,8 @@ open_regular (struct ctx *c, const char *path)
 static void
 add_exec (struct ctx *c, const char *path, int depth)
 {
+  if (!could (c, 'x', path))
+    return; /* the execve fails: nothing to grant, nothing to read */
   add (c, 'x', path);
   if (depth > 3)
     return;
