@@ -2,7 +2,6 @@
  * a learned profile enforced (oci/learn.h; hako-learn(7)). */
 #include "oci/learn.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -12,6 +11,7 @@
 
 #include "lib/util.h"
 #include "oci/json.h"
+#include "oci/learn_internal.h"
 #include "oci/spec.h"
 
 /* ---- rule sets ------------------------------------------------------------------ */
@@ -175,100 +175,6 @@ norm_path (const char *p)
   if (path_under (p, "/proc"))
     return xstrdup ("/proc");
   return xstrdup (p);
-}
-
-/* ---- destinations that need consent ------------------------------------------ */
-
-/* HOST of "HOST:PORT" or "[HOST]:PORT" into buf; false if it has no port. */
-static bool
-host_of (const char *hostport, char *buf, size_t size)
-{
-  const char *end;
-  const char *start = hostport;
-  if (hostport[0] == '[')
-    {
-      start = hostport + 1;
-      end = strchr (start, ']');
-    }
-  else
-    end = strrchr (hostport, ':');
-  if (end == NULL || (size_t)(end - start) >= size)
-    return false;
-  memcpy (buf, start, (size_t)(end - start));
-  buf[end - start] = '\0';
-  return true;
-}
-
-static bool
-v4_in (uint32_t a, uint32_t net, unsigned bits)
-{
-  return (a & (bits ? ~0u << (32 - bits) : 0)) == net;
-}
-
-/* Why HOSTPORT's host is one a learned or supplied profile must not grant
- * on its own, or NULL: the proxy runs in the host's network namespace, so
- * a loopback destination is the host's own services, link-local the cloud
- * metadata service (169.254.169.254) and private ranges the machines next
- * to it.  Only the CLI user names them (--allow).  Names are not looked up
- * here: "localhost" is the one name that means loopback everywhere.  (A
- * local copy of runtime/proxy's classification: oci/ cannot reach it.) */
-const char *
-oci_learn_needs_consent (const char *hostport)
-{
-  char host[128];
-  if (!host_of (hostport, host, sizeof host))
-    return NULL;
-  if (strcasecmp (host, "localhost") == 0 || str_has_suffix (host, ".localhost"))
-    return "loopback";
-  struct in_addr a4;
-  struct in6_addr a6;
-  uint32_t a;
-  if (inet_pton (AF_INET6, host, &a6) == 1)
-    {
-      const uint8_t *b = a6.s6_addr;
-      if (IN6_IS_ADDR_LOOPBACK (&a6) || IN6_IS_ADDR_UNSPECIFIED (&a6))
-        return "loopback";
-      if (b[0] == 0xfe && (b[1] & 0xc0) == 0x80)
-        return "link-local";
-      if ((b[0] & 0xfe) == 0xfc)
-        return "private";
-      if (!IN6_IS_ADDR_V4MAPPED (&a6))
-        return NULL;
-      memcpy (&a, b + 12, 4);
-    }
-  else if (inet_pton (AF_INET, host, &a4) == 1)
-    a = a4.s_addr;
-  else
-    return NULL;
-  a = ntohl (a);
-  if (v4_in (a, 0x7f000000, 8) || v4_in (a, 0, 8))
-    return "loopback";
-  if (v4_in (a, 0xa9fe0000, 16))
-    return "link-local";
-  if (v4_in (a, 0x0a000000, 8) || v4_in (a, 0xac100000, 12) || v4_in (a, 0xc0a80000, 16)
-      || v4_in (a, 0x64400000, 10))
-    return "private";
-  return NULL;
-}
-
-/* S with every byte a terminal could act on (controls, DEL, anything past
- * ASCII) and the backslash as \xNN: the names in the notes and in the
- * learner's report are the sandbox's choosing, and a newline or an escape
- * sequence in one would forge a line or drive the reader's terminal. */
-char *
-oci_learn_escape (const char *s)
-{
-  size_t n = 1;
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-    n += (*p < 0x20 || *p >= 0x7f || *p == '\\') ? 4 : 1;
-  char *out = xmalloc (n), *o = out;
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-    if (*p < 0x20 || *p >= 0x7f || *p == '\\')
-      o += sprintf (o, "\\x%02x", *p);
-    else
-      *o++ = (char)*p;
-  *o = '\0';
-  return out;
 }
 
 /* ---- the profile ----------------------------------------------------------------- */
@@ -762,107 +668,6 @@ emit_sandbox_member (struct json_out *o, yajl_val v, yajl_val pll, yajl_val pnet
   json_obj_close (o);
 }
 
-static int
-refuse (const char *field, const char *why, hk_err *err)
-{
-  return err_setk (err, ERR_INVALID_CONFIG, EINVAL, "--profile-file: %s: %s", field, why);
-}
-
-/* What `run --learn` never writes is refused, not applied: a profile only
- * narrows the config it is applied to, and a file anyone handed over (or
- * the sandbox wrote into a shared directory) must not be a way to the
- * host's network, the whole filesystem or the host's own services. */
-static int
-check_landlock (yajl_val pll, hk_err *err)
-{
-  static const char *const keys[] = { "read", "write", "exec" };
-  for (size_t k = 0; pll && k < sizeof keys / sizeof *keys; k++)
-    {
-      yajl_val a = json_get (pll, keys[k]);
-      if (a && !YAJL_IS_ARRAY (a))
-        return refuse (keys[k], "must be an array of paths", err);
-      for (size_t i = 0; i < json_len (a); i++)
-        {
-          yajl_val e = json_at (a, i);
-          cleanup_free char *field = xasprintf (".sandbox.landlock.%s[%zu]", keys[k], i);
-          if (!YAJL_IS_STRING (e) || e->u.string[0] != '/')
-            return refuse (field, "must be an absolute path", err);
-          bool above;
-          cleanup_free char *lex = path_lexical (e->u.string, &above);
-          /* collapse() never goes up to "/": a rule on it is every file. */
-          if (lex[0] == '\0')
-            return refuse (field, "\"/\" grants the whole filesystem, which learning never writes", err);
-        }
-    }
-  return 0;
-}
-
-static int
-check_network (yajl_val pnet, hk_err *err)
-{
-  if (pnet == NULL)
-    return 0;
-  for (size_t i = 0; i < pnet->u.object.len; i++)
-    if (strcmp (pnet->u.object.keys[i], "mode") != 0 && strcmp (pnet->u.object.keys[i], "allow") != 0)
-      {
-        cleanup_free char *field = xasprintf (".sandbox.network.%s", pnet->u.object.keys[i]);
-        return refuse (field, "not a field learning writes (only mode and allow)", err);
-      }
-  yajl_val mode = json_get (pnet, "mode"), allow = json_get (pnet, "allow");
-  if (mode && (!YAJL_IS_STRING (mode) || strcmp (mode->u.string, "allowlist") != 0))
-    return refuse (".sandbox.network.mode",
-                   "only \"allowlist\" (what learning writes); host or another network is asked for on the "
-                   "command line (--network)",
-                   err);
-  if (allow && !YAJL_IS_ARRAY (allow))
-    return refuse (".sandbox.network.allow", "must be an array of HOST:PORT", err);
-  for (size_t i = 0; i < json_len (allow); i++)
-    {
-      yajl_val e = json_at (allow, i);
-      cleanup_free char *field = xasprintf (".sandbox.network.allow[%zu]", i);
-      if (!YAJL_IS_STRING (e))
-        return refuse (field, "must be a HOST:PORT string", err);
-      const char *why = oci_learn_needs_consent (e->u.string);
-      if (why)
-        {
-          cleanup_free char *v = oci_learn_escape (e->u.string);
-          cleanup_free char *msg
-              = xasprintf ("%s is a %s destination, which a profile never grants; name it on the command "
-                           "line (--allow %s) to reach it",
-                           v, why, v);
-          return refuse (field, msg, err);
-        }
-    }
-  return 0;
-}
-
-static int
-check_profile (yajl_val psb, yajl_val pll, yajl_val pnet, yajl_val psc, hk_err *err)
-{
-  if (!YAJL_IS_OBJECT (psb) || (pll && !YAJL_IS_OBJECT (pll)) || (pnet && !YAJL_IS_OBJECT (pnet))
-      || (psc && !YAJL_IS_ARRAY (json_get (psc, "allow"))))
-    return err_setk (err, ERR_INVALID_CONFIG, EINVAL,
-                     "--profile-file: expected {\"sandbox\": {\"landlock\": {...}, \"network\": {...}, "
-                     "\"seccomp\": {\"allow\": [...]}}} (as `run --learn` writes)");
-  for (size_t i = 0; i < psb->u.object.len; i++)
-    {
-      const char *k = psb->u.object.keys[i];
-      if (strcmp (k, "landlock") != 0 && strcmp (k, "network") != 0 && strcmp (k, "seccomp") != 0)
-        {
-          cleanup_free char *field = xasprintf (".sandbox.%s", k);
-          return refuse (field, "not a field learning writes (only landlock, network and seccomp)", err);
-        }
-    }
-  yajl_val names = json_get (psc, "allow");
-  for (size_t i = 0; i < json_len (names); i++)
-    if (!YAJL_IS_STRING (json_at (names, i)))
-      {
-        cleanup_free char *field = xasprintf (".sandbox.seccomp.allow[%zu]", i);
-        return refuse (field, "must be a syscall name", err);
-      }
-  return check_landlock (pll, err) < 0 ? -1 : check_network (pnet, err);
-}
-
 int
 oci_spec_apply_profile (const char *json, size_t len, const char *profile, size_t plen, char **out,
                         size_t *out_len, hk_err *err)
@@ -872,7 +677,8 @@ oci_spec_apply_profile (const char *json, size_t len, const char *profile, size_
     return -1;
   yajl_val psb = json_get (prof, "sandbox"), pll = json_get (psb, "landlock"),
            pnet = json_get (psb, "network"), psc = json_get (psb, "seccomp");
-  if (check_profile (psb, pll, pnet, psc, err) < 0 || parse_object (json, len, "the config", &root, err) < 0)
+  if (oci_learn_check_profile (psb, pll, pnet, psc, err) < 0
+      || parse_object (json, len, "the config", &root, err) < 0)
     {
       yajl_tree_free (prof);
       return -1;

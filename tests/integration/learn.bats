@@ -418,6 +418,10 @@ unshare Operation not permitted'
     '.sandbox.network.allow[0]: 169.254.169.254:80 is a link-local destination'
   refuse '{"sandbox": {"network": {"mode": "allowlist", "allow": ["127.0.0.1:22"]}}}' \
     '.sandbox.network.allow[0]: 127.0.0.1:22 is a loopback destination'
+  refuse '{"sandbox": {"network": {"mode": "allowlist", "allow": ["0.0.0.0/0"]}}}' \
+    '.sandbox.network.allow[0]: not an entry learning writes'
+  refuse '{"sandbox": {"network": {"mode": "allowlist", "allow": ["2130706433:22"]}}}' \
+    '.sandbox.network.allow[0]: 2130706433:22 is a loopback destination'
   refuse '{"sandbox": {"limits": {"disk": -1}}}' '.sandbox.limits: not a field learning writes'
 }
 

@@ -64,6 +64,13 @@ test_refused (const char *cfg)
   refused (cfg, "{\"sandbox\":{\"network\":{\"mode\":\"allowlist\",\"join\":true}}}",
            ".sandbox.network.join");
   refused (cfg, "{\"sandbox\":{\"limits\":{\"disk\":-1}}}", ".sandbox.limits");
+  refused (cfg, "{\"sandbox\":{\"network\":{\"allow\":[\"0.0.0.0/0\"]}}}", ".sandbox.network.allow[0]");
+  refused (cfg, "{\"sandbox\":{\"network\":{\"allow\":[\"example.org\"]}}}", ".sandbox.network.allow[0]");
+  refused (cfg, "{\"sandbox\":{\"network\":{\"allow\":[\"*.example.org:443\"]}}}",
+           ".sandbox.network.allow[0]");
+  refused (cfg, "{\"sandbox\":{\"network\":{\"allow\":[\"http://127.0.0.1:80\"]}}}",
+           ".sandbox.network.allow[0]");
+  refused (cfg, "{\"sandbox\":{\"network\":{\"allow\":[\"127.1:80\"]}}}", ".sandbox.network.allow[0]");
   refused (cfg, "{\"sandbox\":{\"seccomp\":{\"allow\":[3]}}}", ".sandbox.seccomp.allow[0]");
 }
 
@@ -91,6 +98,16 @@ test_consent (void)
     { "172.32.0.1:443", NULL },
     { "203.0.113.7:443", NULL },
     { "example.org:443", NULL },
+    { "127.1:80", "loopback" },
+    { "2130706433:80", "loopback" },
+    { "0x7f000001:80", "loopback" },
+    { "LocalHost.:80", "loopback" },
+    { "a.localhost:80", "loopback" },
+    { "[64:ff9b::7f00:1]:80", "reserved" },
+    { "224.0.0.1:80", "reserved" },
+    { "[::ffff:169.254.169.254]:80", "link-local" },
+    { "[fec0::1]:80", "private" },
+    { "notlocalhost:80", NULL },
     { "[2001:db8::1]:443", NULL },
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
