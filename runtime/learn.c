@@ -797,13 +797,13 @@ learn_serve (int sock, struct learn_obs *obs, hk_err *err)
     {
       /* Undecided connects and binds are looked at every 20 ms. */
       struct pollfd p = { .fd = lfd, .events = POLLIN };
-      int n = poll (&p, 1, pend.n ? 20 : -1);
+      int n = poll (&p, 1, pend.n ? 20 : -1), e = errno;
       pending_sweep (&pend, obs, false);
-      if (n < 0 && errno == EINTR)
+      if (n < 0 && e == EINTR)
         continue;
       if (n < 0)
         {
-          r = err_sys (err, "poll the seccomp listener");
+          r = err_code (err, e, "poll the seccomp listener");
           break;
         }
       if (n == 0)

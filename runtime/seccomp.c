@@ -462,11 +462,11 @@ strv_has (char *const *v, const char *s)
  * the errno hako's filter gives them (clone3's ENOSYS, which glibc falls
  * back to clone from) rather than EPERM, which would win the tie. */
 static size_t
-mirror_denials (const struct oci_seccomp *main, char *const *allow, struct oci_seccomp_rule *rules, size_t n)
+mirror_denials (const struct oci_seccomp *base, char *const *allow, struct oci_seccomp_rule *rules, size_t n)
 {
-  for (size_t i = 0; main && i < main->n_syscalls; i++)
+  for (size_t i = 0; base && i < base->n_syscalls; i++)
     {
-      const struct oci_seccomp_rule *r = &main->syscalls[i];
+      const struct oci_seccomp_rule *r = &base->syscalls[i];
       if (r->n_args != 0 || strcmp (r->action, "SCMP_ACT_ERRNO") != 0)
         continue;
       size_t k = 0, m = 0;
@@ -502,13 +502,13 @@ attach_narrow (const struct oci_spec *spec, struct seccomp_prog **out, hk_err *e
   char **allow = spec->sandbox.seccomp_allow;
   if (allow == NULL)
     return 0;
-  const struct oci_seccomp *main = spec->linux.seccomp;
-  struct oci_seccomp_rule *rules = xcalloc (1 + (main ? main->n_syscalls : 0), sizeof *rules);
+  const struct oci_seccomp *base = spec->linux.seccomp;
+  struct oci_seccomp_rule *rules = xcalloc (1 + (base ? base->n_syscalls : 0), sizeof *rules);
   size_t n = 0;
   if (allow[0])
     rules[n++] = (struct oci_seccomp_rule){ .names = allow, .action = (char *)"SCMP_ACT_ALLOW" };
   size_t own = n;
-  n = mirror_denials (main, allow, rules, n);
+  n = mirror_denials (base, allow, rules, n);
   struct oci_seccomp s = { .default_action = (char *)"SCMP_ACT_ERRNO",
                            .has_default_errno_ret = true,
                            .default_errno_ret = EPERM,
