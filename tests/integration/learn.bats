@@ -78,7 +78,7 @@ EOF
   jq -e '.sandbox.landlock.read | map(select(. == "/in" or . == "/in/a")) | length > 0' "$P"
   jq -e '.sandbox.landlock.tcp_bind == [18931] and .sandbox.landlock.tcp_connect == [18931]' "$P"
   grep -q '^landlock.tcp_connect 18931: used by .*127.0.0.1:18931' "$P.notes"
-  ! jq -e '.sandbox.landlock.read | index("/other")' "$P"
+  jq -e '.sandbox.landlock.read | index("/other") | not' "$P"
 
   rm -f "$TEST_ROOT"/out/*
   run $H run --rm --bundle "$B" --profile-file "$P" e1 -- sh /tools/job.sh
@@ -304,7 +304,7 @@ EOF2
   [[ "$output" == *"+ landlock.write /out"* ]]
   $H delete --force xs
   jq -e '.sandbox.landlock.read | index("/in/b/b.txt")' "$P"
-  ! jq -e '.sandbox.landlock.read | index("/other/secret")' "$P"
+  jq -e '.sandbox.landlock.read | index("/other/secret") | not' "$P"
 
   rm -f "$TEST_ROOT/out/e.txt"
   run $H run --rm --bundle "$B" --profile-file "$P" xe1 -- sh -c "$job"
