@@ -648,6 +648,10 @@ plan_exec (const struct store *st, struct exec_ctx *x, hk_err *err)
     {
       x->plan.landlock = NULL;
       x->plan.learn = x->o->learn;
+      /* A learned allow-list the sandbox runs under would refuse the
+       * learner's hand-over and what is being learned; hako's filter
+       * (linux.seccomp) stays. */
+      seccomp_prog_drop_narrow (x->seccomp);
     }
   /* Every attached exec has a subreaper that watches hako: if hako dies
    * (SIGKILL, the OOM killer) the command and every process it started die

@@ -748,6 +748,15 @@ seccomp_flag_names (bool supported_only)
 }
 
 void
+seccomp_prog_drop_narrow (struct seccomp_prog *p)
+{
+  if (p == NULL)
+    return;
+  seccomp_prog_free (p->narrow);
+  p->narrow = NULL;
+}
+
+void
 seccomp_prog_free (struct seccomp_prog *p)
 {
   if (p == NULL)

@@ -402,6 +402,22 @@ unshare Operation not permitted'
   $H delete --force xs
 }
 
+@test "learn: exec --learn into a sandbox that enforces a learned allow-list learns what is new" {
+  run $H run --rm --bundle "$B" --learn "$P" --learn-seccomp l1 -- sleep 0
+  [ "$status" -eq 0 ]
+  $H run -d --bundle "$B" --profile-file "$P" xs -- sleep 300
+  # cat was never learned: refused under the allow-list ...
+  run $H exec xs -- cat /in/b/b.txt
+  [ "$status" -ne 0 ]
+  # ... and learned by exec --learn, which runs under hako's filter only.
+  run $H exec --learn "$TEST_ROOT/p2.json" --learn-seccomp xs -- cat /in/b/b.txt
+  echo "$output"
+  [ "$status" -eq 0 ]
+  grep -qx b <<<"$output"
+  jq -e '.sandbox.seccomp.allow | index("read") and index("openat")' "$TEST_ROOT/p2.json"
+  $H delete --force xs
+}
+
 @test "learn: --profile-file refuses what learning never writes, naming the field" {
   refuse () {
     echo "$1" > "$TEST_ROOT/bad.json"
