@@ -50,7 +50,8 @@ static const char exec_help[]
       "      --ignore-paused     a paused sandbox too: CMD starts once it is resumed\n"
       "      --learn FILE        observe instead of confine: CMD runs without the sandbox's\n"
       "                          Landlock; what it touches is learned into FILE (hako-learn(7))\n"
-      "      --learn-seccomp     with --learn: also learn a seccomp allow-list (no filter)\n"
+      "      --learn-seccomp     with --learn: also learn a seccomp allow-list (within\n"
+      "                          hako's filter, which stays)\n"
       "  -h, --help              this text\n";
 
 struct exec_cli
@@ -516,8 +517,8 @@ cmd_exec (int argc, char **argv)
   if (learning == 0 && c.learn.out)
     fprintf (stderr,
              "hako exec: %s: warning: learning mode: the command runs without the sandbox's Landlock "
-             "rules%s; what it does is recorded into %s, not confined\n",
-             id, c.learn.seccomp ? " and without its seccomp filter" : "", c.learn.out);
+             "rules (its seccomp filter stays); what it does is recorded into %s, not confined\n",
+             id, c.learn.out);
   if (learning < 0 || load_process (&c, &err) < 0 || cmd_store (&st, &err) < 0
       || exec_run (&st, &c.o, &res, &err) < 0)
     {

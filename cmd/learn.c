@@ -83,7 +83,10 @@ static void __attribute__ ((noreturn)) learner_main (const struct cmd_learn *l, 
       fprintf (stderr, "hako %s: %s: learned %zu new rule(s) into %s (%s.notes says why each is there):\n",
                verb, id, n, l->out, l->out);
       for (size_t i = 0; i < n; i++)
-        fprintf (stderr, "  + %s\n", added[i]);
+        if (added[i][0] == '!')
+          fprintf (stderr, "  ! %s\n", added[i] + 1);
+        else
+          fprintf (stderr, "  + %s\n", added[i]);
     }
   _exit (0);
 }
@@ -144,17 +147,18 @@ cmd_apply_learn (struct config_src *cfg, const struct cmd_learn *l, const char *
     return 0;
   bool net = cfg->spec && cfg->spec->sandbox.net_mode == HAKO_NET_ALLOWLIST;
   cleanup_free char *note = xasprintf (
-      "learning into %s: unconfined in Landlock's filesystem and TCP rules%s%s (observed, not enforced)",
-      l->out, l->seccomp ? " and seccomp" : "", net ? " and the network allow-list" : "");
+      "learning into %s: unconfined in Landlock's filesystem and TCP rules%s (observed, not enforced)%s",
+      l->out, net ? " and the network allow-list" : "",
+      l->seccomp ? "; seccomp: hako's filter enforced, the syscalls it lets through observed" : "");
   char *json;
   size_t len;
-  if (oci_spec_learn_edit (cfg->json, cfg->len, l->seccomp, note, &json, &len, err) < 0
+  if (oci_spec_learn_edit (cfg->json, cfg->len, note, &json, &len, err) < 0
       || cmd_replace_config (cfg, json, len, args, err) < 0)
     return err_prefix (err, "--learn");
   fprintf (stderr,
            "hako %s: %s: warning: learning mode: the sandbox runs without Landlock's filesystem and TCP "
-           "rules%s; what it does is recorded into %s, not confined\n",
-           verb, id, l->seccomp ? " and without its seccomp filter" : "", l->out);
+           "rules (its seccomp filter stays); what it does is recorded into %s, not confined\n",
+           verb, id, l->out);
   if (net)
     fprintf (stderr,
              "hako %s: %s: warning: learning mode: the network is not confined: the proxy forwards every "

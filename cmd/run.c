@@ -39,7 +39,8 @@ static const char run_help[]
       "      --learn FILE        observe instead of confine: no Landlock filesystem or TCP\n"
       "                          rules; what the command does is merged into the profile\n"
       "                          FILE (hako-learn(7))\n"
-      "      --learn-seccomp     with --learn: also learn a seccomp allow-list (no filter)\n"
+      "      --learn-seccomp     with --learn: also learn a seccomp allow-list (within\n"
+      "                          hako's filter, which stays)\n"
       "      --profile-file FILE enforce a profile --learn wrote\n"
       "      --name ID           the sandbox's ID, as docker's --name (instead of the operand)\n"
       "  -h, --help              this text\n";
@@ -261,8 +262,11 @@ cmd_run (int argc, char **argv)
       || (o.from ? cmd_load_snapshot (o.from, &snap, &cfg, &snap_data, &err)
                  : cmd_load_source (o.bundle, o.profile, o.image, command, true, &cfg, &err))
              < 0
-      || cmd_apply_overrides (&cfg, &o.ov, command, &err) < 0
+      /* The profile first: what the command line asks for (--network,
+       * --allow a loopback destination the profile withheld) is the
+       * user's explicit word, applied over it. */
       || cmd_apply_profile_file (&cfg, o.profile_file, command, &err) < 0
+      || cmd_apply_overrides (&cfg, &o.ov, command, &err) < 0
       || cmd_apply_learn (&cfg, &o.learn, "run", id, command, &err) < 0)
     {
       note_cwd_bundle (&cfg, &err);

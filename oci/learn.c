@@ -11,6 +11,7 @@
 
 #include "lib/util.h"
 #include "oci/json.h"
+#include "oci/learn_internal.h"
 #include "oci/spec.h"
 
 /* ---- rule sets ------------------------------------------------------------------ */
@@ -300,22 +301,27 @@ verb_of (int set)
 static void
 note_rule (FILE *f, int set, const struct rule *r)
 {
-  fprintf (f, "%s %s: ", set_names[set], r->value);
+  cleanup_free char *value = oci_learn_escape (r->value);
+  fprintf (f, "%s %s: ", set_names[set], value);
   if (r->ex == NULL)
-    fprintf (f, "kept from an earlier run\n");
-  else if (set <= S_EXEC && strcmp (r->ex->value, r->value) != 0)
+    {
+      fprintf (f, "kept from an earlier run\n");
+      return;
+    }
+  cleanup_free char *ex = oci_learn_escape (r->ex->value), *who = oci_learn_escape (r->ex->note);
+  if (set <= S_EXEC && strcmp (r->ex->value, r->value) != 0)
     fprintf (
         f,
         "%zu path(s) %s beneath it (/proc is one rule; creating or removing an entry needs its directory; "
         "a directory is granted whole from %d entries), first %s by %s\n",
-        r->count, verb_of (set), LEARN_DIR_THRESHOLD, r->ex->value, r->ex->note);
+        r->count, verb_of (set), LEARN_DIR_THRESHOLD, ex, who);
   else
-    fprintf (f, "%s by %s\n", verb_of (set), r->ex->note);
+    fprintf (f, "%s by %s\n", verb_of (set), who);
 }
 
 /* The run's records into the rule sets. */
 static void
-add_records (struct set *sets, const struct learn_rec *recs, size_t n)
+add_records (struct set *sets, struct set *withheld, const struct learn_rec *recs, size_t n)
 {
   /* The entries the run made or removed itself. */
   struct set made = { 0 };
@@ -354,7 +360,9 @@ add_records (struct set *sets, const struct learn_rec *recs, size_t n)
         case 'b': set_add (&sets[S_BIND], r->value, r, false); break;
         case 't': set_add (&sets[S_CONNECT], r->value, r, false); break;
         case 's': set_add (&sets[S_SYSCALL], r->value, r, false); break;
-        case 'h': set_add (&sets[S_ALLOW], r->value, r, false); break;
+        case 'h':
+          set_add (oci_learn_needs_consent (r->value) ? withheld : &sets[S_ALLOW], r->value, r, false);
+          break;
         default: break;
         }
     }
@@ -386,9 +394,10 @@ tidy_sets (struct set *sets)
   set_sort (&sets[S_ALLOW], cmp_rule);
 }
 
-/* The learned profile's JSON text. */
+/* The learned profile's JSON text: network appears with an allow-list,
+ * or (with_network) an empty one when every destination was withheld. */
 static int
-emit_profile (struct set *sets, bool with_seccomp, char **text, hk_err *err)
+emit_profile (struct set *sets, bool with_seccomp, bool with_network, char **text, hk_err *err)
 {
   struct json_out o;
   json_out_init (&o, "  ");
@@ -403,7 +412,7 @@ emit_profile (struct set *sets, bool with_seccomp, char **text, hk_err *err)
   emit_ports (&o, "tcp_bind", &sets[S_BIND]);
   emit_ports (&o, "tcp_connect", &sets[S_CONNECT]);
   json_obj_close (&o);
-  if (sets[S_ALLOW].n)
+  if (sets[S_ALLOW].n || with_network)
     {
       json_key (&o, "network");
       json_obj_open (&o);
@@ -424,14 +433,73 @@ emit_profile (struct set *sets, bool with_seccomp, char **text, hk_err *err)
   return json_out_finish (&o, text, &len, err);
 }
 
+/* Loopback, link-local and private destinations, withheld: an old
+ * profile's too (an earlier hako granted them). */
+static void
+withhold_allow (struct set *allow, struct set *withheld)
+{
+  for (size_t i = 0; i < allow->n;)
+    if (oci_learn_needs_consent (allow->v[i].value))
+      {
+        set_add (withheld, allow->v[i].value, NULL, false);
+        set_drop (allow, i);
+      }
+    else
+      i++;
+}
+
+/* The side file's text: one line per rule saying what it was granted for,
+ * one per destination withheld; *add gets the rules not in before[] and
+ * the withheld destinations ("!" first). */
+static char *
+notes_text (const char *path, const char *command, struct set *sets, struct set *before,
+            const struct set *withheld, char ***add)
+{
+  char *notes = NULL;
+  size_t notes_len = 0, n_added = 0;
+  FILE *f = open_memstream (&notes, &notes_len);
+  if (f == NULL)
+    return NULL;
+  cleanup_free char *epath = oci_learn_escape (path), *ecmd = oci_learn_escape (command);
+  fprintf (f, "# Where each rule of %s comes from (hako run --learn; see hako-learn(7)).\n", epath);
+  fprintf (f, "# Last learned from: %s\n", ecmd);
+  *add = xcalloc (1, sizeof **add);
+  for (int k = 0; k < N_SETS; k++)
+    for (size_t i = 0; i < sets[k].n; i++)
+      {
+        note_rule (f, k, &sets[k].v[i]);
+        if (set_find (&before[k], sets[k].v[i].value) != NULL)
+          continue;
+        cleanup_free char *v = oci_learn_escape (sets[k].v[i].value);
+        *add = xrealloc (*add, (n_added + 2) * sizeof **add);
+        (*add)[n_added++] = xasprintf ("%s %s", set_names[k], v);
+        (*add)[n_added] = NULL;
+      }
+  for (size_t i = 0; i < withheld->n; i++)
+    {
+      cleanup_free char *v = oci_learn_escape (withheld->v[i].value);
+      const char *why = oci_learn_needs_consent (withheld->v[i].value);
+      fprintf (f,
+               "# not granted: network.allow %s: a %s destination (the host's own or its network's), "
+               "which a learned profile never grants; to reach it, name it when enforcing: --allow %s\n",
+               v, why, v);
+      *add = xrealloc (*add, (n_added + 2) * sizeof **add);
+      (*add)[n_added++] = xasprintf ("!network.allow %s: not granted (%s; needs --allow %s)", v, why, v);
+      (*add)[n_added] = NULL;
+    }
+  fclose (f);
+  return notes;
+}
+
 int
 oci_learn_update (const char *path, const struct learn_rec *recs, size_t n, bool seccomp, const char *command,
                   char ***added, hk_err *err)
 {
-  struct set sets[N_SETS] = { { 0 } }, before[N_SETS] = { { 0 } };
+  struct set sets[N_SETS] = { { 0 } }, before[N_SETS] = { { 0 } }, withheld = { 0 };
   bool had_seccomp;
   int ret = -1;
-  cleanup_free char *text = NULL, *withnl = NULL, *notes_path = NULL;
+  cleanup_free char *text = NULL, *withnl = NULL, *notes_path = NULL, *notes = NULL;
+  char **add = NULL;
   *added = NULL;
   if (load_old (path, sets, &had_seccomp, err) < 0)
     goto out;
@@ -439,51 +507,27 @@ oci_learn_update (const char *path, const struct learn_rec *recs, size_t n, bool
   for (int k = 0; k < N_SETS; k++)
     for (size_t i = 0; i < sets[k].n; i++)
       set_add (&before[k], sets[k].v[i].value, NULL, true);
-  add_records (sets, recs, n);
+  add_records (sets, &withheld, recs, n);
+  withhold_allow (&sets[S_ALLOW], &withheld);
   tidy_sets (sets);
-  bool with_seccomp = seccomp || had_seccomp;
-
-  if (emit_profile (sets, with_seccomp, &text, err) < 0)
+  set_sort (&withheld, cmp_rule);
+  if (emit_profile (sets, seccomp || had_seccomp, withheld.n > 0, &text, err) < 0)
     goto out;
   withnl = xasprintf ("%s\n", text);
-
-  /* The side file: one line per rule, saying what it was granted for. */
-  char *notes = NULL;
-  size_t notes_len = 0;
-  FILE *f = open_memstream (&notes, &notes_len);
-  if (f == NULL)
+  if ((notes = notes_text (path, command, sets, before, &withheld, &add)) == NULL)
     {
       err_sys (err, "open_memstream");
       goto out;
     }
-  fprintf (f, "# Where each rule of %s comes from (hako run --learn; see hako-learn(7)).\n", path);
-  fprintf (f, "# Last learned from: %s\n", command);
-  size_t n_added = 0;
-  char **add = NULL;
-  for (int k = 0; k < N_SETS; k++)
-    for (size_t i = 0; i < sets[k].n; i++)
-      {
-        note_rule (f, k, &sets[k].v[i]);
-        if (set_find (&before[k], sets[k].v[i].value) == NULL)
-          {
-            add = xrealloc (add, (n_added + 2) * sizeof *add);
-            add[n_added++] = xasprintf ("%s %s", set_names[k], sets[k].v[i].value);
-            add[n_added] = NULL;
-          }
-      }
-  fclose (f);
   notes_path = xasprintf ("%s.notes", path);
   if (file_write_atomic (path, withnl, strlen (withnl), 0644, err) < 0
-      || file_write_atomic (notes_path, notes, notes_len, 0644, err) < 0)
-    {
-      free (notes);
-      strv_free (add);
-      goto out;
-    }
-  free (notes);
-  *added = add ? add : xcalloc (1, sizeof *add);
+      || file_write_atomic (notes_path, notes, strlen (notes), 0644, err) < 0)
+    goto out;
+  *added = steal_pointer (&add);
   ret = 0;
 out:
+  strv_free (add);
+  set_free (&withheld);
   for (int k = 0; k < N_SETS; k++)
     {
       set_free (&sets[k]);
@@ -508,8 +552,7 @@ parse_object (const char *json, size_t len, const char *what, yajl_val *root, hk
 }
 
 int
-oci_spec_learn_edit (const char *json, size_t len, bool seccomp, const char *note, char **out,
-                     size_t *out_len, hk_err *err)
+oci_spec_learn_edit (const char *json, size_t len, const char *note, char **out, size_t *out_len, hk_err *err)
 {
   yajl_val root;
   if (parse_object (json, len, "the config", &root, err) < 0)
@@ -525,14 +568,13 @@ oci_spec_learn_edit (const char *json, size_t len, bool seccomp, const char *not
       json_key (&o, k);
       if (strcmp (k, "sandbox") == 0 && YAJL_IS_OBJECT (v))
         {
+          /* hako's own seccomp filter (linux.seccomp) stays: without it
+           * the observed run opened AF_VSOCK and made namespaces, and a
+           * learned list only ever narrows it.  An earlier profile's
+           * allow-list goes: it would refuse the learner's hand-over
+           * (pidfd_open, sendmsg) and hide what a new run needs. */
           json_obj_open (&o);
-          json_members_but (&o, v, (const char *const[]){ "landlock", NULL });
-          json_obj_close (&o);
-        }
-      else if (seccomp && strcmp (k, "linux") == 0 && YAJL_IS_OBJECT (v))
-        {
-          json_obj_open (&o);
-          json_members_but (&o, v, (const char *const[]){ "seccomp", NULL });
+          json_members_but (&o, v, (const char *const[]){ "landlock", "seccomp", NULL });
           json_obj_close (&o);
         }
       else if (strcmp (k, "annotations") == 0 && YAJL_IS_OBJECT (v))
@@ -586,38 +628,20 @@ emit_landlock (struct json_out *o, yajl_val learned, yajl_val old)
   json_obj_close (o);
 }
 
+/* The config's "sandbox" object (v, or NULL when it has none) with the
+ * profile's landlock, network and seccomp allow-list. */
 static void
-emit_seccomp (struct json_out *o, yajl_val allow)
+emit_sandbox_member (struct json_out *o, yajl_val v, yajl_val pll, yajl_val pnet, yajl_val psc)
 {
+  const char *skip[4] = { "landlock", NULL, NULL, NULL };
+  size_t n = 1;
+  if (pnet)
+    skip[n++] = "network";
+  if (psc)
+    skip[n++] = "seccomp";
   json_obj_open (o);
-  json_kstr (o, "defaultAction", "SCMP_ACT_ERRNO");
-  json_kint (o, "defaultErrnoRet", EPERM);
-  json_key (o, "architectures");
-  json_arr_open (o);
-  json_str (o, "SCMP_ARCH_X86_64");
-  json_arr_close (o);
-  json_key (o, "syscalls");
-  json_arr_open (o);
-  if (json_len (allow) > 0)
-    {
-      json_obj_open (o);
-      json_key (o, "names");
-      json_value (o, allow);
-      json_kstr (o, "action", "SCMP_ACT_ALLOW");
-      json_obj_close (o);
-    }
-  json_arr_close (o);
-  json_obj_close (o);
-}
-
-/* The config's "sandbox" object with the profile's landlock and network. */
-static void
-emit_sandbox_member (struct json_out *o, yajl_val v, yajl_val pll, yajl_val pnet)
-{
-  json_obj_open (o);
-  json_members_but (o, v,
-                    pnet ? (const char *const[]){ "landlock", "network", NULL }
-                         : (const char *const[]){ "landlock", NULL });
+  if (v)
+    json_members_but (o, v, skip);
   if (pll)
     {
       json_key (o, "landlock");
@@ -633,6 +657,14 @@ emit_sandbox_member (struct json_out *o, yajl_val v, yajl_val pll, yajl_val pnet
       json_key (o, "network");
       json_value (o, pnet);
     }
+  if (psc)
+    {
+      json_key (o, "seccomp");
+      json_obj_open (o);
+      json_key (o, "allow");
+      json_value (o, json_get (psc, "allow"));
+      json_obj_close (o);
+    }
   json_obj_close (o);
 }
 
@@ -644,21 +676,16 @@ oci_spec_apply_profile (const char *json, size_t len, const char *profile, size_
   if (parse_object (profile, plen, "--profile-file", &prof, err) < 0)
     return -1;
   yajl_val psb = json_get (prof, "sandbox"), pll = json_get (psb, "landlock"),
-           pnet = json_get (psb, "network");
-  yajl_val psc = json_get (psb, "seccomp"), pallow = json_get (psc, "allow");
-  if (!YAJL_IS_OBJECT (psb) || (pll && !YAJL_IS_OBJECT (pll)) || (pnet && !YAJL_IS_OBJECT (pnet))
-      || (psc && !YAJL_IS_ARRAY (pallow)))
-    {
-      yajl_tree_free (prof);
-      return err_setk (err, ERR_INVALID_CONFIG, EINVAL,
-                       "--profile-file: expected {\"sandbox\": {\"landlock\": {...}, \"network\": {...}, "
-                       "\"seccomp\": {\"allow\": [...]}}} (as `run --learn` writes)");
-    }
-  if (parse_object (json, len, "the config", &root, err) < 0)
+           pnet = json_get (psb, "network"), psc = json_get (psb, "seccomp");
+  if (oci_learn_check_profile (psb, pll, pnet, psc, err) < 0
+      || parse_object (json, len, "the config", &root, err) < 0)
     {
       yajl_tree_free (prof);
       return -1;
     }
+  /* linux.seccomp (hako's filter, or the bundle's) is left as it is: the
+   * allow-list becomes sandbox.seccomp.allow, a second filter that only
+   * narrows it (runtime/seccomp.c). */
   struct json_out o;
   json_out_init (&o, "  ");
   json_obj_open (&o);
@@ -671,15 +698,7 @@ oci_spec_apply_profile (const char *json, size_t len, const char *profile, size_
       if (strcmp (k, "sandbox") == 0 && YAJL_IS_OBJECT (v))
         {
           has_sandbox = true;
-          emit_sandbox_member (&o, v, pll, pnet);
-        }
-      else if (psc && strcmp (k, "linux") == 0 && YAJL_IS_OBJECT (v))
-        {
-          json_obj_open (&o);
-          json_members_but (&o, v, (const char *const[]){ "seccomp", NULL });
-          json_key (&o, "seccomp");
-          emit_seccomp (&o, pallow);
-          json_obj_close (&o);
+          emit_sandbox_member (&o, v, pll, pnet, psc);
         }
       else
         json_value (&o, v);
@@ -687,18 +706,7 @@ oci_spec_apply_profile (const char *json, size_t len, const char *profile, size_
   if (!has_sandbox)
     {
       json_key (&o, "sandbox");
-      json_obj_open (&o);
-      if (pll)
-        {
-          json_key (&o, "landlock");
-          emit_landlock (&o, pll, NULL);
-        }
-      if (pnet)
-        {
-          json_key (&o, "network");
-          json_value (&o, pnet);
-        }
-      json_obj_close (&o);
+      emit_sandbox_member (&o, NULL, pll, pnet, psc);
     }
   json_obj_close (&o);
   yajl_tree_free (root);

@@ -34,16 +34,28 @@ int oci_learn_update (const char *path, const struct learn_rec *recs, size_t n, 
                       const char *command, char ***added, hk_err *err);
 
 /* Learning mode's config: sandbox.landlock dropped (the learned dimensions
- * are observed, not enforced), linux.seccomp too with seccomp, and the
+ * are observed, not enforced) and an earlier profile's
+ * sandbox.seccomp too (linux.seccomp, hako's filter, stays), and the
  * annotation org.hako.learn set to note (what `hako state` shows). */
-int oci_spec_learn_edit (const char *json, size_t len, bool seccomp, const char *note, char **out,
-                         size_t *out_len, hk_err *err);
+int oci_spec_learn_edit (const char *json, size_t len, const char *note, char **out, size_t *out_len,
+                         hk_err *err);
 
 /* The config with a learned profile (the file's text) enforced: its
  * landlock rules replace sandbox.landlock (derive off: only what was
  * learned), its network allow-list becomes sandbox.network, its seccomp
- * allow-list becomes linux.seccomp. */
+ * allow-list becomes sandbox.seccomp.allow, which narrows linux.seccomp
+ * (kept).  What learning never writes is refused naming the field
+ * (ERR_INVALID_CONFIG): a network mode but allowlist, a loopback,
+ * link-local or private destination, a Landlock rule on "/", a member
+ * of sandbox other than landlock, network and seccomp. */
 int oci_spec_apply_profile (const char *json, size_t len, const char *profile, size_t plen, char **out,
                             size_t *out_len, hk_err *err);
+
+/* Why HOST:PORT needs the CLI user's consent ("loopback", "link-local",
+ * "private": an IP literal of those ranges, or localhost), or NULL. */
+const char *oci_learn_needs_consent (const char *hostport);
+/* S with control bytes, DEL, bytes past ASCII and '\\' as \\xNN (caller
+ * frees): for names the sandbox chose, printed to the notes or a terminal. */
+char *oci_learn_escape (const char *s);
 
 #endif

@@ -331,6 +331,13 @@ struct hako_sandbox
    * allowlist mode that joins the pod's network namespace, whose proxy is
    * the pod's sandbox container's, instead of one of its own. */
   bool net_join;
+  /* seccomp.allow (a learned profile's, hako-learn(7)): a second filter
+   * that denies (EPERM) every syscall not named, installed with
+   * linux.seccomp's, so that it only narrows it: the kernel takes the most
+   * restrictive answer of the two, and linux.seccomp's argument rules
+   * (socket families, clone flags, clone3) still hold for what it names.
+   * NULL when absent; an empty list denies everything. */
+  char **seccomp_allow;
 };
 
 struct oci_spec

@@ -251,6 +251,22 @@ parse_devices (yajl_val sb, struct hako_sandbox *s, hk_err *err)
   return 0;
 }
 
+/* seccomp: {"allow": [names]}, the allow-list a learned profile narrows
+ * linux.seccomp with (runtime/seccomp.c). */
+static int
+parse_seccomp_allow (yajl_val sb, struct hako_sandbox *s, hk_err *err)
+{
+  yajl_val o = NULL;
+  int r = json_get_object (sb, ".sandbox", "seccomp", &o, err);
+  if (r <= 0)
+    return r;
+  if (json_get_strv (o, ".sandbox.seccomp", "allow", &s->seccomp_allow, err) < 0)
+    return -1;
+  if (s->seccomp_allow == NULL)
+    return json_error (err, ".sandbox.seccomp", "allow", "required (the syscalls allowed)");
+  return 0;
+}
+
 int
 spec_parse_sandbox (yajl_val root, struct hako_sandbox *s, hk_err *err)
 {
@@ -263,7 +279,8 @@ spec_parse_sandbox (yajl_val root, struct hako_sandbox *s, hk_err *err)
       || parse_network (sb, s, err) < 0 || parse_landlock (sb, &s->landlock, err) < 0
       || parse_limits (sb, s, err) < 0 || json_get_string (sb, ".sandbox", "image", &s->image, err) < 0
       || parse_workdir (sb, s, err) < 0 || json_get_bool (sb, ".sandbox", "idmap", &s->idmap, err) < 0
-      || json_get_bool (sb, ".sandbox", "init", &s->init, err) < 0 || parse_devices (sb, s, err) < 0)
+      || json_get_bool (sb, ".sandbox", "init", &s->init, err) < 0 || parse_devices (sb, s, err) < 0
+      || parse_seccomp_allow (sb, s, err) < 0)
     return -1;
   if (s->image && s->image[0] == '\0')
     return json_error (err, ".sandbox", "image", "must not be empty");
@@ -291,4 +308,5 @@ spec_free_sandbox (struct hako_sandbox *s)
   strv_free (s->devices);
   strv_free (s->devices_applied);
   strv_free (s->cdi_devices);
+  strv_free (s->seccomp_allow);
 }

@@ -641,14 +641,18 @@ plan_exec (const struct store *st, struct exec_ctx *x, hk_err *err)
   x->plan.seccomp = x->seccomp;
   /* exec --learn observes instead of confining: the caller (who may exec
    * into this sandbox anyway) asked for the command to run without the
-   * sandbox's Landlock, and with --learn-seccomp without its filter; the
-   * namespaces, user, capabilities and cgroups stay. */
+   * sandbox's Landlock; the namespaces, user, capabilities, cgroups and
+   * the seccomp filter stay.  Without the filter, a script the sandbox
+   * planted where the command runs it would run unfiltered (AF_VSOCK,
+   * new namespaces), --learn-seccomp or not. */
   if (x->o->learn && !x->o->builtin)
     {
       x->plan.landlock = NULL;
-      if (x->o->learn->all)
-        x->plan.seccomp = NULL;
       x->plan.learn = x->o->learn;
+      /* A learned allow-list the sandbox runs under would refuse the
+       * learner's hand-over and what is being learned; hako's filter
+       * (linux.seccomp) stays. */
+      seccomp_prog_drop_narrow (x->seccomp);
     }
   /* Every attached exec has a subreaper that watches hako: if hako dies
    * (SIGKILL, the OOM killer) the command and every process it started die

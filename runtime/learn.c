@@ -28,6 +28,7 @@
 #include "lib/fdpass.h"
 #include "lib/syscalls.h"
 #include "lib/util.h"
+#include "runtime/learn_probe.h"
 
 #ifndef SYS_pidfd_getfd
 #define SYS_pidfd_getfd 438
@@ -207,14 +208,37 @@ learn_child_install (int sock, bool all, hk_err *err)
 
 #ifdef __x86_64__
 
+/* The connects and binds not decided yet (learn_probe.h). */
+struct pending
+{
+  struct learn_sock *v;
+  size_t n;
+};
+
+/* Well below the learner's 1024 open files (each a socket held). */
+#define MAX_PENDING 256
+
 struct ctx
 {
   struct learn_obs *obs;
   const struct seccomp_notif *req;
   int mem;  /* /proc/PID/mem of the caller */
   int root; /* /proc/PID/root, O_PATH */
+  struct learn_caller who;
+  bool who_loaded;
+  struct pending *pend;
   char note[PATH_MAX + 64];
 };
+
+/* The caller's credentials, read once a notification. */
+static const struct learn_caller *
+caller (struct ctx *c)
+{
+  if (!c->who_loaded)
+    learn_caller_load (&c->who, (pid_t)c->req->pid);
+  c->who_loaded = true;
+  return &c->who;
+}
 
 /* A NUL-terminated string of the caller's at addr; NULL if unreadable. */
 static char *
@@ -315,11 +339,30 @@ canon (struct ctx *c, const char *path, bool entry)
   return strcmp (l, "/") == 0 ? xasprintf ("/%s", name) : xasprintf ("%s/%s", l, name);
 }
 
+/* Only what the call could do becomes a rule: a write refused by a
+ * read-only mount or by the file's permissions (the observed run's
+ * failures: /etc, /proc, /usr/lib) is no grant of write there.  Creating
+ * or removing an entry takes write and search on its directory. */
+static bool
+could (struct ctx *c, char kind, const char *value)
+{
+  if (kind == 'c')
+    {
+      cleanup_free char *dir = NULL;
+      const char *slash = strrchr (value, '/');
+      dir = slash == value ? xstrdup ("/") : xstrndup (value, (size_t)(slash - value));
+      return learn_may (caller (c), c->root, dir, W_OK | X_OK);
+    }
+  return learn_may (caller (c), c->root, value, kind == 'r' ? R_OK : kind == 'w' ? W_OK : X_OK);
+}
+
 static void
 add (struct ctx *c, char kind, const char *value)
 {
   if (kind == 'r' || kind == 'w' || kind == 'x' || kind == 'c')
     {
+      if (!could (c, kind, value))
+        return;
       cleanup_free char *real = canon (c, value, kind == 'c');
       learn_obs_add (c->obs, kind, real, c->note);
       return;
@@ -327,12 +370,44 @@ add (struct ctx *c, char kind, const char *value)
   learn_obs_add (c->obs, kind, value, c->note);
 }
 
-/* Open PATH in the caller's root, as it would resolve it. */
+/* Open PATH in the caller's root, as it would resolve it, with its
+ * credentials: as host root, the learner read a root-only "#!" file the
+ * sandbox could not and copied its first word into the profile. */
 static int
 open_in (struct ctx *c, const char *path, int flags)
 {
-  struct open_how how = { .flags = (uint64_t)(flags | O_CLOEXEC), .resolve = RESOLVE_IN_ROOT };
-  return sys_openat2 (c->root, path[1] ? path + 1 : ".", &how);
+  return learn_open_as (caller (c), c->root, path, flags);
+}
+
+/* PATH, a program the caller may execute, opened for reading its "#!"
+ * line or ELF header, only when it is a regular file: opening a fifo the
+ * sandbox execs blocked the learner (and with it the sandbox) for good,
+ * and opening a device can act on it.  As the caller; failing that, as
+ * the kernel reads it for the caller's execve (open_exec asks execute,
+ * not read), which add_exec has checked first.  A file the caller may not
+ * execute is never read: as host root, the learner copied a root-only
+ * script's interpreter into the profile. */
+static int
+open_regular (struct ctx *c, const char *path)
+{
+  struct stat st, again;
+  cleanup_close int p = open_in (c, path, O_PATH);
+  if (p < 0 || fstat (p, &st) < 0 || !S_ISREG (st.st_mode))
+    return -1;
+  int flags = O_RDONLY | O_NONBLOCK | O_NOCTTY;
+  int fd = open_in (c, path, flags);
+  if (fd < 0 && errno == EACCES)
+    {
+      char proc[64];
+      snprintf (proc, sizeof proc, "/proc/self/fd/%d", p);
+      fd = open (proc, flags | O_CLOEXEC);
+    }
+  if (fd >= 0 && (fstat (fd, &again) < 0 || again.st_dev != st.st_dev || again.st_ino != st.st_ino))
+    {
+      close (fd);
+      return -1;
+    }
+  return fd;
 }
 
 /* An execve needs execute on the program, on a script's interpreter and on
@@ -340,10 +415,12 @@ open_in (struct ctx *c, const char *path, int flags)
 static void
 add_exec (struct ctx *c, const char *path, int depth)
 {
+  if (!could (c, 'x', path))
+    return; /* the execve fails: nothing to grant, nothing to read */
   add (c, 'x', path);
   if (depth > 3)
     return;
-  cleanup_close int fd = open_in (c, path, O_RDONLY);
+  cleanup_close int fd = open_regular (c, path);
   char head[256];
   ssize_t n = fd < 0 ? -1 : pread (fd, head, sizeof head - 1, 0);
   if (n < 4)
@@ -417,10 +494,10 @@ open_arg (struct ctx *c, int dirfd, uint64_t addr, uint64_t flags)
     return;
   cleanup_close int fd = open_in (c, p, O_PATH);
   int acc = (int)(flags & O_ACCMODE);
-  if ((flags & O_CREAT) && fd < 0)
+  if ((flags & O_CREAT) && fd < 0 && errno == ENOENT)
     add (c, 'c', p);
   else if (fd < 0)
-    return; /* ENOENT before Landlock is asked */
+    return; /* ENOENT before Landlock is asked, or the caller cannot reach it */
   else if (acc != O_RDONLY || (flags & O_TRUNC))
     add (c, 'w', p);
   else
@@ -440,10 +517,42 @@ exec_arg (struct ctx *c, int dirfd, uint64_t addr, uint64_t flags)
     }
   else if (s)
     p = resolve (c, dirfd, s);
-  /* A PATH search tries names that are not there: they need nothing. */
+  /* A PATH search tries names that are not there: they need nothing; nor
+   * does what execve refuses (a directory, a fifo). */
+  struct stat st;
   cleanup_close int fd = p ? open_in (c, p, O_PATH) : -1;
-  if (fd >= 0)
+  if (fd >= 0 && fstat (fd, &st) == 0 && S_ISREG (st.st_mode))
     add_exec (c, p, 0);
+}
+
+/* Entry i of pd decided (final: undecided is failed): recorded if the call
+ * succeeded, dropped if not; false while it is not decided. */
+static bool
+pending_settle (struct pending *pd, size_t i, struct learn_obs *obs, bool final)
+{
+  struct learn_sock *s = &pd->v[i];
+  int r = learn_sock_decided (s, final);
+  if (r < 0)
+    return false;
+  if (r > 0)
+    {
+      char v[16];
+      snprintf (v, sizeof v, "%u", s->port);
+      learn_obs_add (obs, s->kind, v, s->note);
+    }
+  close (s->fd);
+  free (s->note);
+  memmove (s, s + 1, (pd->n - i - 1) * sizeof *s);
+  pd->n--;
+  return true;
+}
+
+static void
+pending_sweep (struct pending *pd, struct learn_obs *obs, bool final)
+{
+  for (size_t i = 0; i < pd->n;)
+    if (!pending_settle (pd, i, obs, final))
+      i++;
 }
 
 /* connect and bind: the TCP port, when the socket is TCP over IPv4 or IPv6. */
@@ -482,11 +591,19 @@ sock_arg (struct ctx *c, char kind, int fd, uint64_t addr, uint64_t len)
       if (type != SOCK_STREAM || (proto != 0 && proto != IPPROTO_TCP))
         return;
     }
-  char v[16];
-  snprintf (v, sizeof v, "%u", port);
+  else
+    return; /* no copy: how the call ends cannot be seen, so nothing is granted */
   size_t nl = strlen (c->note);
   snprintf (c->note + nl, sizeof c->note - nl, " (%s %s:%u)", kind == 't' ? "to" : "on", host, port);
-  add (c, kind, v);
+  /* A refused connect (22, 2375, 6443 in the run's own netns) or a bind
+   * that failed is no grant: decided once the call has run. */
+  struct pending *pd = c->pend;
+  if (pd->n == MAX_PENDING)
+    pending_settle (pd, 0, c->obs, true);
+  pd->v = xrealloc (pd->v, (pd->n + 1) * sizeof *pd->v);
+  struct learn_sock *ls = &pd->v[pd->n++];
+  *ls = (struct learn_sock){ .fd = steal_fd (&copy), .kind = kind, .port = port, .note = xstrdup (c->note) };
+  clock_gettime (CLOCK_MONOTONIC, &ls->since);
 }
 
 static void
@@ -625,6 +742,36 @@ learn_net_collect (int net_fd, struct learn_obs *obs)
     }
 }
 
+#ifdef __x86_64__
+/* One notification: read what the call touches, record it, let it go on. */
+static void
+serve_one (int lfd, struct seccomp_notif *req, struct seccomp_notif_resp *resp,
+           const struct seccomp_notif_sizes *sizes, struct learn_obs *obs, struct pending *pend, bool all)
+{
+  memset (req, 0, sizes->seccomp_notif);
+  if (ioctl (lfd, SECCOMP_IOCTL_NOTIF_RECV, req) < 0)
+    return; /* the caller was killed (ENOENT), or EINTR */
+  char path[64];
+  snprintf (path, sizeof path, "/proc/%u/mem", req->pid);
+  struct ctx c = { .obs = obs, .req = req, .pend = pend };
+  c.mem = open (path, O_RDONLY | O_CLOEXEC);
+  snprintf (path, sizeof path, "/proc/%u/root", req->pid);
+  c.root = open (path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  /* The pid could have been reused between RECV and the opens: only a
+   * notification still pending vouches for what was read. */
+  if (c.mem >= 0 && c.root >= 0 && ioctl (lfd, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) == 0)
+    handle (&c, all);
+  if (c.mem >= 0)
+    close (c.mem);
+  if (c.root >= 0)
+    close (c.root);
+  memset (resp, 0, sizes->seccomp_notif_resp);
+  resp->id = req->id;
+  resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+  ioctl (lfd, SECCOMP_IOCTL_NOTIF_SEND, resp); /* ENOENT: it died meanwhile */
+}
+#endif
+
 int
 learn_serve (int sock, struct learn_obs *obs, hk_err *err)
 {
@@ -644,43 +791,33 @@ learn_serve (int sock, struct learn_obs *obs, hk_err *err)
       = xcalloc (1, sizes.seccomp_notif > sizeof *req ? sizes.seccomp_notif : sizeof *req);
   cleanup_free struct seccomp_notif_resp *resp
       = xcalloc (1, sizes.seccomp_notif_resp > sizeof *resp ? sizes.seccomp_notif_resp : sizeof *resp);
+  struct pending pend = { 0 };
+  int r = 1;
   for (;;)
     {
+      /* Undecided connects and binds are looked at every 20 ms. */
       struct pollfd p = { .fd = lfd, .events = POLLIN };
-      if (poll (&p, 1, -1) < 0)
+      int n = poll (&p, 1, pend.n ? 20 : -1), e = errno;
+      pending_sweep (&pend, obs, false);
+      if (n < 0 && e == EINTR)
+        continue;
+      if (n < 0)
         {
-          if (errno == EINTR)
-            continue;
-          return err_sys (err, "poll the seccomp listener");
+          r = err_code (err, e, "poll the seccomp listener");
+          break;
         }
+      if (n == 0)
+        continue;
       if (!(p.revents & POLLIN))
         {
           if (p.revents & (POLLHUP | POLLERR | POLLNVAL))
             break; /* no process uses the filter any more */
           continue;
         }
-      memset (req, 0, sizes.seccomp_notif);
-      if (ioctl (lfd, SECCOMP_IOCTL_NOTIF_RECV, req) < 0)
-        continue; /* the caller was killed (ENOENT), or EINTR */
-      char path[64];
-      snprintf (path, sizeof path, "/proc/%u/mem", req->pid);
-      struct ctx c = { .obs = obs, .req = req };
-      c.mem = open (path, O_RDONLY | O_CLOEXEC);
-      snprintf (path, sizeof path, "/proc/%u/root", req->pid);
-      c.root = open (path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-      /* The pid could have been reused between RECV and the opens: only a
-       * notification still pending vouches for what was read. */
-      if (c.mem >= 0 && c.root >= 0 && ioctl (lfd, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) == 0)
-        handle (&c, all);
-      if (c.mem >= 0)
-        close (c.mem);
-      if (c.root >= 0)
-        close (c.root);
-      memset (resp, 0, sizes.seccomp_notif_resp);
-      resp->id = req->id;
-      resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-      ioctl (lfd, SECCOMP_IOCTL_NOTIF_SEND, resp); /* ENOENT: it died meanwhile */
+      serve_one (lfd, req, resp, &sizes, obs, &pend, all);
     }
-  return 1;
+  pending_sweep (&pend, obs, true);
+  free (pend.v);
+  return r;
 #endif
 }

@@ -28,6 +28,9 @@ struct seccomp_prog
   struct sock_filter *insns;
   unsigned short len;
   unsigned int flags; /* SECCOMP_FILTER_FLAG_*, passed to seccomp(2) */
+  /* sandbox.seccomp.allow compiled: installed after this one (see
+   * seccomp_install); NULL when absent. */
+  struct seccomp_prog *narrow;
 };
 
 /* The kernel refuses longer programs (BPF_MAXINSNS); say so at create. */
@@ -426,8 +429,8 @@ check_listener (const struct oci_seccomp *s, hk_err *err)
   return 0;
 }
 
-int
-seccomp_prepare (const struct oci_spec *spec, struct seccomp_prog **out, hk_err *err)
+static int
+prepare_main (const struct oci_spec *spec, struct seccomp_prog **out, hk_err *err)
 {
   *out = NULL;
   if (spec->linux.seccomp == NULL)
@@ -443,6 +446,98 @@ seccomp_prepare (const struct oci_spec *spec, struct seccomp_prog **out, hk_err 
   log_debug ("seccomp: %u BPF instructions, flags 0x%x", p->len, p->flags);
   *out = p;
   return 0;
+}
+
+static bool
+strv_has (char *const *v, const char *s)
+{
+  for (size_t i = 0; v && v[i]; i++)
+    if (strcmp (v[i], s) == 0)
+      return true;
+  return false;
+}
+
+/* linux.seccomp's unconditional errno rules for the syscalls allow does
+ * not name, appended to rules: the narrowing filter gives those syscalls
+ * the errno hako's filter gives them (clone3's ENOSYS, which glibc falls
+ * back to clone from) rather than EPERM, which would win the tie. */
+static size_t
+mirror_denials (const struct oci_seccomp *base, char *const *allow, struct oci_seccomp_rule *rules, size_t n)
+{
+  for (size_t i = 0; base && i < base->n_syscalls; i++)
+    {
+      const struct oci_seccomp_rule *r = &base->syscalls[i];
+      if (r->n_args != 0 || strcmp (r->action, "SCMP_ACT_ERRNO") != 0)
+        continue;
+      size_t k = 0, m = 0;
+      while (r->names[k])
+        k++;
+      char **names = xcalloc (k + 1, sizeof *names);
+      for (k = 0; r->names[k]; k++)
+        if (!strv_has (allow, r->names[k]))
+          names[m++] = xstrdup (r->names[k]);
+      if (m == 0)
+        {
+          free (names);
+          continue;
+        }
+      rules[n++] = (struct oci_seccomp_rule){
+        .names = names, .action = r->action, .has_errno_ret = r->has_errno_ret, .errno_ret = r->errno_ret
+      };
+    }
+  return n;
+}
+
+/* A learned profile's allow-list (sandbox.seccomp.allow) as a filter of its
+ * own: EPERM for every syscall it does not name (ENOSYS past the highest it
+ * names, as runc's stub), the native architecture only.  Installed after
+ * linux.seccomp rather than merged into it: one libseccomp filter cannot
+ * say "allowed unless these arguments" under a deny-by-default (an
+ * unconditional rule replaces a syscall's conditional ones), and a bare
+ * list in place of hako's filter lost its argument rules — AF_VSOCK opened
+ * and clone3 made a user and network namespace under a learned profile. */
+static int
+attach_narrow (const struct oci_spec *spec, struct seccomp_prog **out, hk_err *err)
+{
+  char **allow = spec->sandbox.seccomp_allow;
+  if (allow == NULL)
+    return 0;
+  const struct oci_seccomp *base = spec->linux.seccomp;
+  struct oci_seccomp_rule *rules = xcalloc (1 + (base ? base->n_syscalls : 0), sizeof *rules);
+  size_t n = 0;
+  if (allow[0])
+    rules[n++] = (struct oci_seccomp_rule){ .names = allow, .action = (char *)"SCMP_ACT_ALLOW" };
+  size_t own = n;
+  n = mirror_denials (base, allow, rules, n);
+  struct oci_seccomp s = { .default_action = (char *)"SCMP_ACT_ERRNO",
+                           .has_default_errno_ret = true,
+                           .default_errno_ret = EPERM,
+                           .syscalls = rules,
+                           .n_syscalls = n };
+  struct seccomp_prog *p = xcalloc (1, sizeof *p);
+  int r = compile (&s, p, err);
+  for (size_t i = own; i < n; i++)
+    strv_free (rules[i].names);
+  free (rules);
+  if (r < 0)
+    {
+      seccomp_prog_free (p);
+      seccomp_prog_free (*out);
+      *out = NULL;
+      return err_prefix (err, ".sandbox.seccomp.allow");
+    }
+  if (*out == NULL)
+    *out = xcalloc (1, sizeof **out);
+  (*out)->narrow = p;
+  return 0;
+}
+
+int
+seccomp_prepare (const struct oci_spec *spec, struct seccomp_prog **out, hk_err *err)
+{
+  if (prepare_main (spec, out, err) < 0)
+    return -1;
+  return attach_narrow (spec, out, err);
 }
 
 /* ---- cache ------------------------------------------------------------------ */
@@ -601,6 +696,8 @@ seccomp_prepare_cached (const struct oci_spec *spec, const char *data_root, stru
   *out = NULL;
   if (spec->linux.seccomp == NULL || data_root == NULL)
     return seccomp_prepare (spec, out, err);
+  /* The cache holds linux.seccomp's program; the allow-list is compiled
+   * each time (a list of names, no argument rules). */
   if (check_listener (spec->linux.seccomp, err) < 0)
     return -1;
   struct buf in = { 0 };
@@ -609,25 +706,33 @@ seccomp_prepare_cached (const struct oci_spec *spec, const char *data_root, stru
   cleanup_free char *path
       = xasprintf ("%s/%016llx", dir, (unsigned long long)fnv1a64 (FNV1A64_BASIS, in.p, in.len));
   *out = cache_load (path, &in);
-  if (*out == NULL && seccomp_prepare (spec, out, err) == 0)
+  if (*out == NULL && prepare_main (spec, out, err) == 0)
     cache_store (dir, path, &in, *out);
   free (in.p);
-  return *out ? 0 : -1;
+  if (*out == NULL)
+    return -1;
+  return attach_narrow (spec, out, err);
 }
 
 /* ---- install --------------------------------------------------------------- */
 
+/* The narrowing filter goes in last (it refuses seccomp(2) itself, so
+ * nothing could follow it).  Stacked filters all run and the most
+ * restrictive action wins; between two errnos the filter installed last,
+ * which is why it repeats hako's errno for what hako refuses outright. */
 int
 seccomp_install (const struct seccomp_prog *p, hk_err *err)
 {
   if (p == NULL)
     return 0;
   struct sock_fprog prog = { .len = p->len, .filter = p->insns };
-  if (sys_seccomp (SECCOMP_SET_MODE_FILTER, p->flags, &prog) == 0)
-    return 0;
-  if (errno == EACCES)
-    return err_sys (err, "seccomp: load the filter (no no_new_privs, and CAP_SYS_ADMIN is gone)");
-  return err_sys (err, "seccomp: load the filter");
+  if (p->len && sys_seccomp (SECCOMP_SET_MODE_FILTER, p->flags, &prog) < 0)
+    {
+      if (errno == EACCES)
+        return err_sys (err, "seccomp: load the filter (no no_new_privs, and CAP_SYS_ADMIN is gone)");
+      return err_sys (err, "seccomp: load the filter");
+    }
+  return seccomp_install (p->narrow, err);
 }
 
 char **
@@ -643,10 +748,20 @@ seccomp_flag_names (bool supported_only)
 }
 
 void
+seccomp_prog_drop_narrow (struct seccomp_prog *p)
+{
+  if (p == NULL)
+    return;
+  seccomp_prog_free (p->narrow);
+  p->narrow = NULL;
+}
+
+void
 seccomp_prog_free (struct seccomp_prog *p)
 {
   if (p == NULL)
     return;
+  seccomp_prog_free (p->narrow);
   free (p->insns);
   free (p);
 }
@@ -654,5 +769,5 @@ seccomp_prog_free (struct seccomp_prog *p)
 size_t
 seccomp_prog_len (const struct seccomp_prog *p)
 {
-  return p ? p->len : 0;
+  return p ? p->len + seccomp_prog_len (p->narrow) : 0;
 }

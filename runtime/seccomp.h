@@ -11,8 +11,9 @@
 
 struct seccomp_prog;
 
-/* Parent, before clone: compile spec->linux.seccomp.  *out is NULL when the
- * spec has no seccomp section.  A malformed profile is an error naming the
+/* Parent, before clone: compile spec->linux.seccomp, and
+ * spec->sandbox.seccomp_allow as a second program installed after it.
+ * *out is NULL when the spec has neither.  A malformed profile is an error naming the
  * entry (".linux.seccomp.syscalls[3].action: unknown action \"X\""), and so
  * is an action or flag this kernel cannot enforce.  Syscall names this
  * libseccomp does not know are skipped, as runc does. */
@@ -29,6 +30,10 @@ int seccomp_install (const struct seccomp_prog *p, hk_err *err);
  * this kernel accepts too.  NULL-terminated, the strings are static (free
  * only the array). */
 char **seccomp_flag_names (bool supported_only);
+/* Only linux.seccomp's program is left (exec --learn: the learner's
+ * hand-over runs after the filters, and what the command needs beyond a
+ * learned allow-list is what is being learned). */
+void seccomp_prog_drop_narrow (struct seccomp_prog *p);
 void seccomp_prog_free (struct seccomp_prog *p);
 /* The program's length in BPF instructions (0 for NULL): for tests and --debug. */
 size_t seccomp_prog_len (const struct seccomp_prog *p);

@@ -10,6 +10,7 @@
 # nothing ever leaves the machine (PyPI is unreachable there).
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 # The host profile's root is host uid 1000000000 (binds are not idmapped).
 SBX_UID=1000000000
@@ -77,7 +78,7 @@ EOF
   jq -e '.sandbox.landlock.read | map(select(. == "/in" or . == "/in/a")) | length > 0' "$P"
   jq -e '.sandbox.landlock.tcp_bind == [18931] and .sandbox.landlock.tcp_connect == [18931]' "$P"
   grep -q '^landlock.tcp_connect 18931: used by .*127.0.0.1:18931' "$P.notes"
-  ! jq -e '.sandbox.landlock.read | index("/other")' "$P" || false
+  jq -e '.sandbox.landlock.read | index("/other") | not' "$P"
 
   rm -f "$TEST_ROOT"/out/*
   run $H run --rm --bundle "$B" --profile-file "$P" e1 -- sh /tools/job.sh
@@ -195,7 +196,7 @@ EOF
 @test "learn: --learn-seccomp learns an allow-list that the enforced run passes and a new syscall fails" {
   run $H run --rm --bundle "$B" --learn "$P" --learn-seccomp s1 -- sh -c 'cat /in/b/b.txt'
   [ "$status" -eq 0 ]
-  [[ "$output" == *"without its seccomp filter"* ]]
+  [[ "$output" == *"its seccomp filter stays"* ]]
   jq -e '.sandbox.seccomp.allow | index("execve") and index("openat") and (index("mkdir") | not)' "$P"
   run $H run --rm --bundle "$B" --profile-file "$P" s2 -- sh -c 'cat /in/b/b.txt'
   [ "$status" -eq 0 ]
@@ -296,17 +297,25 @@ EOF2
   echo "$output"
   [ "$status" -eq 0 ]
   [[ "$output" == *"the network is not confined"* ]]
-  [[ "$output" == *"+ network.allow 127.0.0.1:$P1"* ]]
   [[ "$output" == *hello* ]]
-  jq -e --arg a "127.0.0.1:$P1" '.sandbox.network == {mode: "allowlist", allow: [$a]}' "$P"
-  grep -q "^network.allow 127.0.0.1:$P1: used by .*proxy" "$P.notes"
+  # The host's loopback is not granted by what was learned: the report and
+  # the notes say so and how to grant it; the allow-list stays empty.
+  [[ "$output" == *"! network.allow 127.0.0.1:$P1: not granted (loopback; needs --allow 127.0.0.1:$P1)"* ]]
+  jq -e '.sandbox.network == {mode: "allowlist", allow: []}' "$P"
+  grep -q "^# not granted: network.allow 127.0.0.1:$P1: a loopback destination.*--allow 127.0.0.1:$P1\$" "$P.notes"
 
+  # Enforced alone, the profile does not reach it (with no loopback in the
+  # list, NO_PROXY sends the client to the sandbox's own loopback).
   run $H run --rm --bundle "$B" --profile-file "$P" n2 -- /usr/bin/python3 /tools/get.py "$P1"
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" != *hello* ]]
+  # The CLI user names the loopback destination: that one, and no other.
+  run $H run --rm --bundle "$B" --profile-file "$P" --allow "127.0.0.1:$P1" n3 -- /usr/bin/python3 /tools/get.py "$P1"
   echo "$output"
   [ "$status" -eq 0 ]
   [ "$output" = hello ]
-  # The second port was never learned: the proxy refuses it (403).
-  run $H run --rm --bundle "$B" --profile-file "$P" n3 -- /usr/bin/python3 /tools/get.py "$P1" "$P2"
+  run $H run --rm --bundle "$B" --profile-file "$P" --allow "127.0.0.1:$P1" n4 -- /usr/bin/python3 /tools/get.py "$P1" "$P2"
   echo "$output"
   [ "$status" -ne 0 ]
   [ "${lines[0]}" = hello ]
@@ -324,7 +333,7 @@ EOF2
   [[ "$output" == *"+ landlock.write /out"* ]]
   $H delete --force xs
   jq -e '.sandbox.landlock.read | index("/in/b/b.txt")' "$P"
-  ! jq -e '.sandbox.landlock.read | index("/other/secret")' "$P" || false
+  jq -e '.sandbox.landlock.read | index("/other/secret") | not' "$P"
 
   rm -f "$TEST_ROOT/out/e.txt"
   run $H run --rm --bundle "$B" --profile-file "$P" xe1 -- sh -c "$job"
@@ -338,4 +347,190 @@ EOF2
   run $H exec --learn-seccomp xs -- true
   [ "$status" -eq 125 ]
   [[ "$output" == *"--learn-seccomp needs --learn FILE"* ]]
+}
+
+# What a sandboxed program could try past a learned profile: an AF_VSOCK
+# socket (the hypervisor), clone3 and unshare with a user and a network
+# namespace; one "NAME RESULT" line each (RESULT "ok" or strerror).
+write_escape_py () {
+  cat > "$TEST_ROOT/tools/escape.py" <<'EOF2'
+import ctypes, os, socket, struct
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+NEWUSER_NET = 0x10000000 | 0x40000000
+def res(r):
+    return "ok" if r >= 0 else os.strerror(ctypes.get_errno())
+try:
+    socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM)
+    print("vsock ok")
+except OSError as e:
+    print("vsock", e.strerror)
+args = ctypes.create_string_buffer(struct.pack("11Q", NEWUSER_NET, 0, 0, 0, 17, 0, 0, 0, 0, 0, 0), 88)
+pid = libc.syscall(435, args, ctypes.c_size_t(88))
+if pid == 0:
+    os._exit(0)
+print("clone3", res(pid))
+if pid > 0:
+    os.waitpid(pid, 0)
+print("unshare", res(libc.unshare(NEWUSER_NET)))
+EOF2
+  cat > "$TEST_ROOT/tools/benign.py" <<'EOF2'
+import socket, threading
+socket.socket(socket.AF_INET, socket.SOCK_STREAM).close()
+t = threading.Thread(target=lambda: None)
+t.start()
+t.join()
+print("benign done")
+EOF2
+  chmod a+r "$TEST_ROOT/tools/escape.py" "$TEST_ROOT/tools/benign.py"
+}
+
+# The host profile's answers, which a learned profile must not weaken.
+REFUSED_ESCAPES='vsock Address family not supported by protocol
+clone3 Function not implemented
+unshare Operation not permitted'
+
+@test "learn: a learned seccomp allow-list only narrows hako's filter (AF_VSOCK, clone3 and unshare stay refused)" {
+  write_escape_py
+  run $H run --rm --bundle "$B" e0 -- /usr/bin/python3 /tools/escape.py
+  [ "$status" -eq 0 ]
+  [ "$output" = "$REFUSED_ESCAPES" ]
+  # A benign python3 that opens one socket and starts one thread.
+  run $H run --rm --bundle "$B" --learn "$P" --learn-seccomp l1 -- /usr/bin/python3 /tools/benign.py
+  [ "$status" -eq 0 ]
+  jq -e '.sandbox.seccomp.allow | index("socket") and index("clone")' "$P"
+  run $H run --rm --bundle "$B" --profile-file "$P" e1 -- /usr/bin/python3 /tools/benign.py
+  [ "$status" -eq 0 ]
+  [ "$output" = "benign done" ]
+  run $H run --rm --bundle "$B" --profile-file "$P" e2 -- /usr/bin/python3 /tools/escape.py
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$output" = "$REFUSED_ESCAPES" ]
+  # Even a profile that lists clone3 and unshare gets hako's answer.
+  jq '.sandbox.seccomp.allow += ["clone3", "unshare"]' "$P" > "$P.2"
+  run $H run --rm --bundle "$B" --profile-file "$P.2" e3 -- /usr/bin/python3 /tools/escape.py
+  [ "$status" -eq 0 ]
+  [ "$output" = "$REFUSED_ESCAPES" ]
+}
+
+@test "learn: the observed run keeps hako's seccomp filter, run and exec --learn-seccomp alike" {
+  write_escape_py
+  run $H run --rm --bundle "$B" --learn "$P" --learn-seccomp l1 -- /usr/bin/python3 /tools/escape.py
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"$REFUSED_ESCAPES"* ]]
+  jq -e '.sandbox.seccomp.allow | index("clone3") | not' "$P"
+  # exec --learn --learn-seccomp of a script the sandbox wrote itself.
+  $H run -d --bundle "$B" xs -- sleep 300
+  $H exec xs -- cp /tools/escape.py /out/job.py
+  run $H exec --learn "$TEST_ROOT/p2.json" --learn-seccomp xs -- /usr/bin/python3 /out/job.py
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"its seccomp filter stays"* ]]
+  [[ "$output" == *"$REFUSED_ESCAPES"* ]]
+  $H delete --force xs
+}
+
+@test "learn: exec --learn into a sandbox that enforces a learned allow-list learns what is new" {
+  run $H run --rm --bundle "$B" --learn "$P" --learn-seccomp l1 -- sleep 0
+  [ "$status" -eq 0 ]
+  $H run -d --bundle "$B" --profile-file "$P" xs -- sleep 300
+  # cat was never learned: refused under the allow-list ...
+  run $H exec xs -- cat /in/b/b.txt
+  [ "$status" -ne 0 ]
+  # ... and learned by exec --learn, which runs under hako's filter only.
+  run $H exec --learn "$TEST_ROOT/p2.json" --learn-seccomp xs -- cat /in/b/b.txt
+  echo "$output"
+  [ "$status" -eq 0 ]
+  grep -qx b <<<"$output"
+  jq -e '.sandbox.seccomp.allow | index("read") and index("openat")' "$TEST_ROOT/p2.json"
+  $H delete --force xs
+}
+
+@test "learn: --profile-file refuses what learning never writes, naming the field" {
+  refuse () {
+    echo "$1" > "$TEST_ROOT/bad.json"
+    run $H run --rm --bundle "$B" --profile-file "$TEST_ROOT/bad.json" r1 -- true
+    echo "$output"
+    [ "$status" -eq 125 ]
+    [[ "$output" == *"--profile-file $TEST_ROOT/bad.json: --profile-file: $2"* ]]
+    [ ! -d "$STATE/r1" ]
+  }
+  refuse '{"sandbox": {"network": {"mode": "host"}}}' '.sandbox.network.mode: only "allowlist"'
+  refuse '{"sandbox": {"landlock": {"write": ["/out", "/"]}}}' '.sandbox.landlock.write[1]: "/" grants the whole filesystem'
+  refuse '{"sandbox": {"landlock": {"read": ["//."]}}}' '.sandbox.landlock.read[0]: "/" grants the whole filesystem'
+  refuse '{"sandbox": {"network": {"mode": "allowlist", "allow": ["169.254.169.254:80"]}}}' \
+    '.sandbox.network.allow[0]: 169.254.169.254:80 is a link-local destination'
+  refuse '{"sandbox": {"network": {"mode": "allowlist", "allow": ["127.0.0.1:22"]}}}' \
+    '.sandbox.network.allow[0]: 127.0.0.1:22 is a loopback destination'
+  refuse '{"sandbox": {"network": {"mode": "allowlist", "allow": ["0.0.0.0/0"]}}}' \
+    '.sandbox.network.allow[0]: not an entry learning writes'
+  refuse '{"sandbox": {"network": {"mode": "allowlist", "allow": ["2130706433:22"]}}}' \
+    '.sandbox.network.allow[0]: 2130706433:22 is a loopback destination'
+  refuse '{"sandbox": {"limits": {"disk": -1}}}' '.sandbox.limits: not a field learning writes'
+}
+
+@test "learn: calls that failed are not grants (EROFS, EACCES, a refused connect)" {
+  echo secret > "$TEST_ROOT/tools/rootonly.txt"
+  chmod 0600 "$TEST_ROOT/tools/rootonly.txt"
+  cat > "$TEST_ROOT/tools/try.sh" <<'EOF2'
+echo x > /etc/hako-learn-x
+echo x > /in/new
+echo x >> /in/b/b.txt
+echo 1 > /proc/sys/kernel/ns_last_pid
+cat /tools/rootonly.txt
+/usr/bin/python3 -c 'import socket; socket.create_connection(("127.0.0.1", 22))'
+echo ok > /out/ok.txt
+cat /in/a/1.txt
+true
+EOF2
+  chmod a+r "$TEST_ROOT/tools/try.sh"
+  run $H run --rm --bundle "$B" --learn "$P" l1 -- sh /tools/try.sh
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"Read-only file system"* ]]
+  [[ "$output" == *"Permission denied"* ]]
+  [[ "$output" == *"Connection refused"* ]]
+  cat "$P"
+  # What succeeded is granted ...
+  jq -e '.sandbox.landlock.write | index("/out")' "$P"
+  jq -e '.sandbox.landlock.read | index("/in/a/1.txt")' "$P"
+  # ... what failed is not.
+  jq -e '[.sandbox.landlock.write[] | select(. == "/etc" or startswith("/in") or startswith("/proc"))] == []' "$P"
+  jq -e '.sandbox.landlock.read | index("/tools/rootonly.txt") | not' "$P"
+  jq -e '.sandbox.landlock.tcp_connect | index(22) | not' "$P"
+}
+
+@test "learn: the learner reads the sandbox's files as the sandbox (a root-only #! line is not learned)" {
+  # A root-only script: the sandbox (host uid 1000000000) cannot run it;
+  # its interpreter line must not reach the profile.
+  printf '#!/secret-interp-xyz\n' > "$TEST_ROOT/tools/rootonly"
+  chmod 0700 "$TEST_ROOT/tools/rootonly"
+  run $H run --rm --bundle "$B" --learn "$P" l1 -- sh -c '/tools/rootonly; echo end'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"/tools/rootonly: Permission denied"* ]]
+  jq -e '[.sandbox.landlock.exec[] | select(test("secret-interp|rootonly"))] == []' "$P"
+}
+
+@test "learn: a fifo the sandbox executes does not block the learner" {
+  # -k: a learner stuck in open(2) keeps hako (and the sandbox) waiting
+  # past a plain SIGTERM.
+  run timeout -k 5 60 $H run --rm --bundle "$B" --learn "$P" l1 -- sh -c \
+    'mkfifo /out/f && chmod 755 /out/f && /out/f; echo end'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *end* ]]
+  jq -e '.sandbox.landlock.write | index("/out")' "$P"
+  jq -e '[.sandbox.landlock.exec[] | select(startswith("/out"))] == []' "$P"
+}
+
+@test "learn: the notes escape names the sandbox chose" {
+  run $H run --rm --bundle "$B" --learn "$P" l1 -- sh -c \
+    'n=$(printf "/out/x\nlandlock.write EVERYTHING: forged\033[2J"); echo > "$n"; cat "$n"'
+  [ "$status" -eq 0 ]
+  cat -A "$P.notes"
+  run ! grep -q "^landlock.write EVERYTHING: forged" "$P.notes"
+  run ! grep -q $'\033' "$P.notes"
+  grep -q 'first /out/x\\x0alandlock.write EVERYTHING: forged\\x1b\[2J by ' "$P.notes"
 }

@@ -37,6 +37,121 @@ count (char **v)
     .kind = (k), .value = (char *)(v), .note = (char *)"/usr/bin/test"                                       \
   }
 
+/* --profile-file refuses what learning never writes, naming the field. */
+static void
+refused (const char *cfg, const char *profile, const char *field)
+{
+  hk_err err = { 0 };
+  char *out = NULL;
+  size_t out_len;
+  int r = oci_spec_apply_profile (cfg, strlen (cfg), profile, strlen (profile), &out, &out_len, &err);
+  ok (r < 0 && out == NULL && err.kind == ERR_INVALID_CONFIG && strstr (err.msg, field),
+      "refused, naming %s: %s", field, err.msg);
+  free (out);
+}
+
+static void
+test_refused (const char *cfg)
+{
+  refused (cfg, "{\"sandbox\":{\"network\":{\"mode\":\"host\"}}}", ".sandbox.network.mode");
+  refused (cfg, "{\"sandbox\":{\"landlock\":{\"write\":[\"/\"]}}}", ".sandbox.landlock.write[0]");
+  refused (cfg, "{\"sandbox\":{\"landlock\":{\"read\":[\"/usr\",\"/.//\"]}}}", ".sandbox.landlock.read[1]");
+  refused (cfg, "{\"sandbox\":{\"landlock\":{\"exec\":[\"/usr/..\"]}}}", ".sandbox.landlock.exec[0]");
+  refused (cfg, "{\"sandbox\":{\"network\":{\"mode\":\"allowlist\",\"allow\":[\"169.254.169.254:80\"]}}}",
+           ".sandbox.network.allow[0]");
+  refused (cfg, "{\"sandbox\":{\"network\":{\"allow\":[\"example.org:443\",\"[::1]:22\"]}}}",
+           ".sandbox.network.allow[1]");
+  refused (cfg, "{\"sandbox\":{\"network\":{\"mode\":\"allowlist\",\"join\":true}}}",
+           ".sandbox.network.join");
+  refused (cfg, "{\"sandbox\":{\"limits\":{\"disk\":-1}}}", ".sandbox.limits");
+  refused (cfg, "{\"sandbox\":{\"network\":{\"allow\":[\"0.0.0.0/0\"]}}}", ".sandbox.network.allow[0]");
+  refused (cfg, "{\"sandbox\":{\"network\":{\"allow\":[\"example.org\"]}}}", ".sandbox.network.allow[0]");
+  refused (cfg, "{\"sandbox\":{\"network\":{\"allow\":[\"*.example.org:443\"]}}}",
+           ".sandbox.network.allow[0]");
+  refused (cfg, "{\"sandbox\":{\"network\":{\"allow\":[\"http://127.0.0.1:80\"]}}}",
+           ".sandbox.network.allow[0]");
+  refused (cfg, "{\"sandbox\":{\"network\":{\"allow\":[\"127.1:80\"]}}}", ".sandbox.network.allow[0]");
+  refused (cfg, "{\"sandbox\":{\"seccomp\":{\"allow\":[3]}}}", ".sandbox.seccomp.allow[0]");
+}
+
+static void
+test_consent (void)
+{
+  static const struct
+  {
+    const char *hostport, *why;
+  } cases[] = {
+    { "127.0.0.1:8000", "loopback" },
+    { "127.1.2.3:1", "loopback" },
+    { "[::1]:22", "loopback" },
+    { "localhost:80", "loopback" },
+    { "0.0.0.0:80", "loopback" },
+    { "[::ffff:127.0.0.1]:80", "loopback" },
+    { "169.254.169.254:80", "link-local" },
+    { "[fe80::1]:80", "link-local" },
+    { "10.1.2.3:443", "private" },
+    { "172.16.0.1:443", "private" },
+    { "172.31.255.255:443", "private" },
+    { "192.168.1.1:443", "private" },
+    { "100.64.0.1:443", "private" },
+    { "[fd00::1]:443", "private" },
+    { "172.32.0.1:443", NULL },
+    { "203.0.113.7:443", NULL },
+    { "example.org:443", NULL },
+    { "127.1:80", "loopback" },
+    { "2130706433:80", "loopback" },
+    { "0x7f000001:80", "loopback" },
+    { "LocalHost.:80", "loopback" },
+    { "a.localhost:80", "loopback" },
+    { "[64:ff9b::7f00:1]:80", "reserved" },
+    { "224.0.0.1:80", "reserved" },
+    { "[::ffff:169.254.169.254]:80", "link-local" },
+    { "[fec0::1]:80", "private" },
+    { "notlocalhost:80", NULL },
+    { "[2001:db8::1]:443", NULL },
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    {
+      const char *got = oci_learn_needs_consent (cases[i].hostport);
+      ok (got == cases[i].why || (got && cases[i].why && strcmp (got, cases[i].why) == 0), "%s: %s",
+          cases[i].hostport, cases[i].why ? cases[i].why : "no consent needed");
+    }
+  cleanup_free char *e = oci_learn_escape ("a\nb\033[31m\\\x9b\xc3\xa9");
+  ok (strcmp (e, "a\\x0ab\\x1b[31m\\x5c\\x9b\\xc3\\xa9") == 0, "escaped: %s", e);
+}
+
+/* Loopback and metadata destinations are withheld with a note; names the
+ * sandbox chose reach the notes escaped. */
+static void
+test_withheld_and_escaped (const char *path, const char *notes)
+{
+  hk_err err = { 0 };
+  char **added = NULL;
+  unlink (path);
+  struct learn_rec recs[] = {
+    REC ('h', "127.0.0.1:8000"),
+    REC ('h', "169.254.169.254:80"),
+    REC ('h', "203.0.113.7:443"),
+    { .kind = 'r', .value = (char *)"/in/evil\n\033[2Jname", .note = (char *)"/bin/\033]0;x\007sh" },
+  };
+  ok (oci_learn_update (path, recs, sizeof recs / sizeof *recs, false, "cmd\nforged", &added, &err) == 0,
+      "learned: %s", err.msg);
+  cleanup_free char *text = slurp (path), *n = slurp (notes);
+  ok (strstr (text, "203.0.113.7:443") && !strstr (text, "127.0.0.1") && !strstr (text, "169.254"),
+      "the allow-list keeps the public destination, not loopback or link-local");
+  ok (strstr (n, "# not granted: network.allow 127.0.0.1:8000: a loopback destination")
+          && strstr (n, "# not granted: network.allow 169.254.169.254:80: a link-local destination")
+          && strstr (n, "--allow 169.254.169.254:80"),
+      "the notes say which were not granted and how to grant them");
+  ok (!strchr (n, '\033') && !strstr (n, "\nforged") && strstr (n, "/in/evil\\x0a\\x1b[2Jname"),
+      "the notes carry no raw newline or escape from a name");
+  size_t bangs = 0;
+  for (size_t i = 0; added && added[i]; i++)
+    bangs += added[i][0] == '!' && !strchr (added[i], '\033');
+  ok (bangs == 2, "the report lists the 2 withheld destinations");
+  strv_free (added);
+}
+
 int
 main (void)
 {
@@ -96,7 +211,9 @@ main (void)
       ok (!spec->sandbox.landlock.derive && spec->sandbox.landlock.scoped
               && spec->sandbox.landlock.missing_ok,
           "derive off, scoped kept, missing_ok on");
-      ok (spec->linux.seccomp != NULL, "linux.seccomp from the allow-list");
+      ok (spec->linux.seccomp == NULL && spec->sandbox.seccomp_allow && spec->sandbox.seccomp_allow[0]
+              && strcmp (spec->sandbox.seccomp_allow[0], "read") == 0,
+          "the allow-list is sandbox.seccomp.allow; linux.seccomp is left as it was");
       ok (spec->sandbox.landlock.n_tcp_bind == 1 && spec->sandbox.landlock.tcp_bind[0] == 0,
           "tcp_bind 0 kept");
       oci_spec_free (spec);
@@ -105,6 +222,10 @@ main (void)
   ok (oci_spec_apply_profile (cfg, strlen (cfg), "{\"sandbox\":3}", 13, &out, &out_len, &err) < 0
           && strstr (err.msg, "expected"),
       "a profile of the wrong shape is refused: %s", err.msg);
+
+  test_refused (cfg);
+  test_consent ();
+  test_withheld_and_escaped (path, notes);
 
   unlink (path);
   unlink (notes);
