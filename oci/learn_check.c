@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "lib/netclass.h"
 #include "lib/util.h"
 #include "oci/json.h"
 #include "oci/learn.h"
@@ -41,54 +42,12 @@ host_of (const char *hostport, char *buf, size_t size)
   return true;
 }
 
-struct range
-{
-  uint32_t net;
-  unsigned bits;
-  const char *why;
-};
-
-/* runtime/proxy's special ranges, named (the proxy refuses a name that
- * resolves into them; a literal in a profile is refused here). */
-static const struct range v4_ranges[] = {
-  { 0x00000000, 8, "loopback" }, /* "this network": 0.0.0.0 reaches the host itself */
-  { 0x7f000000, 8, "loopback" },  { 0xa9fe0000, 16, "link-local" }, { 0x0a000000, 8, "private" },
-  { 0xac100000, 12, "private" },  { 0xc0a80000, 16, "private" },    { 0x64400000, 10, "private" },
-  { 0xc0000000, 24, "reserved" }, { 0xc6120000, 15, "reserved" },   { 0xe0000000, 4, "reserved" },
-  { 0xf0000000, 4, "reserved" },
-};
-
+/* The class of an address, as a word, or NULL for a public one. */
 static const char *
-v4_why (uint32_t a)
+why_not_public (const uint8_t a[16])
 {
-  for (size_t i = 0; i < sizeof v4_ranges / sizeof *v4_ranges; i++)
-    if ((a & (~0u << (32 - v4_ranges[i].bits))) == v4_ranges[i].net)
-      return v4_ranges[i].why;
-  return NULL;
-}
-
-static const char *
-v6_why (const struct in6_addr *a6)
-{
-  const uint8_t *b = a6->s6_addr;
-  static const uint8_t nat64[12] = { 0, 0x64, 0xff, 0x9b };
-  uint32_t v4;
-  if (IN6_IS_ADDR_V4MAPPED (a6))
-    {
-      memcpy (&v4, b + 12, 4);
-      return v4_why (ntohl (v4));
-    }
-  if (IN6_IS_ADDR_LOOPBACK (a6) || IN6_IS_ADDR_UNSPECIFIED (a6))
-    return "loopback";
-  if (memcmp (b, (const uint8_t[12]){ 0 }, 12) == 0 || memcmp (b, nat64, 12) == 0)
-    return "reserved"; /* IPv4-compatible, NAT64: any IPv4 address inside */
-  if (b[0] == 0xfe && (b[1] & 0xc0) == 0x80)
-    return "link-local";
-  if ((b[0] & 0xfe) == 0xfc || (b[0] == 0xfe && (b[1] & 0xc0) == 0xc0))
-    return "private"; /* unique local, site-local */
-  if (b[0] == 0xff)
-    return "reserved"; /* multicast */
-  return NULL;
+  enum net_class c = net_class (a);
+  return c == NET_PUBLIC ? NULL : net_class_word (c);
 }
 
 /* Why HOSTPORT's host is one a learned or supplied profile must not grant
@@ -98,8 +57,8 @@ v6_why (const struct in6_addr *a6)
  * to it.  Only the CLI user names them (--allow).  Names are not looked up
  * here ("localhost" is the one name that means loopback everywhere), but
  * every spelling a resolver takes for an address is an address:
- * inet_aton's "127.1", "0x7f000001" and "2130706433" are 127.0.0.1.  (A
- * local copy of runtime/proxy's classification: oci/ cannot reach it.) */
+ * inet_aton's "127.1", "0x7f000001" and "2130706433" are 127.0.0.1
+ * (lib/netclass.c classifies). */
 const char *
 oci_learn_needs_consent (const char *hostport)
 {
@@ -113,11 +72,14 @@ oci_learn_needs_consent (const char *hostport)
     return "loopback";
   struct in_addr a4;
   struct in6_addr a6;
+  uint8_t a[16] = { [10] = 0xff, [11] = 0xff }; /* an IPv4 address, mapped */
   if (inet_pton (AF_INET6, host, &a6) == 1)
-    return v6_why (&a6);
-  if (inet_aton (host, &a4) == 1)
-    return v4_why (ntohl (a4.s_addr));
-  return NULL;
+    memcpy (a, &a6, 16);
+  else if (inet_aton (host, &a4) == 1)
+    memcpy (a + 12, &a4.s_addr, 4);
+  else
+    return NULL;
+  return why_not_public (a);
 }
 
 /* S with every byte a terminal could act on (controls, DEL, anything past

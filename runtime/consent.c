@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/netclass.h"
 #include "runtime/admission.h"
 #include "runtime/proxy/allowlist.h"
 
@@ -85,7 +86,7 @@ check_allow (const struct oci_spec *spec, const struct oci_node *node, hk_err *e
           char subject[512], why[256];
           snprintf (subject, sizeof subject, "annotation %s: entry \"%s\"", name, entry);
           snprintf (why, sizeof why, "%s, which the proxy reaches from the node's network namespace",
-                    al_addr_class_name (al_addr_class (e.addr)));
+                    net_class_name (net_class (e.addr)));
           r = refuse (err, subject, why, name, entry);
         }
       free (e.name);

@@ -12,7 +12,7 @@
  * each org.hako.* annotation of spec that widens and that node (NULL: no
  * node config) does not list: org.hako.network "host" over the config's
  * own network namespace; an org.hako.allow entry naming a loopback,
- * link-local, private or reserved address or range (al_addr_class); an
+ * link-local, private or reserved address or range (net_class); an
  * org.hako.disk of -1 or above the node's default_disk.  Everything else an
  * annotation sets only narrows (a netns of its own, an allow-list, Landlock,
  * a timeout, an output cap), and unknown names are refused by the parser.

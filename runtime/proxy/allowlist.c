@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "lib/netclass.h"
 #include "lib/util.h"
 #include "oci/spec.h"
 
@@ -54,98 +55,6 @@ al_parse_literal (const char *text, uint8_t out[16])
     return false;
   memcpy (out, &a6, 16);
   return true;
-}
-
-static bool
-prefix_match (const uint8_t *a, const uint8_t *net, unsigned prefix)
-{
-  unsigned bytes = prefix / 8, bits = prefix % 8;
-  if (memcmp (a, net, bytes) != 0)
-    return false;
-  if (bits == 0)
-    return true;
-  uint8_t mask = (uint8_t)(0xff << (8 - bits));
-  return (a[bytes] & mask) == (net[bytes] & mask);
-}
-
-/* Ranges a public name must never resolve into without the list saying so:
- * the host's own services and its neighbours'.  The proxy runs in the
- * host's network namespace, so "127.0.0.1" there is the host's loopback,
- * 169.254.169.254 its cloud's metadata service, 10.0.0.0/8 its cluster.
- * IPv4 ranges are written as their ::ffff: mapping (prefix + 96); the first
- * range that holds an address gives its class, so ::1 comes before ::/96. */
-struct special_range
-{
-  uint8_t net[16];
-  unsigned prefix;
-  enum al_addr_class cls;
-};
-
-#define V4(a, b, c, d, len, cls)                                                                             \
-  {                                                                                                          \
-    { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, a, b, c, d }, 96 + (len), cls                                \
-  }
-static const struct special_range special_ranges[] = {
-  V4 (0, 0, 0, 0, 8, AL_LOOPBACK),              /* "this network"; 0.0.0.0 reaches the host itself */
-  V4 (10, 0, 0, 0, 8, AL_PRIVATE),              /* RFC 1918 */
-  V4 (100, 64, 0, 0, 10, AL_PRIVATE),           /* carrier-grade NAT */
-  V4 (127, 0, 0, 0, 8, AL_LOOPBACK),            /* loopback */
-  V4 (169, 254, 0, 0, 16, AL_LINK_LOCAL),       /* link-local, cloud metadata services */
-  V4 (172, 16, 0, 0, 12, AL_PRIVATE),           /* RFC 1918 */
-  V4 (192, 0, 0, 0, 24, AL_RESERVED),           /* IETF protocol assignments */
-  V4 (192, 168, 0, 0, 16, AL_PRIVATE),          /* RFC 1918 */
-  V4 (198, 18, 0, 0, 15, AL_RESERVED),          /* benchmarking */
-  V4 (224, 0, 0, 0, 4, AL_RESERVED),            /* multicast */
-  V4 (240, 0, 0, 0, 4, AL_RESERVED),            /* reserved, broadcast */
-  { { [15] = 1 }, 128, AL_LOOPBACK },           /* ::1 */
-  { { 0 }, 128, AL_LOOPBACK },                  /* ::, unspecified: the host itself */
-  { { 0 }, 96, AL_RESERVED },                   /* ::/96: IPv4-compatible (deprecated) */
-  { { 0, 0x64, 0xff, 0x9b }, 96, AL_RESERVED }, /* NAT64: embeds any IPv4 address */
-  { { 0xfc }, 7, AL_PRIVATE },                  /* unique local */
-  { { 0xfe, 0x80 }, 10, AL_LINK_LOCAL },        /* link-local */
-  { { 0xfe, 0xc0 }, 10, AL_PRIVATE },           /* site-local (deprecated) */
-  { { 0xff }, 8, AL_RESERVED },                 /* multicast */
-};
-#undef V4
-
-enum al_addr_class
-al_addr_class (const uint8_t a[16])
-{
-  for (size_t i = 0; i < sizeof special_ranges / sizeof *special_ranges; i++)
-    if (prefix_match (a, special_ranges[i].net, special_ranges[i].prefix))
-      return special_ranges[i].cls;
-  return AL_PUBLIC;
-}
-
-const char *
-al_addr_class_name (enum al_addr_class c)
-{
-  switch (c)
-    {
-    case AL_PUBLIC: return "a public address";
-    case AL_LOOPBACK: return "a loopback address (the host's own services)";
-    case AL_LINK_LOCAL: return "a link-local address (the cloud's metadata service, the host's link)";
-    case AL_PRIVATE: return "a private address (the host's networks and cluster)";
-    case AL_RESERVED: return "a reserved, multicast or mapped address";
-    }
-  return "an address";
-}
-
-bool
-al_addr_special (const uint8_t a[16])
-{
-  return al_addr_class (a) != AL_PUBLIC;
-}
-
-/* The whole range net/prefix lies in one special range. */
-static bool
-range_special (const uint8_t net[16], unsigned prefix)
-{
-  for (size_t i = 0; i < sizeof special_ranges / sizeof *special_ranges; i++)
-    if (prefix >= special_ranges[i].prefix
-        && prefix_match (net, special_ranges[i].net, special_ranges[i].prefix))
-      return true;
-  return false;
 }
 
 /* ---- parsing ----------------------------------------------------------------- */
@@ -232,7 +141,7 @@ parse_net (const char *entry, const char *text, struct al_entry *out, hk_err *er
   /* Bits past the prefix are cleared: 192.0.2.7/24 means 192.0.2.0/24. */
   for (unsigned b = out->prefix; b < 128; b++)
     out->addr[b / 8] &= (uint8_t) ~(0x80 >> (b % 8));
-  out->special = range_special (out->addr, out->prefix);
+  out->special = net_range_special (out->addr, out->prefix);
   return 0;
 }
 
@@ -409,13 +318,13 @@ al_name_allowed (const struct allowlist *al, const char *host, uint16_t port)
 bool
 al_addr_allowed (const struct allowlist *al, const uint8_t a[16], uint16_t port, bool name_ok)
 {
-  bool special = al_addr_special (a);
+  bool special = net_class (a) != NET_PUBLIC;
   if (name_ok && !special)
     return true;
   for (size_t i = 0; i < al->n; i++)
     {
       const struct al_entry *e = &al->e[i];
-      if (e->kind == AL_NET && port_ok (e, port) && prefix_match (a, e->addr, e->prefix)
+      if (e->kind == AL_NET && port_ok (e, port) && net_prefix_match (a, e->addr, e->prefix)
           && (!special || e->special))
         return true;
     }
@@ -427,7 +336,7 @@ al_addr_allowed (const struct allowlist *al, const uint8_t a[16], uint16_t port,
 static bool
 ranges_overlap (const uint8_t *a, unsigned pa, const uint8_t *b, unsigned pb)
 {
-  return prefix_match (a, b, pa < pb ? pa : pb);
+  return net_prefix_match (a, b, pa < pb ? pa : pb);
 }
 
 bool

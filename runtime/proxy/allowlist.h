@@ -46,26 +46,6 @@ void al_free (struct allowlist *al);
 
 /* An address as 16 bytes (IPv4 mapped into ::ffff:0:0/96). */
 void al_addr_from_sockaddr (const struct sockaddr *sa, uint8_t out[16]);
-/* What an address is to the host the proxy runs on: the one place hako
- * classifies destinations (the allow-list, the annotations' consent,
- * learning).  Loopback: 127.0.0.0/8, ::1, and 0.0.0.0/8 and :: (which
- * reach the host itself); link-local: 169.254.0.0/16, fe80::/10; private:
- * 10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7, fec0::/10; reserved:
- * multicast, benchmarking, 192.0.0.0/24, 240/4, NAT64 and IPv4-compatible
- * IPv6 (which embed any IPv4 address). */
-enum al_addr_class
-{
-  AL_PUBLIC = 0,
-  AL_LOOPBACK,
-  AL_LINK_LOCAL,
-  AL_PRIVATE,
-  AL_RESERVED
-};
-enum al_addr_class al_addr_class (const uint8_t a[16]);
-/* "a loopback address (the host's own services)", ...: for messages. */
-const char *al_addr_class_name (enum al_addr_class c);
-/* True when the address is not AL_PUBLIC. */
-bool al_addr_special (const uint8_t a[16]);
 
 /* Host name matched against the name entries (exact or suffix) for port. */
 bool al_name_allowed (const struct allowlist *al, const char *host, uint16_t port);

@@ -1,6 +1,7 @@
 /* test_allowlist: allow-list entries and the decisions made with them. */
 #include <string.h>
 
+#include "lib/netclass.h"
 #include "runtime/proxy/allowlist.h"
 #include "tests/unit/tap.h"
 
@@ -151,7 +152,7 @@ test_special (void)
     }
 }
 
-/* al_addr_class: the one classification of destinations (the allow-list,
+/* net_class: the one classification of destinations (the allow-list,
  * the annotations' consent, learning). */
 static void
 test_class (void)
@@ -159,45 +160,44 @@ test_class (void)
   static const struct
   {
     const char *addr;
-    enum al_addr_class cls;
+    enum net_class cls;
   } v[] = {
-    { "127.0.0.1", AL_LOOPBACK },
-    { "127.255.255.254", AL_LOOPBACK },
-    { "::1", AL_LOOPBACK },
-    { "::ffff:127.0.0.1", AL_LOOPBACK },
-    { "0.0.0.0", AL_LOOPBACK },
-    { "::", AL_LOOPBACK },
-    { "169.254.169.254", AL_LINK_LOCAL },
-    { "fe80::1", AL_LINK_LOCAL },
-    { "febf::1", AL_LINK_LOCAL },
-    { "10.0.0.1", AL_PRIVATE },
-    { "172.16.0.1", AL_PRIVATE },
-    { "172.31.255.255", AL_PRIVATE },
-    { "192.168.0.1", AL_PRIVATE },
-    { "100.64.0.1", AL_PRIVATE },
-    { "100.127.255.255", AL_PRIVATE },
-    { "fc00::1", AL_PRIVATE },
-    { "fd12:3456::1", AL_PRIVATE },
-    { "224.0.0.1", AL_RESERVED },
-    { "255.255.255.255", AL_RESERVED },
-    { "ff02::1", AL_RESERVED },
-    { "64:ff9b::a00:1", AL_RESERVED },
-    { "8.8.8.8", AL_PUBLIC },
-    { "172.32.0.1", AL_PUBLIC },
-    { "100.128.0.1", AL_PUBLIC },
-    { "169.255.0.1", AL_PUBLIC },
-    { "192.0.2.1", AL_PUBLIC },
-    { "2001:db8::1", AL_PUBLIC },
-    { "fec0::1", AL_PRIVATE },
+    { "127.0.0.1", NET_LOOPBACK },
+    { "127.255.255.254", NET_LOOPBACK },
+    { "::1", NET_LOOPBACK },
+    { "::ffff:127.0.0.1", NET_LOOPBACK },
+    { "0.0.0.0", NET_LOOPBACK },
+    { "::", NET_LOOPBACK },
+    { "169.254.169.254", NET_LINK_LOCAL },
+    { "fe80::1", NET_LINK_LOCAL },
+    { "febf::1", NET_LINK_LOCAL },
+    { "10.0.0.1", NET_PRIVATE },
+    { "172.16.0.1", NET_PRIVATE },
+    { "172.31.255.255", NET_PRIVATE },
+    { "192.168.0.1", NET_PRIVATE },
+    { "100.64.0.1", NET_PRIVATE },
+    { "100.127.255.255", NET_PRIVATE },
+    { "fc00::1", NET_PRIVATE },
+    { "fd12:3456::1", NET_PRIVATE },
+    { "224.0.0.1", NET_RESERVED },
+    { "255.255.255.255", NET_RESERVED },
+    { "ff02::1", NET_RESERVED },
+    { "64:ff9b::a00:1", NET_RESERVED },
+    { "8.8.8.8", NET_PUBLIC },
+    { "172.32.0.1", NET_PUBLIC },
+    { "100.128.0.1", NET_PUBLIC },
+    { "169.255.0.1", NET_PUBLIC },
+    { "192.0.2.1", NET_PUBLIC },
+    { "2001:db8::1", NET_PUBLIC },
+    { "fec0::1", NET_PRIVATE },
   };
   for (size_t i = 0; i < sizeof v / sizeof *v; i++)
     {
       uint8_t a[16];
-      enum al_addr_class c = al_parse_literal (v[i].addr, a) ? al_addr_class (a) : (enum al_addr_class) - 1;
-      ok (c == v[i].cls, "%s is %s (got %s)", v[i].addr, al_addr_class_name (v[i].cls),
-          al_addr_class_name (c));
+      enum net_class c = al_parse_literal (v[i].addr, a) ? net_class (a) : (enum net_class) - 1;
+      ok (c == v[i].cls, "%s is %s (got %s)", v[i].addr, net_class_name (v[i].cls), net_class_name (c));
     }
-  ok (strstr (al_addr_class_name (AL_LINK_LOCAL), "metadata") != NULL, "the link-local class says metadata");
+  ok (strstr (net_class_name (NET_LINK_LOCAL), "metadata") != NULL, "the link-local class says metadata");
 }
 
 static void
