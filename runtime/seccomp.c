@@ -448,15 +448,6 @@ prepare_main (const struct oci_spec *spec, struct seccomp_prog **out, hk_err *er
   return 0;
 }
 
-static bool
-strv_has (char *const *v, const char *s)
-{
-  for (size_t i = 0; v && v[i]; i++)
-    if (strcmp (v[i], s) == 0)
-      return true;
-  return false;
-}
-
 /* linux.seccomp's unconditional errno rules for the syscalls allow does
  * not name, appended to rules: the narrowing filter gives those syscalls
  * the errno hako's filter gives them (clone3's ENOSYS, which glibc falls
@@ -474,7 +465,7 @@ mirror_denials (const struct oci_seccomp *base, char *const *allow, struct oci_s
         k++;
       char **names = xcalloc (k + 1, sizeof *names);
       for (k = 0; r->names[k]; k++)
-        if (!strv_has (allow, r->names[k]))
+        if (!strv_contains (allow, r->names[k]))
           names[m++] = xstrdup (r->names[k]);
       if (m == 0)
         {
