@@ -157,8 +157,10 @@ struct cmd_learn
 {
   const char *out; /* NULL: not learning */
   bool seccomp;    /* --learn-seccomp */
+  bool on_failure; /* --learn-on-failure: merge what a failed run did too */
   pid_t pid;       /* the learner */
   int sock;        /* the sandbox's end of the learner's socket */
+  int verdict;     /* to the learner: how the observed run ended (an int), or -1 */
   struct learn_link *link;
 };
 /* Check this host can observe, fork the learner.  A usage or host error is
@@ -169,8 +171,10 @@ int cmd_learn_begin (struct cmd_learn *l, const char *verb, const char *id, char
 int cmd_apply_learn (struct config_src *cfg, const struct cmd_learn *l, const char *verb, const char *id,
                      char *const *args, hk_err *err);
 /* After create: the sandbox has its end.  wait: also wait for the learner
- * (foreground, once the sandbox has ended) so its report comes last. */
-void cmd_learn_end (struct cmd_learn *l, bool wait);
+ * (foreground, once the sandbox has ended) so its report comes last, after
+ * telling it the run's exit status (a failed run's rules are not merged
+ * without --learn-on-failure); without wait the learner finds it out. */
+void cmd_learn_end (struct cmd_learn *l, bool wait, int status);
 /* --profile-file FILE: a learned profile enforced (oci_spec_apply_profile). */
 int cmd_apply_profile_file (struct config_src *cfg, const char *file, char *const *args, hk_err *err);
 /* --preserve-fds ARG: a count of fds from 3 up, each open in the caller and
@@ -279,6 +283,8 @@ enum
 /* An option of theirs into ov: 1 taken, 0 not one of theirs, -1 after a
  * usage error (reported: 125, naming the flag and the accepted form). */
 int cmd_override_option (struct cmd_overrides *ov, int opt, const char *arg, const char *verb);
+/* --learn-on-failure (run, exec): see struct cmd_learn. */
+#define CMD_OPT_LEARN_ON_FAILURE 0x4502
 /* --name ID (run, create): docker's spelling of the sandbox's ID. */
 #define CMD_OPT_NAME 0x4501
 /* The sandbox ID of run/create: the one operand, or --name's (name may be

@@ -52,6 +52,7 @@ static const char exec_help[]
       "                          Landlock; what it touches is learned into FILE (hako-learn(7))\n"
       "      --learn-seccomp     with --learn: also learn a seccomp allow-list (within\n"
       "                          hako's filter, which stays)\n"
+      "      --learn-on-failure  with --learn: merge a command that exits non-zero too\n"
       "  -h, --help              this text\n";
 
 struct exec_cli
@@ -108,6 +109,7 @@ static const struct option opts[] = {
   { "ignore-paused", no_argument, NULL, OPT_IGNORE_PAUSED },
   { "learn", required_argument, NULL, OPT_LEARN },
   { "learn-seccomp", no_argument, NULL, OPT_LEARN_SECCOMP },
+  { "learn-on-failure", no_argument, NULL, CMD_OPT_LEARN_ON_FAILURE },
   { "help", no_argument, NULL, 'h' },
   { NULL, 0, NULL, 0 },
 };
@@ -141,8 +143,10 @@ check_combinations (const struct exec_cli *c)
     return cmd_usage ("exec", "--status-fd cannot be combined with --json or --tty"), -1;
   if (c->o.tty && (c->json || c->has_max_output))
     return cmd_usage ("exec", "--tty cannot be combined with --json or --max-output"), -1;
-  if (c->learn.seccomp && c->learn.out == NULL)
-    return cmd_usage ("exec", "--learn-seccomp needs --learn FILE"), -1;
+  if ((c->learn.seccomp || c->learn.on_failure) && c->learn.out == NULL)
+    return cmd_usage ("exec", "%s needs --learn FILE",
+                      c->learn.seccomp ? "--learn-seccomp" : "--learn-on-failure"),
+           -1;
   if (c->o.tty && c->o.detach && c->o.console_socket == NULL)
     return cmd_usage ("exec", "--tty with --detach needs --console-socket"), -1;
   return 0;
@@ -234,6 +238,7 @@ parse_args (int argc, char **argv, struct exec_cli *c)
       case OPT_IGNORE_PAUSED: c->o.ignore_paused = true; break;
       case OPT_LEARN: c->learn.out = optarg; break;
       case OPT_LEARN_SECCOMP: c->learn.seccomp = true; break;
+      case CMD_OPT_LEARN_ON_FAILURE: c->learn.on_failure = true; break;
       case 'h': cmd_help (exec_help); return 1;
       default: cmd_bad_option ("exec", argv, opts); return -1;
       }
@@ -470,7 +475,7 @@ int
 cmd_exec (int argc, char **argv)
 {
   char **command;
-  struct exec_cli c = { .status_fd = -1 };
+  struct exec_cli c = { .status_fd = -1, .learn = { .sock = -1, .pid = -1, .verdict = -1 } };
   cmd_split_dashdash (&argc, argv, &command);
   int r = parse_args (argc, argv, &c);
   if (r != 0)
@@ -532,7 +537,7 @@ cmd_exec (int argc, char **argv)
     }
   /* The command has its end; the learner writes FILE once it and whatever
    * it started are gone (a detached command: later, by itself). */
-  cmd_learn_end (&c.learn, !c.o.detach);
+  cmd_learn_end (&c.learn, !c.o.detach, status);
   exec_result_free (&res);
   for (int s = 1; s < 3; s++)
     free (cap.buf[s]);

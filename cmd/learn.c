@@ -17,7 +17,9 @@
 #include "lib/trust.h"
 #include "lib/util.h"
 #include "oci/learn.h"
+#include "oci/state.h"
 #include "runtime/learn.h"
+#include "runtime/sbxstate.h"
 
 static char *
 join_command (char *const *command)
@@ -31,10 +33,62 @@ join_command (char *const *command)
   return s;
 }
 
+/* How the observed run ended: the status its hako sends (foreground), or
+ * for a detached run its state's, once the monitor has it (5 s at most);
+ * -1 if unknown (a detached exec's command: nothing records it). */
+static int
+observed_status (int verdict, const char *verb, const char *id)
+{
+  int status;
+  if (read (verdict, &status, sizeof status) == (ssize_t)sizeof status)
+    return status;
+  if (strcmp (verb, "run") != 0)
+    return -1;
+  struct store st = { 0 };
+  hk_err err = { 0 };
+  status = -1;
+  for (int i = 0; i < 100 && status < 0 && cmd_store (&st, &err) == 0; i++)
+    {
+      struct oci_state *s = NULL;
+      if (sbx_state (&st, id, &s, &err) == 0 && s->has_exit)
+        status = s->exit_status;
+      oci_state_free (s);
+      store_fini (&st);
+      if (status < 0)
+        usleep (50 * 1000);
+    }
+  return status;
+}
+
+/* A failed run's accesses are those of a run that did not do its job (a
+ * missing file, a refused connect it then gave up on): merged only when
+ * asked, so a profile is not widened by what a broken run tried.  True to
+ * go on and merge. */
+static bool
+merge_verdict (const struct cmd_learn *l, int status, const char *verb, const char *id)
+{
+  if (status == 0 || (status > 0 && l->on_failure))
+    return true;
+  if (status < 0)
+    {
+      fprintf (stderr,
+               "hako %s: %s: learn: the command's exit status is not known here (detached): what it did "
+               "is merged into %s; check the rules below\n",
+               verb, id, l->out);
+      return true;
+    }
+  fprintf (stderr,
+           "hako %s: %s: learn: the observed run exited %d: nothing learned into %s (a failed run's "
+           "accesses are not merged; --learn-on-failure merges them)\n",
+           verb, id, status, l->out);
+  return false;
+}
+
 /* The learner: answer the sandbox's notifications until its last process is
  * gone, then merge what it saw into the profile and say what is new. */
-static void __attribute__ ((noreturn)) learner_main (const struct cmd_learn *l, int sock, int net_fd,
-                                                     const char *verb, const char *id, const char *command)
+static void __attribute__ ((noreturn))
+learner_main (const struct cmd_learn *l, int sock, int net_fd, int verdict, const char *verb, const char *id,
+              const char *command)
 {
   hk_err err = { 0 };
   struct learn_obs obs = { 0 };
@@ -65,6 +119,8 @@ static void __attribute__ ((noreturn)) learner_main (const struct cmd_learn *l, 
     _exit (0); /* the sandbox never started: nothing learned, nothing written */
   /* No process of the sandbox is left, so none can ask the proxy for more. */
   learn_net_collect (net_fd, &obs);
+  if (!merge_verdict (l, observed_status (verdict, verb, id), verb, id))
+    _exit (0);
   if (oci_learn_update (l->out, obs.recs, obs.n, l->seccomp, command, &added, &err) < 0)
     {
       fprintf (stderr, "hako %s: %s: learn: %s\n", verb, id, err.msg);
@@ -96,6 +152,7 @@ cmd_learn_begin (struct cmd_learn *l, const char *verb, const char *id, char *co
 {
   l->pid = -1;
   l->sock = -1;
+  l->verdict = -1;
   if (l->out == NULL)
     return 0;
   if (learn_check (err) < 0)
@@ -103,15 +160,23 @@ cmd_learn_begin (struct cmd_learn *l, const char *verb, const char *id, char *co
   if (command == NULL)
     return err_setk (err, ERR_INVALID_ARGUMENT, EINVAL,
                      "--learn needs the command after -- (the profile is learned from that command)");
-  int sv[2];
+  int sv[2], vp[2];
+  if (pipe2 (vp, O_CLOEXEC) < 0)
+    return err_sys (err, "--learn: pipe");
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-    return err_sys (err, "--learn: socketpair");
+    {
+      close (vp[0]);
+      close (vp[1]);
+      return err_sys (err, "--learn: socketpair");
+    }
   /* Where an allowlist sandbox's proxy records what it forwarded. */
   int net_fd = memfd_create ("hako-learn-net", MFD_CLOEXEC);
   if (net_fd < 0)
     {
       close (sv[0]);
       close (sv[1]);
+      close (vp[0]);
+      close (vp[1]);
       return err_sys (err, "--learn: memfd_create");
     }
   cleanup_free char *cmdline = join_command (command);
@@ -121,15 +186,20 @@ cmd_learn_begin (struct cmd_learn *l, const char *verb, const char *id, char *co
     {
       close (sv[0]);
       close (sv[1]);
+      close (vp[0]);
+      close (vp[1]);
       close (net_fd);
       return err_sys (err, "--learn: fork the learner");
     }
   if (pid == 0)
     {
       close (sv[1]);
-      learner_main (l, sv[0], net_fd, verb, id, cmdline);
+      close (vp[1]);
+      learner_main (l, sv[0], net_fd, vp[0], verb, id, cmdline);
     }
   close (sv[0]);
+  close (vp[0]);
+  l->verdict = vp[1];
   l->pid = pid;
   l->sock = sv[1];
   l->link = xcalloc (1, sizeof *l->link);
@@ -168,8 +238,13 @@ cmd_apply_learn (struct config_src *cfg, const struct cmd_learn *l, const char *
 }
 
 void
-cmd_learn_end (struct cmd_learn *l, bool wait)
+cmd_learn_end (struct cmd_learn *l, bool wait, int status)
 {
+  if (l->verdict >= 0 && wait)
+    (void)!write (l->verdict, &status, sizeof status);
+  if (l->verdict >= 0)
+    close (l->verdict);
+  l->verdict = -1;
   if (l->sock >= 0)
     close (l->sock);
   l->sock = -1;

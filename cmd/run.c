@@ -41,6 +41,8 @@ static const char run_help[]
       "                          FILE (hako-learn(7))\n"
       "      --learn-seccomp     with --learn: also learn a seccomp allow-list (within\n"
       "                          hako's filter, which stays)\n"
+      "      --learn-on-failure  with --learn: merge a run that exits non-zero too (by default\n"
+      "                          a failed run's accesses are not merged)\n"
       "      --profile-file FILE enforce a profile --learn wrote\n"
       "      --name ID           the sandbox's ID, as docker's --name (instead of the operand)\n"
       "  -h, --help              this text\n";
@@ -75,6 +77,7 @@ static const struct option opts[] = {
   { "log-size", required_argument, NULL, 'L' },
   { "learn", required_argument, NULL, 'E' },
   { "learn-seccomp", no_argument, NULL, 'Q' },
+  { "learn-on-failure", no_argument, NULL, CMD_OPT_LEARN_ON_FAILURE },
   { "profile-file", required_argument, NULL, 'F' },
   { "name", required_argument, NULL, CMD_OPT_NAME },
   { "help", no_argument, NULL, 'h' },
@@ -123,6 +126,7 @@ run_parse (int argc, char **argv, struct run_opts *o)
         break;
       case 'E': o->learn.out = optarg; break;
       case 'Q': o->learn.seccomp = true; break;
+      case CMD_OPT_LEARN_ON_FAILURE: o->learn.on_failure = true; break;
       case 'F': o->profile_file = optarg; break;
       case CMD_OPT_NAME: o->name = optarg; break;
       case 'h': cmd_help (run_help); return 1;
@@ -144,9 +148,9 @@ run_parse (int argc, char **argv, struct run_opts *o)
                         "--image, --network, --allow)");
       return -1;
     }
-  if (o->learn.seccomp && o->learn.out == NULL)
+  if ((o->learn.seccomp || o->learn.on_failure) && o->learn.out == NULL)
     {
-      cmd_usage ("run", "--learn-seccomp needs --learn FILE");
+      cmd_usage ("run", "%s needs --learn FILE", o->learn.seccomp ? "--learn-seccomp" : "--learn-on-failure");
       return -1;
     }
   if (o->rm && o->detach)
@@ -231,7 +235,7 @@ int
 cmd_run (int argc, char **argv)
 {
   char **command;
-  struct run_opts o = { .learn = { .sock = -1, .pid = -1 } };
+  struct run_opts o = { .learn = { .sock = -1, .pid = -1, .verdict = -1 } };
   cmd_split_dashdash (&argc, argv, &command);
   int r = run_parse (argc, argv, &o);
   if (r != 0)
@@ -295,7 +299,7 @@ cmd_run (int argc, char **argv)
   else
     status = run_foreground (&st, &fg, o.rm);
 out:
-  cmd_learn_end (&o.learn, !o.detach);
+  cmd_learn_end (&o.learn, !o.detach, status);
   sbx_fg_free (&fg);
   cmd_config_free (&cfg);
   snapshot_src_free (&snap);

@@ -799,11 +799,36 @@ job_open (const struct store *st, const char *id, const char *path, struct job *
   return default_owner (j, err);
 }
 
+/* A running sandbox's helper acts under its Landlock rules: a refusal of
+ * theirs says so and what the rules grant, rather than a bare EACCES (a
+ * learned profile grants write on what the run wrote, not on /work). */
+static int
+landlock_hint (const struct job *j, hk_err *err)
+{
+  const struct hako_landlock *ll = j->v.spec ? &j->v.spec->sandbox.landlock : NULL;
+  if (err->errnum != EACCES || ll == NULL || !ll->present)
+    return -1;
+  char *const *paths = j->get ? ll->read : ll->write;
+  const char *what = j->get ? "read" : "write";
+  char granted[512] = "";
+  size_t n = 0;
+  for (size_t i = 0; paths && paths[i] && n < sizeof granted; i++)
+    n += (size_t)snprintf (granted + n, sizeof granted - n, "%s%s", i ? ", " : "", paths[i]);
+  char was[sizeof err->msg];
+  snprintf (was, sizeof was, "%s", err->msg);
+  return err_set (err, EACCES,
+                  "%s: the sandbox's Landlock rules (sandbox.landlock: its config or --profile-file) refuse "
+                  "it, and %s act as the sandbox; they grant %s on %s (add the path to the profile's "
+                  "landlock.%s%s: hako-learn(7))",
+                  was, j->get ? "get and cp out" : "put and cp in", what, granted[0] ? granted : "nothing",
+                  what, j->get ? "" : ", or copy the files in before the profile is enforced");
+}
+
 int
 job_go (const struct store *st, struct job *j, const char *user, int data_fd, hk_err *err)
 {
   if (j->v.state->status != OCI_STATUS_STOPPED)
-    return run_inside (st, j, user, data_fd, err);
+    return run_inside (st, j, user, data_fd, err) < 0 ? landlock_hint (j, err) : 0;
   struct oci_user u;
   struct userdb_user db = { 0 };
   int r = stopped_user (j, user, &u, &db, err);

@@ -534,3 +534,69 @@ EOF2
   run ! grep -q $'\033' "$P.notes"
   grep -q 'first /out/x\\x0alandlock.write EVERYTHING: forged\\x1b\[2J by ' "$P.notes"
 }
+
+@test "learn: a failed observed run merges nothing unless --learn-on-failure, and says so" {
+  cd "$TEST_ROOT"
+  run -3 --separate-stderr $H run --rm --learn p.json f1 -- sh -c 'cat /in/b/b.txt; exit 3'
+  [[ "$stderr" == *"the observed run exited 3: nothing learned into p.json"*"--learn-on-failure merges them"* ]]
+  [ ! -e p.json ]
+  # Detached: the learner reads the exit status from the sandbox's state.
+  $H run -d --learn p.json f2 -- sh -c 'exit 4' 2> "$TEST_ROOT/f2.err"
+  wait_status f2 stopped
+  wait_for 10 grep -q 'the observed run exited 4' "$TEST_ROOT/f2.err"
+  [ ! -e p.json ]
+  $H delete f2
+  # Asked for: merged, as before.
+  run -3 $H run --rm --learn-on-failure --learn p.json f3 -- sh -c 'cat /etc/hostname; exit 3'
+  jq -e '.sandbox.landlock.read | index("/etc/hostname") != null' p.json
+  run -125 $H run --rm --learn-on-failure f4 -- true
+  [[ "$output" == *"--learn-on-failure needs --learn FILE"* ]]
+}
+
+@test "learn: hako-learn(7)'s make -C /work/proj example, the project bound in with -v" {
+  command -v make > /dev/null || skip "make is not installed"
+  cd "$TEST_ROOT"
+  mkdir proj
+  printf 'all: out.txt\nout.txt: in.txt\n\tcp in.txt out.txt\n' > proj/Makefile
+  echo made > proj/in.txt
+  chown -R $SBX_UID:$SBX_UID proj
+  # The example's two lines, as the man page has them.
+  grep -qF 'hako run \-\-rm \-v "$PWD/proj:/work/proj" \-\-learn build.json b1 \-\- make \-C /work/proj' \
+    "$BATS_TEST_DIRNAME/../../man/hako-learn.7"
+  run -0 $H run --rm -v "$PWD/proj:/work/proj" --learn build.json b1 -- make -C /work/proj
+  [ "$(cat proj/out.txt)" = made ]
+  rm proj/out.txt
+  run -0 $H run --rm -v "$PWD/proj:/work/proj" --profile-file build.json b2 -- make -C /work/proj
+  [ "$(cat proj/out.txt)" = made ]
+}
+
+@test "learn: put and cp into a sandbox enforcing a learned profile say its Landlock rules refuse it" {
+  cd "$TEST_ROOT"
+  $H run -d --profile host s1
+  $H exec --learn job.json s1 -- sh -c 'cat /etc/hostname > /tmp/x'
+  $H delete --force s1
+  $H run -d --profile host --profile-file job.json s2
+  echo data > f.txt
+  run -125 $H cp f.txt s2:/work/f.txt
+  [[ "$output" == *"Permission denied: the sandbox's Landlock rules"*"grant write on /tmp"*"landlock.write"*"hako-learn(7)"* ]]
+  run -125 $H put s2 /work/g.txt <<< hi
+  [[ "$output" == *"the sandbox's Landlock rules"* ]]
+  # Where the profile grants it, put works as the sandbox.
+  echo hi | $H put s2 /tmp/ok.txt
+  $H delete --force s2
+  # The way in that hako-learn(7) gives: the files in a snapshot, the
+  # profile learned from a branch of it, enforced on another branch.
+  $H run -d --profile host s3
+  $H cp f.txt s3:/work/f.txt
+  mkdir -m 0700 snaps
+  $H snapshot s3 "$TEST_ROOT/snaps/snap"
+  $H delete --force s3
+  $H run -d --from-snapshot "$TEST_ROOT/snaps/snap" s4
+  run -0 $H exec --learn w.json s4 -- cat /work/f.txt
+  $H delete --force s4
+  $H run -d --from-snapshot "$TEST_ROOT/snaps/snap" --profile-file w.json s5
+  run -0 $H exec s5 cat /work/f.txt
+  [ "$output" = data ]
+  run -1 $H exec s5 cat /etc/passwd
+  $H delete --force s5
+}
