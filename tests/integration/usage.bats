@@ -1,0 +1,66 @@
+#!/usr/bin/env bats
+# What a command used and why it ended, as its result says (issue 36: "a
+# result that says what the command used", items 7, 8, 13 and 15b): CPU
+# time and peak memory of the command's own processes, 126/127's error
+# kind, run --json, and the errors and states a program branches on.
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+setup_file () { hako_setup_file; }
+setup () { hako_setup; }
+teardown () { hako_teardown; }
+
+# ---- CPU and memory of the command's own processes ----
+
+@test "exec --json: a CPU-burning command reports its user CPU, a sleeping one next to none" {
+  $H run -d cpu -- sleep 100
+  run -0 --separate-stderr $H exec --json cpu -- sh -c 'i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done'
+  echo "$output"
+  # A busy loop is on a CPU most of its wall time: at least a third of it
+  # even on a loaded machine, counted in user mode.
+  echo "$output" | jq -e '.user_cpu_us * 3 >= .duration_ms * 1000 and .user_cpu_us > 0 and .system_cpu_us >= 0'
+  run -0 --separate-stderr $H exec --json cpu -- sleep 0.5
+  echo "$output" | jq -e '.duration_ms >= 500 and .user_cpu_us + .system_cpu_us < 100000'
+}
+
+@test "exec --json: the CPU of the command's children counts, a background job's never" {
+  $H run -d kids -- sleep 100
+  # The burner is a child of the shell, reaped by it: the command's tree.
+  run -0 --separate-stderr $H exec --json kids -- sh -c 'sh -c "i=0; while [ \$i -lt 200000 ]; do i=\$((i+1)); done"; true'
+  echo "$output" | jq -e '.user_cpu_us * 3 >= .duration_ms * 1000'
+  # A job left running when the command ends is not the command's use.
+  run -0 --separate-stderr $H exec --json kids -- sh -c '(i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done) & exit 0'
+  echo "$output" | jq -e '.user_cpu_us < 50000'
+}
+
+@test "exec --json: a command allocating 50 MiB reports a peak of at least that, a trivial one far less" {
+  $H run -d mem -- sleep 100
+  run -0 --separate-stderr $H exec --json mem -- sh -c 'dd if=/dev/zero of=/dev/null bs=50M count=1 2>/dev/null; echo ok'
+  echo "$output"
+  echo "$output" | jq -e '.stdout == "ok\n" and .peak_rss_bytes >= 50 * 1048576'
+  run -0 --separate-stderr $H exec --json mem -- true
+  echo "$output" | jq -e '.peak_rss_bytes > 0 and .peak_rss_bytes < 16 * 1048576'
+}
+
+@test "exec --status-fd: the result line carries the usage too" {
+  $H run -d sfd -- sleep 100
+  run -0 $H exec --status-fd 3 sfd -- dd if=/dev/zero of=/dev/null bs=50M count=1 3> "$TEST_ROOT/status"
+  tail -1 "$TEST_ROOT/status" | jq -e '.peak_rss_bytes >= 50 * 1048576 and (.user_cpu_us | type) == "number" and (.system_cpu_us | type) == "number"'
+}
+
+# ---- 126 and 127 (item 13) ----
+
+@test "exec --json: 127 and 126 carry an error kind, and the command's stderr holds only what it wrote" {
+  $H run -d nr -- sleep 100
+  run -127 --separate-stderr $H exec --json nr no-such-command
+  echo "$output" | jq -e '.error.kind == "not_found" and (.error.message | test("no-such-command")) and .stderr == ""'
+  run -126 --separate-stderr $H exec --json nr /etc/passwd
+  echo "$output" | jq -e '(.error.kind == "permission" or .error.kind == "not_executable") and .stderr == ""'
+  run -0 --separate-stderr $H exec --json nr true
+  echo "$output" | jq -e '.error == null'
+  # --status-fd: the result says it; hako's stderr (the command's) stays empty.
+  run -127 --separate-stderr $H exec --status-fd 3 nr no-such-command 3> "$TEST_ROOT/status"
+  [ "$stderr" = "" ]
+  tail -1 "$TEST_ROOT/status" | jq -e '.error.kind == "not_found"'
+}
