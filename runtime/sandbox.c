@@ -365,8 +365,10 @@ sbx_run_wait (const struct store *st, struct sbx_fg *fg, bool record, int *statu
             *status = 124;
           /* Recorded the way the monitor records a detached one's end.  The
            * sandbox may have been deleted meanwhile: then nothing is written. */
+          fg->oom_kills = have_entry ? oom_kills_since (&cg, oom_before) : -1;
+          fg->oom = fg->oom_kills > 0 && *status == 128 + SIGKILL;
           if (record && have_entry)
-            exit_record_write (e.dir, pid, start, wstatus, oom_kills_since (&cg, oom_before), &ignored);
+            exit_record_write (e.dir, pid, start, wstatus, fg->oom_kills, &ignored);
           r = 0;
         }
     }

@@ -64,3 +64,33 @@ teardown () { hako_teardown; }
   [ "$stderr" = "" ]
   tail -1 "$TEST_ROOT/status" | jq -e '.error.kind == "not_found"'
 }
+
+# ---- run --json, and run --rm of an OOM-killed sandbox (item 13) ----
+
+@test "run --json: the process's output, then its state as one JSON line with exitStatus and reason" {
+  run -3 --separate-stderr $H run --rm --json rj -- sh -c 'echo out; exit 3'
+  [ "${lines[0]}" = out ]
+  echo "${lines[1]}" | jq -e '.id == "rj" and .status == "stopped" and .exitStatus == 3 and .reason == "exited"'
+  [ "${#lines[@]}" -eq 2 ]
+  # Kept: the same state wait --json prints.
+  run -0 --separate-stderr $H run --format json rk -- true
+  echo "$output" | jq -e '.exitStatus == 0 and .reason == "exited"'
+  [ "$($H wait --json rk | jq -c '{exitStatus, reason}')" = '{"exitStatus":0,"reason":"exited"}' ]
+  $H delete rk
+  run -125 $H run -d --json rd -- true
+}
+
+memory_controller () {
+  [ -d /sys/fs/cgroup/memory ] || grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null
+}
+
+@test "run --rm of a sandbox the OOM killer ended under a shell: says oom before the state is gone" {
+  memory_controller || skip "no memory cgroup controller: nothing counts OOM kills"
+  run -137 --separate-stderr $H run --rm --memory 32m om -- sh -c 'head -c 200m /dev/zero | tail > /dev/null'
+  echo "$stderr"
+  [[ "$stderr" == *"run om: the sandbox's process ended with 137 by the out-of-memory killer"* ]]
+  run -137 --separate-stderr $H run --rm --json --memory 32m om -- sh -c 'head -c 200m /dev/zero | tail > /dev/null'
+  echo "$output" | jq -e '.reason == "oom" and .exitStatus == 137 and .oomKills >= 1'
+  run -0 $H list -q
+  [ "$output" = "" ]
+}
