@@ -94,3 +94,17 @@ memory_controller () {
   run -0 $H list -q
   [ "$output" = "" ]
 }
+
+# ---- process.oomScoreAdj without CAP_SYS_RESOURCE (item 7) ----
+
+@test "oomScoreAdj -998 where hako lacks CAP_SYS_RESOURCE: 125 naming restrict_oom_score_adj" {
+  # This machine's root has no CAP_SYS_RESOURCE, as containerd in a nested node.
+  capsh --has-p=cap_sys_resource 2>/dev/null && skip "hako has CAP_SYS_RESOURCE here: -998 is allowed"
+  [ "$(cat /proc/self/oom_score_adj)" -gt -998 ] || skip "already at -998 or lower"
+  jq '.process.oomScoreAdj = -998 | .process.args = ["true"]' "$BUNDLE_DIR/config.json" > "$TEST_ROOT/c.json"
+  run -125 --separate-stderr $H run --rm --bundle "$BUNDLE_DIR" --config "$TEST_ROOT/c.json" osa
+  echo "$stderr"
+  [[ "$stderr" == *"set oom_score_adj -998: Permission denied"* ]]
+  [[ "$stderr" == *"restrict_oom_score_adj = true"* ]]
+  [ -z "$(ls "$STATE")" ]
+}
