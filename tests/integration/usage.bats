@@ -108,3 +108,24 @@ memory_controller () {
   [[ "$stderr" == *"restrict_oom_score_adj = true"* ]]
   [ -z "$(ls "$STATE")" ]
 }
+
+# ---- a host node the sandbox's user namespace cannot open (item 8) ----
+
+@test "--device of a 0600 node owned by unmapped root: a warning naming the fix; a 0666 one none" {
+  mknod "$TEST_ROOT/n600" c 1 3
+  chmod 600 "$TEST_ROOT/n600"
+  mknod "$TEST_ROOT/n666" c 1 3
+  chmod 666 "$TEST_ROOT/n666"
+  run -2 --separate-stderr $H run --rm --device "$TEST_ROOT/n600" d6 -- sh -c "echo x > $TEST_ROOT/n600"
+  echo "$stderr"
+  [[ "$stderr" == *"--device $TEST_ROOT/n600: the host node is mode 0600, owned by uid 0 and gid 0, which the sandbox's user namespace does not map"* ]]
+  [[ "$stderr" == *"chmod 0666 $TEST_ROOT/n600"* ]]
+  run -0 --separate-stderr $H run --rm --device "$TEST_ROOT/n666" d7 -- sh -c "echo x > $TEST_ROOT/n666"
+  [ "$stderr" = "" ]
+  # Owned by the id the sandbox's root is: usable, no warning.
+  uid=$($H run --rm um -- cat /proc/self/uid_map | awk '$1 == 0 { print $2 }')
+  [ -n "$uid" ]
+  chown "$uid" "$TEST_ROOT/n600"
+  run -0 --separate-stderr $H run --rm --device "$TEST_ROOT/n600" d8 -- sh -c "echo x > $TEST_ROOT/n600"
+  [ "$stderr" = "" ]
+}
