@@ -413,6 +413,22 @@ sandbox_end_reason (const struct exec_ctx *x)
   return EXEC_SIGNALED;
 }
 
+/* A command that died with its sandbox: the sandbox's own process goes a
+ * moment later (a pid namespace's init dies last, once the kernel has
+ * reaped everything else in it, our subreaper included).  Wait for it,
+ * bounded, so that `hako state` right after this exec says stopped, as the
+ * result does, instead of running for that moment. */
+static void
+await_sandbox_end (const struct exec_ctx *x, enum exec_reason reason)
+{
+  if (x->state == NULL
+      || (reason != EXEC_SANDBOX_TIMEOUT && reason != EXEC_STOPPED && reason != EXEC_DELETED))
+    return;
+  cleanup_close int fd = pid_open (x->state->pid, x->state->pid_start_time);
+  if (fd >= 0)
+    pid_wait_exit (fd, 5000);
+}
+
 /* What the OOM killer did in the sandbox's memory cgroup while the command
  * ran.  The counter is the sandbox's, not the command's: the command's own
  * tree lost a process to it when the command was SIGKILLed, or exited 137,
@@ -518,6 +534,7 @@ finish_foreground (struct exec_ctx *x, struct exec_result *res, hk_err *err)
     ;
   if (decide_result (x, res, ws, err) < 0)
     return -1;
+  await_sandbox_end (x, res->reason);
   /* Only when it is true: a sandbox that ended took everything with it. */
   if (x->helper_killed && res->reason == EXEC_SIGNALED && res->warning == NULL)
     res->warning = xstrdup ("the process holding the command's processes together was killed "
@@ -616,6 +633,7 @@ exec_run (const struct store *st, const struct exec_opts *o, struct exec_result 
       *res = (struct exec_result){ .status = 128 + SIGKILL,
                                    .signal = SIGKILL,
                                    .reason = sandbox_end_reason (&x) };
+      await_sandbox_end (&x, res->reason);
       ctx_free (&x);
       return 0;
     }

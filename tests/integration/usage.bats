@@ -129,3 +129,24 @@ memory_controller () {
   run -0 --separate-stderr $H run --rm --device "$TEST_ROOT/n600" d8 -- sh -c "echo x > $TEST_ROOT/n600"
   [ "$stderr" = "" ]
 }
+
+# ---- the sandbox's state right after exec said it died with it (item 15b) ----
+
+@test "exec killed at the sandbox's deadline: hako state says stopped as soon as exec returns (20 rounds)" {
+  # Not i: bats's run uses that name.  The sandbox holds 100 processes:
+  # its init dies only once the kernel has reaped them all, after the
+  # command's end has reached exec (the window the race was in).
+  local round bad=0
+  for round in $(seq 20); do
+    $H run -d --timeout 1s dl$round -- sh -c 'for n in $(seq 100); do sleep 100 & done; wait'
+    # state straight after exec returns: nothing in between.
+    rc=0
+    out=$($H exec --json dl$round -- sleep 5) || rc=$?
+    st=$($H state dl$round | jq -r '.status + " " + (.reason // "")')
+    [ "$rc" -eq 137 ]
+    [ "$(echo "$out" | jq -r .reason)" = sandbox_timeout ]
+    [ "$st" = "stopped timeout" ] || { echo "round $round: state $st"; bad=$((bad + 1)); }
+    $H delete dl$round
+  done
+  [ "$bad" -eq 0 ]
+}
