@@ -150,3 +150,14 @@ memory_controller () {
   done
   [ "$bad" -eq 0 ]
 }
+
+# ---- the sandbox's own process: wait --json and run --json ----
+
+@test "wait --json and run --json: what the sandbox's process and what it reaped used" {
+  $H run -d ow -- sh -c 'dd if=/dev/zero of=/dev/null bs=50M count=1 2>/dev/null; i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done'
+  run -0 --separate-stderr $H wait --json ow
+  echo "$output" | jq -e '.exitStatus == 0 and .userCpuUs > 0 and .systemCpuUs >= 0 and .peakRssBytes >= 50 * 1048576'
+  $H delete ow
+  run -0 --separate-stderr $H run --rm --json oj -- true
+  echo "$output" | jq -e '.peakRssBytes > 0 and .peakRssBytes < 16 * 1048576 and (.userCpuUs | type) == "number"'
+}
