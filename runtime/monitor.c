@@ -347,7 +347,7 @@ exit_record_apply (const char *state_dir, struct oci_state *s)
   s->signal = sig;
   free (s->reason);
   s->reason = xstrdup (reason);
-  s->has_oom_kills = n == 6 && oom_kills >= 0;
+  s->has_oom_kills = n >= 6 && oom_kills >= 0;
   s->oom_kills = s->has_oom_kills ? (uint64_t)oom_kills : 0;
   s->has_usage = n == 9;
   if (s->has_usage)
