@@ -2,8 +2,10 @@
  * and the CDI spec dirs the node config names. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cmd/cmd.h"
+#include "lib/log.h"
 #include "lib/util.h"
 #include "oci/cdi.h"
 #include "runtime/admission.h"
@@ -51,6 +53,47 @@ asks_for_devices (const struct oci_spec *spec, char *const *devices)
   return false;
 }
 
+/* The host id is one the sandbox's user namespace maps (or there is none). */
+static bool
+id_mapped (const struct oci_idmap *m, size_t n, uint32_t id)
+{
+  for (size_t i = 0; i < n; i++)
+    if (id >= m[i].host_id && id - m[i].host_id < m[i].size)
+      return true;
+  return false;
+}
+
+/* A host node is bound as it is in a user namespace: owned by an id the
+ * sandbox does not map (root, shown as nobody) and with no access for
+ * others, it is there but no process of the sandbox can open it.  Said at
+ * create, not at the first open's EACCES deep inside a program. */
+static void
+warn_unusable_nodes (const struct oci_spec *spec, char *const *devices)
+{
+  const struct oci_linux *l = &spec->linux;
+  if (l->n_uid_mappings == 0)
+    return;
+  for (size_t i = 0; devices && devices[i]; i++)
+    {
+      struct stat st;
+      if (devices[i][0] != '/' || stat (devices[i], &st) < 0)
+        continue;
+      /* Named on the command line and in sandbox.devices: once. */
+      if (devices != spec->sandbox.devices && strv_contains (spec->sandbox.devices, devices[i]))
+        continue;
+      bool owner = id_mapped (l->uid_mappings, l->n_uid_mappings, st.st_uid) && (st.st_mode & 0600);
+      bool group = id_mapped (l->gid_mappings, l->n_gid_mappings, st.st_gid) && (st.st_mode & 0060);
+      if (owner || group || (st.st_mode & 0006))
+        continue;
+      log_warn ("--device %s: the host node is mode %04o, owned by uid %u and gid %u, which the sandbox's "
+                "user namespace does not map: no process in the sandbox can open it; give others access on "
+                "the host (chmod 0666 %s; /dev/fuse is 0666 on most distributions), or run without a "
+                "user namespace",
+                devices[i], (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid, (unsigned)st.st_gid,
+                devices[i]);
+    }
+}
+
 int
 cmd_apply_devices (struct config_src *cfg, char *const *devices, char *const *args, hk_err *err)
 {
@@ -62,7 +105,11 @@ cmd_apply_devices (struct config_src *cfg, char *const *devices, char *const *ar
     return err_prefix (err, "devices");
   if (json == NULL)
     return 0;
-  return cmd_replace_config (cfg, json, len, args, err) < 0 ? err_prefix (err, "devices") : 0;
+  if (cmd_replace_config (cfg, json, len, args, err) < 0)
+    return err_prefix (err, "devices");
+  warn_unusable_nodes (cfg->spec, devices);
+  warn_unusable_nodes (cfg->spec, cfg->spec->sandbox.devices);
+  return 0;
 }
 
 int

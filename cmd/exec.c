@@ -319,17 +319,22 @@ sink_json (void *ctx, int stream, const char *buf, size_t n)
   capture_append (ctx, stream, buf, n);
 }
 
-static int
-print_json (const struct exec_result *res, struct capture *c, const char *id)
+/* 126/127's kind: what a program branches on (hako-exec(8), JSON RESULT). */
+static const char *
+not_run_kind (const struct exec_result *res)
 {
-  hk_err err = { 0 };
-  if (res->not_run)
-    {
-      /* What a shell would have said on stderr, where a reader looks for it. */
-      cleanup_free char *line = xasprintf ("hako: exec %s: %s\n", id, res->not_run);
-      capture_append (c, 2, line, strlen (line));
-    }
-  struct oci_exec_result r = {
+  if (res->not_run == NULL)
+    return NULL;
+  if (res->status == 127)
+    return "not_found";
+  return res->not_run_errno == EACCES || res->not_run_errno == EPERM ? "permission" : "not_executable";
+}
+
+/* The result's fields the JSON object and the status fd's line share. */
+static struct oci_exec_result
+result_object (const struct exec_result *res)
+{
+  return (struct oci_exec_result){
     .exit_code = res->status,
     .signal = res->signal,
     .reason = exec_reason_name (res->reason),
@@ -338,9 +343,30 @@ print_json (const struct exec_result *res, struct capture *c, const char *id)
     .has_oom_kills = res->has_oom_kills,
     .oom_kills = res->oom_kills,
     .warning = res->warning,
-    .out = { .data = c->buf[1], .len = c->len[1], .truncated = res->truncated[0] },
-    .err = { .data = c->buf[2], .len = c->len[2], .truncated = res->truncated[1] },
+    .has_usage = res->has_usage,
+    .user_cpu_us = res->user_us,
+    .system_cpu_us = res->system_us,
+    .peak_rss_bytes = res->peak_rss_kib * 1024,
+    .error_kind = not_run_kind (res),
+    .error_message = res->not_run,
+    .out = { .data = "", .truncated = res->truncated[0] },
+    .err = { .data = "", .truncated = res->truncated[1] },
   };
+}
+
+/* 126/127 is in the object's error, not in the command's stderr, which
+ * holds only what the command wrote. */
+static int
+print_json (const struct exec_result *res, struct capture *c, const char *id)
+{
+  hk_err err = { 0 };
+  struct oci_exec_result r = result_object (res);
+  r.out.data = c->buf[1], r.out.len = c->len[1];
+  r.err.data = c->buf[2], r.err.len = c->len[2];
+  if (r.out.data == NULL)
+    r.out.data = "";
+  if (r.err.data == NULL)
+    r.err.data = "";
   if (oci_exec_result_write (&r, stdout, &err) < 0)
     return cmd_fail ("exec", id, &err);
   return res->status;
@@ -368,18 +394,7 @@ static int
 status_result (int fd, const struct exec_result *res, const char *id)
 {
   hk_err err = { 0 };
-  struct oci_exec_result r = {
-    .exit_code = res->status,
-    .signal = res->signal,
-    .reason = exec_reason_name (res->reason),
-    .timed_out = res->timed_out,
-    .duration_ms = res->duration_ms,
-    .has_oom_kills = res->has_oom_kills,
-    .oom_kills = res->oom_kills,
-    .warning = res->warning,
-    .out = { .data = "", .len = 0, .truncated = res->truncated[0] },
-    .err = { .data = "", .len = 0, .truncated = res->truncated[1] },
-  };
+  struct oci_exec_result r = result_object (res);
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream (&text, &len);
@@ -463,7 +478,7 @@ report_result (const struct exec_cli *c, struct exec_result *res, struct capture
     return print_json (res, cap, id);
   else
     {
-      if (res->not_run)
+      if (res->not_run && c->status_fd < 0) /* else the result's error says it */
         cmd_not_run ("exec", id, res->status, res->not_run);
       if (c->status_fd < 0) /* else the result says it */
         report_truncation (res, id);

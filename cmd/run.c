@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "lib/log.h"
 #include "lib/util.h"
+#include "oci/state.h"
 #include "runtime/sandbox.h"
 #include "runtime/sbxlog.h"
 #include "runtime/snapshot.h"
@@ -45,13 +47,16 @@ static const char run_help[]
       "                          a failed run's accesses are not merged)\n"
       "      --profile-file FILE enforce a profile --learn wrote\n"
       "      --name ID           the sandbox's ID, as docker's --name (instead of the operand)\n"
+      "      --json              in the foreground: print the sandbox's state (exitStatus,\n"
+      "                          reason) as JSON when its process has ended, as wait --json\n"
+      "      --format F          text (the default) or json (the same as --json)\n"
       "  -h, --help              this text\n";
 
 struct run_opts
 {
   const char *bundle, *profile, *pid_file, *console, *image, *from, *name;
   unsigned int preserve;
-  bool rm, detach, no_monitor, stdio_inherit;
+  bool rm, detach, no_monitor, stdio_inherit, json;
   uint64_t log_cap;
   struct cmd_overrides ov;
   const char *profile_file;
@@ -80,6 +85,8 @@ static const struct option opts[] = {
   { "learn-on-failure", no_argument, NULL, CMD_OPT_LEARN_ON_FAILURE },
   { "profile-file", required_argument, NULL, 'F' },
   { "name", required_argument, NULL, CMD_OPT_NAME },
+  { "json", no_argument, NULL, 'j' },
+  { "format", required_argument, NULL, 'T' },
   { "help", no_argument, NULL, 'h' },
   CMD_OVERRIDE_OPTIONS,
   { NULL, 0, NULL, 0 },
@@ -129,6 +136,12 @@ run_parse (int argc, char **argv, struct run_opts *o)
       case CMD_OPT_LEARN_ON_FAILURE: o->learn.on_failure = true; break;
       case 'F': o->profile_file = optarg; break;
       case CMD_OPT_NAME: o->name = optarg; break;
+      case 'j': o->json = true; break;
+      case 'T':
+        if ((r = cmd_format ("run", optarg, false)) < 0)
+          return -1;
+        o->json = r == 1;
+        break;
       case 'h': cmd_help (run_help); return 1;
       default:
         r = cmd_override_option (&o->ov, c, optarg, "run");
@@ -156,6 +169,11 @@ run_parse (int argc, char **argv, struct run_opts *o)
   if (o->rm && o->detach)
     {
       cmd_usage ("run", "--rm and --detach cannot be combined");
+      return -1;
+    }
+  if (o->json && o->detach)
+    {
+      cmd_usage ("run", "--json is for a foreground run (for a detached one: hako wait --json ID)");
       return -1;
     }
   return 0;
@@ -189,14 +207,44 @@ note_cwd_bundle (const struct config_src *cfg, hk_err *err)
             why);
 }
 
+/* --json: the state as wait --json has it, on one line (the last of our
+ * stdout, after what the process wrote there), read before --rm deletes it. */
+static void
+print_state (const struct store *st, const char *id)
+{
+  struct oci_state *s = NULL;
+  cleanup_free char *text = NULL;
+  size_t len;
+  hk_err err = { 0 };
+  if (sbx_state (st, id, &s, &err) < 0
+      || (cmd_state_shown (s), oci_state_to_json (s, false, &text, &len, &err)) < 0)
+    cmd_fail ("run", id, &err);
+  else
+    printf ("%s\n", text);
+  if (s)
+    oci_state_free (s);
+}
+
 /* Foreground: start, wait, record, and with --rm delete.  Returns the exit status. */
 static int
-run_foreground (const struct store *st, struct sbx_fg *fg, bool rm)
+run_foreground (const struct store *st, struct sbx_fg *fg, const struct run_opts *o)
 {
   hk_err err = { 0 };
   int status;
-  if (sbx_run_wait (st, fg, !rm, &status, &err) < 0)
+  bool rm = o->rm;
+  /* --json reads the record: written also when the sandbox goes next. */
+  bool waited = sbx_run_wait (st, fg, !rm || o->json, &status, &err) == 0;
+  if (!waited)
     cmd_fail ("run", fg->id, &err);
+  else if (fg->oom)
+    /* 137 alone looks like any SIGKILL, and with --rm no state is left to
+     * say otherwise. */
+    log_warn ("run %s: the sandbox's process ended with 137 by the out-of-memory killer (OOM kills in "
+              "its memory cgroup: %lld): its memory limit (--memory, linux.resources.memory.limit) is too "
+              "small for what it ran",
+              fg->id, (long long)fg->oom_kills);
+  if (o->json && waited)
+    print_state (st, fg->id);
   cleanup_free char *kept = NULL;
   if (rm && sbx_keep_proxy_log (st, fg->id, &kept, &err) < 0)
     cmd_fail ("run", fg->id, &err); /* the sandbox still goes */
@@ -297,7 +345,7 @@ cmd_run (int argc, char **argv)
         }
     }
   else
-    status = run_foreground (&st, &fg, o.rm);
+    status = run_foreground (&st, &fg, &o);
 out:
   cmd_learn_end (&o.learn, !o.detach, status);
   sbx_fg_free (&fg);

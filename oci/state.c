@@ -76,6 +76,12 @@ oci_state_to_json (const struct oci_state *st, bool pretty, char **out, size_t *
       json_kstr (&o, "reason", st->reason);
       if (st->has_oom_kills)
         json_kuint (&o, "oomKills", st->oom_kills);
+      if (st->has_usage)
+        {
+          json_kuint (&o, "userCpuUs", st->user_cpu_us);
+          json_kuint (&o, "systemCpuUs", st->system_cpu_us);
+          json_kuint (&o, "peakRssBytes", st->peak_rss_bytes);
+        }
     }
   json_kstr (&o, "rootfs", st->rootfs);
   json_kstr (&o, "workdir", st->workdir);
@@ -110,7 +116,7 @@ static int
 parse_state (yajl_val v, struct oci_state *st, hk_err *err)
 {
   int64_t pid = 0, status = 0, sig = 0;
-  int has_exit = 0, has_oom = 0;
+  int has_exit = 0, has_oom = 0, has_usage = 0;
   if (!YAJL_IS_OBJECT (v))
     return err_set (err, EINVAL, "the state must be a JSON object");
   if (parse_id_status (v, st, err) < 0 || json_get_string (v, "", "ociVersion", &st->oci_version, err) < 0
@@ -124,6 +130,9 @@ parse_state (yajl_val v, struct oci_state *st, hk_err *err)
       || json_get_i64 (v, "", "signal", 0, 64, &sig, err) < 0
       || json_get_string (v, "", "reason", &st->reason, err) < 0
       || (has_oom = json_get_u64 (v, "", "oomKills", UINT64_MAX, &st->oom_kills, err)) < 0
+      || (has_usage = json_get_u64 (v, "", "userCpuUs", UINT64_MAX, &st->user_cpu_us, err)) < 0
+      || json_get_u64 (v, "", "systemCpuUs", UINT64_MAX, &st->system_cpu_us, err) < 0
+      || json_get_u64 (v, "", "peakRssBytes", UINT64_MAX, &st->peak_rss_bytes, err) < 0
       || json_get_string (v, "", "rootfs", &st->rootfs, err) < 0
       || json_get_string (v, "", "workdir", &st->workdir, err) < 0
       || json_get_bool (v, "", "hibernated", &st->hibernated, err) < 0
@@ -132,6 +141,7 @@ parse_state (yajl_val v, struct oci_state *st, hk_err *err)
   st->pid = (pid_t)pid;
   st->has_exit = has_exit > 0;
   st->has_oom_kills = has_oom > 0;
+  st->has_usage = has_usage > 0;
   st->exit_status = (int)status;
   st->signal = (int)sig;
   return 0;

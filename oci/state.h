@@ -39,6 +39,11 @@ struct oci_state
    * memory cgroup while it ran ("oomKills"); unknown without a counter. */
   bool has_oom_kills;
   uint64_t oom_kills;
+  /* With has_exit: what the process and every process it reaped used
+   * (wait4's rusage: "userCpuUs", "systemCpuUs", and "peakRssBytes", the
+   * largest one process's peak resident set); unknown without a monitor. */
+  bool has_usage;
+  uint64_t user_cpu_us, system_cpu_us, peak_rss_bytes;
   char *rootfs;    /* absolute path of the root (bundle rootfs or state dir mount) */
   char *workdir;   /* host path of the persistent work dir, or NULL */
   pid_t proxy_pid; /* allowlist network: the proxy's pid, 0 when none runs */

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -297,14 +298,27 @@ take_terminal (struct exec_ctx *x)
 
 /* The end of the command: its wait status, from waitpid (no subreaper) or
  * from the subreaper (*more when it has other children left). */
+static void
+take_usage (struct exec_result *res, const struct enter_usage *u)
+{
+  res->has_usage = true;
+  res->user_us = u->user_us;
+  res->system_us = u->system_us;
+  res->peak_rss_kib = u->maxrss_kib;
+}
+
 static int
-command_ended (struct exec_ctx *x, int *ws, bool *more, bool *ended, hk_err *err)
+command_ended (struct exec_ctx *x, struct exec_result *res, int *ws, bool *more, bool *ended, hk_err *err)
 {
   struct enter_msg m;
   if (!x->plan.subreaper)
     {
-      if (waitpid (x->child, ws, 0) < 0)
+      struct rusage ru;
+      struct enter_usage u;
+      if (wait4 (x->child, ws, 0, &ru) < 0)
         return err_sys (err, "wait for the command");
+      enter_usage_of (&ru, &u);
+      take_usage (res, &u);
       x->child = -1;
       *ended = true;
       return 0;
@@ -331,6 +345,7 @@ command_ended (struct exec_ctx *x, int *ws, bool *more, bool *ended, hk_err *err
       *ws = m.value;
       *more = m.more != 0;
       *ended = true;
+      take_usage (res, &m.usage);
     }
   return 0;
 }
@@ -373,7 +388,7 @@ wait_command (struct exec_ctx *x, struct exec_result *res, int *ws, bool *more, 
       console_relay_io (&x->relay, pf + 5);
       if (pf[1].revents & POLLIN)
         forward_signals (x);
-      if (pf[0].revents && command_ended (x, ws, more, &ended, err) < 0)
+      if (pf[0].revents && command_ended (x, res, ws, more, &ended, err) < 0)
         return -1;
     }
   return 0;
@@ -396,6 +411,22 @@ sandbox_end_reason (const struct exec_ctx *x)
   if (access (x->state_dir, F_OK) < 0 && errno == ENOENT)
     return EXEC_DELETED;
   return EXEC_SIGNALED;
+}
+
+/* A command that died with its sandbox: the sandbox's own process goes a
+ * moment later (a pid namespace's init dies last, once the kernel has
+ * reaped everything else in it, our subreaper included).  Wait for it,
+ * bounded, so that `hako state` right after this exec says stopped, as the
+ * result does, instead of running for that moment. */
+static void
+await_sandbox_end (const struct exec_ctx *x, enum exec_reason reason)
+{
+  if (x->state == NULL
+      || (reason != EXEC_SANDBOX_TIMEOUT && reason != EXEC_STOPPED && reason != EXEC_DELETED))
+    return;
+  cleanup_close int fd = pid_open (x->state->pid, x->state->pid_start_time);
+  if (fd >= 0)
+    pid_wait_exit (fd, 5000);
 }
 
 /* What the OOM killer did in the sandbox's memory cgroup while the command
@@ -422,6 +453,7 @@ decide_result (struct exec_ctx *x, struct exec_result *res, int ws, hk_err *err)
         return err_setk (err, (enum err_kind)x->failure.kind, x->failure.errnum, "%s", x->failure.msg);
       res->status = x->failure.status;
       res->not_run = xstrdup (x->failure.msg);
+      res->not_run_errno = x->failure.errnum;
       res->reason = EXEC_EXITED;
       res->timed_out = false;
       return 0;
@@ -502,6 +534,7 @@ finish_foreground (struct exec_ctx *x, struct exec_result *res, hk_err *err)
     ;
   if (decide_result (x, res, ws, err) < 0)
     return -1;
+  await_sandbox_end (x, res->reason);
   /* Only when it is true: a sandbox that ended took everything with it. */
   if (x->helper_killed && res->reason == EXEC_SIGNALED && res->warning == NULL)
     res->warning = xstrdup ("the process holding the command's processes together was killed "
@@ -600,6 +633,7 @@ exec_run (const struct store *st, const struct exec_opts *o, struct exec_result 
       *res = (struct exec_result){ .status = 128 + SIGKILL,
                                    .signal = SIGKILL,
                                    .reason = sandbox_end_reason (&x) };
+      await_sandbox_end (&x, res->reason);
       ctx_free (&x);
       return 0;
     }

@@ -112,8 +112,15 @@ struct exec_result
    * the command ran; has_oom_kills false when there is no counter. */
   bool has_oom_kills;
   uint64_t oom_kills;
-  char *not_run; /* 126/127: why the command could not be executed */
-  char *warning; /* something hako could not finish, the command's result stands */
+  /* What the command's processes used (getrusage's RUSAGE_CHILDREN of the
+   * subreaper when the command was reaped: the command and each process of
+   * its tree reaped by then); has_usage false when nothing reported it. */
+  bool has_usage;
+  uint64_t user_us, system_us;
+  uint64_t peak_rss_kib; /* ru_maxrss: the largest single process's peak */
+  char *not_run;         /* 126/127: why the command could not be executed */
+  int not_run_errno;     /* its errno (ENOENT, EACCES, ENOEXEC...) */
+  char *warning;         /* something hako could not finish, the command's result stands */
 };
 
 const char *exec_reason_name (enum exec_reason r);

@@ -82,6 +82,23 @@ enter_send (int fd, int type, int value, int more, int pass_fd)
   return fd_send (fd, &m, sizeof m, pass_fd) == (ssize_t)sizeof m ? 0 : -1;
 }
 
+void
+enter_usage_of (const struct rusage *ru, struct enter_usage *u)
+{
+  u->user_us = (uint64_t)ru->ru_utime.tv_sec * 1000000 + (uint64_t)ru->ru_utime.tv_usec;
+  u->system_us = (uint64_t)ru->ru_stime.tv_sec * 1000000 + (uint64_t)ru->ru_stime.tv_usec;
+  u->maxrss_kib = ru->ru_maxrss > 0 ? (uint64_t)ru->ru_maxrss : 0;
+}
+
+int
+enter_send_status (int fd, int ws, int more, const struct rusage *ru)
+{
+  struct enter_msg m = { .type = ENTER_STATUS, .value = ws, .more = more };
+  if (ru)
+    enter_usage_of (ru, &m.usage);
+  return fd_send (fd, &m, sizeof m, -1) == (ssize_t)sizeof m ? 0 : -1;
+}
+
 int
 enter_recv (int fd, struct enter_msg *m, int *fd_out)
 {
@@ -308,7 +325,11 @@ reap_children (const struct exec_plan *p, int sfd, pid_t cpid, bool *reaped)
          * tree may have outlived it. */
         siginfo_t info;
         bool more = waitid (P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) == 0;
-        enter_send (p->ctl[1], ENTER_STATUS, ws, more, -1);
+        /* The subreaper's only child is the command: what its children
+         * used is what the command's tree used, up to now. */
+        struct rusage ru;
+        bool have = getrusage (RUSAGE_CHILDREN, &ru) == 0;
+        enter_send_status (p->ctl[1], ws, more, have ? &ru : NULL);
       }
 }
 

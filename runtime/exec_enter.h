@@ -6,7 +6,9 @@
 #define HAKO_RUNTIME_EXEC_ENTER_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include "lib/err.h"
@@ -63,11 +65,22 @@ enum enter_ctl
   ENTER_DONE     /* hako: the tree is cleaned up, exit */
 };
 
+/* What the command's processes used, from the subreaper's getrusage
+ * (RUSAGE_CHILDREN) once the command is reaped: the command and every
+ * process of its tree reaped by then, by the subreaper or by a parent in
+ * the tree (zero in other messages). */
+struct enter_usage
+{
+  uint64_t user_us, system_us;
+  uint64_t maxrss_kib; /* the largest one process's peak resident set */
+};
+
 struct enter_msg
 {
   int type;
   int value;
   int more;
+  struct enter_usage usage;
 };
 
 /* A setup failure, written once to errp (smaller than PIPE_BUF: one write). */
@@ -85,6 +98,10 @@ struct enter_err
 pid_t enter_start_joiner (const struct exec_plan *p);
 
 int enter_send (int fd, int type, int value, int more, int pass_fd);
+/* ENTER_STATUS with the wait status ws and what the tree used (ru). */
+int enter_send_status (int fd, int ws, int more, const struct rusage *ru);
+/* ru's times and peak as the message carries them. */
+void enter_usage_of (const struct rusage *ru, struct enter_usage *u);
 /* 0 on a message (*fd_out gets a passed fd or -1), -1 on EOF or error. */
 int enter_recv (int fd, struct enter_msg *m, int *fd_out);
 

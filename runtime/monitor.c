@@ -261,13 +261,14 @@ mon_run (struct mon_link *l, struct mon_watch *w)
       close (w->log_err);
     }
   int ws;
-  while (waitpid (w->pid, &ws, 0) < 0)
+  struct rusage ru;
+  while (wait4 (w->pid, &ws, 0, &ru) < 0)
     if (errno != EINTR)
       _exit (0);
   hk_err ignored;
   /* The sandbox may have been deleted meanwhile: then there is no state
    * dir to write into, and nothing to record. */
-  exit_record_write (w->state_dir, w->pid, w->start_time, ws, oom_kills_since (&w->cg, w->oom_before),
+  exit_record_write (w->state_dir, w->pid, w->start_time, ws, oom_kills_since (&w->cg, w->oom_before), &ru,
                      &ignored);
   _exit (0);
 }
@@ -299,7 +300,7 @@ oom_kills_since (const struct cg_sandbox *cg, uint64_t oom_before)
 
 int
 exit_record_write (const char *state_dir, pid_t pid, uint64_t start, int wstatus, int64_t oom_kills,
-                   hk_err *err)
+                   const struct rusage *ru, hk_err *err)
 {
   int sig = WIFSIGNALED (wstatus) ? WTERMSIG (wstatus) : 0;
   int code = sig ? 128 + sig : WEXITSTATUS (wstatus);
@@ -308,9 +309,17 @@ exit_record_write (const char *state_dir, pid_t pid, uint64_t start, int wstatus
                        : sig == SIGKILL && deadline_fired (state_dir, pid, start) ? "timeout"
                        : sig                                                      ? "signaled"
                                                                                   : "exited";
-  char buf[128];
-  int n = snprintf (buf, sizeof buf, "%d %llu %d %d %s %lld\n", (int)pid, (unsigned long long)start, code,
-                    sig, reason, (long long)oom_kills);
+  char buf[256];
+  int n = snprintf (buf, sizeof buf, "%d %llu %d %d %s %lld", (int)pid, (unsigned long long)start, code, sig,
+                    reason, (long long)oom_kills);
+  /* Appended: a reader of six fields (an older hako) reads on as before. */
+  if (ru)
+    n += snprintf (
+        buf + n, sizeof buf - (size_t)n, " %llu %llu %ld",
+        (unsigned long long)ru->ru_utime.tv_sec * 1000000 + (unsigned long long)ru->ru_utime.tv_usec,
+        (unsigned long long)ru->ru_stime.tv_sec * 1000000 + (unsigned long long)ru->ru_stime.tv_usec,
+        ru->ru_maxrss);
+  n += snprintf (buf + n, sizeof buf - (size_t)n, "\n");
   cleanup_free char *path = xasprintf ("%s/exit", state_dir);
   return file_write_atomic (path, buf, n, 0600, err);
 }
@@ -324,9 +333,12 @@ exit_record_apply (const char *state_dir, struct oci_state *s)
   int pid, code, sig, n;
   unsigned long long start;
   long long oom_kills = -1; /* not in a record an older hako wrote */
+  unsigned long long user_us, system_us, maxrss_kib;
   char reason[16];
-  if (file_read_all (path, 128, &buf, NULL, &ignored) < 0
-      || (n = sscanf (buf, "%d %llu %d %d %15s %lld", &pid, &start, &code, &sig, reason, &oom_kills)) < 5)
+  if (file_read_all (path, 256, &buf, NULL, &ignored) < 0
+      || (n = sscanf (buf, "%d %llu %d %d %15s %lld %llu %llu %llu", &pid, &start, &code, &sig, reason,
+                      &oom_kills, &user_us, &system_us, &maxrss_kib))
+             < 5)
     return;
   if (pid != s->pid || start != s->pid_start_time || code < 0 || code > 255)
     return;
@@ -335,8 +347,15 @@ exit_record_apply (const char *state_dir, struct oci_state *s)
   s->signal = sig;
   free (s->reason);
   s->reason = xstrdup (reason);
-  s->has_oom_kills = n == 6 && oom_kills >= 0;
+  s->has_oom_kills = n >= 6 && oom_kills >= 0;
   s->oom_kills = s->has_oom_kills ? (uint64_t)oom_kills : 0;
+  s->has_usage = n == 9;
+  if (s->has_usage)
+    {
+      s->user_cpu_us = user_us;
+      s->system_cpu_us = system_us;
+      s->peak_rss_bytes = maxrss_kib * 1024;
+    }
 }
 
 static const char *const end_causes[] = { "stopped", "deleted" };

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include "lib/err.h"
@@ -73,9 +74,11 @@ int64_t oom_kills_since (const struct cg_sandbox *cg, uint64_t oom_before);
  * current one's.
  * oom_kills (oom_kills_since, or -1) goes in it too; the reason is "oom"
  * when the process was SIGKILLed, or exited 137 (how a shell reports a child
- * SIGKILLed: sh -c 'a; b'), while the counter rose. */
+ * SIGKILLed: sh -c 'a; b'), while the counter rose.
+ * ru (or NULL: unknown) is wait4's of the process: what it and every process
+ * it reaped used (CPU time, the largest one's peak resident set). */
 int exit_record_write (const char *state_dir, pid_t pid, uint64_t start, int wstatus, int64_t oom_kills,
-                       hk_err *err);
+                       const struct rusage *ru, hk_err *err);
 /* Fill s's exit fields from the record if it is about s's process. */
 void exit_record_apply (const char *state_dir, struct oci_state *s);
 

@@ -225,6 +225,30 @@ proc_set_rlimits (const struct oci_process *p, hk_err *err)
   return 0;
 }
 
+/* The kernel refuses to lower oom_score_adj below the value the process
+ * inherited without CAP_SYS_RESOURCE (a node inside a container): say what
+ * does, containerd's clamp (its pause container asks -998) or a higher value. */
+static int
+oom_score_refused (int want, hk_err *err)
+{
+  int e = errno;
+  char cur[32] = "";
+  hk_err ignored;
+  cleanup_close int fd = proc_open_file ("self/oom_score_adj", O_RDONLY, &ignored);
+  ssize_t n = fd >= 0 ? read (fd, cur, sizeof cur - 1) : -1;
+  cur[n > 0 ? n : 0] = '\0';
+  cur[strcspn (cur, "\n")] = '\0';
+  if ((e != EACCES && e != EPERM) || cur[0] == '\0')
+    return err_code (err, e, "set oom_score_adj %d", want);
+  return err_set (
+      err, e,
+      "set oom_score_adj %d: %s: process.oomScoreAdj below the %s hako inherited needs "
+      "CAP_SYS_RESOURCE, which hako does not have here; under containerd set "
+      "restrict_oom_score_adj = true in its CRI plugin's config (contrib/kubernetes/config.toml), "
+      "which clamps the value to containerd's own, or give oomScoreAdj %s or more",
+      want, strerror (e), cur, cur);
+}
+
 int
 proc_set_oom_score_adj (const struct oci_process *p, hk_err *err)
 {
@@ -237,7 +261,7 @@ proc_set_oom_score_adj (const struct oci_process *p, hk_err *err)
   if (fd < 0)
     return err_prefix (err, "set oom_score_adj %d", p->oom_score_adj);
   if (fd_write_all (fd, buf, n) < 0)
-    return err_sys (err, "set oom_score_adj %d", p->oom_score_adj);
+    return oom_score_refused (p->oom_score_adj, err);
   return 0;
 }
 

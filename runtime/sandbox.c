@@ -267,7 +267,8 @@ static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGU
 
 /* Wait for the child, passing the signals a terminal or supervisor sends on to it. */
 static int
-wait_forwarding (struct spawn_child *c, struct console_relay *relay, int *wstatus, hk_err *err)
+wait_forwarding (struct spawn_child *c, struct console_relay *relay, int *wstatus, struct rusage *ru,
+                 hk_err *err)
 {
   sigset_t set, old;
   sigemptyset (&set);
@@ -297,7 +298,7 @@ wait_forwarding (struct spawn_child *c, struct console_relay *relay, int *wstatu
         break;
     }
   sigprocmask (SIG_SETMASK, &old, NULL);
-  if (waitpid (c->pid, wstatus, 0) < 0)
+  if (wait4 (c->pid, wstatus, 0, ru) < 0)
     return err_sys (err, "wait for sandbox process");
   c->pid = -1;
   return 0;
@@ -325,6 +326,7 @@ int
 sbx_run_wait (const struct store *st, struct sbx_fg *fg, bool record, int *status, hk_err *err)
 {
   int wstatus;
+  struct rusage ru;
   pid_t pid = fg->child.pid;
   uint64_t start = fg->child.start_time, oom_before = 0;
   struct store_entry e;
@@ -354,7 +356,7 @@ sbx_run_wait (const struct store *st, struct sbx_fg *fg, bool record, int *statu
         spawn_abort (&fg->child);
       else if (have_entry && fg->poststart)
         run_poststart_fg (&e, fg);
-      if (released && wait_forwarding (&fg->child, &relay, &wstatus, err) == 0)
+      if (released && wait_forwarding (&fg->child, &relay, &wstatus, &ru, err) == 0)
         {
           trace_mark ("run: exited");
           *status = WIFSIGNALED (wstatus) ? 128 + WTERMSIG (wstatus) : WEXITSTATUS (wstatus);
@@ -365,8 +367,10 @@ sbx_run_wait (const struct store *st, struct sbx_fg *fg, bool record, int *statu
             *status = 124;
           /* Recorded the way the monitor records a detached one's end.  The
            * sandbox may have been deleted meanwhile: then nothing is written. */
+          fg->oom_kills = have_entry ? oom_kills_since (&cg, oom_before) : -1;
+          fg->oom = fg->oom_kills > 0 && *status == 128 + SIGKILL;
           if (record && have_entry)
-            exit_record_write (e.dir, pid, start, wstatus, oom_kills_since (&cg, oom_before), &ignored);
+            exit_record_write (e.dir, pid, start, wstatus, fg->oom_kills, &ru, &ignored);
           r = 0;
         }
     }

@@ -62,6 +62,11 @@ struct sbx_fg
    * whether config.json has poststart hooks to load and run at all. */
   struct cg_sandbox cg;
   bool poststart;
+  /* Set by sbx_run_wait: how many processes the OOM killer took in the
+   * sandbox's memory cgroup while it ran (-1: no counter), and whether its
+   * process ended by it (137 while that count rose: the record's "oom"). */
+  int64_t oom_kills;
+  bool oom;
 };
 
 /* Build the sandbox; its process waits for start.  Fails leaving nothing

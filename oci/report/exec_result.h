@@ -28,12 +28,22 @@ struct oci_exec_result
   bool has_oom_kills; /* else oom_kills is written as null (no memory counter) */
   uint64_t oom_kills;
   const char *warning; /* hako's own diagnostic, kept out of the streams; NULL: null */
+  /* What the command's processes used; has_usage false: each written as null. */
+  bool has_usage;
+  uint64_t user_cpu_us, system_cpu_us;
+  uint64_t peak_rss_bytes;
+  /* 126/127: why the command could not be executed, as
+   * {"kind":"not_found"|"permission"|"not_executable","message":"..."};
+   * NULL error_kind: null. */
+  const char *error_kind;
+  const char *error_message;
 };
 
 /* Write the object and a newline to f:
  *   {"exit_code":0,"signal":null,"reason":"exited","timed_out":false,
  *    "stdout":"...","stderr":"...","stdout_truncated":false,
- *    "stderr_truncated":false,"duration_ms":12,"oom_kills":0,"warning":null}
+ *    "stderr_truncated":false,"duration_ms":12,"oom_kills":0,"warning":null,
+ *    "user_cpu_us":1500,"system_cpu_us":900,"peak_rss_bytes":1703936,"error":null}
  * The output is valid JSON whatever bytes the streams hold: valid UTF-8 is
  * kept (U+2028 and U+2029 escaped), control characters are escaped, and each
  * invalid sequence (a maximal subpart, as Unicode recommends) becomes

@@ -43,6 +43,10 @@ def _duration(seconds: float) -> str:
     return f"{ms}ms"
 
 
+def _seconds(us: Any) -> Optional[float]:
+    return int(us) / 1e6 if isinstance(us, int) else None
+
+
 def _argv(cmd: Command) -> List[str]:
     if isinstance(cmd, str):
         return ["/bin/sh", "-c", cmd]
@@ -278,15 +282,20 @@ class AsyncCommandHandle:
             raise _error(rc, self._err.text().encode(), self.sandbox_id, "exec")
         stderr = self._err.text()
         error = None
-        if result["exit_code"] in (126, 127) and result["reason"] == "exited" and stderr:
-            error = stderr.strip().splitlines()[-1]
+        if isinstance(result.get("error"), dict):  # hako could not execute it
+            error = str(result["error"].get("message", ""))
+        elif result["exit_code"] in (126, 127) and result["reason"] == "exited" and stderr:
+            error = stderr.strip().splitlines()[-1]  # a shell's own "not found"
         self._result = CommandResult(
             exit_code=int(result["exit_code"]), stdout=self._out.text(), stderr=stderr,
             stdout_truncated=bool(result["stdout_truncated"]),
             stderr_truncated=bool(result["stderr_truncated"]), timed_out=bool(result["timed_out"]),
             reason=str(result["reason"]), duration=int(result["duration_ms"]) / 1000.0,
             signal=result.get("signal"), pid=self.pid, error=error,
-            oom_kills=result.get("oom_kills"), warning=result.get("warning"))
+            oom_kills=result.get("oom_kills"), warning=result.get("warning"),
+            user_cpu=_seconds(result.get("user_cpu_us")), system_cpu=_seconds(result.get("system_cpu_us")),
+            peak_memory=result.get("peak_rss_bytes"),
+            error_kind=(result.get("error") or {}).get("kind"))
         return self._result
 
     async def wait(self, check: bool = True) -> CommandResult:

@@ -28,6 +28,13 @@ class CommandResult:
     # processes of the sandbox the OOM killer took while it ran (None: no counter)
     oom_kills: Optional[int] = None
     warning: Optional[str] = None  # hako's own diagnostic, never in stderr
+    # What the command's processes used (None: not reported): CPU seconds in
+    # user and kernel mode, and the peak resident set of its largest process
+    # in bytes (hako-exec(8), JSON RESULT)
+    user_cpu: Optional[float] = None
+    system_cpu: Optional[float] = None
+    peak_memory: Optional[int] = None
+    error_kind: Optional[str] = None  # 126/127: not_found, permission or not_executable
 
 
 @dataclass

@@ -149,7 +149,7 @@ touch /opt/fake-driver/x 2>/dev/null || echo "driver read-only"'
 @test "cdi: a raw host node (--device /dev/fuse) is mirrored" {
   # The host profile's root is an unprivileged host uid: /dev/fuse (0600
   # root) is bound as it is, but not its to open; the bundle's root is root.
-  run -0 $H run --rm --profile host --device /dev/fuse raw -- stat -c %t:%T /dev/fuse
+  run -0 --separate-stderr $H run --rm --profile host --device /dev/fuse raw -- stat -c %t:%T /dev/fuse
   [ "$output" = a:e5 ]
   b=$(new_bundle raw)
   sh_args "$b" 'stat -c %t:%T /dev/fuse; (exec 3<>/dev/fuse) && echo opened'

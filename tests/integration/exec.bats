@@ -71,7 +71,7 @@ box_procs () {
   [ "$status" -eq 137 ]
   echo "$output" | jq -e '.exit_code == 137 and .signal == 9 and .reason == "signaled" and .timed_out == false'
   run -127 $H exec --json j no-such-command
-  echo "$output" | jq -e '.exit_code == 127 and .reason == "exited" and (.stderr | test("not found"))'
+  echo "$output" | jq -e '.exit_code == 127 and .reason == "exited" and (.stderr == "" and .error.kind == "not_found" and (.error.message | test("not found")))'
   run $H exec --json j /etc/passwd
   [ "$status" -eq 126 ]
   echo "$output" | jq -e '.exit_code == 126 and .reason == "exited"'

@@ -133,20 +133,43 @@ test_object (void)
                                .duration_ms = 1003,
                                .has_oom_kills = true,
                                .oom_kills = 2,
-                               .warning = "w\"" };
+                               .warning = "w\"",
+                               .has_usage = true,
+                               .user_cpu_us = 1500,
+                               .system_cpu_us = 900,
+                               .peak_rss_bytes = 4096 };
   hk_err err = { 0 };
   ok (oci_exec_result_write (&r, f, &err) == 0, "a timeout result is written");
   fclose (f);
   is_str (text,
           "{\"exit_code\":137,\"signal\":9,\"reason\":\"timeout\",\"timed_out\":true,"
           "\"stdout\":\"o\",\"stderr\":\"e\",\"stdout_truncated\":true,"
-          "\"stderr_truncated\":false,\"duration_ms\":1003,\"oom_kills\":2,\"warning\":\"w\\\"\"}\n",
+          "\"stderr_truncated\":false,\"duration_ms\":1003,\"oom_kills\":2,\"warning\":\"w\\\"\","
+          "\"user_cpu_us\":1500,\"system_cpu_us\":900,\"peak_rss_bytes\":4096,\"error\":null}\n",
           "every field, in order, one line");
   free (text);
 
   cleanup_free char *exited = render ("", 0);
   ok (strstr (exited, "\"exit_code\":0,\"signal\":null,\"reason\":\"exited\"") != NULL,
       "an exit gives signal null");
+  ok (strstr (exited, "\"user_cpu_us\":null,\"system_cpu_us\":null,\"peak_rss_bytes\":null") != NULL,
+      "usage not reported is null");
+  f = open_memstream (&text, &size);
+  struct oci_exec_result nf = {
+    .exit_code = 127, .reason = "exited", .error_kind = "not_found", .error_message = "exec \"x\": not found"
+  };
+  ok (oci_exec_result_write (&nf, f, &err) == 0, "a 127 result is written");
+  fclose (f);
+  ok (strstr (text, ",\"error\":{\"kind\":\"not_found\",\"message\":\"exec \\\"x\\\": not found\"}}") != NULL,
+      "127's error: its kind and message, escaped");
+  free (text);
+  f = open_memstream (&text, &size);
+  nf.error_kind = "bad\"";
+  ok (oci_exec_result_write (&nf, f, &err) < 0 && strstr (err.msg, "unknown error kind"),
+      "an unknown error kind is refused, not written");
+  fclose (f);
+  ok (size == 0, "nothing of a refused result is written");
+  free (text);
   f = open_memstream (&text, &size);
   r.reason = "weird\"";
   ok (oci_exec_result_write (&r, f, &err) < 0 && strstr (err.msg, "unknown reason"),
