@@ -92,6 +92,39 @@ static const struct option opts[] = {
   { NULL, 0, NULL, 0 },
 };
 
+/* The combinations run refuses, each reported; 0 when there is none. */
+static int
+run_check (int argc, char **argv, struct run_opts *o)
+{
+  if (cmd_sandbox_id ("run", argc, argv, o->name) == NULL
+      || cmd_check_interactive ("run", o->ov.interactive && !o->detach, o->ov.o.terminal, o->console) < 0)
+    return -1;
+  if (cmd_listen_fds ("run", &o->preserve, &o->ov) < 0)
+    return -1;
+  if (o->from && (o->bundle || o->profile || o->image || o->ov.net.mode || o->ov.net.allow))
+    {
+      cmd_usage ("run", "--from-snapshot takes its config from the snapshot (no --bundle, --profile, "
+                        "--image, --network, --allow)");
+      return -1;
+    }
+  if ((o->learn.seccomp || o->learn.on_failure) && o->learn.out == NULL)
+    {
+      cmd_usage ("run", "%s needs --learn FILE", o->learn.seccomp ? "--learn-seccomp" : "--learn-on-failure");
+      return -1;
+    }
+  if (o->rm && o->detach)
+    {
+      cmd_usage ("run", "--rm and --detach cannot be combined");
+      return -1;
+    }
+  if (o->json && o->detach)
+    {
+      cmd_usage ("run", "--json is for a foreground run (for a detached one: hako wait --json ID)");
+      return -1;
+    }
+  return 0;
+}
+
 /* 0: go on; 1: help was printed; -1: usage error (already reported). */
 static int
 run_parse (int argc, char **argv, struct run_opts *o)
@@ -150,33 +183,7 @@ run_parse (int argc, char **argv, struct run_opts *o)
         if (r <= 0)
           return -1;
       }
-  if (cmd_sandbox_id ("run", argc, argv, o->name) == NULL
-      || cmd_check_interactive ("run", o->ov.interactive && !o->detach, o->ov.o.terminal, o->console) < 0)
-    return -1;
-  if (cmd_listen_fds ("run", &o->preserve, &o->ov) < 0)
-    return -1;
-  if (o->from && (o->bundle || o->profile || o->image || o->ov.net.mode || o->ov.net.allow))
-    {
-      cmd_usage ("run", "--from-snapshot takes its config from the snapshot (no --bundle, --profile, "
-                        "--image, --network, --allow)");
-      return -1;
-    }
-  if ((o->learn.seccomp || o->learn.on_failure) && o->learn.out == NULL)
-    {
-      cmd_usage ("run", "%s needs --learn FILE", o->learn.seccomp ? "--learn-seccomp" : "--learn-on-failure");
-      return -1;
-    }
-  if (o->rm && o->detach)
-    {
-      cmd_usage ("run", "--rm and --detach cannot be combined");
-      return -1;
-    }
-  if (o->json && o->detach)
-    {
-      cmd_usage ("run", "--json is for a foreground run (for a detached one: hako wait --json ID)");
-      return -1;
-    }
-  return 0;
+  return run_check (argc, argv, o);
 }
 
 /* A detached run's output goes to its log unless asked otherwise, or unless
