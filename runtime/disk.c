@@ -74,6 +74,13 @@ disk_mechanism (const char *data_root, char **why)
       *why = xasprintf ("statfs %s: %s", data_root, strerror (errno));
       return DISK_NONE;
     }
+  /* Both mounts are made on the host, which only root may do (ext4 is
+   * never mountable in a user namespace): a rootless hako has none. */
+  if (geteuid () != 0)
+    {
+      *why = xasprintf ("not root: a disk limit on the data root %s needs a mount on the host", data_root);
+      return DISK_NONE;
+    }
   if (sf.f_type == TMPFS_MAGIC)
     {
       *why = xasprintf ("the data root %s is on tmpfs: each sandbox's data dir is a tmpfs of "
