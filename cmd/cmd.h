@@ -260,7 +260,7 @@ enum
   "      --network MODE      none, host or allowlist (sets sandbox.network.mode)\n"                          \
   "      --allow ENTRY       add to the network allow-list (repeatable; implies allowlist)\n"                \
   "      --disk SIZE         bound what it keeps under the data root (sandbox.limits.disk:\n"                \
-  "                          bytes or a k/m/g suffix, -1 for none)\n"                                        \
+  "                          bytes or a k/m/g suffix, none; default 10g or node.json's)\n"                   \
   "      --memory SIZE       memory limit (bytes or a k/m/g suffix, -1 for none)\n"                          \
   "      --memory-swap SIZE  memory + swap limit, at least --memory (-1: unlimited swap)\n"                  \
   "      --cpus N            CPU time, in CPUs (\"1.5\": a quota of 150 ms a 100 ms period)\n"               \

@@ -1,5 +1,6 @@
 /* doctor: what this host can enforce, why not, and what it means for each profile. */
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include "cmd/cmd.h"
 #include "lib/util.h"
 #include "oci/cdi.h"
+#include "runtime/admission.h"
 #include "runtime/checkpoint.h"
 #include "runtime/disk.h"
 #include "runtime/doctor.h"
@@ -71,7 +73,9 @@ add_criu (const struct store *st, struct doctor_report *r)
   criu_verdict_free (&v);
 }
 
-/* sandbox.limits.disk: what bounds a sandbox's data dir under this data root. */
+/* sandbox.limits.disk: what bounds a sandbox's data dir under this data
+ * root, and the limit a sandbox that sets none gets (node.json's
+ * default_disk, else hako's own). */
 static void
 add_disk (const struct store *st, struct doctor_report *r)
 {
@@ -79,10 +83,29 @@ add_disk (const struct store *st, struct doctor_report *r)
   enum disk_kind k = st->data_root ? disk_mechanism (st->data_root, &why) : DISK_NONE;
   if (why == NULL)
     why = xstrdup ("no data root");
+  struct oci_node node;
+  bool present = false;
+  hk_err err = { 0 };
+  bool node_ok = admission_load_node (&node, &present, &err) == 0;
+  bool from_node = node_ok && present && node.has_default_disk;
+  uint64_t dflt = node_ok ? oci_node_default_disk (present ? &node : NULL) : 0;
+  char *detail;
+  if (!node_ok)
+    detail = xasprintf ("%s; default limit unknown: %s", why, err.msg);
+  else if (dflt == 0)
+    detail = xasprintf ("%s; no default limit (node.json default_disk \"none\")", why);
+  else
+    detail
+        = xasprintf ("%s; default limit %" PRIu64 " MiB (%s)%s", why, dflt >> 20,
+                     from_node ? "node.json default_disk" : "hako's own; node.json default_disk sets another",
+                     k == DISK_NONE && !from_node ? ", not applied here: sandboxes run unbounded" : "");
+  free (why);
   struct doctor_item *it
-      = doctor_add_item (r, "disk_limit", "disk limit (sandbox.limits.disk)", k != DISK_NONE, why);
+      = doctor_add_item (r, "disk_limit", "disk limit (sandbox.limits.disk)", k != DISK_NONE, detail);
   doctor_field_str (it, "mechanism", disk_kind_name (k));
   doctor_field_str (it, "data_root", st->data_root);
+  doctor_field_int (it, "default", (int64_t)dflt);
+  doctor_field_str (it, "default_from", from_node ? "node.json" : "hako");
 }
 
 /* CDI: the devices the spec dirs define, or why they cannot be read. */

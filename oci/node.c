@@ -30,17 +30,29 @@ parse_pool (yajl_val v, struct oci_node *out, hk_err *err)
   return 0;
 }
 
-/* "default_disk": the disk limit of a sandbox whose spec sets none, as memory_pool. */
+/* "default_disk": the disk limit of a sandbox whose spec sets none, as
+ * memory_pool; "none" or -1: no default limit (0). */
 static int
 parse_disk (yajl_val v, struct oci_node *out, hk_err *err)
 {
   uint64_t *d = &out->default_disk;
+  out->has_default_disk = true;
+  if ((YAJL_IS_STRING (v) && (strcmp (v->u.string, "none") == 0 || strcmp (v->u.string, "-1") == 0))
+      || (YAJL_IS_INTEGER (v) && YAJL_GET_INTEGER (v) == -1))
+    return *d = 0, 0;
   bool ok = YAJL_IS_STRING (v) ? parse_size (YAJL_GET_STRING (v), d) == 0
                                : json_as_u64 (v, "", "default_disk", INT64_MAX, d, err) == 1;
   if (!ok || *d < HAKO_DISK_MIN || *d > INT64_MAX)
     return json_error (err, "", "default_disk",
-                       "must be a size of at least 16M (bytes, or a number with K, M or G)");
+                       "must be a size of at least 16M (bytes, or a number with K, M or G), or "
+                       "\"none\"");
   return 0;
+}
+
+uint64_t
+oci_node_default_disk (const struct oci_node *node)
+{
+  return node && node->has_default_disk ? node->default_disk : HAKO_DISK_DEFAULT;
 }
 
 static int

@@ -43,7 +43,10 @@ struct oci_node
    * defaults: 0 when not set, -1 for "no limit". */
   int64_t default_memory; /* bytes */
   int64_t default_pids;   /* tasks */
-  uint64_t default_disk;  /* bytes; 0: none (sandbox.limits.disk of a spec without one) */
+  /* sandbox.limits.disk of a spec without one: bytes, 0 for "none";
+   * HAKO_DISK_DEFAULT unless has_default_disk. */
+  bool has_default_disk;
+  uint64_t default_disk;
   /* Devices with admission slots, and the CDI spec dirs (n 0: the defaults). */
   struct oci_node_device devices[OCI_NODE_MAX_DEVICES];
   size_t n_devices;
@@ -53,6 +56,10 @@ struct oci_node
   struct oci_node_consent consents[OCI_NODE_MAX_CONSENTS];
   size_t n_consents;
 };
+
+/* The disk limit a sandbox that sets none gets on this node (node may be
+ * NULL: no node config): default_disk, else HAKO_DISK_DEFAULT; 0: none. */
+uint64_t oci_node_default_disk (const struct oci_node *node);
 
 /* Whether node.json's annotations.allow lists value for the annotation
  * name (node may be NULL: no node config, no consent). */

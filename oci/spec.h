@@ -293,6 +293,9 @@ struct hako_landlock
 };
 
 #define HAKO_DISK_MIN (16ull << 20)
+/* The disk limit of a sandbox that keeps a data dir when neither its spec
+ * nor node.json's default_disk says (hako-spec(5), DISK LIMIT). */
+#define HAKO_DISK_DEFAULT (10ull << 30)
 
 struct hako_sandbox
 {
@@ -307,8 +310,8 @@ struct hako_sandbox
   bool has_max_output;
   uint64_t max_output;
   /* limits.disk: the bytes the sandbox may keep under the data root (its
-   * writable layer and work dir together); -1 asks for no limit, even over
-   * the node's default_disk.  At least HAKO_DISK_MIN when set. */
+   * writable layer and work dir together); -1 ("none") asks for no limit,
+   * even over the node's default_disk.  At least HAKO_DISK_MIN when set. */
   bool has_disk;
   int64_t disk;
   char *image;

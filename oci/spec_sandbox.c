@@ -170,7 +170,7 @@ size_value (yajl_val v, int64_t *out)
   uint64_t bytes;
   if (YAJL_IS_STRING (v))
     {
-      if (strcmp (v->u.string, "-1") == 0)
+      if (strcmp (v->u.string, "-1") == 0 || strcmp (v->u.string, "none") == 0)
         return *out = -1, 0;
       if (parse_size (v->u.string, &bytes) < 0)
         return -1;
@@ -194,7 +194,7 @@ parse_disk (yajl_val limits, struct hako_sandbox *s, hk_err *err)
   if (size_value (v, &s->disk) < 0)
     return json_error (err, ".sandbox.limits", "disk",
                        "must be a size: a number of bytes, or a string with a k, m or g suffix "
-                       "(\"10g\"), or -1 for no limit");
+                       "(\"10g\"), or -1 or \"none\" for no limit");
   if (s->disk != -1 && (uint64_t)s->disk < HAKO_DISK_MIN)
     return json_error (err, ".sandbox.limits", "disk", "must be at least 16m, got %" PRId64 " bytes",
                        s->disk);

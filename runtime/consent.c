@@ -95,8 +95,9 @@ check_allow (const struct oci_spec *spec, const struct oci_node *node, hk_err *e
   return r;
 }
 
-/* -1, or more than the node's default_disk, lifts the limit the node puts
- * on a sandbox that sets none. */
+/* -1, or more than the node's default disk limit (default_disk, else
+ * HAKO_DISK_DEFAULT: a node without node.json has one too), lifts the limit
+ * the node puts on a sandbox that sets none. */
 static int
 check_disk (const struct oci_spec *spec, const struct oci_node *node, hk_err *err)
 {
@@ -107,7 +108,7 @@ check_disk (const struct oci_spec *spec, const struct oci_node *node, hk_err *er
     return r;
   int64_t disk = a.disk;
   oci_sandbox_free (&a);
-  uint64_t dflt = node ? node->default_disk : 0;
+  uint64_t dflt = oci_node_default_disk (node);
   const char *value = oci_annotation_value (spec, name);
   if (dflt == 0 || (disk != -1 && (uint64_t)disk <= dflt) || oci_node_consents (node, name, value))
     return 0;

@@ -13,7 +13,8 @@
  * node config) does not list: org.hako.network "host" over the config's
  * own network namespace; an org.hako.allow entry naming a loopback,
  * link-local, private or reserved address or range (net_class); an
- * org.hako.disk of -1 or above the node's default_disk.  Everything else an
+ * org.hako.disk of -1 or above the node's default disk limit (its
+ * default_disk, else HAKO_DISK_DEFAULT).  Everything else an
  * annotation sets only narrows (a netns of its own, an allow-list, Landlock,
  * a timeout, an output cap), and unknown names are refused by the parser.
  * spec is the config as parsed, before sbx_validate rewrites its

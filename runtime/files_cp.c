@@ -102,8 +102,9 @@ host_side (const struct job *j, const char *host, bool contents, int fd, int go,
 
 /* The bound of a copy out: --max-bytes, else the sandbox's disk limit (its
  * spec's, or the size of its data dir when that is a mount of its own: the
- * node's default_disk), else FILES_CP_MAX_DEFAULT.  A sandbox whose files
- * cost it 64 MiB should not cost the host 2 GiB. */
+ * default limit, node.json's default_disk or HAKO_DISK_DEFAULT), else
+ * FILES_CP_MAX_DEFAULT.  A sandbox whose files cost it 64 MiB should not
+ * cost the host 2 GiB. */
 static void
 cp_bound (const struct store *st, struct job *j)
 {

@@ -7,8 +7,9 @@
 # nsenter or a direct download where they do the same job — with each
 # tool's ratio to hako, measured in this run, under a description of the
 # machine.  Rows (docs/benchmarks.md says what each measures):
-#   run.sh       run /bin/true; create+start+delete; create+delete with and
-#                without --disk; peak RSS of `run`
+#   run.sh       run /bin/true; create+start+delete; create+delete with
+#                --disk none, the default disk limit and --disk 1g; peak RSS
+#                of `run`
 #   exec.sh      exec true; peak RSS of `exec`
 #   images.sh    image import + unpack; create from a small and a large image
 #   snapshot.sh  snapshot of SNAP_SIZES MB of /work
@@ -168,7 +169,7 @@ elapsed=$(($(date +%s) - started))
 {
   echo "run|run /bin/true|hako crun runc bwrap unshare"
   echo "lifecycle|create+start+delete|hako crun runc"
-  echo "disk-create|create+delete, host profile; with --disk 1g|hako hako-disk"
+  echo "disk-create|create+delete, host profile; --disk none, default limit, --disk 1g|hako hako-default hako-disk"
   echo "exec|exec true|hako crun runc nsenter"
   echo "rss-run|peak RSS, run /bin/true|hako crun runc bwrap"
   echo "rss-exec|peak RSS, exec true|hako crun runc"
@@ -221,7 +222,7 @@ awk -F'|' -v only=" $BENCH_ONLY " -v failed=" $failed_pieces " -v logf="$BENCH_L
     return "proxy"
   }
   function installed(tool,   rc) {
-    if (tool ~ /^(hako|hako-disk|direct|tar|gunzip|cp|sdk)$/) return 1
+    if (tool ~ /^(hako|hako-default|hako-disk|direct|tar|gunzip|cp|sdk)$/) return 1
     if (!(tool in have)) have[tool] = (system("command -v " tool " > /dev/null") == 0)
     return have[tool]
   }

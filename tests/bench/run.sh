@@ -19,8 +19,9 @@
 #   create+start+delete   `create -b B ID; start ID; delete --force ID`, one
 #                         hyperfine command run by its shell (hyperfine
 #                         subtracts the shell's own start-up);
-#   create+delete, --disk `create --profile host [--disk 1g] ID; delete ID`
-#                         for hako alone: what a disk limit adds to create;
+#   create+delete, disk  `create --profile host [--disk none|1g] ID; delete ID`
+#                         for hako alone: what the default disk limit (and
+#                         --disk 1g) adds to create over --disk none;
 #   peak RSS              /usr/bin/time -f %M of the run command, RSS_RUNS
 #                         times, median: the largest resident set of the
 #                         runtime's processes (and of the tiny /bin/true).
@@ -316,38 +317,44 @@ awk -v hm="${hl:-}" '{ r = (hm != "" && hm > 0) ? sprintf("%.2fx", $2 / hm) : "-
 # ---- what a disk limit adds to create ---------------------------------------
 
 # create + delete of a host-profile sandbox (it keeps /work under the data
-# root), without and with --disk: the difference is the sparse image, its
-# mkfs.ext4, the loop device and the mount (hako-spec(5), DISK LIMIT).
+# root): with --disk none, with the default limit (no flag: 10 GiB, a copy
+# of the data root's mkfs'ed template) and with --disk 1g (its template is
+# made by the warm-up, as the default's).  The difference is the image copy,
+# the loop device and the mount, then the unmount (hako-spec(5), DISK LIMIT).
 say ""
-say "== create + delete --profile host, without and with --disk 1g"
+say "== create + delete --profile host: --disk none, the default disk limit, --disk 1g"
 dk=$tmp/disk
 : > "$dk"
 if [ -n "$HAKO" ] && [ -x "$HAKO" ]; then
   # The host profile's root user (host uid 1000000000) passes through here.
   chmod 711 "$tmp" "$state"
   rt="'$HAKO' --root '$hako_root' --data-root '$hako_data'"
-  for name in hako hako-disk; do
-    flag=""
-    [ "$name" = hako-disk ] && flag="--disk 1g"
+  for name in hako hako-default hako-disk; do
+    case $name in
+      hako) flag="--disk none" ;;
+      hako-default) flag="" ;;
+      *) flag="--disk 1g" ;;
+    esac
     line="$rt create --profile host $flag dk-$name < /dev/null > /dev/null && $rt delete dk-$name"
     json=$tmp/$name-disk.json
-    if hyperfine --style basic --warmup "$WARMUP" --runs "$RUNS" --export-json "$json" \
+    if hyperfine --style basic --warmup "$((WARMUP > 0 ? WARMUP : 1))" --runs "$RUNS" --export-json "$json" \
          --command-name "$name" "$line" < /dev/null > "$tmp/$name-disk.out" 2>&1 &&
        m=$(median_of "$json") && [ -n "$m" ]; then
       say "$name $m" >> "$dk"
-      emit "disk-create $name $(awk -v m="$m" 'BEGIN { printf "%.3f", m * 1000 }') ms ${flag:+($flag)}"
+      emit "disk-create $name $(awk -v m="$m" 'BEGIN { printf "%.3f", m * 1000 }') ms (${flag:-the default limit})"
     else
       say "$name failed: $(tail -n 3 "$tmp/$name-disk.out" | tr '\n' ' ')"
       emit "disk-create $name - - failed (hyperfine: a run exited non-zero)"
     fi
   done
 else
-  emit "disk-create hako - - n/a (HAKO not set or not executable)"
-  emit "disk-create hako-disk - - n/a (HAKO not set or not executable)"
+  for name in hako hako-default hako-disk; do
+    emit "disk-create $name - - n/a (HAKO not set or not executable)"
+  done
 fi
-awk '{ printf "%-10s %10.2f ms\n", $1, $2 * 1000; v[$1] = $2 }
-     END { if (("hako" in v) && ("hako-disk" in v))
-             printf "the disk limit adds %.2f ms to create + delete\n", (v["hako-disk"] - v["hako"]) * 1000 }' "$dk"
+awk '{ printf "%-13s %10.2f ms\n", $1, $2 * 1000; v[$1] = $2 }
+     END { if (("hako" in v) && ("hako-default" in v))
+             printf "the default disk limit adds %.2f ms to create + delete\n", (v["hako-default"] - v["hako"]) * 1000 }' "$dk"
 
 say ""
 say "== peak RSS of the run command (/usr/bin/time -f %M, median of $RSS_RUNS)"

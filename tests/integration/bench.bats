@@ -45,7 +45,7 @@ cell () {
         hako:*failed*) echo "failed: $label / $tool: $c" >&2; return 1 ;;
         *failed*) echo "warning: $tool failed on this host: $label: $c" >&2; continue ;;
       esac
-      if [ "$tool" = hako ]; then
+      if [ "$tool" = hako ] || [[ $tool == hako-* ]]; then
         # Peak RSS needs GNU time (package time), and proxy CONNECT curl
         # (busybox wget has none); everything else is a figure.
         case "$label:$c" in
@@ -63,6 +63,7 @@ cell () {
   done <<'ROWS'
 run /bin/true:hako crun runc bwrap unshare
 create+start+delete:hako crun runc
+create+delete, host profile; --disk none, default limit, --disk 1g:hako hako-default hako-disk
 exec true:hako crun runc nsenter
 peak RSS, run /bin/true:hako crun runc bwrap
 peak RSS, exec true:hako crun runc

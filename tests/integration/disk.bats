@@ -154,6 +154,73 @@ no_disk_left () {
   no_disk_left ic
 }
 
+# The default limit needs no node.json: /etc/hako/node.json is the one
+# hako would read without HAKO_NODE_CONFIG.
+need_no_node_config () {
+  [ ! -e /etc/hako/node.json ] || skip "this host has /etc/hako/node.json"
+  unset HAKO_NODE_CONFIG
+}
+
+# Inside a sandbox: the KiB of DIR's filesystem, refused (exit 9) unless it
+# is the default limit's (at most 10 GiB), so that a binary without the
+# default never fallocates 11 GiB of the host's disk; then 11 GiB asked of it.
+fill_past_default='kb=$(df -k "$1" | awk "NR == 2 { print \$2 }"); echo "kb=$kb"
+  [ "$kb" -le 10485760 ] || exit 9
+  fallocate -l 11g "$1/big" 2>&1; echo "fa=$?"'
+
+@test "the default disk limit: without node.json a host profile's /work is 10 GiB and 11 GiB gets ENOSPC inside" {
+  need_loop
+  need_no_node_config
+  run -0 $H run --profile host d -- sh -c "$fill_past_default" sh /work
+  [[ "$output" == *"No space left on device"* ]]
+  [[ "$output" == *"fa=1"* ]]
+  [ "$(stat -c %s "$DATA/disks/d.img")" -eq $((10 << 30)) ]
+  # The space asked for is reserved in the image, not written to the host.
+  [ "$(image_kib d)" -le $((64 << 10)) ]
+  # A second sandbox is a copy of the same template: mkfs ran once.
+  ls "$DATA/disk-templates"
+  [ "$(ls "$DATA/disk-templates")" = "$((10 << 30)).img" ]
+  ino=$(stat -c %i "$DATA/disk-templates/$((10 << 30)).img")
+  $H run --rm --profile host d2 -- true
+  [ "$(stat -c %i "$DATA/disk-templates/$((10 << 30)).img")" = "$ino" ]
+  $H delete d
+  no_disk_left d
+  no_disk_left d2
+}
+
+@test "the default disk limit bounds an image sandbox's writable layer too" {
+  need_loop
+  need_no_node_config
+  import_busybox
+  run -0 $H run --rm --image busybox img -- sh -c "$fill_past_default" sh /
+  [[ "$output" == *"No space left on device"* ]]
+  [[ "$output" == *"fa=1"* ]]
+  no_disk_left img
+}
+
+@test "--disk none, and node.json default_disk \"none\", turn the default limit off" {
+  need_loop
+  need_no_node_config
+  host_kb=$(df -k --output=size "$TEST_ROOT" | tail -1)
+  [ "$host_kb" -gt $((12 << 20)) ] || skip "the host's disk is not larger than the default"
+  run -0 $H run --disk none --profile host u -- df -k /work
+  [ "$(echo "$output" | awk 'NR == 2 { print $2 }')" -eq "$host_kb" ]
+  [ ! -e "$DATA/disks/u.img" ]
+  $H delete u
+  echo '{"default_disk": "none"}' > "$TEST_ROOT/node.json"
+  export HAKO_NODE_CONFIG="$TEST_ROOT/node.json"
+  run -0 $H run --profile host v -- df -k /work
+  [ "$(echo "$output" | awk 'NR == 2 { print $2 }')" -eq "$host_kb" ]
+  [ ! -e "$DATA/disks/v.img" ]
+  $H delete v
+  run -0 $H doctor --format json
+  [ "$(echo "$output" | jq -r '.checks.disk_limit.default')" = 0 ]
+  unset HAKO_NODE_CONFIG
+  run -0 $H doctor --format json
+  [ "$(echo "$output" | jq -r '.checks.disk_limit.default')" = $((10 << 30)) ]
+  [ "$(echo "$output" | jq -r '.checks.disk_limit.default_from')" = hako ]
+}
+
 @test "node.json default_disk applies to a sandbox that sets none; -1 asks for none" {
   need_loop
   echo '{"default_disk": "32M"}' > "$TEST_ROOT/node.json"

@@ -86,7 +86,7 @@ test_parse (void)
     { "{\"default_pids\":\"64\"}", ".default_pids" },
     { "{\"default_disk\":\"8m\"}", ".default_disk: must be a size of at least 16M" },
     { "{\"default_disk\":\"big\"}", ".default_disk: must be a size" },
-    { "{\"default_disk\":-1}", ".default_disk: must be a size" },
+    { "{\"default_disk\":-2}", ".default_disk: must be a size" },
     { "[]", "node.json: must be a JSON object" },
     { "{", "node.json: invalid JSON" },
   };
@@ -110,7 +110,15 @@ test_default_disk (void)
       "default_disk \"10g\" %s", err.msg);
   ok (oci_node_parse (b, strlen (b), "node.json", &n, &err) == 0 && n.default_disk == 32 * MiB,
       "default_disk in bytes %s", err.msg);
-  ok (oci_node_parse ("{}", 2, "node.json", &n, &err) == 0 && n.default_disk == 0, "no default_disk: 0");
+  ok (oci_node_parse ("{}", 2, "node.json", &n, &err) == 0 && !n.has_default_disk
+          && oci_node_default_disk (&n) == HAKO_DISK_DEFAULT
+          && oci_node_default_disk (NULL) == HAKO_DISK_DEFAULT,
+      "no default_disk: hako's default, 10 GiB");
+  const char *c = "{\"default_disk\":\"none\"}", *d = "{\"default_disk\":-1}";
+  ok (oci_node_parse (c, strlen (c), "node.json", &n, &err) == 0 && oci_node_default_disk (&n) == 0,
+      "default_disk \"none\": no default limit %s", err.msg);
+  ok (oci_node_parse (d, strlen (d), "node.json", &n, &err) == 0 && oci_node_default_disk (&n) == 0,
+      "default_disk -1: no default limit %s", err.msg);
 }
 
 static void

@@ -128,7 +128,14 @@ test_disk (void)
   verdict (SPEC (POD_NET, "'org.hako.disk':'-1'"), &consent, NULL, "-1 with the node's consent");
   verdict (SPEC (POD_NET, "'org.hako.disk':'1g'"), &consent, "more than the node's default_disk",
            "consent to -1 is not consent to 1g");
-  verdict (SPEC (POD_NET, "'org.hako.disk':'-1'"), NULL, NULL, "-1 with no default_disk lifts nothing");
+  /* No node.json: hako's own default (HAKO_DISK_DEFAULT) is the node's. */
+  verdict (SPEC (POD_NET, "'org.hako.disk':'-1'"), NULL, "it lifts the node's default_disk",
+           "-1 with no node config lifts hako's default");
+  verdict (SPEC (POD_NET, "'org.hako.disk':'20g'"), NULL, "is more than the node's default_disk",
+           "more than hako's default with no node config");
+  verdict (SPEC (POD_NET, "'org.hako.disk':'1g'"), NULL, NULL, "less than hako's default");
+  struct oci_node none = node ("{\"default_disk\":\"none\"}");
+  verdict (SPEC (POD_NET, "'org.hako.disk':'-1'"), &none, NULL, "-1 where the node sets none lifts nothing");
 }
 
 static void
