@@ -35,7 +35,7 @@ image_kib () { du -k "$DATA/disks/$1.img" | cut -f1; }
 # Nothing of sandbox ID's disk is left: no image, no loop device, no mount.
 no_disk_left () {
   [ ! -e "$DATA/disks/$1.img" ]
-  ! losetup -a | grep -qF "$DATA/disks/$1.img" || false
+  loop_gone "$DATA/disks/$1.img"
   ! grep -qF " $DATA/sandboxes/$1 " /proc/self/mountinfo || false
   [ ! -e "$DATA/sandboxes/$1" ]
 }
@@ -98,7 +98,7 @@ no_disk_left () {
   # A reboot unmounts it (and detaches its loop device).
   $H stop s
   umount "$DATA/sandboxes/s"
-  ! losetup -a | grep -qF "$DATA/disks/s.img" || false
+  loop_gone "$DATA/disks/s.img"
   $H start s
   [ "$($H exec s cat /work/k)" = kept ]
   run $H exec s dd if=/dev/zero of=/work/big bs=1M count=100
@@ -278,7 +278,7 @@ fill_past_default='kb=$(df -k "$1" | awk "NR == 2 { print \$2 }"); echo "kb=$kb"
   [[ "$output" == *"disk limit of 67108864 bytes"*"disks"* ]]
   [ ! -e "$STATE/x" ]
   [ ! -e "$DATA/sandboxes/x" ]
-  ! losetup -a | grep -qF "$TEST_ROOT" || false
+  loop_gone "$TEST_ROOT"
   rm "$DATA/disks"
 }
 

@@ -73,7 +73,9 @@ leak_report () {
   if [ -n "$(ls -A "$DATA/disks" 2>/dev/null)" ]; then
     out="$out disks:$(ls "$DATA/disks" | tr '\n' ' ')"
   fi
-  if losetup -a 2>/dev/null | grep -qF "$TEST_ROOT"; then
+  # An autoclear loop device is detached by the kernel shortly after its
+  # last close (the unmount), not at it: given a moment, as the monitor is.
+  if ! loop_gone "$TEST_ROOT"; then
     out="$out loop:$(losetup -a | grep -F "$TEST_ROOT" | cut -d: -f1 | tr '\n' ' ')"
   fi
   local cg
@@ -82,6 +84,16 @@ leak_report () {
     out="$out cgroups:$(echo $cg)"
   fi
   echo "$out"
+}
+
+# loop_gone PATH: no loop device's backing file is under PATH, within 5 s.
+loop_gone () {
+  local i
+  for i in $(seq 50); do
+    losetup -a 2>/dev/null | grep -qF "$1" || return 0
+    sleep 0.1
+  done
+  return 1
 }
 
 # Processes with this test's state root as an argument (a zombie's command
