@@ -232,7 +232,8 @@ cmd_apply_learn (struct config_src *cfg, const struct cmd_learn *l, const char *
   if (net)
     fprintf (stderr,
              "hako %s: %s: warning: learning mode: the network is not confined: the proxy forwards every "
-             "destination (the host's loopback included) and records each host:port into %s\n",
+             "public destination (the host's loopback, link-local and private addresses only where "
+             "--allow names them) and records each host:port into %s\n",
              verb, id, l->out);
   return 0;
 }

@@ -53,11 +53,6 @@ no_proxy_loopback (const struct oci_spec *spec)
 {
   struct allowlist al;
   hk_err err;
-  /* `run --learn` (annotation org.hako.learn): the proxy forwards anywhere,
-   * the host's loopback included, so 127.0.0.1 means the host's there too. */
-  for (size_t i = 0; i < spec->n_annotations; i++)
-    if (strcmp (spec->annotations[i].key, "org.hako.learn") == 0)
-      return false;
   if (al_parse (spec->sandbox.net_allow, &al, &err) < 0)
     return true; /* refused at create anyway */
   bool host_lo = al_names_loopback (&al);

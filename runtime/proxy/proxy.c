@@ -333,7 +333,10 @@ resolved (struct proxy *p, struct conn *c, struct resolve_job *j)
       if (r->ai_family != AF_INET && r->ai_family != AF_INET6)
         continue;
       al_addr_from_sockaddr (r->ai_addr, a);
-      if (p->cfg->learn_fd >= 0 || al_addr_allowed (p->cfg->al, a, c->port, true))
+      /* Learning forwards any name, but to the host's own and neighbouring
+       * addresses only where the CLI user listed them, as without it: a
+       * learned run is no way around the loopback rule. */
+      if (al_addr_allowed (p->cfg->al, a, c->port, true))
         {
           memcpy (&c->addrs[c->n_addrs], r->ai_addr, r->ai_addrlen);
           c->addr_len[c->n_addrs++] = r->ai_addrlen;
@@ -394,7 +397,7 @@ start_upstream (struct proxy *p, struct conn *c, const struct http_request *req)
       struct addrinfo *res = NULL;
       char port[8];
       snprintf (port, sizeof port, "%u", (unsigned)req->port);
-      if ((p->cfg->learn_fd < 0 && !al_addr_allowed (p->cfg->al, a, req->port, false))
+      if (!al_addr_allowed (p->cfg->al, a, req->port, p->cfg->learn_fd >= 0)
           || getaddrinfo (req->host, port, &hints, &res) != 0)
         {
           refuse (p, c, 403, "deny", reason, NULL);

@@ -293,7 +293,18 @@ for port in sys.argv[1:]:
     print(urllib.request.urlopen(f"http://127.0.0.1:{port}/hi.txt", timeout=10).read().decode().strip())
 EOF2
   chmod a+r "$TEST_ROOT/tools/get.py"
-  run $H run --rm --bundle "$B" --network allowlist --learn "$P" n1 -- /usr/bin/python3 /tools/get.py "$P1"
+  # Learning is no way around the loopback rule: the host's loopback is
+  # reached only where the CLI user names it.
+  # (NO_PROXY unset, so the request goes to the proxy, which refuses it.)
+  run $H run --rm --bundle "$B" --network allowlist --learn "$P" n0 -- \
+    /usr/bin/env -u NO_PROXY -u no_proxy /usr/bin/python3 /tools/get.py "$P1"
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" != *hello* ]]
+  [[ "$output" == *"403"* ]]
+  rm -f "$P" "$P.notes"
+  run $H run --rm --bundle "$B" --network allowlist --allow "127.0.0.1:$P1" --learn "$P" n1 -- \
+    /usr/bin/python3 /tools/get.py "$P1"
   echo "$output"
   [ "$status" -eq 0 ]
   [[ "$output" == *"the network is not confined"* ]]
