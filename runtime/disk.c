@@ -136,7 +136,13 @@ disk_plan (const struct store *st, const struct oci_spec *spec, bool has_data_di
   if (*size == 0)
     return 0;
   cleanup_free char *why = NULL;
-  if (disk_mechanism (st->data_root, &why) != DISK_NONE)
+  enum disk_kind k = disk_mechanism (st->data_root, &why);
+  /* A data root in memory bounds what its sandboxes keep by its own size;
+   * hako's default there would lift that bound (a tmpfs of 10 GiB per
+   * sandbox, each counting only its own pages), so it stands down. */
+  if (built_in && k == DISK_TMPFS)
+    return *size = 0, 0;
+  if (k != DISK_NONE)
     return 0;
   /* hako's own default where this host cannot bound a data root (no loop
    * devices, as in many containers): the sandbox runs unbounded, as it did

@@ -18,7 +18,13 @@ setup () {
   H_IMPORT="$H image import --policy $TEST_ROOT/accept.json"
 }
 teardown () {
-  if [ -n "${SMALL:-}" ]; then umount "$SMALL" 2>/dev/null || true; fi
+  # A failed test's sandbox holds mounts on the small data root: its
+  # sandboxes go first, or the umount is refused and the mount leaks.
+  if [ -n "${SMALL:-}" ]; then
+    local id
+    for id in $(ls "$STATE" 2>/dev/null); do $H delete --force "$id" >/dev/null 2>&1 || true; done
+    umount "$SMALL" 2>/dev/null || true
+  fi
   hako_teardown
 }
 
