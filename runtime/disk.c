@@ -210,39 +210,68 @@ mkfs_image (const char *img, hk_err *err)
                   out ? out : "");
 }
 
+/* Bind loop device n to img_fd with autoclear; 0, or the errno. */
+static int
+loop_configure (int ctl, int n, int img_fd, const char *img, int *loop_fd, char *dev, size_t dev_size)
+{
+  snprintf (dev, dev_size, "/dev/loop%d", n);
+  int fd = open (dev, O_RDWR | O_CLOEXEC);
+  /* Not there yet (ENOENT), or its node there before its device (ENXIO):
+   * add it, and give devtmpfs and the add a moment; still not, the next. */
+  if (fd < 0 && (errno == ENOENT || errno == ENXIO))
+    {
+      if (ioctl (ctl, LOOP_CTL_ADD, n) < 0 && errno != EEXIST)
+        return errno;
+      for (int i = 0; i < 100 && fd < 0; i++)
+        {
+          usleep (1000);
+          fd = open (dev, O_RDWR | O_CLOEXEC);
+          if (fd < 0 && errno != ENOENT && errno != ENXIO)
+            return errno;
+        }
+      if (fd < 0)
+        return EBUSY;
+    }
+  if (fd < 0)
+    return errno;
+  struct loop_config c = { .fd = (unsigned)img_fd };
+  c.info.lo_flags = LO_FLAGS_AUTOCLEAR;
+  snprintf ((char *)c.info.lo_file_name, sizeof c.info.lo_file_name, "%s", img);
+  if (ioctl (fd, LOOP_CONFIGURE, &c) == 0)
+    {
+      *loop_fd = fd;
+      return 0;
+    }
+  int e = errno;
+  close (fd);
+  return e;
+}
+
 /* A free loop device bound to img_fd, with autoclear: it detaches itself at
  * its last close, so a hako killed before the mount (or an unmount) leaves
- * no loop device behind.  Another process may take the device GET_FREE
- * named: LOOP_CONFIGURE then fails with EBUSY and we ask again. */
+ * no loop device behind.  GET_FREE names the same lowest free device to
+ * every create that asks at once, and all but one then get EBUSY from
+ * LOOP_CONFIGURE: the others walk on to the next devices (made if need
+ * be), so fifty creates at once spread over fifty devices instead of
+ * asking GET_FREE again in a herd. */
 static int
 loop_attach (int img_fd, const char *img, int *loop_fd, char *dev, size_t dev_size, hk_err *err)
 {
   cleanup_close int ctl = open ("/dev/loop-control", O_RDWR | O_CLOEXEC);
   if (ctl < 0)
     return err_sys (err, "open /dev/loop-control");
-  for (int tries = 0; tries < 32; tries++)
+  int n = ioctl (ctl, LOOP_CTL_GET_FREE);
+  if (n < 0)
+    return err_sys (err, "LOOP_CTL_GET_FREE");
+  for (int tries = 0; tries < 4096; tries++, n++)
     {
-      int n = ioctl (ctl, LOOP_CTL_GET_FREE);
-      if (n < 0)
-        return err_sys (err, "LOOP_CTL_GET_FREE");
-      snprintf (dev, dev_size, "/dev/loop%d", n);
-      int fd = open (dev, O_RDWR | O_CLOEXEC);
-      if (fd < 0)
-        return err_sys (err, "open %s", dev);
-      struct loop_config c = { .fd = (unsigned)img_fd };
-      c.info.lo_flags = LO_FLAGS_AUTOCLEAR;
-      snprintf ((char *)c.info.lo_file_name, sizeof c.info.lo_file_name, "%s", img);
-      if (ioctl (fd, LOOP_CONFIGURE, &c) == 0)
-        {
-          *loop_fd = fd;
-          return 0;
-        }
-      int e = errno;
-      close (fd);
+      int e = loop_configure (ctl, n, img_fd, img, loop_fd, dev, dev_size);
+      if (e == 0)
+        return 0;
       if (e != EBUSY)
         return err_code (err, e, "LOOP_CONFIGURE %s", dev);
     }
-  return err_set (err, EBUSY, "no free loop device (32 tries)");
+  return err_set (err, EBUSY, "no free loop device (4096 tried from /dev/loop%d)", n - 4096);
 }
 
 /* The image mounted on dir.  nodev, nosuid: the data dir is host storage.

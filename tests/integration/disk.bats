@@ -326,3 +326,23 @@ fill_past_default='kb=$(df -k "$1" | awk "NR == 2 { print \$2 }"); echo "kb=$kb"
   umount "$SHM_ROOT"
   SHM_ROOT=
 }
+
+@test "the default disk limit: sixty-four sandboxes created at once each get one (no loop device taken twice)" {
+  need_loop
+  local i
+  for i in $(seq 64); do
+    ( $H run -d --profile host "c$i" > "$TEST_ROOT/c$i.out" 2>&1; echo $? > "$TEST_ROOT/c$i.rc" ) &
+  done
+  wait
+  for i in $(seq 64); do
+    [ "$(cat "$TEST_ROOT/c$i.rc")" = 0 ] || { cat "$TEST_ROOT/c$i.out"; false; }
+  done
+  # Sixty-four images, each on a loop device of its own, mounted as its /work.
+  [ "$(losetup -a | grep -cF "$DATA/disks/")" = 64 ]
+  [ "$(losetup -a | grep -F "$DATA/disks/" | cut -d: -f1 | sort -u | wc -l)" = 64 ]
+  run -0 $H exec c17 df -k /work
+  [ "$(echo "$output" | awk 'NR == 2 { print int($2 / 1048576) }')" -ge 9 ]
+  for i in $(seq 64); do $H delete --force "c$i" & done
+  wait
+  loop_gone "$DATA/disks/"
+}
