@@ -47,16 +47,17 @@ observed_status (int verdict, const char *verb, const char *id)
   struct store st = { 0 };
   hk_err err = { 0 };
   status = -1;
-  for (int i = 0; i < 100 && status < 0 && cmd_store (&st, &err) == 0; i++)
-    {
-      struct oci_state *s = NULL;
-      if (sbx_state (&st, id, &s, &err) == 0 && s->has_exit)
-        status = s->exit_status;
-      oci_state_free (s);
-      store_fini (&st);
-      if (status < 0)
-        usleep (50 * 1000);
-    }
+  if (cmd_store (&st, &err) == 0)
+    for (int i = 0; i < 100 && status < 0; i++)
+      {
+        struct oci_state *s = NULL;
+        if (sbx_state (&st, id, &s, &err) == 0 && s->has_exit)
+          status = s->exit_status;
+        oci_state_free (s);
+        if (status < 0)
+          usleep (50 * 1000);
+      }
+  store_fini (&st);
   return status;
 }
 
