@@ -161,7 +161,7 @@ host_data () {
 
 @test "landlock: a TCP connect to a port not granted fails with EACCES (loopback only)" {
   b=$(ll_bundle tcpc '{"tcp_connect": [4443]}' \
-        '/tools/probe listen 18080 > /tmp/l & for i in $(seq 600); do grep -q listening /tmp/l && break; sleep 0.05; done; cat /tmp/l; /tools/probe connect 18080; /tools/probe connect 4443; true')
+        ': > /tmp/l; /tools/probe listen 18080 > /tmp/l & for i in $(seq 600); do grep -q listening /tmp/l && break; sleep 0.05; done; cat /tmp/l; /tools/probe connect 18080; /tools/probe connect 4443; true')
   run $H run --rm --bundle "$b" tcpc
   [ "$status" -eq 0 ]
   [ "${lines[0]}" = listening ]
@@ -200,11 +200,14 @@ host_data () {
 
 @test "landlock scoped: an abstract unix socket created outside cannot be connected to" {
   name="hako-ll-$$-$RANDOM"
+  # The file exists before the first look: the background job opens it only
+  # once it runs, and a grep before that would print "No such file".
+  : > "$TEST_ROOT/listener"
   "$TOOLS/probe" abstract-listen "$name" > "$TEST_ROOT/listener" & BG_PIDS=$!
   for i in $(seq 50); do grep -q listening "$TEST_ROOT/listener" && break; sleep 0.1; done
   # The host's network namespace, so the host's abstract socket namespace.
   b=$(ll_bundle abs '{"scoped": true}' \
-        "/tools/probe abstract-connect $name; /tools/probe abstract-listen in-$name > /tmp/l & for i in \$(seq 600); do grep -q listening /tmp/l && break; sleep 0.05; done; cat /tmp/l; /tools/probe abstract-connect in-$name")
+        "/tools/probe abstract-connect $name; : > /tmp/l; /tools/probe abstract-listen in-$name > /tmp/l & for i in \$(seq 600); do grep -q listening /tmp/l && break; sleep 0.05; done; cat /tmp/l; /tools/probe abstract-connect in-$name")
   edit_config "$b" '.sandbox.network.mode = "host"'
   run $H run --rm --bundle "$b" abs
   [ "$status" -eq 0 ]
