@@ -8,7 +8,7 @@
 
 #include "lib/err.h"
 #include "oci/spec.h"
-#include "runtime/store.h"
+#include "runtime/state/store.h"
 
 struct globals
 {

@@ -10,9 +10,9 @@
 
 #include "cmd/cmd.h"
 #include "lib/util.h"
-#include "runtime/admission.h"
-#include "runtime/sandbox.h"
-#include "runtime/snapshot.h"
+#include "runtime/lifecycle/sandbox.h"
+#include "runtime/node/admission.h"
+#include "runtime/save/snapshot.h"
 
 static int
 replace_args (struct oci_spec *spec, char *const *args, hk_err *err)

@@ -8,7 +8,7 @@
 #include "lib/log.h"
 #include "lib/util.h"
 #include "oci/cdi.h"
-#include "runtime/admission.h"
+#include "runtime/node/admission.h"
 
 int
 cmd_device_option (char ***devices, const char *arg, const char *verb)

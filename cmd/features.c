@@ -8,9 +8,9 @@
 #include "lib/util.h"
 #include "oci/cdi.h"
 #include "oci/state.h"
-#include "runtime/checkpoint.h"
-#include "runtime/landlock.h"
-#include "runtime/seccomp.h"
+#include "runtime/confine/landlock.h"
+#include "runtime/confine/seccomp.h"
+#include "runtime/save/checkpoint.h"
 
 static char *
 cdi_names_joined (void)

@@ -11,8 +11,8 @@
 #include "cmd/cmd.h"
 #include "images/image.h"
 #include "lib/util.h"
-#include "runtime/admission.h"
-#include "runtime/userdb.h"
+#include "runtime/confine/userdb.h"
+#include "runtime/node/admission.h"
 
 static const char *const default_path = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 

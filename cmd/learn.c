@@ -18,8 +18,8 @@
 #include "lib/util.h"
 #include "oci/learn.h"
 #include "oci/state.h"
-#include "runtime/learn.h"
-#include "runtime/sbxstate.h"
+#include "runtime/confine/learn.h"
+#include "runtime/state/sbxstate.h"
 
 static char *
 join_command (char *const *command)

@@ -12,7 +12,7 @@
 #include "lib/trace.h"
 #include "lib/util.h"
 #include "oci/cdi.h"
-#include "runtime/admission.h"
+#include "runtime/node/admission.h"
 
 struct globals globals;
 

@@ -17,7 +17,7 @@
 
 #include "cmd/cmd.h"
 #include "lib/util.h"
-#include "runtime/userdb.h"
+#include "runtime/confine/userdb.h"
 
 /* The CFS period --cpus writes (docker's and the kernel's default). */
 #define CPU_PERIOD 100000

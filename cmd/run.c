@@ -9,9 +9,9 @@
 #include "lib/log.h"
 #include "lib/util.h"
 #include "oci/state.h"
-#include "runtime/sandbox.h"
-#include "runtime/sbxlog.h"
-#include "runtime/snapshot.h"
+#include "runtime/lifecycle/sandbox.h"
+#include "runtime/save/snapshot.h"
+#include "runtime/state/sbxlog.h"
 
 static const char run_help[]
     = "Usage: hako run [OPTIONS] ID [-- CMD...]\n\n"

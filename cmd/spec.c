@@ -8,7 +8,7 @@
 
 #include "cmd/cmd.h"
 #include "lib/util.h"
-#include "runtime/admission.h"
+#include "runtime/node/admission.h"
 
 static const char spec_help[]
     = "Usage: hako spec [--profile default|host|runc] [--rootless] [--image NAME] [FLAGS]\n"

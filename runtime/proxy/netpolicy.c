@@ -27,9 +27,9 @@
 
 #include "lib/syscalls.h"
 #include "lib/util.h"
-#include "runtime/pidinfo.h"
 #include "runtime/proxy/allowlist.h"
 #include "runtime/proxy/proxy.h"
+#include "runtime/state/pidinfo.h"
 
 #define STR2(x) #x
 #define STR(x) STR2 (x)

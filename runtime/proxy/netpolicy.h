@@ -11,7 +11,7 @@
 
 #include "lib/err.h"
 #include "oci/spec.h"
-#include "runtime/store.h"
+#include "runtime/state/store.h"
 
 /* Where the proxy listens inside the sandbox. */
 #define NETPOLICY_PROXY_ADDR "127.0.0.1"

@@ -3,7 +3,7 @@
  * take, since both run proc_harden_prepare. */
 #include <string.h>
 
-#include "runtime/process.h"
+#include "runtime/confine/process.h"
 #include "tests/unit/tap.h"
 
 static void

@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "lib/util.h"
-#include "runtime/store.h"
+#include "runtime/state/store.h"
 #include "tests/unit/tap.h"
 
 static void
