@@ -25,15 +25,16 @@
 #include "lib/util.h"
 #include "runtime/build/console.h"
 #include "runtime/build/mntns.h"
+#include "runtime/build/validate.h"
 #include "runtime/cgroup/cgroup.h"
 #include "runtime/confine/process.h"
 #include "runtime/confine/userdb.h"
 #include "runtime/exec/exec_enter.h"
 #include "runtime/exec/exec_internal.h"
 #include "runtime/exec/proctree.h"
-#include "runtime/lifecycle/sandbox.h"
 #include "runtime/proxy/netpolicy.h"
 #include "runtime/state/pidinfo.h"
+#include "runtime/state/sbxstate.h"
 
 /* ---- the sandbox, its spec and its process --------------------------------- */
 

@@ -103,7 +103,4 @@ int sbx_resume (const struct store *st, const char *id, hk_err *err);
  * created, running or paused sandbox; a stopped one is not_running. */
 int sbx_set_timeout (const struct store *st, const char *id, uint64_t timeout_ms, hk_err *err);
 
-/* Checks the runtime makes before anything is built (parse errors are oci/'s). */
-int sbx_validate (struct oci_spec *spec, hk_err *err);
-
 #endif

@@ -6,8 +6,8 @@
 #include <stdint.h>
 
 #include "oci/spec.h"
+#include "runtime/build/validate.h"
 #include "runtime/confine/seccomp.h"
-#include "runtime/lifecycle/sandbox.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 
