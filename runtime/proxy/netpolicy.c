@@ -325,16 +325,6 @@ proxy_stop (const struct store_entry *e)
   unlink (path);
 }
 
-pid_t
-proxy_pid (const struct store_entry *e)
-{
-  pid_t pid;
-  uint64_t start;
-  if (read_record (e, &pid, &start) < 0 || !pid_alive (pid, start))
-    return 0;
-  return pid;
-}
-
 /* Copy src to a new temporary beside dest, then rename over dest: a reader
  * sees the previous run's log or this one's, never half of one. */
 static int

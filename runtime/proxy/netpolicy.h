@@ -63,7 +63,5 @@ void proxy_stop (const struct store_entry *e);
  * there): `run --rm` keeps it past the state dir.  No log (another network
  * mode): nothing, *kept false. */
 int proxy_log_keep (const struct store_entry *e, const char *dest, bool *kept, hk_err *err);
-/* The running proxy's pid, or 0. */
-pid_t proxy_pid (const struct store_entry *e);
 
 #endif

@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "lib/util.h"
-#include "runtime/proxy/netpolicy.h"
 #include "runtime/state/deadline.h"
 #include "runtime/state/monitor.h"
 #include "runtime/state/pidinfo.h"
@@ -43,6 +42,20 @@ sbx_refresh_status (const struct store_entry *e, struct oci_state *s)
       if (access (fifo, F_OK) < 0 || pid_left_hako (s->pid) == 1)
         s->status = OCI_STATUS_RUNNING;
     }
+}
+
+/* The allowlist network mode's proxy (`state`'s proxy_pid): the process its
+ * record <state dir>/proxy.pid names (written by proxy_start,
+ * runtime/proxy/netpolicy.c), while it lives; 0 when none does. */
+static pid_t
+proxy_pid (const struct store_entry *e)
+{
+  pid_t pid;
+  uint64_t start;
+  cleanup_free char *path = store_path (e, "proxy.pid");
+  if (pid_record_read (path, &pid, &start) < 0 || !pid_alive (pid, start))
+    return 0;
+  return pid;
 }
 
 int

@@ -6,9 +6,9 @@
 #include <unistd.h>
 
 #include "lib/util.h"
-#include "runtime/lifecycle/sandbox.h"
 #include "runtime/state/monitor.h"
 #include "runtime/state/pidinfo.h"
+#include "runtime/state/sbxstate.h"
 
 int
 sbx_wait (const struct store *st, const char *id, struct oci_state **out, hk_err *err)
