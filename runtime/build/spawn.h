@@ -1,5 +1,14 @@
 /* spawn: one clone3 with the spec's namespaces, the parent<->child sync
  * channel, id maps written by the parent, and the child's setup sequence. */
+
+/* The room runtime/build/ (this is its main header): the pieces a sandbox
+ * is built from — the spec's checks (validate), clone3 and the child's setup
+ * (spawn), the root and its mounts (mount, mount_src, mntns, rootfs_image),
+ * the id maps (idmap), the pty (console), the loopback of its network
+ * namespace (net), the OCI hooks (hooks), the disk limit (disk) and hako's
+ * pid 1 (init).  runtime/lifecycle/'s create puts them together.  It may use
+ * the rooms below it: cgroup, state, proxy, node, confine
+ * (tests/style/layers.sh). */
 #ifndef HAKO_RUNTIME_SPAWN_H
 #define HAKO_RUNTIME_SPAWN_H
 

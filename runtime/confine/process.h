@@ -1,5 +1,12 @@
 /* process: the per-process settings applied in the child after pivot_root —
  * hostname, sysctls, rlimits, user, cwd — and the final execve. */
+
+/* The room runtime/confine/ (this is its main header): what holds a process
+ * in — capabilities (caps), Landlock (landlock), seccomp (seccomp), the user
+ * it runs as, from the sandbox's own /etc/passwd (userdb), the one hardening
+ * sequence every process of a sandbox goes through (process), and `run
+ * --learn`'s observing filter and learner (learn, learn_probe).  It may use
+ * the rooms below it: cgroup, state, proxy, node (tests/style/layers.sh). */
 #ifndef HAKO_RUNTIME_PROCESS_H
 #define HAKO_RUNTIME_PROCESS_H
 

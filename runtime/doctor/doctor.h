@@ -1,4 +1,8 @@
 /* doctor: probe what this host can enforce and judge each profile against it. */
+
+/* The room runtime/doctor/, the top one: `hako doctor`'s probes of what
+ * this host can enforce.  It may use every room of runtime/
+ * (tests/style/layers.sh). */
 #ifndef HAKO_RUNTIME_DOCTOR_H
 #define HAKO_RUNTIME_DOCTOR_H
 

@@ -2,6 +2,13 @@
  * setns through a pidfd), its cgroup, and the process stack of its first
  * process (rlimits, user, capabilities, no_new_privs, Landlock, seccomp).
  * Nothing here prints: output goes to the caller's sink. */
+
+/* The room runtime/exec/ (this is its public header): one more command in a
+ * running sandbox — its plan (exec_plan), the joiner, subreaper and command
+ * (exec_enter), hako's wait and relay (exec), and a command's process tree
+ * (proctree); exec_internal.h is for this room only.  It may use the rooms
+ * below it: cgroup, state, proxy, node, confine, build
+ * (tests/style/layers.sh). */
 #ifndef HAKO_RUNTIME_EXEC_H
 #define HAKO_RUNTIME_EXEC_H
 

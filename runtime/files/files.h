@@ -3,6 +3,14 @@
  * the sandbox's own process, as the user the call names: an operation
  * succeeds exactly when that process could do the same.  Nothing here
  * prints: data goes to and from the caller's fds. */
+
+/* The room runtime/files/ (this is its public header): files into and out
+ * of a sandbox — put, get and the sandbox's side of cp, each through an exec
+ * helper that acts as the sandbox's process (files), cp's host side
+ * (files_cp), trees to and from tar streams under a root fd (tarcopy), and a
+ * copy out staged beside its destination (tarstage); files_internal.h is for
+ * this room only.  It may use the rooms below it, exec included
+ * (tests/style/layers.sh). */
 #ifndef HAKO_RUNTIME_FILES_H
 #define HAKO_RUNTIME_FILES_H
 

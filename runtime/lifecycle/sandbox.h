@@ -1,5 +1,10 @@
 /* sandbox: the lifecycle verbs over the state store and spawn — create, start,
  * wait, kill, delete, state.  cmd/ calls these; nothing here prints. */
+
+/* The room runtime/lifecycle/ (this is its public header): the verbs of a
+ * sandbox's life that cmd/ calls — create (sandbox_create), start, stop,
+ * kill, delete, pause, resume, state (sandbox), and update, events and ps
+ * (limits).  It may use every room below it (tests/style/layers.sh). */
 #ifndef HAKO_RUNTIME_SANDBOX_H
 #define HAKO_RUNTIME_SANDBOX_H
 

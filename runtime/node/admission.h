@@ -1,5 +1,11 @@
 /* admission: the node's memory pool (hako-node(5)) — whether a sandbox may be
  * admitted, and the record of what each live sandbox reserved. */
+
+/* The room runtime/node/ (this is its main header): what the node's config
+ * (node.json, hako-node(5)) grants — the memory pool and the device slots a
+ * sandbox is admitted to (admission), and the consent the org.hako.*
+ * annotations need (consent).  It may use the rooms below it: cgroup, state,
+ * proxy (tests/style/layers.sh). */
 #ifndef HAKO_RUNTIME_ADMISSION_H
 #define HAKO_RUNTIME_ADMISSION_H
 

@@ -2,6 +2,12 @@
  * create, the proxy variables of its processes, and the proxy's life:
  * a listening socket made inside the sandbox's netns by its first process,
  * served by a process in the host's netns. */
+
+/* The room runtime/proxy/ (this is the header the other rooms use): the
+ * allowlist network mode — the allow-list (allowlist), the HTTP proxy
+ * (proxy, proxy_dir, proxy_http, proxy_resolve) and its life around a
+ * sandbox (netpolicy).  It may use the rooms below it: cgroup, state
+ * (tests/style/layers.sh). */
 #ifndef HAKO_RUNTIME_NETPOLICY_H
 #define HAKO_RUNTIME_NETPOLICY_H
 

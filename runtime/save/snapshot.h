@@ -1,6 +1,12 @@
 /* snapshot: copy a sandbox's writable state (an image sandbox's writable
  * layer, the host profile's /work, a bundle's rootfs) with its frozen config
  * into a new directory, and seed a new sandbox from such a copy. */
+
+/* The room runtime/save/ (this is its main header): a sandbox's state kept
+ * outside it — its writable state copied while it is frozen (snapshot), and
+ * its processes dumped and restored by CRIU (checkpoint, with criu driving
+ * the binary).  It may use the rooms below it, build included; exec and
+ * files it needs not (tests/style/layers.sh). */
 #ifndef HAKO_RUNTIME_SNAPSHOT_H
 #define HAKO_RUNTIME_SNAPSHOT_H
 

@@ -1,5 +1,13 @@
 /* store: the state tree <root>/<id>/ — id validation, per-sandbox flock,
  * atomic state.json, and the data root's per-sandbox directories. */
+
+/* The room runtime/state/ (this is its main header): what a sandbox is and
+ * how it ended — the state tree and its locks (store), a process named by pid
+ * and start time (pidinfo), the state as it is now (sbxstate), the monitor
+ * and the exit record it writes (monitor), sandbox.limits.timeout's watchdog
+ * and its records (deadline), a detached sandbox's log (sbxlog), and `wait`
+ * and `logs` over them (sbxwait).  It may use runtime/cgroup/ and nothing
+ * else of runtime/ (tests/style/layers.sh). */
 #ifndef HAKO_RUNTIME_STORE_H
 #define HAKO_RUNTIME_STORE_H
 
