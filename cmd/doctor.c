@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/config/config.h"
 #include "lib/util.h"
 #include "oci/cdi.h"
 #include "runtime/build/disk.h"

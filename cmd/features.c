@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "cmd/config/config.h"
 #include "lib/util.h"
 #include "oci/cdi.h"
 #include "oci/state.h"

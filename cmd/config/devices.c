@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "cmd/cmd.h"
+#include "cmd/config/internal.h"
 #include "lib/log.h"
 #include "lib/util.h"
 #include "oci/cdi.h"

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/config/internal.h"
 #include "images/image.h"
 #include "lib/util.h"
 #include "runtime/confine/userdb.h"
@@ -129,27 +130,13 @@ find_image (const char *name, struct config_src *out, struct oci_image_rec *rec,
 }
 
 int
-cmd_image_spec (const char *image, char *const *args, char **json, hk_err *err)
+cmd_load_source (const struct cmd_config_req *req, struct config_src *out, hk_err *err)
 {
-  struct config_src tmp = { 0 };
-  struct oci_image_rec rec = { 0 };
-  struct oci_image_config c = { 0 };
-  int r = -1;
-  if (find_image (image, &tmp, &rec, &c, err) == 0)
-    r = generate (rec.name, &c, tmp.layers, args, json, err);
-  oci_image_rec_free (&rec);
-  oci_image_config_free (&c);
-  cmd_image_free (&tmp);
-  return r;
-}
-
-int
-cmd_load_source (const char *bundle, const char *profile, const char *image, char *const *args,
-                 bool host_fallback, struct config_src *out, hk_err *err)
-{
+  const char *bundle = req->bundle, *profile = req->profile, *image = req->image;
+  char *const *args = req->args;
   if (image == NULL || bundle)
     {
-      if (cmd_load_config (bundle, profile, args, host_fallback && image == NULL, out, err) < 0)
+      if (cmd_load_config (req, req->host_fallback && image == NULL, out, err) < 0)
         return -1;
       if (image == NULL)
         image = out->spec->sandbox.image;
@@ -183,19 +170,4 @@ done:
   oci_image_rec_free (&rec);
   oci_image_config_free (&c);
   return r;
-}
-
-void
-cmd_image_free (struct config_src *c)
-{
-  if (c->images)
-    {
-      img_store_close (c->images);
-      free (c->images);
-    }
-  strv_free (c->layers);
-  free (c->image_id);
-  c->images = NULL;
-  c->layers = NULL;
-  c->image_id = NULL;
 }

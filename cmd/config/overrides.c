@@ -1,9 +1,10 @@
 /* overrides: the flags run, create and spec share — limits (--memory,
  * --memory-swap, --cpus, --pids-limit, --disk, --timeout), the process (-e,
  * --env-file, -w, -u), the filesystem (-v, --tmpfs, --read-only), the
- * hostname and the network (--network, --allow).  Each is checked when it is
- * parsed, then written into the config text (oci_spec_override) and the
- * config parsed again: the frozen config.json says what the sandbox runs with. */
+ * hostname and the network (--network, --allow), and systemd's LISTEN_FDS.
+ * Each is checked when it is parsed, then written into the config text
+ * (oci_spec_override) and the config parsed again: the frozen config.json
+ * says what the sandbox runs with. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/config/internal.h"
 #include "lib/util.h"
 #include "runtime/confine/userdb.h"
 
@@ -331,6 +333,26 @@ label_arg (struct oci_overrides *o, const char *arg, const char *verb)
 }
 
 int
+cmd_net_option (struct cmd_net *n, int opt, const char *arg, const char *verb)
+{
+  if (opt == 'N')
+    {
+      if (strcmp (arg, "none") != 0 && strcmp (arg, "host") != 0 && strcmp (arg, "allowlist") != 0)
+        {
+          cmd_usage (verb, "--network: unknown mode \"%s\" (none, host, allowlist)", arg);
+          return -1;
+        }
+      n->mode = arg;
+      return 0;
+    }
+  size_t k = strv_len (n->allow);
+  n->allow = xrealloc (n->allow, (k + 2) * sizeof *n->allow);
+  n->allow[k] = xstrdup (arg);
+  n->allow[k + 1] = NULL;
+  return 0;
+}
+
+int
 cmd_override_option (struct cmd_overrides *ov, int opt, const char *arg, const char *verb)
 {
   struct oci_overrides *o = &ov->o;
@@ -382,6 +404,32 @@ cmd_override_option (struct cmd_overrides *ov, int opt, const char *arg, const c
     case CMD_OPT_LABEL: return label_arg (o, arg, verb) < 0 ? -1 : 1;
     default: return 0;
     }
+}
+
+/* systemd socket activation of `hako run`/`create`, as runc and crun do it:
+ * LISTEN_FDS=N in hako's environment (and LISTEN_PID unset or hako's own
+ * pid, as sd_listen_fds(3) asks) passes fds 3..3+N-1 on, ahead of the
+ * --preserve-fds ones, with LISTEN_FDS=N and LISTEN_PID=1 in the process's
+ * env.  The fds are checked as --preserve-fds checks them. */
+int
+cmd_listen_fds (const char *verb, unsigned int *preserve, struct cmd_overrides *ov)
+{
+  const char *n = getenv ("LISTEN_FDS"), *pid = getenv ("LISTEN_PID");
+  char *end;
+  if (n == NULL || *n < '0' || *n > '9')
+    return 0;
+  unsigned long v = strtoul (n, &end, 10);
+  if (*end != '\0' || v == 0 || v > 4096)
+    return 0;
+  if (pid && *pid && strtol (pid, NULL, 10) != (long)getpid ())
+    return 0; /* meant for another process */
+  char count[32], env[48];
+  snprintf (count, sizeof count, "%lu", v + *preserve);
+  snprintf (env, sizeof env, "LISTEN_FDS=%lu", v);
+  if (cmd_preserve_fds (verb, count, preserve) < 0 || cmd_override_option (ov, 'e', env, verb) < 0
+      || cmd_override_option (ov, 'e', "LISTEN_PID=1", verb) < 0)
+    return -1;
+  return 0;
 }
 
 /* Any flag oci_spec_override writes. */
@@ -448,6 +496,42 @@ resolve_user (const struct config_src *cfg, const char *user, struct oci_overrid
     }
   userdb_user_free (&u);
   return 0;
+}
+
+int
+cmd_apply_network (struct config_src *cfg, const struct cmd_net *n, char *const *args, hk_err *err)
+{
+  if (n->mode == NULL && n->allow == NULL)
+    return 0;
+  /* --allow alone means the allowlist mode. */
+  const char *mode = n->mode ? n->mode : "allowlist";
+  char *json;
+  size_t len;
+  if (oci_spec_set_network (cfg->json, cfg->len, mode, n->allow, &json, &len, err) < 0)
+    return err_prefix (err, "--network");
+  if (cmd_replace_config (cfg, json, len, args, err) < 0)
+    return err_prefix (err, "--network/--allow");
+  return 0;
+}
+
+int
+cmd_apply_disk (struct config_src *cfg, const char *disk, char *const *args, hk_err *err)
+{
+  char *json;
+  size_t len;
+  if (disk == NULL)
+    return 0;
+  if (oci_spec_set_disk (cfg->json, cfg->len, disk, &json, &len, err) < 0
+      || cmd_replace_config (cfg, json, len, args, err) < 0)
+    return err_prefix (err, "--disk %s", disk);
+  return 0;
+}
+
+void
+cmd_net_free (struct cmd_net *n)
+{
+  strv_free (n->allow);
+  n->allow = NULL;
 }
 
 int
