@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "lib/util.h"
+#include "oci/spec_common.h"
 #include "oci/spec_internal.h"
 
 static int
