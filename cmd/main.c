@@ -195,7 +195,7 @@ static char **volatile argv_copy;
  * never into the strings the kernel shows as /proc/PID/cmdline: an exec's
  * subreaper blanks those (host paths among them) before it forks the
  * command in its own memory, and the command still has its arguments
- * (runtime/exec_enter.c, hide_arguments). */
+ * (runtime/exec/exec_enter.c, hide_arguments). */
 static char **
 copy_argv (int argc, char **argv)
 {

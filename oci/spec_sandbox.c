@@ -253,7 +253,7 @@ parse_devices (yajl_val sb, struct hako_sandbox *s, hk_err *err)
 }
 
 /* seccomp: {"allow": [names]}, the allow-list a learned profile narrows
- * linux.seccomp with (runtime/seccomp.c). */
+ * linux.seccomp with (runtime/confine/seccomp.c). */
 static int
 parse_seccomp_allow (yajl_val sb, struct hako_sandbox *s, hk_err *err)
 {

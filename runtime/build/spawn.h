@@ -69,7 +69,7 @@ struct spawn_cfg
   int (*before_go) (void *arg, pid_t pid, hk_err *err);
   void *before_go_arg;
   /* run --learn: the process installs the observing filter last and hands
-   * its listener to the learner over this link (runtime/learn.h).  NULL: none. */
+   * its listener to the learner over this link (runtime/confine/learn.h).  NULL: none. */
   const struct learn_link *learn;
   /* Allowlist mode (netpolicy_has_proxy): once set up, the child makes the
    * proxy's listening socket in its network namespace and passes it over

@@ -1,5 +1,5 @@
 /* learn: the observing seccomp filter and the learner that answers it
- * (runtime/learn.h says what; hako-learn(7) says why this mechanism). */
+ * (runtime/confine/learn.h says what; hako-learn(7) says why this mechanism). */
 #include "runtime/confine/learn.h"
 
 #include <elf.h>

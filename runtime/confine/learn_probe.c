@@ -1,5 +1,5 @@
 /* learn_probe: what the learner checks before a call becomes a rule
- * (runtime/learn_probe.h).  The seccomp notification comes before the call
+ * (runtime/confine/learn_probe.h).  The seccomp notification comes before the call
  * runs and CONTINUE does not tell how it ended, so the learner asks the
  * question the kernel will: could this caller, with its credentials, do
  * this?  A write to a read-only /etc or /usr/lib (EROFS), a root-only file

@@ -1,6 +1,6 @@
 /* learn_probe: what the learner checks before a call becomes a rule — it
  * opens the sandbox's files with the caller's credentials, not as host
- * root, and grants only what the call could do (runtime/learn.c). */
+ * root, and grants only what the call could do (runtime/confine/learn.c). */
 #ifndef HAKO_RUNTIME_LEARN_PROBE_H
 #define HAKO_RUNTIME_LEARN_PROBE_H
 

@@ -52,7 +52,7 @@ struct exec_plan
   void *builtin_arg;
   int keep_fds[3]; /* fds it needs, or -1 */
   /* exec --learn: the observing filter goes in last, right before execve
-   * (runtime/learn.h), so what it sees is the command's own doing. */
+   * (runtime/confine/learn.h), so what it sees is the command's own doing. */
   const struct learn_link *learn;
 };
 

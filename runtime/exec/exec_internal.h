@@ -1,5 +1,5 @@
 /* exec_internal: hako's side of one exec, shared by the planning
- * (exec_plan.c) and the waiting (exec.c).  For runtime/exec*.c only. */
+ * (exec_plan.c) and the waiting (exec.c).  For runtime/exec/exec*.c only. */
 #ifndef HAKO_RUNTIME_EXEC_INTERNAL_H
 #define HAKO_RUNTIME_EXEC_INTERNAL_H
 

@@ -1,5 +1,5 @@
 /* tarcopy: a tree to a tar stream and a tar stream to a tree, for `hako cp`
- * (runtime/files.c runs one end in the helper that acts for the sandbox,
+ * (runtime/files/files.c runs one end in the helper that acts for the sandbox,
  * files_cp.c runs the other on the host).  Every path is resolved with
  * openat2 RESOLVE_IN_ROOT under a root fd (on the host's side of a copy
  * out, RESOLVE_BENEATH through no symlink), no symlink in the tree is ever
@@ -40,7 +40,7 @@ struct tc_extract_opts
   /* The host's side of a copy out: every lookup beneath rootfd through no
    * symlink (dst's own, when there is one, is replaced, never followed),
    * the tree made in a staging directory beside dst and moved into place
-   * at the end (runtime/tarstage.h), so a failure leaves nothing. */
+   * at the end (runtime/files/tarstage.h), so a failure leaves nothing. */
   bool host;
   /* Data bytes written at most (holes are not written), 0: no bound; its
    * name for the error ("--max-bytes", "the sandbox's disk limit"). */

@@ -1,6 +1,6 @@
 /* tarstage: a tree built in a hidden directory beside where it goes, then
  * moved into place entry by entry, for the host's side of `hako cp` out
- * (runtime/tarcopy.c): a copy that fails leaves nothing, and no write ever
+ * (runtime/files/tarcopy.c): a copy that fails leaves nothing, and no write ever
  * goes through a name in the destination, which the sandbox may be able to
  * change.  Everything is done on directory fds, one component at a time,
  * no symlink followed. */

@@ -36,7 +36,7 @@ struct sbx_create_opts
    * unless foreground, where hako relays between its terminal and the pty. */
   const char *console_socket;
   /* run --detach: the process's stdout and stderr go to its log, at most
-   * this many bytes (runtime/sbxlog.h), its stdin is /dev/null; 0: it keeps
+   * this many bytes (runtime/state/sbxlog.h), its stdin is /dev/null; 0: it keeps
    * the caller's stdio (create, --stdio inherit).  Needs the monitor. */
   uint64_t log_cap;
   /* Start of a stopped sandbox (sbx_start): its state dir, locked by the
@@ -48,10 +48,10 @@ struct sbx_create_opts
   char *const *image_layers;
   const char *image_id;
   /* create --from-snapshot: a snapshot's data dir, copied into the new
-   * sandbox's work dir or writable layer (runtime/snapshot.h). */
+   * sandbox's work dir or writable layer (runtime/save/snapshot.h). */
   const char *from_snapshot;
   /* run --learn: the learner's end for the sandbox's first process
-   * (runtime/learn.h); NULL: not learning. */
+   * (runtime/confine/learn.h); NULL: not learning. */
   const struct learn_link *learn;
 };
 

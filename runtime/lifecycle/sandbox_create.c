@@ -506,7 +506,7 @@ prepare_log (const struct sbx_create_opts *o, struct build *b, bool monitored, h
 }
 
 /* sandbox.limits.timeout: counted from create (or the restart), held by a
- * watchdog that outlives whoever made the sandbox (runtime/deadline.h).  A
+ * watchdog that outlives whoever made the sandbox (runtime/state/deadline.h).  A
  * restart without one drops what `update --timeout` left of the last run. */
 static int
 arm_deadline (const struct sbx_create_opts *o, struct build *b, hk_err *err)

@@ -9,7 +9,7 @@
 #include "runtime/state/store.h"
 
 /* In --image-path, beside criu's images: the writable state and config
- * (a snapshot, runtime/snapshot.h) and the root the processes ran in. */
+ * (a snapshot, runtime/save/snapshot.h) and the root the processes ran in. */
 #define CKPT_SNAPSHOT "hako-snapshot"
 #define CKPT_ROOT "hako-root"
 
