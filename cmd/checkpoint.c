@@ -7,8 +7,8 @@
 
 #include "cmd/cmd.h"
 #include "lib/util.h"
-#include "runtime/checkpoint.h"
-#include "runtime/sandbox.h"
+#include "runtime/lifecycle/sandbox.h"
+#include "runtime/save/checkpoint.h"
 
 static const char checkpoint_help[]
     = "Usage: hako checkpoint [OPTIONS] ID\n\n"

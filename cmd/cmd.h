@@ -1,4 +1,5 @@
-/* cmd: the verb table's shared pieces — global options, errors, config loading. */
+/* cmd: the verb table's shared pieces — global options, errors, the store,
+ * shared option values.  A sandbox's config is cmd/config/'s (config.h). */
 #ifndef HAKO_CMD_H
 #define HAKO_CMD_H
 
@@ -8,7 +9,7 @@
 
 #include "lib/err.h"
 #include "oci/spec.h"
-#include "runtime/store.h"
+#include "runtime/state/store.h"
 
 struct globals
 {
@@ -91,65 +92,6 @@ void cmd_store_paths (struct store *st);
 typedef int (*sandbox_fn) (const struct store *st, const char *id, hk_err *err);
 int cmd_on_sandbox (int argc, char **argv, const char *help, sandbox_fn fn);
 
-/* Where a sandbox's config comes from: a bundle's config.json or a profile. */
-struct img_store;
-struct config_src
-{
-  char *bundle;    /* absolute, or NULL for the host profile */
-  bool cwd_bundle; /* run's fallback found ./config.json and took the cwd as the bundle */
-  char *json;
-  size_t len;
-  struct oci_spec *spec;
-  /* From an image: the store (held shared until the sandbox is made), its
-   * layer dirs top first, its manifest digest. */
-  struct img_store *images;
-  char **layers;
-  char *image_id;
-};
-
-/* profile may be NULL (bundle's config.json); args (may be NULL) replace
- * process.args.  host_fallback: with no profile and no BUNDLE/config.json,
- * use the host profile (run's "no bundle needed"). */
-int cmd_load_config (const char *bundle, const char *profile, char *const *args, bool host_fallback,
-                     struct config_src *out, hk_err *err);
-void cmd_config_free (struct config_src *c);
-/* create/run --config FILE: cmd_load_config reads FILE (relative to the cwd;
- * "config.json" is still the bundle's) instead of BUNDLE/config.json. */
-void cmd_config_file (const char *file);
-/* cmd_load_config, plus images (image_sandbox.c): with image and no bundle
- * the config is the default profile with the image's process (args replace
- * its Cmd); with a bundle, or a config naming sandbox.image, only the root
- * comes from the image. */
-int cmd_load_source (const char *bundle, const char *profile, const char *image, char *const *args,
-                     bool host_fallback, struct config_src *out, hk_err *err);
-void cmd_image_free (struct config_src *c);
-/* create/run --from-snapshot: the snapshot's config (and image layers);
- * *data is its data dir, to seed the new sandbox with. */
-struct snapshot_src;
-int cmd_load_snapshot (const char *dir, struct snapshot_src *snap, struct config_src *out, char **data,
-                       hk_err *err);
-/* The config.json text `hako spec --image` writes. */
-int cmd_image_spec (const char *image, char *const *args, char **json, hk_err *err);
-
-/* --network MODE and --allow ENTRY (create, run). */
-struct cmd_net
-{
-  const char *mode;
-  char **allow;
-};
-/* Record option opt ('N' --network, 'A' --allow); -1 after a usage error. */
-int cmd_net_option (struct cmd_net *n, int opt, const char *arg, const char *verb);
-/* Write them into the config text (so the frozen config.json says what the
- * sandbox runs with) and parse it again; args as for cmd_load_config. */
-int cmd_apply_network (struct config_src *cfg, const struct cmd_net *n, char *const *args, hk_err *err);
-void cmd_net_free (struct cmd_net *n);
-/* --disk SIZE (create, run, spec): sandbox.limits.disk written into the
- * config text and parsed again (which checks SIZE); NULL: nothing. */
-int cmd_apply_disk (struct config_src *cfg, const char *disk, char *const *args, hk_err *err);
-/* The config text replaced by json (an edit of it, taken over), parsed
- * again; args as for cmd_load_config. */
-int cmd_replace_config (struct config_src *cfg, char *json, size_t len, char *const *args, hk_err *err);
-
 /* run --learn OUT (cmd/learn.c, hako-learn(7)): a learner process records
  * what the sandbox does and merges it into OUT when its last process is gone. */
 struct learn_link;
@@ -167,16 +109,11 @@ struct cmd_learn
  * reported and the exit status returned; 0 to go on. */
 int cmd_learn_begin (struct cmd_learn *l, const char *verb, const char *id, char *const *command,
                      hk_err *err);
-/* The config in learning mode: the learned dimensions not enforced, and said so. */
-int cmd_apply_learn (struct config_src *cfg, const struct cmd_learn *l, const char *verb, const char *id,
-                     char *const *args, hk_err *err);
 /* After create: the sandbox has its end.  wait: also wait for the learner
  * (foreground, once the sandbox has ended) so its report comes last, after
  * telling it the run's exit status (a failed run's rules are not merged
  * without --learn-on-failure); without wait the learner finds it out. */
 void cmd_learn_end (struct cmd_learn *l, bool wait, int status);
-/* --profile-file FILE: a learned profile enforced (oci_spec_apply_profile). */
-int cmd_apply_profile_file (struct config_src *cfg, const char *file, char *const *args, hk_err *err);
 /* --preserve-fds ARG: a count of fds from 3 up, each open in the caller and
  * not close-on-exec.  0, or -1 after a usage error (reported). */
 int cmd_preserve_fds (const char *verb, const char *arg, unsigned int *n);
@@ -185,104 +122,16 @@ int cmd_preserve_fds (const char *verb, const char *arg, unsigned int *n);
  * (reported).  json_only: the verb prints JSON whatever, and refuses text. */
 int cmd_format (const char *verb, const char *arg, bool json_only);
 
-/* --device NAME (create, run, spec; cmd/devices.c): a CDI device
- * (vendor.com/class=name) or a host node (/dev/fuse), repeatable. */
-#define CMD_OPT_DEVICE 0x4401
 static inline void
 cmd_strv_freep (char ***v)
 {
   strv_free (*v);
 }
 #define cleanup_strv __attribute__ ((cleanup (cmd_strv_freep)))
-/* Append arg to *devices; -1 after a usage error (reported). */
-int cmd_device_option (char ***devices, const char *arg, const char *verb);
-/* The node config's cdi_spec_dirs, given to oci/cdi.c (once). */
-int cmd_cdi_dirs (hk_err *err);
-/* The devices asked for (devices, .sandbox.devices, cdi.k8s.io/ annotations)
- * applied into the config text, parsed again; args as for cmd_load_config. */
-int cmd_apply_devices (struct config_src *cfg, char *const *devices, char *const *args, hk_err *err);
-/* hako spec --device: the names into .sandbox.devices of *json, checked. */
-int cmd_spec_devices (char *const *devices, char **json, hk_err *err);
 
 /* Split argv at "--": *cmd points after it (NULL if absent) and argc shrinks. */
 void cmd_split_dashdash (int *argc, char **argv, char ***cmd);
 
-/* ---- the flags run, create and spec share (cmd/overrides.c) ---- */
-struct cmd_overrides
-{
-  struct cmd_net net; /* --network, --allow */
-  const char *disk;   /* --disk */
-  const char *user;   /* -u, resolved against the sandbox's root when applied */
-  char **devices;     /* --device (cmd/devices.c) */
-  bool interactive;   /* -i: docker's keep-stdin-open (a foreground sandbox has it) */
-  struct oci_overrides o;
-};
-enum
-{
-  CMD_OPT_MEMORY = 0x1000,
-  CMD_OPT_MEMORY_SWAP,
-  CMD_OPT_CPUS,
-  CMD_OPT_PIDS,
-  CMD_OPT_ENV_FILE,
-  CMD_OPT_TMPFS,
-  CMD_OPT_HOSTNAME,
-  CMD_OPT_TIMEOUT,
-  CMD_OPT_READ_ONLY,
-  CMD_OPT_LABEL,
-};
-/* Their getopt_long entries and short options, for each verb's tables. */
-#define CMD_OVERRIDE_SHORTOPTS "e:v:w:u:it"
-/* clang-format off */
-#define CMD_OVERRIDE_OPTIONS \
-  { "network", required_argument, NULL, 'N' }, \
-  { "allow", required_argument, NULL, 'A' }, \
-  { "disk", required_argument, NULL, 'D' }, \
-  { "memory", required_argument, NULL, CMD_OPT_MEMORY }, \
-  { "memory-swap", required_argument, NULL, CMD_OPT_MEMORY_SWAP }, \
-  { "cpus", required_argument, NULL, CMD_OPT_CPUS }, \
-  { "pids-limit", required_argument, NULL, CMD_OPT_PIDS }, \
-  { "env", required_argument, NULL, 'e' }, \
-  { "env-file", required_argument, NULL, CMD_OPT_ENV_FILE }, \
-  { "volume", required_argument, NULL, 'v' }, \
-  { "tmpfs", required_argument, NULL, CMD_OPT_TMPFS }, \
-  { "workdir", required_argument, NULL, 'w' }, \
-  { "user", required_argument, NULL, 'u' }, \
-  { "hostname", required_argument, NULL, CMD_OPT_HOSTNAME }, \
-  { "timeout", required_argument, NULL, CMD_OPT_TIMEOUT }, \
-  { "read-only", no_argument, NULL, CMD_OPT_READ_ONLY }, \
-  { "interactive", no_argument, NULL, 'i' }, \
-  { "tty", no_argument, NULL, 't' }, \
-  { "label", required_argument, NULL, CMD_OPT_LABEL }, \
-  { "device", required_argument, NULL, CMD_OPT_DEVICE }
-/* clang-format on */
-/* Their lines of each verb's --help. */
-#define CMD_OVERRIDES_HELP                                                                                   \
-  "      --network MODE      none, host or allowlist (sets sandbox.network.mode)\n"                          \
-  "      --allow ENTRY       add to the network allow-list (repeatable; implies allowlist)\n"                \
-  "      --disk SIZE         bound what it keeps under the data root (sandbox.limits.disk:\n"                \
-  "                          bytes or a k/m/g suffix, none; default 10g or node.json's)\n"                   \
-  "      --memory SIZE       memory limit (bytes or a k/m/g suffix, -1 for none)\n"                          \
-  "      --memory-swap SIZE  memory + swap limit, at least --memory (-1: unlimited swap)\n"                  \
-  "      --cpus N            CPU time, in CPUs (\"1.5\": a quota of 150 ms a 100 ms period)\n"               \
-  "      --pids-limit N      most processes at once (-1 for none)\n"                                         \
-  "  -e, --env K=V           set K in the environment (K alone: hako's own value)\n"                         \
-  "      --env-file FILE     K=V lines (# comments) added as -e\n"                                           \
-  "  -v, --volume SRC:DST[:ro|rw]  bind the existing path SRC at DST\n"                                      \
-  "      --tmpfs DST[:size=N,mode=M,ro,exec]  a fresh tmpfs at DST (noexec unless exec)\n"                   \
-  "  -w, --workdir DIR       the process's working directory\n"                                              \
-  "  -u, --user U[:G]        a name (the sandbox's /etc/passwd) or a uid, and a group or gid\n"              \
-  "      --hostname NAME     the sandbox's hostname\n"                                                       \
-  "      --timeout DUR       sandbox.limits.timeout (\"500ms\", \"30s\", \"5m\", \"1h\" or seconds)\n"       \
-  "      --read-only         the root filesystem read-only (mounts keep their own mode)\n"                   \
-  "  -t, --tty               the process gets a terminal (process.terminal)\n"                               \
-  "      --label K=V         a label (metadata: `list --filter label=K=V`) (repeatable)\n"                   \
-  "  -i, --interactive       accepted for docker's -it: a foreground sandbox reads hako's\n"                 \
-  "                          stdin; with -t, stdin must be a terminal\n"                                     \
-  "      --device NAME       a CDI device (vendor.com/class=name, =all) or a host node\n"                    \
-  "                          (/dev/fuse) (repeatable)\n"
-/* An option of theirs into ov: 1 taken, 0 not one of theirs, -1 after a
- * usage error (reported: 125, naming the flag and the accepted form). */
-int cmd_override_option (struct cmd_overrides *ov, int opt, const char *arg, const char *verb);
 /* --learn-on-failure (run, exec): see struct cmd_learn. */
 #define CMD_OPT_LEARN_ON_FAILURE 0x4502
 /* --name ID (run, create): docker's spelling of the sandbox's ID. */
@@ -293,21 +142,5 @@ const char *cmd_sandbox_id (const char *verb, int argc, char **argv, const char 
 /* docker's -it: with -t and -i, stdin must be a terminal (unless the pty
  * goes to a console socket); -1 after a usage error (reported). */
 int cmd_check_interactive (const char *verb, bool interactive, bool tty, const char *console);
-
-/* run/create: LISTEN_FDS in hako's environment (systemd socket activation)
- * adds its fds to *preserve and LISTEN_FDS/LISTEN_PID=1 to ov's env
- * (options.c); -1 when reported. */
-int cmd_listen_fds (const char *verb, unsigned int *preserve, struct cmd_overrides *ov);
-/* Write them into the config text and parse it again; args as for
- * cmd_load_config. */
-int cmd_apply_overrides (struct config_src *cfg, const struct cmd_overrides *ov, char *const *args,
-                         hk_err *err);
-void cmd_overrides_free (struct cmd_overrides *ov);
-/* The config text replaced by json (an edit of it, taken), parsed again;
- * args as for cmd_load_config. */
-int cmd_replace_config (struct config_src *cfg, char *json, size_t len, char *const *args, hk_err *err);
-/* An O_PATH fd of the image layer (top first) whose etc/passwd the sandbox
- * sees, or -1 when none has one. */
-int cmd_image_user_root (char *const *layers);
 
 #endif

@@ -7,7 +7,7 @@
 
 #include "cmd/cmd.h"
 #include "lib/util.h"
-#include "runtime/files.h"
+#include "runtime/files/files.h"
 
 static const char cp_help[]
     = "Usage: hako cp [-a [--keep-setid]] [--max-bytes N] ID:PATH DEST|-\n"

@@ -1,5 +1,4 @@
-/* create: build a sandbox from a bundle or a profile; its process waits for start.
- * Also the config loading that create and run share. */
+/* create: build a sandbox from a bundle or a profile; its process waits for start. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -9,195 +8,9 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/config/config.h"
 #include "lib/util.h"
-#include "runtime/admission.h"
-#include "runtime/sandbox.h"
-#include "runtime/snapshot.h"
-
-static int
-replace_args (struct oci_spec *spec, char *const *args, hk_err *err)
-{
-  if (args == NULL)
-    return 0;
-  if (args[0] == NULL)
-    return err_setk (err, ERR_INVALID_ARGUMENT, EINVAL, "no command after --");
-  if (spec->process == NULL)
-    return err_setk (err, ERR_INVALID_CONFIG, EINVAL, ".process: required to create a sandbox");
-  strv_free (spec->process->args);
-  spec->process->args = strv_dup (args);
-  return 0;
-}
-
-/* create/run --config FILE (crun's): the config read instead of the bundle's
- * config.json; the bundle stays what it was (the root is relative to it). */
-static const char *config_file;
-
-void
-cmd_config_file (const char *file)
-{
-  config_file = file;
-}
-
-int
-cmd_load_config (const char *bundle, const char *profile, char *const *args, bool host_fallback,
-                 struct config_src *out, hk_err *err)
-{
-  *out = (struct config_src){ 0 };
-  out->bundle = path_absolute (bundle ? bundle : ".");
-  /* As crun: a relative FILE is from the cwd, except config.json itself,
-   * which is the bundle's. */
-  bool own = config_file && strcmp (config_file, "config.json") != 0;
-  if (config_file && profile)
-    return err_setk (err, ERR_INVALID_ARGUMENT, EINVAL, "--config and --profile cannot be combined");
-  cleanup_free char *path = own ? path_absolute (config_file) : xasprintf ("%s/config.json", out->bundle);
-  if (profile == NULL && host_fallback && bundle == NULL && config_file == NULL && access (path, F_OK) < 0)
-    profile = "host";
-  out->cwd_bundle = profile == NULL && host_fallback && bundle == NULL;
-  if (profile)
-    {
-      int p = oci_profile_from_name (profile);
-      if (p < 0)
-        return err_setk (err, ERR_INVALID_ARGUMENT, EINVAL,
-                         "--profile: unknown profile \"%s\" (default, host, runc)", profile);
-      if (p == OCI_PROFILE_HOST && bundle == NULL)
-        {
-          free (out->bundle);
-          out->bundle = NULL;
-        }
-      struct oci_profile_limits lim;
-      if (admission_profile_limits (&lim, err) < 0
-          || oci_profile_generate (p, geteuid () != 0, args, &lim, &out->json, err) < 0)
-        return -1;
-      out->len = strlen (out->json);
-      if (oci_spec_parse (out->json, out->len, &out->spec, err) < 0)
-        return err_prefix (err, "profile %s", profile);
-      return 0;
-    }
-  struct stat sb;
-  if (stat (out->bundle, &sb) < 0)
-    return err_sys (err, "bundle %s", out->bundle);
-  if (file_read_all (path, 16 << 20, &out->json, &out->len, err) < 0)
-    return -1;
-  if (oci_spec_parse (out->json, out->len, &out->spec, err) < 0)
-    return err_prefix (err, "%s", path);
-  return replace_args (out->spec, args, err);
-}
-
-int
-cmd_net_option (struct cmd_net *n, int opt, const char *arg, const char *verb)
-{
-  if (opt == 'N')
-    {
-      if (strcmp (arg, "none") != 0 && strcmp (arg, "host") != 0 && strcmp (arg, "allowlist") != 0)
-        {
-          cmd_usage (verb, "--network: unknown mode \"%s\" (none, host, allowlist)", arg);
-          return -1;
-        }
-      n->mode = arg;
-      return 0;
-    }
-  size_t k = strv_len (n->allow);
-  n->allow = xrealloc (n->allow, (k + 2) * sizeof *n->allow);
-  n->allow[k] = xstrdup (arg);
-  n->allow[k + 1] = NULL;
-  return 0;
-}
-
-/* The config text replaced by json (an edit of it), parsed again. */
-int
-cmd_replace_config (struct config_src *cfg, char *json, size_t len, char *const *args, hk_err *err)
-{
-  struct oci_spec *spec;
-  if (oci_spec_parse (json, len, &spec, err) < 0)
-    {
-      free (json);
-      return -1;
-    }
-  free (cfg->json);
-  cfg->json = json;
-  cfg->len = len;
-  oci_spec_free (cfg->spec);
-  cfg->spec = spec;
-  return replace_args (cfg->spec, args, err);
-}
-
-int
-cmd_apply_network (struct config_src *cfg, const struct cmd_net *n, char *const *args, hk_err *err)
-{
-  if (n->mode == NULL && n->allow == NULL)
-    return 0;
-  /* --allow alone means the allowlist mode. */
-  const char *mode = n->mode ? n->mode : "allowlist";
-  char *json;
-  size_t len;
-  if (oci_spec_set_network (cfg->json, cfg->len, mode, n->allow, &json, &len, err) < 0)
-    return err_prefix (err, "--network");
-  if (cmd_replace_config (cfg, json, len, args, err) < 0)
-    return err_prefix (err, "--network/--allow");
-  return 0;
-}
-
-int
-cmd_apply_disk (struct config_src *cfg, const char *disk, char *const *args, hk_err *err)
-{
-  char *json;
-  size_t len;
-  if (disk == NULL)
-    return 0;
-  if (oci_spec_set_disk (cfg->json, cfg->len, disk, &json, &len, err) < 0
-      || cmd_replace_config (cfg, json, len, args, err) < 0)
-    return err_prefix (err, "--disk %s", disk);
-  return 0;
-}
-
-void
-cmd_net_free (struct cmd_net *n)
-{
-  strv_free (n->allow);
-  n->allow = NULL;
-}
-
-void
-cmd_config_free (struct config_src *c)
-{
-  free (c->bundle);
-  free (c->json);
-  if (c->spec)
-    oci_spec_free (c->spec);
-  cmd_image_free (c);
-  *c = (struct config_src){ 0 };
-}
-
-int
-cmd_load_snapshot (const char *dir, struct snapshot_src *snap, struct config_src *out, char **data,
-                   hk_err *err)
-{
-  *out = (struct config_src){ 0 };
-  if (snapshot_open (dir, snap, err) < 0)
-    return -1;
-  /* A bundle sandbox's root is the bundle's own directory, which a branch
-   * cannot share without seeing the other's writes. */
-  if (strcmp (snap->kind, "bundle") == 0)
-    return err_set (err, ENOTSUP, "snapshot %s is of a bundle sandbox: make a bundle from its data/ instead",
-                    dir);
-  out->json = xmalloc (snap->config_len + 1);
-  memcpy (out->json, snap->config, snap->config_len + 1);
-  out->len = snap->config_len;
-  if (oci_spec_parse (out->json, out->len, &out->spec, err) < 0)
-    return err_prefix (err, "snapshot %s: config.json", dir);
-  if (snap->layers)
-    {
-      size_t n = 0;
-      while (snap->layers[n])
-        n++;
-      out->layers = xcalloc (n + 1, sizeof *out->layers);
-      for (size_t i = 0; i < n; i++)
-        out->layers[i] = xstrdup (snap->layers[i]);
-      out->image_id = xstrdup (snap->image_id);
-    }
-  *data = xasprintf ("%s/%s", snap->dir, SNAPSHOT_DATA);
-  return 0;
-}
+#include "runtime/lifecycle/sandbox.h"
 
 static const char create_help[]
     = "Usage: hako create [OPTIONS] ID\n\n"
@@ -239,7 +52,7 @@ static const struct option opts[] = {
 /* Create the sandbox from its loaded config; create's exit status. */
 static int
 create_sandbox (const struct store *st, const char *id, const struct config_src *cfg, const char *pid_file,
-                const char *console, unsigned int preserve, bool no_monitor, const char *snap_data)
+                const char *console, unsigned int preserve, bool no_monitor)
 {
   struct sbx_create_opts o = { .id = id,
                                .bundle = cfg->bundle,
@@ -252,7 +65,7 @@ create_sandbox (const struct store *st, const char *id, const struct config_src 
                                .no_monitor = no_monitor,
                                .image_layers = cfg->layers,
                                .image_id = cfg->image_id,
-                               .from_snapshot = snap_data };
+                               .from_snapshot = cfg->snapshot_data };
   hk_err err = { 0 };
   int status = EXIT_HAKO;
   if (sbx_create (st, &o, NULL, &status, &err) < 0)
@@ -266,7 +79,7 @@ int
 cmd_create (int argc, char **argv)
 {
   const char *bundle = NULL, *profile = NULL, *pid_file = NULL, *console = NULL, *image = NULL;
-  const char *from = NULL, *name = NULL;
+  const char *from = NULL, *name = NULL, *config_file = NULL;
   unsigned int preserve = 0;
   struct cmd_overrides ov = { 0 };
   bool no_monitor = false;
@@ -275,7 +88,7 @@ cmd_create (int argc, char **argv)
     switch (c)
       {
       case 'b': bundle = optarg; break;
-      case 'C': cmd_config_file (optarg); break;
+      case 'C': config_file = optarg; break;
       case 'P': profile = optarg; break;
       case 'I': image = optarg; break;
       case 'p': pid_file = optarg; break;
@@ -322,20 +135,19 @@ cmd_create (int argc, char **argv)
   struct store st = { 0 };
   struct config_src cfg = { 0 };
   int status = EXIT_HAKO;
-  struct snapshot_src snap = { 0 };
-  cleanup_free char *snap_data = NULL;
-  if (cmd_store (&st, &err) < 0
-      || (from ? cmd_load_snapshot (from, &snap, &cfg, &snap_data, &err)
-               : cmd_load_source (bundle, profile, image, NULL, false, &cfg, &err))
-             < 0
-      || cmd_apply_overrides (&cfg, &ov, NULL, &err) < 0)
+  struct cmd_config_req req = { .bundle = bundle,
+                                .profile = profile,
+                                .image = image,
+                                .config_file = config_file,
+                                .from_snapshot = from,
+                                .ov = &ov };
+  if (cmd_store (&st, &err) < 0 || cmd_config_load (&req, &cfg, &err) < 0)
     status = cmd_fail ("create", id, &err);
   else
-    status = create_sandbox (&st, id, &cfg, pid_file, console, preserve, no_monitor, snap_data);
+    status = create_sandbox (&st, id, &cfg, pid_file, console, preserve, no_monitor);
   if (status != 0)
     status = EXIT_HAKO; /* create only says whether it worked */
   cmd_config_free (&cfg);
-  snapshot_src_free (&snap);
   cmd_overrides_free (&ov);
   store_fini (&st);
   return status;

@@ -3,8 +3,8 @@
 #include <regex.h>
 
 #include "cmd/cmd.h"
-#include "runtime/sandbox.h"
-#include "runtime/store.h"
+#include "runtime/lifecycle/sandbox.h"
+#include "runtime/state/store.h"
 
 static const char delete_help[]
     = "Usage: hako delete [--force] [--regex] ID [ID...]\n\n"

@@ -7,12 +7,13 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/config/config.h"
 #include "lib/util.h"
 #include "oci/cdi.h"
-#include "runtime/admission.h"
-#include "runtime/checkpoint.h"
-#include "runtime/disk.h"
-#include "runtime/doctor.h"
+#include "runtime/build/disk.h"
+#include "runtime/doctor/doctor.h"
+#include "runtime/node/admission.h"
+#include "runtime/save/checkpoint.h"
 
 static const char doctor_help[]
     = "Usage: hako doctor [--format text|json]\n\n"

@@ -8,7 +8,7 @@
 #include "cmd/cmd.h"
 #include "lib/util.h"
 #include "oci/report/stats.h"
-#include "runtime/limits.h"
+#include "runtime/lifecycle/limits.h"
 
 static const char events_help[]
     = "Usage: hako events [--stats] [--interval DUR] [--format json] ID\n\n"

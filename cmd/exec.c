@@ -15,7 +15,7 @@
 #include "lib/util.h"
 #include "oci/json.h"
 #include "oci/report/exec_result.h"
-#include "runtime/exec.h"
+#include "runtime/exec/exec.h"
 
 /* What --json keeps of each stream when --max-output does not say: enough
  * for any sensible result, and a bound on hako's memory (hako-exec(8)). */

@@ -5,12 +5,13 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "cmd/config/config.h"
 #include "lib/util.h"
 #include "oci/cdi.h"
 #include "oci/state.h"
-#include "runtime/checkpoint.h"
-#include "runtime/landlock.h"
-#include "runtime/seccomp.h"
+#include "runtime/confine/landlock.h"
+#include "runtime/confine/seccomp.h"
+#include "runtime/save/checkpoint.h"
 
 static char *
 cdi_names_joined (void)

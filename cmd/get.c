@@ -5,7 +5,7 @@
 
 #include "cmd/cmd.h"
 #include "lib/util.h"
-#include "runtime/files.h"
+#include "runtime/files/files.h"
 
 static const char get_help[]
     = "Usage: hako get [OPTIONS] ID PATH > FILE\n\n"

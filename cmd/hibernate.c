@@ -7,8 +7,8 @@
 #include "cmd/cmd.h"
 #include "lib/log.h"
 #include "lib/util.h"
-#include "runtime/exec.h"
-#include "runtime/sandbox.h"
+#include "runtime/exec/exec.h"
+#include "runtime/lifecycle/sandbox.h"
 
 static const char hibernate_help[]
     = "Usage: hako hibernate ID -- CMD [ARG...]\n\n"

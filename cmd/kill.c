@@ -6,7 +6,7 @@
 #include <strings.h>
 
 #include "cmd/cmd.h"
-#include "runtime/sandbox.h"
+#include "runtime/lifecycle/sandbox.h"
 
 static const char kill_help[] = "Usage: hako kill [--all] ID [SIGNAL]\n\n"
                                 "Send SIGNAL (a name such as TERM or SIGKILL, or a number; default TERM;\n"

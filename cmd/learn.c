@@ -1,5 +1,5 @@
-/* learn: `run --learn OUT` (the learner process and the config edits) and
- * `--profile-file FILE` (a learned profile enforced).  hako-learn(7). */
+/* learn: `run --learn OUT`'s learner process, hako-learn(7).  The config
+ * edits of learning mode and of --profile-file are cmd/config/profile.c's. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -18,8 +18,8 @@
 #include "lib/util.h"
 #include "oci/learn.h"
 #include "oci/state.h"
-#include "runtime/learn.h"
-#include "runtime/sbxstate.h"
+#include "runtime/confine/learn.h"
+#include "runtime/state/sbxstate.h"
 
 static char *
 join_command (char *const *command)
@@ -210,35 +210,6 @@ cmd_learn_begin (struct cmd_learn *l, const char *verb, const char *id, char *co
   return 0;
 }
 
-int
-cmd_apply_learn (struct config_src *cfg, const struct cmd_learn *l, const char *verb, const char *id,
-                 char *const *args, hk_err *err)
-{
-  if (l->out == NULL)
-    return 0;
-  bool net = cfg->spec && cfg->spec->sandbox.net_mode == HAKO_NET_ALLOWLIST;
-  cleanup_free char *note = xasprintf (
-      "learning into %s: unconfined in Landlock's filesystem and TCP rules%s (observed, not enforced)%s",
-      l->out, net ? " and the network allow-list" : "",
-      l->seccomp ? "; seccomp: hako's filter enforced, the syscalls it lets through observed" : "");
-  char *json;
-  size_t len;
-  if (oci_spec_learn_edit (cfg->json, cfg->len, note, &json, &len, err) < 0
-      || cmd_replace_config (cfg, json, len, args, err) < 0)
-    return err_prefix (err, "--learn");
-  fprintf (stderr,
-           "hako %s: %s: warning: learning mode: the sandbox runs without Landlock's filesystem and TCP "
-           "rules (its seccomp filter stays); what it does is recorded into %s, not confined\n",
-           verb, id, l->out);
-  if (net)
-    fprintf (stderr,
-             "hako %s: %s: warning: learning mode: the network is not confined: the proxy forwards every "
-             "public destination (the host's loopback, link-local and private addresses only where "
-             "--allow names them) and records each host:port into %s\n",
-             verb, id, l->out);
-  return 0;
-}
-
 void
 cmd_learn_end (struct cmd_learn *l, bool wait, int status)
 {
@@ -261,23 +232,4 @@ cmd_learn_end (struct cmd_learn *l, bool wait, int status)
         ;
     }
   l->pid = -1;
-}
-
-int
-cmd_apply_profile_file (struct config_src *cfg, const char *file, char *const *args, hk_err *err)
-{
-  cleanup_free char *text = NULL;
-  size_t tlen = 0;
-  char *json;
-  size_t len;
-  if (file == NULL)
-    return 0;
-  /* The profile widens what the sandbox may do: one another user could
-   * have written would let that user choose the sandbox's grants. */
-  if (trust_read_all (file, 16 << 20, &text, &tlen, err) < 0)
-    return err_prefix (err, "--profile-file");
-  if (oci_spec_apply_profile (cfg->json, cfg->len, text, tlen, &json, &len, err) < 0
-      || cmd_replace_config (cfg, json, len, args, err) < 0)
-    return err_prefix (err, "--profile-file %s", file);
-  return 0;
 }

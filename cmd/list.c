@@ -7,8 +7,8 @@
 #include "cmd/cmd.h"
 #include "lib/jsonstr.h"
 #include "lib/util.h"
-#include "runtime/admission.h"
-#include "runtime/sandbox.h"
+#include "runtime/lifecycle/sandbox.h"
+#include "runtime/node/admission.h"
 
 static const char list_help[]
     = "Usage: hako list [--format table|json] [-q] [--filter F]...\n\n"

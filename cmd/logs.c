@@ -7,7 +7,7 @@
 
 #include "cmd/cmd.h"
 #include "lib/util.h"
-#include "runtime/sbxwait.h"
+#include "runtime/state/sbxwait.h"
 
 static const char logs_help[]
     = "Usage: hako logs [-f] [--tail N] [--timestamps] ID\n\n"

@@ -1,7 +1,8 @@
-/* main: global options, the verb table, and the helpers every verb shares. */
+/* main: the global options, the verb table, and main: one verb run on its
+ * own argv.  Nothing of cmd/ calls back into it: the helpers the verbs share
+ * are verb.c's, the reporting report.c's and usage.c's. */
 #include <errno.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,9 +13,7 @@
 #include "lib/trace.h"
 #include "lib/util.h"
 #include "oci/cdi.h"
-#include "runtime/admission.h"
-
-struct globals globals;
+#include "runtime/node/admission.h"
 
 struct verb
 {
@@ -83,126 +82,6 @@ usage (FILE *out)
          "  --help              this text; `hako VERB --help` for a verb\n"
          "\nSee hako(8) and hako-VERB(8).\n",
          out);
-}
-
-/* The error's fields for --log-format json: an image verb's operand is an
- * image (or a source), not a sandbox. */
-static struct log_fields
-fields (const char *verb, const char *id, enum err_kind kind)
-{
-  bool image = strncmp (verb, "image", 5) == 0;
-  return (struct log_fields){
-    .kind = err_kind_name (kind), .verb = verb, .id = image ? NULL : id, .image = image ? id : NULL
-  };
-}
-
-static int
-fail_with (const struct log_fields *f, const char *verb, const char *id, const char *msg)
-{
-  if (id)
-    log_error_fields (f, "%s %s: %s", verb, id, msg);
-  else
-    log_error_fields (f, "%s: %s", verb, msg);
-  return EXIT_HAKO;
-}
-
-int
-cmd_fail_kind (const char *verb, const char *id, enum err_kind kind, const char *msg)
-{
-  struct log_fields f = fields (verb, id, kind);
-  return fail_with (&f, verb, id, msg);
-}
-
-void
-cmd_not_run (const char *verb, const char *id, int status, const char *msg)
-{
-  cmd_fail_kind (verb, id, status == 127 ? ERR_NOT_FOUND : ERR_PERMISSION, msg);
-}
-
-int
-cmd_fail (const char *verb, const char *id, const hk_err *err)
-{
-  struct log_fields f = fields (verb, id, err_kind_of (err));
-  f.n_nums = err->n_nums;
-  f.num_keys = err->num_keys;
-  f.nums = err->nums;
-  return fail_with (&f, verb, id, err->msg);
-}
-
-int
-cmd_usage (const char *verb, const char *fmt, ...)
-{
-  char msg[1024];
-  va_list ap;
-  va_start (ap, fmt);
-  vsnprintf (msg, sizeof msg, fmt, ap);
-  va_end (ap);
-  /* "hako" is the global options' verb: no verb to name. */
-  if (strcmp (verb, "hako") == 0)
-    {
-      struct log_fields f = { .kind = err_kind_name (ERR_INVALID_ARGUMENT) };
-      log_error_fields (&f, "%s (see `hako --help`)", msg);
-      return EXIT_HAKO;
-    }
-  struct log_fields f = fields (verb, NULL, ERR_INVALID_ARGUMENT);
-  log_error_fields (&f, "%s: %s (see `hako %s --help`)", verb, msg, verb);
-  return EXIT_HAKO;
-}
-
-int
-cmd_help (const char *text)
-{
-  fputs (text, stdout);
-  return 0;
-}
-
-int
-cmd_store (struct store *st, hk_err *err)
-{
-  return store_init (st, globals.root, globals.data_root, err);
-}
-
-void
-cmd_store_paths (struct store *st)
-{
-  store_paths (st, globals.root, globals.data_root);
-}
-
-int
-cmd_on_sandbox (int argc, char **argv, const char *help, sandbox_fn fn)
-{
-  static const struct option opts[] = { { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
-  const char *verb = argv[0];
-  int c;
-  while ((c = getopt_long (argc, argv, "h", opts, NULL)) != -1)
-    if (c == 'h')
-      return cmd_help (help);
-    else
-      return cmd_bad_option (verb, argv, opts);
-  if (argc - optind != 1)
-    return cmd_usage (verb, "expects exactly one sandbox ID");
-  const char *id = argv[optind];
-  hk_err err = { 0 };
-  struct store st = { 0 };
-  int r = 0;
-  if (cmd_store (&st, &err) < 0 || fn (&st, id, &err) < 0)
-    r = cmd_fail (verb, id, &err);
-  store_fini (&st);
-  return r;
-}
-
-void
-cmd_split_dashdash (int *argc, char **argv, char ***cmd)
-{
-  *cmd = NULL;
-  for (int i = 1; i < *argc; i++)
-    if (strcmp (argv[i], "--") == 0)
-      {
-        *cmd = argv + i + 1;
-        argv[i] = NULL;
-        *argc = i;
-        return;
-      }
 }
 
 /* --log-format F, or HAKO_LOG_FORMAT: in force at once, so that the
@@ -316,7 +195,7 @@ static char **volatile argv_copy;
  * never into the strings the kernel shows as /proc/PID/cmdline: an exec's
  * subreaper blanks those (host paths among them) before it forks the
  * command in its own memory, and the command still has its arguments
- * (runtime/exec_enter.c, hide_arguments). */
+ * (runtime/exec/exec_enter.c, hide_arguments). */
 static char **
 copy_argv (int argc, char **argv)
 {

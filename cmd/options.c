@@ -48,32 +48,6 @@ cmd_preserve_fds (const char *verb, const char *arg, unsigned int *n)
   return 0;
 }
 
-/* systemd socket activation of `hako run`/`create`, as runc and crun do it:
- * LISTEN_FDS=N in hako's environment (and LISTEN_PID unset or hako's own
- * pid, as sd_listen_fds(3) asks) passes fds 3..3+N-1 on, ahead of the
- * --preserve-fds ones, with LISTEN_FDS=N and LISTEN_PID=1 in the process's
- * env.  The fds are checked as --preserve-fds checks them. */
-int
-cmd_listen_fds (const char *verb, unsigned int *preserve, struct cmd_overrides *ov)
-{
-  const char *n = getenv ("LISTEN_FDS"), *pid = getenv ("LISTEN_PID");
-  char *end;
-  if (n == NULL || *n < '0' || *n > '9')
-    return 0;
-  unsigned long v = strtoul (n, &end, 10);
-  if (*end != '\0' || v == 0 || v > 4096)
-    return 0;
-  if (pid && *pid && strtol (pid, NULL, 10) != (long)getpid ())
-    return 0; /* meant for another process */
-  char count[32], env[48];
-  snprintf (count, sizeof count, "%lu", v + *preserve);
-  snprintf (env, sizeof env, "LISTEN_FDS=%lu", v);
-  if (cmd_preserve_fds (verb, count, preserve) < 0 || cmd_override_option (ov, 'e', env, verb) < 0
-      || cmd_override_option (ov, 'e', "LISTEN_PID=1", verb) < 0)
-    return -1;
-  return 0;
-}
-
 int
 cmd_format (const char *verb, const char *arg, bool json_only)
 {

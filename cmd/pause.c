@@ -1,6 +1,6 @@
 /* pause: freeze every process of a sandbox. */
 #include "cmd/cmd.h"
-#include "runtime/sandbox.h"
+#include "runtime/lifecycle/sandbox.h"
 
 static const char pause_help[]
     = "Usage: hako pause ID\n\n"

@@ -10,7 +10,7 @@
 
 #include "cmd/cmd.h"
 #include "lib/util.h"
-#include "runtime/limits.h"
+#include "runtime/lifecycle/limits.h"
 
 static const char ps_help[]
     = "Usage: hako ps [--format table|json|json-full] ID [PS-ARGS...]\n\n"

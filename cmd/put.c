@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "runtime/files.h"
+#include "runtime/files/files.h"
 
 static const char put_help[]
     = "Usage: hako put [OPTIONS] ID PATH < FILE\n\n"

@@ -1,6 +1,6 @@
 /* resume: thaw the processes of a paused sandbox. */
 #include "cmd/cmd.h"
-#include "runtime/sandbox.h"
+#include "runtime/lifecycle/sandbox.h"
 
 static const char resume_help[]
     = "Usage: hako resume ID\n\n"

@@ -6,12 +6,12 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/config/config.h"
 #include "lib/log.h"
 #include "lib/util.h"
 #include "oci/state.h"
-#include "runtime/sandbox.h"
-#include "runtime/sbxlog.h"
-#include "runtime/snapshot.h"
+#include "runtime/lifecycle/sandbox.h"
+#include "runtime/state/sbxlog.h"
 
 static const char run_help[]
     = "Usage: hako run [OPTIONS] ID [-- CMD...]\n\n"
@@ -54,7 +54,7 @@ static const char run_help[]
 
 struct run_opts
 {
-  const char *bundle, *profile, *pid_file, *console, *image, *from, *name;
+  const char *bundle, *profile, *pid_file, *console, *image, *from, *name, *config_file;
   unsigned int preserve;
   bool rm, detach, no_monitor, stdio_inherit, json;
   uint64_t log_cap;
@@ -134,7 +134,7 @@ run_parse (int argc, char **argv, struct run_opts *o)
     switch (c)
       {
       case 'b': o->bundle = optarg; break;
-      case 'C': cmd_config_file (optarg); break;
+      case 'C': o->config_file = optarg; break;
       case 'P': o->profile = optarg; break;
       case 'I': o->image = optarg; break;
       case 'p': o->pid_file = optarg; break;
@@ -266,7 +266,7 @@ run_foreground (const struct store *st, struct sbx_fg *fg, const struct run_opts
 
 /* What sbx_create gets for run's options and loaded config. */
 static struct sbx_create_opts
-create_opts (const struct run_opts *o, const struct config_src *cfg, const char *id, const char *snap_data)
+create_opts (const struct run_opts *o, const struct config_src *cfg, const char *id)
 {
   struct sbx_create_opts co = { .id = id,
                                 .bundle = cfg->bundle,
@@ -280,7 +280,7 @@ create_opts (const struct run_opts *o, const struct config_src *cfg, const char 
                                 .no_monitor = o->no_monitor,
                                 .image_layers = cfg->layers,
                                 .image_id = cfg->image_id,
-                                .from_snapshot = snap_data,
+                                .from_snapshot = cfg->snapshot_data,
                                 .log_cap = run_log_cap (o),
                                 .learn = o->learn.link };
   return co;
@@ -303,8 +303,6 @@ cmd_run (int argc, char **argv)
   struct store st = { 0 };
   struct config_src cfg = { 0 };
   struct sbx_fg fg = { 0 };
-  struct snapshot_src snap = { 0 };
-  cleanup_free char *snap_data = NULL;
   int status = EXIT_HAKO;
   if (o.from && command)
     {
@@ -317,22 +315,25 @@ cmd_run (int argc, char **argv)
       status = cmd_fail ("run", id, &err);
       goto out;
     }
-  if (cmd_store (&st, &err) < 0
-      || (o.from ? cmd_load_snapshot (o.from, &snap, &cfg, &snap_data, &err)
-                 : cmd_load_source (o.bundle, o.profile, o.image, command, true, &cfg, &err))
-             < 0
-      /* The profile first: what the command line asks for (--network,
-       * --allow a loopback destination the profile withheld) is the
-       * user's explicit word, applied over it. */
-      || cmd_apply_profile_file (&cfg, o.profile_file, command, &err) < 0
-      || cmd_apply_overrides (&cfg, &o.ov, command, &err) < 0
-      || cmd_apply_learn (&cfg, &o.learn, "run", id, command, &err) < 0)
+  struct cmd_config_req req = { .bundle = o.bundle,
+                                .profile = o.profile,
+                                .image = o.image,
+                                .config_file = o.config_file,
+                                .from_snapshot = o.from,
+                                .args = command,
+                                .host_fallback = true,
+                                .profile_file = o.profile_file,
+                                .ov = &o.ov,
+                                .learn = &o.learn,
+                                .verb = "run",
+                                .id = id };
+  if (cmd_store (&st, &err) < 0 || cmd_config_load (&req, &cfg, &err) < 0)
     {
       note_cwd_bundle (&cfg, &err);
       cmd_fail ("run", id, &err);
       goto out;
     }
-  struct sbx_create_opts co = create_opts (&o, &cfg, id, snap_data);
+  struct sbx_create_opts co = create_opts (&o, &cfg, id);
   int created = sbx_create (&st, &co, &fg, &status, &err);
   if (o.learn.sock >= 0)
     close (o.learn.sock); /* the sandbox's process has its own copy now */
@@ -357,7 +358,6 @@ out:
   cmd_learn_end (&o.learn, !o.detach, status);
   sbx_fg_free (&fg);
   cmd_config_free (&cfg);
-  snapshot_src_free (&snap);
   cmd_overrides_free (&o.ov);
   store_fini (&st);
   return status;

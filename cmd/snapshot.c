@@ -12,8 +12,8 @@
 #include "lib/jsonstr.h"
 #include "lib/util.h"
 #include "oci/spec.h"
-#include "runtime/snapshot.h"
-#include "runtime/store.h"
+#include "runtime/save/snapshot.h"
+#include "runtime/state/store.h"
 
 static const char snapshot_help[]
     = "Usage: hako snapshot ID DEST\n"

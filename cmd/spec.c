@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/config/config.h"
 #include "lib/util.h"
-#include "runtime/admission.h"
 
 static const char spec_help[]
     = "Usage: hako spec [--profile default|host|runc] [--rootless] [--image NAME] [FLAGS]\n"
@@ -41,33 +41,19 @@ spec_write (const char *profile, bool rootless, const char *image, const char *b
   cleanup_free char *path = xasprintf ("%s/config.json", bundle);
   cleanup_close int fd = -1;
   int status = EXIT_HAKO;
-  /* The limits of this machine (or of its node config), now: the file
-   * keeps them wherever it runs. */
-  struct oci_profile_limits lim;
+  /* The profile's limits are this machine's (or its node config's), now:
+   * the file keeps them wherever it runs.  Without --image, -u NAME
+   * resolves in the bundle's root, when it is there already. */
+  struct cmd_config_req req = { .to_file = true, .rootless = rootless, .ov = ov };
   if (image)
-    {
-      if (cmd_load_source (NULL, NULL, image, NULL, false, &cfg, &err) < 0)
-        goto fail;
-    }
+    req.image = image;
   else
     {
-      if (admission_profile_limits (&lim, &err) < 0
-          || oci_profile_generate (p, rootless, NULL, &lim, &cfg.json, &err) < 0)
-        goto fail;
-      cfg.len = strlen (cfg.json);
-      /* -u NAME resolves in the bundle's root, when it is there already. */
-      cfg.bundle = path_absolute (bundle);
-      if (oci_spec_parse (cfg.json, cfg.len, &cfg.spec, &err) < 0)
-        goto fail;
+      req.bundle = bundle;
+      req.profile = profile;
     }
-  /* --device: the names into .sandbox.devices (checked here), resolved
-   * again on the host that runs the file; the rest written in. */
-  struct cmd_overrides rest = *ov;
-  rest.devices = NULL;
-  if (cmd_apply_overrides (&cfg, &rest, NULL, &err) < 0
-      || cmd_spec_devices (ov->devices, &cfg.json, &err) < 0)
+  if (cmd_config_load (&req, &cfg, &err) < 0)
     goto fail;
-  cfg.len = strlen (cfg.json);
   /* O_EXCL: never overwrite a config someone edited (runc refuses too). */
   fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0)

@@ -1,6 +1,6 @@
 /* start: release a created sandbox's process, or run one hako stopped again. */
 #include "cmd/cmd.h"
-#include "runtime/sandbox.h"
+#include "runtime/lifecycle/sandbox.h"
 
 static const char start_help[]
     = "Usage: hako start ID\n\n"

@@ -5,7 +5,7 @@
 
 #include "cmd/cmd.h"
 #include "lib/util.h"
-#include "runtime/sandbox.h"
+#include "runtime/lifecycle/sandbox.h"
 
 static const char state_help[] = "Usage: hako state [--format json] ID\n\n"
                                  "Print the sandbox's state as JSON (OCI state plus hako's fields).\n";

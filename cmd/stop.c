@@ -3,7 +3,7 @@
 
 #include "cmd/cmd.h"
 #include "lib/util.h"
-#include "runtime/sandbox.h"
+#include "runtime/lifecycle/sandbox.h"
 
 static const char stop_help[]
     = "Usage: hako stop [--time DUR] ID\n\n"

@@ -11,8 +11,8 @@
 #include "lib/util.h"
 #include "oci/knobs.h"
 #include "oci/resources.h"
-#include "runtime/limits.h"
-#include "runtime/sandbox.h"
+#include "runtime/lifecycle/limits.h"
+#include "runtime/lifecycle/sandbox.h"
 
 static const char update_help[]
     = "Usage: hako update [OPTIONS] ID [OPTIONS]\n\n"

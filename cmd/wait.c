@@ -6,7 +6,7 @@
 
 #include "cmd/cmd.h"
 #include "lib/util.h"
-#include "runtime/sbxwait.h"
+#include "runtime/state/sbxwait.h"
 
 static const char wait_help[]
     = "Usage: hako wait [--json] ID\n\n"

@@ -16,7 +16,7 @@ void cleanup_closep (int *fd);
 
 /* Allocation failure is not recoverable in a short-lived CLI: abort loudly. */
 /* Nonzero while a child runs in hako's own memory (exec's command until its
- * execve: runtime/exec_enter.c, clone_running).  The x* allocators below
+ * execve: runtime/exec/exec_enter.c, clone_running).  The x* allocators below
  * abort while it is set, naming the cause: code in the sandbox may SIGKILL
  * that child at any instruction, and a kill inside malloc would leave
  * hako's heap half-updated behind it (exec.bats checks the guard). */

@@ -8,7 +8,7 @@
 
 #include "lib/util.h"
 #include "oci/json.h"
-#include "oci/spec_internal.h"
+#include "oci/spec_common.h"
 #include "oci/state.h"
 
 /* Architecture names libseccomp may know; those this libseccomp resolves are

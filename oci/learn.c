@@ -161,7 +161,7 @@ collapse (struct set *s)
 
 /* Where an observed path goes: /proc is one read-only view (its pids
  * change every run); the devices every restricted sandbox gets anyway
- * (runtime/landlock.c, std_devices) need no rule. */
+ * (runtime/confine/landlock.c, std_devices) need no rule. */
 static char *
 norm_path (const char *p)
 {
@@ -376,7 +376,7 @@ tidy_sets (struct set *sets)
   collapse (&sets[S_WRITE]);
   collapse (&sets[S_EXEC]);
   collapse (&sets[S_READ]);
-  /* "write" includes read (runtime/landlock.c): no read rule beneath one. */
+  /* "write" includes read (runtime/confine/landlock.c): no read rule beneath one. */
   for (size_t i = 0; i < sets[S_READ].n;)
     {
       bool covered = false;
@@ -685,7 +685,7 @@ oci_spec_apply_profile (const char *json, size_t len, const char *profile, size_
     }
   /* linux.seccomp (hako's filter, or the bundle's) is left as it is: the
    * allow-list becomes sandbox.seccomp.allow, a second filter that only
-   * narrows it (runtime/seccomp.c). */
+   * narrows it (runtime/confine/seccomp.c). */
   struct json_out o;
   json_out_init (&o, "  ");
   json_obj_open (&o);

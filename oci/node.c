@@ -214,7 +214,7 @@ parse_consent (const char *name, yajl_val v, struct oci_node *out, hk_err *err)
 
 /* "annotations": {"allow": {"org.hako.network": ["host"], ...}}: what a
  * pod's annotations may set although it widens what the node gives a pod
- * (runtime/consent.c). */
+ * (runtime/node/consent.c). */
 static int
 parse_annotations (yajl_val v, struct oci_node *out, hk_err *err)
 {

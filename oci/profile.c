@@ -381,7 +381,7 @@ gen_idmap (struct json_out *o, const char *key, unsigned id, unsigned size)
 
 /* The architecture hako is built for: the only one whose syscalls the
  * default filter lets through (any other entry, int 0x80 or x32 on x86_64,
- * kills the process: see runtime/seccomp.c). */
+ * kills the process: see runtime/confine/seccomp.c). */
 #if defined(__x86_64__) && defined(__ILP32__)
 #define SECCOMP_NATIVE_ARCH "SCMP_ARCH_X32"
 #elif defined(__x86_64__)

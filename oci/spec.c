@@ -9,121 +9,16 @@
 #include <sys/resource.h>
 
 #include "lib/util.h"
+#include "oci/spec_common.h"
 #include "oci/spec_internal.h"
 
-#ifndef MS_LAZYTIME
-#define MS_LAZYTIME (1 << 25)
-#endif
-#ifndef MS_NOSYMFOLLOW
-#define MS_NOSYMFOLLOW 256
-#endif
-
 /* ---- mount options ---- */
-
-/* The option table runc uses: each name sets or clears one MS_* flag. */
-static const struct
-{
-  const char *name;
-  bool clear;
-  unsigned long flag;
-} mount_flags[] = {
-  { "acl", false, MS_POSIXACL },
-  { "async", true, MS_SYNCHRONOUS },
-  { "atime", true, MS_NOATIME },
-  { "bind", false, MS_BIND },
-  { "defaults", false, 0 },
-  { "dev", true, MS_NODEV },
-  { "diratime", true, MS_NODIRATIME },
-  { "dirsync", false, MS_DIRSYNC },
-  { "exec", true, MS_NOEXEC },
-  { "iversion", false, MS_I_VERSION },
-  { "lazytime", false, MS_LAZYTIME },
-  { "loud", true, MS_SILENT },
-  { "mand", false, MS_MANDLOCK },
-  { "noacl", true, MS_POSIXACL },
-  { "noatime", false, MS_NOATIME },
-  { "nodev", false, MS_NODEV },
-  { "nodiratime", false, MS_NODIRATIME },
-  { "noexec", false, MS_NOEXEC },
-  { "noiversion", true, MS_I_VERSION },
-  { "nolazytime", true, MS_LAZYTIME },
-  { "nomand", true, MS_MANDLOCK },
-  { "norelatime", true, MS_RELATIME },
-  { "nostrictatime", true, MS_STRICTATIME },
-  { "nosuid", false, MS_NOSUID },
-  { "nosymfollow", false, MS_NOSYMFOLLOW },
-  { "rbind", false, MS_BIND | MS_REC },
-  { "relatime", false, MS_RELATIME },
-  { "remount", false, MS_REMOUNT },
-  { "ro", false, MS_RDONLY },
-  { "rw", true, MS_RDONLY },
-  { "silent", false, MS_SILENT },
-  { "strictatime", false, MS_STRICTATIME },
-  { "suid", true, MS_NOSUID },
-  { "symfollow", true, MS_NOSYMFOLLOW },
-  { "sync", false, MS_SYNCHRONOUS },
-};
-
-static const struct
-{
-  const char *name;
-  unsigned long flags;
-} propagations[] = {
-  { "private", MS_PRIVATE },       { "rprivate", MS_PRIVATE | MS_REC },
-  { "shared", MS_SHARED },         { "rshared", MS_SHARED | MS_REC },
-  { "slave", MS_SLAVE },           { "rslave", MS_SLAVE | MS_REC },
-  { "unbindable", MS_UNBINDABLE }, { "runbindable", MS_UNBINDABLE | MS_REC },
-};
 
 /* Options hako recognises but does not implement yet; they are dropped rather
  * than passed to the filesystem, which would refuse them.  (idmap and ridmap
  * are refused instead, in parse_mount: dropping them would silently change
  * the ownership the sandbox sees.) */
 static const char *const ignored_options[] = { "tmpcopyup" };
-
-bool
-spec_propagation (const char *name, unsigned long *flags)
-{
-  for (size_t i = 0; i < sizeof propagations / sizeof *propagations; i++)
-    if (strcmp (name, propagations[i].name) == 0)
-      {
-        *flags = propagations[i].flags;
-        return true;
-      }
-  return false;
-}
-
-const char *
-spec_mount_option_name (size_t i)
-{
-  size_t nf = sizeof mount_flags / sizeof *mount_flags;
-  size_t np = sizeof propagations / sizeof *propagations;
-  if (i < nf)
-    return mount_flags[i].name;
-  return i - nf < np ? propagations[i - nf].name : NULL;
-}
-
-static bool
-mount_flag (struct oci_mount *m, const char *opt)
-{
-  for (size_t i = 0; i < sizeof mount_flags / sizeof *mount_flags; i++)
-    if (strcmp (opt, mount_flags[i].name) == 0)
-      {
-        unsigned long f = mount_flags[i].flag;
-        if (mount_flags[i].clear)
-          {
-            m->flags &= ~f;
-            m->clear_flags |= f;
-          }
-        else
-          {
-            m->flags |= f;
-            m->clear_flags &= ~f;
-          }
-        return true;
-      }
-  return false;
-}
 
 static bool
 ignored_option (const char *opt)
@@ -148,7 +43,7 @@ mount_decode_options (struct oci_mount *m)
     {
       const char *opt = m->options[i];
       unsigned long pg;
-      if (mount_flag (m, opt) || ignored_option (opt))
+      if (spec_mount_flag (m, opt) || ignored_option (opt))
         continue;
       if (spec_propagation (opt, &pg))
         {

@@ -286,7 +286,7 @@ struct hako_landlock
   size_t n_tcp_connect, n_tcp_bind;
   bool scoped;
   bool required; /* default true: no silent downgrade */
-  bool derive;   /* default false: also grant what the mounts allow (runtime/landlock.c) */
+  bool derive;   /* default false: also grant what the mounts allow (runtime/confine/landlock.c) */
   /* default false: a read/write/exec path that is not there gets no rule
    * instead of failing create (learned profiles: a file the run made). */
   bool missing_ok;

@@ -1,4 +1,9 @@
-/* spec_internal: the config.json parser's parts, shared between oci/spec*.c. */
+/* spec_internal: the config.json parser's sections, one file each — spec.c
+ * puts them together; resources.c (linux.resources for update) and node.c
+ * (the annotations' names) reuse one, and annotations.c parses the
+ * annotations as a sandbox object with spec_sandbox.c's parser, so that
+ * each value gets the same checks.  What the sections share is
+ * spec_common.h's. */
 #ifndef HAKO_OCI_SPEC_INTERNAL_H
 #define HAKO_OCI_SPEC_INTERNAL_H
 
@@ -22,25 +27,5 @@ void spec_free_landlock (struct hako_landlock *l);
  * their names, one by one (NULL past the last). */
 int spec_parse_annotations (struct oci_spec *s, hk_err *err);
 const char *spec_annotation_name (size_t i);
-
-/* spec.c: "rprivate" -> MS_PRIVATE|MS_REC, ...; false for other names. */
-bool spec_propagation (const char *name, unsigned long *flags);
-
-/* The mount option names the parser decodes (flags and propagation), one by
- * one: NULL past the last.  For `hako features`. */
-const char *spec_mount_option_name (size_t i);
-/* "prestart", "createRuntime", ... */
-
-/* Why an SELinux label fails parsing: hako applies none, and a sandbox that
- * relies on one would run unconfined. */
-#define SPEC_NO_LABELS                                                                                       \
-  "hako does not apply SELinux labels, and will not run the sandbox without the confinement asked for"
-
-/* An absolute path: starts with '/'. */
-static inline bool
-spec_is_abs (const char *p)
-{
-  return p && p[0] == '/';
-}
 
 #endif

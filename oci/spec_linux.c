@@ -8,6 +8,7 @@
 
 #include "lib/util.h"
 #include "oci/knobs.h"
+#include "oci/spec_common.h"
 #include "oci/spec_internal.h"
 
 /* ---- namespaces and id maps ---- */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "lib/util.h"
+#include "oci/spec_common.h"
 #include "oci/spec_internal.h"
 
 static int
@@ -252,7 +253,7 @@ parse_devices (yajl_val sb, struct hako_sandbox *s, hk_err *err)
 }
 
 /* seccomp: {"allow": [names]}, the allow-list a learned profile narrows
- * linux.seccomp with (runtime/seccomp.c). */
+ * linux.seccomp with (runtime/confine/seccomp.c). */
 static int
 parse_seccomp_allow (yajl_val sb, struct hako_sandbox *s, hk_err *err)
 {

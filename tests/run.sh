@@ -309,7 +309,7 @@ if [ "$slice" != none ] && [ -n "${HAKO_SRC:-}" ]; then
   cflags="$base $flags ${DEP_CFLAGS:-}"
   ok=true
   "$here/variant.sh" "$HAKO_SRC" "$HAKO_BUILD" "$asan" gcc $flags ${DEP_CFLAGS:-} > "$log/asan.build" 2>&1 \
-    && gcc $cflags "$HAKO_SRC"/cmd/*.c "$asan/libvariant.a" ${DEP_LIBS:-} \
+    && gcc $cflags "$HAKO_SRC"/cmd/*.c "$HAKO_SRC"/cmd/*/*.c "$asan/libvariant.a" ${DEP_LIBS:-} \
          -o "$asan/hako" >> "$log/asan.build" 2>&1 || ok=false
   # The shared-memory part.  ASan cannot follow a process on another stack
   # in its memory, so the ASan build forks the exec command: the production
@@ -323,7 +323,7 @@ if [ "$slice" != none ] && [ -n "${HAKO_SRC:-}" ]; then
     echo "== sanitizers: rebuilding hako with UBSan alone, for $shared"
     ub="-O1 -fno-omit-frame-pointer -fsanitize=undefined -fno-sanitize-recover=undefined"
     "$here/variant.sh" "$HAKO_SRC" "$HAKO_BUILD" "$asan/ubsan" gcc $ub ${DEP_CFLAGS:-} >> "$log/asan.build" 2>&1 \
-      && gcc $base $ub ${DEP_CFLAGS:-} "$HAKO_SRC"/cmd/*.c "$asan/ubsan/libvariant.a" \
+      && gcc $base $ub ${DEP_CFLAGS:-} "$HAKO_SRC"/cmd/*.c "$HAKO_SRC"/cmd/*/*.c "$asan/ubsan/libvariant.a" \
            ${DEP_LIBS:-} -o "$asan/ubsan/hako" >> "$log/asan.build" 2>&1 || ok=false
   fi
   for t in ${UNIT_TESTS:-}; do

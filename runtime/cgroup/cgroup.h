@@ -3,6 +3,10 @@
  * killing and removal.  cgroup_host.c reads the host's hierarchies,
  * cgroup.c owns the sandbox's directories and the record of them, and two
  * backends (cgroup_v1.c, cgroup_v2.c) write the controller files. */
+
+/* The room runtime/cgroup/, the bottom one: cgroup.h is its public header;
+ * cgroup_internal.h and cgroup_bpf.h are for the room's own files (and its
+ * unit tests).  It uses nothing else of runtime/ (tests/style/layers.sh). */
 #ifndef HAKO_RUNTIME_CGROUP_H
 #define HAKO_RUNTIME_CGROUP_H
 

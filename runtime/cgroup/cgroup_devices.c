@@ -26,7 +26,7 @@ enum
 
 #define rule cg_dev_rule
 
-/* What hako's /dev holds (runtime/mount.c) and devpts' ptys: allowed after
+/* What hako's /dev holds (runtime/build/mount.c) and devpts' ptys: allowed after
  * the spec's rules, as runc does, so that `runc spec`'s deny-all works. */
 static const struct rule deny_all = { false, 'a', -1, -1, ACC_ALL };
 static const struct rule std_rules[] = {

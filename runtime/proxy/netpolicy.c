@@ -27,9 +27,9 @@
 
 #include "lib/syscalls.h"
 #include "lib/util.h"
-#include "runtime/pidinfo.h"
 #include "runtime/proxy/allowlist.h"
 #include "runtime/proxy/proxy.h"
+#include "runtime/state/pidinfo.h"
 
 #define STR2(x) #x
 #define STR(x) STR2 (x)
@@ -323,16 +323,6 @@ proxy_stop (const struct store_entry *e)
       waitpid (pid, NULL, WNOHANG); /* ours when `run` started it */
     }
   unlink (path);
-}
-
-pid_t
-proxy_pid (const struct store_entry *e)
-{
-  pid_t pid;
-  uint64_t start;
-  if (read_record (e, &pid, &start) < 0 || !pid_alive (pid, start))
-    return 0;
-  return pid;
 }
 
 /* Copy src to a new temporary beside dest, then rename over dest: a reader

@@ -2,6 +2,12 @@
  * create, the proxy variables of its processes, and the proxy's life:
  * a listening socket made inside the sandbox's netns by its first process,
  * served by a process in the host's netns. */
+
+/* The room runtime/proxy/ (this is the header the other rooms use): the
+ * allowlist network mode — the allow-list (allowlist), the HTTP proxy
+ * (proxy, proxy_dir, proxy_http, proxy_resolve) and its life around a
+ * sandbox (netpolicy).  It may use the rooms below it: cgroup, state
+ * (tests/style/layers.sh). */
 #ifndef HAKO_RUNTIME_NETPOLICY_H
 #define HAKO_RUNTIME_NETPOLICY_H
 
@@ -11,7 +17,7 @@
 
 #include "lib/err.h"
 #include "oci/spec.h"
-#include "runtime/store.h"
+#include "runtime/state/store.h"
 
 /* Where the proxy listens inside the sandbox. */
 #define NETPOLICY_PROXY_ADDR "127.0.0.1"
@@ -63,7 +69,5 @@ void proxy_stop (const struct store_entry *e);
  * there): `run --rm` keeps it past the state dir.  No log (another network
  * mode): nothing, *kept false. */
 int proxy_log_keep (const struct store_entry *e, const char *dest, bool *kept, hk_err *err);
-/* The running proxy's pid, or 0. */
-pid_t proxy_pid (const struct store_entry *e);
 
 #endif

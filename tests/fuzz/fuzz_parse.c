@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "lib/util.h"
-#include "runtime/store.h"
+#include "runtime/state/store.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 

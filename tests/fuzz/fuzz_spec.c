@@ -6,8 +6,8 @@
 #include <stdint.h>
 
 #include "oci/spec.h"
-#include "runtime/sandbox.h"
-#include "runtime/seccomp.h"
+#include "runtime/build/validate.h"
+#include "runtime/confine/seccomp.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 

@@ -2,7 +2,7 @@
 # Devices through CDI (oci/cdi.c) without a GPU: a fake vendor whose spec,
 # written here, names device nodes made from host nodes' numbers, a fake
 # "driver" directory to mount, env and a hook; then GPU admission with
-# slots in node.json (runtime/admission.c).
+# slots in node.json (runtime/node/admission.c).
 
 load helpers
 bats_require_minimum_version 1.5.0

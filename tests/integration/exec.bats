@@ -477,7 +477,7 @@ box_procs () {
   [ "$(uname -m)" = x86_64 ] || skip "the shared-memory clone3 trampoline is x86_64 only"
   start_box noalloc
   # --detach: no subreaper, so the command runs in hako's memory until its
-  # execve (runtime/exec_enter.c clone_running), with the guard set.
+  # execve (runtime/exec/exec_enter.c clone_running), with the guard set.
   run $H exec --detach noalloc true
   [ "$status" -eq 0 ]
   # The test hook allocates once in the command before its setup: the

@@ -210,7 +210,7 @@ until_listening () {
   # One upload and its answer; then a second upload followed at once by a
   # request to B in the same stream: the splice must stop at the body's
   # last byte, and B's head be checked.  (The second upload's answer may be
-  # cut short: switching hosts closes the upstream, a limit runtime/proxy.c
+  # cut short: switching hosts closes the upstream, a limit runtime/proxy/proxy.c
   # states.)
   run $H exec ka2 -- bash -c "
     curl --noproxy '' -x http://127.0.0.1:3128 -sf -o /tmp/p $url/pattern/$n || exit 7

@@ -11,8 +11,8 @@
 
 #include "lib/util.h"
 #include "oci/node.h"
-#include "runtime/admission.h"
-#include "runtime/pidinfo.h"
+#include "runtime/node/admission.h"
+#include "runtime/state/pidinfo.h"
 #include "tests/unit/tap.h"
 
 #define MiB (1024ull * 1024)

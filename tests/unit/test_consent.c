@@ -6,7 +6,7 @@
 
 #include "lib/util.h"
 #include "oci/node.h"
-#include "runtime/consent.h"
+#include "runtime/node/consent.h"
 #include "tests/unit/tap.h"
 
 #define SPEC(ns, anns)                                                                                       \

@@ -8,7 +8,7 @@
 
 #include "lib/util.h"
 #include "oci/spec.h"
-#include "runtime/criu.h"
+#include "runtime/save/criu.h"
 #include "tests/unit/tap.h"
 
 static char *

@@ -13,7 +13,7 @@
 
 #include "lib/util.h"
 #include "oci/spec.h"
-#include "runtime/idmap.h"
+#include "runtime/build/idmap.h"
 #include "tests/unit/helpers.h"
 #include "tests/unit/tap.h"
 

@@ -12,7 +12,7 @@
 
 #include "lib/util.h"
 #include "oci/spec.h"
-#include "runtime/landlock.h"
+#include "runtime/confine/landlock.h"
 #include "tests/unit/helpers.h"
 #include "tests/unit/tap.h"
 

@@ -1,9 +1,9 @@
-/* The hardening sequence's order (runtime/process.c), for a process with and
+/* The hardening sequence's order (runtime/confine/process.c), for a process with and
  * without no_new_privs: the order both the sandbox's process and every exec
  * take, since both run proc_harden_prepare. */
 #include <string.h>
 
-#include "runtime/process.h"
+#include "runtime/confine/process.h"
 #include "tests/unit/tap.h"
 
 static void

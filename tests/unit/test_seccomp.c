@@ -26,7 +26,7 @@
 
 #include "lib/util.h"
 #include "oci/spec.h"
-#include "runtime/seccomp.h"
+#include "runtime/confine/seccomp.h"
 #include "tests/unit/helpers.h"
 #include "tests/unit/tap.h"
 

@@ -1,4 +1,4 @@
-/* Unit tests for runtime/store: id validation, create/open/lock, state I/O, list. */
+/* Unit tests for runtime/state/store: id validation, create/open/lock, state I/O, list. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "lib/util.h"
-#include "runtime/store.h"
+#include "runtime/state/store.h"
 #include "tests/unit/tap.h"
 
 static void

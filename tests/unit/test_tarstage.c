@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "lib/util.h"
-#include "runtime/tarstage.h"
+#include "runtime/files/tarstage.h"
 #include "tap.h"
 
 static void

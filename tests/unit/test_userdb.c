@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "lib/util.h"
-#include "runtime/userdb.h"
+#include "runtime/confine/userdb.h"
 #include "tests/unit/tap.h"
 
 static const char passwd[] = "root:x:0:0:root:/root:/bin/sh\n"

@@ -1,0 +1,500 @@
+/* disk: a sandbox's disk limit — its data dir on a filesystem of its own,
+ * a sparse ext4 image on a loop device, or a sized tmpfs when the data root
+ * is in memory (hako-spec(5), sandbox.limits.disk). */
+#include "runtime/build/disk.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/fs.h>
+#include <linux/loop.h>
+#include <linux/magic.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lib/util.h"
+#include "runtime/node/admission.h"
+
+extern char **environ;
+
+/* Where mkfs.ext4 may be: a fixed list, never the caller's PATH. */
+static const char *const mkfs_paths[]
+    = { "/usr/sbin/mkfs.ext4", "/sbin/mkfs.ext4", "/usr/bin/mkfs.ext4", "/bin/mkfs.ext4" };
+
+const char *
+disk_kind_name (enum disk_kind k)
+{
+  return k == DISK_LOOP ? "loop" : k == DISK_TMPFS ? "tmpfs" : "none";
+}
+
+static const char *
+mkfs_path (void)
+{
+  for (size_t i = 0; i < sizeof mkfs_paths / sizeof *mkfs_paths; i++)
+    if (access (mkfs_paths[i], X_OK) == 0)
+      return mkfs_paths[i];
+  return NULL;
+}
+
+static char *
+image_path (const struct store *st, const char *id)
+{
+  return xasprintf ("%s/disks/%s.img", st->data_root, id);
+}
+
+/* statfs of path, or of its nearest existing parent. */
+static int
+statfs_up (const char *path, struct statfs *sf)
+{
+  cleanup_free char *p = xstrdup (path);
+  while (statfs (p, sf) < 0)
+    {
+      char *slash = strrchr (p, '/');
+      if (errno != ENOENT || slash == NULL || slash == p)
+        return statfs (slash == p ? "/" : p, sf);
+      *slash = '\0';
+    }
+  return 0;
+}
+
+enum disk_kind
+disk_mechanism (const char *data_root, char **why)
+{
+  struct statfs sf;
+  if (statfs_up (data_root, &sf) < 0)
+    {
+      *why = xasprintf ("statfs %s: %s", data_root, strerror (errno));
+      return DISK_NONE;
+    }
+  /* Both mounts are made on the host, which only root may do (ext4 is
+   * never mountable in a user namespace): a rootless hako has none. */
+  if (geteuid () != 0)
+    {
+      *why = xasprintf ("not root: a disk limit on the data root %s needs a mount on the host", data_root);
+      return DISK_NONE;
+    }
+  if (sf.f_type == TMPFS_MAGIC)
+    {
+      *why = xasprintf ("the data root %s is on tmpfs: each sandbox's data dir is a tmpfs of "
+                        "its size (size=)",
+                        data_root);
+      return DISK_TMPFS;
+    }
+  /* Project quotas would need no image, but hako does not set them yet. */
+  if (access ("/dev/loop-control", R_OK | W_OK) < 0)
+    *why = xasprintf ("no loop devices (/dev/loop-control: %s): a disk limit cannot be enforced on "
+                      "the data root %s",
+                      strerror (errno), data_root);
+  else if (mkfs_path () == NULL)
+    *why = xasprintf ("no mkfs.ext4 (e2fsprogs) in /usr/sbin, /sbin, /usr/bin or /bin: a disk limit "
+                      "cannot be enforced on the data root %s",
+                      data_root);
+  else
+    {
+      *why = xasprintf ("each sandbox's data dir is a sparse ext4 image on a loop device, "
+                        "%s/disks/ID.img, copied from a template mkfs made once per size in "
+                        "%s/disk-templates (project quotas are not used)",
+                        data_root, data_root);
+      return DISK_LOOP;
+    }
+  return DISK_NONE;
+}
+
+int
+disk_plan (const struct store *st, const struct oci_spec *spec, bool has_data_dir, uint64_t *size,
+           hk_err *err)
+{
+  const struct hako_sandbox *s = &spec->sandbox;
+  *size = 0;
+  if (s->has_disk && s->disk == -1)
+    return 0;
+  if (s->has_disk && !has_data_dir)
+    return err_set (err, EINVAL,
+                    "sandbox.limits.disk: this sandbox keeps nothing under the data root "
+                    "(no image, no sandbox.workdir): its writes go to its bundle's rootfs and bind "
+                    "mounts, which a disk limit does not bound");
+  bool built_in = false;
+  if (s->has_disk)
+    *size = (uint64_t)s->disk;
+  else if (has_data_dir)
+    {
+      struct oci_node node;
+      bool present;
+      if (admission_load_node (&node, &present, err) < 0)
+        return -1;
+      *size = oci_node_default_disk (present ? &node : NULL);
+      built_in = !present || !node.has_default_disk;
+    }
+  if (*size == 0)
+    return 0;
+  cleanup_free char *why = NULL;
+  enum disk_kind k = disk_mechanism (st->data_root, &why);
+  /* A data root in memory bounds what its sandboxes keep by its own size;
+   * hako's default there would lift that bound (a tmpfs of 10 GiB per
+   * sandbox, each counting only its own pages), so it stands down. */
+  if (built_in && k == DISK_TMPFS)
+    return *size = 0, 0;
+  if (k != DISK_NONE)
+    return 0;
+  /* hako's own default where this host cannot bound a data root (no loop
+   * devices, as in many containers): the sandbox runs unbounded, as it did
+   * before the default, and doctor says so.  A limit someone asked for
+   * (the spec's, node.json's) is never dropped silently. */
+  if (built_in)
+    return *size = 0, 0;
+  return err_set (err, ENOTSUP, "sandbox.limits.disk: %s", why);
+}
+
+/* mkfs.ext4 on the image: no reserved blocks (the limit is the size), no
+ * blocks reserved to grow it online (resize_inode: 4 MiB of a 10 GiB
+ * image's 4.2, and a third of what create paid for it; hako never grows a
+ * sandbox's filesystem), inode tables and journal not zeroed (a new sparse
+ * file reads as zeros already), nothing discarded. */
+static int
+mkfs_image (const char *img, hk_err *err)
+{
+  const char *mkfs = mkfs_path ();
+  if (mkfs == NULL)
+    return err_set (err, ENOENT, "mkfs.ext4 not found (install e2fsprogs)");
+  char *const argv[] = { "mkfs.ext4",
+                         "-q",
+                         "-F",
+                         "-T",
+                         "default",
+                         "-m",
+                         "0",
+                         "-O",
+                         "^resize_inode",
+                         "-L",
+                         "hako",
+                         "-E",
+                         "lazy_itable_init=1,lazy_journal_init=1,nodiscard",
+                         (char *)img,
+                         NULL };
+  char *const env[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", NULL };
+  int pipefd[2];
+  if (pipe2 (pipefd, O_CLOEXEC) < 0)
+    return err_sys (err, "pipe");
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init (&fa);
+  posix_spawn_file_actions_addopen (&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2 (&fa, pipefd[1], 1);
+  posix_spawn_file_actions_adddup2 (&fa, pipefd[1], 2);
+  pid_t pid;
+  int e = posix_spawn (&pid, mkfs, &fa, NULL, argv, env);
+  posix_spawn_file_actions_destroy (&fa);
+  close (pipefd[1]);
+  cleanup_free char *out = NULL;
+  if (e == 0)
+    fd_read_all (pipefd[0], 4096, &out, NULL, &(hk_err){ 0 });
+  close (pipefd[0]);
+  if (e != 0)
+    return err_code (err, e, "run %s", mkfs);
+  int status;
+  while (waitpid (pid, &status, 0) < 0)
+    if (errno != EINTR)
+      return err_sys (err, "wait for %s", mkfs);
+  if (WIFEXITED (status) && WEXITSTATUS (status) == 0)
+    return 0;
+  if (out)
+    out[strcspn (out, "\n")] = '\0';
+  return err_set (err, EIO, "%s %s failed (status %d)%s%s", mkfs, img, status, out && *out ? ": " : "",
+                  out ? out : "");
+}
+
+/* Bind loop device n to img_fd with autoclear; 0, or the errno. */
+static int
+loop_configure (int ctl, int n, int img_fd, const char *img, int *loop_fd, char *dev, size_t dev_size)
+{
+  snprintf (dev, dev_size, "/dev/loop%d", n);
+  int fd = open (dev, O_RDWR | O_CLOEXEC);
+  /* Not there yet (ENOENT), or its node there before its device (ENXIO):
+   * add it, and give devtmpfs and the add a moment; still not, the next. */
+  if (fd < 0 && (errno == ENOENT || errno == ENXIO))
+    {
+      if (ioctl (ctl, LOOP_CTL_ADD, n) < 0 && errno != EEXIST)
+        return errno;
+      for (int i = 0; i < 100 && fd < 0; i++)
+        {
+          usleep (1000);
+          fd = open (dev, O_RDWR | O_CLOEXEC);
+          if (fd < 0 && errno != ENOENT && errno != ENXIO)
+            return errno;
+        }
+      if (fd < 0)
+        return EBUSY;
+    }
+  if (fd < 0)
+    return errno;
+  struct loop_config c = { .fd = (unsigned)img_fd };
+  c.info.lo_flags = LO_FLAGS_AUTOCLEAR;
+  snprintf ((char *)c.info.lo_file_name, sizeof c.info.lo_file_name, "%s", img);
+  if (ioctl (fd, LOOP_CONFIGURE, &c) == 0)
+    {
+      *loop_fd = fd;
+      return 0;
+    }
+  int e = errno;
+  close (fd);
+  return e;
+}
+
+/* A free loop device bound to img_fd, with autoclear: it detaches itself at
+ * its last close, so a hako killed before the mount (or an unmount) leaves
+ * no loop device behind.  GET_FREE names the same lowest free device to
+ * every create that asks at once, and all but one then get EBUSY from
+ * LOOP_CONFIGURE: the others walk on to the next devices (made if need
+ * be), so fifty creates at once spread over fifty devices instead of
+ * asking GET_FREE again in a herd. */
+static int
+loop_attach (int img_fd, const char *img, int *loop_fd, char *dev, size_t dev_size, hk_err *err)
+{
+  cleanup_close int ctl = open ("/dev/loop-control", O_RDWR | O_CLOEXEC);
+  if (ctl < 0)
+    return err_sys (err, "open /dev/loop-control");
+  int n = ioctl (ctl, LOOP_CTL_GET_FREE);
+  if (n < 0)
+    return err_sys (err, "LOOP_CTL_GET_FREE");
+  for (int tries = 0; tries < 4096; tries++, n++)
+    {
+      int e = loop_configure (ctl, n, img_fd, img, loop_fd, dev, dev_size);
+      if (e == 0)
+        return 0;
+      if (e != EBUSY)
+        return err_code (err, e, "LOOP_CONFIGURE %s", dev);
+    }
+  return err_set (err, EBUSY, "no free loop device (4096 tried from /dev/loop%d)", n - 4096);
+}
+
+/* The image mounted on dir.  nodev, nosuid: the data dir is host storage.
+ * discard: what the sandbox deletes is punched out of the sparse image, so
+ * the host gets its space back.  noinit_itable: the kernel does not write
+ * zeros over the inode tables mkfs left (the image's holes are zeros), which
+ * on a 10 GiB image is a thread's work after every mount.  The image is only ever written through
+ * this ext4 mount by the kernel (the sandbox never sees the file), so the
+ * host kernel parses no metadata a sandbox forged. */
+static int
+mount_image (const char *img, const char *dir, hk_err *err)
+{
+  cleanup_close int fd = open (img, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0)
+    return err_sys (err, "open %s", img);
+  char dev[32];
+  cleanup_close int loop = -1;
+  if (loop_attach (fd, img, &loop, dev, sizeof dev, err) < 0)
+    return -1;
+  if (mount (dev, dir, "ext4", MS_NODEV | MS_NOSUID, "discard,noinit_itable") < 0)
+    return err_sys (err, "mount %s (%s) on %s", dev, img, dir);
+  return 0;
+}
+
+/* ---- the template ---------------------------------------------------------
+ *
+ * mkfs.ext4 is most of what a disk limit costs create (its start-up, its
+ * metadata, its fsync: some 15 ms of a 25 ms create).  So it runs once per
+ * size and data root, into <data-root>/disk-templates/SIZE.img, an image
+ * never mounted; each sandbox's image is a new sparse copy of it (a few MiB
+ * of metadata, a reflink where the data root's filesystem has them).  A copy
+ * is as fresh as a mkfs: nothing of another sandbox was ever in it. */
+
+static char *
+template_path (const struct store *st, uint64_t size)
+{
+  return xasprintf ("%s/disk-templates/%" PRIu64 ".img", st->data_root, size);
+}
+
+/* mkfs into a new name, then renamed into place: a template is complete or
+ * absent, and two creates making one at once both end with a whole one. */
+static int
+template_make (const struct store *st, uint64_t size, hk_err *err)
+{
+  cleanup_free char *dir = xasprintf ("%s/disk-templates", st->data_root);
+  cleanup_free char *tmp = xasprintf ("%s/.new-%d.img", dir, (int)getpid ());
+  cleanup_free char *dst = template_path (st, size);
+  if (mkdir_p (dir, 0700, err) < 0)
+    return -1;
+  unlink (tmp);
+  cleanup_close int fd = open (tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0)
+    return err_sys (err, "create %s", tmp);
+  int r = ftruncate (fd, (off_t)size) < 0 ? err_sys (err, "size %s to %" PRIu64 " bytes", tmp, size)
+          : mkfs_image (tmp, err) < 0     ? -1
+          : rename (tmp, dst) < 0         ? err_sys (err, "rename %s to %s", tmp, dst)
+                                          : 0;
+  if (r < 0)
+    unlink (tmp);
+  return r;
+}
+
+/* Bytes [off, end) of in to the same place in out. */
+static int
+copy_extent (int in, int out, off_t off, off_t end, hk_err *err)
+{
+  off_t o_in = off, o_out = off;
+  while (o_in < end)
+    {
+      ssize_t n = copy_file_range (in, &o_in, out, &o_out, (size_t)(end - o_in), 0);
+      if (n > 0)
+        continue;
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n == 0 || errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP)
+        {
+          char buf[65536];
+          ssize_t r
+              = pread (in, buf, sizeof buf < (size_t)(end - o_in) ? sizeof buf : (size_t)(end - o_in), o_in);
+          if (r <= 0 || pwrite (out, buf, (size_t)r, o_out) != r)
+            return err_sys (err, "copy the disk template");
+          o_in += r, o_out += r;
+          continue;
+        }
+      return err_sys (err, "copy the disk template");
+    }
+  return 0;
+}
+
+/* The template's data extents into out (its holes stay holes). */
+static int
+copy_template (int in, int out, uint64_t size, hk_err *err)
+{
+  if (ioctl (out, FICLONE, in) == 0)
+    return 0;
+  off_t pos = 0, data;
+  while ((data = lseek (in, pos, SEEK_DATA)) >= 0)
+    {
+      off_t hole = lseek (in, data, SEEK_HOLE);
+      if (hole < 0 || copy_extent (in, out, data, hole, err) < 0)
+        return hole < 0 ? err_sys (err, "SEEK_HOLE in the disk template") : -1;
+      pos = hole;
+    }
+  if (errno != ENXIO)
+    return err_sys (err, "SEEK_DATA in the disk template");
+  if (ftruncate (out, (off_t)size) < 0)
+    return err_sys (err, "size the disk image to %" PRIu64 " bytes", size);
+  return 0;
+}
+
+/* The template of this size, open, made first if there is none (or it is
+ * not an image of that size: a file hako did not make is never copied). */
+static int
+template_open (const struct store *st, uint64_t size, hk_err *err)
+{
+  cleanup_free char *path = template_path (st, size);
+  for (int tries = 0; tries < 2; tries++)
+    {
+      int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+      struct stat sb;
+      if (fd >= 0 && fstat (fd, &sb) == 0 && S_ISREG (sb.st_mode) && sb.st_uid == geteuid ()
+          && (sb.st_mode & 077) == 0 && (uint64_t)sb.st_size == size)
+        return fd;
+      if (fd >= 0)
+        close (fd);
+      if ((fd >= 0 || errno != ENOENT) && unlink (path) < 0 && errno != ENOENT)
+        return err_sys (err, "remove %s", path);
+      if (template_make (st, size, err) < 0)
+        return -1;
+    }
+  return err_set (err, EIO, "%s: not the disk template hako made", path);
+}
+
+static int
+create_image (const struct store *st, const char *img, uint64_t size, hk_err *err)
+{
+  cleanup_close int tpl = template_open (st, size, err);
+  if (tpl < 0)
+    return -1;
+  cleanup_close int fd = open (img, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0)
+    return err_sys (err, "create %s", img);
+  return copy_template (tpl, fd, size, err);
+}
+
+/* The data dir is a mount of its own: on another device than its parent. */
+static bool
+is_mounted (const char *dir)
+{
+  cleanup_free char *parent = xasprintf ("%s/..", dir);
+  struct stat a, b;
+  return lstat (dir, &a) == 0 && S_ISDIR (a.st_mode) && stat (parent, &b) == 0 && a.st_dev != b.st_dev;
+}
+
+static int
+mount_tmpfs (const char *dir, uint64_t size, hk_err *err)
+{
+  cleanup_free char *opts = xasprintf ("size=%" PRIu64 ",mode=0755", size);
+  if (mount ("tmpfs", dir, "tmpfs", MS_NODEV | MS_NOSUID, opts) < 0)
+    return err_sys (err, "mount tmpfs (%s) on %s", opts, dir);
+  return 0;
+}
+
+static int
+create_fs (const struct store *st, const char *id, const char *dir, uint64_t size, hk_err *err)
+{
+  cleanup_free char *why = NULL;
+  enum disk_kind k = disk_mechanism (st->data_root, &why);
+  if (k == DISK_NONE)
+    return err_set (err, ENOTSUP, "%s", why);
+  if (k == DISK_TMPFS)
+    return mount_tmpfs (dir, size, err);
+  cleanup_free char *disks = xasprintf ("%s/disks", st->data_root);
+  cleanup_free char *img = image_path (st, id);
+  if (mkdir_p (disks, 0700, err) < 0 || create_image (st, img, size, err) < 0
+      || mount_image (img, dir, err) < 0)
+    return -1;
+  /* mkfs's lost+found is not the sandbox's; e2fsck makes it again if needed. */
+  cleanup_free char *lost = xasprintf ("%s/lost+found", dir);
+  if (rmdir (lost) < 0 && errno != ENOENT)
+    return err_sys (err, "rmdir %s", lost);
+  return 0;
+}
+
+int
+disk_create (const struct store *st, const char *id, uint64_t size, hk_err *err)
+{
+  cleanup_free char *dir = store_data_dir (st, id);
+  if (mkdir_p (dir, 0755, err) < 0)
+    return -1;
+  if (create_fs (st, id, dir, size, err) < 0)
+    {
+      hk_err ignored;
+      disk_release (st, id, &ignored);
+      rmdir (dir);
+      return err_prefix (err, "disk limit of %" PRIu64 " bytes", size);
+    }
+  return 0;
+}
+
+int
+disk_remount (const struct store *st, const char *id, hk_err *err)
+{
+  cleanup_free char *img = image_path (st, id);
+  cleanup_free char *dir = store_data_dir (st, id);
+  if (access (img, F_OK) < 0 || is_mounted (dir))
+    return 0;
+  if (mkdir_p (dir, 0755, err) < 0 || mount_image (img, dir, err) < 0)
+    return err_prefix (err, "disk limit");
+  return 0;
+}
+
+int
+disk_release (const struct store *st, const char *id, hk_err *err)
+{
+  cleanup_free char *img = image_path (st, id);
+  cleanup_free char *dir = store_data_dir (st, id);
+  /* A plain unmount first (the loop device then detaches at once); lazily
+   * when something still holds it, such as a process's cwd. */
+  if (is_mounted (dir) && umount2 (dir, UMOUNT_NOFOLLOW) < 0
+      && umount2 (dir, MNT_DETACH | UMOUNT_NOFOLLOW) < 0)
+    return err_sys (err, "unmount %s", dir);
+  if (unlink (img) < 0 && errno != ENOENT && errno != ENOTDIR)
+    return err_sys (err, "remove %s", img);
+  return 0;
+}

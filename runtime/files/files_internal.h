@@ -1,0 +1,67 @@
+/* files_internal: what files.c (put, get, the sandbox's side of cp) and
+ * files_cp.c (cp's host side) share: the job a helper runs for the sandbox. */
+#ifndef HAKO_RUNTIME_FILES_INTERNAL_H
+#define HAKO_RUNTIME_FILES_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "lib/err.h"
+#include "oci/spec.h"
+#include "oci/state.h"
+#include "runtime/files/files.h"
+#include "runtime/state/store.h"
+
+/* How a sandbox's files are reached. */
+struct view
+{
+  const char *id;
+  struct oci_state *state;
+  struct oci_spec *spec;
+  /* The root: in the helper of a running sandbox, its "/"; -1 when stopped
+   * (its directories on the host, stopped_place). */
+  int root;
+  bool write; /* put, cp in: a stopped sandbox's read-only mounts refuse */
+};
+
+/* One put or get: everything the helper needs, decided by hako. */
+struct job
+{
+  struct view v;
+  const struct files_get_opts *get; /* one of the three */
+  const struct files_put_opts *put;
+  const struct files_cp_opts *cp;
+  bool contents; /* cp: the path ended in "/." */
+  char *path;    /* normalized */
+  /* Who a new file belongs to without --user: the sandbox process's user,
+   * in the ids of the helper's user namespace (the host's when it has none
+   * of the sandbox's: a stopped rootless sandbox, mapped by hako). */
+  uid_t owner_uid;
+  gid_t owner_gid;
+  uint64_t cp_max;      /* cp out: the bound of data bytes on the host (0: none) */
+  const char *cp_bound; /* and where it comes from, for its error */
+  int proc_fd;          /* the host's /proc: the helper's own fds */
+  int cp_fd;            /* cp: the tar stream's end that is the helper's */
+  int hako_pidfd;       /* hako: the helper must not outlive it */
+};
+
+/* An error a forked helper hands back through a pipe. */
+struct stopped_err
+{
+  int errnum;
+  char msg[sizeof ((hk_err *)0)->msg];
+};
+
+/* The job for path in sandbox id: its spec and state, the host's /proc and
+ * hako's pidfd; the caller sets get, put or cp. */
+int job_open (const struct store *st, const char *id, const char *path, struct job *j, hk_err *err);
+
+/* Run the job in its helper (in the running sandbox, or forked for a
+ * stopped one), as user (NULL: the sandbox's root); data_fd is kept open
+ * for it. */
+int job_go (const struct store *st, struct job *j, const char *user, int data_fd, hk_err *err);
+
+void job_free (struct job *j);
+
+#endif
