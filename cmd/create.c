@@ -208,7 +208,8 @@ static const char create_help[]
       "      --profile P         no bundle config: use profile P (host)\n"
       "      --image NAME        the root (and, without --bundle, the config) from an image\n"
       "      --from-snapshot DIR the config and writable state of a `hako snapshot` copy\n"
-      "      --pid-file FILE     write the sandbox process's host pid to FILE\n" CMD_OVERRIDES_HELP
+      "      --pid-file FILE     write the sandbox process's host pid to FILE\n" CMD_PUBLISH_HELP
+          CMD_OVERRIDES_HELP
       "      --console-socket S  with process.terminal: send the pty's master to the unix socket S\n"
       "      --preserve-fds N    pass fds 3 to 3+N-1 on to the process\n"
       "      --no-monitor        no monitor process: the caller reaps the sandbox's\n"
@@ -223,7 +224,8 @@ static const struct option opts[] = {
   { "config", required_argument, NULL, 'C' },
   { "profile", required_argument, NULL, 'P' },
   { "image", required_argument, NULL, 'I' },
-  { "pid-file", required_argument, NULL, 'p' },
+  { "pid-file", required_argument, NULL, CMD_OPT_PID_FILE },
+  { "publish", required_argument, NULL, CMD_OPT_PUBLISH },
   { "no-new-keyring", no_argument, NULL, 'k' },
   { "no-pivot", no_argument, NULL, 'n' },
   { "console-socket", required_argument, NULL, 'c' },
@@ -239,7 +241,8 @@ static const struct option opts[] = {
 /* Create the sandbox from its loaded config; create's exit status. */
 static int
 create_sandbox (const struct store *st, const char *id, const struct config_src *cfg, const char *pid_file,
-                const char *console, unsigned int preserve, bool no_monitor, const char *snap_data)
+                const char *console, unsigned int preserve, bool no_monitor, const char *snap_data,
+                const struct cmd_overrides *ov)
 {
   struct sbx_create_opts o = { .id = id,
                                .bundle = cfg->bundle,
@@ -252,7 +255,9 @@ create_sandbox (const struct store *st, const char *id, const struct config_src 
                                .no_monitor = no_monitor,
                                .image_layers = cfg->layers,
                                .image_id = cfg->image_id,
-                               .from_snapshot = snap_data };
+                               .from_snapshot = snap_data,
+                               .ports = ov->ports,
+                               .n_ports = ov->n_ports };
   hk_err err = { 0 };
   int status = EXIT_HAKO;
   if (sbx_create (st, &o, NULL, &status, &err) < 0)
@@ -271,14 +276,14 @@ cmd_create (int argc, char **argv)
   struct cmd_overrides ov = { 0 };
   bool no_monitor = false;
   int c, r;
-  while ((c = getopt_long (argc, argv, "b:h" CMD_OVERRIDE_SHORTOPTS, opts, NULL)) != -1)
+  while ((c = getopt_long (argc, argv, "b:p:h" CMD_OVERRIDE_SHORTOPTS, opts, NULL)) != -1)
     switch (c)
       {
       case 'b': bundle = optarg; break;
       case 'C': cmd_config_file (optarg); break;
       case 'P': profile = optarg; break;
       case 'I': image = optarg; break;
-      case 'p': pid_file = optarg; break;
+      case CMD_OPT_PID_FILE: pid_file = optarg; break;
       case 'k': break;
       /* runc's --no-pivot enters the root with MS_MOVE and chroot, which a
        * process with CAP_SYS_CHROOT escapes by chrooting again: refused. */
@@ -331,7 +336,7 @@ cmd_create (int argc, char **argv)
       || cmd_apply_overrides (&cfg, &ov, NULL, &err) < 0)
     status = cmd_fail ("create", id, &err);
   else
-    status = create_sandbox (&st, id, &cfg, pid_file, console, preserve, no_monitor, snap_data);
+    status = create_sandbox (&st, id, &cfg, pid_file, console, preserve, no_monitor, snap_data, &ov);
   if (status != 0)
     status = EXIT_HAKO; /* create only says whether it worked */
   cmd_config_free (&cfg);

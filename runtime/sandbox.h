@@ -10,6 +10,7 @@
 #include "oci/spec.h"
 #include "oci/state.h"
 #include "runtime/cgroup/cgroup.h"
+#include "runtime/ports.h"
 #include "runtime/sbxstate.h"
 #include "runtime/spawn.h"
 #include "runtime/store.h"
@@ -48,6 +49,10 @@ struct sbx_create_opts
   /* run --learn: the learner's end for the sandbox's first process
    * (runtime/learn.h); NULL: not learning. */
   const struct learn_link *learn;
+  /* run/create -p: the ports to publish (runtime/ports.h); a restart
+   * publishes those of its record instead. */
+  const struct port_map *ports;
+  size_t n_ports;
 };
 
 /* A foreground sandbox `run` is waiting on. */
