@@ -134,6 +134,9 @@ cmd_port (int argc, char **argv)
   size_t n_add = 0;
   bool json = false;
   int c, r;
+  /* Options before or after the ID (`hako port ID --add 8000`, as update
+   * takes them): optind 0 restarts getopt in its permuting order. */
+  optind = 0;
   while ((c = getopt_long (argc, argv, "a:h", opts, NULL)) != -1)
     switch (c)
       {

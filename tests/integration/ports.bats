@@ -133,7 +133,8 @@ sys.stdout.write(subprocess.run(sys.argv[2:], capture_output=True, text=True).st
   local where=$output
   [[ "$where" == 127.0.0.1:* ]]
   wait_for 30 served_from add "$where"
-  run -0 $H port --add 8000 add
+  # (the options after the ID, as update takes them)
+  run -0 $H port add --add 8000
   [ "$output" = "$where" ]
   run -0 $H port --add "$HP2:8000" add
   [ "$output" = "127.0.0.1:$HP2" ]
