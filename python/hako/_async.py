@@ -13,7 +13,7 @@ from typing import (IO, Any, Callable, Dict, List, Mapping, Optional,
                     Sequence, Tuple, Union)
 
 from hako._errors import (CommandExitException, InvalidArgumentException, NotFoundException,
-                          SandboxException, TimeoutException, from_kind)
+                          SandboxException, TimeoutException, UnsupportedException, from_kind)
 from hako._download import Unpacked
 from hako._proc import CHUNK, DEVNULL, PIPE, Process, Reader, Writer, despite_cancel
 from hako._transport import SSH, SSH_STATUS_SCRIPT, Local, Transport
@@ -652,6 +652,31 @@ class AsyncSandbox:
     async def set_timeout(self, seconds: float) -> None:
         """Move the sandbox's deadline to ``seconds`` from now (``hako update --timeout``)."""
         await self._call(["update", "--timeout", _duration(seconds), self.sandbox_id])
+
+    async def get_host(self, port: int, *, host_ip: Optional[str] = None) -> str:
+        """``"HOST:PORT"`` where this machine reaches the sandbox's TCP ``port``
+        (e2b's ``get_host``; add ``http://`` for a URL): published on first use
+        (``hako port --add``), again the same on the next call.  It is on the
+        hako machine's 127.0.0.1 unless ``host_ip`` names another of its
+        addresses (``"0.0.0.0"``: every interface, so the network reaches the
+        sandbox's server).  Over SSH the port is on the remote machine: give
+        ``host_ip`` (say ``"0.0.0.0"``), and the answer names the SSH host."""
+        if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+            raise InvalidArgumentException(f"port {port!r}: expected a TCP port number from 1 to 65535")
+        t = self._transport
+        if isinstance(t, SSH) and host_ip is None:
+            raise UnsupportedException(
+                f"get_host({port}) over SSH: the port would be on {t.host}'s own 127.0.0.1; give host_ip= "
+                "(\"0.0.0.0\": every interface of that machine), or tunnel it with ssh -L", sandbox_id=self.sandbox_id)
+        spec = str(port) if host_ip is None else f"[{host_ip}]::{port}" if ":" in host_ip else f"{host_ip}::{port}"
+        _, out, _ = await self._call(["port", "--add", spec, "--format", "json", self.sandbox_id])
+        published = json.loads(out)[0]
+        ip, host_port = str(published["host_ip"]), int(published["host_port"])
+        if isinstance(t, SSH):
+            ip = t.host
+        elif ip in ("0.0.0.0", "::"):
+            ip = "127.0.0.1" if ip == "0.0.0.0" else "::1"
+        return f"[{ip}]:{host_port}" if ":" in ip else f"{ip}:{host_port}"
 
     async def kill(self) -> bool:
         """Delete the sandbox and everything in it.  False if it was already gone."""

@@ -175,6 +175,10 @@ class Sandbox:
     def set_timeout(self, seconds: float) -> None:
         _run(self._a.set_timeout(seconds))
 
+    def get_host(self, port: int, *, host_ip: Optional[str] = None) -> str:
+        """As ``AsyncSandbox.get_host``: ``"HOST:PORT"`` of the sandbox's ``port``."""
+        return _run(self._a.get_host(port, host_ip=host_ip))
+
     def kill(self) -> bool:
         return _run(self._a.kill())
 
