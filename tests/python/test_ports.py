@@ -101,3 +101,13 @@ def test_get_host_bad_input(kw: Dict[str, Any]) -> None:
     sb.kill()
     with pytest.raises(hako.NotFoundException):
         sb.get_host(8000)
+
+
+def test_get_host_over_ssh_needs_an_address_and_names_the_ssh_host(ssh: hako.SSH) -> None:
+    with Sandbox.create(transport=ssh) as sb:
+        _serve(sb)
+        with pytest.raises(hako.UnsupportedException):
+            sb.get_host(8000)  # it would be on the remote machine's own loopback
+        host = sb.get_host(8000, host_ip="0.0.0.0")
+        assert host.startswith(f"{ssh.host}:")
+        assert _page(host) == f"from-{sb.sandbox_id}\n"
