@@ -170,7 +170,10 @@ finish_connect (struct fwd *f, struct fconn *c)
   close (c->in.fd);
   c->in.fd = -1;
   c->in.hup = false;
-  return !c->tried_v6 && (c->tried_v6 = true, connect_inner (f, c));
+  if (c->tried_v6)
+    return false;
+  c->tried_v6 = true; /* a server on the sandbox's ::1 alone */
+  return connect_inner (f, c);
 }
 
 static bool

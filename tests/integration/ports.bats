@@ -148,6 +148,12 @@ sys.stdout.write(subprocess.run(sys.argv[2:], capture_output=True, text=True).st
   [ "${#lines[@]}" -eq 2 ]
 }
 
+@test "a server listening on the sandbox's ::1 alone is reached too" {
+  $H run -d --profile host -p "$HP1:8000" v6 -- sh -c \
+    'mkdir /tmp/www && echo from-v6 > /tmp/www/index.html && exec busybox httpd -f -p "[::1]:8000" -h /tmp/www'
+  wait_for 30 served_from v6 "127.0.0.1:$HP1"
+}
+
 @test "two sandboxes publish the same port of theirs on different host ports" {
   serve one -p "$HP1:8000"
   serve two -p "$HP2:8000"
