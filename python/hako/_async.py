@@ -17,7 +17,7 @@ from hako._errors import (CommandExitException, InvalidArgumentException, NotFou
 from hako._download import Unpacked
 from hako._proc import CHUNK, DEVNULL, PIPE, Process, Reader, Writer, despite_cancel
 from hako._transport import SSH, SSH_STATUS_SCRIPT, Local, Transport
-from hako._types import CommandResult, EntryInfo, SandboxInfo, SandboxQuery, list_filters
+from hako._types import CommandResult, EntryInfo, SandboxInfo, SandboxList, SandboxQuery, list_filters
 
 OutputCallback = Callable[[str], Any]
 Command = Union[str, Sequence[str]]
@@ -563,14 +563,19 @@ class AsyncSandbox:
                      cwd: Optional[str] = None, user: Optional[str] = None, mounts: Sequence[str] = (),
                      sandbox_id: Optional[str] = None, from_snapshot: Optional[str] = None, *,
                      devices: Sequence[str] = (), metadata: Optional[Mapping[str, str]] = None,
-                     hako: Optional[str] = None, root: Optional[str] = None,
+                     template: Optional[str] = None, hako: Optional[str] = None, root: Optional[str] = None,
                      data_root: Optional[str] = None, transport: Optional[Transport] = None) -> "AsyncSandbox":
         """Create and start a sandbox; its own process only keeps it alive.
 
         It lives ``timeout`` seconds (DEFAULT_LIFETIME, 300, as e2b's; None:
         until deleted), so a crashed orchestrator leaves nothing running;
         ``set_timeout`` moves the deadline.  ``metadata`` becomes its labels
-        (``--label``), which ``list(query=...)`` filters by."""
+        (``--label``), which ``list(query=...)`` filters by.  ``template`` is
+        e2b's name for ``image``."""
+        if template is not None:
+            if image is not None:
+                raise InvalidArgumentException("give image= or template= (e2b's name for it), not both")
+            image = template
         t = _make_transport(transport, hako, root, data_root)
         sid = sandbox_id or _new_id()
         args = ["run", "-d"]
@@ -633,14 +638,17 @@ class AsyncSandbox:
     @classmethod
     async def list(cls, query: Union[SandboxQuery, Mapping[str, Any], None] = None, *, hako: Optional[str] = None,
                    root: Optional[str] = None, data_root: Optional[str] = None,
-                   transport: Optional[Transport] = None) -> List[SandboxInfo]:
+                   transport: Optional[Transport] = None) -> SandboxList:
         """The sandboxes, those whose metadata has every key and value of
-        ``query``'s and whose status is one of its ``state`` (when given)."""
+        ``query``'s and whose status is one of its ``state`` (when given): a
+        list, which is also e2b's paginator (``next_items()``, ``has_next``)."""
         t = _make_transport(transport, hako, root, data_root)
         _, out, _ = await _call(t, ["list", "--format", "json"] + list_filters(query), sandbox_id=None)
         infos = [SandboxInfo.from_state(o) for o in json.loads(out or b"[]")]
         states = query.get("state") if isinstance(query, Mapping) else query.state if query else None
-        return [i for i in infos if not states or i.status in states]
+        if isinstance(states, str):
+            states = [states]
+        return SandboxList(i for i in infos if not states or i.status in states)
 
     async def get_info(self) -> SandboxInfo:
         _, out, _ = await self._call(["state", self.sandbox_id])

@@ -9,7 +9,7 @@ from typing import Any, Coroutine, Dict, List, Mapping, Optional, Sequence, Type
 
 from hako._async import (DEFAULT_LIFETIME, AsyncCommandHandle, AsyncSandbox, Command, OutputCallback, WriteData)
 from hako._transport import Transport
-from hako._types import CommandResult, EntryInfo, SandboxInfo, SandboxQuery
+from hako._types import CommandResult, EntryInfo, SandboxInfo, SandboxList, SandboxQuery
 
 T = TypeVar("T")
 _local = threading.local()
@@ -142,15 +142,15 @@ class Sandbox:
                cwd: Optional[str] = None, user: Optional[str] = None, mounts: Sequence[str] = (),
                sandbox_id: Optional[str] = None, from_snapshot: Optional[str] = None, *,
                devices: Sequence[str] = (), metadata: Optional[Mapping[str, str]] = None,
-               hako: Optional[str] = None, root: Optional[str] = None,
+               template: Optional[str] = None, hako: Optional[str] = None, root: Optional[str] = None,
                data_root: Optional[str] = None, transport: Optional[Transport] = None) -> "Sandbox":
         """As ``AsyncSandbox.create``: a lifetime of ``timeout`` seconds
         (DEFAULT_LIFETIME, 300; None: none), ``metadata`` as its labels."""
         return cls._wrap(_run(AsyncSandbox.create(
             image=image, profile=profile, bundle=bundle, network=network, allow=allow, memory=memory, cpus=cpus,
             pids=pids, disk=disk, timeout=timeout, envs=envs, cwd=cwd, user=user, mounts=mounts,
-            sandbox_id=sandbox_id, from_snapshot=from_snapshot, devices=devices, metadata=metadata, hako=hako,
-            root=root, data_root=data_root, transport=transport)))
+            sandbox_id=sandbox_id, from_snapshot=from_snapshot, devices=devices, metadata=metadata,
+            template=template, hako=hako, root=root, data_root=data_root, transport=transport)))
 
     @classmethod
     def connect(cls, sandbox_id: str, *, hako: Optional[str] = None, root: Optional[str] = None,
@@ -163,7 +163,7 @@ class Sandbox:
     @classmethod
     def list(cls, query: Union[SandboxQuery, Mapping[str, Any], None] = None, *, hako: Optional[str] = None,
              root: Optional[str] = None, data_root: Optional[str] = None,
-             transport: Optional[Transport] = None) -> List[SandboxInfo]:
+             transport: Optional[Transport] = None) -> SandboxList:
         return _run(AsyncSandbox.list(query, hako=hako, root=root, data_root=data_root, transport=transport))
 
     def get_info(self) -> SandboxInfo:
