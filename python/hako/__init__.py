@@ -4,6 +4,7 @@ from hako._async import DEFAULT_LIFETIME, AsyncCommandHandle, AsyncSandbox
 from hako._errors import (AdmissionException, AlreadyExistsException, BusyException, CommandExitException,
                           InvalidArgumentException, NoSpaceException, NotFoundException, NotRunningException,
                           PermissionException, SandboxException, TimeoutException, UnsupportedException)
+from hako._metrics import SandboxMetrics
 from hako._sync import CommandHandle, Sandbox
 from hako._transport import SSH, Local, Transport
 from hako._types import CommandResult, EntryInfo, SandboxInfo, SandboxList, SandboxQuery
@@ -15,6 +16,6 @@ __all__ = [
     "DEFAULT_LIFETIME", "AdmissionException", "AlreadyExistsException", "AsyncCommandHandle", "AsyncSandbox", "BusyException",
     "CommandExitException", "CommandHandle", "CommandResult", "EntryInfo", "InvalidArgumentException", "Local",
     "NoSpaceException", "NotFoundException", "NotRunningException", "PermissionException", "SSH", "Sandbox",
-    "SandboxException", "SandboxInfo", "SandboxList", "SandboxQuery", "Session", "TimeoutException", "Transport", "UnsupportedException",
+    "SandboxException", "SandboxInfo", "SandboxList", "SandboxMetrics", "SandboxQuery", "Session", "TimeoutException", "Transport", "UnsupportedException",
     "session",
 ]

@@ -9,12 +9,15 @@ import json
 import os
 import secrets
 import tarfile
+from datetime import datetime, timezone
 from typing import (IO, Any, Callable, Dict, List, Mapping, Optional,
                     Sequence, Tuple, Union)
 
 from hako._errors import (CommandExitException, InvalidArgumentException, NotFoundException,
-                          SandboxException, TimeoutException, UnsupportedException, from_kind)
+                          NotRunningException, SandboxException, TimeoutException, UnsupportedException,
+                          from_kind)
 from hako._download import Unpacked
+from hako._metrics import MetricsHistory, SandboxMetrics
 from hako._proc import CHUNK, DEVNULL, PIPE, Process, Reader, Writer, despite_cancel
 from hako._transport import SSH, SSH_STATUS_SCRIPT, Local, Transport
 from hako._types import CommandResult, EntryInfo, SandboxInfo, SandboxList, SandboxQuery, list_filters
@@ -544,6 +547,7 @@ class AsyncSandbox:
         self._user = user
         self.commands = AsyncCommands(self)
         self.files = AsyncFiles(self)
+        self._metrics = MetricsHistory()
 
     # ---- the CLI ----
 
@@ -660,6 +664,25 @@ class AsyncSandbox:
     async def set_timeout(self, seconds: float) -> None:
         """Move the sandbox's deadline to ``seconds`` from now (``hako update --timeout``)."""
         await self._call(["update", "--timeout", _duration(seconds), self.sandbox_id])
+
+    async def get_metrics(self, start: Optional[datetime] = None,
+                          end: Optional[datetime] = None) -> List[SandboxMetrics]:
+        """e2b's usage samples, oldest first: one taken now (``hako events
+        --stats``) after those this object took before, within ``start`` and
+        ``end`` (naive: local time).  hako keeps no history (no daemon): a
+        sample's CPU percentage is over the time since the one before, the
+        first one's since the sandbox started.  A sandbox that is not
+        running gives the samples taken while it ran."""
+        if not self._metrics.samples:
+            started = (await self.get_info()).started_at
+        else:
+            started = None
+        try:
+            _, out, _ = await self._call(["events", "--stats", self.sandbox_id])
+        except NotRunningException:
+            return self._metrics.between(start, end)
+        self._metrics.add(json.loads(out), datetime.now(timezone.utc), started)
+        return self._metrics.between(start, end)
 
     async def get_host(self, port: int, *, host_ip: Optional[str] = None) -> str:
         """``"HOST:PORT"`` where this machine reaches the sandbox's TCP ``port``

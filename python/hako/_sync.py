@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from datetime import datetime
 from typing import Any, Coroutine, Dict, List, Mapping, Optional, Sequence, TypeVar, Union
 
 from hako._async import (DEFAULT_LIFETIME, AsyncCommandHandle, AsyncSandbox, Command, OutputCallback, WriteData)
+from hako._metrics import SandboxMetrics
 from hako._transport import Transport
 from hako._types import CommandResult, EntryInfo, SandboxInfo, SandboxList, SandboxQuery
 
@@ -174,6 +176,10 @@ class Sandbox:
 
     def set_timeout(self, seconds: float) -> None:
         _run(self._a.set_timeout(seconds))
+
+    def get_metrics(self, start: Optional[datetime] = None, end: Optional[datetime] = None) -> List[SandboxMetrics]:
+        """As ``AsyncSandbox.get_metrics``: usage samples, the last one now."""
+        return _run(self._a.get_metrics(start, end))
 
     def get_host(self, port: int, *, host_ip: Optional[str] = None) -> str:
         """As ``AsyncSandbox.get_host``: ``"HOST:PORT"`` of the sandbox's ``port``."""
