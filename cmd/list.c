@@ -128,6 +128,11 @@ print_json (const struct store *st, const struct oci_state *s, bool first)
   json_str (s->rootfs);
   printf (",\"created\":");
   json_str (s->created);
+  if (s->started)
+    {
+      printf (",\"started\":");
+      json_str (s->started);
+    }
   if (s->deadline)
     {
       printf (",\"deadline\":");

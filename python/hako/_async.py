@@ -20,7 +20,8 @@ from hako._download import Unpacked
 from hako._metrics import MetricsHistory, SandboxMetrics
 from hako._proc import CHUNK, DEVNULL, PIPE, Process, Reader, Writer, despite_cancel
 from hako._transport import SSH, SSH_STATUS_SCRIPT, Local, Transport
-from hako._types import CommandResult, EntryInfo, SandboxInfo, SandboxList, SandboxQuery, list_filters
+from hako._types import (CommandResult, EntryInfo, SandboxInfo, SandboxList, SandboxQuery, list_filters,
+                         query_keeps)
 
 OutputCallback = Callable[[str], Any]
 Command = Union[str, Sequence[str]]
@@ -649,10 +650,7 @@ class AsyncSandbox:
         t = _make_transport(transport, hako, root, data_root)
         _, out, _ = await _call(t, ["list", "--format", "json"] + list_filters(query), sandbox_id=None)
         infos = [SandboxInfo.from_state(o) for o in json.loads(out or b"[]")]
-        states = query.get("state") if isinstance(query, Mapping) else query.state if query else None
-        if isinstance(states, str):
-            states = [states]
-        return SandboxList(i for i in infos if not states or i.status in states)
+        return SandboxList(i for i in infos if query_keeps(query, i))
 
     async def get_info(self) -> SandboxInfo:
         _, out, _ = await self._call(["state", self.sandbox_id])

@@ -121,11 +121,31 @@ def labels_of(obj: Dict[str, Any]) -> Dict[str, str]:
 
 @dataclass
 class SandboxQuery:
-    """``Sandbox.list(query=...)``: e2b's filter, by metadata and by state
-    (``"running"``, ``"paused"``, ``"created"``, ``"stopped"``; any of them)."""
+    """``Sandbox.list(query=...)``: e2b's filter, by metadata, by state
+    (``"running"``, ``"paused"``, ``"created"``, ``"stopped"``; any of them)
+    and by start time; e2b's ``template`` is not kept by hako's list."""
 
     metadata: Optional[Mapping[str, str]] = None
     state: Optional[Sequence[str]] = None
+    # e2b's: those started at or after this time (naive: local time)
+    started_after: Optional[datetime] = None
+
+
+def query_keeps(query: Union[SandboxQuery, Mapping[str, Any], None], info: SandboxInfo) -> bool:
+    """What the query asks that ``hako list --filter`` cannot: several
+    states (any of them), a start time."""
+    if query is None:
+        return True
+    get = query.get if isinstance(query, Mapping) else lambda k: getattr(query, k, None)
+    states = get("state")
+    if isinstance(states, str):
+        states = [states]
+    if states and info.status not in states:
+        return False
+    after = get("started_after")
+    if isinstance(after, datetime):
+        return info.started_at is not None and info.started_at >= after.astimezone(timezone.utc)
+    return True
 
 
 def list_filters(query: Union[SandboxQuery, Mapping[str, Any], None]) -> List[str]:

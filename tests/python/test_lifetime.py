@@ -140,5 +140,10 @@ def test_e2b_constructor_keywords_and_list_paginator(kw: Dict[str, Any], busybox
         assert not page.has_next
         assert [i.state for i in Sandbox.list(hako.SandboxQuery(state=["running"]), **kw)] == ["running"] * 2
         assert Sandbox.list({"state": "running", "metadata": {"job": "8"}}, **kw) == []
+        # started_after (naive: local time, as e2b's)
+        recent = Sandbox.list(hako.SandboxQuery(started_after=datetime.now() - timedelta(minutes=5)), **kw)
+        assert sorted(i.sandbox_id for i in recent) == sorted([a.sandbox_id, b.sandbox_id])
+        assert all(_near(i.started_at, 0, slack=300) for i in recent)
+        assert Sandbox.list({"started_after": datetime.now(timezone.utc) + timedelta(minutes=5)}, **kw) == []
     with pytest.raises(hako.InvalidArgumentException):
         Sandbox(busybox, template=busybox, **kw)
