@@ -636,6 +636,33 @@ arm_deadline (const struct sbx_create_opts *o, struct build *b, hk_err *err)
   return 0;
 }
 
+/* Published ports (run/create -p, or a restart's record), bound first: a
+ * host port in use or privileged fails create before anything but the state
+ * dir (whose mkdir decides a race for the id) is made. */
+static int
+prepare_ports (const struct sbx_create_opts *o, struct build *b, hk_err *err)
+{
+  if (o->restart)
+    {
+      if (ports_read (o->restart, &b->ports, &b->n_ports, err) < 0)
+        return -1;
+    }
+  else if (o->n_ports > 0)
+    {
+      b->ports = xcalloc (o->n_ports, sizeof *b->ports);
+      memcpy (b->ports, o->ports, o->n_ports * sizeof *b->ports);
+      b->n_ports = o->n_ports;
+    }
+  if (b->n_ports == 0)
+    return 0;
+  b->port_fds = xcalloc (b->n_ports, sizeof *b->port_fds);
+  for (size_t i = 0; i < b->n_ports; i++)
+    b->port_fds[i] = -1;
+  if (ports_check_spec (o->spec, b->ports, b->n_ports, err) < 0)
+    return -1;
+  return ports_bind (b->ports, b->n_ports, b->port_fds, err);
+}
+
 /* The published ports' forwarder, into the namespaces spawn opened for it
  * (hako keeps them no longer: the sandbox's process holds them). */
 static int
@@ -683,7 +710,8 @@ build_sandbox (const struct store *st, const struct sbx_create_opts *o, struct b
     return -1;
   /* Admission first, under its own lock (a restart replaces its own record);
    * the proxy once the process is ready, so a restart gets a new one too. */
-  if (admission_reserve (st, o->id, o->spec, err) < 0 || resolve_rootfs (o, b, rootfs, err) < 0
+  if (prepare_ports (o, b, err) < 0 || admission_reserve (st, o->id, o->spec, err) < 0
+      || resolve_rootfs (o, b, rootfs, err) < 0
       || (!root_by_fd (o) && idmap_check_reachable (o->spec, *rootfs, err) < 0)
       || (!b->restart && file_write_new (config, o->config_json, o->config_len, 0600, err) < 0)
       || prepare_log (o, b, monitored, err) < 0 || prepare_data_dir (st, o, b, err) < 0
@@ -696,32 +724,6 @@ build_sandbox (const struct store *st, const struct sbx_create_opts *o, struct b
       || start_ports (b, err) < 0 || (o->pid_file && pid_file_write (o->pid_file, b->child.pid, err) < 0))
     return -1;
   return 0;
-}
-
-/* Published ports (run/create -p, or a restart's record), bound now: a
- * host port in use or privileged fails create before anything is built. */
-static int
-prepare_ports (const struct sbx_create_opts *o, struct build *b, hk_err *err)
-{
-  if (o->restart)
-    {
-      if (ports_read (o->restart, &b->ports, &b->n_ports, err) < 0)
-        return -1;
-    }
-  else if (o->n_ports > 0)
-    {
-      b->ports = xcalloc (o->n_ports, sizeof *b->ports);
-      memcpy (b->ports, o->ports, o->n_ports * sizeof *b->ports);
-      b->n_ports = o->n_ports;
-    }
-  if (b->n_ports == 0)
-    return 0;
-  b->port_fds = xcalloc (b->n_ports, sizeof *b->port_fds);
-  for (size_t i = 0; i < b->n_ports; i++)
-    b->port_fds[i] = -1;
-  if (ports_check_spec (o->spec, b->ports, b->n_ports, err) < 0)
-    return -1;
-  return ports_bind (b->ports, b->n_ports, b->port_fds, err);
 }
 
 /* In the monitor, once create is done: hand the caller its answer and stay
@@ -768,8 +770,7 @@ sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_
       || seccomp_prepare_cached (o->spec, st->data_root, &b.seccomp, err) < 0
       || cg_host_get (&cg_host, err) < 0
       || cg_prepare (cg_host, o->spec, o->id, st->root, &b.cgroups, err) < 0
-      || (!b.restart && disk_plan (st, o->spec, has_data_dir (o, false), &b.disk_size, err) < 0)
-      || prepare_ports (o, &b, err) < 0)
+      || (!b.restart && disk_plan (st, o->spec, has_data_dir (o, false), &b.disk_size, err) < 0))
     {
       build_free (&b);
       return -1;

@@ -248,6 +248,11 @@ open(sys.argv[2], "w").close(); time.sleep(300)' "$HP_HOST" "$TEST_ROOT/held" 3>
   run -125 $H run -d --profile host -p "$HP1:8000" -p "$HP_HOST:8001" busy2 -- sleep 60
   [ ! -e "$STATE/busy2" ]
   port_free "$HP1"
+  # The same id again: it exists (its own port taken is not the news).
+  $H run -d --profile host -p "$HP2:8000" dup -- sleep 60
+  run -125 $H --log-format json run -d --profile host -p "$HP2:8000" dup -- sleep 60
+  [ "$(echo "$output" | jq -r .kind)" = exists ]
+  $H delete --force dup
   # A port below 1024 needs CAP_NET_BIND_SERVICE, which this hako lacks.
   run -125 setpriv --bounding-set=-net_bind_service -- $H --log-format json run -d --profile host -p 81:8000 priv -- sleep 60
   echo "$output"
