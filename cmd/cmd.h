@@ -53,6 +53,7 @@ int cmd_hibernate (int argc, char **argv);
 int cmd_wake (int argc, char **argv);
 int cmd_checkpoint (int argc, char **argv);
 int cmd_restore (int argc, char **argv);
+int cmd_port (int argc, char **argv);
 
 #define EXIT_HAKO 125
 /* exec --timeout: the deadline killed the command (timeout(1)'s status). */
@@ -134,6 +135,18 @@ void cmd_split_dashdash (int *argc, char **argv, char ***cmd);
 
 /* --learn-on-failure (run, exec): see struct cmd_learn. */
 #define CMD_OPT_LEARN_ON_FAILURE 0x4502
+/* -p, --publish SPEC (run, create; cmd/port.c): a port to publish,
+ * appended to *v (runtime/proxy/ports.h); -1 after a usage error (reported). */
+#define CMD_OPT_PUBLISH 'p'
+#define CMD_OPT_PID_FILE 0x4503
+struct port_map;
+int cmd_publish_option (struct port_map **v, size_t *n, const char *arg, const char *verb);
+#define CMD_PUBLISH_HELP                                                                                     \
+  "  -p, --publish SPEC      publish a TCP port of the sandbox on the host (hako-port(8)):\n"                \
+  "                          [HOSTIP:]HOSTPORT:PORT, HOSTIP::PORT or PORT (any free host\n"                  \
+  "                          port); HOSTIP defaults to 127.0.0.1; needs a network namespace\n"               \
+  "                          of its own (--network none or allowlist) (repeatable)\n"
+
 /* --name ID (run, create): docker's spelling of the sandbox's ID. */
 #define CMD_OPT_NAME 0x4501
 /* The sandbox ID of run/create: the one operand, or --name's (name may be

@@ -21,7 +21,8 @@ static const char create_help[]
       "      --profile P         no bundle config: use profile P (host)\n"
       "      --image NAME        the root (and, without --bundle, the config) from an image\n"
       "      --from-snapshot DIR the config and writable state of a `hako snapshot` copy\n"
-      "      --pid-file FILE     write the sandbox process's host pid to FILE\n" CMD_OVERRIDES_HELP
+      "      --pid-file FILE     write the sandbox process's host pid to FILE\n" CMD_PUBLISH_HELP
+          CMD_OVERRIDES_HELP
       "      --console-socket S  with process.terminal: send the pty's master to the unix socket S\n"
       "      --preserve-fds N    pass fds 3 to 3+N-1 on to the process\n"
       "      --no-monitor        no monitor process: the caller reaps the sandbox's\n"
@@ -36,7 +37,8 @@ static const struct option opts[] = {
   { "config", required_argument, NULL, 'C' },
   { "profile", required_argument, NULL, 'P' },
   { "image", required_argument, NULL, 'I' },
-  { "pid-file", required_argument, NULL, 'p' },
+  { "pid-file", required_argument, NULL, CMD_OPT_PID_FILE },
+  { "publish", required_argument, NULL, CMD_OPT_PUBLISH },
   { "no-new-keyring", no_argument, NULL, 'k' },
   { "no-pivot", no_argument, NULL, 'n' },
   { "console-socket", required_argument, NULL, 'c' },
@@ -52,7 +54,7 @@ static const struct option opts[] = {
 /* Create the sandbox from its loaded config; create's exit status. */
 static int
 create_sandbox (const struct store *st, const char *id, const struct config_src *cfg, const char *pid_file,
-                const char *console, unsigned int preserve, bool no_monitor)
+                const char *console, unsigned int preserve, bool no_monitor, const struct cmd_overrides *ov)
 {
   struct sbx_create_opts o = { .id = id,
                                .bundle = cfg->bundle,
@@ -65,7 +67,9 @@ create_sandbox (const struct store *st, const char *id, const struct config_src 
                                .no_monitor = no_monitor,
                                .image_layers = cfg->layers,
                                .image_id = cfg->image_id,
-                               .from_snapshot = cfg->snapshot_data };
+                               .from_snapshot = cfg->snapshot_data,
+                               .ports = ov->ports,
+                               .n_ports = ov->n_ports };
   hk_err err = { 0 };
   int status = EXIT_HAKO;
   if (sbx_create (st, &o, NULL, &status, &err) < 0)
@@ -84,14 +88,14 @@ cmd_create (int argc, char **argv)
   struct cmd_overrides ov = { 0 };
   bool no_monitor = false;
   int c, r;
-  while ((c = getopt_long (argc, argv, "b:h" CMD_OVERRIDE_SHORTOPTS, opts, NULL)) != -1)
+  while ((c = getopt_long (argc, argv, "b:p:h" CMD_OVERRIDE_SHORTOPTS, opts, NULL)) != -1)
     switch (c)
       {
       case 'b': bundle = optarg; break;
       case 'C': config_file = optarg; break;
       case 'P': profile = optarg; break;
       case 'I': image = optarg; break;
-      case 'p': pid_file = optarg; break;
+      case CMD_OPT_PID_FILE: pid_file = optarg; break;
       case 'k': break;
       /* runc's --no-pivot enters the root with MS_MOVE and chroot, which a
        * process with CAP_SYS_CHROOT escapes by chrooting again: refused. */
@@ -144,7 +148,7 @@ cmd_create (int argc, char **argv)
   if (cmd_store (&st, &err) < 0 || cmd_config_load (&req, &cfg, &err) < 0)
     status = cmd_fail ("create", id, &err);
   else
-    status = create_sandbox (&st, id, &cfg, pid_file, console, preserve, no_monitor);
+    status = create_sandbox (&st, id, &cfg, pid_file, console, preserve, no_monitor, &ov);
   if (status != 0)
     status = EXIT_HAKO; /* create only says whether it worked */
   cmd_config_free (&cfg);

@@ -15,7 +15,7 @@ static const char events_help[]
       "Print the sandbox's events as JSON lines until its process exits:\n"
       "{\"type\":\"oom\",\"id\":ID} for each OOM kill, and a {\"type\":\"stats\",...} line\n"
       "every DUR.\n"
-      "  --stats           print the usage once (cpu, memory, pids) and exit\n"
+      "  --stats           print the usage once (cpu, memory, pids, disk) and exit\n"
       "  --interval DUR    stats every DUR (\"500ms\", \"1m\"; default 5s, as runc)\n";
 
 struct out_ctx

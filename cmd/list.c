@@ -128,6 +128,16 @@ print_json (const struct store *st, const struct oci_state *s, bool first)
   json_str (s->rootfs);
   printf (",\"created\":");
   json_str (s->created);
+  if (s->started)
+    {
+      printf (",\"started\":");
+      json_str (s->started);
+    }
+  if (s->deadline)
+    {
+      printf (",\"deadline\":");
+      json_str (s->deadline);
+    }
   print_devices (st, s);
   print_labels (s);
   printf ("}");

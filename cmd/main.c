@@ -51,6 +51,7 @@ static const struct verb verbs[] = {
   { "wake", cmd_wake, "start a stopped sandbox, then run a restore command inside" },
   { "checkpoint", cmd_checkpoint, "dump a running sandbox's processes with CRIU" },
   { "restore", cmd_restore, "restore a sandbox from a CRIU checkpoint" },
+  { "port", cmd_port, "list a sandbox's published ports, or publish one more" },
 };
 
 static void

@@ -31,7 +31,8 @@ static const char run_help[]
       "                          keeps hako's stdin, stdout and stderr)\n"
       "      --log-size SIZE     detached: keep at most SIZE of output (default 16m;\n"
       "                          the oldest goes first)\n"
-      "      --pid-file FILE     write the sandbox process's host pid to FILE\n" CMD_OVERRIDES_HELP
+      "      --pid-file FILE     write the sandbox process's host pid to FILE\n" CMD_PUBLISH_HELP
+          CMD_OVERRIDES_HELP
       "      --console-socket S  with process.terminal: send the pty's master to the unix socket S\n"
       "                          (without it, in the foreground, hako relays its own terminal)\n"
       "      --preserve-fds N    pass fds 3 to 3+N-1 on to the process\n"
@@ -69,7 +70,8 @@ static const struct option opts[] = {
   { "config", required_argument, NULL, 'C' },
   { "profile", required_argument, NULL, 'P' },
   { "image", required_argument, NULL, 'I' },
-  { "pid-file", required_argument, NULL, 'p' },
+  { "pid-file", required_argument, NULL, CMD_OPT_PID_FILE },
+  { "publish", required_argument, NULL, CMD_OPT_PUBLISH },
   { "rm", no_argument, NULL, 'r' },
   { "detach", no_argument, NULL, 'd' },
   { "keep", no_argument, NULL, 'k' },
@@ -130,14 +132,14 @@ static int
 run_parse (int argc, char **argv, struct run_opts *o)
 {
   int c, r;
-  while ((c = getopt_long (argc, argv, "b:dh" CMD_OVERRIDE_SHORTOPTS, opts, NULL)) != -1)
+  while ((c = getopt_long (argc, argv, "b:dp:h" CMD_OVERRIDE_SHORTOPTS, opts, NULL)) != -1)
     switch (c)
       {
       case 'b': o->bundle = optarg; break;
       case 'C': o->config_file = optarg; break;
       case 'P': o->profile = optarg; break;
       case 'I': o->image = optarg; break;
-      case 'p': o->pid_file = optarg; break;
+      case CMD_OPT_PID_FILE: o->pid_file = optarg; break;
       case 'r': o->rm = true; break;
       case 'd': o->detach = true; break;
       case 'M': o->no_monitor = true; break;
@@ -282,7 +284,9 @@ create_opts (const struct run_opts *o, const struct config_src *cfg, const char 
                                 .image_id = cfg->image_id,
                                 .from_snapshot = cfg->snapshot_data,
                                 .log_cap = run_log_cap (o),
-                                .learn = o->learn.link };
+                                .learn = o->learn.link,
+                                .ports = o->ov.ports,
+                                .n_ports = o->ov.n_ports };
   return co;
 }
 

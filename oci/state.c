@@ -87,6 +87,8 @@ oci_state_to_json (const struct oci_state *st, bool pretty, char **out, size_t *
   json_kstr (&o, "workdir", st->workdir);
   if (st->proxy_pid > 0)
     json_kint (&o, "proxy_pid", st->proxy_pid);
+  if (st->deadline)
+    json_kstr (&o, "deadline", st->deadline);
   if (st->hibernated)
     json_kbool (&o, "hibernated", true);
   if (st->restartable)
@@ -179,5 +181,6 @@ oci_state_free (struct oci_state *st)
   free (st->reason);
   free (st->rootfs);
   free (st->workdir);
+  free (st->deadline);
   free (st);
 }

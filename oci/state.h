@@ -47,6 +47,10 @@ struct oci_state
   char *rootfs;    /* absolute path of the root (bundle rootfs or state dir mount) */
   char *workdir;   /* host path of the persistent work dir, or NULL */
   pid_t proxy_pid; /* allowlist network: the proxy's pid, 0 when none runs */
+  /* sandbox.limits.timeout: when its deadline falls now (RFC 3339 UTC), for
+   * `hako state` and `list` (sbx_state fills it, from <state>/deadline);
+   * NULL when it has none or is stopped.  Never stored in state.json. */
+  char *deadline;
   /* `hako hibernate` stopped it (status stays OCI's "stopped"); a start
    * writes a new state without it. */
   bool hibernated;

@@ -47,6 +47,7 @@ struct cmd_net
  * (vendor.com/class=name) or a host node (/dev/fuse), repeatable. */
 #define CMD_OPT_DEVICE 0x4401
 
+struct port_map;
 /* ---- the flags run, create and spec share (overrides.c) ---- */
 struct cmd_overrides
 {
@@ -56,6 +57,10 @@ struct cmd_overrides
   char **devices;     /* --device (cmd/devices.c) */
   bool interactive;   /* -i: docker's keep-stdin-open (a foreground sandbox has it) */
   struct oci_overrides o;
+  /* -p (run and create list it, spec does not): ports to publish, kept in
+   * the state dir rather than the config (runtime/proxy/ports.h). */
+  struct port_map *ports;
+  size_t n_ports;
 };
 enum
 {

@@ -402,6 +402,7 @@ cmd_override_option (struct cmd_overrides *ov, int opt, const char *arg, const c
     case 'i': ov->interactive = true; return 1;
     case 't': o->terminal = true; return 1;
     case CMD_OPT_LABEL: return label_arg (o, arg, verb) < 0 ? -1 : 1;
+    case CMD_OPT_PUBLISH: return cmd_publish_option (&ov->ports, &ov->n_ports, arg, verb) < 0 ? -1 : 1;
     default: return 0;
     }
 }
@@ -592,5 +593,6 @@ cmd_overrides_free (struct cmd_overrides *ov)
       strv_free (m->options);
     }
   free (ov->o.mounts);
+  free (ov->ports);
   *ov = (struct cmd_overrides){ 0 };
 }

@@ -1,6 +1,7 @@
 /* stats: usage and process records, written as runc's events and ps JSON. */
 #include "oci/report/stats.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "lib/util.h"
@@ -57,6 +58,14 @@ write_cpu (struct json_out *o, const struct oci_stats *s)
       json_kuint (o, "user", s->cpu_user_ns);
       json_obj_close (o);
     }
+  if (s->cpu_limit_milli)
+    {
+      char n[32];
+      snprintf (n, sizeof n, "%llu.%03llu", (unsigned long long)(s->cpu_limit_milli / 1000),
+                (unsigned long long)(s->cpu_limit_milli % 1000));
+      json_key (o, "limit");
+      json_number (o, n);
+    }
   if (s->has_throttling)
     {
       json_key (o, "throttling");
@@ -85,6 +94,20 @@ write_memory (struct json_out *o, const struct oci_stats *s)
         json_kuint (o, s->mem_raw[i].key, s->mem_raw[i].value);
       json_obj_close (o);
     }
+  if (s->mem_total)
+    json_kuint (o, "total", s->mem_total);
+  json_obj_close (o);
+}
+
+static void
+write_disk (struct json_out *o, const struct oci_stats *s)
+{
+  if (!s->has_disk)
+    return;
+  json_key (o, "disk");
+  json_obj_open (o);
+  json_kuint (o, "usage", s->disk_used);
+  json_kuint (o, "limit", s->disk_total);
   json_obj_close (o);
 }
 
@@ -108,6 +131,7 @@ oci_stats_event_json (const char *id, const struct oci_stats *s, char **out, siz
       json_kuint (&o, "limit", s->pids_limit);
     }
   json_obj_close (&o);
+  write_disk (&o, s);
   json_obj_close (&o);
   json_obj_close (&o);
   return json_out_finish (&o, out, len, err);

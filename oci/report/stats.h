@@ -39,6 +39,15 @@ struct oci_stats
 
   bool has_pids;
   uint64_t pids_current, pids_limit; /* limit 0: none */
+
+  /* hako's additions to runc's shapes: the CPUs the sandbox may use, in
+   * thousandths (its affinity, bounded by its quota: "cpu.limit"); the memory
+   * it may use (its limit, bounded by the host's: "memory.total"); its disk
+   * limit's filesystem, used and in all ("disk"). */
+  uint64_t cpu_limit_milli; /* 0: unknown */
+  uint64_t mem_total;       /* 0: unknown */
+  bool has_disk;
+  uint64_t disk_used, disk_total;
 };
 
 void oci_stats_free (struct oci_stats *s);

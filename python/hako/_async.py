@@ -9,15 +9,19 @@ import json
 import os
 import secrets
 import tarfile
+from datetime import datetime, timezone
 from typing import (IO, Any, Callable, Dict, List, Mapping, Optional,
                     Sequence, Tuple, Union)
 
 from hako._errors import (CommandExitException, InvalidArgumentException, NotFoundException,
-                          SandboxException, TimeoutException, from_kind)
+                          NotRunningException, SandboxException, TimeoutException, UnsupportedException,
+                          from_kind)
 from hako._download import Unpacked
+from hako._metrics import MetricsHistory, SandboxMetrics
 from hako._proc import CHUNK, DEVNULL, PIPE, Process, Reader, Writer, despite_cancel
 from hako._transport import SSH, SSH_STATUS_SCRIPT, Local, Transport
-from hako._types import CommandResult, EntryInfo, SandboxInfo, SandboxQuery, list_filters
+from hako._types import (CommandResult, EntryInfo, SandboxInfo, SandboxList, SandboxQuery, list_filters,
+                         query_keeps)
 
 OutputCallback = Callable[[str], Any]
 Command = Union[str, Sequence[str]]
@@ -544,6 +548,7 @@ class AsyncSandbox:
         self._user = user
         self.commands = AsyncCommands(self)
         self.files = AsyncFiles(self)
+        self._metrics = MetricsHistory()
 
     # ---- the CLI ----
 
@@ -563,14 +568,19 @@ class AsyncSandbox:
                      cwd: Optional[str] = None, user: Optional[str] = None, mounts: Sequence[str] = (),
                      sandbox_id: Optional[str] = None, from_snapshot: Optional[str] = None, *,
                      devices: Sequence[str] = (), metadata: Optional[Mapping[str, str]] = None,
-                     hako: Optional[str] = None, root: Optional[str] = None,
+                     template: Optional[str] = None, hako: Optional[str] = None, root: Optional[str] = None,
                      data_root: Optional[str] = None, transport: Optional[Transport] = None) -> "AsyncSandbox":
         """Create and start a sandbox; its own process only keeps it alive.
 
         It lives ``timeout`` seconds (DEFAULT_LIFETIME, 300, as e2b's; None:
         until deleted), so a crashed orchestrator leaves nothing running;
         ``set_timeout`` moves the deadline.  ``metadata`` becomes its labels
-        (``--label``), which ``list(query=...)`` filters by."""
+        (``--label``), which ``list(query=...)`` filters by.  ``template`` is
+        e2b's name for ``image``."""
+        if template is not None:
+            if image is not None:
+                raise InvalidArgumentException("give image= or template= (e2b's name for it), not both")
+            image = template
         t = _make_transport(transport, hako, root, data_root)
         sid = sandbox_id or _new_id()
         args = ["run", "-d"]
@@ -633,14 +643,14 @@ class AsyncSandbox:
     @classmethod
     async def list(cls, query: Union[SandboxQuery, Mapping[str, Any], None] = None, *, hako: Optional[str] = None,
                    root: Optional[str] = None, data_root: Optional[str] = None,
-                   transport: Optional[Transport] = None) -> List[SandboxInfo]:
+                   transport: Optional[Transport] = None) -> SandboxList:
         """The sandboxes, those whose metadata has every key and value of
-        ``query``'s and whose status is one of its ``state`` (when given)."""
+        ``query``'s and whose status is one of its ``state`` (when given): a
+        list, which is also e2b's paginator (``next_items()``, ``has_next``)."""
         t = _make_transport(transport, hako, root, data_root)
         _, out, _ = await _call(t, ["list", "--format", "json"] + list_filters(query), sandbox_id=None)
         infos = [SandboxInfo.from_state(o) for o in json.loads(out or b"[]")]
-        states = query.get("state") if isinstance(query, Mapping) else query.state if query else None
-        return [i for i in infos if not states or i.status in states]
+        return SandboxList(i for i in infos if query_keeps(query, i))
 
     async def get_info(self) -> SandboxInfo:
         _, out, _ = await self._call(["state", self.sandbox_id])
@@ -652,6 +662,50 @@ class AsyncSandbox:
     async def set_timeout(self, seconds: float) -> None:
         """Move the sandbox's deadline to ``seconds`` from now (``hako update --timeout``)."""
         await self._call(["update", "--timeout", _duration(seconds), self.sandbox_id])
+
+    async def get_metrics(self, start: Optional[datetime] = None,
+                          end: Optional[datetime] = None) -> List[SandboxMetrics]:
+        """e2b's usage samples, oldest first: one taken now (``hako events
+        --stats``) after those this object took before, within ``start`` and
+        ``end`` (naive: local time).  hako keeps no history (no daemon): a
+        sample's CPU percentage is over the time since the one before, the
+        first one's since the sandbox started.  A sandbox that is not
+        running gives the samples taken while it ran."""
+        if not self._metrics.samples:
+            started = (await self.get_info()).started_at
+        else:
+            started = None
+        try:
+            _, out, _ = await self._call(["events", "--stats", self.sandbox_id])
+        except NotRunningException:
+            return self._metrics.between(start, end)
+        self._metrics.add(json.loads(out), datetime.now(timezone.utc), started)
+        return self._metrics.between(start, end)
+
+    async def get_host(self, port: int, *, host_ip: Optional[str] = None) -> str:
+        """``"HOST:PORT"`` where this machine reaches the sandbox's TCP ``port``
+        (e2b's ``get_host``; add ``http://`` for a URL): published on first use
+        (``hako port --add``), again the same on the next call.  It is on the
+        hako machine's 127.0.0.1 unless ``host_ip`` names another of its
+        addresses (``"0.0.0.0"``: every interface, so the network reaches the
+        sandbox's server).  Over SSH the port is on the remote machine: give
+        ``host_ip`` (say ``"0.0.0.0"``), and the answer names the SSH host."""
+        if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+            raise InvalidArgumentException(f"port {port!r}: expected a TCP port number from 1 to 65535")
+        t = self._transport
+        if isinstance(t, SSH) and host_ip is None:
+            raise UnsupportedException(
+                f"get_host({port}) over SSH: the port would be on {t.host}'s own 127.0.0.1; give host_ip= "
+                "(\"0.0.0.0\": every interface of that machine), or tunnel it with ssh -L", sandbox_id=self.sandbox_id)
+        spec = str(port) if host_ip is None else f"[{host_ip}]::{port}" if ":" in host_ip else f"{host_ip}::{port}"
+        _, out, _ = await self._call(["port", "--add", spec, "--format", "json", self.sandbox_id])
+        published = json.loads(out)[0]
+        ip, host_port = str(published["host_ip"]), int(published["host_port"])
+        if isinstance(t, SSH):
+            ip = t.host
+        elif ip in ("0.0.0.0", "::"):
+            ip = "127.0.0.1" if ip == "0.0.0.0" else "::1"
+        return f"[{ip}]:{host_port}" if ":" in ip else f"{ip}:{host_port}"
 
     async def kill(self) -> bool:
         """Delete the sandbox and everything in it.  False if it was already gone."""

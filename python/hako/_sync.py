@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from datetime import datetime
 from typing import Any, Coroutine, Dict, List, Mapping, Optional, Sequence, TypeVar, Union
 
 from hako._async import (DEFAULT_LIFETIME, AsyncCommandHandle, AsyncSandbox, Command, OutputCallback, WriteData)
+from hako._metrics import SandboxMetrics
 from hako._transport import Transport
-from hako._types import CommandResult, EntryInfo, SandboxInfo, SandboxQuery
+from hako._types import CommandResult, EntryInfo, SandboxInfo, SandboxList, SandboxQuery
 
 T = TypeVar("T")
 _local = threading.local()
@@ -142,15 +144,15 @@ class Sandbox:
                cwd: Optional[str] = None, user: Optional[str] = None, mounts: Sequence[str] = (),
                sandbox_id: Optional[str] = None, from_snapshot: Optional[str] = None, *,
                devices: Sequence[str] = (), metadata: Optional[Mapping[str, str]] = None,
-               hako: Optional[str] = None, root: Optional[str] = None,
+               template: Optional[str] = None, hako: Optional[str] = None, root: Optional[str] = None,
                data_root: Optional[str] = None, transport: Optional[Transport] = None) -> "Sandbox":
         """As ``AsyncSandbox.create``: a lifetime of ``timeout`` seconds
         (DEFAULT_LIFETIME, 300; None: none), ``metadata`` as its labels."""
         return cls._wrap(_run(AsyncSandbox.create(
             image=image, profile=profile, bundle=bundle, network=network, allow=allow, memory=memory, cpus=cpus,
             pids=pids, disk=disk, timeout=timeout, envs=envs, cwd=cwd, user=user, mounts=mounts,
-            sandbox_id=sandbox_id, from_snapshot=from_snapshot, devices=devices, metadata=metadata, hako=hako,
-            root=root, data_root=data_root, transport=transport)))
+            sandbox_id=sandbox_id, from_snapshot=from_snapshot, devices=devices, metadata=metadata,
+            template=template, hako=hako, root=root, data_root=data_root, transport=transport)))
 
     @classmethod
     def connect(cls, sandbox_id: str, *, hako: Optional[str] = None, root: Optional[str] = None,
@@ -163,7 +165,7 @@ class Sandbox:
     @classmethod
     def list(cls, query: Union[SandboxQuery, Mapping[str, Any], None] = None, *, hako: Optional[str] = None,
              root: Optional[str] = None, data_root: Optional[str] = None,
-             transport: Optional[Transport] = None) -> List[SandboxInfo]:
+             transport: Optional[Transport] = None) -> SandboxList:
         return _run(AsyncSandbox.list(query, hako=hako, root=root, data_root=data_root, transport=transport))
 
     def get_info(self) -> SandboxInfo:
@@ -174,6 +176,14 @@ class Sandbox:
 
     def set_timeout(self, seconds: float) -> None:
         _run(self._a.set_timeout(seconds))
+
+    def get_metrics(self, start: Optional[datetime] = None, end: Optional[datetime] = None) -> List[SandboxMetrics]:
+        """As ``AsyncSandbox.get_metrics``: usage samples, the last one now."""
+        return _run(self._a.get_metrics(start, end))
+
+    def get_host(self, port: int, *, host_ip: Optional[str] = None) -> str:
+        """As ``AsyncSandbox.get_host``: ``"HOST:PORT"`` of the sandbox's ``port``."""
+        return _run(self._a.get_host(port, host_ip=host_ip))
 
     def kill(self) -> bool:
         return _run(self._a.kill())

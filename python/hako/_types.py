@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+from datetime import datetime, timezone
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 # A label is the annotation of this prefix (hako-run(8), --label).
 LABEL_PREFIX = "io.hako.label."
@@ -48,6 +49,15 @@ class SandboxInfo:
     bundle: Optional[str]
     raw: Dict[str, Any] = field(default_factory=dict)
     metadata: Dict[str, str] = field(default_factory=dict)  # its labels (create's metadata=)
+    started_at: Optional[datetime] = None  # when its process started (e2b's started_at), UTC
+    # Its deadline (e2b's end_at; create's timeout, set_timeout): None when it
+    # has none, or once it has stopped
+    end_at: Optional[datetime] = None
+
+    @property
+    def state(self) -> str:
+        """e2b's name for ``status``."""
+        return self.status
 
     @classmethod
     def from_state(cls, obj: Dict[str, Any]) -> "SandboxInfo":
@@ -60,7 +70,44 @@ class SandboxInfo:
             bundle=obj.get("bundle"),
             raw=obj,
             metadata=labels_of(obj),
+            started_at=parse_time(obj.get("started")),
+            end_at=parse_time(obj.get("deadline")),
         )
+
+
+def parse_time(text: Any) -> Optional[datetime]:
+    """hako's RFC 3339 UTC times (``2026-12-07T15:08:52.308662011Z``), to the
+    microsecond; None for anything else."""
+    if not isinstance(text, str) or not text.endswith("Z"):
+        return None
+    whole, _, frac = text[:-1].partition(".")
+    try:
+        t = datetime.strptime(whole, "%Y-%m-%dT%H:%M:%S")
+    except ValueError:
+        return None
+    micros = int((frac + "000000")[:6]) if frac.isdigit() else 0
+    return t.replace(microsecond=micros, tzinfo=timezone.utc)
+
+
+class SandboxList(List[SandboxInfo]):
+    """``Sandbox.list()``'s answer: a list, and e2b's paginator over it (one
+    page: ``next_items()`` gives it all, then ``has_next`` is False)."""
+
+    def __init__(self, items: Iterable[SandboxInfo] = ()) -> None:
+        super().__init__(items)
+        self._taken = False
+
+    @property
+    def has_next(self) -> bool:
+        return not self._taken
+
+    @property
+    def next_token(self) -> Optional[str]:
+        return None
+
+    def next_items(self) -> List[SandboxInfo]:
+        self._taken = True
+        return list(self)
 
 
 def labels_of(obj: Dict[str, Any]) -> Dict[str, str]:
@@ -74,11 +121,31 @@ def labels_of(obj: Dict[str, Any]) -> Dict[str, str]:
 
 @dataclass
 class SandboxQuery:
-    """``Sandbox.list(query=...)``: e2b's filter, by metadata and by state
-    (``"running"``, ``"paused"``, ``"created"``, ``"stopped"``; any of them)."""
+    """``Sandbox.list(query=...)``: e2b's filter, by metadata, by state
+    (``"running"``, ``"paused"``, ``"created"``, ``"stopped"``; any of them)
+    and by start time; e2b's ``template`` is not kept by hako's list."""
 
     metadata: Optional[Mapping[str, str]] = None
     state: Optional[Sequence[str]] = None
+    # e2b's: those started at or after this time (naive: local time)
+    started_after: Optional[datetime] = None
+
+
+def query_keeps(query: Union[SandboxQuery, Mapping[str, Any], None], info: SandboxInfo) -> bool:
+    """What the query asks that ``hako list --filter`` cannot: several
+    states (any of them), a start time."""
+    if query is None:
+        return True
+    get = query.get if isinstance(query, Mapping) else lambda k: getattr(query, k, None)
+    states = get("state")
+    if isinstance(states, str):
+        states = [states]
+    if states and info.status not in states:
+        return False
+    after = get("started_after")
+    if isinstance(after, datetime):
+        return info.started_at is not None and info.started_at >= after.astimezone(timezone.utc)
+    return True
 
 
 def list_filters(query: Union[SandboxQuery, Mapping[str, Any], None]) -> List[str]:

@@ -426,6 +426,24 @@ is_mounted (const char *dir)
   return lstat (dir, &a) == 0 && S_ISDIR (a.st_mode) && stat (parent, &b) == 0 && a.st_dev != b.st_dev;
 }
 
+int
+disk_usage (const struct store *st, const char *id, bool *bounded, uint64_t *used, uint64_t *total,
+            hk_err *err)
+{
+  *bounded = false;
+  cleanup_free char *dir = store_data_dir (st, id);
+  if (!is_mounted (dir))
+    return 0;
+  struct statfs sf;
+  if (statfs (dir, &sf) < 0)
+    return err_sys (err, "statfs %s", dir);
+  uint64_t unit = sf.f_frsize ? (uint64_t)sf.f_frsize : (uint64_t)sf.f_bsize;
+  *total = (uint64_t)sf.f_blocks * unit;
+  *used = ((uint64_t)sf.f_blocks - (uint64_t)sf.f_bfree) * unit;
+  *bounded = true;
+  return 0;
+}
+
 static int
 mount_tmpfs (const char *dir, uint64_t size, hk_err *err)
 {

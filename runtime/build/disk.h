@@ -41,6 +41,14 @@ int disk_create (const struct store *st, const char *id, uint64_t size, hk_err *
  * mounted (after a reboot).  No image: nothing to do. */
 int disk_remount (const struct store *st, const char *id, hk_err *err);
 
+/* What sandbox id's disk limit holds now: the bytes used and in all of its
+ * data dir's own filesystem (statfs).  *bounded false, and nothing else set,
+ * when its data dir is no filesystem of its own (no disk limit, no data dir):
+ * then what it keeps shares the data root's filesystem, and no figure of
+ * that filesystem would be the sandbox's. */
+int disk_usage (const struct store *st, const char *id, bool *bounded, uint64_t *used, uint64_t *total,
+                hk_err *err);
+
 /* Unmount sandbox id's data dir if it is a mount of its own and remove its
  * image: delete, and a failed create.  Nothing there is success. */
 int disk_release (const struct store *st, const char *id, hk_err *err);

@@ -426,6 +426,36 @@ send_mount_sources (const struct spawn_cfg *cfg, const struct spawn_child *c, hk
   return r;
 }
 
+/* The child's network namespace (and user namespace), for the forwarder
+ * of its published ports.  Opened now, before "go": a child in a user
+ * namespace is still dumpable until then (child_main), so a rootless hako
+ * may open them; later its /proc files are out of that hako's reach until
+ * it execs.  The child cannot have been replaced: it is ours and unreaped. */
+static int
+open_namespaces (struct spawn_child *c, bool userns, hk_err *err)
+{
+  char path[64];
+  snprintf (path, sizeof path, "/proc/%d/ns/net", (int)c->pid);
+  c->netns_fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (c->netns_fd < 0)
+    return err_sys (err, "open the sandbox's network namespace %s", path);
+  if (!userns)
+    return 0;
+  snprintf (path, sizeof path, "/proc/%d/ns/user", (int)c->pid);
+  c->userns_fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (c->userns_fd < 0)
+    return err_sys (err, "open the sandbox's user namespace %s", path);
+  return 0;
+}
+
+static void
+child_record (struct spawn_child *c, pid_t pid, int pidfd, int sync_fd)
+{
+  *c = (struct spawn_child){
+    .pid = pid, .pidfd = pidfd, .sync_fd = sync_fd, .proxy_fd = -1, .netns_fd = -1, .userns_fd = -1
+  };
+}
+
 int
 spawn_clone (const struct spawn_cfg *cfg, struct spawn_child *out, hk_err *err)
 {
@@ -434,7 +464,7 @@ spawn_clone (const struct spawn_cfg *cfg, struct spawn_child *out, hk_err *err)
   uint64_t ns_flags = clone_flags (cfg->spec, &userns);
   int pidfd = -1;
 
-  *out = (struct spawn_child){ .pid = -1, .pidfd = -1, .sync_fd = -1, .proxy_fd = -1 };
+  child_record (out, -1, -1, -1);
   cleanup_close int mntns_fd = -1;
   if (mntns_before_clone (cfg->spec, cfg->overlay != NULL, &mntns_fd, err) < 0
       || join_pid_namespace (cfg->spec, err) < 0)
@@ -478,7 +508,7 @@ spawn_clone (const struct spawn_cfg *cfg, struct spawn_child *out, hk_err *err)
       child_main (cfg, sv[1], userns, root_tree, mntns_fd);
     }
   close (sv[1]);
-  *out = (struct spawn_child){ .pid = (pid_t)pid, .pidfd = pidfd, .sync_fd = sv[0], .proxy_fd = -1 };
+  child_record (out, (pid_t)pid, pidfd, sv[0]);
   pid_stat (out->pid, &out->start_time, NULL);
   trace_mark ("id maps");
   if (userns && idmap_write (out->pid, cfg->spec, err) < 0)
@@ -489,6 +519,8 @@ spawn_clone (const struct spawn_cfg *cfg, struct spawn_child *out, hk_err *err)
     return -1;
   trace_mark ("mount sources");
   if (mnt_src_wanted (cfg->spec, userns) && send_mount_sources (cfg, out, err) < 0)
+    return -1;
+  if (cfg->ns_fds && open_namespaces (out, userns, err) < 0)
     return -1;
   trace_mark ("createRuntime hooks");
   if (cfg->before_go && cfg->before_go (cfg->before_go_arg, out->pid, err) < 0)
@@ -577,5 +609,9 @@ spawn_close (struct spawn_child *c)
     close (c->pidfd);
   if (c->proxy_fd >= 0)
     close (c->proxy_fd);
-  c->sync_fd = c->pidfd = c->proxy_fd = -1;
+  if (c->netns_fd >= 0)
+    close (c->netns_fd);
+  if (c->userns_fd >= 0)
+    close (c->userns_fd);
+  c->sync_fd = c->pidfd = c->proxy_fd = c->netns_fd = c->userns_fd = -1;
 }

@@ -75,6 +75,10 @@ struct spawn_cfg
    * proxy's listening socket in its network namespace and passes it over
    * the sync socket before "ready" (spawn_child.proxy_fd). */
   bool proxy_listener;
+  /* Published ports (runtime/proxy/ports.h): hako opens the child's network
+   * namespace, and its user namespace when it has one, before "go"
+   * (spawn_child.netns_fd, userns_fd), for their forwarder to enter. */
+  bool ns_fds;
 };
 
 struct spawn_child
@@ -83,7 +87,8 @@ struct spawn_child
   int pidfd;
   int sync_fd;
   uint64_t start_time;
-  int proxy_fd; /* the listener of cfg.proxy_listener once ready, or -1; spawn_close closes it */
+  int proxy_fd;            /* the listener of cfg.proxy_listener once ready, or -1; spawn_close closes it */
+  int netns_fd, userns_fd; /* cfg.ns_fds: its namespaces, or -1; spawn_close closes them */
 };
 
 /* Clone the sandbox's first process into its namespaces, write its id maps and

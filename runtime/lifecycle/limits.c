@@ -6,15 +6,18 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <pwd.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysinfo.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "lib/util.h"
 #include "oci/resources.h"
+#include "runtime/build/disk.h"
 #include "runtime/cgroup/cgroup.h"
 #include "runtime/lifecycle/sandbox.h"
 #include "runtime/node/admission.h"
@@ -140,6 +143,53 @@ sbx_update (const struct store *st, const char *id, const struct oci_resources *
 
 /* ---- stats ------------------------------------------------------------------- */
 
+/* The CPUs the sandbox may use, in thousandths: those its process may run
+ * on, bounded by its CPU quota (config.json: update keeps it current). */
+static uint64_t
+cpu_limit_milli (const struct store *st, const struct oci_state *s)
+{
+  cpu_set_t set;
+  long online = sysconf (_SC_NPROCESSORS_ONLN);
+  uint64_t milli = sched_getaffinity (s->pid, sizeof set, &set) == 0 ? (uint64_t)CPU_COUNT (&set) * 1000
+                   : online > 0                                      ? (uint64_t)online * 1000
+                                                                     : 0;
+  cleanup_free char *path = xasprintf ("%s/%s/config.json", st->root, s->id);
+  struct oci_spec *spec = NULL;
+  hk_err ignored;
+  if (oci_spec_load (path, &spec, &ignored) < 0)
+    return milli;
+  const struct oci_resources *r = &spec->linux.resources;
+  if (r->has_cpu_quota && r->cpu_quota > 0 && r->has_cpu_period && r->cpu_period > 0)
+    {
+      uint64_t q = (uint64_t)r->cpu_quota * 1000 / r->cpu_period;
+      if (q < milli || milli == 0)
+        milli = q;
+    }
+  oci_spec_free (spec);
+  return milli;
+}
+
+/* The cgroups' figures and hako's beside them (oci_stats says which). */
+static int
+collect_stats (const struct store *st, const struct oci_state *s, const struct cg_sandbox *cg,
+               struct oci_stats *out, hk_err *err)
+{
+  if (cg_stats (cg, out, err) < 0)
+    return -1;
+  out->cpu_limit_milli = cpu_limit_milli (st, s);
+  struct sysinfo si;
+  if (sysinfo (&si) == 0)
+    out->mem_total = (uint64_t)si.totalram * si.mem_unit;
+  if (out->has_memory && out->mem.limit > 0 && (out->mem_total == 0 || out->mem.limit < out->mem_total))
+    out->mem_total = out->mem.limit;
+  if (disk_usage (st, s->id, &out->has_disk, &out->disk_used, &out->disk_total, err) < 0)
+    {
+      oci_stats_free (out);
+      return -1;
+    }
+  return 0;
+}
+
 int
 sbx_stats (const struct store *st, const char *id, struct oci_stats *out, hk_err *err)
 {
@@ -148,7 +198,7 @@ sbx_stats (const struct store *st, const char *id, struct oci_stats *out, hk_err
   *out = (struct oci_stats){ 0 };
   if (live_state (st, id, &s, err) < 0)
     return -1;
-  int r = load_record (st, id, &cg, err) < 0 ? -1 : cg_stats (&cg, out, err);
+  int r = load_record (st, id, &cg, err) < 0 ? -1 : collect_stats (st, s, &cg, out, err);
   cg_sandbox_free (&cg);
   oci_state_free (s);
   return r;
@@ -337,10 +387,11 @@ report_oom (struct cg_oom_watch *w, sbx_event_fn fn, void *arg, uint64_t *n, hk_
 }
 
 static int
-report_stats (const struct cg_sandbox *cg, sbx_event_fn fn, void *arg, hk_err *err)
+report_stats (const struct store *st, const struct oci_state *s, const struct cg_sandbox *cg, sbx_event_fn fn,
+              void *arg, hk_err *err)
 {
-  struct oci_stats stats;
-  if (cg_stats (cg, &stats, err) < 0)
+  struct oci_stats stats = { 0 };
+  if (collect_stats (st, s, cg, &stats, err) < 0)
     return -1;
   fn ("stats", &stats, arg);
   oci_stats_free (&stats);
@@ -354,8 +405,8 @@ report_stats (const struct cg_sandbox *cg, sbx_event_fn fn, void *arg, hk_err *e
 #define RECHECKS 100
 
 static int
-watch (const struct oci_state *s, const struct cg_sandbox *cg, uint64_t interval_ms, sbx_event_fn fn,
-       void *arg, hk_err *err)
+watch (const struct store *st, const struct oci_state *s, const struct cg_sandbox *cg, uint64_t interval_ms,
+       sbx_event_fn fn, void *arg, hk_err *err)
 {
   cleanup_close int pidfd = pid_open (s->pid, s->pid_start_time);
   struct cg_oom_watch w;
@@ -394,7 +445,7 @@ watch (const struct oci_state *s, const struct cg_sandbox *cg, uint64_t interval
         break;
       if (interval_ms && now_ms () >= next)
         {
-          if ((r = report_stats (cg, fn, arg, err)) < 0)
+          if ((r = report_stats (st, s, cg, fn, arg, err)) < 0)
             break;
           next += interval_ms;
         }
@@ -411,7 +462,7 @@ sbx_events (const struct store *st, const char *id, uint64_t interval_ms, sbx_ev
   struct cg_sandbox cg = { 0 };
   if (live_state (st, id, &s, err) < 0)
     return -1;
-  int r = load_record (st, id, &cg, err) < 0 ? -1 : watch (s, &cg, interval_ms, fn, arg, err);
+  int r = load_record (st, id, &cg, err) < 0 ? -1 : watch (st, s, &cg, interval_ms, fn, arg, err);
   cg_sandbox_free (&cg);
   oci_state_free (s);
   return r;

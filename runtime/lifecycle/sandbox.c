@@ -547,7 +547,10 @@ sbx_delete (const struct store *st, const char *id, bool force, hk_err *err)
         r = kill_and_wait (&fallback, &cg, err);
     }
   if (r == 0)
-    proxy_stop (&e);
+    {
+      proxy_stop (&e);
+      ports_stop (&e);
+    }
   /* poststop once the sandbox is gone: its config is read before. */
   struct oci_spec *hspec = NULL;
   cleanup_free char *config = store_path (&e, "config.json");
@@ -657,6 +660,7 @@ stop_locked (struct store_entry *e, struct oci_state *s, struct cg_sandbox *cg, 
     return -1;
   mon_wait_gone (e->dir, 2000, false);
   proxy_stop (e);
+  ports_stop (e);
   if (cg_remove (cg, err) < 0 || mntns_release (e, err) < 0)
     return -1;
   if ((unlink (record) < 0 && errno != ENOENT) || (unlink (fifo) < 0 && errno != ENOENT))

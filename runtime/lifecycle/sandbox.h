@@ -16,6 +16,7 @@
 #include "oci/state.h"
 #include "runtime/build/spawn.h"
 #include "runtime/cgroup/cgroup.h"
+#include "runtime/proxy/ports.h"
 #include "runtime/state/sbxstate.h"
 #include "runtime/state/store.h"
 
@@ -53,6 +54,10 @@ struct sbx_create_opts
   /* run --learn: the learner's end for the sandbox's first process
    * (runtime/confine/learn.h); NULL: not learning. */
   const struct learn_link *learn;
+  /* run/create -p: the ports to publish (runtime/proxy/ports.h); a restart
+   * publishes those of its record instead. */
+  const struct port_map *ports;
+  size_t n_ports;
 };
 
 /* A foreground sandbox `run` is waiting on. */

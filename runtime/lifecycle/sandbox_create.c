@@ -30,9 +30,11 @@
 #include "runtime/build/rootfs_image.h"
 #include "runtime/build/validate.h"
 #include "runtime/cgroup/cgroup.h"
+#include "runtime/confine/process.h"
 #include "runtime/node/admission.h"
 #include "runtime/node/consent.h"
 #include "runtime/proxy/netpolicy.h"
+#include "runtime/proxy/ports.h"
 #include "runtime/save/snapshot.h"
 #include "runtime/state/deadline.h"
 #include "runtime/state/monitor.h"
@@ -62,7 +64,10 @@ struct build
   struct rootfs_overlay overlay; /* image sandboxes: the root's overlay */
   struct sbxlog_pipes log;       /* run --detach: the process's stdio (log_cap > 0) */
   uint64_t log_cap;
-  uint64_t disk_size; /* the disk limit, decided before anything is built; 0: none */
+  uint64_t disk_size;     /* the disk limit, decided before anything is built; 0: none */
+  struct port_map *ports; /* published ports, bound before anything is built */
+  int *port_fds;
+  size_t n_ports;
 };
 
 static void
@@ -77,6 +82,12 @@ build_free (struct build *b)
   b->seccomp = NULL;
   cg_sandbox_free (&b->cgroups);
   sbxlog_pipes_close (&b->log);
+  ports_close (b->port_fds, b->n_ports);
+  free (b->port_fds);
+  free (b->ports);
+  b->port_fds = NULL;
+  b->ports = NULL;
+  b->n_ports = 0;
 }
 
 /* Undo a failed create: the process, the data dir (and its disk) and the state dir. */
@@ -85,7 +96,10 @@ build_abort (const struct store *st, const char *id, struct build *b)
 {
   hk_err ignored;
   if (b->entry.dir)
-    proxy_stop (&b->entry);
+    {
+      proxy_stop (&b->entry);
+      ports_stop (&b->entry);
+    }
   spawn_abort (&b->child);
   spawn_close (&b->child);
   cg_remove (&b->cgroups, &ignored);
@@ -437,7 +451,8 @@ create_spawn (const struct sbx_create_opts *o, struct build *b, const char *root
                            .log_out = b->log.out[1],
                            .log_err = b->log.err[1],
                            .learn = o->learn,
-                           .proxy_listener = netpolicy_has_proxy (o->spec) };
+                           .proxy_listener = netpolicy_has_proxy (o->spec),
+                           .ns_fds = b->n_ports > 0 };
   struct hook_arg hook_arg = { .o = o, .rootfs = rootfs };
   cfg.before_go = run_create_runtime_hooks;
   cfg.before_go_arg = &hook_arg;
@@ -523,6 +538,47 @@ arm_deadline (const struct sbx_create_opts *o, struct build *b, hk_err *err)
   return 0;
 }
 
+/* Published ports (run/create -p, or a restart's record), bound first: a
+ * host port in use or privileged fails create before anything but the state
+ * dir (whose mkdir decides a race for the id) is made. */
+static int
+prepare_ports (const struct sbx_create_opts *o, struct build *b, hk_err *err)
+{
+  if (o->restart)
+    {
+      if (ports_read (o->restart, &b->ports, &b->n_ports, err) < 0)
+        return -1;
+    }
+  else if (o->n_ports > 0)
+    {
+      b->ports = xcalloc (o->n_ports, sizeof *b->ports);
+      memcpy (b->ports, o->ports, o->n_ports * sizeof *b->ports);
+      b->n_ports = o->n_ports;
+    }
+  if (b->n_ports == 0)
+    return 0;
+  b->port_fds = xcalloc (b->n_ports, sizeof *b->port_fds);
+  for (size_t i = 0; i < b->n_ports; i++)
+    b->port_fds[i] = -1;
+  if (ports_check_spec (o->spec, b->ports, b->n_ports, err) < 0)
+    return -1;
+  return ports_bind (b->ports, b->n_ports, b->port_fds, err);
+}
+
+/* The published ports' forwarder, into the namespaces spawn opened for it
+ * (hako keeps them no longer: the sandbox's process holds them). */
+static int
+start_ports (struct build *b, hk_err *err)
+{
+  int r = ports_start (&b->entry, b->ports, b->port_fds, b->n_ports, b->child.pidfd, b->child.netns_fd,
+                       b->child.userns_fd, true, err);
+  if (b->child.netns_fd >= 0)
+    close (steal_fd (&b->child.netns_fd));
+  if (b->child.userns_fd >= 0)
+    close (steal_fd (&b->child.userns_fd));
+  return r;
+}
+
 /* The part of create after the checks: the state dir (kept on a restart),
  * the root, the work dir, the cgroups and the process. */
 /* Whether the root is mounted from a tree hako opens as real root before the
@@ -556,7 +612,8 @@ build_sandbox (const struct store *st, const struct sbx_create_opts *o, struct b
     return -1;
   /* Admission first, under its own lock (a restart replaces its own record);
    * the proxy once the process is ready, so a restart gets a new one too. */
-  if (admission_reserve (st, o->id, o->spec, err) < 0 || resolve_rootfs (o, b, rootfs, err) < 0
+  if (prepare_ports (o, b, err) < 0 || admission_reserve (st, o->id, o->spec, err) < 0
+      || resolve_rootfs (o, b, rootfs, err) < 0
       || (!root_by_fd (o) && idmap_check_reachable (o->spec, *rootfs, err) < 0)
       || (!b->restart && file_write_new (config, o->config_json, o->config_len, 0600, err) < 0)
       || prepare_log (o, b, monitored, err) < 0 || prepare_data_dir (st, o, b, err) < 0
@@ -566,7 +623,7 @@ build_sandbox (const struct store *st, const struct sbx_create_opts *o, struct b
       || proxy_start (&b->entry, o->spec, b->child.pidfd, &b->child.proxy_fd,
                       o->learn ? o->learn->net_fd : -1, err)
              < 0
-      || (o->pid_file && pid_file_write (o->pid_file, b->child.pid, err) < 0))
+      || start_ports (b, err) < 0 || (o->pid_file && pid_file_write (o->pid_file, b->child.pid, err) < 0))
     return -1;
   return 0;
 }
@@ -595,10 +652,11 @@ int
 sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_fg *fg, int *status,
             hk_err *err)
 {
-  struct build b = { .entry = { .lock_fd = -1 },
-                     .child = { .pid = -1, .pidfd = -1, .sync_fd = -1, .proxy_fd = -1 },
-                     .restart = o->restart != NULL,
-                     .log = { .out = { -1, -1 }, .err = { -1, -1 } } };
+  struct build b
+      = { .entry = { .lock_fd = -1 },
+          .child = { .pid = -1, .pidfd = -1, .sync_fd = -1, .proxy_fd = -1, .netns_fd = -1, .userns_fd = -1 },
+          .restart = o->restart != NULL,
+          .log = { .out = { -1, -1 }, .err = { -1, -1 } } };
   cleanup_free char *rootfs = NULL;
   cleanup_close int console = -1;
   const struct cg_host *cg_host;

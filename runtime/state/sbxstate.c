@@ -5,7 +5,9 @@
 #include "runtime/state/sbxstate.h"
 
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib/util.h"
@@ -58,6 +60,20 @@ proxy_pid (const struct store_entry *e)
   return pid;
 }
 
+/* The deadline (wall-clock ms) as RFC 3339 UTC with milliseconds. */
+static char *
+deadline_text (uint64_t ms)
+{
+  time_t secs = (time_t)(ms / 1000);
+  struct tm tm;
+  char buf[64];
+  if (gmtime_r (&secs, &tm) == NULL)
+    return NULL;
+  size_t n = strftime (buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  snprintf (buf + n, sizeof buf - n, ".%03uZ", (unsigned)(ms % 1000));
+  return xstrdup (buf);
+}
+
 int
 sbx_state (const struct store *st, const char *id, struct oci_state **out, hk_err *err)
 {
@@ -69,6 +85,9 @@ sbx_state (const struct store *st, const char *id, struct oci_state **out, hk_er
     sbx_refresh_status (&e, *out);
   if (r == 0)
     (*out)->proxy_pid = proxy_pid (&e);
+  uint64_t deadline = r == 0 && (*out)->status != OCI_STATUS_STOPPED ? deadline_get (e.dir) : 0;
+  if (deadline)
+    (*out)->deadline = deadline_text (deadline);
   store_close (&e);
   return r;
 }

@@ -15,6 +15,9 @@
 #   snapshot.sh  snapshot of SNAP_SIZES MB of /work
 #   proxy.sh     allow-list proxy throughput (plain HTTP and CONNECT); the
 #                latency of a small request, p50 and p99, proxied and direct
+#   ports.sh     a published port (run -p): download throughput and a small
+#                request's latency on a new connection, p50 and p99, beside a
+#                direct loopback connection
 #   parallel.sh  sandboxes per second, 8 concurrent run /bin/true
 #   session.sh   run -d to the first exec; an idle session's PSS; put/get
 #   phases.sh    (after the table) where run's and exec's time goes, from
@@ -45,7 +48,7 @@
 #   POOL_SANDBOXES 100 (QUICK 20), POOL_COMMANDS 10 (QUICK 3)  python.sh's pool
 #   POOL_TIMEOUT 900 (QUICK 120)  seconds before the pool names its unfinished sandboxes and fails
 #   PIECE_TIMEOUT 1800 (QUICK 300)  seconds before a piece counts as hung
-#   BENCH_ONLY  a subset of "run exec images snapshot proxy parallel session phases python"
+#   BENCH_ONLY  a subset of "run exec images snapshot proxy ports parallel session phases python"
 #   BENCH_LOG   where the pieces' output goes (default a file under /tmp,
 #               kept only when a piece failed)
 # Needs root, hyperfine, jq, bc, curl (else busybox wget), a C compiler, and
@@ -71,7 +74,7 @@ else
   : "${POOL_SANDBOXES:=100}" "${POOL_COMMANDS:=10}" "${POOL_TIMEOUT:=900}" "${PIECE_TIMEOUT:=1800}"
 fi
 : "${PAR_JOBS:=8}" "${PAR_PER:=10}" "${PROXY_LAT_N:=1000}" "${PHASE_RUNS:=30}" "${SESSION_RUNS:=5}" "${SESSION_MB:=200}"
-: "${BENCH_ONLY:=run exec images snapshot proxy parallel session phases python}"
+: "${BENCH_ONLY:=run exec images snapshot proxy ports parallel session phases python}"
 keep_log=${BENCH_LOG:+true}
 BENCH_LOG=${BENCH_LOG:-$(mktemp "${TMPDIR:-/tmp}"/hako-bench-all.XXXXXX.log)}
 lines=$(mktemp "${TMPDIR:-/tmp}"/hako-bench-lines.XXXXXX)
@@ -142,6 +145,7 @@ img=(RUNS="$IMAGE_RUNS")
 piece images "${img[@]}"
 piece snapshot RUNS="$SNAP_RUNS" SNAP_SIZES="$SNAP_SIZES"
 piece proxy SIZE="$PROXY_SIZE" LAT_N="$PROXY_LAT_N" CONNS=0
+piece ports SIZE="$PROXY_SIZE" LAT_N="$PROXY_LAT_N"
 piece parallel JOBS="$PAR_JOBS" PER="$PAR_PER"
 piece session RUNS="$SESSION_RUNS" SESSION_MB="$SESSION_MB"
 # The breakdown: its own markdown (not table rows), printed after the table.
@@ -181,6 +185,9 @@ elapsed=$(($(date +%s) - started))
   echo "proxy-connect|proxy, CONNECT|hako direct"
   echo "proxy-p50|proxy, small request p50|hako direct"
   echo "proxy-p99|proxy, small request p99|hako direct"
+  echo "port-fwd|published port, download|hako direct"
+  echo "port-p50|published port, small request on a new connection p50|hako direct"
+  echo "port-p99|published port, small request on a new connection p99|hako direct"
   echo "parallel|concurrent run /bin/true|hako crun runc bwrap"
   echo "session-exec|session, run -d --profile host to first exec|hako"
   echo "session-pss|session, PSS of idle monitor + process|hako"
@@ -205,7 +212,7 @@ echo "- tools: $(version_of crun crun --version); $(version_of runc runc --versi
      "$(version_of bwrap bwrap --version); $(version_of umoci umoci --version);" \
      "$(version_of hyperfine hyperfine --version); $(version_of curl curl --version | sed 's/^\(curl [^ ]*\) .*/\1/')"
 echo "- runs: run and create+start+delete $RUN_RUNS, exec $EXEC_RUNS, peak RSS $RSS_RUNS," \
-     "import $IMAGE_RUNS, snapshot $SNAP_RUNS, proxy 3 downloads of $((PROXY_SIZE / 1048576)) MiB and $PROXY_LAT_N small requests;" \
+     "import $IMAGE_RUNS, snapshot $SNAP_RUNS, proxy and published port 3 downloads of $((PROXY_SIZE / 1048576)) MiB and $PROXY_LAT_N small requests;" \
      "parallel $PAR_JOBS x $PAR_PER, session $SESSION_RUNS, phases $PHASE_RUNS; warmup $WARMUP"
 echo
 echo "| measurement | tool | median | ÷ hako | note |"
@@ -219,6 +226,7 @@ awk -F'|' -v only=" $BENCH_ONLY " -v failed=" $failed_pieces " -v logf="$BENCH_L
     if (key == "parallel") return "parallel"
     if (key ~ /^(session-|put-|get-)/) return "session"
     if (key ~ /^py-/) return "python"
+    if (key ~ /^port-/) return "ports"
     return "proxy"
   }
   function installed(tool,   rc) {

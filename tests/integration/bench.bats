@@ -52,6 +52,7 @@ cell () {
           "peak RSS"*":-|n/a (GNU time not installed)") ;;
           "proxy, CONNECT:-|n/a (busybox wget"*) command -v curl > /dev/null && return 1 ;;
           "proxy, small request p"*":-|n/a (needs curl"*) command -v curl > /dev/null && return 1 ;;
+          "published port, small request"*":-|n/a (needs curl"*) command -v curl > /dev/null && return 1 ;;
           *) [[ $c =~ ^[0-9.]+\ (s|ms|MiB|MiB/s|sbx/s)\| ]] || { echo "no figure: $label / hako: $c" >&2; return 1; } ;;
         esac
       elif [ "$tool" = direct ] || command -v "$tool" > /dev/null; then
@@ -76,6 +77,9 @@ proxy, plain HTTP:hako direct
 proxy, CONNECT:hako direct
 proxy, small request p50:hako direct
 proxy, small request p99:hako direct
+published port, download:hako direct
+published port, small request on a new connection p50:hako direct
+published port, small request on a new connection p99:hako direct
 concurrent run /bin/true:hako crun runc bwrap
 session, run -d --profile host to first exec:hako
 session, PSS of idle monitor + process:hako

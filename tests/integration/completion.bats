@@ -33,3 +33,11 @@ complete_words () {
   # After -- the words belong to the command inside.
   [ -z "$(complete_words hako --root "$STATE" exec cmpl -- l)" ]
 }
+
+@test "completion: -p is spec's profile, and run's published port (nothing to offer)" {
+  [ "$(complete_words hako spec -p h)" = host ]
+  [ -z "$(complete_words hako run -p h)" ]
+  [[ "$(complete_words hako run --pu)" == --publish ]]
+  [[ "$(complete_words hako port --)" == *--add* ]]
+  [[ " $(complete_words hako po) " == *" port "* ]]
+}

@@ -143,3 +143,25 @@ reason () { $H state "$1" | jq -r '"\(.status) \(.exitStatus) \(.reason)"'; }
   [ "$output" = 0123456789abcdef ]
   [ "$($H state mo | jq -r .hibernated)" = true ]
 }
+
+@test "state and list say when the deadline falls; update moves it; none and a stopped sandbox have none" {
+  $H run -d --profile host --timeout 1h dl -- sleep 300
+  local now at
+  now=$(date +%s)
+  at=$($H state dl | jq -r .deadline)
+  [[ "$at" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$ ]]
+  at=$(date -d "$at" +%s)
+  [ "$at" -ge $((now + 3590)) ]
+  [ "$at" -le $((now + 3610)) ]
+  [ "$($H list --format json | jq -r '.[] | select(.id == "dl") | .deadline')" = "$($H state dl | jq -r .deadline)" ]
+  $H update --timeout 2h dl
+  at=$(date -d "$($H state dl | jq -r .deadline)" +%s)
+  [ "$at" -ge $((now + 7190)) ]
+  $H update --timeout none dl
+  [ "$($H state dl | jq 'has("deadline")')" = false ]
+  $H update --timeout 1h dl
+  $H stop dl
+  [ "$($H state dl | jq 'has("deadline")')" = false ]
+  $H run -d --profile host nodl -- sleep 300
+  [ "$($H list --format json | jq -r '.[] | select(.id == "nodl") | has("deadline")')" = false ]
+}

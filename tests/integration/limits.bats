@@ -268,6 +268,36 @@ hog () { echo "x=\$(head -c $1 /dev/zero | tr '\\0' a); echo survived"; }
   fi
 }
 
+@test "events --stats: hako's additions — the CPUs it may use, the memory it may use, its disk limit's filesystem" {
+  $H run -d --profile host --cpus 1.5 --memory 96m --disk 64m ex -- sleep 1000
+  run -0 $H events --stats ex
+  [ "$(echo "$output" | jq .data.cpu.limit)" = 1.5 ]
+  [ "$(echo "$output" | jq .data.memory.total)" = $((96 << 20)) ]
+  local used total
+  used=$(echo "$output" | jq .data.disk.usage)
+  total=$(echo "$output" | jq .data.disk.limit)
+  # As df sees the data dir's own filesystem: writes show, the size bounds.
+  [ "$total" -le $((64 << 20)) ]
+  [ "$total" -ge $((48 << 20)) ]
+  $H exec ex -- sh -c 'head -c 16777216 /dev/zero > /work/f && sync'
+  run -0 $H events --stats ex
+  [ "$(echo "$output" | jq .data.disk.usage)" -ge $((used + (15 << 20))) ]
+  [ "$(echo "$output" | jq .data.disk.usage)" = "$(df -B1 --output=used "$DATA/sandboxes/ex" | tail -1 | tr -d ' ')" ]
+  # The periodic lines carry them too.
+  local first
+  first=$(timeout 10 $H events --interval 100ms ex | head -n 1)
+  [ "$(echo "$first" | jq .data.disk.limit)" = "$total" ]
+  [ "$(echo "$first" | jq .data.cpu.limit)" = 1.5 ]
+  # update moves the CPU figure; no disk limit, no disk object; no memory limit: the host's.
+  $H update --cpus 0.25 ex
+  [ "$($H events --stats ex | jq .data.cpu.limit)" = 0.25 ]
+  $H run -d --profile host --disk none --memory -1 nd -- sleep 1000
+  run -0 $H events --stats nd
+  [ "$(echo "$output" | jq '.data | has("disk")')" = false ]
+  [ "$(echo "$output" | jq .data.memory.total)" = $(( $(awk '/^MemTotal:/ {print $2}' /proc/meminfo) * 1024 )) ]
+  [ "$(echo "$output" | jq .data.cpu.limit)" = "$(nproc)" ]
+}
+
 @test "events: an OOM kill is reported as an oom event, and the stream ends with the sandbox" {
   mkdir -p "$TEST_ROOT/out"
   b=$(limited eo 33554432 64 sh -c "while [ ! -e /out/go ]; do sleep 0.1; done; $(hog 100000000)")

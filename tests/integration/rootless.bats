@@ -5,6 +5,7 @@
 # $XDG_RUNTIME_DIR/hako, no cgroups unless one is delegated.
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 RL_USER=hakorl
 RL_SUB_BASE=200000000   # the user's /etc/subuid and /etc/subgid range
@@ -323,4 +324,37 @@ rl_serve () {
   [ "$status" -eq 0 ]
   [ -z "$(ls -A "$rund/hako")" ]
   rm -rf "$rund"
+}
+
+# rl_page HOST:PORT: the sandbox's /etc/group as its httpd serves it there,
+# fetched from the host.
+rl_page () {
+  timeout 10 busybox wget -Y off -q -O- "http://$1/group"
+}
+
+@test "rootless: published ports — at create and added to the running sandbox, forwarded by the user's process without capabilities; a privileged host port refused; released at delete" {
+  $R spec --rootless
+  local hp=$((20000 + RANDOM % 20000)) f fwd where
+  run -0 $R run -d --network none -p "$hp:8000" rl7 -- httpd -f -p 127.0.0.1:8000 -h /etc
+  wait_for 30 rl_page "127.0.0.1:$hp"
+  [ "$(rl_page "127.0.0.1:$hp")" = "$(cat "$RL_DIR/bundle/rootfs/etc/group")" ]
+  # Added while it runs: the forwarder joins its namespaces through its process.
+  run -0 $R port --add "$((hp + 1)):8000" rl7
+  where=$output
+  [ "$where" = "127.0.0.1:$((hp + 1))" ]
+  [ "$(rl_page "$where")" = "$(cat "$RL_DIR/bundle/rootfs/etc/group")" ]
+  fwd=$(awk '{print $5}' "$XDG/hako/rl7/ports" | sort -u)
+  [ "$(echo $fwd | wc -w)" -eq 2 ]
+  for f in $fwd; do
+    [ "$(stat -c %U /proc/$f)" = "$RL_USER" ]
+    [ "$(awk '/^CapEff:/ {print $2}' /proc/$f/status)" = 0000000000000000 ]
+  done
+  if [ "$(cat /proc/sys/net/ipv4/ip_unprivileged_port_start)" -gt 80 ]; then
+    run -125 $R --log-format json port --add 80:8000 rl7
+    echo "$output"
+    [ "$(echo "$output" | jq -r .kind)" = permission ]
+  fi
+  run -0 $R delete --force rl7
+  for f in $fwd; do pid_gone "$f"; done
+  run ! rl_page "127.0.0.1:$hp"
 }
