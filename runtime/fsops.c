@@ -122,7 +122,13 @@ spot_open (const struct view *v, const char *path, const char *what, struct spot
   cleanup_free char *dir = slash ? xstrndup (s->pl.rel, (size_t)(slash - s->pl.rel)) : xstrdup (".");
   s->name = slash ? slash + 1 : s->pl.rel;
   s->dirfd = inroot_open (s->pl.rootfd, dir, O_PATH | O_DIRECTORY, 0);
-  return s->dirfd < 0 ? fs_fail (what, path, err) : 0;
+  if (s->dirfd >= 0)
+    return 0;
+  /* A file where a directory of the path should be: no such path, as
+   * stat(2) says of it, not a misuse of the call. */
+  bool missing = errno == ENOTDIR;
+  fs_fail (what, path, err);
+  return missing ? err_kind (err, ERR_NOT_FOUND) : -1;
 }
 
 /* A stopped sandbox's directory at path when one of its mounts (a bind, its
@@ -616,7 +622,11 @@ do_mkdir (struct fsx *x, hk_err *err)
       else if (errno != EEXIST || !x->o->parents)
         r = fs_fail ("mkdir", path, err);
       umask (old);
-      if (created && uid != (uid_t)-1 && fchownat (s.dirfd, s.name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+      /* Given away only when not already its owner's: a chown is an
+       * event for a watch (chmod), and needs CAP_CHOWN. */
+      if (created && uid != (uid_t)-1 && fstatat (s.dirfd, s.name, &st, AT_SYMLINK_NOFOLLOW) == 0
+          && (st.st_uid != uid || st.st_gid != gid)
+          && fchownat (s.dirfd, s.name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
         r = fs_fail ("give to the sandbox's user", path, err);
     }
   if (r == 0)

@@ -48,7 +48,11 @@ struct watcher
 {
   const struct job *j;
   const struct fs_opts *o;
-  int top; /* the watched directory (O_RDONLY) */
+  /* Where the watched directory is.  No fd of it is held while watching:
+   * one would keep its inode, and so its removal's IN_DELETE_SELF, until
+   * it was closed. */
+  struct place pl;
+  int top; /* the watched directory while the watches are set up, else -1 */
   int ifd; /* the inotify instance */
   int top_wd;
   bool done;         /* the watched directory is gone */
@@ -148,12 +152,10 @@ emit (struct watcher *w, enum fs_event_type type, const char *rel, bool dir, hk_
   return w->o->on_event (w->o->ctx, &ev, err);
 }
 
-/* Watch the directory fd (at rel); with recursive, the directories below
- * too, reporting what is already there as created when report (a directory
- * made while watched: its first entries may predate its watch).  One the
- * user may not read is not watched, as it could not watch it itself. */
+/* Watch the directory fd (at rel).  One the user may not read is not
+ * watched, as it could not watch it itself. */
 static int
-watch_tree (struct watcher *w, int fd, const char *rel, bool report, hk_err *err)
+watch_one (struct watcher *w, int fd, const char *rel, hk_err *err)
 {
   char self[64];
   snprintf (self, sizeof self, "self/fd/%d", fd);
@@ -167,8 +169,24 @@ watch_tree (struct watcher *w, int fd, const char *rel, bool report, hk_err *err
   if (wd < 0)
     return rel[0] ? 0 : err_sys (err, "watch %s", w->j->path);
   wd_set (w, wd, rel);
-  if (!w->o->recursive)
-    return 0;
+  return 0;
+}
+
+static int watch_below (struct watcher *w, int fd, const char *rel, bool report, hk_err *err);
+
+static int
+watch_tree (struct watcher *w, int fd, const char *rel, bool report, hk_err *err)
+{
+  int r = watch_one (w, fd, rel, err);
+  return r == 0 && w->o->recursive ? watch_below (w, fd, rel, report, err) : r;
+}
+
+/* The directories below fd, each watched; what is there already reported
+ * as created when report (a directory made while watched: its first
+ * entries may predate its watch). */
+static int
+watch_below (struct watcher *w, int fd, const char *rel, bool report, hk_err *err)
+{
   char **names;
   size_t n;
   if (dir_names (fd, &names, &n) < 0)
@@ -192,12 +210,26 @@ watch_tree (struct watcher *w, int fd, const char *rel, bool report, hk_err *err
   return r;
 }
 
-/* A directory that appeared at rel (made, or moved in). */
+/* rel below the watched directory (found again from the root, a symlink
+ * at its path followed inside it), through no symlink and no "..". */
 static int
-watch_new (struct watcher *w, const char *rel, bool report, hk_err *err)
+open_below (const struct watcher *w, const char *rel, int flags)
 {
-  cleanup_close int fd = inroot_beneath (w->top, rel, O_RDONLY | O_DIRECTORY);
-  return fd < 0 ? 0 : watch_tree (w, fd, rel, report, err);
+  cleanup_close int top = inroot_open (w->pl.rootfd, w->pl.rel, O_PATH | O_DIRECTORY, 0);
+  return top < 0 ? -1 : inroot_beneath (top, rel, flags);
+}
+
+/* A directory that appeared at rel (made, or moved in) in a recursive
+ * watch: watched before its create is reported, so that a reader who sees
+ * it may count on the events of what is made in it next. */
+static int
+appeared (struct watcher *w, const char *rel, bool report, hk_err *err)
+{
+  cleanup_close int fd = open_below (w, rel, O_RDONLY | O_DIRECTORY);
+  int r = fd >= 0 ? watch_one (w, fd, rel, err) : 0;
+  if (r == 0)
+    r = emit (w, FS_EV_CREATE, rel, true, err);
+  return r == 0 && fd >= 0 ? watch_below (w, fd, rel, report, err) : r;
 }
 
 /* ---- events ------------------------------------------------------------------- */
@@ -210,7 +242,7 @@ unnamed (const struct watcher *w, const char *name, const char *rel)
 {
   if (name[0] != '#' || name[1] == '\0' || strspn (name + 1, "0123456789") != strlen (name + 1))
     return false;
-  cleanup_close int fd = inroot_beneath (w->top, rel, O_PATH | O_NOFOLLOW);
+  cleanup_close int fd = open_below (w, rel, O_PATH | O_NOFOLLOW);
   return fd < 0; /* a file really named so is reported */
 }
 
@@ -255,13 +287,12 @@ on_moved_to (struct watcher *w, const struct inotify_event *ev, const char *rel,
       w->put_moving = false;
       return emit (w, FS_EV_WRITE, rel, dir, err);
     }
-  int r = emit (w, FS_EV_CREATE, rel, dir, err);
   bool within = w->moving && ev->cookie == w->move_cookie;
-  if (r == 0 && dir && within)
+  if (dir && w->o->recursive && !within)
+    return appeared (w, rel, false, err);
+  if (dir && within)
     moved_within (w, rel);
-  else if (r == 0 && dir && w->o->recursive)
-    r = watch_new (w, rel, false, err);
-  return r;
+  return emit (w, FS_EV_CREATE, rel, dir, err);
 }
 
 static int
@@ -271,11 +302,12 @@ on_named (struct watcher *w, const struct inotify_event *ev, const char *rel, hk
   uint32_t m = ev->mask;
   if (m & IN_CREATE)
     {
-      int r = emit (w, FS_EV_CREATE, rel, dir, err);
-      if (r == 0 && !dir && w->unnamed_wd == ev->wd)
-        r = emit (w, FS_EV_WRITE, rel, dir, err);
+      bool written = !dir && w->unnamed_wd == ev->wd;
       w->unnamed_wd = -1;
-      return r == 0 && dir && w->o->recursive ? watch_new (w, rel, true, err) : r;
+      if (dir && w->o->recursive)
+        return appeared (w, rel, true, err);
+      int r = emit (w, FS_EV_CREATE, rel, dir, err);
+      return r == 0 && written ? emit (w, FS_EV_WRITE, rel, dir, err) : r;
     }
   if (m & IN_MOVED_TO)
     return on_moved_to (w, ev, rel, dir, err);
@@ -427,19 +459,18 @@ watcher_free (struct watcher *w)
     close (w->ifd);
   if (w->top >= 0)
     close (w->top);
+  place_free (&w->pl);
 }
 
 static int
 watch_start (struct watcher *w, hk_err *err)
 {
   const char *path = w->j->path;
-  struct place pl;
-  if (view_place (&w->j->v, path, &pl, err) < 0)
+  if (view_place (&w->j->v, path, &w->pl, err) < 0)
     return err_prefix (err, "watch");
   /* A symlink at path is followed, inside the root. */
-  w->top = inroot_open (pl.rootfd, pl.rel, O_RDONLY | O_DIRECTORY, 0);
+  w->top = inroot_open (w->pl.rootfd, w->pl.rel, O_RDONLY | O_DIRECTORY, 0);
   int e = errno;
-  place_free (&pl);
   if (w->top < 0)
     {
       errno = e;
@@ -457,6 +488,8 @@ watch_start (struct watcher *w, hk_err *err)
     return err_sys (err, "the host's /proc");
   if (watch_tree (w, w->top, "", false, err) < 0)
     return -1;
+  close (w->top);
+  w->top = -1;
   for (size_t i = 0; i < w->n; i++)
     if (w->w[i].rel[0] == '\0')
       w->top_wd = w->w[i].wd;
@@ -466,7 +499,9 @@ watch_start (struct watcher *w, hk_err *err)
 int
 fswatch_run (const struct job *j, hk_err *err)
 {
-  struct watcher w = { .j = j, .o = j->op_arg, .top = -1, .ifd = -1, .top_wd = -1, .unnamed_wd = -1 };
+  struct watcher w = {
+    .j = j, .o = j->op_arg, .pl = { .rootfd = -1 }, .top = -1, .ifd = -1, .top_wd = -1, .unnamed_wd = -1
+  };
   /* INT, TERM and HUP, which hako passes on, end the watch as a stop. */
   sigset_t stop;
   sigemptyset (&stop);
