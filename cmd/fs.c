@@ -17,7 +17,7 @@
 static const char fs_help[]
     = "Usage: hako fs stat  [-u USER] [--format text|json] ID PATH\n"
       "       hako fs ls    [-u USER] [--format text|json] [-d N] ID PATH\n"
-      "       hako fs rm    [-u USER] [-r] ID PATH\n"
+      "       hako fs rm    [-u USER] [-r] [-f] ID PATH\n"
       "       hako fs mkdir [-u USER] [-p] [--mode MODE] [--format text|json] ID PATH\n"
       "       hako fs mv    [-u USER] [--format text|json] ID PATH NEWPATH\n"
       "       hako fs watch [-u USER] [-r] [--timeout DUR] [--sync] [--format text|json] ID PATH\n\n"
@@ -39,6 +39,7 @@ static const char fs_help[]
       "  -f, --format F           text (default) or json (one object a line)\n"
       "  -d, --depth N            ls: how deep (1: the directory's own entries)\n"
       "  -r, --recursive          rm: directories too; watch: every directory below\n"
+      "  -f, --force              rm: nothing at PATH is no error\n"
       "  -p, --parents            mkdir: missing parents too (0755)\n"
       "      --mode MODE          mkdir: permissions, octal (default 0755)\n"
       "      --timeout DUR        watch: end after DUR (500ms, 30s, 5m)\n"
@@ -233,6 +234,7 @@ takes (enum fs_op op, int opt)
     case OPT_TIMEOUT:
     case OPT_SYNC: return op == FS_WATCH;
     case 'f': return op != FS_REMOVE;
+    case 'F': return op == FS_REMOVE;
     default: return true;
     }
 }
@@ -245,6 +247,7 @@ parse_option (const char *verb, struct fs_opts *o, struct fs_out *out, int c)
     case 'u': o->user = optarg; return 0;
     case 'r': o->recursive = true; return 0;
     case 'p': o->parents = true; return 0;
+    case 'F': o->force = true; return 0;
     case 'f':
       if (strcmp (optarg, "json") != 0 && strcmp (optarg, "text") != 0)
         return cmd_usage (verb, "--format: \"%s\" is not text or json", optarg);
@@ -318,6 +321,7 @@ cmd_fs (int argc, char **argv)
     { "depth", required_argument, NULL, 'd' },
     { "recursive", no_argument, NULL, 'r' },
     { "parents", no_argument, NULL, 'p' },
+    { "force", no_argument, NULL, 'F' },
     { "mode", required_argument, NULL, OPT_MODE },
     { "timeout", required_argument, NULL, OPT_TIMEOUT },
     { "sync", no_argument, NULL, OPT_SYNC },
@@ -329,8 +333,14 @@ cmd_fs (int argc, char **argv)
   argv++;
   optind = 0;
   int c;
-  while ((c = getopt_long (argc, argv, "u:f:d:rph", opts, NULL)) != -1)
+  /* rm takes no --format: its -f is --force, as rm's. */
+  const char *shorts = o.op == FS_REMOVE ? "u:d:rpfh" : "u:f:d:rph";
+  int longi = -1;
+  while ((c = getopt_long (argc, argv, shorts, opts, &longi)) != -1)
     {
+      if (c == 'f' && o.op == FS_REMOVE && longi < 0)
+        c = 'F';
+      longi = -1;
       if (c == 'h')
         return cmd_help (fs_help);
       if (c == '?')

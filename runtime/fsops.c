@@ -538,14 +538,14 @@ do_remove (struct fsx *x, hk_err *err)
   if (spot_open (&x->j->v, path, "remove", &s, err) < 0)
     {
       spot_free (&s);
-      return -1;
+      return x->o->force && err_kind_of (err) == ERR_NOT_FOUND ? 0 : -1;
     }
   int r = 0;
   struct stat st;
   if (s.self >= 0)
     r = err_setk (err, ERR_BUSY, EBUSY, "remove %s: a mount point of the sandbox, not removed", path);
   else if (fstatat (s.dirfd, s.name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-    r = fs_fail ("remove", path, err);
+    r = x->o->force && errno == ENOENT ? 0 : fs_fail ("remove", path, err);
   else if (!S_ISDIR (st.st_mode))
     r = unlinkat (s.dirfd, s.name, 0) < 0 ? fs_fail ("remove", path, err) : 0;
   else if (!x->o->recursive)

@@ -82,6 +82,7 @@ struct fs_opts
    * directory below too, those made later included. */
   bool recursive;
   bool parents; /* FS_MKDIR: missing parents too; one already there is no error */
+  bool force;   /* FS_REMOVE: nothing at path is no error (rm -f) */
   bool has_mode;
   mode_t mode;         /* FS_MKDIR: permissions (default 0755) */
   uint64_t timeout_ms; /* FS_WATCH: end after this long; 0: until stopped */
