@@ -138,6 +138,17 @@ entry_json (FILE *f, const struct fs_entry *e, bool rel)
   fputs ("}\n", f);
 }
 
+/* A name as text: a control character is '?', as ls writes to a terminal.
+ * The sandbox chose the name: raw, an escape sequence in it would be sent
+ * to the caller's terminal (to retitle it, move the cursor over earlier
+ * lines, or worse on some emulators), and a newline would forge a line. */
+static void
+put_name (FILE *f, const char *s)
+{
+  for (; *s; s++)
+    fputc ((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
+}
+
 static void
 entry_text (FILE *f, const struct fs_entry *e, const char *name)
 {
@@ -147,11 +158,27 @@ entry_text (FILE *f, const struct fs_entry *e, const char *name)
   time_t sec = e->st.st_mtim.tv_sec;
   localtime_r (&sec, &tm);
   strftime (when, sizeof when, "%Y-%m-%d %H:%M", &tm);
-  snprintf (owner, sizeof owner, "%u", (unsigned)e->st.st_uid);
-  snprintf (group, sizeof group, "%u", (unsigned)e->st.st_gid);
-  fprintf (f, "%s %-8s %-8s %10lld %s %s%s%s\n", perms, e->owner ? e->owner : owner,
-           e->group ? e->group : group, (long long)e->st.st_size, when, name, e->target ? " -> " : "",
-           e->target ? e->target : "");
+  /* Names from the sandbox's passwd and group files: its own text too. */
+  if (e->owner)
+    snprintf (owner, sizeof owner, "%s", e->owner);
+  else
+    snprintf (owner, sizeof owner, "%u", (unsigned)e->st.st_uid);
+  if (e->group)
+    snprintf (group, sizeof group, "%s", e->group);
+  else
+    snprintf (group, sizeof group, "%u", (unsigned)e->st.st_gid);
+  for (char *c = owner; *c; c++)
+    *c = (unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c;
+  for (char *c = group; *c; c++)
+    *c = (unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c;
+  fprintf (f, "%s %-8s %-8s %10lld %s ", perms, owner, group, (long long)e->st.st_size, when);
+  put_name (f, name);
+  if (e->target)
+    {
+      fputs (" -> ", f);
+      put_name (f, e->target);
+    }
+  fputc ('\n', f);
 }
 
 /* One line, written whole: the helper writes while hako waits. */
@@ -207,7 +234,11 @@ on_event (void *ctx, const struct fs_event *ev, hk_err *err)
       fprintf (f, ",\"dir\":%s}\n", ev->dir ? "true" : "false");
     }
   else
-    fprintf (f, "%s %s%s\n", fs_event_name (ev->type), ev->name[0] ? ev->name : ".", ev->dir ? "/" : "");
+    {
+      fprintf (f, "%s ", fs_event_name (ev->type));
+      put_name (f, ev->name[0] ? ev->name : ".");
+      fputs (ev->dir ? "/\n" : "\n", f);
+    }
   fclose (f);
   return write_line (o->fd, buf, len, err);
 }

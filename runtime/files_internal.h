@@ -89,10 +89,15 @@ int put_one (const struct job *j, const struct put_source *src, hk_err *err);
  * j->put->in_fd below the directory j->path. */
 int files_put_tar (const struct job *j, hk_err *err);
 
+/* The most names of one directory read at once (a list or a recursive
+ * watch refuses more; a remove goes by batches of this many). */
+#define FS_MAX_NAMES (1u << 20)
+
 /* The names in the directory fd (O_RDONLY: a read of it, as the helper's
- * user), sorted, without "." and ".."; -1 with errno. */
-int dir_names (int fd, char ***names, size_t *n);
-void names_free (char **names, size_t n);
+ * user), sorted, without "." and "..", at most max of them: with more
+ * there, *more is set (more NULL: -1 with E2BIG).  -1 with errno. */
+int fs_dir_names (int fd, size_t max, char ***names, size_t *n, bool *more);
+void fs_names_free (char **names, size_t n);
 
 /* hako fs watch, in the helper of a running sandbox (fswatch.c): j->op_arg
  * is its struct fs_opts. */

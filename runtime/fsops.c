@@ -335,10 +335,12 @@ cmp_names (const void *a, const void *b)
 }
 
 int
-dir_names (int fd, char ***names, size_t *n)
+fs_dir_names (int fd, size_t max, char ***names, size_t *n, bool *more)
 {
   *names = NULL;
   *n = 0;
+  if (more)
+    *more = false;
   int dupfd = dup (fd);
   DIR *d = dupfd < 0 ? NULL : fdopendir (dupfd);
   if (d == NULL)
@@ -352,19 +354,35 @@ dir_names (int fd, char ***names, size_t *n)
   rewinddir (d);
   struct dirent *de;
   size_t cap = 0;
+  int e = 0;
   errno = 0;
   while ((de = readdir (d)) != NULL)
     {
       if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
         continue;
+      if (*n == max)
+        {
+          /* A directory of millions of names a sandbox made must not make
+           * the helper, which is charged to the caller, hold them all. */
+          if (more)
+            *more = true;
+          else
+            e = E2BIG;
+          break;
+        }
       if (*n == cap)
         *names = xrealloc (*names, (cap = cap ? cap * 2 : 32) * sizeof **names);
       (*names)[(*n)++] = xstrdup (de->d_name);
+      errno = 0;
     }
-  int e = errno;
+  if (e == 0)
+    e = errno;
   closedir (d);
   if (e)
     {
+      fs_names_free (*names, *n);
+      *names = NULL;
+      *n = 0;
       errno = e;
       return -1;
     }
@@ -373,7 +391,7 @@ dir_names (int fd, char ***names, size_t *n)
 }
 
 void
-names_free (char **names, size_t n)
+fs_names_free (char **names, size_t n)
 {
   for (size_t i = 0; i < n; i++)
     free (names[i]);
@@ -400,8 +418,10 @@ list_dir (struct fsx *x, int fd, const char *path, const char *rel, unsigned dep
 {
   char **names;
   size_t n;
-  if (dir_names (fd, &names, &n) < 0)
-    return fs_fail ("list", path, err);
+  if (fs_dir_names (fd, FS_MAX_NAMES, &names, &n, NULL) < 0)
+    return errno == E2BIG ? err_setk (err, ERR_INVALID_ARGUMENT, E2BIG,
+                                      "list %s: more than %u entries in one directory", path, FS_MAX_NAMES)
+                          : fs_fail ("list", path, err);
   int r = 0;
   char target[4096];
   for (size_t i = 0; i < n && r == 0; i++)
@@ -424,7 +444,7 @@ list_dir (struct fsx *x, int fd, const char *path, const char *rel, unsigned dep
       if (sub >= 0)
         r = list_dir (x, sub, cpath, crel, depth - 1, err);
     }
-  names_free (names, n);
+  fs_names_free (names, n);
   return r;
 }
 
@@ -493,39 +513,56 @@ is_mount_point (struct remover *rm, int fd, const char *name, const char *path)
   return true;
 }
 
-static void
+/* Remove the tree at name in dirfd; true once it is gone.  A batch of names
+ * at a time (see fs_dir_names), read again until a batch removes nothing:
+ * what cannot go stays, and is the error. */
+static bool
 rm_tree (struct remover *rm, int dirfd, const char *name, const char *path)
 {
   cleanup_close int fd = openat (dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  char **names;
-  size_t n;
-  if (fd < 0 || dir_names (fd, &names, &n) < 0)
+  if (fd < 0)
     {
       rm_note (rm, "remove", path);
-      return;
+      return false;
     }
-  for (size_t i = 0; i < n; i++)
+  for (bool more = true; more;)
     {
-      cleanup_free char *cpath = child_path (path, names[i]);
-      struct stat st;
-      if (fstatat (fd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
+      char **names;
+      size_t n, removed = 0;
+      if (fs_dir_names (fd, FS_MAX_NAMES, &names, &n, &more) < 0)
         {
-          if (errno != ENOENT)
-            rm_note (rm, "remove", cpath);
-          continue;
+          rm_note (rm, "remove", path);
+          return false;
         }
-      if (!S_ISDIR (st.st_mode))
+      for (size_t i = 0; i < n; i++)
         {
-          if (unlinkat (fd, names[i], 0) < 0 && errno != ENOENT)
-            rm_note (rm, "remove", cpath);
+          cleanup_free char *cpath = child_path (path, names[i]);
+          struct stat st;
+          if (fstatat (fd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
+            {
+              if (errno != ENOENT)
+                rm_note (rm, "remove", cpath);
+              continue;
+            }
+          if (!S_ISDIR (st.st_mode))
+            {
+              if (unlinkat (fd, names[i], 0) == 0)
+                removed++;
+              else if (errno != ENOENT)
+                rm_note (rm, "remove", cpath);
+            }
+          else if (!is_mount_point (rm, fd, names[i], cpath) && rm_tree (rm, fd, names[i], cpath))
+            removed++;
         }
-      else if (!is_mount_point (rm, fd, names[i], cpath))
-        rm_tree (rm, fd, names[i], cpath);
+      fs_names_free (names, n);
+      more = more && removed > 0;
     }
-  names_free (names, n);
+  if (unlinkat (dirfd, name, AT_REMOVEDIR) == 0)
+    return true;
   /* What could not go is already the error. */
-  if (unlinkat (dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT && !(rm->failed && errno == ENOTEMPTY))
+  if (errno != ENOENT && !(rm->failed && errno == ENOTEMPTY))
     rm_note (rm, "remove", path);
+  return false;
 }
 
 static int

@@ -38,6 +38,9 @@
  * (files.c, publish): hako's, never reported. */
 #define PUT_TEMP ".hako-put."
 
+/* The most directories one watch watches (hako-fs(8)). */
+#define FSWATCH_MAX_DIRS 8192u
+
 struct wd_path
 {
   int wd;
@@ -161,6 +164,13 @@ watch_one (struct watcher *w, int fd, const char *rel, hk_err *err)
   snprintf (self, sizeof self, "self/fd/%d", fd);
   /* The helper's cwd is the host's /proc (fswatch_run): the magic link is
    * the fd itself, nothing the sandbox can rename or replace. */
+  /* Each watch is the caller's (inotify charges the user, up to the
+   * host's owner of the sandbox's user namespace): a sandbox that makes a
+   * million directories must not use up the host's watches through it. */
+  if (w->n >= FSWATCH_MAX_DIRS)
+    return err_setk (err, ERR_NO_SPACE, ENOSPC,
+                     "watch %s: more than %u directories (the bound of a recursive watch)", w->j->path,
+                     FSWATCH_MAX_DIRS);
   int wd = inotify_add_watch (w->ifd, self, WATCH_MASK);
   if (wd < 0 && errno == ENOSPC)
     return err_setk (err, ERR_NO_SPACE, ENOSPC,
@@ -189,8 +199,10 @@ watch_below (struct watcher *w, int fd, const char *rel, bool report, hk_err *er
 {
   char **names;
   size_t n;
-  if (dir_names (fd, &names, &n) < 0)
-    return 0;
+  if (fs_dir_names (fd, FS_MAX_NAMES, &names, &n, NULL) < 0)
+    return errno == E2BIG ? err_setk (err, ERR_INVALID_ARGUMENT, E2BIG, "watch %s/%s: more than %u entries",
+                                      w->j->path, rel, FS_MAX_NAMES)
+                          : 0;
   int r = 0;
   for (size_t i = 0; i < n && r == 0; i++)
     {
@@ -206,7 +218,7 @@ watch_below (struct watcher *w, int fd, const char *rel, bool report, hk_err *er
       if (sub >= 0)
         r = watch_tree (w, sub, crel, report, err);
     }
-  names_free (names, n);
+  fs_names_free (names, n);
   return r;
 }
 

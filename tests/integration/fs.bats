@@ -81,6 +81,14 @@ events () { jq -r '"\(.type) \(.name)"' "$1" | paste -sd, -; }
   echo "$output" | jq -e '.path == "/tmp/t/f"'
   run -0 $H fs stat --format json st /
   echo "$output" | jq -e '.name == "/" and .type == "dir"'
+  # A name the sandbox chose is shown as text, never as the escape sequence
+  # it may hold, in a listing and in an error alike.
+  $H exec st sh -c 'mkdir /tmp/e && touch "/tmp/e/x$(printf "\033]0;owned\007")y"'
+  run -0 $H fs ls st /tmp/e
+  [[ "$output" == *' x?]0;owned?y' ]]
+  run -125 $H fs rm -r -u nobody st /tmp/e
+  [[ "$output" == *'remove /tmp/e/x?]0;owned?y: Permission denied'* ]]
+  [[ "$output" != *$'\033'* ]]
 }
 
 @test "fs in a sandbox with no shell and no tools: put --tar, ls, stat, mkdir, mv, rm and watch all work" {
