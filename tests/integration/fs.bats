@@ -386,10 +386,27 @@ sys.stdout.buffer.write(out.getvalue())' > "$TEST_ROOT/climb.tar"
   $H run --detach --profile host sto -- sleep 1000
   echo kept | $H put sto /work/kept
   $H fs mkdir sto /work/d
+  $H exec sto sh -c 'ln -s /etc /work/etc && ln -s ../../../../../../../.. /work/up'
   $H stop sto
   wait_status sto stopped
   run -0 $H fs ls --format json sto /work
-  [ "$(echo "$output" | jq -r .name | paste -sd,)" = "d,kept" ]
+  [ "$(echo "$output" | jq -r .name | paste -sd,)" = "d,etc,kept,up" ]
+  # Stopped, hako works on the host's directories: a link still resolves
+  # inside the sandbox's mount it is on (there /etc is the link itself, a
+  # loop), never to the host's /etc.
+  [ -e /etc/hostname ]
+  run -125 --separate-stderr $H --log-format json fs stat sto /work/etc/hostname
+  kind_is invalid_argument
+  [[ "$stderr" == *'Too many levels of symbolic links'* ]]
+  run -125 --separate-stderr $H --log-format json fs rm sto /work/etc/hostname
+  kind_is invalid_argument
+  run -125 --separate-stderr $H --log-format json fs ls sto /work/up/etc
+  kind_is invalid_argument
+  run -0 $H fs ls --format json sto /work/up
+  [ "$(echo "$output" | jq -r .name | paste -sd,)" = "d,etc,kept,up" ]
+  [ -e /etc/hostname ]
+  $H fs rm sto /work/etc
+  $H fs rm sto /work/up
   $H fs mv sto /work/kept /work/d/kept
   run -0 $H fs stat --format json sto /work/d/kept
   echo "$output" | jq -e '.size == 5 and .owner == "root"'
