@@ -386,7 +386,8 @@ fs_dir_names (int fd, size_t max, char ***names, size_t *n, bool *more)
       errno = e;
       return -1;
     }
-  qsort (*names, *n, sizeof **names, cmp_names);
+  if (*n > 1)
+    qsort (*names, *n, sizeof **names, cmp_names);
   return 0;
 }
 
