@@ -17,7 +17,7 @@ from typing import IO, Any, Awaitable, Callable, List, Mapping, Optional, Sequen
 
 from hako._errors import InvalidArgumentException, SandboxException, TimeoutException
 from hako._proc import CHUNK, PIPE, Process, despite_cancel
-from hako._types import FilesystemEvent, FilesystemEventType, WriteEntry
+from hako._types import FilesystemEvent, FilesystemEventType
 
 EventCallback = Callable[[FilesystemEvent], Any]
 ExitCallback = Callable[[Optional[Exception]], Any]

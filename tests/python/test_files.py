@@ -309,3 +309,17 @@ def test_files_in_a_sandbox_without_a_shell(kw: Dict[str, Any], bare: str) -> No
         h.stop()
         assert [e.path for e in sb.files.list("/data", depth=3)] == [
             "/data/d", "/data/d/f2", "/data/d/f3", "/data/d/f4", "/data/d/sub", "/data/d/sub/g"]
+
+
+def test_files_over_ssh(ssh: hako.SSH, kw: Dict[str, Any]) -> None:
+    """The same calls through the OpenSSH client: the tar stream, the read
+    stream and the watch's --sync lines all go over the channel."""
+    with Sandbox.create(transport=ssh) as sb:
+        sb.files.write_files([WriteEntry(path=f"/work/s/f{i}", data=str(i) * 70000) for i in range(3)])
+        assert [e.size for e in sb.files.list("/work/s")] == [70000] * 3
+        assert b"".join(sb.files.read("/work/s/f2", format="stream")) == b"2" * 70000
+        h = sb.files.watch_dir("/work/s")
+        sb.files.remove("/work/s/f0")
+        assert [(e.type, e.name) for e in h.get_new_events()] == [(FilesystemEventType.REMOVE, "f0")]
+        h.stop()
+        wait_until(lambda: watchers(sb.sandbox_id) == [])
