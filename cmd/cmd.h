@@ -44,6 +44,7 @@ int cmd_exec (int argc, char **argv);
 int cmd_put (int argc, char **argv);
 int cmd_get (int argc, char **argv);
 int cmd_cp (int argc, char **argv);
+int cmd_fs (int argc, char **argv);
 int cmd_ps (int argc, char **argv);
 int cmd_update (int argc, char **argv);
 int cmd_events (int argc, char **argv);

@@ -31,6 +31,7 @@ static const struct verb verbs[] = {
   { "put", cmd_put, "write standard input to a file inside a sandbox" },
   { "get", cmd_get, "write a file inside a sandbox to standard output" },
   { "cp", cmd_cp, "copy files and trees between a sandbox and the host" },
+  { "fs", cmd_fs, "stat, list, remove, make, rename and watch files inside a sandbox" },
   { "state", cmd_state, "print a sandbox's state as JSON" },
   { "wait", cmd_wait, "wait for a sandbox's process to end, exit with its status" },
   { "logs", cmd_logs, "print the output of a detached sandbox" },

@@ -80,8 +80,14 @@ inroot_mkdir_p (int rootfd, const char *path, int flags, uint64_t resolve, mode_
       int next = inroot_open (rootfd, prefix, flags, resolve);
       if (next < 0 && errno == ENOENT)
         {
+          struct stat st;
+          /* Given away only when not already the owner's: a chown is a
+             change a watch of the directory reports, and may need a
+             capability the caller lacks. */
           if ((mkdirat (cur, p, mode) < 0 && errno != EEXIST)
-              || (uid != (uid_t)-1 && fchownat (cur, p, uid, gid, AT_SYMLINK_NOFOLLOW) < 0))
+              || (uid != (uid_t)-1 && fstatat (cur, p, &st, AT_SYMLINK_NOFOLLOW) < 0)
+              || (uid != (uid_t)-1 && (st.st_uid != uid || st.st_gid != gid)
+                  && fchownat (cur, p, uid, gid, AT_SYMLINK_NOFOLLOW) < 0))
             goto fail;
           next = inroot_open (rootfd, prefix, flags, resolve);
         }

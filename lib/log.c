@@ -140,7 +140,16 @@ log_to_stderr (const char *level, const struct log_fields *f, const char *msg)
       write_all (2, line, json_line (line, sizeof line, level, f, msg, false));
       return;
     }
-  fprintf (stderr, "hako: %s%s\n", strcmp (level, "warning") == 0 ? "warning: " : "", msg);
+  /* A message can hold names a sandbox chose (a file below a directory
+   * hako fs removed): its escape sequences must not reach the caller's
+   * terminal, which they could retitle, scroll or overwrite. */
+  char shown[4096];
+  size_t i = 0;
+  for (; msg[i] && i < sizeof shown - 1; i++)
+    shown[i]
+        = ((unsigned char)msg[i] < 0x20 && msg[i] != '\n' && msg[i] != '\t') || msg[i] == 0x7f ? '?' : msg[i];
+  shown[i] = '\0';
+  fprintf (stderr, "hako: %s%s\n", strcmp (level, "warning") == 0 ? "warning: " : "", shown);
 }
 
 static void __attribute__ ((format (printf, 3, 0)))

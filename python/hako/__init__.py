@@ -19,3 +19,12 @@ __all__ = [
     "SandboxException", "SandboxInfo", "SandboxList", "SandboxMetrics", "SandboxQuery", "Session", "TimeoutException", "Transport", "UnsupportedException",
     "session",
 ]
+
+# The files API beyond read and write (hako-fs(8)), with e2b's names.
+from hako._errors import FileNotFoundException  # noqa: E402
+from hako._files import AsyncFileStreamReader, AsyncWatchHandle  # noqa: E402
+from hako._sync import FileStreamReader, WatchHandle  # noqa: E402
+from hako._types import FilesystemEvent, FilesystemEventType, FileType, WriteEntry, WriteInfo  # noqa: E402
+
+__all__ += ["AsyncFileStreamReader", "AsyncWatchHandle", "FileNotFoundException", "FileStreamReader", "FileType",
+            "FilesystemEvent", "FilesystemEventType", "WatchHandle", "WriteEntry", "WriteInfo"]

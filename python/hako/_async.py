@@ -11,17 +11,18 @@ import secrets
 import tarfile
 from datetime import datetime, timezone
 from typing import (IO, Any, Callable, Dict, List, Mapping, Optional,
-                    Sequence, Tuple, Union)
+                    Sequence, Tuple, Union, cast)
 
 from hako._errors import (CommandExitException, InvalidArgumentException, NotFoundException,
                           NotRunningException, SandboxException, TimeoutException, UnsupportedException,
                           from_kind)
 from hako._download import Unpacked
+from hako._files import AsyncWatchHandle, TarStream, Watch, entry_fields, open_stream, tar_name, timed
 from hako._metrics import MetricsHistory, SandboxMetrics
 from hako._proc import CHUNK, DEVNULL, PIPE, Process, Reader, Writer, despite_cancel
 from hako._transport import SSH, SSH_STATUS_SCRIPT, Local, Transport
-from hako._types import (CommandResult, EntryInfo, SandboxInfo, SandboxList, SandboxQuery, list_filters,
-                         query_keeps)
+from hako._types import (CommandResult, EntryInfo, FilesystemEvent, FileType, SandboxInfo, SandboxList, SandboxQuery,
+                         WriteEntry, WriteInfo, list_filters, query_keeps)
 
 OutputCallback = Callable[[str], Any]
 Command = Union[str, Sequence[str]]
@@ -378,40 +379,72 @@ class AsyncCommands:
 
 
 class AsyncFiles:
-    """``sb.files``: files inside the sandbox, with its credentials (``user=``)."""
+    """``sb.files``: files inside the sandbox, read and written by hako's own
+    code acting as the sandbox's process (``user=``: as that user; default
+    its root), paths resolved inside its root: no shell or tool is needed in
+    the sandbox (hako-fs(8), hako-put(8), hako-get(8)).  Paths are absolute."""
 
     def __init__(self, sandbox: "AsyncSandbox") -> None:
         self._sandbox = sandbox
 
-    async def _sh(self, script: str, *args: str, user: Optional[str] = None) -> Tuple[int, bytes]:
-        a = ["exec"] + (["-u", user] if user else []) + [self._sandbox.sandbox_id, "--", "/bin/sh", "-c",
-                                                          script, "sh"] + list(args)
-        rc, out, err = await self._sandbox._call(a, ok=(0, 1, 2, 3, 4))
-        return rc, out
+    def _who(self, user: Optional[str]) -> List[str]:
+        return ["-u", str(user)] if user else []
 
-    async def read(self, path: str, format: str = "text", user: Optional[str] = None) -> Any:
-        """The file's content: ``format="text"`` (str) or ``"bytes"``."""
-        if format not in ("text", "bytes"):
-            raise InvalidArgumentException(f"format {format!r}: expected text or bytes")
-        a = ["get"] + (["-u", user] if user else []) + [self._sandbox.sandbox_id, path]
-        _, out, _ = await self._sandbox._call(a)
+    async def _fs(self, sub: str, opts: Sequence[str], *paths: str, user: Optional[str] = None,
+                  request_timeout: Optional[float] = None) -> bytes:
+        """``hako fs SUB --format json [-u] OPTS ID PATHS``: its stdout."""
+        sb = self._sandbox
+        args = ["fs", sub] + list(opts) + self._who(user) + [sb.sandbox_id] + list(paths)
+        _, out, _ = await timed(sb._call(args), request_timeout)
+        return bytes(out)
+
+    def _error_of(self, what: str) -> Callable[[int, bytes], SandboxException]:
+        sb = self._sandbox
+        return lambda rc, err: _error(rc, err, sb.sandbox_id, "ssh " + what if sb._transport.remote else what)
+
+    async def read(self, path: str, format: str = "text", user: Optional[str] = None,
+                   request_timeout: Optional[float] = None) -> Any:
+        """The file's content: ``format="text"`` (str), ``"bytes"``, or
+        ``"stream"``: an AsyncFileStreamReader of 64 KiB chunks, read from
+        hako as they are iterated (a file of any size in bounded memory)."""
+        if format not in ("text", "bytes", "stream"):
+            raise InvalidArgumentException(f"format {format!r}: expected text, bytes or stream")
+        a = ["get"] + self._who(user) + [self._sandbox.sandbox_id, path]
+        if format == "stream":
+            return await timed(open_stream(self._sandbox._transport.argv(a), self._error_of("get")),
+                               request_timeout)
+        _, out, _ = await timed(self._sandbox._call(a), request_timeout)
         return out if format == "bytes" else out.decode("utf-8", "replace")
 
-    async def write(self, path: str, data: WriteData, user: Optional[str] = None,
-                    mode: Optional[int] = None, make_dirs: bool = True) -> EntryInfo:
-        """Write ``data`` (str, bytes, a local path, or a file object) to ``path``,
-        streamed: a path or a file with a descriptor goes to hako as its stdin."""
-        a = ["put"] + (["-p"] if make_dirs else []) + (["-u", user] if user else [])
+    async def write(self, path: Union[str, Sequence[WriteEntry]], data: Optional[WriteData] = None,
+                    user: Optional[str] = None, mode: Optional[int] = None, make_dirs: bool = True,
+                    request_timeout: Optional[float] = None) -> Any:
+        """Write ``data`` (str, bytes, a local path, or a file object) to
+        ``path``, streamed (a path or a binary file with a descriptor is hako's
+        stdin as it is), whole or not at all: a WriteInfo.  A list of
+        WriteEntry instead of a path writes them all in one call
+        (``write_files``): a list of WriteInfo."""
+        if not isinstance(path, str):
+            return await self.write_files(path, user=user, mode=mode, make_dirs=make_dirs,
+                                          request_timeout=request_timeout)
+        if data is None:
+            raise InvalidArgumentException("files.write: no data")
+        a = ["put"] + (["-p"] if make_dirs else []) + self._who(user)
         if mode is not None:
             a += ["--mode", format(mode, "o")]
         a += [self._sandbox.sandbox_id, path]
+        await timed(self._put(a, data), request_timeout)
+        return WriteInfo(name=os.path.basename(path.rstrip("/")), type=FileType.FILE, path=path)
+
+    async def _put(self, a: List[str], data: WriteData) -> None:
+        sb = self._sandbox
         if isinstance(data, str):
-            await self._sandbox._call(a, stdin_data=data.encode())
+            await sb._call(a, stdin_data=data.encode())
         elif isinstance(data, (bytes, bytearray, memoryview)):
-            await self._sandbox._call(a, stdin_data=bytes(data))
+            await sb._call(a, stdin_data=bytes(data))
         elif isinstance(data, os.PathLike):
             with open(data, "rb") as f:
-                await self._sandbox._call(a, stdin_file=f)
+                await sb._call(a, stdin_file=f)
         else:
             fileno: Optional[int] = None
             try:
@@ -419,59 +452,97 @@ class AsyncFiles:
             except (AttributeError, OSError, ValueError):
                 fileno = None
             if fileno is not None and "b" in getattr(data, "mode", "b"):
-                await self._sandbox._call(a, stdin_file=data)
+                await sb._call(a, stdin_file=data)
             else:
-                await self._sandbox._call(a, stdin_chunks=data)
-        return EntryInfo(name=os.path.basename(path.rstrip("/")), path=path, type="file")
+                await sb._call(a, stdin_chunks=data)
 
-    async def list(self, path: str, user: Optional[str] = None) -> List[EntryInfo]:
-        """The entries of the directory ``path`` (not . and ..)."""
-        script = ('[ -e "$1" ] || [ -L "$1" ] || exit 3; [ -d "$1" ] || exit 4; cd -- "$1" || exit 2; '
-                  'for f in * .*; do case "$f" in .|..) continue;; esac; '
-                  '[ -e "$f" ] || [ -L "$f" ] || continue; '
-                  'if [ -L "$f" ]; then t=symlink; elif [ -d "$f" ]; then t=dir; '
-                  'elif [ -f "$f" ]; then t=file; else t=other; fi; printf "%s/%s\\0" "$t" "$f"; done')
-        rc, out = await self._sh(script, path, user=user)
-        if rc == 3:
-            raise NotFoundException(f"{path}: no such file or directory", sandbox_id=self._sandbox.sandbox_id)
-        if rc == 4:
-            raise InvalidArgumentException(f"{path}: not a directory", sandbox_id=self._sandbox.sandbox_id)
-        if rc != 0:
-            raise SandboxException(f"list {path}: exit status {rc}", sandbox_id=self._sandbox.sandbox_id)
-        entries = []
-        for rec in out.split(b"\0"):
-            if not rec:
-                continue
-            t, _, name = rec.decode("utf-8", "surrogateescape").partition("/")
-            entries.append(EntryInfo(name=name, path=path.rstrip("/") + "/" + name, type=t))
-        return sorted(entries, key=lambda e: e.name)
+    async def write_files(self, files: Sequence[WriteEntry], user: Optional[str] = None,
+                          mode: Optional[int] = None, make_dirs: bool = True,
+                          request_timeout: Optional[float] = None) -> List[WriteInfo]:
+        """Write every WriteEntry(path, data) in one hako call (``put --tar``),
+        in order, each file whole; one tar member in memory at a time."""
+        entries = [entry_fields(e) for e in files]
+        if not entries:
+            return []
+        members = [(tar_name(p), d) for p, d in entries]
+        a = ["put", "--tar"] + (["-p"] if make_dirs else []) + self._who(user)
+        if mode is not None:
+            a += ["--mode", format(mode, "o")]
+        a += [self._sandbox.sandbox_id, "/"]
+        stream = TarStream(members)
+        try:
+            await timed(self._sandbox._call(a, stdin_chunks=cast(IO[Any], stream)), request_timeout)
+        finally:
+            stream.close()
+        return [WriteInfo(name=os.path.basename(p.rstrip("/")), type=FileType.FILE, path=p) for p, _ in entries]
 
-    async def exists(self, path: str, user: Optional[str] = None) -> bool:
-        rc, _ = await self._sh('[ -e "$1" ] || [ -L "$1" ]', path, user=user)
-        return rc == 0
+    async def get_info(self, path: str, user: Optional[str] = None,
+                       request_timeout: Optional[float] = None) -> EntryInfo:
+        """The entry at ``path`` (``fs stat``): NotFoundException if there is none."""
+        out = await self._fs("stat", ["--format", "json"], path, user=user, request_timeout=request_timeout)
+        return EntryInfo.from_json(json.loads(out))
 
-    async def remove(self, path: str, user: Optional[str] = None) -> None:
-        rc, _ = await self._sh('[ -e "$1" ] || [ -L "$1" ] || exit 3; rm -rf -- "$1" || exit 2', path, user=user)
-        if rc == 3:
-            raise NotFoundException(f"{path}: no such file or directory", sandbox_id=self._sandbox.sandbox_id)
-        if rc != 0:
-            raise SandboxException(f"remove {path}: exit status {rc}", sandbox_id=self._sandbox.sandbox_id)
+    async def list(self, path: str, depth: Optional[int] = 1, user: Optional[str] = None,
+                   request_timeout: Optional[float] = None) -> List[EntryInfo]:
+        """The entries of the directory ``path`` (a symlink to one followed),
+        and theirs down to ``depth``, never through a symlink; sorted, each
+        directory before its entries.  Fifos, sockets and devices are left
+        out, as e2b's list does."""
+        if depth is not None and depth < 1:
+            raise InvalidArgumentException("depth should be at least 1")
+        out = await self._fs("ls", ["--format", "json", "-d", str(depth or 1)], path, user=user,
+                             request_timeout=request_timeout)
+        entries = [EntryInfo.from_json(json.loads(line)) for line in out.splitlines() if line.strip()]
+        return [e for e in entries if e.type is not None]
 
-    async def make_dir(self, path: str, user: Optional[str] = None) -> bool:
+    async def exists(self, path: str, user: Optional[str] = None,
+                     request_timeout: Optional[float] = None) -> bool:
+        try:
+            await self.get_info(path, user=user, request_timeout=request_timeout)
+        except NotFoundException:
+            return False
+        return True
+
+    async def remove(self, path: str, user: Optional[str] = None,
+                     request_timeout: Optional[float] = None) -> None:
+        """Remove a file, a link or a directory with everything in it (on its
+        own mount: a mount point below is left, BusyException).  Nothing
+        there is no error, as e2b's remove."""
+        await self._fs("rm", ["-r", "-f"], path, user=user, request_timeout=request_timeout)
+
+    async def make_dir(self, path: str, user: Optional[str] = None,
+                       request_timeout: Optional[float] = None) -> bool:
         """Make ``path`` and its parents; False if it was already a directory."""
-        rc, _ = await self._sh('[ -d "$1" ] && exit 1; mkdir -p -- "$1" || exit 2', path, user=user)
-        if rc == 2:
-            raise SandboxException(f"make_dir {path}: failed", sandbox_id=self._sandbox.sandbox_id)
-        return rc == 0
+        out = await self._fs("mkdir", ["-p", "--format", "json"], path, user=user, request_timeout=request_timeout)
+        return bool(json.loads(out).get("created"))
 
-    async def rename(self, old_path: str, new_path: str, user: Optional[str] = None) -> EntryInfo:
-        rc, _ = await self._sh('[ -e "$1" ] || [ -L "$1" ] || exit 3; mv -- "$1" "$2" || exit 2', old_path,
-                               new_path, user=user)
-        if rc == 3:
-            raise NotFoundException(f"{old_path}: no such file or directory", sandbox_id=self._sandbox.sandbox_id)
-        if rc != 0:
-            raise SandboxException(f"rename {old_path}: exit status {rc}", sandbox_id=self._sandbox.sandbox_id)
-        return EntryInfo(name=os.path.basename(new_path.rstrip("/")), path=new_path, type="file")
+    async def rename(self, old_path: str, new_path: str, user: Optional[str] = None,
+                     request_timeout: Optional[float] = None) -> EntryInfo:
+        """rename(2): replaces a file at ``new_path``; never across mounts."""
+        out = await self._fs("mv", ["--format", "json"], old_path, new_path, user=user,
+                             request_timeout=request_timeout)
+        return EntryInfo.from_json(json.loads(out))
+
+    async def _watch(self, path: str, user: Optional[str], request_timeout: Optional[float],
+                     timeout: Optional[float], recursive: bool) -> Watch:
+        sb = self._sandbox
+        a = ["fs", "watch", "--sync", "--format", "json"] + (["-r"] if recursive else []) + self._who(user)
+        if timeout:
+            a += ["--timeout", _duration(timeout)]
+        a += [sb.sandbox_id, path]
+        return await Watch.start(sb._transport.argv(a), self._error_of("fs watch"), request_timeout)
+
+    async def watch_dir(self, path: str, on_event: Callable[[FilesystemEvent], Any],
+                        on_exit: Optional[Callable[[Optional[Exception]], Any]] = None,
+                        user: Optional[str] = None, request_timeout: Optional[float] = None,
+                        timeout: Optional[float] = 60, recursive: bool = False) -> AsyncWatchHandle:
+        """Call ``on_event`` with each change in the directory ``path`` (and
+        below it with ``recursive``) for ``timeout`` seconds (0 or None: until
+        ``stop()``), as e2b's; returns once the watch is in place.  Events:
+        create, write, chmod, rename (the old name), remove; put's writes
+        show as create+write (new) or write (replaced)."""
+        w = await self._watch(path, user, request_timeout, timeout, recursive)
+        return AsyncWatchHandle(w, on_event, on_exit)
 
     async def upload(self, local_dir: str, path: str) -> None:
         """Copy the local tree ``local_dir`` to ``path`` in the sandbox (``hako cp``)."""
@@ -809,7 +880,7 @@ async def _call(t: Transport, args: Sequence[str], *, ok: Sequence[int] = (0,), 
 
 
 # The verbs a cancelled call kills rather than lets end (_call).
-_KILLED_ON_CANCEL = frozenset({"exec", "get", "put", "cp", "hibernate", "wake", "logs", "wait"})
+_KILLED_ON_CANCEL = frozenset({"exec", "get", "put", "cp", "fs", "hibernate", "wake", "logs", "wait"})
 
 
 async def _feed(w: Writer, chunks: Optional[IO[Any]], tar: Optional[str]) -> None:

@@ -29,6 +29,11 @@ class NotFoundException(SandboxException):
     kind = "not_found"
 
 
+# e2b's name for a file that is not there: the same exception here (kind
+# not_found does not say whether the file or the sandbox is missing).
+FileNotFoundException = NotFoundException
+
+
 class AlreadyExistsException(SandboxException):
     """The sandbox id (or a file) is taken (kind ``exists``)."""
 

@@ -6,12 +6,15 @@ from __future__ import annotations
 import asyncio
 import threading
 from datetime import datetime
-from typing import Any, Coroutine, Dict, List, Mapping, Optional, Sequence, TypeVar, Union
+from typing import Any, Coroutine, Dict, Iterator, List, Mapping, Optional, Sequence, TypeVar, Union
 
 from hako._async import (DEFAULT_LIFETIME, AsyncCommandHandle, AsyncSandbox, Command, OutputCallback, WriteData)
+from hako._errors import SandboxException
+from hako._files import AsyncFileStreamReader, Watch, timed
 from hako._metrics import SandboxMetrics
 from hako._transport import Transport
-from hako._types import CommandResult, EntryInfo, SandboxInfo, SandboxList, SandboxQuery
+from hako._types import (CommandResult, EntryInfo, FilesystemEvent, SandboxInfo, SandboxList, SandboxQuery, WriteEntry,
+                         WriteInfo)
 
 T = TypeVar("T")
 _local = threading.local()
@@ -82,31 +85,97 @@ class Commands:
         return CommandHandle(r) if background else r
 
 
+class FileStreamReader:
+    """``files.read(path, format="stream")``: an iterator of the file's bytes in
+    64 KiB chunks, read from hako as it is iterated; ``with`` or ``close()``
+    ends it early (hako killed)."""
+
+    def __init__(self, r: AsyncFileStreamReader) -> None:
+        self._r = r
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self
+
+    def __next__(self) -> bytes:
+        data = _run(self._r._next())
+        if data is None:
+            raise StopIteration
+        return data
+
+    def close(self) -> None:
+        _run(self._r.aclose())
+
+    def __enter__(self) -> "FileStreamReader":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class WatchHandle:
+    """``files.watch_dir(path)``: ``get_new_events()`` returns the changes
+    made since the last call (every one made before the call: hako answers
+    once it has reported them), ``stop()`` ends the watch."""
+
+    def __init__(self, w: Watch) -> None:
+        self._w = w
+
+    def get_new_events(self, request_timeout: Optional[float] = None) -> List[FilesystemEvent]:
+        if self._w.ended:
+            raise SandboxException("the watch has ended (stopped, its timeout, or its directory removed)")
+        events: List[FilesystemEvent] = _run(timed(self._w.events_until_now(), request_timeout))
+        return events
+
+    def stop(self, request_timeout: Optional[float] = None) -> None:
+        _run(self._w.stop())
+
+
 class Files:
     def __init__(self, sb: AsyncSandbox) -> None:
         self._f = sb.files
 
-    def read(self, path: str, format: str = "text", user: Optional[str] = None) -> Any:
-        return _run(self._f.read(path, format=format, user=user))
+    def read(self, path: str, format: str = "text", user: Optional[str] = None,
+             request_timeout: Optional[float] = None) -> Any:
+        r = _run(self._f.read(path, format=format, user=user, request_timeout=request_timeout))
+        return FileStreamReader(r) if format == "stream" else r
 
-    def write(self, path: str, data: WriteData, user: Optional[str] = None, mode: Optional[int] = None,
-              make_dirs: bool = True) -> EntryInfo:
-        return _run(self._f.write(path, data, user=user, mode=mode, make_dirs=make_dirs))
+    def write(self, path: Union[str, Sequence[WriteEntry]], data: Optional[WriteData] = None,
+              user: Optional[str] = None, mode: Optional[int] = None, make_dirs: bool = True,
+              request_timeout: Optional[float] = None) -> Any:
+        return _run(self._f.write(path, data, user=user, mode=mode, make_dirs=make_dirs,
+                                  request_timeout=request_timeout))
 
-    def list(self, path: str, user: Optional[str] = None) -> List[EntryInfo]:
-        return _run(self._f.list(path, user=user))
+    def write_files(self, files: Sequence[WriteEntry], user: Optional[str] = None, mode: Optional[int] = None,
+                    make_dirs: bool = True, request_timeout: Optional[float] = None) -> List[WriteInfo]:
+        return _run(self._f.write_files(files, user=user, mode=mode, make_dirs=make_dirs,
+                                        request_timeout=request_timeout))
 
-    def exists(self, path: str, user: Optional[str] = None) -> bool:
-        return _run(self._f.exists(path, user=user))
+    def get_info(self, path: str, user: Optional[str] = None, request_timeout: Optional[float] = None) -> EntryInfo:
+        return _run(self._f.get_info(path, user=user, request_timeout=request_timeout))
 
-    def remove(self, path: str, user: Optional[str] = None) -> None:
-        _run(self._f.remove(path, user=user))
+    def list(self, path: str, depth: Optional[int] = 1, user: Optional[str] = None,
+             request_timeout: Optional[float] = None) -> List[EntryInfo]:
+        return _run(self._f.list(path, depth=depth, user=user, request_timeout=request_timeout))
 
-    def make_dir(self, path: str, user: Optional[str] = None) -> bool:
-        return _run(self._f.make_dir(path, user=user))
+    def exists(self, path: str, user: Optional[str] = None, request_timeout: Optional[float] = None) -> bool:
+        return _run(self._f.exists(path, user=user, request_timeout=request_timeout))
 
-    def rename(self, old_path: str, new_path: str, user: Optional[str] = None) -> EntryInfo:
-        return _run(self._f.rename(old_path, new_path, user=user))
+    def remove(self, path: str, user: Optional[str] = None, request_timeout: Optional[float] = None) -> None:
+        _run(self._f.remove(path, user=user, request_timeout=request_timeout))
+
+    def make_dir(self, path: str, user: Optional[str] = None, request_timeout: Optional[float] = None) -> bool:
+        return _run(self._f.make_dir(path, user=user, request_timeout=request_timeout))
+
+    def rename(self, old_path: str, new_path: str, user: Optional[str] = None,
+               request_timeout: Optional[float] = None) -> EntryInfo:
+        return _run(self._f.rename(old_path, new_path, user=user, request_timeout=request_timeout))
+
+    def watch_dir(self, path: str, user: Optional[str] = None, request_timeout: Optional[float] = None,
+                  recursive: bool = False, timeout: Optional[float] = None) -> WatchHandle:
+        """Watch the directory ``path`` until ``stop()`` (or ``timeout``
+        seconds); changes are collected by hako and returned by
+        ``get_new_events()``."""
+        return WatchHandle(_run(self._f._watch(path, user, request_timeout, timeout, recursive)))
 
     def upload(self, local_dir: str, path: str) -> None:
         _run(self._f.upload(local_dir, path))

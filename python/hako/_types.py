@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from datetime import datetime, timedelta, timezone
+from enum import Enum
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, TypedDict, Union
 
 # A label is the annotation of this prefix (hako-run(8), --label).
 LABEL_PREFIX = "io.hako.label."
@@ -160,10 +161,83 @@ def list_filters(query: Union[SandboxQuery, Mapping[str, Any], None]) -> List[st
     return out
 
 
+class FileType(str, Enum):
+    """What an entry is (e2b's FileType; a str, so ``entry.type == "dir"`` holds too)."""
+
+    FILE = "file"
+    DIR = "dir"
+    SYMLINK = "symlink"  # a link that leads nowhere (one that does has its target's type)
+
+
 @dataclass
-class EntryInfo:
-    """One entry of ``files.list``."""
+class WriteInfo:
+    """A file ``files.write`` wrote."""
 
     name: str
+    type: Optional[FileType]
     path: str
-    type: str  # "file", "dir", "symlink" or "other"
+
+
+@dataclass
+class EntryInfo(WriteInfo):
+    """One file, directory or link (``files.get_info``, ``files.list``; hako-fs(8), JSON).
+
+    As e2b's: a symlink has the type of what it leads to and ``symlink_target``
+    its absolute path inside the sandbox; ``size``, ``mode``, owners and
+    ``modified_time`` are the entry's own (lstat).  ``type`` is None for a
+    fifo, socket or device (``list`` leaves those out, as e2b's does)."""
+
+    size: int
+    mode: int  # permission bits, with set-id and sticky (0o7777)
+    permissions: str  # as ls -l: "-rw-r--r--"
+    owner: str  # a name from the sandbox's /etc/passwd, else the number
+    group: str
+    modified_time: datetime
+    symlink_target: Optional[str] = None
+    uid: int = 0
+    gid: int = 0
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> "EntryInfo":
+        kind = str(obj.get("type"))
+        target: Optional[str] = None
+        if kind == "symlink":
+            target = obj.get("resolved_path") or obj.get("symlink_target")
+            kind = str(obj.get("resolved_type") or kind)
+        ns = int(obj.get("mtime_ns", 0))
+        when = datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(microseconds=ns // 1000)
+        uid, gid = int(obj.get("uid", 0)), int(obj.get("gid", 0))
+        return cls(name=str(obj["name"]), type=FileType(kind) if kind in _FILE_TYPES else None,
+                   path=str(obj["path"]), size=int(obj.get("size", 0)), mode=int(obj.get("mode", 0)),
+                   permissions=str(obj.get("permissions", "")), owner=str(obj.get("owner") or uid),
+                   group=str(obj.get("group") or gid), modified_time=when, symlink_target=target,
+                   uid=uid, gid=gid)
+
+
+_FILE_TYPES = {t.value for t in FileType}
+
+
+class WriteEntry(TypedDict):
+    """One file of ``files.write([...])`` / ``files.write_files([...])``:
+    ``WriteEntry(path="/work/a", data="...")``, or a plain dict."""
+
+    path: str
+    data: Any  # str, bytes, a local path (os.PathLike) or a file object
+
+
+class FilesystemEventType(str, Enum):
+    """What happened to an entry of a watched directory (e2b's)."""
+
+    CHMOD = "chmod"
+    CREATE = "create"
+    REMOVE = "remove"
+    RENAME = "rename"
+    WRITE = "write"
+
+
+@dataclass
+class FilesystemEvent:
+    """One change in a watched directory: ``name`` is relative to it."""
+
+    name: str
+    type: FilesystemEventType

@@ -146,6 +146,32 @@ userdb_find_group (const char *group, const char *name, gid_t gid, gid_t *out)
   return group ? each_line (group, group_match, &q) : 0;
 }
 
+struct group_name_query
+{
+  gid_t gid;
+  char *name;
+};
+
+static int
+group_name_match (char **f, size_t n, void *ctx)
+{
+  struct group_name_query *q = ctx;
+  uint32_t gid;
+  if (n < 3 || !parse_id (f[2], &gid) || gid != q->gid)
+    return 0;
+  q->name = xstrdup (f[0]);
+  return 1;
+}
+
+char *
+userdb_group_name (const char *group, gid_t gid)
+{
+  struct group_name_query q = { .gid = gid };
+  if (group)
+    each_line (group, group_name_match, &q);
+  return q.name;
+}
+
 struct member_query
 {
   const char *user;
@@ -190,8 +216,8 @@ userdb_member_groups (const char *group, const char *user, gid_t **out)
 /* Read ROOT/path with every component resolved inside root: a symlink, even
  * an absolute one, cannot leave it, so "/etc/passwd -> /host/etc/passwd" only
  * reaches what the sandbox itself sees.  A missing file is *out = NULL. */
-static int
-read_in_root (int rootfd, const char *path, char **out, hk_err *err)
+int
+userdb_read (int rootfd, const char *path, char **out, hk_err *err)
 {
   *out = NULL;
   cleanup_close int fd = inroot_open (rootfd, path, O_RDONLY | O_NOCTTY | O_NONBLOCK, 0);
@@ -241,8 +267,8 @@ userdb_resolve (int rootfd, const char *spec, gid_t default_gid, struct userdb_u
   if (copy[0] == '\0' || (group_part && group_part[0] == '\0'))
     return err_set (err, EINVAL, "user \"%s\": expected USER[:GROUP], each a name or a number", spec);
   cleanup_free char *passwd = NULL, *group = NULL;
-  if (read_in_root (rootfd, "etc/passwd", &passwd, err) < 0
-      || read_in_root (rootfd, "etc/group", &group, err) < 0)
+  if (userdb_read (rootfd, "etc/passwd", &passwd, err) < 0
+      || userdb_read (rootfd, "etc/group", &group, err) < 0)
     return -1;
   struct userdb_pw pw = { 0 };
   if (resolve_user (passwd, copy, default_gid, out, &pw, err) < 0)

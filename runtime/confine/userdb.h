@@ -33,6 +33,8 @@ struct userdb_user
  * Look up by name, or by number when name is NULL.  1 found, 0 not. */
 int userdb_find_pw (const char *passwd, const char *name, uid_t uid, struct userdb_pw *out);
 int userdb_find_group (const char *group, const char *name, gid_t gid, gid_t *out);
+/* The name of group gid (caller frees), or NULL when it has none. */
+char *userdb_group_name (const char *group, gid_t gid);
 /* Every group whose member list names user (sorted as in the file). */
 size_t userdb_member_groups (const char *group, const char *user, gid_t **out);
 void userdb_pw_free (struct userdb_pw *pw);
@@ -43,5 +45,9 @@ void userdb_pw_free (struct userdb_pw *pw);
  * GROUP says otherwise, and there are no supplementary groups). */
 int userdb_resolve (int rootfd, const char *spec, gid_t default_gid, struct userdb_user *out, hk_err *err);
 void userdb_user_free (struct userdb_user *u);
+
+/* The text of path (such as "etc/passwd") inside the root rootfd, every
+ * component resolved inside it; *out NULL when there is no such file. */
+int userdb_read (int rootfd, const char *path, char **out, hk_err *err);
 
 #endif

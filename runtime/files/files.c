@@ -53,15 +53,7 @@
 #define COPY_KERNEL_CHUNK (16u << 20)
 #define MAX_SYMLINKS 40
 
-/* Where one path is: a root fd (owned when owned) and the path under it. */
-struct place
-{
-  int rootfd;
-  bool owned;
-  char *rel; /* relative, "." for the root itself */
-};
-
-static void
+void
 place_free (struct place *pl)
 {
   if (pl->owned && pl->rootfd >= 0)
@@ -70,7 +62,7 @@ place_free (struct place *pl)
   *pl = (struct place){ .rootfd = -1 };
 }
 
-static const char *
+const char *
 type_name (mode_t m)
 {
   switch (m & S_IFMT)
@@ -87,11 +79,12 @@ type_name (mode_t m)
 
 /* "/a/./b/../c" -> "/a/c": lexically, so a stopped sandbox's path is matched
  * against its mounts as the kernel would walk it ("/work/../etc" is /etc). */
-static int
+int
 normalize (const char *path, char **out, hk_err *err)
 {
   if (path[0] != '/')
-    return err_set (err, EINVAL, "path \"%s\": must be absolute (inside the sandbox)", path);
+    return err_setk (err, ERR_INVALID_ARGUMENT, EINVAL, "path \"%s\": must be absolute (inside the sandbox)",
+                     path);
   bool above;
   cleanup_free char *rel = path_lexical (path, &above);
   *out = xasprintf ("/%s", rel);
@@ -218,8 +211,7 @@ stopped_place (const struct view *v, const char *path, struct place *pl, hk_err 
   return 0;
 }
 
-/* Where the (normalized) sandbox path is. */
-static int
+int
 view_place (const struct view *v, const char *path, struct place *pl, hk_err *err)
 {
   *pl = (struct place){ .rootfd = -1 };
@@ -455,9 +447,10 @@ find_target (const struct view *v, const char *path, bool mkdir, uid_t uid, gid_
  * helper's own (it is that user), else the replaced file's, else the
  * sandbox process's user. */
 static void
-put_owner (const struct job *j, const struct put_target *t, uid_t *uid, gid_t *gid)
+put_owner (const struct job *j, const struct files_put_opts *o, const struct put_target *t, uid_t *uid,
+           gid_t *gid)
 {
-  if (j->put->user)
+  if (o->user)
     {
       *uid = geteuid ();
       *gid = getegid ();
@@ -515,23 +508,25 @@ publish (const struct job *j, int fd, struct put_target *t, char *tmpname, size_
  * The helper creates it, so it is the helper's user's, and given to another
  * owner only where that user may chown (CAP_CHOWN in the sandbox). */
 static int
-write_file (const struct job *j, struct put_target *t, uid_t uid, gid_t gid, hk_err *err)
+write_file (const struct job *j, const struct put_source *src, struct put_target *t, uid_t uid, gid_t gid,
+            hk_err *err)
 {
-  const struct files_put_opts *o = j->put;
+  const struct files_put_opts *o = src->o;
+  const char *path = src->path;
   char tmpname[64];
   mode_t mode = o->has_mode ? o->mode : t->exists ? t->st.st_mode & 07777 : 0644;
-  int fd = open_temp (t->dirfd, j->path, tmpname, sizeof tmpname, err);
+  int fd = open_temp (t->dirfd, path, tmpname, sizeof tmpname, err);
   if (fd < 0)
     return -1;
   struct stat made;
-  int r = copy_fd (o->in_fd, fd, UINT64_MAX, "the input", err);
+  int r = src->fill ? src->fill (src->ctx, fd, err) : copy_fd (o->in_fd, fd, UINT64_MAX, "the input", err);
   if (r == 0 && fstat (fd, &made) < 0)
-    r = err_sys (err, "%s", j->path);
+    r = err_sys (err, "%s", path);
   /* fchown first: it clears set-id bits that fchmod then sets. */
   if (r == 0 && (made.st_uid != uid || made.st_gid != gid) && fchown (fd, uid, gid) < 0)
-    r = err_sys (err, "give %s to %u:%u", j->path, (unsigned)uid, (unsigned)gid);
+    r = err_sys (err, "give %s to %u:%u", path, (unsigned)uid, (unsigned)gid);
   if (r == 0 && fchmod (fd, mode) < 0)
-    r = err_sys (err, "mode of %s", j->path);
+    r = err_sys (err, "mode of %s", path);
   if (r == 0)
     r = publish (j, fd, t, tmpname, sizeof tmpname, err);
   if (tmpname[0])
@@ -540,21 +535,28 @@ write_file (const struct job *j, struct put_target *t, uid_t uid, gid_t gid, hk_
   return r;
 }
 
-static int
-do_put (const struct job *j, hk_err *err)
+int
+put_one (const struct job *j, const struct put_source *src, hk_err *err)
 {
   struct put_target t = { .dirfd = -1, .dir = { .rootfd = -1 } };
   uid_t uid;
   gid_t gid;
-  put_owner (j, NULL, &uid, &gid);
-  int r = find_target (&j->v, j->path, j->put->mkdir, uid, gid, &t, err);
+  put_owner (j, src->o, NULL, &uid, &gid);
+  int r = find_target (&j->v, src->path, src->o->mkdir, uid, gid, &t, err);
   if (r == 0)
     {
-      put_owner (j, &t, &uid, &gid);
-      r = write_file (j, &t, uid, gid, err);
+      put_owner (j, src->o, &t, &uid, &gid);
+      r = write_file (j, src, &t, uid, gid, err);
     }
   target_free (&t);
   return r;
+}
+
+static int
+do_put (const struct job *j, hk_err *err)
+{
+  struct put_source src = { .o = j->put, .path = j->path };
+  return put_one (j, &src, err);
 }
 
 /* ---- cp (in the helper) --------------------------------------------------- */
@@ -613,6 +615,8 @@ job_run (void *arg, hk_err *err)
       if (j->v.root < 0)
         return err_sys (err, "the root of sandbox %s", j->v.id);
     }
+  if (j->op)
+    return j->op (j, err);
   return j->get ? do_get (j, err) : j->put ? do_put (j, err) : do_cp (j, err);
 }
 
@@ -656,7 +660,7 @@ stopped_main (struct job *j, const struct oci_process *proc, bool act, int usern
     r = job_run (j, &err);
   if (r < 0)
     {
-      struct stopped_err m = { .errnum = err.errnum };
+      struct stopped_err m = { .errnum = err.errnum, .kind = err.kind };
       snprintf (m.msg, sizeof m.msg, "%s", err.msg);
       if (write (errfd, &m, sizeof m) != (ssize_t)sizeof m)
         _exit (126);
@@ -723,7 +727,7 @@ run_stopped (struct job *j, const struct oci_user *user, bool named, hk_err *err
   if (n == (ssize_t)sizeof m)
     {
       m.msg[sizeof m.msg - 1] = '\0';
-      return err_set (err, m.errnum, "%s", m.msg);
+      return err_setk (err, m.kind, m.errnum, "%s", m.msg);
     }
   if (!WIFEXITED (ws) || WEXITSTATUS (ws) != 0)
     return err_set (err, EPIPE, "the process acting for sandbox %s ended with status %d", j->v.id, ws);
@@ -806,7 +810,7 @@ static int
 landlock_hint (const struct job *j, hk_err *err)
 {
   const struct hako_landlock *ll = j->v.spec ? &j->v.spec->sandbox.landlock : NULL;
-  if (err->errnum != EACCES || ll == NULL || !ll->present)
+  if (err->errnum != EACCES || ll == NULL || !ll->present || (j->op && !j->put))
     return -1;
   char *const *paths = j->get ? ll->read : ll->write;
   const char *what = j->get ? "read" : "write";
@@ -856,6 +860,7 @@ files_put (const struct store *st, const struct files_put_opts *o, hk_err *err)
   struct job j;
   int r = job_open (st, o->id, o->path, &j, err);
   j.put = o;
+  j.op = o->tar ? files_put_tar : NULL;
   j.v.write = true;
   if (r == 0)
     r = job_go (st, &j, o->user, o->in_fd, err);

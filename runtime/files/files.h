@@ -32,6 +32,12 @@ struct files_put_opts
    * the file, and so who owns it.  NULL: the sandbox's root. */
   const char *user;
   bool mkdir; /* create missing parent directories (0755) */
+  /* in_fd is a tar stream and path a directory: each regular file in it is
+   * written to path/NAME as one put would (mode: the option's, else the
+   * replaced file's, else 0644; the entries' own owners and modes are not
+   * used), in order, each whole; each directory entry is made (0755).
+   * Links, devices, fifos, and names that climb above path are refused. */
+  bool tar;
 };
 
 /* Stream in_fd into path: into an unnamed file in the target directory

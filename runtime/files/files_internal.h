@@ -13,6 +13,16 @@
 #include "runtime/files/files.h"
 #include "runtime/state/store.h"
 
+/* Where one path is: a root fd (owned when owned) and the path under it. */
+struct place
+{
+  int rootfd;
+  bool owned;
+  char *rel; /* relative, "." for the root itself */
+};
+
+void place_free (struct place *pl);
+
 /* How a sandbox's files are reached. */
 struct view
 {
@@ -44,12 +54,60 @@ struct job
   int proc_fd;          /* the host's /proc: the helper's own fds */
   int cp_fd;            /* cp: the tar stream's end that is the helper's */
   int hako_pidfd;       /* hako: the helper must not outlive it */
+  /* Another operation (runtime/fsops.c, files_tar.c): run in the helper
+   * instead of get, put or cp, with op_arg. */
+  int (*op) (const struct job *j, hk_err *err);
+  const void *op_arg;
 };
+
+/* "/a/./b/../c" -> "/a/c", lexically; a relative path is EINVAL. */
+int normalize (const char *path, char **out, hk_err *err);
+
+/* "a directory", "a symlink", ...: for messages. */
+const char *type_name (mode_t m);
+
+/* Where the (normalized) sandbox path is: in the helper of a running
+ * sandbox, its root and the path under it; for a stopped one, the host
+ * directory that holds it (its root, its work dir or a bind's source).  A
+ * place whose rel is "." is the root of a mount, or the sandbox's root. */
+int view_place (const struct view *v, const char *path, struct place *pl, hk_err *err);
+
+/* One file put writes: where, with which options, and its data from
+ * o->in_fd, or written by fill into the new file's fd when fill is set. */
+struct put_source
+{
+  const struct files_put_opts *o;
+  const char *path; /* normalized */
+  int (*fill) (void *ctx, int fd, hk_err *err);
+  void *ctx;
+};
+
+/* put's write of one file, in the helper: whole or not at all. */
+int put_one (const struct job *j, const struct put_source *src, hk_err *err);
+
+/* put --tar, in the helper (files_tar.c): each file of the tar stream on
+ * j->put->in_fd below the directory j->path. */
+int files_put_tar (const struct job *j, hk_err *err);
+
+/* The most names of one directory read at once (a list or a recursive
+ * watch refuses more; a remove goes by batches of this many). */
+#define FS_MAX_NAMES (1u << 20)
+
+/* The names in the directory fd (O_RDONLY: a read of it, as the helper's
+ * user), sorted, without "." and "..", at most max of them: with more
+ * there, *more is set (more NULL: -1 with E2BIG).  -1 with errno. */
+int fs_dir_names (int fd, size_t max, char ***names, size_t *n, bool *more);
+void fs_names_free (char **names, size_t n);
+
+/* hako fs watch, in the helper of a running sandbox (fswatch.c): j->op_arg
+ * is its struct fs_opts. */
+int fswatch_run (const struct job *j, hk_err *err);
 
 /* An error a forked helper hands back through a pipe. */
 struct stopped_err
 {
   int errnum;
+  enum err_kind kind;
   char msg[sizeof ((hk_err *)0)->msg];
 };
 

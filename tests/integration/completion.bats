@@ -27,6 +27,9 @@ complete_words () {
   [ "$(complete_words hako exec --ti)" = --timeout ]
   [[ "$(complete_words hako run --)" == *--detach* ]]
   [ "$(complete_words hako spec --profile h)" = host ]
+  # fs: its subcommand first, then its options (from hako fs --help).
+  [ "$(complete_words hako fs wa)" = watch ]
+  [ "$(complete_words hako fs ls --dep)" = --depth ]
   $H run --detach --profile host cmpl -- sleep 1000
   [ "$(complete_words hako --root "$STATE" exec cm)" = cmpl ]
   [ "$(complete_words hako --root "$STATE" kill cmpl KI)" = KILL ]
