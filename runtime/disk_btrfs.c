@@ -254,3 +254,12 @@ dbt_is_subvol_root (int fd)
   return fstat (fd, &sb) == 0 && S_ISDIR (sb.st_mode) && sb.st_ino == BTRFS_SUBVOL_ROOT_INO
          && fstatfs (fd, &sf) == 0 && sf.f_type == BTRFS_SUPER_MAGIC;
 }
+
+int
+dbt_has_nested (int fd, hk_err *err)
+{
+  struct btrfs_ioctl_get_subvol_rootref_args a = { 0 };
+  if (ioctl (fd, BTRFS_IOC_GET_SUBVOL_ROOTREF, &a) < 0)
+    return errno == EOVERFLOW ? 1 : err_sys (err, "list the btrfs subvolumes inside");
+  return a.num_items > 0;
+}

@@ -50,6 +50,12 @@ int dbt_subvol_destroy (int top, const char *name, hk_err *err);
  * subvol=name, then move_mount), nodev and nosuid. */
 int dbt_subvol_mount (const char *dev, const char *name, const char *dir, hk_err *err);
 
+/* Whether the subvolume whose root is open as fd holds subvolumes of its
+ * own: a sandbox may make them in its /work (BTRFS_IOC_SUBVOL_CREATE needs
+ * no privilege), and a snapshot leaves them out, an empty directory each.
+ * 1, 0, or -1 with err. */
+int dbt_has_nested (int fd, hk_err *err);
+
 /* The directory open as fd is the root of a btrfs subvolume (inode 256). */
 bool dbt_is_subvol_root (int fd);
 

@@ -369,6 +369,17 @@ fork_frozen (const struct snapshot_source *v, void *arg, hk_err *err)
 {
   struct fork_run *r = arg;
   r->t0 = now_us ();
+  /* Checked frozen, so that none is made between the check and the
+   * snapshot.  A copy would leave them out as well (snapshot_copy_tree does
+   * not cross into another st_dev). */
+  int nested = r->snapshot ? dbt_has_nested (r->member, err) : 0;
+  if (nested < 0)
+    return -1;
+  if (nested)
+    return err_setk (err, ERR_UNSUPPORTED, ENOTSUP,
+                     "sandbox %s holds btrfs subvolumes it made (btrfs subvolume create, in its /work), "
+                     "which a snapshot would leave empty: empty and rmdir them inside it, then fork",
+                     r->o->parent);
   if (r->snapshot)
     return dbt_snapshot (r->fam.top, r->member, r->o->children[0], err);
   cleanup_free char *data = xasprintf ("%s/%s", r->staging, SNAPSHOT_DATA);
