@@ -682,6 +682,27 @@ class AsyncSandbox:
         await self._call(["snapshot", self.sandbox_id, dest])
         return dest
 
+    async def fork(self, n: int = 1, *, sandbox_ids: Optional[Sequence[str]] = None) -> List["AsyncSandbox"]:
+        """``n`` new running sandboxes whose files (/work, an image's writable
+        layer) are this one's at one instant (``hako fork``); this one is
+        frozen only for that instant and runs on unchanged, and what any of
+        them writes later is its own.  The children's processes start fresh
+        from this sandbox's config (memory is not copied); they keep its
+        envs, cwd and user for commands, and its lifetime counts anew from
+        the fork.  ``sandbox_ids`` names them (default: new ids).  On a
+        btrfs disk (``hako doctor``: fork) each child is a snapshot, whatever
+        the size; elsewhere the files are copied.  All or none: on failure
+        no child is left."""
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise InvalidArgumentException(f"fork: n={n!r}: must be a positive count")
+        ids = list(sandbox_ids) if sandbox_ids is not None else [_new_id() for _ in range(n)]
+        if not ids or (sandbox_ids is not None and n not in (1, len(ids))):
+            raise InvalidArgumentException(f"fork: n={n} and {len(ids)} sandbox_ids")
+        # Cancelled meanwhile, hako ends the fork and the children then go.
+        await _call(self._transport, ["fork", self.sandbox_id, *ids], sandbox_id=self.sandbox_id,
+                    undo=["delete", "--force", *ids])
+        return [AsyncSandbox(i, self._transport, self._envs, self._cwd, self._user) for i in ids]
+
     async def snapshot_image(self, name: str) -> Dict[str, Any]:
         """Commit an image sandbox's writable layer as the image ``name``."""
         _, out, _ = await self._call(["snapshot", "--image", name, "--format", "json", self.sandbox_id])
