@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import time
 from typing import Any, Dict
 
 import pytest
@@ -55,6 +56,8 @@ def test_fork_named_children_and_bad_input(kw: Dict[str, Any]) -> None:
         with pytest.raises(hako.InvalidArgumentException):
             sb.fork(0)
         with pytest.raises(hako.InvalidArgumentException):
+            sb.fork(True)
+        with pytest.raises(hako.InvalidArgumentException):
             sb.fork(2, sandbox_ids=["only-one"])
         with pytest.raises(hako.InvalidArgumentException):
             sb.fork(sandbox_ids=["bad/id"])
@@ -92,3 +95,18 @@ def test_fork_of_a_deleted_sandbox_is_not_found(kw: Dict[str, Any]) -> None:
     sb.kill()
     with pytest.raises(hako.NotFoundException):
         sb.fork()
+
+
+def test_fork_count_and_timeout_as_e2b_spells_them(kw: Dict[str, Any], roots: Any) -> None:
+    with Sandbox.create(**kw) as sb:  # the config's lifetime: 300 s
+        kids = sb.fork(count=2, timeout=60)
+        try:
+            assert len(kids) == 2
+            now_ms = time.time() * 1000
+            for k in kids:
+                with open(os.path.join(roots.root, k.sandbox_id, "deadline")) as f:
+                    deadline = int(f.read().strip())
+                assert now_ms + 50_000 < deadline < now_ms + 70_000
+        finally:
+            for k in kids:
+                k.kill()
