@@ -72,8 +72,8 @@ cmd_fork (int argc, char **argv)
   else
     {
       if (!res.snapshot)
-        log_warn ("fork %s: copied its writable state (%s): a fork's cost grows with the state's size "
-                  "(`hako doctor`: fork)",
+        log_warn ("fork %s: copied its writable state, at a cost that grows with its size: %s (`hako "
+                  "doctor`: fork)",
                   id, res.why_copy ? res.why_copy : "no btrfs snapshot");
       if (json)
         print_json (id, o.children, o.n, &res);

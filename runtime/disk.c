@@ -694,8 +694,8 @@ disk_fork_open (const struct store *st, const char *id, struct disk_family *f, i
   struct stat sb;
   if (lstat (img, &sb) < 0 || !S_ISREG (sb.st_mode))
     {
-      *why = xasprintf ("sandbox %s has no disk image (no disk limit, a data root in memory, or rootless)",
-                        id);
+      *why
+          = xasprintf ("sandbox %s has no disk image: no disk limit, a data root in memory, or rootless", id);
       return 0;
     }
   int btrfs = image_is_btrfs (img, err);
