@@ -4,11 +4,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "images/image.h"
 #include "lib/jsonstr.h"
 #include "lib/log.h"
+#include "lib/util.h"
 #include "runtime/fork.h"
+#include "runtime/rootfs_image.h"
 
 static const char fork_help[]
     = "Usage: hako fork [--format json] ID NEW...\n\n"
@@ -42,6 +46,25 @@ print_json (const char *parent, char *const *ids, size_t n, const struct sbx_for
   fputs ("}\n", stdout);
 }
 
+/* An image sandbox's children stand on its image's layers: the image store
+ * is held shared while they are made, as create holds it, so that `image
+ * rm` cannot take the layers away in between.  *held says whether it is. */
+static int
+hold_images (const struct store *st, const char *id, struct img_store *is, bool *held, hk_err *err)
+{
+  *held = false;
+  if (!store_id_valid (id))
+    return 0;
+  cleanup_free char *data = store_data_dir (st, id);
+  cleanup_free char *record = xasprintf ("%s/%s", data, ROOTFS_IMAGE_RECORD);
+  if (access (record, F_OK) < 0)
+    return 0;
+  if (img_store_open (st->data_root, false, is, err) < 0)
+    return -1;
+  *held = true;
+  return 0;
+}
+
 int
 cmd_fork (int argc, char **argv)
 {
@@ -63,11 +86,14 @@ cmd_fork (int argc, char **argv)
     return cmd_usage ("fork", "expects a sandbox ID and at least one NEW id");
   const char *id = argv[optind];
   struct sbx_fork_opts o = { .parent = id, .children = argv + optind + 1, .n = (size_t)(argc - optind - 1) };
-  struct sbx_fork_result res;
+  struct sbx_fork_result res = { 0 };
   hk_err err = { 0 };
   struct store st = { 0 };
+  struct img_store is;
+  bool held = false;
   int r = 0;
-  if (cmd_store (&st, &err) < 0 || sbx_fork (&st, &o, &res, &err) < 0)
+  if (cmd_store (&st, &err) < 0 || hold_images (&st, id, &is, &held, &err) < 0
+      || sbx_fork (&st, &o, &res, &err) < 0)
     r = cmd_fail ("fork", id, &err);
   else
     {
@@ -81,6 +107,8 @@ cmd_fork (int argc, char **argv)
         for (size_t i = 0; i < o.n; i++)
           printf ("%s\n", o.children[i]);
     }
+  if (held)
+    img_store_close (&is);
   sbx_fork_result_free (&res);
   store_fini (&st);
   return r;

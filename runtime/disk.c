@@ -555,13 +555,6 @@ family_open_img (const char *img, bool fresh, struct disk_family *f, hk_err *err
   return 0;
 }
 
-int
-disk_family_open (const struct store *st, const char *id, struct disk_family *f, hk_err *err)
-{
-  cleanup_free char *img = image_path (st, id);
-  return family_open_img (img, false, f, err);
-}
-
 void
 disk_family_close (struct disk_family *f)
 {

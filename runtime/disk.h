@@ -70,8 +70,6 @@ struct disk_family
   int top;
   char dev[32];
 };
-/* Sandbox id's image's family (the loop device found, or bound). */
-int disk_family_open (const struct store *st, const char *id, struct disk_family *f, hk_err *err);
 void disk_family_close (struct disk_family *f);
 /* Whether sandbox id's data dir can be forked by a snapshot: 1, with f its
  * family and *member its data dir (a subvolume root) open; 0 when it has no
