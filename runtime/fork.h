@@ -12,9 +12,11 @@
  *
  * Processes: each child's start fresh from the frozen config, as a `run
  * --detach` of it (output to its log).  Copying the processes' memory
- * needs CRIU; a fork with it would dump ID's processes in fork_frozen,
- * beside the snapshot, with --leave-running, and restore them into each
- * child where this file starts them (sbx_fork_opts.processes). */
+ * needs CRIU (runtime/criu.h), which `criu check` refuses on this kernel:
+ * a fork with it would take an option here, dump ID's processes with
+ * --leave-running in fork_frozen (beside the snapshot, ID frozen), and
+ * restore them into each child in make_child instead of sbx_start, on the
+ * child's snapshot of the files the dump saw. */
 #ifndef HAKO_RUNTIME_FORK_H
 #define HAKO_RUNTIME_FORK_H
 
@@ -29,17 +31,11 @@
  * reserved dir (no state.json yet) with it is the fork's to build. */
 #define FORK_MARKER "fork"
 
-enum fork_processes
-{
-  FORK_PROCESSES_FRESH = 0, /* the children start their config's process anew */
-};
-
 struct sbx_fork_opts
 {
   const char *parent;
   char *const *children; /* the new ids */
   size_t n;
-  enum fork_processes processes;
 };
 
 struct sbx_fork_result
