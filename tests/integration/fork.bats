@@ -106,6 +106,22 @@ host_parent () {
   [ "$(disks_kib)" -lt $((after + (16 << 10))) ]
 }
 
+@test "two forks of one sandbox at once: both whole, one image for the five" {
+  need_snapshot
+  host_parent p
+  $H fork p a1 a2 > "$TEST_ROOT/a.out" 2>&1 &
+  local pa=$!
+  $H fork p b1 b2 > "$TEST_ROOT/b.out" 2>&1 &
+  local pb=$!
+  wait "$pa" || { cat "$TEST_ROOT/a.out"; false; }
+  wait "$pb" || { cat "$TEST_ROOT/b.out"; false; }
+  for c in a1 a2 b1 b2; do
+    [ "$($H exec $c cat /work/a)" = before ]
+  done
+  [ "$(stat -c %h "$DATA/disks/p.img")" = 5 ]
+  [ "$(losetup -a | grep -cF "$DATA/disks/")" = 1 ]
+}
+
 @test "an image sandbox's children get its writable layer: new files, changed files, deletions" {
   need_snapshot
   import_busybox
