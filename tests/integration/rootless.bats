@@ -5,6 +5,7 @@
 # $XDG_RUNTIME_DIR/hako, no cgroups unless one is delegated.
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 RL_USER=hakorl
 RL_SUB_BASE=200000000   # the user's /etc/subuid and /etc/subgid range
@@ -323,4 +324,27 @@ rl_serve () {
   [ "$status" -eq 0 ]
   [ -z "$(ls -A "$rund/hako")" ]
   rm -rf "$rund"
+}
+
+@test "rootless: fork copies (an ordinary user has no disk image); a running sandbox with no freezer is refused, a stopped one forks" {
+  $R run -d --profile host rlp -- sleep 1000
+  $R exec rlp sh -c 'echo mine > /work/a'
+  # Without a delegated cgroup there is no freezer: refused, as snapshot is.
+  run $R fork rlp rlc
+  if [ "$status" -ne 0 ]; then
+    [ "$status" -eq 125 ]
+    [[ "$output" == *"cannot be frozen"* ]]
+    [ ! -e "$XDG/hako/rlc" ]
+  else
+    $R delete --force rlc
+  fi
+  $R stop rlp
+  run -0 --separate-stderr $R fork --format json rlp rlc1 rlc2
+  [ "$(echo "$output" | jq -r .mechanism)" = copy ]
+  [[ "$stderr" == *"copied its writable state"* ]]
+  [ "$($R exec rlc2 cat /work/a)" = mine ]
+  $R exec rlc1 sh -c 'echo c1 > /work/a'
+  [ "$($R exec rlc2 cat /work/a)" = mine ]
+  $R delete --force rlc1 rlc2 rlp
+  [ -z "$(ls -A "$XDG/hako")" ]
 }
