@@ -104,6 +104,8 @@ add_disk (const struct store *st, struct doctor_report *r)
   struct doctor_item *it
       = doctor_add_item (r, "disk_limit", "disk limit (sandbox.limits.disk)", k != DISK_NONE, detail);
   doctor_field_str (it, "mechanism", disk_kind_name (k));
+  cleanup_free char *not_btrfs = NULL;
+  doctor_field_str (it, "filesystem", k == DISK_LOOP ? disk_fs_name (disk_loop_fs (&not_btrfs)) : NULL);
   doctor_field_str (it, "data_root", st->data_root);
   doctor_field_int (it, "default", (int64_t)dflt);
   doctor_field_str (it, "default_from", from_node ? "node.json" : "hako");

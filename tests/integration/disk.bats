@@ -310,6 +310,7 @@ fill_past_default='kb=$(df -k "$1" | awk "NR == 2 { print \$2 }"); echo "kb=$kb"
   local fs
   fs=$($H doctor --format json | jq -r '.checks.fork.mechanism')
   run -0 $H run --disk 64m --profile host b -- sh -c 'stat -f -c %T /work'
+  [ "$($H doctor --format json | jq -r .checks.disk_limit.filesystem)" = "$([ "$fs" = snapshot ] && echo btrfs || echo ext4)" ]
   if [ "$fs" = snapshot ]; then
     [ "$output" = btrfs ]
     # The data dir is the subvolume named after the sandbox (inode 256).
