@@ -50,6 +50,7 @@ int cmd_update (int argc, char **argv);
 int cmd_events (int argc, char **argv);
 int cmd_image (int argc, char **argv);
 int cmd_snapshot (int argc, char **argv);
+int cmd_fork (int argc, char **argv);
 int cmd_hibernate (int argc, char **argv);
 int cmd_wake (int argc, char **argv);
 int cmd_checkpoint (int argc, char **argv);

@@ -59,11 +59,12 @@ print_text (const struct doctor_report *r)
 /* `checkpoint` / `restore`: does `criu check` pass, and if not, criu's own
  * words for why. */
 static void
-add_criu (const struct store *st, struct doctor_report *r)
+add_criu (const struct store *st, struct doctor_report *r, char **criu_failed)
 {
   cleanup_free char *cache = st->data_root ? ckpt_cache_path (st) : NULL;
   struct criu_verdict v;
   criu_probe (cache, &v);
+  *criu_failed = v.works ? NULL : xstrdup (v.reason ? v.reason : "criu check failed");
   char *detail = v.works ? xasprintf ("criu %s: criu check passed", v.version ? v.version : "")
                          : xasprintf ("%s%s%scriu check failed: %s", v.binary ? "criu " : "",
                                       v.binary && v.version ? v.version : "", v.binary ? ": " : "", v.reason);
@@ -104,9 +105,41 @@ add_disk (const struct store *st, struct doctor_report *r)
   struct doctor_item *it
       = doctor_add_item (r, "disk_limit", "disk limit (sandbox.limits.disk)", k != DISK_NONE, detail);
   doctor_field_str (it, "mechanism", disk_kind_name (k));
+  cleanup_free char *not_btrfs = NULL;
+  doctor_field_str (it, "filesystem", k == DISK_LOOP ? disk_fs_name (disk_loop_fs (&not_btrfs)) : NULL);
   doctor_field_str (it, "data_root", st->data_root);
   doctor_field_int (it, "default", (int64_t)dflt);
   doctor_field_str (it, "default_from", from_node ? "node.json" : "hako");
+}
+
+/* `hako fork`: a btrfs snapshot per child where the disk limit is a btrfs
+ * image, else a copy; the children's processes start fresh, since copying
+ * memory would need CRIU (criu_failed: why criu does not work here). */
+static void
+add_fork (const struct store *st, struct doctor_report *r, const char *criu_failed)
+{
+  cleanup_free char *why = NULL;
+  cleanup_free char *not_btrfs = NULL;
+  enum disk_kind k = st->data_root ? disk_mechanism (st->data_root, &why) : DISK_NONE;
+  enum disk_fs fs = k == DISK_LOOP ? disk_loop_fs (&not_btrfs) : DISK_FS_NONE;
+  bool snap = fs == DISK_FS_BTRFS;
+  cleanup_free char *how
+      = snap ? xstrdup (
+            "each child is a btrfs snapshot of the parent's data dir (its disk limit's subvolume), in "
+            "the parent's image: O(1) whatever the size")
+             : xasprintf ("each child's writable state is copied, at a cost that grows with its size: %s",
+                          k == DISK_LOOP    ? not_btrfs
+                          : k == DISK_TMPFS ? "the data root is in memory (a tmpfs per sandbox)"
+                                            : "no disk limit here, so no btrfs image");
+  cleanup_free char *procs
+      = criu_failed
+            ? xasprintf ("processes start fresh in each child (copying them needs CRIU: %s)", criu_failed)
+            : xstrdup ("processes start fresh in each child (hako does not copy them with CRIU yet)");
+  char *detail = xasprintf ("%s; %s", how, procs); /* the report's now */
+  struct doctor_item *it = doctor_add_item (r, "fork", "fork in O(1) (hako fork)", snap, detail);
+  doctor_field_str (it, "mechanism", snap ? "snapshot" : "copy");
+  doctor_field_str (it, "processes", "fresh");
+  doctor_field_str (it, "criu", criu_failed ? criu_failed : "works");
 }
 
 /* CDI: the devices the spec dirs define, or why they cannot be read. */
@@ -180,8 +213,10 @@ cmd_doctor (int argc, char **argv)
   bool probed = doctor_probe (st.root, &r, &err) == 0;
   if (probed)
     {
-      add_criu (&st, &r);
+      cleanup_free char *criu_failed = NULL;
+      add_criu (&st, &r, &criu_failed);
       add_disk (&st, &r);
+      add_fork (&st, &r, criu_failed);
       add_cdi (&r);
     }
   if (!probed)

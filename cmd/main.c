@@ -48,6 +48,7 @@ static const struct verb verbs[] = {
   { "stop", cmd_stop, "end every process of a sandbox, keep its filesystem" },
   { "image", cmd_image, "import, list, inspect, remove and verify images" },
   { "snapshot", cmd_snapshot, "copy a sandbox's writable state, frozen, into a directory" },
+  { "fork", cmd_fork, "new sandboxes from one instant of a sandbox's writable state" },
   { "hibernate", cmd_hibernate, "run a checkpoint command inside, then stop the sandbox" },
   { "wake", cmd_wake, "start a stopped sandbox, then run a restore command inside" },
   { "checkpoint", cmd_checkpoint, "dump a running sandbox's processes with CRIU" },

@@ -807,6 +807,39 @@ class AsyncSandbox:
         await self._call(["snapshot", self.sandbox_id, dest])
         return dest
 
+    async def fork(self, count: int = 1, *, timeout: Optional[float] = None,
+                   sandbox_ids: Optional[Sequence[str]] = None) -> List["AsyncSandbox"]:
+        """``count`` new running sandboxes whose files (/work, an image's
+        writable layer) are this one's at one instant (``hako fork``); this
+        one is frozen only for that instant and runs on unchanged, and what
+        any of them writes later is its own.  The children's processes start
+        afresh from this sandbox's config (memory is not copied); they keep
+        this handle's envs, cwd and user for commands.  Their lifetime is
+        the config's, counted from the fork, or ``timeout`` seconds (e2b's
+        spelling).  ``sandbox_ids`` names them (default: new ids).  On a
+        btrfs disk (``hako doctor``: fork) each child is a snapshot, whatever
+        the size; elsewhere the files are copied.  All or none: on failure
+        no child is left, and the exception says why."""
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise InvalidArgumentException(f"fork: count={count!r}: must be a positive number")
+        ids = list(sandbox_ids) if sandbox_ids is not None else [_new_id() for _ in range(count)]
+        if not ids or (sandbox_ids is not None and count not in (1, len(ids))):
+            raise InvalidArgumentException(f"fork: count={count} and {len(ids)} sandbox_ids")
+        lifetime = _duration(timeout) if timeout is not None else None
+        # Cancelled meanwhile, hako ends the fork and the children then go.
+        await _call(self._transport, ["fork", self.sandbox_id, *ids], sandbox_id=self.sandbox_id,
+                    undo=["delete", "--force", *ids])
+        kids = [AsyncSandbox(i, self._transport, self._envs, self._cwd, self._user) for i in ids]
+        try:
+            if lifetime is not None:
+                for k in kids:
+                    await k._call(["update", "--timeout", lifetime, k.sandbox_id])
+        except BaseException:
+            await despite_cancel(asyncio.ensure_future(
+                _call(self._transport, ["delete", "--force", *ids], sandbox_id=self.sandbox_id)))
+            raise
+        return kids
+
     async def snapshot_image(self, name: str) -> Dict[str, Any]:
         """Commit an image sandbox's writable layer as the image ``name``."""
         _, out, _ = await self._call(["snapshot", "--image", name, "--format", "json", self.sandbox_id])

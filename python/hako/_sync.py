@@ -272,6 +272,12 @@ class Sandbox:
     def snapshot(self, dest: str) -> str:
         return _run(self._a.snapshot(dest))
 
+    def fork(self, count: int = 1, *, timeout: Optional[float] = None,
+             sandbox_ids: Optional[Sequence[str]] = None) -> List["Sandbox"]:
+        """As ``AsyncSandbox.fork``: ``count`` running children with this
+        one's files as they were at one instant."""
+        return [Sandbox._wrap(a) for a in _run(self._a.fork(count, timeout=timeout, sandbox_ids=sandbox_ids))]
+
     def snapshot_image(self, name: str) -> Dict[str, Any]:
         return _run(self._a.snapshot_image(name))
 

@@ -1,8 +1,11 @@
 /* disk: a sandbox's disk limit — its data dir on a filesystem of its own,
- * a sparse ext4 image on a loop device, or a sized tmpfs when the data root
- * is in memory (hako-spec(5), sandbox.limits.disk). */
+ * a sparse btrfs (else ext4) image on a loop device, or a sized tmpfs when
+ * the data root is in memory (hako-spec(5), sandbox.limits.disk).  The
+ * btrfs side, and the families `hako fork` makes of one image, are in
+ * disk_btrfs.c. */
 #include "runtime/build/disk.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -13,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -21,13 +25,16 @@
 #include <unistd.h>
 
 #include "lib/util.h"
+#include "runtime/build/disk_btrfs.h"
 #include "runtime/node/admission.h"
 
 extern char **environ;
 
-/* Where mkfs.ext4 may be: a fixed list, never the caller's PATH. */
-static const char *const mkfs_paths[]
-    = { "/usr/sbin/mkfs.ext4", "/sbin/mkfs.ext4", "/usr/bin/mkfs.ext4", "/bin/mkfs.ext4" };
+/* Where mkfs.ext4 and mkfs.btrfs may be: fixed lists, never the caller's PATH. */
+static const char *const mkfs_ext4_paths[]
+    = { "/usr/sbin/mkfs.ext4", "/sbin/mkfs.ext4", "/usr/bin/mkfs.ext4", "/bin/mkfs.ext4", NULL };
+static const char *const mkfs_btrfs_paths[]
+    = { "/usr/sbin/mkfs.btrfs", "/sbin/mkfs.btrfs", "/usr/bin/mkfs.btrfs", "/bin/mkfs.btrfs", NULL };
 
 const char *
 disk_kind_name (enum disk_kind k)
@@ -35,13 +42,32 @@ disk_kind_name (enum disk_kind k)
   return k == DISK_LOOP ? "loop" : k == DISK_TMPFS ? "tmpfs" : "none";
 }
 
-static const char *
-mkfs_path (void)
+const char *
+disk_fs_name (enum disk_fs fs)
 {
-  for (size_t i = 0; i < sizeof mkfs_paths / sizeof *mkfs_paths; i++)
-    if (access (mkfs_paths[i], X_OK) == 0)
-      return mkfs_paths[i];
+  return fs == DISK_FS_BTRFS ? "btrfs" : fs == DISK_FS_EXT4 ? "ext4" : "none";
+}
+
+static const char *
+mkfs_path (enum disk_fs fs)
+{
+  for (const char *const *p = fs == DISK_FS_BTRFS ? mkfs_btrfs_paths : mkfs_ext4_paths; *p; p++)
+    if (access (*p, X_OK) == 0)
+      return *p;
   return NULL;
+}
+
+enum disk_fs
+disk_loop_fs (char **why)
+{
+  if (mkfs_path (DISK_FS_BTRFS) == NULL)
+    {
+      *why = xstrdup ("no mkfs.btrfs (btrfs-progs) in /usr/sbin, /sbin, /usr/bin or /bin");
+      return mkfs_path (DISK_FS_EXT4) ? DISK_FS_EXT4 : DISK_FS_NONE;
+    }
+  if (!dbt_kernel_ok (why))
+    return mkfs_path (DISK_FS_EXT4) ? DISK_FS_EXT4 : DISK_FS_NONE;
+  return DISK_FS_BTRFS;
 }
 
 static char *
@@ -89,20 +115,30 @@ disk_mechanism (const char *data_root, char **why)
       return DISK_TMPFS;
     }
   /* Project quotas would need no image, but hako does not set them yet. */
+  cleanup_free char *not_btrfs = NULL;
+  enum disk_fs fs = DISK_FS_NONE;
   if (access ("/dev/loop-control", R_OK | W_OK) < 0)
     *why = xasprintf ("no loop devices (/dev/loop-control: %s): a disk limit cannot be enforced on "
                       "the data root %s",
                       strerror (errno), data_root);
-  else if (mkfs_path () == NULL)
-    *why = xasprintf ("no mkfs.ext4 (e2fsprogs) in /usr/sbin, /sbin, /usr/bin or /bin: a disk limit "
-                      "cannot be enforced on the data root %s",
+  else if ((fs = disk_loop_fs (&not_btrfs)) == DISK_FS_NONE)
+    *why = xasprintf ("no mkfs.ext4 (e2fsprogs) nor mkfs.btrfs (btrfs-progs) in /usr/sbin, /sbin, /usr/bin "
+                      "or /bin: a disk limit cannot be enforced on the data root %s",
                       data_root);
+  else if (fs == DISK_FS_BTRFS)
+    {
+      *why = xasprintf ("each sandbox's data dir is a btrfs subvolume in a sparse image on a loop device, "
+                        "%s/disks/ID.img, copied from a template mkfs made once per size in "
+                        "%s/disk-templates; `hako fork` snapshots it (project quotas are not used)",
+                        data_root, data_root);
+      return DISK_LOOP;
+    }
   else
     {
       *why = xasprintf ("each sandbox's data dir is a sparse ext4 image on a loop device, "
                         "%s/disks/ID.img, copied from a template mkfs made once per size in "
-                        "%s/disk-templates (project quotas are not used)",
-                        data_root, data_root);
+                        "%s/disk-templates (not btrfs: %s; `hako fork` copies)",
+                        data_root, data_root, not_btrfs);
       return DISK_LOOP;
     }
   return DISK_NONE;
@@ -153,18 +189,59 @@ disk_plan (const struct store *st, const struct oci_spec *spec, bool has_data_di
   return err_set (err, ENOTSUP, "sandbox.limits.disk: %s", why);
 }
 
+/* Run the mkfs at path with argv, its output kept for the error. */
+static int
+run_mkfs (const char *path, char *const *argv, const char *img, hk_err *err)
+{
+  char *const env[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", NULL };
+  int pipefd[2];
+  if (pipe2 (pipefd, O_CLOEXEC) < 0)
+    return err_sys (err, "pipe");
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init (&fa);
+  posix_spawn_file_actions_addopen (&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2 (&fa, pipefd[1], 1);
+  posix_spawn_file_actions_adddup2 (&fa, pipefd[1], 2);
+  pid_t pid;
+  int e = posix_spawn (&pid, path, &fa, NULL, argv, env);
+  posix_spawn_file_actions_destroy (&fa);
+  close (pipefd[1]);
+  cleanup_free char *out = NULL;
+  if (e == 0)
+    fd_read_all (pipefd[0], 4096, &out, NULL, &(hk_err){ 0 });
+  close (pipefd[0]);
+  if (e != 0)
+    return err_code (err, e, "run %s", path);
+  int status;
+  while (waitpid (pid, &status, 0) < 0)
+    if (errno != EINTR)
+      return err_sys (err, "wait for %s", path);
+  if (WIFEXITED (status) && WEXITSTATUS (status) == 0)
+    return 0;
+  if (out)
+    out[strcspn (out, "\n")] = '\0';
+  return err_set (err, EIO, "%s %s failed (status %d)%s%s", path, img, status, out && *out ? ": " : "",
+                  out ? out : "");
+}
+
 /* mkfs.ext4 on the image: no reserved blocks (the limit is the size), no
  * blocks reserved to grow it online (resize_inode: 4 MiB of a 10 GiB
  * image's 4.2, and a third of what create paid for it; hako never grows a
  * sandbox's filesystem), inode tables and journal not zeroed (a new sparse
- * file reads as zeros already), nothing discarded. */
+ * file reads as zeros already), nothing discarded.  mkfs.btrfs: single
+ * profiles (the image is one file on the host's disk, where DUP metadata
+ * would only write everything twice), nothing discarded, and mixed block
+ * groups below 1 GiB (btrfs's advice for small filesystems; 16m needs
+ * them). */
 static int
-mkfs_image (const char *img, hk_err *err)
+mkfs_image (const char *img, enum disk_fs fs, uint64_t size, hk_err *err)
 {
-  const char *mkfs = mkfs_path ();
+  const char *mkfs = mkfs_path (fs);
   if (mkfs == NULL)
-    return err_set (err, ENOENT, "mkfs.ext4 not found (install e2fsprogs)");
-  char *const argv[] = { "mkfs.ext4",
+    return err_set (err, ENOENT, "%s not found (install %s)",
+                    fs == DISK_FS_BTRFS ? "mkfs.btrfs" : "mkfs.ext4",
+                    fs == DISK_FS_BTRFS ? "btrfs-progs" : "e2fsprogs");
+  char *const ext4[] = { "mkfs.ext4",
                          "-q",
                          "-F",
                          "-T",
@@ -179,35 +256,11 @@ mkfs_image (const char *img, hk_err *err)
                          "lazy_itable_init=1,lazy_journal_init=1,nodiscard",
                          (char *)img,
                          NULL };
-  char *const env[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", NULL };
-  int pipefd[2];
-  if (pipe2 (pipefd, O_CLOEXEC) < 0)
-    return err_sys (err, "pipe");
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init (&fa);
-  posix_spawn_file_actions_addopen (&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2 (&fa, pipefd[1], 1);
-  posix_spawn_file_actions_adddup2 (&fa, pipefd[1], 2);
-  pid_t pid;
-  int e = posix_spawn (&pid, mkfs, &fa, NULL, argv, env);
-  posix_spawn_file_actions_destroy (&fa);
-  close (pipefd[1]);
-  cleanup_free char *out = NULL;
-  if (e == 0)
-    fd_read_all (pipefd[0], 4096, &out, NULL, &(hk_err){ 0 });
-  close (pipefd[0]);
-  if (e != 0)
-    return err_code (err, e, "run %s", mkfs);
-  int status;
-  while (waitpid (pid, &status, 0) < 0)
-    if (errno != EINTR)
-      return err_sys (err, "wait for %s", mkfs);
-  if (WIFEXITED (status) && WEXITSTATUS (status) == 0)
-    return 0;
-  if (out)
-    out[strcspn (out, "\n")] = '\0';
-  return err_set (err, EIO, "%s %s failed (status %d)%s%s", mkfs, img, status, out && *out ? ": " : "",
-                  out ? out : "");
+  /* "-M" or a repeat of "-q" (a no-op): argv stays one fixed list. */
+  char *mixed = size < (1ull << 30) ? "-M" : "-q";
+  char *const btrfs[] = { "mkfs.btrfs", "-q", "-f",     "-K",  "-L",        "hako", "-m",
+                          "single",     "-d", "single", mixed, (char *)img, NULL };
+  return run_mkfs (mkfs, fs == DISK_FS_BTRFS ? btrfs : ext4, img, err);
 }
 
 /* Bind loop device n to img_fd with autoclear; 0, or the errno. */
@@ -298,37 +351,41 @@ mount_image (const char *img, const char *dir, hk_err *err)
 
 /* ---- the template ---------------------------------------------------------
  *
- * mkfs.ext4 is most of what a disk limit costs create (its start-up, its
+ * mkfs is most of what a disk limit costs create (its start-up, its
  * metadata, its fsync: some 15 ms of a 25 ms create).  So it runs once per
- * size and data root, into <data-root>/disk-templates/SIZE.img, an image
- * never mounted; each sandbox's image is a new sparse copy of it (a few MiB
- * of metadata, a reflink where the data root's filesystem has them).  A copy
- * is as fresh as a mkfs: nothing of another sandbox was ever in it. */
+ * size, filesystem and data root, into <data-root>/disk-templates/SIZE.img
+ * (ext4) or SIZE.btrfs.img, an image never mounted; each sandbox's image is
+ * a new sparse copy of it (a few hundred KiB of metadata, a reflink where
+ * the data root's filesystem has them).  A copy is as fresh as a mkfs:
+ * nothing of another sandbox was ever in it.  Every btrfs copy has the
+ * template's fsid, which temp_fsid lets the kernel mount side by side. */
 
 static char *
-template_path (const struct store *st, uint64_t size)
+template_path (const struct store *st, uint64_t size, enum disk_fs fs)
 {
-  return xasprintf ("%s/disk-templates/%" PRIu64 ".img", st->data_root, size);
+  return xasprintf ("%s/disk-templates/%" PRIu64 "%s.img", st->data_root, size,
+                    fs == DISK_FS_BTRFS ? ".btrfs" : "");
 }
 
 /* mkfs into a new name, then renamed into place: a template is complete or
  * absent, and two creates making one at once both end with a whole one. */
 static int
-template_make (const struct store *st, uint64_t size, hk_err *err)
+template_make (const struct store *st, uint64_t size, enum disk_fs fs, hk_err *err)
 {
   cleanup_free char *dir = xasprintf ("%s/disk-templates", st->data_root);
   cleanup_free char *tmp = xasprintf ("%s/.new-%d.img", dir, (int)getpid ());
-  cleanup_free char *dst = template_path (st, size);
+  cleanup_free char *dst = template_path (st, size, fs);
   if (mkdir_p (dir, 0700, err) < 0)
     return -1;
   unlink (tmp);
   cleanup_close int fd = open (tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0)
     return err_sys (err, "create %s", tmp);
-  int r = ftruncate (fd, (off_t)size) < 0 ? err_sys (err, "size %s to %" PRIu64 " bytes", tmp, size)
-          : mkfs_image (tmp, err) < 0     ? -1
-          : rename (tmp, dst) < 0         ? err_sys (err, "rename %s to %s", tmp, dst)
-                                          : 0;
+  int r = ftruncate (fd, (off_t)size) < 0       ? err_sys (err, "size %s to %" PRIu64 " bytes", tmp, size)
+          : mkfs_image (tmp, fs, size, err) < 0 ? -1
+          : fs == DISK_FS_BTRFS && dbt_dig_holes (fd, err) < 0 ? -1
+          : rename (tmp, dst) < 0                              ? err_sys (err, "rename %s to %s", tmp, dst)
+                                                               : 0;
   if (r < 0)
     unlink (tmp);
   return r;
@@ -385,9 +442,9 @@ copy_template (int in, int out, uint64_t size, hk_err *err)
 /* The template of this size, open, made first if there is none (or it is
  * not an image of that size: a file hako did not make is never copied). */
 static int
-template_open (const struct store *st, uint64_t size, hk_err *err)
+template_open (const struct store *st, uint64_t size, enum disk_fs fs, hk_err *err)
 {
-  cleanup_free char *path = template_path (st, size);
+  cleanup_free char *path = template_path (st, size, fs);
   for (int tries = 0; tries < 2; tries++)
     {
       int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
@@ -399,16 +456,16 @@ template_open (const struct store *st, uint64_t size, hk_err *err)
         close (fd);
       if ((fd >= 0 || errno != ENOENT) && unlink (path) < 0 && errno != ENOENT)
         return err_sys (err, "remove %s", path);
-      if (template_make (st, size, err) < 0)
+      if (template_make (st, size, fs, err) < 0)
         return -1;
     }
   return err_set (err, EIO, "%s: not the disk template hako made", path);
 }
 
 static int
-create_image (const struct store *st, const char *img, uint64_t size, hk_err *err)
+create_image (const struct store *st, const char *img, uint64_t size, enum disk_fs fs, hk_err *err)
 {
-  cleanup_close int tpl = template_open (st, size, err);
+  cleanup_close int tpl = template_open (st, size, fs, err);
   if (tpl < 0)
     return -1;
   cleanup_close int fd = open (img, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -453,6 +510,99 @@ mount_tmpfs (const char *dir, uint64_t size, hk_err *err)
   return 0;
 }
 
+/* ---- btrfs images and their families -------------------------------------- */
+
+/* The loop device already bound to the image open as img_fd, opened (which
+ * keeps it bound: autoclear waits for the last close), its name in dev; -1
+ * when there is none.  Matched by the device and inode of the image, which
+ * a hard link of it (a fork's child's name) shares. */
+static int
+loop_find (int img_fd, char *dev, size_t dev_size)
+{
+  struct stat sb;
+  if (fstat (img_fd, &sb) < 0)
+    return -1;
+  DIR *d = opendir ("/sys/block");
+  if (d == NULL)
+    return -1;
+  int found = -1;
+  struct dirent *de;
+  while (found < 0 && (de = readdir (d)) != NULL)
+    {
+      int n;
+      char end;
+      if (sscanf (de->d_name, "loop%d%c", &n, &end) != 1)
+        continue;
+      snprintf (dev, dev_size, "/dev/loop%d", n);
+      int fd = open (dev, O_RDONLY | O_CLOEXEC);
+      struct loop_info64 info;
+      if (fd >= 0 && ioctl (fd, LOOP_GET_STATUS64, &info) == 0 && info.lo_device == (uint64_t)sb.st_dev
+          && info.lo_inode == (uint64_t)sb.st_ino)
+        found = fd;
+      else if (fd >= 0)
+        close (fd);
+    }
+  closedir (d);
+  return found;
+}
+
+/* The top-level of the btrfs image img, mounted detached in f.  One image
+ * must never be bound to two loop devices: each would be mounted as a
+ * filesystem of its own (temp_fsid), two writers of one file.  So the image
+ * is locked (flock) while its loop device is looked for and, if it has none,
+ * bound, and the device is held open until the top-level is mounted. */
+static int
+family_open_img (const char *img, bool fresh, struct disk_family *f, hk_err *err)
+{
+  *f = (struct disk_family){ .top = -1 };
+  /* Locked through an open file of its own: the loop device keeps the one
+   * it is bound with, and with it any lock taken through it, for good. */
+  cleanup_close int lock = open (img, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (lock < 0)
+    return err_sys (err, "open %s", img);
+  if (flock (lock, LOCK_EX) < 0)
+    return err_sys (err, "lock %s", img);
+  cleanup_close int fd = open (img, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0)
+    return err_sys (err, "open %s", img);
+  cleanup_close int loop = fresh ? -1 : loop_find (fd, f->dev, sizeof f->dev);
+  if (loop < 0 && loop_attach (fd, img, &loop, f->dev, sizeof f->dev, err) < 0)
+    return -1;
+  if (dbt_mount_top (f->dev, &f->top, err) < 0)
+    return err_prefix (err, "%s", img);
+  return 0;
+}
+
+void
+disk_family_close (struct disk_family *f)
+{
+  if (f->top >= 0)
+    close (f->top);
+  *f = (struct disk_family){ .top = -1 };
+}
+
+/* A new btrfs image's sandbox: its subvolume, named after it, on dir. */
+static int
+create_member (const char *img, const char *id, const char *dir, hk_err *err)
+{
+  struct disk_family f;
+  if (family_open_img (img, true, &f, err) < 0)
+    return -1;
+  int r = dbt_subvol_create (f.top, id, err) < 0 || dbt_subvol_mount (f.dev, id, dir, err) < 0 ? -1 : 0;
+  disk_family_close (&f);
+  return r;
+}
+
+/* Whether the image img is btrfs (-1 with err when it cannot be read). */
+static int
+image_is_btrfs (const char *img, hk_err *err)
+{
+  cleanup_close int fd = open (img, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0)
+    return err_sys (err, "open %s", img);
+  return dbt_is_image (fd) ? 1 : 0;
+}
+
 static int
 create_fs (const struct store *st, const char *id, const char *dir, uint64_t size, hk_err *err)
 {
@@ -464,8 +614,13 @@ create_fs (const struct store *st, const char *id, const char *dir, uint64_t siz
     return mount_tmpfs (dir, size, err);
   cleanup_free char *disks = xasprintf ("%s/disks", st->data_root);
   cleanup_free char *img = image_path (st, id);
-  if (mkdir_p (disks, 0700, err) < 0 || create_image (st, img, size, err) < 0
-      || mount_image (img, dir, err) < 0)
+  cleanup_free char *not_btrfs = NULL;
+  enum disk_fs fs = disk_loop_fs (&not_btrfs);
+  if (mkdir_p (disks, 0700, err) < 0 || create_image (st, img, size, fs, err) < 0)
+    return -1;
+  if (fs == DISK_FS_BTRFS)
+    return create_member (img, id, dir, err);
+  if (mount_image (img, dir, err) < 0)
     return -1;
   /* mkfs's lost+found is not the sandbox's; e2fsck makes it again if needed. */
   cleanup_free char *lost = xasprintf ("%s/lost+found", dir);
@@ -497,9 +652,17 @@ disk_remount (const struct store *st, const char *id, hk_err *err)
   cleanup_free char *dir = store_data_dir (st, id);
   if (access (img, F_OK) < 0 || is_mounted (dir))
     return 0;
-  if (mkdir_p (dir, 0755, err) < 0 || mount_image (img, dir, err) < 0)
+  int btrfs = image_is_btrfs (img, err);
+  if (btrfs < 0 || mkdir_p (dir, 0755, err) < 0)
     return err_prefix (err, "disk limit");
-  return 0;
+  if (btrfs == 0)
+    return mount_image (img, dir, err) < 0 ? err_prefix (err, "disk limit") : 0;
+  struct disk_family f;
+  if (family_open_img (img, false, &f, err) < 0)
+    return err_prefix (err, "disk limit");
+  int r = dbt_subvol_mount (f.dev, id, dir, err);
+  disk_family_close (&f);
+  return r < 0 ? err_prefix (err, "disk limit") : 0;
 }
 
 int
@@ -507,12 +670,85 @@ disk_release (const struct store *st, const char *id, hk_err *err)
 {
   cleanup_free char *img = image_path (st, id);
   cleanup_free char *dir = store_data_dir (st, id);
+  /* One member of a family (the image has other names: fork's children or
+   * their parent) takes only its own subvolume with it; the image, and the
+   * others' subvolumes in it, stay until the last name goes. */
+  struct stat sb;
+  struct disk_family f = { .top = -1 };
+  if (lstat (img, &sb) == 0 && S_ISREG (sb.st_mode) && sb.st_nlink > 1 && image_is_btrfs (img, err) == 1
+      && family_open_img (img, false, &f, err) < 0)
+    return err_prefix (err, "disk limit");
   /* A plain unmount first (the loop device then detaches at once); lazily
    * when something still holds it, such as a process's cwd. */
+  int r = 0;
   if (is_mounted (dir) && umount2 (dir, UMOUNT_NOFOLLOW) < 0
       && umount2 (dir, MNT_DETACH | UMOUNT_NOFOLLOW) < 0)
-    return err_sys (err, "unmount %s", dir);
-  if (unlink (img) < 0 && errno != ENOENT && errno != ENOTDIR)
-    return err_sys (err, "remove %s", img);
+    r = err_sys (err, "unmount %s", dir);
+  if (r == 0 && f.top >= 0)
+    r = dbt_subvol_destroy (f.top, id, err);
+  disk_family_close (&f);
+  if (r == 0 && unlink (img) < 0 && errno != ENOENT && errno != ENOTDIR)
+    r = err_sys (err, "remove %s", img);
+  return r;
+}
+
+/* ---- fork ------------------------------------------------------------------ */
+
+int
+disk_fork_open (const struct store *st, const char *id, struct disk_family *f, int *member, char **why,
+                hk_err *err)
+{
+  *f = (struct disk_family){ .top = -1 };
+  *member = -1;
+  cleanup_free char *img = image_path (st, id);
+  cleanup_free char *dir = store_data_dir (st, id);
+  struct stat sb;
+  if (lstat (img, &sb) < 0 || !S_ISREG (sb.st_mode))
+    {
+      *why
+          = xasprintf ("sandbox %s has no disk image: no disk limit, a data root in memory, or rootless", id);
+      return 0;
+    }
+  int btrfs = image_is_btrfs (img, err);
+  if (btrfs <= 0)
+    {
+      *why = btrfs == 0 ? xasprintf ("sandbox %s's disk image is ext4, not btrfs", id) : NULL;
+      return btrfs;
+    }
+  /* A stopped sandbox's image after a reboot: mounted again, as start would. */
+  if (disk_remount (st, id, err) < 0)
+    return -1;
+  *member = open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (*member < 0)
+    return err_sys (err, "open %s", dir);
+  if (!dbt_is_subvol_root (*member))
+    {
+      close (steal_fd (member));
+      return err_set (err, EIO, "%s: not the btrfs subvolume of its disk image %s", dir, img);
+    }
+  if (family_open_img (img, false, f, err) < 0)
+    {
+      close (steal_fd (member));
+      return -1;
+    }
+  return 1;
+}
+
+int
+disk_fork_link (const struct store *st, const char *parent, const char *child, hk_err *err)
+{
+  cleanup_free char *from = image_path (st, parent);
+  cleanup_free char *to = image_path (st, child);
+  if (link (from, to) < 0)
+    return err_sys (err, "link %s to %s", to, from);
   return 0;
+}
+
+int
+disk_fork_mount (const struct store *st, const struct disk_family *f, const char *child, hk_err *err)
+{
+  cleanup_free char *dir = store_data_dir (st, child);
+  if (store_data_dir_make (st, child, err) < 0)
+    return -1;
+  return dbt_subvol_mount (f->dev, child, dir, err);
 }

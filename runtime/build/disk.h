@@ -14,12 +14,26 @@
 enum disk_kind
 {
   DISK_NONE = 0, /* this data root cannot be bounded here */
-  DISK_LOOP,     /* a sparse ext4 image on a loop device: <data-root>/disks/<id>.img */
+  DISK_LOOP,     /* a sparse btrfs (else ext4) image on a loop device: <data-root>/disks/<id>.img */
   DISK_TMPFS     /* the data root is in memory: a tmpfs with size= */
 };
 
 /* "loop", "tmpfs" or "none". */
 const char *disk_kind_name (enum disk_kind k);
+
+/* The filesystem in a DISK_LOOP image. */
+enum disk_fs
+{
+  DISK_FS_NONE = 0,
+  DISK_FS_EXT4,  /* no btrfs here: `hako fork` copies */
+  DISK_FS_BTRFS, /* the data dir is a subvolume: `hako fork` snapshots it */
+};
+/* "btrfs", "ext4" or "none". */
+const char *disk_fs_name (enum disk_fs fs);
+/* The filesystem a new image gets: btrfs where mkfs.btrfs and the kernel
+ * (disk_btrfs.h) allow, else ext4 where mkfs.ext4 is, else none; *why
+ * (set when it is not btrfs) says why not. */
+enum disk_fs disk_loop_fs (char **why);
 
 /* The mechanism that bounds a data dir under data_root (which need not
  * exist yet) and, in *why, one line on what was found and, for DISK_NONE,
@@ -50,7 +64,31 @@ int disk_usage (const struct store *st, const char *id, bool *bounded, uint64_t 
                 hk_err *err);
 
 /* Unmount sandbox id's data dir if it is a mount of its own and remove its
- * image: delete, and a failed create.  Nothing there is success. */
+ * image: delete, and a failed create.  Nothing there is success.  A member
+ * of a fork's family (its image has other names) takes its own subvolume
+ * out of the image; the last one's removal frees the image. */
 int disk_release (const struct store *st, const char *id, hk_err *err);
+
+/* ---- fork: a btrfs image's family (runtime/disk_btrfs.h) ---- */
+
+/* An image's filesystem: its top-level subvolume, mounted detached, and
+ * the loop device it is on (valid while top is open). */
+struct disk_family
+{
+  int top;
+  char dev[32];
+};
+void disk_family_close (struct disk_family *f);
+/* Whether sandbox id's data dir can be forked by a snapshot: 1, with f its
+ * family and *member its data dir (a subvolume root) open; 0 when it has no
+ * btrfs image, *why saying so; -1 on error. */
+int disk_fork_open (const struct store *st, const char *id, struct disk_family *f, int *member, char **why,
+                    hk_err *err);
+/* <data-root>/disks/<child>.img made a hard link of parent's image: the
+ * child's name in the family, made before its subvolume, so that whatever
+ * becomes of the fork, `delete child` finds the image to take it out of. */
+int disk_fork_link (const struct store *st, const char *parent, const char *child, hk_err *err);
+/* The subvolume child of f mounted as child's data dir (made here). */
+int disk_fork_mount (const struct store *st, const struct disk_family *f, const char *child, hk_err *err);
 
 #endif

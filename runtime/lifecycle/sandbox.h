@@ -51,6 +51,12 @@ struct sbx_create_opts
   /* create --from-snapshot: a snapshot's data dir, copied into the new
    * sandbox's work dir or writable layer (runtime/save/snapshot.h). */
   const char *from_snapshot;
+  /* hako fork's children (runtime/fork.h): reserved, the state dir was made
+   * by the fork (marked FORK_MARKER) and is taken over, not made; and with
+   * data_ready, the data dir is already the child's, mounted, with its work
+   * dir, writable layer and image record in it (a btrfs snapshot). */
+  bool reserved;
+  bool data_ready;
   /* run --learn: the learner's end for the sandbox's first process
    * (runtime/confine/learn.h); NULL: not learning. */
   const struct learn_link *learn;

@@ -31,6 +31,7 @@
 #include "runtime/build/validate.h"
 #include "runtime/cgroup/cgroup.h"
 #include "runtime/confine/process.h"
+#include "runtime/lifecycle/fork.h"
 #include "runtime/node/admission.h"
 #include "runtime/node/consent.h"
 #include "runtime/proxy/netpolicy.h"
@@ -181,6 +182,8 @@ prepare_data_dir (const struct store *st, const struct sbx_create_opts *o, struc
   b->data_dir = store_data_dir (st, o->id);
   if (b->restart)
     return disk_remount (st, o->id, err);
+  if (o->data_ready)
+    return 0;
   /* A leftover from an interrupted delete must not leak into a new sandbox;
    * a restarted one keeps its own. */
   if (disk_release (st, o->id, err) < 0 || rm_rf (b->data_dir, err) < 0
@@ -229,8 +232,9 @@ prepare_image_layer (const struct sbx_create_opts *o, struct build *b, hk_err *e
 {
   if (o->image_layers == NULL && !(b->restart && o->spec->sandbox.image))
     return 0;
-  /* A restart mounts the writable layer it kept, over the layers recorded. */
-  if (b->restart)
+  /* A restart mounts the writable layer it kept, over the layers recorded;
+   * a fork's child the one its snapshot holds. */
+  if (b->restart || o->data_ready)
     return rootfs_image_reload (b->data_dir, &b->overlay, err);
   if (rootfs_image_prepare (b->data_dir, o->image_layers, o->image_id, o->spec, &b->overlay, err) < 0)
     return -1;
@@ -601,7 +605,9 @@ build_sandbox (const struct store *st, const struct sbx_create_opts *o, struct b
     b->entry = (struct store_entry){ .id = xstrdup (o->restart->id),
                                      .dir = xstrdup (o->restart->dir),
                                      .lock_fd = -1 };
-  else if (store_create (st, o->id, &b->entry, err) < 0)
+  else if ((o->reserved ? fork_take_reserved (st, o->id, &b->entry, err)
+                        : store_create (st, o->id, &b->entry, err))
+           < 0)
     return -1;
   trace_mark ("rootfs, workdir, config");
   test_stall_forever ("after-mkdir", b->entry.dir);
@@ -672,7 +678,8 @@ sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_
       || seccomp_prepare_cached (o->spec, st->data_root, &b.seccomp, err) < 0
       || cg_host_get (&cg_host, err) < 0
       || cg_prepare (cg_host, o->spec, o->id, st->root, &b.cgroups, err) < 0
-      || (!b.restart && disk_plan (st, o->spec, has_data_dir (o, false), &b.disk_size, err) < 0))
+      || (!b.restart && !o->data_ready
+          && disk_plan (st, o->spec, has_data_dir (o, false), &b.disk_size, err) < 0))
     {
       build_free (&b);
       return -1;

@@ -13,6 +13,9 @@
 #   exec.sh      exec true; peak RSS of `exec`
 #   images.sh    image import + unpack; create from a small and a large image
 #   snapshot.sh  snapshot of SNAP_SIZES MB of /work
+#   fork.sh      fork of FORK_SIZES MB of /work into one child, beside
+#                snapshot + create --from-snapshot; the disk each child
+#                costs; how long the parent is frozen
 #   proxy.sh     allow-list proxy throughput (plain HTTP and CONNECT); the
 #                latency of a small request, p50 and p99, proxied and direct
 #   ports.sh     a published port (run -p): download throughput and a small
@@ -38,6 +41,8 @@
 #                                image's two layers (images.sh; QUICK: perl's)
 #   SNAP_SIZES  "10 200" (QUICK "10 50")  MB of /work to snapshot
 #   SNAP_RUNS   5    (QUICK 2)
+#   FORK_SIZES  "10 1024" (QUICK "10 100")  MB of /work to fork
+#   FORK_RUNS   5    (QUICK 2)
 #   PROXY_SIZE  1 GiB (QUICK 128 MiB)  bytes per download through the proxy
 #   PROXY_LAT_N 1000 (QUICK 200)  small requests timed for the p50/p99 rows
 #   PAR_JOBS    8                concurrent workers of parallel.sh
@@ -48,7 +53,7 @@
 #   POOL_SANDBOXES 100 (QUICK 20), POOL_COMMANDS 10 (QUICK 3)  python.sh's pool
 #   POOL_TIMEOUT 900 (QUICK 120)  seconds before the pool names its unfinished sandboxes and fails
 #   PIECE_TIMEOUT 1800 (QUICK 300)  seconds before a piece counts as hung
-#   BENCH_ONLY  a subset of "run exec images snapshot proxy ports parallel session phases python"
+#   BENCH_ONLY  a subset of "run exec images snapshot fork proxy ports parallel session phases python"
 #   BENCH_LOG   where the pieces' output goes (default a file under /tmp,
 #               kept only when a piece failed)
 # Needs root, hyperfine, jq, bc, curl (else busybox wget), a C compiler, and
@@ -65,16 +70,16 @@ HAKO=$(cd "$(dirname "$HAKO")" && pwd)/$(basename "$HAKO")
 if [ "${QUICK:-0}" = 1 ]; then
   : "${RUN_RUNS:=10}" "${EXEC_RUNS:=30}" "${WARMUP:=1}" "${RSS_RUNS:=3}" "${IMAGE_RUNS:=2}"
   : "${LAYER1:=usr/share/perl}" "${LAYER2:=usr/share/perl5}"
-  : "${SNAP_SIZES:=10 50}" "${SNAP_RUNS:=2}" "${PROXY_SIZE:=134217728}"
+  : "${SNAP_SIZES:=10 50}" "${SNAP_RUNS:=2}" "${FORK_SIZES:=10 100}" "${FORK_RUNS:=2}" "${PROXY_SIZE:=134217728}"
   : "${PAR_PER:=3}" "${PROXY_LAT_N:=200}" "${PHASE_RUNS:=10}" "${SESSION_RUNS:=2}" "${SESSION_MB:=50}"
   : "${POOL_SANDBOXES:=20}" "${POOL_COMMANDS:=3}" "${POOL_TIMEOUT:=120}" "${PIECE_TIMEOUT:=300}"
 else
   : "${RUN_RUNS:=30}" "${EXEC_RUNS:=200}" "${WARMUP:=3}" "${RSS_RUNS:=5}" "${IMAGE_RUNS:=3}"
-  : "${SNAP_SIZES:=10 200}" "${SNAP_RUNS:=5}" "${PROXY_SIZE:=1073741824}"
+  : "${SNAP_SIZES:=10 200}" "${SNAP_RUNS:=5}" "${FORK_SIZES:=10 1024}" "${FORK_RUNS:=5}" "${PROXY_SIZE:=1073741824}"
   : "${POOL_SANDBOXES:=100}" "${POOL_COMMANDS:=10}" "${POOL_TIMEOUT:=900}" "${PIECE_TIMEOUT:=1800}"
 fi
 : "${PAR_JOBS:=8}" "${PAR_PER:=10}" "${PROXY_LAT_N:=1000}" "${PHASE_RUNS:=30}" "${SESSION_RUNS:=5}" "${SESSION_MB:=200}"
-: "${BENCH_ONLY:=run exec images snapshot proxy ports parallel session phases python}"
+: "${BENCH_ONLY:=run exec images snapshot fork proxy ports parallel session phases python}"
 keep_log=${BENCH_LOG:+true}
 BENCH_LOG=${BENCH_LOG:-$(mktemp "${TMPDIR:-/tmp}"/hako-bench-all.XXXXXX.log)}
 lines=$(mktemp "${TMPDIR:-/tmp}"/hako-bench-lines.XXXXXX)
@@ -144,6 +149,7 @@ img=(RUNS="$IMAGE_RUNS")
 [ -z "${LAYER2:-}" ] || img+=(LAYER2="$LAYER2")
 piece images "${img[@]}"
 piece snapshot RUNS="$SNAP_RUNS" SNAP_SIZES="$SNAP_SIZES"
+piece fork RUNS="$FORK_RUNS" FORK_SIZES="$FORK_SIZES"
 piece proxy SIZE="$PROXY_SIZE" LAT_N="$PROXY_LAT_N" CONNS=0
 piece ports SIZE="$PROXY_SIZE" LAT_N="$PROXY_LAT_N"
 piece parallel JOBS="$PAR_JOBS" PER="$PAR_PER"
@@ -181,6 +187,11 @@ elapsed=$(($(date +%s) - started))
   echo "create-small|create, small image|hako"
   echo "create-large|create, large image|hako"
   for mb in $SNAP_SIZES; do echo "snapshot-${mb}MB|snapshot, $mb MB|hako tar"; done
+  for mb in $FORK_SIZES; do
+    echo "fork-${mb}MB|fork, $mb MB of /work, one child (vs snapshot + create --from-snapshot + start)|hako snapshot+branch"
+    echo "fork-disk-${mb}MB|host disk that child costs, $mb MB|hako snapshot+branch"
+    echo "fork-frozen-${mb}MB|parent frozen during that fork, $mb MB|hako"
+  done
   echo "proxy-http|proxy, plain HTTP|hako direct"
   echo "proxy-connect|proxy, CONNECT|hako direct"
   echo "proxy-p50|proxy, small request p50|hako direct"
@@ -212,7 +223,7 @@ echo "- tools: $(version_of crun crun --version); $(version_of runc runc --versi
      "$(version_of bwrap bwrap --version); $(version_of umoci umoci --version);" \
      "$(version_of hyperfine hyperfine --version); $(version_of curl curl --version | sed 's/^\(curl [^ ]*\) .*/\1/')"
 echo "- runs: run and create+start+delete $RUN_RUNS, exec $EXEC_RUNS, peak RSS $RSS_RUNS," \
-     "import $IMAGE_RUNS, snapshot $SNAP_RUNS, proxy and published port 3 downloads of $((PROXY_SIZE / 1048576)) MiB and $PROXY_LAT_N small requests;" \
+     "import $IMAGE_RUNS, snapshot $SNAP_RUNS, fork $FORK_RUNS, proxy and published port 3 downloads of $((PROXY_SIZE / 1048576)) MiB and $PROXY_LAT_N small requests;" \
      "parallel $PAR_JOBS x $PAR_PER, session $SESSION_RUNS, phases $PHASE_RUNS; warmup $WARMUP"
 echo
 echo "| measurement | tool | median | ÷ hako | note |"
@@ -223,6 +234,7 @@ awk -F'|' -v only=" $BENCH_ONLY " -v failed=" $failed_pieces " -v logf="$BENCH_L
     if (key ~ /^(exec|rss-exec)$/) return "exec"
     if (key ~ /^(import|create-)/) return "images"
     if (key ~ /^snapshot-/) return "snapshot"
+    if (key ~ /^fork-/) return "fork"
     if (key == "parallel") return "parallel"
     if (key ~ /^(session-|put-|get-)/) return "session"
     if (key ~ /^py-/) return "python"
@@ -230,7 +242,7 @@ awk -F'|' -v only=" $BENCH_ONLY " -v failed=" $failed_pieces " -v logf="$BENCH_L
     return "proxy"
   }
   function installed(tool,   rc) {
-    if (tool ~ /^(hako|hako-default|hako-disk|direct|tar|gunzip|cp|sdk)$/) return 1
+    if (tool ~ /^(hako|hako-default|hako-disk|direct|tar|gunzip|cp|sdk|snapshot\+branch)$/) return 1
     if (!(tool in have)) have[tool] = (system("command -v " tool " > /dev/null") == 0)
     return have[tool]
   }
@@ -239,7 +251,7 @@ awk -F'|' -v only=" $BENCH_ONLY " -v failed=" $failed_pieces " -v logf="$BENCH_L
     if (unit == "ms") return sprintf(v >= 100 ? "%.0f ms" : v >= 10 ? "%.1f ms" : "%.2f ms", v)
     if (unit == "MiB/s") return sprintf("%.0f MiB/s", v)
     if (unit == "sbx/s") return sprintf("%.1f sbx/s", v)
-    return sprintf("%.1f %s", v, unit)
+    return sprintf(v < 1 ? "%.2f %s" : "%.1f %s", v, unit)
   }
   FNR == NR {   # the BENCH lines
     if ($0 !~ /^BENCH /) next

@@ -30,7 +30,7 @@ cell () {
   command -v cc > /dev/null || skip "no C compiler (proxy.sh builds its HTTP server)"
   run env TMPDIR="$TEST_ROOT" HAKO="$HAKO" QUICK=1 RUN_RUNS=2 EXEC_RUNS=2 WARMUP=0 RSS_RUNS=1 \
     IMAGE_RUNS=1 CREATE_RUNS=2 LAYER1=usr/share/common-licenses LAYER2=usr/share/base-files \
-    SNAP_SIZES="1 2" SNAP_RUNS=2 PROXY_SIZE=4194304 PROXY_LAT_N=20 PAR_JOBS=2 PAR_PER=1 PHASE_RUNS=2 SESSION_RUNS=1 SESSION_MB=2 \
+    SNAP_SIZES="1 2" SNAP_RUNS=2 FORK_SIZES="1 2" FORK_RUNS=2 PROXY_SIZE=4194304 PROXY_LAT_N=20 PAR_JOBS=2 PAR_PER=1 PHASE_RUNS=2 SESSION_RUNS=1 SESSION_MB=2 \
     bash "$BATS_TEST_DIRNAME/../bench/all.sh"
   echo "$output"
   [ "$status" -eq 0 ]
@@ -55,7 +55,7 @@ cell () {
           "published port, small request"*":-|n/a (needs curl"*) command -v curl > /dev/null && return 1 ;;
           *) [[ $c =~ ^[0-9.]+\ (s|ms|MiB|MiB/s|sbx/s)\| ]] || { echo "no figure: $label / hako: $c" >&2; return 1; } ;;
         esac
-      elif [ "$tool" = direct ] || command -v "$tool" > /dev/null; then
+      elif [ "$tool" = direct ] || [ "$tool" = snapshot+branch ] || command -v "$tool" > /dev/null; then
         [[ $c != *"n/a (not installed)"* ]] || { echo "$tool is installed: $label: $c" >&2; return 1; }
       else
         [[ $c == *"n/a (not installed)" ]] || { echo "$tool is missing: $label: $c" >&2; return 1; }
@@ -73,6 +73,12 @@ create, small image:hako
 create, large image:hako
 snapshot, 1 MB:hako tar
 snapshot, 2 MB:hako tar
+fork, 1 MB of /work, one child (vs snapshot + create --from-snapshot + start):hako snapshot+branch
+host disk that child costs, 1 MB:hako snapshot+branch
+parent frozen during that fork, 1 MB:hako
+fork, 2 MB of /work, one child (vs snapshot + create --from-snapshot + start):hako snapshot+branch
+host disk that child costs, 2 MB:hako snapshot+branch
+parent frozen during that fork, 2 MB:hako
 proxy, plain HTTP:hako direct
 proxy, CONNECT:hako direct
 proxy, small request p50:hako direct

@@ -35,6 +35,12 @@ complete_words () {
   [ "$(complete_words hako --root "$STATE" kill cmpl KI)" = KILL ]
   # After -- the words belong to the command inside.
   [ -z "$(complete_words hako --root "$STATE" exec cmpl -- l)" ]
+  # fork: the sandbox forked is an id; the NEW ids after it are new names.
+  [ "$(complete_words hako fo)" = fork ]
+  [ "$(complete_words hako --root "$STATE" fork cm)" = cmpl ]
+  [ "$(complete_words hako --root "$STATE" fork --format json cm)" = cmpl ]
+  [ -z "$(complete_words hako --root "$STATE" fork cmpl cm)" ]
+  [ "$(complete_words hako fork --format j)" = json ]
 }
 
 @test "completion: -p is spec's profile, and run's published port (nothing to offer)" {

@@ -177,12 +177,17 @@ fill_past_default='kb=$(df -k "$1" | awk "NR == 2 { print \$2 }"); echo "kb=$kb"
   [ "$(stat -c %s "$DATA/disks/d.img")" -eq $((10 << 30)) ]
   # The space asked for is reserved in the image, not written to the host.
   [ "$(image_kib d)" -le $((64 << 10)) ]
-  # A second sandbox is a copy of the same template: mkfs ran once.
+  # A second sandbox is a copy of the same template: mkfs ran once.  A
+  # btrfs one's name says so (doctor: fork by snapshot).
+  local tpl="$((10 << 30)).img"
+  if [ "$($H doctor --format json | jq -r .checks.fork.mechanism)" = snapshot ]; then
+    tpl="$((10 << 30)).btrfs.img"
+  fi
   ls "$DATA/disk-templates"
-  [ "$(ls "$DATA/disk-templates")" = "$((10 << 30)).img" ]
-  ino=$(stat -c %i "$DATA/disk-templates/$((10 << 30)).img")
+  [ "$(ls "$DATA/disk-templates")" = "$tpl" ]
+  ino=$(stat -c %i "$DATA/disk-templates/$tpl")
   $H run --rm --profile host d2 -- true
-  [ "$(stat -c %i "$DATA/disk-templates/$((10 << 30)).img")" = "$ino" ]
+  [ "$(stat -c %i "$DATA/disk-templates/$tpl")" = "$ino" ]
   $H delete d
   no_disk_left d
   no_disk_left d2
@@ -298,6 +303,25 @@ fill_past_default='kb=$(df -k "$1" | awk "NR == 2 { print \$2 }"); echo "kb=$kb"
   wait "$pid" || true
   $H delete --force k
   no_disk_left k
+}
+
+@test "the image is btrfs where mkfs.btrfs and the kernel allow (doctor says which), its data dir a subvolume" {
+  need_loop
+  local fs
+  fs=$($H doctor --format json | jq -r '.checks.fork.mechanism')
+  run -0 $H run --disk 64m --profile host b -- sh -c 'stat -f -c %T /work'
+  [ "$($H doctor --format json | jq -r .checks.disk_limit.filesystem)" = "$([ "$fs" = snapshot ] && echo btrfs || echo ext4)" ]
+  if [ "$fs" = snapshot ]; then
+    [ "$output" = btrfs ]
+    # The data dir is the subvolume named after the sandbox (inode 256).
+    [ "$(stat -c %i "$DATA/sandboxes/b")" = 256 ]
+    grep -F " $DATA/sandboxes/b " /proc/self/mountinfo | grep -qF "subvol=/b"
+    [ "$(od -An -c -j 65600 -N 8 "$DATA/disks/b.img" | tr -d ' ')" = _BHRfS_M ]
+  else
+    [ "$output" = ext2/ext3 ]
+  fi
+  $H delete b
+  no_disk_left b
 }
 
 @test "doctor names the mechanism: a loop image on disk, a sized tmpfs for a data root in memory" {

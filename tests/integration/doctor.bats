@@ -40,7 +40,7 @@ host_cgroup_mode () {
   run $H doctor --format json
   [ "$status" -eq 0 ]
   echo "$output" | jq -e 'type == "object"' >/dev/null
-  for k in user_namespaces landlock seccomp cgroup overlay_in_userns syscalls idmapped_mounts cap_sys_resource; do
+  for k in user_namespaces landlock seccomp cgroup overlay_in_userns syscalls idmapped_mounts cap_sys_resource fork; do
     echo "$output" | jq -e --arg k "$k" '.checks[$k].available | type == "boolean"' >/dev/null
     echo "$output" | jq -e --arg k "$k" '.checks[$k].detail | length > 0' >/dev/null
   done

@@ -358,3 +358,26 @@ rl_page () {
   for f in $fwd; do pid_gone "$f"; done
   run ! rl_page "127.0.0.1:$hp"
 }
+
+@test "rootless: fork copies (an ordinary user has no disk image); a running sandbox with no freezer is refused, a stopped one forks" {
+  $R run -d --profile host rlp -- sleep 1000
+  $R exec rlp sh -c 'echo mine > /work/a'
+  # Without a delegated cgroup there is no freezer: refused, as snapshot is.
+  run $R fork rlp rlc
+  if [ "$status" -ne 0 ]; then
+    [ "$status" -eq 125 ]
+    [[ "$output" == *"cannot be frozen"* ]]
+    [ ! -e "$XDG/hako/rlc" ]
+  else
+    $R delete --force rlc
+  fi
+  $R stop rlp
+  run -0 --separate-stderr $R fork --format json rlp rlc1 rlc2
+  [ "$(echo "$output" | jq -r .mechanism)" = copy ]
+  [[ "$stderr" == *"copied its writable state"* ]]
+  [ "$($R exec rlc2 cat /work/a)" = mine ]
+  $R exec rlc1 sh -c 'echo c1 > /work/a'
+  [ "$($R exec rlc2 cat /work/a)" = mine ]
+  $R delete --force rlc1 rlc2 rlp
+  [ -z "$(ls -A "$XDG/hako")" ]
+}
