@@ -33,3 +33,15 @@ complete_words () {
   # After -- the words belong to the command inside.
   [ -z "$(complete_words hako --root "$STATE" exec cmpl -- l)" ]
 }
+
+@test "completion: kept processes' verbs and options (stdin, resize, --process, --detached)" {
+  verbs=" $(complete_words hako '') "
+  [[ "$verbs" == *" stdin "* ]]
+  [[ "$verbs" == *" resize "* ]]
+  [[ " $(complete_words hako stdin --) " == *" --close "* ]]
+  [[ " $(complete_words hako ps --) " == *" --detached "* ]]
+  [[ " $(complete_words hako logs --) " == *" --process "* ]]
+  # a process id is no file
+  [ -z "$(complete_words hako logs --process '')" ]
+  [ "$(complete_words hako exec --tty-size 24)" = 24x80 ]
+}
