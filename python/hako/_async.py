@@ -16,6 +16,8 @@ from hako._errors import (CommandExitException, InvalidArgumentException, NotFou
                           SandboxException, TimeoutException, from_kind)
 from hako._download import Unpacked
 from hako._proc import CHUNK, DEVNULL, PIPE, Process, Reader, Writer, despite_cancel
+from hako._procs import AsyncCommandHandle, AsyncPty, KeptCommands
+from hako._procs import start as start_kept
 from hako._transport import SSH, SSH_STATUS_SCRIPT, Local, Transport
 from hako._types import CommandResult, EntryInfo, SandboxInfo, SandboxQuery, list_filters
 
@@ -108,8 +110,9 @@ class _Stream:
         return "".join(self.parts)
 
 
-class AsyncCommandHandle:
-    """A command that runs (``background=True``): ``pid``, ``wait()``, ``kill()``."""
+class _AttachedCommand:
+    """A command that ``commands.run`` waits for: ``hako exec --status-fd``,
+    its output streamed, its end read from the status fd."""
 
     def __init__(self, sandbox: "AsyncSandbox", argv: List[str], stdin: Optional[Union[str, bytes]],
                  on_stdout: Optional[OutputCallback], on_stderr: Optional[OutputCallback]) -> None:
@@ -309,62 +312,54 @@ class AsyncCommandHandle:
             raise CommandExitException(res)
         return res
 
-    async def kill(self) -> bool:
-        """SIGKILL the command and everything it started.  False if it had ended."""
-        if self._result is not None or self._proc is None or self._proc.returncode is not None:
-            return False
-        self._killed = True
-        t = self._sandbox._transport
-        if isinstance(t, SSH):
-            pgid = await asyncio.shield(self._pgid)
-            if pgid is None:
-                return False
-            p = Process(t.ssh_argv(["kill", "-KILL", "--", f"-{pgid}"]), stdout=DEVNULL, stderr=DEVNULL)
-            await p.wait()
-        else:
-            # hako exec's death is its command's: the subreaper it left in
-            # the sandbox kills the command and every process it started.
-            self._proc.kill()
-        await self._finish()
-        return True
+
+def _exec_options(sb: "AsyncSandbox", timeout: Optional[float], max_output: Optional[int],
+                  envs: Optional[Mapping[str, str]], cwd: Optional[str], user: Optional[str]) -> List[str]:
+    """exec's options for a command of sb: its own, over the sandbox's envs, cwd, user."""
+    args: List[str] = []
+    if timeout:
+        args += ["--timeout", _duration(timeout)]
+    if max_output is not None:
+        args += ["--max-output", str(int(max_output))]
+    env = dict(sb._envs)
+    env.update(envs or {})
+    for k, v in env.items():
+        if not k or "=" in k:
+            raise InvalidArgumentException(f"environment variable name {k!r}")
+        args += ["-e", f"{k}={v}"]
+    cwd = cwd or sb._cwd
+    if cwd:
+        args += ["--cwd", cwd]
+    user = user or sb._user
+    if user:
+        args += ["-u", str(user)]
+    return args
 
 
-class AsyncCommands:
-    """``sb.commands``: run commands in the sandbox."""
+class AsyncCommands(KeptCommands):
+    """``sb.commands``: run commands in the sandbox; background ones are kept
+    processes (_procs.py), reached again by pid."""
 
     def __init__(self, sandbox: "AsyncSandbox") -> None:
         self._sandbox = sandbox
 
     async def run(self, cmd: Command, *, timeout: Optional[float] = 60, envs: Optional[Mapping[str, str]] = None,
-                  cwd: Optional[str] = None, user: Optional[str] = None, stdin: Optional[Union[str, bytes]] = None,
+                  cwd: Optional[str] = None, user: Optional[str] = None,
+                  stdin: Optional[Union[bool, str, bytes]] = None,
                   on_stdout: Optional[OutputCallback] = None, on_stderr: Optional[OutputCallback] = None,
                   background: bool = False, max_output: Optional[int] = None,
                   check: bool = True) -> Any:
         """Run ``cmd`` (a shell string or an argv list).  Returns a CommandResult,
-        or with ``background=True`` an AsyncCommandHandle."""
+        or with ``background=True`` an AsyncCommandHandle (a kept process:
+        ``hako exec --detach``).  ``stdin``: data for its stdin; with
+        ``background=True``, ``True`` keeps its stdin open for ``send_stdin``."""
         sb = self._sandbox
-        args: List[str] = []
-        if timeout:
-            args += ["--timeout", _duration(timeout)]
-        if max_output is not None:
-            args += ["--max-output", str(int(max_output))]
-        env = dict(sb._envs)
-        env.update(envs or {})
-        for k, v in env.items():
-            if not k or "=" in k:
-                raise InvalidArgumentException(f"environment variable name {k!r}")
-            args += ["-e", f"{k}={v}"]
-        cwd = cwd or sb._cwd
-        if cwd:
-            args += ["--cwd", cwd]
-        user = user or sb._user
-        if user:
-            args += ["-u", str(user)]
-        args += [sb.sandbox_id, "--"] + _argv(cmd)
-        h = AsyncCommandHandle(sb, args, stdin, on_stdout, on_stderr)
-        await h._start()
+        args = _exec_options(sb, timeout, max_output, envs, cwd, user)
         if background:
-            return h
+            return await start_kept(sb, args, _argv(cmd), stdin, on_stdout, on_stderr)
+        data = stdin if isinstance(stdin, (str, bytes)) else None  # True/False: e2b's flag, nothing to send
+        h = _AttachedCommand(sb, args + [sb.sandbox_id, "--"] + _argv(cmd), data, on_stdout, on_stderr)
+        await h._start()
         try:
             return await h.wait(check=check)
         except asyncio.CancelledError:
@@ -544,6 +539,7 @@ class AsyncSandbox:
         self._user = user
         self.commands = AsyncCommands(self)
         self.files = AsyncFiles(self)
+        self.pty = AsyncPty(self)
 
     # ---- the CLI ----
 
