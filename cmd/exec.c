@@ -530,6 +530,10 @@ static int
 start_kept (struct exec_cli *c, const struct store *st, struct exec_result *res, hk_err *err)
 {
   c->keep.keep_stdin = c->interactive;
+  /* A terminal nobody watches has no window to take its size from: a new
+   * pty's 0x0 would leave programs without columns. */
+  if (c->o.tty && c->o.tty_size.ws_row == 0)
+    c->o.tty_size = (struct winsize){ .ws_row = 24, .ws_col = 80 };
   c->keep.timeout_ms = c->o.timeout_ms;
   c->keep.max_output = c->has_max_output ? c->o.max_output : UINT64_MAX;
   if (c->keep.log_cap == 0)
