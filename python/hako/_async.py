@@ -545,11 +545,12 @@ class AsyncSandbox:
 
     async def _call(self, args: Sequence[str], *, ok: Sequence[int] = (0,), stdin_data: Optional[bytes] = None,
                     stdin_file: Optional[IO[Any]] = None, stdin_chunks: Optional[IO[Any]] = None,
-                    stdin_tar: Optional[str] = None, stdout_file: Optional[IO[Any]] = None
+                    stdin_tar: Optional[str] = None, stdout_file: Optional[IO[Any]] = None,
+                    undo: Union[Sequence[str], Callable[[bytes], Sequence[str]], None] = None
                     ) -> Tuple[int, bytes, bytes]:
         return await _call(self._transport, args, ok=ok, sandbox_id=self.sandbox_id, stdin_data=stdin_data,
                            stdin_file=stdin_file, stdin_chunks=stdin_chunks, stdin_tar=stdin_tar,
-                           stdout_file=stdout_file)
+                           stdout_file=stdout_file, undo=undo)
 
     @classmethod
     async def create(cls, image: Optional[str] = None, profile: str = "host", bundle: Optional[str] = None,
@@ -707,14 +708,16 @@ async def _call(t: Transport, args: Sequence[str], *, ok: Sequence[int] = (0,), 
                 stdin_data: Optional[bytes] = None, stdin_file: Optional[IO[Any]] = None,
                 stdin_chunks: Optional[IO[Any]] = None, stdin_tar: Optional[str] = None,
                 stdout_file: Optional[IO[Any]] = None,
-                undo: Optional[Sequence[str]] = None) -> Tuple[int, bytes, bytes]:
+                undo: Union[Sequence[str], Callable[[bytes], Sequence[str]], None] = None
+                ) -> Tuple[int, bytes, bytes]:
     """Run hako ARGS; its exit status, stdout, stderr.  A status outside ``ok``
     raises the exception of the error kind hako printed.
 
     Cancelled, the call ends before the cancellation is raised: hako is
     killed if ARGS's verb runs as long as a command or its data does, else
     let finish (nothing half made or half deleted), and when it succeeded
-    all the same, hako UNDO is run."""
+    all the same, hako UNDO is run (UNDO: an argv, or a function of what
+    hako wrote on stdout that returns one)."""
     argv = t.argv(args)
     stdin: Any = DEVNULL
     if stdin_file is not None:
@@ -735,13 +738,16 @@ async def _call(t: Transport, args: Sequence[str], *, ok: Sequence[int] = (0,), 
         if feeder is not None:
             await feeder
     except asyncio.CancelledError:
-        if args[0] in _KILLED_ON_CANCEL:
+        # A kept process's start (exec --detach) is let finish: killed, its
+        # holder would go on with a process nobody knows of; it is undone.
+        if args[0] in _KILLED_ON_CANCEL and not _kept_start(args):
             proc.kill()
         await despite_cancel(done)
         if feeder is not None:
             await despite_cancel(feeder)
         if undo and proc.returncode in ok:
-            await despite_cancel(asyncio.ensure_future(_call(t, undo, sandbox_id=sandbox_id)))
+            u = undo(done.result()[0] or b"") if callable(undo) else undo
+            await despite_cancel(asyncio.ensure_future(_call(t, u, sandbox_id=sandbox_id, ok=range(256))))
         raise
     rc = proc.returncode
     assert rc is not None
@@ -752,6 +758,12 @@ async def _call(t: Transport, args: Sequence[str], *, ok: Sequence[int] = (0,), 
 
 # The verbs a cancelled call kills rather than lets end (_call).
 _KILLED_ON_CANCEL = frozenset({"exec", "get", "put", "cp", "hibernate", "wake", "logs", "wait"})
+
+
+def _kept_start(args: Sequence[str]) -> bool:
+    """exec --detach, among hako's options (not the command's, after --)."""
+    opts = list(args[:list(args).index("--")]) if "--" in args else list(args)
+    return args[0] == "exec" and "--detach" in opts
 
 
 async def _feed(w: Writer, chunks: Optional[IO[Any]], tar: Optional[str]) -> None:

@@ -339,8 +339,12 @@ async def start(sb: "AsyncSandbox", args: List[str], argv: List[str], stdin: Any
     """``hako exec --detach ARGS ID -- ARGV`` and a handle following it.
     stdin: True keeps its stdin open (-i), str or bytes are sent and closed."""
     keep = stdin is not None and stdin is not False
+    # Cancelled, hako ends its start and the process it started is killed
+    # (_call's undo): nothing of a cancelled call runs on.
     rc, out, err = await sb._call(["exec", "--detach"] + (["-i"] if keep and not pty else []) + args
-                                  + [sb.sandbox_id, "--"] + argv, ok=(0, 126, 127))
+                                  + [sb.sandbox_id, "--"] + argv, ok=(0, 126, 127),
+                                  undo=lambda out: ["kill", "--all", "--process", out.decode().strip() or "0",
+                                                    sb.sandbox_id, "KILL"])
     if rc != 0:  # it could not be executed: a handle that has ended
         h = AsyncCommandHandle(sb, None)
         msg = ""

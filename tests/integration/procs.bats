@@ -279,7 +279,9 @@ while time.time() < end:
         # the kernel sends hako SIGWINCH; it sizes the sandbox's terminal alike
         fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 132, 0, 0))
         resized = True
-os.waitpid(pid, 0)
+if os.waitpid(pid, os.WNOHANG) == (0, 0):
+    os.kill(pid, 9)  # no second size came: hako exec (and its command) go
+    os.waitpid(pid, 0)
 sys.stdout.write(out.decode(errors="replace"))
 PY
   [[ "$output" == *"20 60"* ]]

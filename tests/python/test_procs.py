@@ -202,3 +202,30 @@ def test_pty_sync(kw: Dict[str, Any]) -> None:
         out = bytearray()
         r = t.wait(on_pty=out.extend)
         assert r.exit_code == 0 and b"25 90" in out
+
+
+def test_cancelled_start_leaves_nothing(kw: Dict[str, Any]) -> None:
+    # A cancelled run(background=True) has ended when the cancellation is
+    # raised: hako finishes starting it (killed, its holder would go on) and
+    # the process it started is killed, whenever the cancellation came.
+    def running() -> bytes:
+        return subprocess.run(["pgrep", "-f", "sleep 3200"], capture_output=True).stdout
+
+    async def main() -> None:
+        async with await hako.AsyncSandbox.create(**kw) as sb:
+            for delay in (0.0, 0.002, 0.01, 0.03, 0.1):
+                try:
+                    h = await asyncio.wait_for(sb.commands.run("sleep 3200", background=True, timeout=None), delay)
+                except asyncio.TimeoutError:
+                    pass
+                else:  # started in time: not this test's case
+                    assert await h.kill()
+                    continue
+                for _ in range(100):
+                    if not running():
+                        break
+                    await asyncio.sleep(0.05)
+                assert running() == b"", f"cancelled after {delay} s, it runs on"
+            assert await sb.commands.list() == []
+
+    asyncio.run(main())
