@@ -299,23 +299,52 @@ open_holder (int dirfd)
   return pid_open (pid, start);
 }
 
+/* Whether the directory at fd has been removed (its sandbox deleted). */
+static bool
+removed (int fd)
+{
+  struct stat sb;
+  return fstat (fd, &sb) == 0 && sb.st_nlink == 0;
+}
+
 int
 proc_wait (const struct store *st, const char *id, pid_t pid, struct oci_kept *out, hk_err *err)
 {
   cleanup_close int fd = open_record (st, id, pid, NULL, err);
   if (fd < 0)
     return -1;
-  /* The holder exits once it has recorded the end (or dies with the
-   * sandbox's delete, which then removes the record). */
-  int holder = open_holder (fd);
+  struct oci_kept before;
+  if (!read_record (fd, &before))
+    return err_setk (err, ERR_NOT_FOUND, ENOENT, "sandbox %s has no process %d (its record is unreadable)",
+                     id, (int)pid);
+  /* The holder exits once it has recorded the end. */
+  int holder = before.state == OCI_KEPT_RUNNING ? open_holder (fd) : -1;
   if (holder >= 0)
     {
       pid_wait_exit (holder, -1);
       close (holder);
     }
-  if (!read_record (fd, out))
-    return err_setk (err, ERR_NOT_FOUND, ENOENT, "sandbox %s: the record of process %d is gone", id,
-                     (int)pid);
+  if (read_record (fd, out))
+    {
+      oci_kept_free (&before);
+      return 0;
+    }
+  /* Deleted meanwhile: delete kills every process of the sandbox with
+   * SIGKILL, waits for the holders, then removes their records with the
+   * rest; a waiter too late to read one says so, as an attached exec's
+   * result would. */
+  if (!removed (fd))
+    {
+      oci_kept_free (&before);
+      return err_setk (err, ERR_NOT_FOUND, ENOENT, "sandbox %s: the record of process %d is gone", id,
+                       (int)pid);
+    }
+  *out = before;
+  out->state = OCI_KEPT_EXITED;
+  out->exit_code = 128 + SIGKILL;
+  out->signal = SIGKILL;
+  out->ended_ms = 0;
+  snprintf (out->reason, sizeof out->reason, "deleted");
   return 0;
 }
 

@@ -89,15 +89,23 @@ class AsyncCommandHandle:
         self._disconnected = False
         self._result: Optional[CommandResult] = None
         self._proc: Optional[Process] = None
+        self._waiter: Optional[Process] = None
+        self._end: "Optional[asyncio.Future[Tuple[bytes, bytes]]]" = None
         self._tasks: List["asyncio.Future[None]"] = []
         self._done: "asyncio.Future[CommandResult]" = asyncio.get_running_loop().create_future()
 
     # ---- following the log ----
 
     def _start(self) -> None:
-        """Start ``hako logs -f --process P``: at once, nothing to await (_proc.py)."""
+        """Start ``hako logs -f --process P`` and ``hako wait --json --process
+        P``: at once, nothing to await (_proc.py).  The waiter runs from the
+        start, so that it reads the end even when the sandbox is deleted
+        right after (hako-wait(8))."""
         sb = self._sandbox
-        self._proc = Process(sb._transport.argv(["logs", "-f", "--process", str(self._pid), sb.sandbox_id]))
+        pid, sid = str(self._pid), sb.sandbox_id
+        self._waiter = Process(sb._transport.argv(["wait", "--json", "--process", pid, sid]))
+        self._end = self._waiter.communicate()
+        self._proc = Process(sb._transport.argv(["logs", "-f", "--process", pid, sid]))
         assert self._proc.stdout is not None and self._proc.stderr is not None
         self._tasks = [asyncio.ensure_future(self._pump(self._proc.stdout, 2 if self._pty else 0)),
                        asyncio.ensure_future(self._pump(self._proc.stderr, 1))]
@@ -146,9 +154,10 @@ class AsyncCommandHandle:
         return self._result
 
     async def _read_end(self) -> CommandResult:
-        sb = self._sandbox
-        rc, out, err = await sb._call(["wait", "--json", "--process", str(self._pid), sb.sandbox_id],
-                                      ok=range(256))
+        assert self._waiter is not None
+        assert self._end is not None
+        out, err = await asyncio.shield(self._end)
+        rc = self._waiter.returncode if self._waiter.returncode is not None else 125
         try:
             rec = json.loads(out)
         except ValueError:
@@ -280,8 +289,12 @@ class AsyncCommandHandle:
             return
         self._disconnected = True
         self._proc.kill()
+        if self._waiter is not None:
+            self._waiter.kill()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await despite_cancel(asyncio.ensure_future(self._proc.wait()))
+        if self._end is not None:
+            await despite_cancel(self._end)
         try:
             await asyncio.shield(self._done)
         except SandboxException:

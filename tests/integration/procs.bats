@@ -111,8 +111,8 @@ log_has () { $H logs --process "$2" "$1" 2>&1 | grep -qx "$3"; }
   run -143 $H wait --process "$p" k4
   [ "$(state_of k4 "$p")" = "exited 143 signaled" ]
   # the background job was not in the signal: it lives on in the sandbox
-  pgrep -f "sleep 7301"
-  pkill -f "sleep 7301"
+  job=$(pgrep -xf "sleep 7301")
+  kill "$job"
   q=$($H exec --detach k4 sh -c 'sleep 7303 & sleep 7304')
   wait_for 10 pgrep -f "sleep 7303"
   run -0 $H kill --all --process "$q" k4 KILL
@@ -123,6 +123,9 @@ log_has () { $H logs --process "$2" "$1" 2>&1 | grep -qx "$3"; }
 }
 
 pid_gone_pat () { ! pgrep -f "$1" > /dev/null; }
+
+# holds_record PID P: process PID has kept process P's record open.
+holds_record () { ls -l "/proc/$1/fd" 2> /dev/null | grep -q "/procs/$2\$"; }
 
 @test "procs: --timeout kills its process group: reason timeout, wait exits 124" {
   start_box k5
@@ -193,7 +196,13 @@ pid_gone_pat () { ! pgrep -f "$1" > /dev/null; }
   pid_gone "$q"
   r=$($H exec --detach k8 sleep 7310)
   h=$(holder_of k8 "$r")
+  # a waiter there before the delete learns it: 137, reason deleted
+  $H wait --json --process "$r" k8 > "$TEST_ROOT/w" &
+  waiter=$!
+  wait_for 10 holds_record "$waiter" "$r"
   $H delete --force k8
+  run -137 wait "$waiter"
+  jq -e '.state == "exited" and .exit_code == 137 and .signal == 9 and .reason == "deleted"' "$TEST_ROOT/w"
   pid_gone "$r"
   pid_gone "$h"
   run -125 $H --log-format json ps --detached k8

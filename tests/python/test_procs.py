@@ -229,3 +229,15 @@ def test_cancelled_start_leaves_nothing(kw: Dict[str, Any]) -> None:
             assert await sb.commands.list() == []
 
     asyncio.run(main())
+
+
+def test_sandbox_deleted_under_a_waiting_handle(kw: Dict[str, Any]) -> None:
+    # its end is the sandbox's: reason "deleted", as an attached command's
+    sb = Sandbox.create(**kw)
+    h = sb.commands.run("echo before; sleep 3300", background=True, timeout=None)
+    for out, _, _ in h:
+        if out:
+            break
+    assert sb.kill()
+    r = h.wait(check=False)
+    assert (r.exit_code, r.signal, r.reason, r.stdout) == (137, 9, "deleted", "before\n")
