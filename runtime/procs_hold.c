@@ -158,7 +158,13 @@ prune_unfinished (struct hold *h)
       pid_t pid;
       uint64_t start;
       hk_err ignored;
-      if (pid_record_read (rec, &pid, &start) < 0 || !pid_alive (pid, start))
+      /* A holder that has made the directory but not yet written its
+       * record is known by the pid in the name. */
+      bool alive
+          = pid_record_read (rec, &pid, &start) == 0
+                ? pid_alive (pid, start)
+                : (pid = (pid_t)strtol (de->d_name + 5, NULL, 10)) > 0 && pid_stat (pid, NULL, NULL) == 0;
+      if (!alive)
         rm_rf_in (h->procs, de->d_name, &ignored);
     }
   closedir (d);

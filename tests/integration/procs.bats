@@ -341,3 +341,15 @@ PY
   [ "$n" -ge 100 ]
   echo "$output" | jq -e --argjson f "$first" 'map(.pid) | index($f) == null'
 }
+
+@test "procs: many started at once each get their record (a holder never prunes another's that is being made)" {
+  start_box c1
+  for i in $(seq 40); do
+    $H exec --detach c1 sleep 7313 > "$TEST_ROOT/p$i" 2> "$TEST_ROOT/e$i" &
+  done
+  wait
+  cat "$TEST_ROOT"/e* >&2
+  [ -z "$(cat "$TEST_ROOT"/e*)" ]
+  run -0 $H ps --detached --format json c1
+  [ "$(echo "$output" | jq 'map(select(.state == "running")) | length')" = 40 ]
+}
