@@ -7,7 +7,7 @@
 #include "runtime/procs.h"
 
 static const char resize_help[]
-    = "Usage: hako resize ID --process P ROWSxCOLS\n\n"
+    = "Usage: hako resize --process P ID ROWSxCOLS\n\n"
       "Set the size of the terminal of the kept process P of sandbox ID (started by\n"
       "`hako exec --detach --tty`): its programs get SIGWINCH and read the new size, as\n"
       "when a terminal window is resized.  ROWS and COLS are 1 to 65535.\n\n"

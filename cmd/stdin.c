@@ -10,14 +10,14 @@
 #include "runtime/procs.h"
 
 static const char stdin_help[]
-    = "Usage: hako stdin [--close] ID --process P\n\n"
+    = "Usage: hako stdin [--close] --process P ID\n\n"
       "Copy standard input, to its end, into the standard input of the kept process P of\n"
       "sandbox ID: one started by `hako exec --detach -i` (a pipe), or by `hako exec\n"
       "--detach --tty` (its terminal: the bytes are keys typed).  Blocks while the process\n"
       "does not read.\n\n"
       "  -p, --process P   the process (its id, as `hako exec --detach` printed it)\n"
       "  -c, --close       then close its standard input (a terminal gets the end-of-file\n"
-      "                    character); `hako stdin --close ID -p P </dev/null` only closes\n"
+      "                    character); `hako stdin --close -p P ID </dev/null` only closes\n"
       "  -h, --help        this text\n";
 
 int
