@@ -56,6 +56,8 @@ int cmd_wake (int argc, char **argv);
 int cmd_checkpoint (int argc, char **argv);
 int cmd_restore (int argc, char **argv);
 int cmd_port (int argc, char **argv);
+int cmd_stdin (int argc, char **argv);
+int cmd_resize (int argc, char **argv);
 
 #define EXIT_HAKO 125
 /* exec --timeout: the deadline killed the command (timeout(1)'s status). */
@@ -120,6 +122,10 @@ void cmd_learn_end (struct cmd_learn *l, bool wait, int status);
 /* --preserve-fds ARG: a count of fds from 3 up, each open in the caller and
  * not close-on-exec.  0, or -1 after a usage error (reported). */
 int cmd_preserve_fds (const char *verb, const char *arg, unsigned int *n);
+
+/* --process P (logs, kill, wait, stdin, resize): a kept process's id,
+ * checked (runtime/exec/procs.h); -1 after a usage error (reported). */
+int cmd_process_id (const char *verb, const char *arg, pid_t *pid);
 
 /* --format F: 1 for json, 0 for text (or table), -1 after a usage error
  * (reported).  json_only: the verb prints JSON whatever, and refuses text. */

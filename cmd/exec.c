@@ -16,6 +16,7 @@
 #include "oci/json.h"
 #include "oci/report/exec_result.h"
 #include "runtime/exec/exec.h"
+#include "runtime/exec/procs.h"
 
 /* What --json keeps of each stream when --max-output does not say: enough
  * for any sensible result, and a bound on hako's memory (hako-exec(8)). */
@@ -35,11 +36,17 @@ static const char exec_help[]
       "                          (--format json is the same)\n"
       "      --status-fd N       stream stdout and stderr; write the pid, then the JSON result\n"
       "                          (or the error) to fd N, one object a line\n"
-      "  -d, --detach            return once CMD is running\n"
+      "  -d, --detach            return once CMD is running, print its process id: a kept\n"
+      "                          process (hako ps --detached, logs/kill/wait --process,\n"
+      "                          stdin, resize); with --pid-file, --console-socket,\n"
+      "                          --process or --preserve-fds, runc's: CMD keeps our stdio\n"
       "      --pid-file FILE     write CMD's host pid to FILE\n"
       "  -t, --tty               a new terminal inside the sandbox, relayed to ours\n"
-      "  -i, --interactive       accepted for docker's -it (stdin is always passed on);\n"
-      "                          with -t, stdin must be a terminal\n"
+      "      --tty-size RxC      its size, ROWSxCOLS (default: our terminal's)\n"
+      "  -i, --interactive       a kept process: its stdin stays open for `hako stdin`;\n"
+      "                          else accepted for docker's -it (stdin is always passed\n"
+      "                          on; with -t, stdin must be a terminal)\n"
+      "      --log-size N        a kept process's log: keep the newest N bytes (default 4m)\n"
       "      --console-socket S  send the terminal's master to the unix socket S (runc's protocol)\n"
       "  -p, --process FILE      an OCI process JSON (args, env, cwd, user, capabilities, ...);\n"
       "                          the options here override it\n"
@@ -65,7 +72,8 @@ struct exec_cli
   gid_t *gids;
   size_t n_gids;
   bool json, has_max_output, interactive;
-  int status_fd; /* --status-fd, or -1 */
+  struct proc_opts keep; /* a kept process's (exec --detach without runc's options) */
+  int status_fd;         /* --status-fd, or -1 */
   const char *process_file;
   struct oci_process *process;
   struct cmd_learn learn; /* --learn, --learn-seccomp */
@@ -85,7 +93,9 @@ enum
   OPT_CAP,
   OPT_IGNORE_PAUSED,
   OPT_LEARN,
-  OPT_LEARN_SECCOMP
+  OPT_LEARN_SECCOMP,
+  OPT_TTY_SIZE,
+  OPT_LOG_SIZE
 };
 static const struct option opts[] = {
   { "env", required_argument, NULL, 'e' },
@@ -101,6 +111,8 @@ static const struct option opts[] = {
   { "pid-file", required_argument, NULL, OPT_PID_FILE },
   { "status-fd", required_argument, NULL, OPT_STATUS_FD },
   { "tty", no_argument, NULL, 't' },
+  { "tty-size", required_argument, NULL, OPT_TTY_SIZE },
+  { "log-size", required_argument, NULL, OPT_LOG_SIZE },
   { "console-socket", required_argument, NULL, OPT_CONSOLE },
   { "process", required_argument, NULL, 'p' },
   { "preserve-fds", required_argument, NULL, OPT_PRESERVE },
@@ -131,14 +143,52 @@ parse_status_fd (struct exec_cli *c)
   return 0;
 }
 
+/* --detach keeps the process (a log, an id, a holder), unless one of
+ * runc's options says a shim (containerd's, conmon) is the caller: that
+ * one expects the command to have its stdio and nothing on stdout. */
+static bool
+kept (const struct exec_cli *c)
+{
+  return c->o.detach && c->o.pid_file == NULL && c->o.console_socket == NULL && c->process_file == NULL
+         && c->o.preserve_fds == 0;
+}
+
+/* --tty-size ROWSxCOLS, each 1 to 65535. */
+static int
+parse_tty_size (struct exec_cli *c, const char *arg)
+{
+  char *x = NULL, *end = NULL;
+  unsigned long rows = 0, cols = 0;
+  if (arg[0] >= '1' && arg[0] <= '9')
+    rows = strtoul (arg, &x, 10);
+  if (x && (*x == 'x' || *x == 'X') && x[1] >= '1' && x[1] <= '9')
+    cols = strtoul (x + 1, &end, 10);
+  if (end == NULL || *end || rows > 65535 || cols > 65535)
+    return cmd_usage ("exec", "--tty-size \"%s\": expected ROWSxCOLS, such as 24x80", arg), -1;
+  c->o.tty_size = (struct winsize){ .ws_row = (unsigned short)rows, .ws_col = (unsigned short)cols };
+  return 0;
+}
+
 /* The options that exclude or need each other. */
 static int
 check_combinations (const struct exec_cli *c)
 {
-  if (c->o.detach && (c->o.timeout_ms || c->json || c->has_max_output || c->status_fd >= 0))
-    return cmd_usage ("exec", "--detach cannot be combined with --timeout, --json, --max-output or "
-                              "--status-fd"),
+  if (c->o.detach && (c->json || c->status_fd >= 0))
+    return cmd_usage ("exec", "--detach cannot be combined with --json or --status-fd"), -1;
+  if (c->o.detach && !kept (c) && (c->o.timeout_ms || c->has_max_output))
+    return cmd_usage ("exec",
+                      "--detach with --pid-file, --console-socket, --process or --preserve-fds (runc's "
+                      "detached exec) cannot be combined with --timeout or --max-output"),
            -1;
+  if (!kept (c) && c->keep.log_cap)
+    return cmd_usage ("exec", "--log-size needs --detach (without --pid-file, --console-socket, --process, "
+                              "--preserve-fds)"),
+           -1;
+  if (kept (c) && c->learn.out)
+    return cmd_usage ("exec", "--learn cannot be combined with a kept process (--detach without --pid-file)"),
+           -1;
+  if (c->o.tty_size.ws_row && !c->o.tty)
+    return cmd_usage ("exec", "--tty-size needs --tty"), -1;
   if (c->status_fd >= 0 && (c->json || c->o.tty))
     return cmd_usage ("exec", "--status-fd cannot be combined with --json or --tty"), -1;
   if (c->o.tty && (c->json || c->has_max_output))
@@ -147,8 +197,9 @@ check_combinations (const struct exec_cli *c)
     return cmd_usage ("exec", "%s needs --learn FILE",
                       c->learn.seccomp ? "--learn-seccomp" : "--learn-on-failure"),
            -1;
-  if (c->o.tty && c->o.detach && c->o.console_socket == NULL)
-    return cmd_usage ("exec", "--tty with --detach needs --console-socket"), -1;
+  if (c->o.tty && c->o.detach && !kept (c) && c->o.console_socket == NULL)
+    return cmd_usage ("exec", "--tty with runc's --detach (--pid-file, --process) needs --console-socket"),
+           -1;
   return 0;
 }
 
@@ -164,6 +215,19 @@ add_gid (struct exec_cli *c, const char *arg)
   c->gids = xrealloc (c->gids, (c->n_gids + 1) * sizeof *c->gids);
   c->gids[c->n_gids++] = (gid_t)g;
   return 0;
+}
+
+/* --cap CAP: CAP_X or X, any case. */
+static void
+add_cap (struct exec_cli *c, const char *arg)
+{
+  char *name = str_has_prefix (arg, "CAP_") || str_has_prefix (arg, "cap_") ? xstrdup (arg)
+                                                                            : xasprintf ("CAP_%s", arg);
+  for (char *q = name; *q; q++)
+    *q = (char)(*q >= 'a' && *q <= 'z' ? *q - 'a' + 'A' : *q);
+  c->caps = xrealloc (c->caps, (c->n_caps + 2) * sizeof *c->caps);
+  c->caps[c->n_caps++] = name;
+  c->caps[c->n_caps] = NULL;
 }
 
 /* 0: go on; 1: help was printed; -1: usage error (already reported). */
@@ -214,23 +278,20 @@ parse_args (int argc, char **argv, struct exec_cli *c)
         break;
       case 't': c->o.tty = true; break;
       case OPT_CONSOLE: c->o.console_socket = optarg; break;
+      case OPT_TTY_SIZE:
+        if (parse_tty_size (c, optarg) < 0)
+          return -1;
+        break;
+      case OPT_LOG_SIZE:
+        if (parse_size (optarg, &c->keep.log_cap) < 0 || c->keep.log_cap < SBXLOG_MIN_CAP)
+          return cmd_usage ("exec", "--log-size \"%s\": expected a size of 64k or more", optarg), -1;
+        break;
       case 'p': c->process_file = optarg; break;
       case OPT_PRESERVE:
         if (cmd_preserve_fds ("exec", optarg, &c->o.preserve_fds) < 0)
           return -1;
         break;
-      case OPT_CAP:
-        {
-          char *name = str_has_prefix (optarg, "CAP_") || str_has_prefix (optarg, "cap_")
-                           ? xstrdup (optarg)
-                           : xasprintf ("CAP_%s", optarg);
-          for (char *q = name; *q; q++)
-            *q = (char)(*q >= 'a' && *q <= 'z' ? *q - 'a' + 'A' : *q);
-          c->caps = xrealloc (c->caps, (c->n_caps + 2) * sizeof *c->caps);
-          c->caps[c->n_caps++] = name;
-          c->caps[c->n_caps] = NULL;
-          break;
-        }
+      case OPT_CAP: add_cap (c, optarg); break;
       case 'g':
         if (add_gid (c, optarg) < 0)
           return -1;
@@ -242,7 +303,9 @@ parse_args (int argc, char **argv, struct exec_cli *c)
       case 'h': cmd_help (exec_help); return 1;
       default: cmd_bad_option ("exec", argv, opts); return -1;
       }
-  if (cmd_check_interactive ("exec", c->interactive, c->o.tty, c->o.console_socket) < 0)
+  /* A kept process's -i keeps its stdin for `hako stdin`: our terminal is
+   * not its. */
+  if (!kept (c) && cmd_check_interactive ("exec", c->interactive, c->o.tty, c->o.console_socket) < 0)
     return -1;
   c->o.caps = c->caps;
   c->o.additional_gids = c->gids;
@@ -462,6 +525,35 @@ set_output (struct exec_cli *c, const char *id, char **command, struct passthrou
   c->o.sink_ctx = c->json ? (void *)cap : (void *)pass;
 }
 
+/* A kept process: started by its holder, its id printed. */
+static int
+start_kept (struct exec_cli *c, const struct store *st, struct exec_result *res, hk_err *err)
+{
+  c->keep.keep_stdin = c->interactive;
+  /* A terminal nobody watches has no window to take its size from: a new
+   * pty's 0x0 would leave programs without columns. */
+  if (c->o.tty && c->o.tty_size.ws_row == 0)
+    c->o.tty_size = (struct winsize){ .ws_row = 24, .ws_col = 80 };
+  c->keep.timeout_ms = c->o.timeout_ms;
+  c->keep.max_output = c->has_max_output ? c->o.max_output : UINT64_MAX;
+  if (c->keep.log_cap == 0)
+    c->keep.log_cap = PROC_LOG_DEFAULT_CAP;
+  /* The holder keeps the timeout and the cap: the command's exec is
+   * runc's detached one, with the holder as its parent. */
+  c->o.timeout_ms = 0;
+  c->o.capture = false;
+  c->o.max_output = UINT64_MAX;
+  c->o.max_output_set = true;
+  if (proc_start (st, &c->o, &c->keep, res, err) < 0)
+    return -1;
+  if (res->not_run == NULL)
+    {
+      printf ("%d\n", (int)res->pid);
+      fflush (stdout);
+    }
+  return 0;
+}
+
 /* The command's result, as the options ask; exec's exit status. */
 static int
 report_result (const struct exec_cli *c, struct exec_result *res, struct capture *cap, const char *id)
@@ -540,7 +632,7 @@ cmd_exec (int argc, char **argv)
              "rules (its seccomp filter stays); what it does is recorded into %s, not confined\n",
              id, c.learn.out);
   if (learning < 0 || load_process (&c, &err) < 0 || cmd_store (&st, &err) < 0
-      || exec_run (&st, &c.o, &res, &err) < 0)
+      || (kept (&c) ? start_kept (&c, &st, &res, &err) : exec_run (&st, &c.o, &res, &err)) < 0)
     {
       cmd_fail ("exec", id, &err);
       if (c.status_fd >= 0)

@@ -1,4 +1,5 @@
-/* kill: send a signal (name or number) to a sandbox's process, or all of them. */
+/* kill: send a signal (name or number) to a sandbox's process, or all of
+ * them, or to one of its kept processes (exec --detach). */
 #include <getopt.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -6,12 +7,16 @@
 #include <strings.h>
 
 #include "cmd/cmd.h"
+#include "runtime/exec/procs.h"
 #include "runtime/lifecycle/sandbox.h"
 
-static const char kill_help[] = "Usage: hako kill [--all] ID [SIGNAL]\n\n"
-                                "Send SIGNAL (a name such as TERM or SIGKILL, or a number; default TERM;\n"
-                                "0 checks that it runs).\n"
-                                "  -a, --all   signal every process in the sandbox\n";
+static const char kill_help[]
+    = "Usage: hako kill [--all] [--process P] ID [SIGNAL]\n\n"
+      "Send SIGNAL (a name such as TERM or SIGKILL, or a number; default TERM;\n"
+      "0 checks that it runs).\n"
+      "  -a, --all          signal every process in the sandbox (with --process: every\n"
+      "                     process of P's process group)\n"
+      "  -p, --process P    the kept process P (started by `hako exec --detach`)\n";
 
 /* "TERM", "SIGTERM", "sigterm", "15" or "0"; -1 if none of those. */
 static int
@@ -37,15 +42,21 @@ cmd_kill (int argc, char **argv)
 {
   static const struct option opts[] = {
     { "all", no_argument, NULL, 'a' },
+    { "process", required_argument, NULL, 'p' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
   bool all = false;
+  pid_t process = 0;
   int c;
-  while ((c = getopt_long (argc, argv, "ah", opts, NULL)) != -1)
+  while ((c = getopt_long (argc, argv, "ap:h", opts, NULL)) != -1)
     switch (c)
       {
       case 'a': all = true; break;
+      case 'p':
+        if (cmd_process_id ("kill", optarg, &process) < 0)
+          return EXIT_HAKO;
+        break;
       case 'h': return cmd_help (kill_help);
       default: return cmd_bad_option ("kill", argv, opts);
       }
@@ -59,7 +70,8 @@ cmd_kill (int argc, char **argv)
   hk_err err = { 0 };
   struct store st = { 0 };
   int r = 0;
-  if (cmd_store (&st, &err) < 0 || sbx_kill (&st, id, sig, all, &err) < 0)
+  if (cmd_store (&st, &err) < 0
+      || (process ? proc_signal (&st, id, process, sig, all, &err) : sbx_kill (&st, id, sig, all, &err)) < 0)
     r = cmd_fail ("kill", id, &err);
   store_fini (&st);
   return r;

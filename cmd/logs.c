@@ -1,4 +1,5 @@
-/* logs: the output of a detached sandbox (run --detach). */
+/* logs: the output of a detached sandbox (run --detach), or of one of its
+ * kept processes (exec --detach). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -7,15 +8,17 @@
 
 #include "cmd/cmd.h"
 #include "lib/util.h"
+#include "runtime/exec/procs.h"
 #include "runtime/state/sbxwait.h"
 
 static const char logs_help[]
-    = "Usage: hako logs [-f] [--tail N] [--timestamps] ID\n\n"
+    = "Usage: hako logs [-f] [--tail N] [--timestamps] [--process P] ID\n\n"
       "Print what the process of a sandbox started by `hako run --detach` wrote:\n"
       "its stdout to stdout, its stderr to stderr, oldest first.  The log is bounded\n"
       "(run --log-size, default 16m): the oldest output is dropped first.\n\n"
       "  -f, --follow       go on printing new output until the process has ended\n"
-      "  -n, --tail N       only the last N lines\n"
+      "  -n, --tail N       only the last N lines (0: none; with -f, from now on)\n"
+      "  -p, --process P    the kept process P (started by `hako exec --detach`)\n"
       "  -t, --timestamps   each line starts with the time it was written (RFC 3339)\n"
       "  -h, --help         this text\n";
 
@@ -47,22 +50,25 @@ int
 cmd_logs (int argc, char **argv)
 {
   static const struct option opts[] = {
-    { "follow", no_argument, NULL, 'f' },
-    { "tail", required_argument, NULL, 'n' },
-    { "timestamps", no_argument, NULL, 't' },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
+    { "follow", no_argument, NULL, 'f' },     { "tail", required_argument, NULL, 'n' },
+    { "timestamps", no_argument, NULL, 't' }, { "process", required_argument, NULL, 'p' },
+    { "help", no_argument, NULL, 'h' },       { NULL, 0, NULL, 0 },
   };
   struct logs_out out = { 0 };
   bool follow = false;
-  long tail = 0;
+  long tail = -1;
+  pid_t process = 0;
   char *end;
   int c;
-  while ((c = getopt_long (argc, argv, "fn:th", opts, NULL)) != -1)
+  while ((c = getopt_long (argc, argv, "fn:tp:h", opts, NULL)) != -1)
     switch (c)
       {
       case 'f': follow = true; break;
       case 't': out.timestamps = true; break;
+      case 'p':
+        if (cmd_process_id ("logs", optarg, &process) < 0)
+          return EXIT_HAKO;
+        break;
       case 'n':
         tail = strtol (optarg, &end, 10);
         if (end == optarg || *end != '\0' || tail < 0)
@@ -77,7 +83,10 @@ cmd_logs (int argc, char **argv)
   hk_err err = { 0 };
   struct store st = { 0 };
   int r = 0;
-  if (cmd_store (&st, &err) < 0 || sbx_logs (&st, id, tail, follow, logs_emit, &out, &err) < 0)
+  if (cmd_store (&st, &err) < 0
+      || (process ? proc_logs (&st, id, process, tail, follow, logs_emit, &out, &err)
+                  : sbx_logs (&st, id, tail, follow, logs_emit, &out, &err))
+             < 0)
     r = cmd_fail ("logs", id, &err);
   store_fini (&st);
   return r;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "runtime/exec/procs.h"
 
 /* runc's --preserve-fds N: hako's fds 3..3+N-1 go to the process as they
  * are.  Each open one must be one the caller handed us (not close-on-exec):
@@ -86,6 +87,18 @@ cmd_check_interactive (const char *verb, bool interactive, bool tty, const char 
     {
       cmd_usage (verb, "the input device is not a TTY: -i with -t needs a terminal on standard "
                        "input (drop -t to read a pipe)");
+      return -1;
+    }
+  return 0;
+}
+
+int
+cmd_process_id (const char *verb, const char *arg, pid_t *pid)
+{
+  hk_err err = { 0 };
+  if (proc_parse_id (arg, pid, &err) < 0)
+    {
+      cmd_usage (verb, "%s", err.msg);
       return -1;
     }
   return 0;

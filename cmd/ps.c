@@ -1,4 +1,5 @@
-/* ps: the processes of a sandbox, as a table or JSON. */
+/* ps: the processes of a sandbox, as a table or JSON; or its kept
+ * processes (exec --detach) with their state and exit. */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -6,21 +7,29 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "lib/util.h"
+#include "oci/report/kept.h"
+#include "runtime/exec/procs.h"
 #include "runtime/lifecycle/limits.h"
 
 static const char ps_help[]
-    = "Usage: hako ps [--format table|json|json-full] ID [PS-ARGS...]\n\n"
+    = "Usage: hako ps [--format table|json|json-full] ID [PS-ARGS...]\n"
+      "       hako ps --detached [--format table|json] ID\n\n"
       "List the sandbox's processes (those in its cgroup).  With PS-ARGS, the lines of\n"
       "`ps PS-ARGS` (ps(1) on the host) whose PID is one of them, as runc's ps.\n"
       "  -f, --format F   table (default: `ps -ef`'s lines, or without ps(1) UID PID PPID\n"
       "                   STAT STIME TIME CMD),\n"
       "                   json (an array of host pids, as runc's), or json-full\n"
       "                   (a list of {pid, ppid, ns_pid, user, uid, state, cpu_ms, command})\n"
-      "      --json       the same as --format json\n";
+      "      --json       the same as --format json\n"
+      "  -d, --detached   the kept processes started by `hako exec --detach` instead, running\n"
+      "                   or ended, with how they ended: a table, or with --format json a\n"
+      "                   list of {pid, ns_pid, command, tty, state, started, ended,\n"
+      "                   exit_code, signal, reason, ...}\n";
 
 enum ps_format
 {
@@ -163,18 +172,71 @@ print_ps_lines (char **args, int nargs, const char *id, const struct oci_proc *p
   return status;
 }
 
+/* ms since the epoch as local HH:MM:SS (today) or the date. */
+static void
+print_when (uint64_t ms)
+{
+  time_t t = (time_t)(ms / 1000), now = time (NULL);
+  struct tm tm;
+  char buf[32];
+  localtime_r (&t, &tm);
+  strftime (buf, sizeof buf, now - t < 86400 ? "%H:%M:%S" : "%Y-%m-%d", &tm);
+  printf ("%-10s ", buf);
+}
+
+static void
+print_kept (const struct oci_kept *p, size_t n)
+{
+  printf ("%-8s %-6s %-8s %-5s %-16s %-10s %s\n", "PID", "NSPID", "STATE", "EXIT", "REASON", "STARTED",
+          "COMMAND");
+  for (size_t i = 0; i < n; i++)
+    {
+      char code[16] = "-";
+      bool ended = p[i].state == OCI_KEPT_EXITED;
+      if (ended)
+        snprintf (code, sizeof code, "%d", p[i].exit_code);
+      printf ("%-8d %-6d %-8s %-5s %-16s ", (int)p[i].pid, (int)p[i].ns_pid, oci_kept_state_name (p[i].state),
+              code, ended ? p[i].reason : "-");
+      print_when (p[i].started_ms);
+      for (size_t a = 0; p[i].argv && p[i].argv[a]; a++)
+        printf ("%s%s", a ? " " : "", p[i].argv[a]);
+      putchar ('\n');
+    }
+}
+
+/* ps --detached. */
+static int
+ps_kept (const char *id, bool json)
+{
+  hk_err err = { 0 };
+  struct store st = { 0 };
+  struct oci_kept *p = NULL;
+  size_t n = 0;
+  int r = 0;
+  if (cmd_store (&st, &err) < 0 || proc_list (&st, id, &p, &n, &err) < 0
+      || (json && oci_kept_list_write (p, n, stdout, &err) < 0))
+    r = cmd_fail ("ps", id, &err);
+  else if (!json)
+    print_kept (p, n);
+  oci_kepts_free (p, n);
+  store_fini (&st);
+  return r;
+}
+
 int
 cmd_ps (int argc, char **argv)
 {
   static const struct option opts[] = {
     { "format", required_argument, NULL, 'f' },
     { "json", no_argument, NULL, 'J' },
+    { "detached", no_argument, NULL, 'd' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
   enum ps_format format = PS_TABLE;
+  bool detached = false;
   int c;
-  while ((c = getopt_long (argc, argv, "+f:h", opts, NULL)) != -1)
+  while ((c = getopt_long (argc, argv, "+f:dh", opts, NULL)) != -1)
     switch (c)
       {
       case 'f':
@@ -190,6 +252,7 @@ cmd_ps (int argc, char **argv)
           return cmd_usage ("ps", "--format: \"%s\" is not table, json or json-full", optarg);
         break;
       case 'J': format = PS_JSON; break;
+      case 'd': detached = true; break;
       case 'h': return cmd_help (ps_help);
       default: return cmd_bad_option ("ps", argv, opts);
       }
@@ -199,6 +262,10 @@ cmd_ps (int argc, char **argv)
   if (argc - optind > 1 && format != PS_TABLE)
     return cmd_usage ("ps", "ps(1) arguments go with the table format only");
   const char *id = argv[optind];
+  if (detached && (argc - optind > 1 || format == PS_JSON_FULL))
+    return cmd_usage ("ps", "--detached lists kept processes as a table or as json (no ps(1) arguments)");
+  if (detached)
+    return ps_kept (id, format == PS_JSON);
   hk_err err = { 0 };
   struct store st = { 0 };
   struct oci_proc *procs = NULL;

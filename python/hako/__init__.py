@@ -1,11 +1,12 @@
 """hako: e2b-style sandboxes on the hako CLI, sync (Sandbox) and async (AsyncSandbox)."""
 
-from hako._async import DEFAULT_LIFETIME, AsyncCommandHandle, AsyncSandbox
+from hako._async import DEFAULT_LIFETIME, AsyncSandbox
 from hako._errors import (AdmissionException, AlreadyExistsException, BusyException, CommandExitException,
                           InvalidArgumentException, NoSpaceException, NotFoundException, NotRunningException,
                           PermissionException, SandboxException, TimeoutException, UnsupportedException)
 from hako._metrics import SandboxMetrics
-from hako._sync import CommandHandle, Sandbox
+from hako._procs import AsyncCommandHandle, AsyncPty, ProcessInfo, PtySize
+from hako._sync import CommandHandle, Pty, Sandbox
 from hako._transport import SSH, Local, Transport
 from hako._types import CommandResult, EntryInfo, SandboxInfo, SandboxList, SandboxQuery
 from hako.session import Session, session
@@ -13,9 +14,11 @@ from hako.session import Session, session
 __version__ = "0.1.0"
 
 __all__ = [
-    "DEFAULT_LIFETIME", "AdmissionException", "AlreadyExistsException", "AsyncCommandHandle", "AsyncSandbox", "BusyException",
+    "DEFAULT_LIFETIME", "AdmissionException", "AlreadyExistsException", "AsyncCommandHandle", "AsyncPty", "AsyncSandbox",
+    "BusyException",
     "CommandExitException", "CommandHandle", "CommandResult", "EntryInfo", "InvalidArgumentException", "Local",
-    "NoSpaceException", "NotFoundException", "NotRunningException", "PermissionException", "SSH", "Sandbox",
+    "NoSpaceException", "NotFoundException", "NotRunningException", "PermissionException", "ProcessInfo", "Pty",
+    "PtySize", "SSH", "Sandbox",
     "SandboxException", "SandboxInfo", "SandboxList", "SandboxMetrics", "SandboxQuery", "Session", "TimeoutException", "Transport", "UnsupportedException",
     "session",
 ]

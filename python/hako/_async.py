@@ -20,6 +20,8 @@ from hako._download import Unpacked
 from hako._files import AsyncWatchHandle, TarStream, Watch, entry_fields, open_stream, tar_name, timed
 from hako._metrics import MetricsHistory, SandboxMetrics
 from hako._proc import CHUNK, DEVNULL, PIPE, Process, Reader, Writer, despite_cancel
+from hako._procs import AsyncCommandHandle, AsyncPty, KeptCommands
+from hako._procs import start as start_kept
 from hako._transport import SSH, SSH_STATUS_SCRIPT, Local, Transport
 from hako._types import (CommandResult, EntryInfo, FilesystemEvent, FileType, SandboxInfo, SandboxList, SandboxQuery,
                          WriteEntry, WriteInfo, list_filters, query_keeps)
@@ -113,8 +115,9 @@ class _Stream:
         return "".join(self.parts)
 
 
-class AsyncCommandHandle:
-    """A command that runs (``background=True``): ``pid``, ``wait()``, ``kill()``."""
+class _AttachedCommand:
+    """A command that ``commands.run`` waits for: ``hako exec --status-fd``,
+    its output streamed, its end read from the status fd."""
 
     def __init__(self, sandbox: "AsyncSandbox", argv: List[str], stdin: Optional[Union[str, bytes]],
                  on_stdout: Optional[OutputCallback], on_stderr: Optional[OutputCallback]) -> None:
@@ -314,62 +317,54 @@ class AsyncCommandHandle:
             raise CommandExitException(res)
         return res
 
-    async def kill(self) -> bool:
-        """SIGKILL the command and everything it started.  False if it had ended."""
-        if self._result is not None or self._proc is None or self._proc.returncode is not None:
-            return False
-        self._killed = True
-        t = self._sandbox._transport
-        if isinstance(t, SSH):
-            pgid = await asyncio.shield(self._pgid)
-            if pgid is None:
-                return False
-            p = Process(t.ssh_argv(["kill", "-KILL", "--", f"-{pgid}"]), stdout=DEVNULL, stderr=DEVNULL)
-            await p.wait()
-        else:
-            # hako exec's death is its command's: the subreaper it left in
-            # the sandbox kills the command and every process it started.
-            self._proc.kill()
-        await self._finish()
-        return True
+
+def _exec_options(sb: "AsyncSandbox", timeout: Optional[float], max_output: Optional[int],
+                  envs: Optional[Mapping[str, str]], cwd: Optional[str], user: Optional[str]) -> List[str]:
+    """exec's options for a command of sb: its own, over the sandbox's envs, cwd, user."""
+    args: List[str] = []
+    if timeout:
+        args += ["--timeout", _duration(timeout)]
+    if max_output is not None:
+        args += ["--max-output", str(int(max_output))]
+    env = dict(sb._envs)
+    env.update(envs or {})
+    for k, v in env.items():
+        if not k or "=" in k:
+            raise InvalidArgumentException(f"environment variable name {k!r}")
+        args += ["-e", f"{k}={v}"]
+    cwd = cwd or sb._cwd
+    if cwd:
+        args += ["--cwd", cwd]
+    user = user or sb._user
+    if user:
+        args += ["-u", str(user)]
+    return args
 
 
-class AsyncCommands:
-    """``sb.commands``: run commands in the sandbox."""
+class AsyncCommands(KeptCommands):
+    """``sb.commands``: run commands in the sandbox; background ones are kept
+    processes (_procs.py), reached again by pid."""
 
     def __init__(self, sandbox: "AsyncSandbox") -> None:
         self._sandbox = sandbox
 
     async def run(self, cmd: Command, *, timeout: Optional[float] = 60, envs: Optional[Mapping[str, str]] = None,
-                  cwd: Optional[str] = None, user: Optional[str] = None, stdin: Optional[Union[str, bytes]] = None,
+                  cwd: Optional[str] = None, user: Optional[str] = None,
+                  stdin: Optional[Union[bool, str, bytes]] = None,
                   on_stdout: Optional[OutputCallback] = None, on_stderr: Optional[OutputCallback] = None,
                   background: bool = False, max_output: Optional[int] = None,
                   check: bool = True) -> Any:
         """Run ``cmd`` (a shell string or an argv list).  Returns a CommandResult,
-        or with ``background=True`` an AsyncCommandHandle."""
+        or with ``background=True`` an AsyncCommandHandle (a kept process:
+        ``hako exec --detach``).  ``stdin``: data for its stdin; with
+        ``background=True``, ``True`` keeps its stdin open for ``send_stdin``."""
         sb = self._sandbox
-        args: List[str] = []
-        if timeout:
-            args += ["--timeout", _duration(timeout)]
-        if max_output is not None:
-            args += ["--max-output", str(int(max_output))]
-        env = dict(sb._envs)
-        env.update(envs or {})
-        for k, v in env.items():
-            if not k or "=" in k:
-                raise InvalidArgumentException(f"environment variable name {k!r}")
-            args += ["-e", f"{k}={v}"]
-        cwd = cwd or sb._cwd
-        if cwd:
-            args += ["--cwd", cwd]
-        user = user or sb._user
-        if user:
-            args += ["-u", str(user)]
-        args += [sb.sandbox_id, "--"] + _argv(cmd)
-        h = AsyncCommandHandle(sb, args, stdin, on_stdout, on_stderr)
-        await h._start()
+        args = _exec_options(sb, timeout, max_output, envs, cwd, user)
         if background:
-            return h
+            return await start_kept(sb, args, _argv(cmd), stdin, on_stdout, on_stderr)
+        data = stdin if isinstance(stdin, (str, bytes)) else None  # True/False: e2b's flag, nothing to send
+        h = _AttachedCommand(sb, args + [sb.sandbox_id, "--"] + _argv(cmd), data, on_stdout, on_stderr)
+        await h._start()
         try:
             return await h.wait(check=check)
         except asyncio.CancelledError:
@@ -620,16 +615,18 @@ class AsyncSandbox:
         self.commands = AsyncCommands(self)
         self.files = AsyncFiles(self)
         self._metrics = MetricsHistory()
+        self.pty = AsyncPty(self)
 
     # ---- the CLI ----
 
     async def _call(self, args: Sequence[str], *, ok: Sequence[int] = (0,), stdin_data: Optional[bytes] = None,
                     stdin_file: Optional[IO[Any]] = None, stdin_chunks: Optional[IO[Any]] = None,
-                    stdin_tar: Optional[str] = None, stdout_file: Optional[IO[Any]] = None
+                    stdin_tar: Optional[str] = None, stdout_file: Optional[IO[Any]] = None,
+                    undo: Union[Sequence[str], Callable[[bytes], Sequence[str]], None] = None
                     ) -> Tuple[int, bytes, bytes]:
         return await _call(self._transport, args, ok=ok, sandbox_id=self.sandbox_id, stdin_data=stdin_data,
                            stdin_file=stdin_file, stdin_chunks=stdin_chunks, stdin_tar=stdin_tar,
-                           stdout_file=stdout_file)
+                           stdout_file=stdout_file, undo=undo)
 
     @classmethod
     async def create(cls, image: Optional[str] = None, profile: str = "host", bundle: Optional[str] = None,
@@ -869,14 +866,16 @@ async def _call(t: Transport, args: Sequence[str], *, ok: Sequence[int] = (0,), 
                 stdin_data: Optional[bytes] = None, stdin_file: Optional[IO[Any]] = None,
                 stdin_chunks: Optional[IO[Any]] = None, stdin_tar: Optional[str] = None,
                 stdout_file: Optional[IO[Any]] = None,
-                undo: Optional[Sequence[str]] = None) -> Tuple[int, bytes, bytes]:
+                undo: Union[Sequence[str], Callable[[bytes], Sequence[str]], None] = None
+                ) -> Tuple[int, bytes, bytes]:
     """Run hako ARGS; its exit status, stdout, stderr.  A status outside ``ok``
     raises the exception of the error kind hako printed.
 
     Cancelled, the call ends before the cancellation is raised: hako is
     killed if ARGS's verb runs as long as a command or its data does, else
     let finish (nothing half made or half deleted), and when it succeeded
-    all the same, hako UNDO is run."""
+    all the same, hako UNDO is run (UNDO: an argv, or a function of what
+    hako wrote on stdout that returns one)."""
     argv = t.argv(args)
     stdin: Any = DEVNULL
     if stdin_file is not None:
@@ -897,13 +896,16 @@ async def _call(t: Transport, args: Sequence[str], *, ok: Sequence[int] = (0,), 
         if feeder is not None:
             await feeder
     except asyncio.CancelledError:
-        if args[0] in _KILLED_ON_CANCEL:
+        # A kept process's start (exec --detach) is let finish: killed, its
+        # holder would go on with a process nobody knows of; it is undone.
+        if args[0] in _KILLED_ON_CANCEL and not _kept_start(args):
             proc.kill()
         await despite_cancel(done)
         if feeder is not None:
             await despite_cancel(feeder)
         if undo and proc.returncode in ok:
-            await despite_cancel(asyncio.ensure_future(_call(t, undo, sandbox_id=sandbox_id)))
+            u = undo(done.result()[0] or b"") if callable(undo) else undo
+            await despite_cancel(asyncio.ensure_future(_call(t, u, sandbox_id=sandbox_id, ok=range(256))))
         raise
     rc = proc.returncode
     assert rc is not None
@@ -914,6 +916,12 @@ async def _call(t: Transport, args: Sequence[str], *, ok: Sequence[int] = (0,), 
 
 # The verbs a cancelled call kills rather than lets end (_call).
 _KILLED_ON_CANCEL = frozenset({"exec", "get", "put", "cp", "fs", "hibernate", "wake", "logs", "wait"})
+
+
+def _kept_start(args: Sequence[str]) -> bool:
+    """exec --detach, among hako's options (not the command's, after --)."""
+    opts = list(args[:list(args).index("--")]) if "--" in args else list(args)
+    return args[0] == "exec" and "--detach" in opts
 
 
 async def _feed(w: Writer, chunks: Optional[IO[Any]], tar: Optional[str]) -> None:

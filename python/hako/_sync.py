@@ -6,12 +6,13 @@ from __future__ import annotations
 import asyncio
 import threading
 from datetime import datetime
-from typing import Any, Coroutine, Dict, Iterator, List, Mapping, Optional, Sequence, TypeVar, Union
+from typing import Any, AsyncIterator, Coroutine, Dict, Iterator, List, Mapping, Optional, Sequence, TypeVar, Union
 
-from hako._async import (DEFAULT_LIFETIME, AsyncCommandHandle, AsyncSandbox, Command, OutputCallback, WriteData)
+from hako._async import DEFAULT_LIFETIME, AsyncSandbox, Command, OutputCallback, WriteData
 from hako._errors import SandboxException
 from hako._files import AsyncFileStreamReader, Watch, timed
 from hako._metrics import SandboxMetrics
+from hako._procs import AsyncCommandHandle, Chunk, ProcessInfo, PtyCallback, PtySize
 from hako._transport import Transport
 from hako._types import (CommandResult, EntryInfo, FilesystemEvent, SandboxInfo, SandboxList, SandboxQuery, WriteEntry,
                          WriteInfo)
@@ -42,17 +43,17 @@ def _run(coro: Coroutine[Any, Any, T]) -> T:
 
 
 class CommandHandle:
-    """A background command: ``pid``, ``wait()``, ``kill()``, ``stdout``, ``stderr``.
-    Its output is read while this thread is in a call of the SDK (``wait()``
-    reads the rest)."""
+    """A background command or PTY session (a kept process): ``pid``; iterate
+    it (``for stdout, stderr, pty in h``) for its output from the start;
+    ``wait()``, ``kill()``, ``send_stdin()``, ``close_stdin()``,
+    ``disconnect()``.  Its output is read while this thread is in a call of
+    the SDK (iterating, ``wait()``)."""
 
     def __init__(self, h: AsyncCommandHandle) -> None:
         self._h = h
 
     @property
     def pid(self) -> Optional[int]:
-        if self._h.pid is None:
-            return _run(self._h.get_pid())
         return self._h.pid
 
     @property
@@ -63,11 +64,41 @@ class CommandHandle:
     def stderr(self) -> str:
         return self._h.stderr
 
-    def wait(self, check: bool = True) -> CommandResult:
-        return _run(self._h.wait(check=check))
+    @property
+    def exit_code(self) -> Optional[int]:
+        return self._h.exit_code
+
+    @property
+    def error(self) -> Optional[str]:
+        return self._h.error
+
+    def __iter__(self) -> Iterator[Chunk]:
+        it: AsyncIterator[Chunk] = self._h.__aiter__()
+
+        async def step() -> Chunk:
+            return await it.__anext__()
+
+        while True:
+            try:
+                yield _run(step())
+            except StopAsyncIteration:
+                return
+
+    def wait(self, on_pty: Optional[PtyCallback] = None, on_stdout: Optional[OutputCallback] = None,
+             on_stderr: Optional[OutputCallback] = None, check: bool = True) -> CommandResult:
+        return _run(self._h.wait(on_stdout=on_stdout, on_stderr=on_stderr, on_pty=on_pty, check=check))
 
     def kill(self) -> bool:
         return _run(self._h.kill())
+
+    def send_stdin(self, data: Union[str, bytes]) -> None:
+        _run(self._h.send_stdin(data))
+
+    def close_stdin(self) -> None:
+        _run(self._h.close_stdin())
+
+    def disconnect(self) -> None:
+        _run(self._h.disconnect())
 
 
 class Commands:
@@ -75,7 +106,7 @@ class Commands:
         self._c = sb.commands
 
     def run(self, cmd: Command, *, timeout: Optional[float] = 60, envs: Optional[Mapping[str, str]] = None,
-            cwd: Optional[str] = None, user: Optional[str] = None, stdin: Optional[Union[str, bytes]] = None,
+            cwd: Optional[str] = None, user: Optional[str] = None, stdin: Optional[Union[bool, str, bytes]] = None,
             on_stdout: Optional[OutputCallback] = None, on_stderr: Optional[OutputCallback] = None,
             background: bool = False, max_output: Optional[int] = None, check: bool = True) -> Any:
         """Run ``cmd``; a CommandResult, or a CommandHandle with ``background=True``."""
@@ -83,6 +114,49 @@ class Commands:
                              on_stdout=on_stdout, on_stderr=on_stderr, background=background,
                              max_output=max_output, check=check))
         return CommandHandle(r) if background else r
+
+    def list(self, request_timeout: Optional[float] = None) -> List[ProcessInfo]:
+        return _run(self._c.list())
+
+    def connect(self, pid: int, on_stdout: Optional[OutputCallback] = None,
+                on_stderr: Optional[OutputCallback] = None, timeout: Optional[float] = None,
+                request_timeout: Optional[float] = None) -> CommandHandle:
+        return CommandHandle(_run(self._c.connect(pid, on_stdout=on_stdout, on_stderr=on_stderr)))
+
+    def kill(self, pid: int, request_timeout: Optional[float] = None) -> bool:
+        return _run(self._c.kill(pid))
+
+    def send_stdin(self, pid: int, data: Union[str, bytes], request_timeout: Optional[float] = None) -> None:
+        _run(self._c.send_stdin(pid, data))
+
+    def close_stdin(self, pid: int, request_timeout: Optional[float] = None) -> None:
+        _run(self._c.close_stdin(pid))
+
+
+class Pty:
+    """``sb.pty``: terminal sessions, as e2b's."""
+
+    def __init__(self, sb: AsyncSandbox) -> None:
+        self._p = sb.pty
+
+    def create(self, size: PtySize = PtySize(), on_data: Optional[PtyCallback] = None, cwd: Optional[str] = None,
+               envs: Optional[Dict[str, str]] = None, user: Optional[str] = None, timeout: Optional[float] = 60,
+               request_timeout: Optional[float] = None, cmd: Optional[Sequence[str]] = None) -> CommandHandle:
+        return CommandHandle(_run(self._p.create(size, on_data=on_data, cwd=cwd, envs=envs, user=user,
+                                                 timeout=timeout, cmd=cmd)))
+
+    def connect(self, pid: int, on_data: Optional[PtyCallback] = None, timeout: Optional[float] = None,
+                request_timeout: Optional[float] = None) -> CommandHandle:
+        return CommandHandle(_run(self._p.connect(pid, on_data=on_data)))
+
+    def send_stdin(self, pid: int, data: Union[str, bytes], request_timeout: Optional[float] = None) -> None:
+        _run(self._p.send_stdin(pid, data))
+
+    def resize(self, pid: int, size: PtySize, request_timeout: Optional[float] = None) -> None:
+        _run(self._p.resize(pid, size))
+
+    def kill(self, pid: int, request_timeout: Optional[float] = None) -> bool:
+        return _run(self._p.kill(pid))
 
 
 class FileStreamReader:
@@ -197,6 +271,7 @@ class Sandbox:
         self.sandbox_id = a.sandbox_id
         self.commands = Commands(a)
         self.files = Files(a)
+        self.pty = Pty(a)
 
     @classmethod
     def _wrap(cls, a: AsyncSandbox) -> "Sandbox":

@@ -394,21 +394,39 @@ wait_command (struct exec_ctx *x, struct exec_result *res, int *ws, bool *more, 
   return 0;
 }
 
+/* The records an exec judges its command's end by: views into x, no copies. */
+static struct exec_watch
+watch_of (const struct exec_ctx *x)
+{
+  return (struct exec_watch){ .state_dir = x->state ? x->state_dir : NULL,
+                              .sandbox_pid = x->state ? x->state->pid : 0,
+                              .sandbox_start = x->state ? x->state->pid_start_time : 0,
+                              .oom_file = x->oom_file,
+                              .oom_before = x->oom_before };
+}
+
+void
+exec_watch_free (struct exec_watch *w)
+{
+  free (w->state_dir);
+  free (w->oom_file);
+  w->state_dir = w->oom_file = NULL;
+}
+
 /* A command killed by a signal may have died with its sandbox: the
  * sandbox's deadline, stop and delete each record so before they kill (and
  * delete removes the state dir after).  EXEC_SIGNALED when none did. */
 static enum exec_reason
-sandbox_end_reason (const struct exec_ctx *x)
+sandbox_end_reason (const struct exec_watch *w)
 {
-  const struct oci_state *s = x->state;
-  if (x->state_dir == NULL || s == NULL)
+  if (w->state_dir == NULL)
     return EXEC_SIGNALED;
-  if (deadline_fired (x->state_dir, s->pid, s->pid_start_time))
+  if (deadline_fired (w->state_dir, w->sandbox_pid, w->sandbox_start))
     return EXEC_SANDBOX_TIMEOUT;
-  const char *cause = end_cause_read (x->state_dir, s->pid, s->pid_start_time);
+  const char *cause = end_cause_read (w->state_dir, w->sandbox_pid, w->sandbox_start);
   if (cause)
     return strcmp (cause, "deleted") == 0 ? EXEC_DELETED : EXEC_STOPPED;
-  if (access (x->state_dir, F_OK) < 0 && errno == ENOENT)
+  if (access (w->state_dir, F_OK) < 0 && errno == ENOENT)
     return EXEC_DELETED;
   return EXEC_SIGNALED;
 }
@@ -434,13 +452,35 @@ await_sandbox_end (const struct exec_ctx *x, enum exec_reason reason)
  * tree lost a process to it when the command was SIGKILLed, or exited 137,
  * which is how a shell reports a child killed by SIGKILL (sh -c 'a; b'). */
 static void
-count_oom_kills (const struct exec_ctx *x, struct exec_result *res)
+count_oom_kills (const struct exec_watch *w, struct exec_result *res)
 {
   uint64_t now;
-  if (x->oom_file == NULL || !read_oom_kills (x->oom_file, &now))
+  if (w->oom_file == NULL || !read_oom_kills (w->oom_file, &now))
     return;
   res->has_oom_kills = true;
-  res->oom_kills = now > x->oom_before ? now - x->oom_before : 0;
+  res->oom_kills = now > w->oom_before ? now - w->oom_before : 0;
+}
+
+void
+exec_judge_end (const struct exec_watch *w, int ws, bool timed_out, struct exec_result *res)
+{
+  count_oom_kills (w, res);
+  if (WIFSIGNALED (ws))
+    {
+      int sig = WTERMSIG (ws);
+      res->status = 128 + sig;
+      res->signal = sig;
+      res->reason = sig == SIGKILL && timed_out ? EXEC_TIMEOUT : sandbox_end_reason (w);
+      if (res->reason == EXEC_SIGNALED && sig == SIGKILL && res->oom_kills > 0)
+        res->reason = EXEC_OOM;
+    }
+  else
+    {
+      res->status = WEXITSTATUS (ws);
+      res->reason = res->status == 128 + SIGKILL && res->oom_kills > 0 ? EXEC_OOM : EXEC_EXITED;
+    }
+  /* The deadline came just as the command ended on its own: not a timeout. */
+  res->timed_out = res->reason == EXEC_TIMEOUT;
 }
 
 /* The exit status and how the command ended. */
@@ -458,23 +498,8 @@ decide_result (struct exec_ctx *x, struct exec_result *res, int ws, hk_err *err)
       res->timed_out = false;
       return 0;
     }
-  count_oom_kills (x, res);
-  if (WIFSIGNALED (ws))
-    {
-      int sig = WTERMSIG (ws);
-      res->status = 128 + sig;
-      res->signal = sig;
-      res->reason = sig == SIGKILL && res->timed_out ? EXEC_TIMEOUT : sandbox_end_reason (x);
-      if (res->reason == EXEC_SIGNALED && sig == SIGKILL && res->oom_kills > 0)
-        res->reason = EXEC_OOM;
-    }
-  else
-    {
-      res->status = WEXITSTATUS (ws);
-      res->reason = res->status == 128 + SIGKILL && res->oom_kills > 0 ? EXEC_OOM : EXEC_EXITED;
-    }
-  /* The deadline came just as the command ended on its own: not a timeout. */
-  res->timed_out = res->reason == EXEC_TIMEOUT;
+  struct exec_watch w = watch_of (x);
+  exec_judge_end (&w, ws, res->timed_out, res);
   return 0;
 }
 
@@ -559,6 +584,15 @@ finish_detached (struct exec_ctx *x, struct exec_result *res, hk_err *err)
       abort_command (x, res);
       return -1;
     }
+  if (x->o->watch)
+    {
+      struct exec_watch w = watch_of (x);
+      *x->o->watch = (struct exec_watch){ .state_dir = w.state_dir ? xstrdup (w.state_dir) : NULL,
+                                          .sandbox_pid = w.sandbox_pid,
+                                          .sandbox_start = w.sandbox_start,
+                                          .oom_file = w.oom_file ? xstrdup (w.oom_file) : NULL,
+                                          .oom_before = w.oom_before };
+    }
   return 0;
 }
 
@@ -612,8 +646,13 @@ exec_run (const struct store *st, const struct exec_opts *o, struct exec_result 
               .errp = { -1, -1 },
               .out = { -1, -1 },
               .err = { -1, -1 },
+              .stdio = { -1, -1, -1 },
               .console_fd = -1 },
   };
+  if (o->held && o->detach)
+    for (int i = 0; i < 3; i++)
+      x.plan.stdio[i] = o->stdio[i];
+  x.plan.held = o->held && o->detach;
   x.o = &x.opts;
   *res = (struct exec_result){ .status = 125 };
   trace_mark ("exec: plan");
@@ -630,9 +669,10 @@ exec_run (const struct store *st, const struct exec_opts *o, struct exec_result 
   if (r > 0)
     {
       /* Killed before it was reported: as a command killed by SIGKILL. */
+      struct exec_watch w = watch_of (&x);
       *res = (struct exec_result){ .status = 128 + SIGKILL,
                                    .signal = SIGKILL,
-                                   .reason = sandbox_end_reason (&x) };
+                                   .reason = sandbox_end_reason (&w) };
       await_sandbox_end (&x, res->reason);
       ctx_free (&x);
       return 0;

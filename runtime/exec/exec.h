@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/ioctl.h>
 #include <sys/types.h>
 
 #include "lib/err.h"
@@ -22,6 +23,7 @@
 #include "runtime/state/store.h"
 
 struct learn_link;
+struct exec_watch;
 
 /* Called with each piece of the command's output that is passed on; stream
  * is 1 (stdout) or 2 (stderr). */
@@ -90,6 +92,20 @@ struct exec_opts
    * Landlock (and, with learn->all, its seccomp filter), under the
    * observing filter installed last before its execve; NULL: not learning. */
   const struct learn_link *learn;
+  /* The terminal's size (zero: hako's own terminal's, else the process's
+   * consoleSize). */
+  struct winsize tty_size;
+  /* A kept process (runtime/exec/procs.h), with detach: the caller is the
+   * command's holder, its parent for good.  The command's stdin, stdout and
+   * stderr are stdio[0..2] (-1: hako's own), its terminal's master goes over
+   * the connected socket console_sock (with tty; > 2, as fds 0-2 are
+   * stdio), and it dies with its holder (PR_SET_PDEATHSIG), as an attached
+   * command dies with its subreaper.  watch (or NULL) gets what
+   * exec_judge_end needs. */
+  bool held;
+  int stdio[3];
+  int console_sock;
+  struct exec_watch *watch;
 };
 
 enum exec_reason
@@ -131,6 +147,22 @@ struct exec_result
 };
 
 const char *exec_reason_name (enum exec_reason r);
+
+/* What tells, once a command has ended, whether its sandbox ended it (the
+ * deadline, stop, delete) and whether the OOM killer took part: for a held
+ * command's holder, which learns its end after exec_run has returned. */
+struct exec_watch
+{
+  char *state_dir;        /* <root>/<id> */
+  pid_t sandbox_pid;      /* the sandbox's process, */
+  uint64_t sandbox_start; /* and its start time */
+  char *oom_file;         /* the memory cgroup's oom_kill counter, or NULL */
+  uint64_t oom_before;
+};
+void exec_watch_free (struct exec_watch *w);
+/* res's status, signal, reason, timed_out and oom_kills for a command that
+ * ended with wait status ws; timed_out: its own --timeout killed it. */
+void exec_judge_end (const struct exec_watch *w, int ws, bool timed_out, struct exec_result *res);
 
 /* Run o->args in the sandbox o->id and wait for it (unless o->detach).
  * Returns 0 when the command ran or could not be executed (res->status 126

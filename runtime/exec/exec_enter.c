@@ -126,6 +126,9 @@ static void __attribute__ ((noreturn)) fail (const struct exec_plan *p, int stat
 static int
 setup_stdio (const struct exec_plan *p, hk_err *err)
 {
+  for (int fd = 0; fd < 3; fd++)
+    if (p->stdio[fd] >= 0 && dup2 (p->stdio[fd], fd) < 0)
+      return err_sys (err, "the command's fd %d", fd);
   if (p->out[1] >= 0 && dup2 (p->out[1], 1) < 0)
     return err_sys (err, "stdout");
   if (p->err[1] >= 0 && dup2 (p->err[1], 2) < 0)
@@ -214,10 +217,11 @@ static void __attribute__ ((noreturn)) command_main (const struct exec_plan *p)
     builtin_main (p, ruleset_fd);
   /* Attached, the command dies with its subreaper: code in the sandbox that
    * kills the subreaper (root there has CAP_KILL) takes the command down
-   * with it instead of setting it loose.  After the user switch, which
-   * clears the parent-death signal; a subreaper already gone has left us to
-   * the sandbox's init. */
-  if (p->subreaper && (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid () != parent))
+   * with it instead of setting it loose.  Held, with its holder, which
+   * alone reads its output and records its end.  After the user switch,
+   * which clears the parent-death signal; a parent already gone has left us
+   * to the sandbox's init. */
+  if ((p->subreaper || p->held) && (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid () != parent))
     raise (SIGKILL);
   char path[PATH_MAX];
   if (proc_find_exec_in (&p->proc, path, sizeof path, &status, &err) < 0)
@@ -429,7 +433,9 @@ close_other_fds (const struct exec_plan *p)
                  p->cgroupns_fd,  p->console_fd,
                  p->root_fd,      p->keep_fds[0],
                  p->keep_fds[1],  p->keep_fds[2],
-                 trace_fd_of (p), p->learn ? p->learn->sock : -1 };
+                 trace_fd_of (p), p->learn ? p->learn->sock : -1,
+                 p->stdio[0],     p->stdio[1],
+                 p->stdio[2] };
   fd_close_all_but (3 + p->preserve_fds, keep, sizeof keep / sizeof *keep);
 }
 

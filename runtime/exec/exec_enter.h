@@ -47,6 +47,8 @@ struct exec_plan
   int ctl[2];         /* SEQPACKET: [0] hako, [1] joiner, then subreaper */
   int errp[2];        /* pipe: a setup failure; EOF once the command has exec'd */
   int out[2], err[2]; /* capture pipes, or -1 */
+  int stdio[3];       /* a held command's stdin, stdout, stderr (exec_opts.held), or -1 */
+  bool held;          /* exec_opts.held: the command dies with its holder, hako */
   /* exec_opts.builtin: run in the command's place, in a fork of hako. */
   int (*builtin) (void *arg, hk_err *err);
   void *builtin_arg;

@@ -536,6 +536,14 @@ plan_terminal (struct exec_ctx *x, hk_err *err)
   p->winsize = (struct winsize){ .ws_row = (unsigned short)p->proc.console_height,
                                  .ws_col = (unsigned short)p->proc.console_width };
   p->host_devpts = console_host_devpts ();
+  bool sized = x->o->tty_size.ws_row && x->o->tty_size.ws_col;
+  if (sized)
+    p->winsize = x->o->tty_size;
+  if (x->o->held && x->o->console_sock > 2)
+    {
+      p->console_fd = fcntl (x->o->console_sock, F_DUPFD_CLOEXEC, 3);
+      return p->console_fd < 0 ? err_sys (err, "the terminal's socket") : 0;
+    }
   if (x->o->console_socket)
     return console_connect (x->o->console_socket, &p->console_fd, err);
   if (x->o->detach)
@@ -546,7 +554,7 @@ plan_terminal (struct exec_ctx *x, hk_err *err)
   x->console_hako = sv[0];
   p->console_fd = sv[1];
   struct winsize ours;
-  if (ioctl (0, TIOCGWINSZ, &ours) == 0 && ours.ws_row && ours.ws_col)
+  if (!sized && ioctl (0, TIOCGWINSZ, &ours) == 0 && ours.ws_row && ours.ws_col)
     p->winsize = ours;
   return 0;
 }

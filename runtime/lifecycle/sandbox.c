@@ -31,6 +31,7 @@
 #include "runtime/confine/caps.h"
 #include "runtime/confine/process.h"
 #include "runtime/confine/seccomp.h"
+#include "runtime/exec/procs.h"
 #include "runtime/node/admission.h"
 #include "runtime/proxy/netpolicy.h"
 #include "runtime/save/snapshot.h"
@@ -559,9 +560,11 @@ sbx_delete (const struct store *st, const char *id, bool force, hk_err *err)
     hspec = NULL;
   if (r == 0)
     {
-      /* No hako process outlives delete: the monitor, which exits once it
-       * has reaped the process, is given a moment, then killed. */
+      /* No hako process outlives delete: the monitor and the kept
+       * processes' holders, which exit once they have reaped their
+       * process, are given a moment, then killed. */
       mon_wait_gone (e.dir, 1000, true);
+      procs_wait_gone (e.dir, 1000, true);
       cleanup_free char *data = store_data_dir (st, id);
       r = cg_remove (&cg, err) < 0 || disk_release (st, id, err) < 0 || rm_rf (data, err) < 0
                   || mntns_release (&e, err) < 0
@@ -659,6 +662,7 @@ stop_locked (struct store_entry *e, struct oci_state *s, struct cg_sandbox *cg, 
   if (stop_processes (s, cg, *timeout_ms, err) < 0)
     return -1;
   mon_wait_gone (e->dir, 2000, false);
+  procs_wait_gone (e->dir, 2000, false); /* their records say "stopped" once stop returns */
   proxy_stop (e);
   ports_stop (e);
   if (cg_remove (cg, err) < 0 || mntns_release (e, err) < 0)

@@ -49,15 +49,8 @@ sbxlog_pipes_close (struct sbxlog_pipes *p)
       }
 }
 
-struct writer
-{
-  int dirfd, fd;
-  uint64_t size, half;
-  bool partial[2]; /* the stream's last record ended without a newline */
-};
-
 static void
-writer_open (struct writer *w, int flags)
+writer_open (struct sbxlog_writer *w, int flags)
 {
   w->fd = openat (w->dirfd, "log", O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | flags, 0600);
   struct stat sb;
@@ -66,7 +59,7 @@ writer_open (struct writer *w, int flags)
 
 /* log becomes log.1, dropping the older half: the newest output is kept. */
 static void
-writer_rotate (struct writer *w)
+writer_rotate (struct sbxlog_writer *w)
 {
   if (w->fd >= 0)
     close (w->fd);
@@ -75,7 +68,7 @@ writer_rotate (struct writer *w)
 }
 
 static void
-writer_record (struct writer *w, int stream, bool partial, const char *text, size_t len)
+writer_record (struct sbxlog_writer *w, int stream, bool partial, const char *text, size_t len)
 {
   struct timespec now;
   struct tm tm;
@@ -98,9 +91,11 @@ writer_record (struct writer *w, int stream, bool partial, const char *text, siz
 
 /* One read of a stream: a record per line, and a partial record for what
  * follows the last newline. */
-static void
-writer_chunk (struct writer *w, int stream, const char *buf, size_t len)
+void
+sbxlog_writer_write (struct sbxlog_writer *w, int stream, const char *buf, size_t len)
 {
+  if (w->dirfd < 0)
+    return;
   while (len > 0)
     {
       const char *nl = memchr (buf, '\n', len);
@@ -115,13 +110,30 @@ writer_chunk (struct writer *w, int stream, const char *buf, size_t len)
 }
 
 void
+sbxlog_writer_open (struct sbxlog_writer *w, int dirfd, uint64_t cap)
+{
+  *w = (struct sbxlog_writer){ .dirfd = dirfd,
+                               .fd = -1,
+                               .half = (cap < SBXLOG_MIN_CAP ? SBXLOG_MIN_CAP : cap) / 2 };
+  if (w->dirfd >= 0)
+    writer_open (w, 0);
+}
+
+void
+sbxlog_writer_close (struct sbxlog_writer *w)
+{
+  if (w->fd >= 0)
+    close (w->fd);
+  if (w->dirfd >= 0)
+    close (w->dirfd);
+  w->fd = w->dirfd = -1;
+}
+
+void
 sbxlog_pump (const char *state_dir, int out_fd, int err_fd, uint64_t cap, int done_fd)
 {
-  struct writer w = { .dirfd = open (state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC),
-                      .fd = -1,
-                      .half = (cap < SBXLOG_MIN_CAP ? SBXLOG_MIN_CAP : cap) / 2 };
-  if (w.dirfd >= 0)
-    writer_open (&w, 0);
+  struct sbxlog_writer w;
+  sbxlog_writer_open (&w, open (state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), cap);
   struct pollfd p[3] = { { .fd = out_fd, .events = POLLIN },
                          { .fd = err_fd, .events = POLLIN },
                          { .fd = done_fd, .events = POLLIN } };
@@ -158,8 +170,8 @@ sbxlog_pump (const char *state_dir, int out_fd, int err_fd, uint64_t cap, int do
                 p[i].fd = -1;
                 open_pipes--;
               }
-            else if (w.dirfd >= 0)
-              writer_chunk (&w, i, buf, (size_t)r);
+            else
+              sbxlog_writer_write (&w, i, buf, (size_t)r);
           }
       if (p[2].fd >= 0 && p[2].revents)
         {
@@ -169,10 +181,7 @@ sbxlog_pump (const char *state_dir, int out_fd, int err_fd, uint64_t cap, int do
             done_at.tv_sec = 1;
         }
     }
-  if (w.fd >= 0)
-    close (w.fd);
-  if (w.dirfd >= 0)
-    close (w.dirfd);
+  sbxlog_writer_close (&w);
 }
 
 /* ---- reader ------------------------------------------------------------------ */
@@ -328,6 +337,11 @@ sbxlog_read (const char *state_dir, long tail, bool follow, bool (*stopped) (voi
   cleanup_close int old = open_log (dirfd, "log.1", &old_sb);
   int cur = open_log (dirfd, "log", &cur_sb);
   struct reader r = { .emit = emit, .arg = arg };
+  /* Only what comes from now on: the end of the log as it is, where
+   * following starts. */
+  bool from_now = tail == 0;
+  if (from_now)
+    old_sb.st_size = 0;
   if (tail > 0)
     {
       r.counting = true;
@@ -337,12 +351,13 @@ sbxlog_read (const char *state_dir, long tail, bool follow, bool (*stopped) (voi
       r.skip_lines = r.lines > tail ? r.lines - tail : 0;
     }
   int status = reader_file (&r, old, old_sb.st_size);
-  if (status == 0)
+  if (status == 0 && !from_now)
     status = reader_file (&r, cur, cur_sb.st_size);
   if (status == 0 && follow)
     {
-      if (cur < 0)
-        cur = open_log (dirfd, "log", &cur_sb);
+      /* A log made since: all of it is new. */
+      if (cur < 0 && (cur = open_log (dirfd, "log", &cur_sb)) >= 0)
+        cur_sb.st_size = 0;
       /* Its -1 is emit's, with errno: said as the rest are (it was not). */
       if (cur >= 0)
         status = reader_follow (&r, dirfd, steal_fd (&cur), cur_sb.st_size, stopped, arg);

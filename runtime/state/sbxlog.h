@@ -31,6 +31,19 @@ void sbxlog_pipes_close (struct sbxlog_pipes *p);
  * fails: a log that cannot be written drops the output (the sandbox must
  * not block on a full pipe). */
 void sbxlog_pump (const char *state_dir, int out_fd, int err_fd, uint64_t cap, int done_fd);
+/* The same log, written by a caller with a loop of its own (a kept
+ * process's holder, runtime/exec/procs.h): open takes dirfd (-1: every write is
+ * dropped), write splits a read of stream (0 stdout, 1 stderr) into its
+ * records. */
+struct sbxlog_writer
+{
+  int dirfd, fd;
+  uint64_t size, half;
+  bool partial[2]; /* the stream's last record ended without a newline */
+};
+void sbxlog_writer_open (struct sbxlog_writer *w, int dirfd, uint64_t cap);
+void sbxlog_writer_write (struct sbxlog_writer *w, int stream, const char *buf, size_t len);
+void sbxlog_writer_close (struct sbxlog_writer *w);
 
 /* Reader side, for `hako logs`. */
 struct sbxlog_line
@@ -44,8 +57,9 @@ struct sbxlog_line
 /* Returns 0 to go on, 1 to stop there (the reader went away: not an
  * error), -1 when writing failed (errno says why). */
 typedef int (*sbxlog_emit) (void *arg, const struct sbxlog_line *l);
-/* Each line of the log, oldest first; with tail > 0 only the last tail
- * lines (whole lines: a partial record counts with the rest of its line).
+/* Each line of the log, oldest first; with tail >= 0 only the last tail
+ * lines (whole lines: a partial record counts with the rest of its line;
+ * 0: none, what follow then prints is what comes from now on).
  * With follow, then each new line until stopped() says the sandbox's
  * process is gone and the log has no more.  A sandbox without a log is an
  * error naming why. */

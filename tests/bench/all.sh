@@ -10,7 +10,8 @@
 #   run.sh       run /bin/true; create+start+delete; create+delete with
 #                --disk none, the default disk limit and --disk 1g; peak RSS
 #                of `run`
-#   exec.sh      exec true; peak RSS of `exec`
+#   exec.sh      exec true; peak RSS of `exec`; a detached (kept) exec to
+#                its first output
 #   images.sh    image import + unpack; create from a small and a large image
 #   snapshot.sh  snapshot of SNAP_SIZES MB of /work
 #   fork.sh      fork of FORK_SIZES MB of /work into one child, beside
@@ -183,6 +184,7 @@ elapsed=$(($(date +%s) - started))
   echo "exec|exec true|hako crun runc nsenter"
   echo "rss-run|peak RSS, run /bin/true|hako crun runc bwrap"
   echo "rss-exec|peak RSS, exec true|hako crun runc"
+  echo "exec-detach|detached exec to first output (exec -d to its first log line)|hako"
   echo "import|image import + unpack|hako umoci tar gunzip"
   echo "create-small|create, small image|hako"
   echo "create-large|create, large image|hako"
@@ -231,7 +233,7 @@ echo "|---|---|---:|---:|---|"
 awk -F'|' -v only=" $BENCH_ONLY " -v failed=" $failed_pieces " -v logf="$BENCH_LOG" -v nohf="$nohf" '
   function piece_of(key) {
     if (key ~ /^(run|lifecycle|rss-run|disk-create)$/) return "run"
-    if (key ~ /^(exec|rss-exec)$/) return "exec"
+    if (key ~ /^(exec|rss-exec|exec-detach)$/) return "exec"
     if (key ~ /^(import|create-)/) return "images"
     if (key ~ /^snapshot-/) return "snapshot"
     if (key ~ /^fork-/) return "fork"

@@ -9,14 +9,17 @@
 #   nsenter  nsenter -a -t PID true   (namespaces only: no cgroup, no caps,
 #                                      no seccomp, no Landlock — the floor)
 # and prints medians and ratios to hako's; then the peak RSS of each exec
-# command (/usr/bin/time -f %M, median of RSS_RUNS).  Debian 12's crun
+# command (/usr/bin/time -f %M, median of RSS_RUNS); then a kept process's
+# start: from `hako exec --detach ID echo first` to the first line in its
+# log (the state tree's procs/<pid>/log, polled), median of DETACH_RUNS.  Debian 12's crun
 # refuses a hybrid cgroup layout: on such a host crun runs (and is timed) in a
 # private mount namespace without /sys/fs/cgroup/unified, as
 # tests/bench/run.sh does.
 # Environment: HAKO, RUNS (default 200), WARMUP (default 10), RUNC_RUNS
 # (default 50 or RUNS if fewer: runc is slow), RSS_RUNS (default 5),
-# BENCH_FORMAT=lines (human output to stderr; stdout gets
-# `BENCH ROW TOOL VALUE UNIT [NOTE]` lines, rows exec and rss-exec).
+# DETACH_RUNS (default 50 or RUNS if fewer), BENCH_FORMAT=lines (human
+# output to stderr; stdout gets `BENCH ROW TOOL VALUE UNIT [NOTE]` lines,
+# rows exec, rss-exec and exec-detach).
 # Needs root.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -25,6 +28,7 @@ RUNS=${RUNS:-200}
 WARMUP=${WARMUP:-10}
 RUNC_RUNS=${RUNC_RUNS:-$((RUNS < 50 ? RUNS : 50))}
 RSS_RUNS=${RSS_RUNS:-5}
+DETACH_RUNS=${DETACH_RUNS:-$((RUNS < 50 ? RUNS : 50))}
 if [ "${BENCH_FORMAT:-}" = lines ]; then exec 3>&1 1>&2; else exec 3> /dev/null; fi
 emit () { printf 'BENCH %s\n' "$*" >&3; }
 command -v hyperfine > /dev/null || { echo "exec.sh: hyperfine not installed" >&2; exit 1; }
@@ -115,4 +119,25 @@ else
   if $ok_runc; then rss runc - "runc --root $work/runc exec rx true" || emit "rss-exec runc - - failed"
   else emit "rss-exec runc - - $why_runc"; fi
 fi
+
+# A kept process: `exec --detach` returns its id once it runs; its holder
+# copies its output into procs/<pid>/log.  Timed to that file's first byte.
+first_output () {
+  local i t0 t1 p log
+  : > "$out/detach"
+  for ((i = 0; i < DETACH_RUNS; i++)); do
+    t0=$(date +%s%N)
+    p=$($H exec --detach hx echo first) || return 1
+    log=$work/hako/hx/procs/$p/log
+    until [ -s "$log" ]; do :; done
+    t1=$(date +%s%N)
+    echo "$(((t1 - t0) / 1000))" >> "$out/detach"
+    $H wait --process "$p" hx > /dev/null || return 1
+  done
+  local us
+  us=$(sort -n "$out/detach" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+  printf '%-8s %8.2f ms  detached exec to its first output\n' hako "$(div "$us" 1000)"
+  emit "exec-detach hako $(div "$us" 1000 %.3f) ms"
+}
+first_output || emit "exec-detach hako - - failed"
 exit 0

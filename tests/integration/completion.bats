@@ -50,3 +50,15 @@ complete_words () {
   [[ "$(complete_words hako port --)" == *--add* ]]
   [[ " $(complete_words hako po) " == *" port "* ]]
 }
+
+@test "completion: kept processes' verbs and options (stdin, resize, --process, --detached)" {
+  verbs=" $(complete_words hako '') "
+  [[ "$verbs" == *" stdin "* ]]
+  [[ "$verbs" == *" resize "* ]]
+  [[ " $(complete_words hako stdin --) " == *" --close "* ]]
+  [[ " $(complete_words hako ps --) " == *" --detached "* ]]
+  [[ " $(complete_words hako logs --) " == *" --process "* ]]
+  # a process id is no file
+  [ -z "$(complete_words hako logs --process '')" ]
+  [ "$(complete_words hako exec --tty-size 24)" = 24x80 ]
+}

@@ -125,7 +125,9 @@ tty_bundle () {
   $H exec --tty --console-socket "$SOCK" --detach x2 -- sh -c 'test -t 0 && echo TTY; exit 0'
   recv_wait
   grep -q '^TTY' "$TEST_ROOT/tty.out"
-  run $H exec --tty --detach x2 true
+  # runc's detached exec (a --pid-file) has nowhere else to send it; a kept
+  # process (procs.bats) keeps it itself
+  run $H exec --tty --detach --pid-file "$TEST_ROOT/pid" x2 true
   [ "$status" -eq 125 ]
 }
 
