@@ -431,7 +431,7 @@ static int
 place_in_cgroups (void *arg, pid_t pid, bool in_v2, hk_err *err)
 {
   struct build *b = arg;
-  return cg_enter (&b->cgroups, pid, in_v2, err);
+  return cg_enter (&b->cgroups, pid, in_v2, true, err);
 }
 
 static int
@@ -495,25 +495,24 @@ make_fifo (struct build *b, int *fifo_fd, hk_err *err)
   return 0;
 }
 
+/* spawn_clone with everything create prepared: the sandbox's cgroups (its
+ * cgroup2 dir for clone3, the v1 ones' tasks files it joins by itself), its
+ * view of them, the hooks before "go". */
 static int
-create_spawn (const struct sbx_create_opts *o, struct build *b, const char *rootfs, int *status, int *console,
-              hk_err *err)
+clone_child (const struct sbx_create_opts *o, struct build *b, const char *rootfs, int fifo_fd,
+             int console_fd, const char *work, const char *tree, hk_err *err)
 {
-  cleanup_close int fifo_fd = -1;
-  if (b->restart && remove_stale (b, err) < 0)
-    return -1;
-  cleanup_close int console_fd = -1;
-  if (open_console (o, &console_fd, console, err) < 0)
-    return -1;
-  if (!o->foreground && make_fifo (b, &fifo_fd, err) < 0)
-    return -1;
-  cleanup_free char *work = workdir_of (o, b);
-  cleanup_free char *tree = mntns_is_host (o->spec) ? mntns_tree_path (&b->entry) : NULL;
-  if (tree && mntns_prepare_tree (&b->entry, err) < 0)
-    return -1;
   cleanup_close int cgroup_fd = cg_open_v2 (&b->cgroups);
-  struct spawn_cgroup cgroup
-      = { .v2_fd = cgroup_fd, .place = place_in_cgroups, .filter = attach_filter, .arg = b };
+  int *v1_tasks = NULL;
+  size_t n_v1_tasks = 0;
+  if (cg_open_self_join (&b->cgroups, &v1_tasks, &n_v1_tasks, err) < 0)
+    return -1;
+  struct spawn_cgroup cgroup = { .v2_fd = cgroup_fd,
+                                 .place = place_in_cgroups,
+                                 .filter = attach_filter,
+                                 .arg = b,
+                                 .v1_tasks = v1_tasks,
+                                 .n_v1_tasks = n_v1_tasks };
   size_t n_view;
   cleanup_free struct mnt_cgroup *view = cgroup_view (&b->cgroups, &n_view);
   struct spawn_cfg cfg = { .spec = o->spec,
@@ -540,7 +539,29 @@ create_spawn (const struct sbx_create_opts *o, struct build *b, const char *root
   struct hook_arg hook_arg = { .o = o, .rootfs = rootfs };
   cfg.before_go = run_create_runtime_hooks;
   cfg.before_go_arg = &hook_arg;
-  if (spawn_clone (&cfg, &b->child, err) < 0)
+  cfg.wait_joined = o->spec->hooks.n[OCI_HOOK_PRESTART] || o->spec->hooks.n[OCI_HOOK_CREATE_RUNTIME];
+  int cloned = spawn_clone (&cfg, &b->child, err);
+  cg_close_self_join (v1_tasks, n_v1_tasks); /* the child's own copies join */
+  return cloned;
+}
+
+static int
+create_spawn (const struct sbx_create_opts *o, struct build *b, const char *rootfs, int *status, int *console,
+              hk_err *err)
+{
+  cleanup_close int fifo_fd = -1;
+  if (b->restart && remove_stale (b, err) < 0)
+    return -1;
+  cleanup_close int console_fd = -1;
+  if (open_console (o, &console_fd, console, err) < 0)
+    return -1;
+  if (!o->foreground && make_fifo (b, &fifo_fd, err) < 0)
+    return -1;
+  cleanup_free char *work = workdir_of (o, b);
+  cleanup_free char *tree = mntns_is_host (o->spec) ? mntns_tree_path (&b->entry) : NULL;
+  if (tree && mntns_prepare_tree (&b->entry, err) < 0)
+    return -1;
+  if (clone_child (o, b, rootfs, fifo_fd, console_fd, work, tree, err) < 0)
     return -1;
   close (console_fd); /* the child's now */
   console_fd = -1;

@@ -18,6 +18,7 @@
 #include "lib/syscalls.h"
 #include "lib/trace.h"
 #include "lib/util.h"
+#include "runtime/cgroup/cgroup.h"
 #include "runtime/console.h"
 #include "runtime/idmap.h"
 #include "runtime/init.h"
@@ -37,7 +38,8 @@ enum sync_type
   SYNC_ERROR,    /* child -> parent: setup failed; status and message follow */
   SYNC_START,    /* parent -> child (foreground): exec now */
   SYNC_MOUNT_FD, /* parent -> child, before GO: the source of spec mount `status`, with its fd */
-  SYNC_PROXY_FD  /* child -> parent, before READY: the proxy's listening socket, with its fd */
+  SYNC_PROXY_FD, /* child -> parent, before READY: the proxy's listening socket, with its fd */
+  SYNC_JOINED    /* child -> parent (wait_joined), before GO: in its v1 cgroups */
 };
 
 struct sync_msg
@@ -235,16 +237,24 @@ close_inherited (const struct spawn_cfg *cfg, int sync_fd, int root_tree, int mn
 {
   /* The preserved fds were open before hako started: all of ours are above. */
   trace_keep_above (3 + cfg->preserve_fds);
-  int keep[9] = { trace_fd (),
-                  sync_fd,
-                  cfg->fifo_fd,
-                  root_tree,
-                  cfg->spec->process->terminal ? cfg->console_fd : -1,
-                  mntns_fd,
-                  cfg->stdio_log ? cfg->log_out : -1,
-                  cfg->stdio_log ? cfg->log_err : -1,
-                  cfg->learn ? cfg->learn->sock : -1 };
-  fd_close_all_but (3 + cfg->preserve_fds, keep, sizeof keep / sizeof *keep);
+  enum
+  {
+    FIXED = 9,
+    MOST = FIXED + 32
+  };
+  int keep[MOST] = { trace_fd (),
+                     sync_fd,
+                     cfg->fifo_fd,
+                     root_tree,
+                     cfg->spec->process->terminal ? cfg->console_fd : -1,
+                     mntns_fd,
+                     cfg->stdio_log ? cfg->log_out : -1,
+                     cfg->stdio_log ? cfg->log_err : -1,
+                     cfg->learn ? cfg->learn->sock : -1 };
+  size_t n = FIXED;
+  for (size_t i = 0; cfg->cgroup && i < cfg->cgroup->n_v1_tasks && n < MOST; i++)
+    keep[n++] = cfg->cgroup->v1_tasks[i];
+  fd_close_all_but (3 + cfg->preserve_fds, keep, n);
 }
 
 /* The bind sources the parent sends (one per mount, by index), until "go". */
@@ -297,6 +307,27 @@ child_default_home (const struct spawn_cfg *cfg)
     proc_env_default_home (rootfd, p->user.uid, &p->env);
 }
 
+/* The v1 cgroups, joined by this process itself (spawn_cgroup.v1_tasks):
+ * first, before anything it allocates or starts, while the parent writes
+ * the id maps.  The createRuntime hooks may look for the process's cgroups
+ * (a device hook writing its v1 devices cgroup): the parent waits for
+ * SYNC_JOINED before it runs them. */
+static void
+child_join_cgroups (const struct spawn_cfg *cfg, int sync_fd)
+{
+  const struct spawn_cgroup *cg = cfg->cgroup;
+  hk_err err = { 0 };
+  if (cg == NULL || cg->n_v1_tasks == 0)
+    return;
+  trace_mark ("child: v1 cgroups");
+  if (cg_join_self (cg->v1_tasks, cg->n_v1_tasks, &err) < 0)
+    child_fail (sync_fd, true, 125, &err);
+  for (size_t i = 0; i < cg->n_v1_tasks; i++)
+    close (cg->v1_tasks[i]);
+  if (cfg->wait_joined && sync_send (sync_fd, SYNC_JOINED, 0, NULL) < 0)
+    _exit (125);
+}
+
 static void __attribute__ ((noreturn))
 child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns, int root_tree, int mntns_fd)
 {
@@ -323,6 +354,7 @@ child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns, int root_tree
   if (cfg->spec->sandbox.init && (init_fd = init_memfd (&err)) < 0)
     child_fail (sync_fd, true, 125, &err);
 
+  child_join_cgroups (cfg, sync_fd);
   /* The bind sources the parent opened for us (mount_src.h), then "go". */
   int *src_fds = recv_mount_fds (sync_fd, cfg->spec->n_mounts);
   trace_mark ("child: join namespaces");
@@ -426,6 +458,75 @@ send_mount_sources (const struct spawn_cfg *cfg, const struct spawn_child *c, hk
   return r;
 }
 
+/* A step of the parent's failed after the clone, maybe because the child
+ * failed first (joining its cgroups) and left: its message, when it sent
+ * one, says why better than our broken pipe.  Returns -1. */
+static int
+child_error (const struct spawn_child *c, hk_err *err)
+{
+  struct sync_msg m;
+  ssize_t r;
+  do
+    r = recv (c->sync_fd, &m, sizeof m, MSG_DONTWAIT);
+  while (r < 0 && errno == EINTR);
+  if (r == (ssize_t)sizeof m && m.type == SYNC_ERROR)
+    {
+      m.msg[sizeof m.msg - 1] = '\0';
+      err_setk (err, (enum err_kind)m.kind, m.errnum, "%s", m.msg);
+    }
+  return -1;
+}
+
+/* Until the child is in its v1 cgroups (or has failed to get there). */
+static int
+wait_joined (const struct spawn_child *c, hk_err *err)
+{
+  struct sync_msg m;
+  if (sync_recv (c->sync_fd, &m) < 0)
+    return err_set (err, EPIPE, "the sandbox's process died before it joined its cgroups");
+  if (m.type == SYNC_JOINED)
+    return 0;
+  m.msg[sizeof m.msg - 1] = '\0';
+  return err_setk (err, (enum err_kind)m.kind, m.errnum, "%s", m.msg);
+}
+
+/* The parent's side after the clone: id maps, cgroups, the bind sources,
+ * the createRuntime hooks, "go", then the device filter. */
+static int
+parent_steps (const struct spawn_cfg *cfg, struct spawn_child *out, bool userns, bool in_v2, hk_err *err)
+{
+  trace_mark ("id maps");
+  if (userns && idmap_write (out->pid, cfg->spec, err) < 0)
+    return -1;
+  trace_mark ("cgroup enter");
+  if (cfg->cgroup && cfg->cgroup->place (cfg->cgroup->arg, out->pid, in_v2, err) < 0)
+    return child_error (out, err);
+  trace_mark ("mount sources");
+  if (mnt_src_wanted (cfg->spec, userns) && send_mount_sources (cfg, out, err) < 0)
+    return child_error (out, err);
+  trace_mark ("createRuntime hooks");
+  if (cfg->wait_joined && cfg->cgroup && cfg->cgroup->n_v1_tasks && wait_joined (out, err) < 0)
+    return -1;
+  if (cfg->before_go && cfg->before_go (cfg->before_go_arg, out->pid, err) < 0)
+    return -1;
+  trace_mark ("go, state creating");
+  if (sync_send (out->sync_fd, SYNC_GO, 0, NULL) < 0)
+    {
+      err_sys (err, "start sandbox setup");
+      return child_error (out, err);
+    }
+  /* The device filter, loaded and attached while the child mounts (the
+   * verifier's work off the serial path).  The attack it stops, a sandbox
+   * opening a disk or /dev/mem its rules deny, needs the sandbox's own code:
+   * none runs before the child's ready, which is read after this, and until
+   * then the child (hako's code) opens and makes only /dev's standard nodes
+   * and the spec's, which the rules allow or allow to make (mknod alone). */
+  trace_mark ("device filter");
+  if (cfg->cgroup && cfg->cgroup->filter && cfg->cgroup->filter (cfg->cgroup->arg, cfg->spec, err) < 0)
+    return -1;
+  return 0;
+}
+
 int
 spawn_clone (const struct spawn_cfg *cfg, struct spawn_child *out, hk_err *err)
 {
@@ -480,32 +581,7 @@ spawn_clone (const struct spawn_cfg *cfg, struct spawn_child *out, hk_err *err)
   close (sv[1]);
   *out = (struct spawn_child){ .pid = (pid_t)pid, .pidfd = pidfd, .sync_fd = sv[0], .proxy_fd = -1 };
   pid_stat (out->pid, &out->start_time, NULL);
-  trace_mark ("id maps");
-  if (userns && idmap_write (out->pid, cfg->spec, err) < 0)
-    return -1;
-  trace_mark ("cgroup enter");
-  if (cfg->cgroup
-      && cfg->cgroup->place (cfg->cgroup->arg, out->pid, (args.flags & CLONE_INTO_CGROUP) != 0, err) < 0)
-    return -1;
-  trace_mark ("mount sources");
-  if (mnt_src_wanted (cfg->spec, userns) && send_mount_sources (cfg, out, err) < 0)
-    return -1;
-  trace_mark ("createRuntime hooks");
-  if (cfg->before_go && cfg->before_go (cfg->before_go_arg, out->pid, err) < 0)
-    return -1;
-  trace_mark ("go, state creating");
-  if (sync_send (out->sync_fd, SYNC_GO, 0, NULL) < 0)
-    return err_sys (err, "start sandbox setup");
-  /* The device filter, loaded and attached while the child mounts (the
-   * verifier's work off the serial path).  The attack it stops, a sandbox
-   * opening a disk or /dev/mem its rules deny, needs the sandbox's own code:
-   * none runs before the child's ready, which is read after this, and until
-   * then the child (hako's code) opens and makes only /dev's standard nodes
-   * and the spec's, which the rules allow or allow to make (mknod alone). */
-  trace_mark ("device filter");
-  if (cfg->cgroup && cfg->cgroup->filter && cfg->cgroup->filter (cfg->cgroup->arg, cfg->spec, err) < 0)
-    return -1;
-  return 0;
+  return parent_steps (cfg, out, userns, (args.flags & CLONE_INTO_CGROUP) != 0, err);
 }
 
 int
@@ -524,6 +600,8 @@ spawn_wait_ready (struct spawn_child *c, int *status, hk_err *err)
           c->proxy_fd = fd;
           continue;
         }
+      if (r == 0 && m.type == SYNC_JOINED && fd < 0)
+        continue; /* read already when the hooks needed it; never harmful */
       if (fd >= 0)
         close (fd); /* only the proxy's listener comes with an fd, once */
       break;

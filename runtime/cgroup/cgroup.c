@@ -741,12 +741,12 @@ cg_open_v2 (const struct cg_sandbox *cg)
 }
 
 int
-cg_enter (const struct cg_sandbox *cg, pid_t pid, bool skip_v2, hk_err *err)
+cg_enter (const struct cg_sandbox *cg, pid_t pid, bool skip_v2, bool skip_v1, hk_err *err)
 {
   for (size_t i = 0; i < cg->n; i++)
     {
       const struct cg_dir *d = &cg->dirs[i];
-      if (!d->made || (skip_v2 && d->v2))
+      if (!d->made || (skip_v2 && d->v2) || (skip_v1 && !d->v2))
         continue;
       if (cg_writef (d->path, "cgroup.procs", err, "%d", (int)pid) < 0)
         return err_prefix (err, "place process %d in its cgroup", (int)pid);

@@ -127,3 +127,24 @@ sandbox_hook () {
   [ "$($H exec un cat /tmp/cc.json | jq -r .id)" = un ]
   $H delete --force un
 }
+
+@test "hooks: prestart and createRuntime see the sandbox's process already in its cgroups (a device hook writes there)" {
+  b=$(new_bundle hc)
+  set_args "$b" sleep 30
+  # Each hook copies the process's /proc/PID/cgroup (the pid from its state).
+  for k in prestart createRuntime; do
+    printf '#!/bin/sh\ncat /proc/$(jq -r .pid)/cgroup > %s/%s.cgroup\n' "$TEST_ROOT" "$k" > "$TEST_ROOT/hook-$k"
+    chmod 755 "$TEST_ROOT/hook-$k"
+  done
+  edit_config "$b" ".hooks = {\"prestart\": [{\"path\": \"$TEST_ROOT/hook-prestart\"}],
+    \"createRuntime\": [{\"path\": \"$TEST_ROOT/hook-createRuntime\"}]}"
+  $H create --bundle "$b" hc
+  pid=$($H state hc | jq -r .pid)
+  cat "$TEST_ROOT/prestart.cgroup"
+  # Every hierarchy as the process has it for good: memory and pids are
+  # hako's own cgroups for it (hako-HASH/hc), in the v1 hierarchies too.
+  grep -q ":memory:/.*/hc$" "$TEST_ROOT/prestart.cgroup" || grep -q "^0::/.*/hc$" "$TEST_ROOT/prestart.cgroup"
+  diff "$TEST_ROOT/prestart.cgroup" /proc/"$pid"/cgroup
+  diff "$TEST_ROOT/createRuntime.cgroup" /proc/"$pid"/cgroup
+  $H delete --force hc
+}
