@@ -433,10 +433,12 @@ close_other_fds (const struct exec_plan *p)
   fd_close_all_but (3 + p->preserve_fds, keep, sizeof keep / sizeof *keep);
 }
 
-/* The v1 hierarchies: writing "0" to cgroup.procs moves the writer.  Done
- * before any namespace is joined (the paths are the host's) and before the
- * fork, so the command and everything it starts are born in the sandbox's
- * cgroups. */
+/* The v1 hierarchies: writing "0" to a "tasks" file moves the writing
+ * thread, which is the whole joiner (it is a thread group of one), and
+ * unlike a cgroup.procs write waits for no RCU grace period
+ * (runtime/cgroup/cgroup_join.c).  Done before any namespace is joined (the
+ * paths are the host's) and before the fork, so the command and everything
+ * it starts are born in the sandbox's cgroups. */
 static int
 join_cgroups (const struct exec_plan *p, hk_err *err)
 {
@@ -676,7 +678,7 @@ static void __attribute__ ((noreturn)) enter_joiner (const struct exec_plan *p)
 }
 
 /* The joiner runs on this stack when it shares hako's memory: it only
- * closes fds, writes cgroup.procs, calls setns and clone3, and sends a
+ * closes fds, writes tasks files, calls setns and clone3, and sends a
  * message (a few hundred bytes of stack, no allocation). */
 static char joiner_stack[64 << 10] __attribute__ ((aligned (16)));
 

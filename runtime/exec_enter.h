@@ -28,7 +28,7 @@ struct exec_plan
   /* Its root when it shares hako's mount namespace (it has none of its own):
    * setns cannot put us there, the joiner chroots into this instead; or -1. */
   int root_fd;
-  char **cgroup_procs; /* v1 cgroup.procs files to join first (host paths), or NULL */
+  char **cgroup_procs; /* v1 "tasks" files to join first (host paths), or NULL */
   int cgroup_v2_fd;    /* the sandbox's cgroup2 directory, when not ours, or -1 */
   int cgroupns_fd;     /* its cgroup namespace (CLONE_NEWCGROUP in ns_flags), or -1 */
   const struct landlock_plan *landlock;
