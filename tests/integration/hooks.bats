@@ -4,6 +4,7 @@
 # nothing, failures of poststart/poststop are only warnings.
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 setup_file () { hako_setup_file; }
 setup () { hako_setup; }
@@ -147,4 +148,20 @@ sandbox_hook () {
   diff "$TEST_ROOT/prestart.cgroup" /proc/"$pid"/cgroup
   diff "$TEST_ROOT/createRuntime.cgroup" /proc/"$pid"/cgroup
   $H delete --force hc
+}
+
+@test "hooks: a poststop hook whose key is spelled with a \\u escape still runs at delete" {
+  b=$(new_bundle hu)
+  set_args "$b" true
+  printf '#!/bin/sh\necho ran > %s/poststop.ran\n' "$TEST_ROOT" > "$TEST_ROOT/hook-pu"
+  chmod 755 "$TEST_ROOT/hook-pu"
+  # delete reads config.json's text for "hooks" before it parses it: the
+  # same key written \u0068ooks is still the hooks.
+  python3 -c 'import json, sys
+c = json.load(open(sys.argv[1]))
+t = json.dumps(c)[:-1] + ", \"\\u0068ooks\": {\"poststop\": [{\"path\": \"%s\"}]}}" % sys.argv[2]
+open(sys.argv[1], "w").write(t)' "$b/config.json" "$TEST_ROOT/hook-pu"
+  run ! grep -q '"hooks"' "$b/config.json"
+  $H run --rm --bundle "$b" hu
+  [ "$(cat "$TEST_ROOT/poststop.ran")" = ran ]
 }
