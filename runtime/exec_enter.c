@@ -364,6 +364,7 @@ static void __attribute__ ((noreturn)) subreaper_main (const struct exec_plan *p
    * in its /proc/PID/cmdline meanwhile.  Nothing the command uses points
    * into them (main's copy_argv). */
   hide_arguments ();
+  TRACE (p, "subreaper: clone the command");
   /* Our memory, not a copy, as the joiner shares hako's: a fork here cost
    * as much as the rest of the exec's set-up together.  We wait meanwhile
    * (CLONE_VFORK) and nothing of ours runs until its execve or its end. */
@@ -474,6 +475,7 @@ wait_gate (int fd)
 static void __attribute__ ((noreturn)) inside_main (const struct exec_plan *p)
 {
   hk_err err = { 0 };
+  TRACE (p, "inside: cgroup namespace");
   if (p->cgroupns_fd >= 0)
     {
       if (setns (p->cgroupns_fd, CLONE_NEWCGROUP) < 0)

@@ -743,7 +743,7 @@ sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_
    * which does the rest of create and reports back here, unless the caller
    * reaps it: --no-monitor, or a subreaper parent (conmon, containerd's
    * shim, which pass --pid-file and nothing else to say so). */
-  trace_mark ("state dir");
+  trace_mark ("monitor fork");
   bool monitored = !o->foreground && !o->no_monitor && !(o->pid_file && !o->restart && mon_caller_reaps ());
   struct mon_link link = { .pid = -1, .fd = -1 };
   if (monitored)
@@ -752,9 +752,11 @@ sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_
       if (r != 0)
         {
           build_free (&b);
+          trace_mark ("create: wait for the monitor");
           return r < 0 ? -1 : mon_wait (&link, status, err);
         }
     }
+  trace_mark ("state dir");
   if (build_sandbox (st, o, &b, &rootfs, monitored, &console, status, err) < 0)
     {
       build_abort (st, o->id, &b);

@@ -337,7 +337,7 @@ child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns, int root_tree
   /* If hako dies before the sandbox is ready, the half-built sandbox dies too
    * (and if it died before this line, the "go" read below sees EOF). */
   prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-  trace_mark ("child: wait for go");
+  trace_mark ("child: fds");
   sigset_t none;
   sigemptyset (&none);
   sigprocmask (SIG_SETMASK, &none, NULL);
@@ -355,6 +355,7 @@ child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns, int root_tree
     child_fail (sync_fd, true, 125, &err);
 
   child_join_cgroups (cfg, sync_fd);
+  trace_mark ("child: wait for go");
   /* The bind sources the parent opened for us (mount_src.h), then "go". */
   int *src_fds = recv_mount_fds (sync_fd, cfg->spec->n_mounts);
   trace_mark ("child: join namespaces");
