@@ -123,6 +123,28 @@ rootfs_image_prepare (const char *data_dir, char *const *layers, const char *ima
 }
 
 int
+rootfs_image_reset (const char *data_dir, const struct oci_spec *spec, const char *aside, hk_err *err)
+{
+  cleanup_free char *dir = xasprintf ("%s/rootfs", data_dir);
+  cleanup_free char *upper = xasprintf ("%s/upper", dir);
+  cleanup_free char *work = xasprintf ("%s/work", dir);
+  cleanup_free char *top = xasprintf ("%s/l/0", dir);
+  cleanup_free char *old_upper = xasprintf ("%s/upper", aside);
+  cleanup_free char *old_work = xasprintf ("%s/overlay-work", aside);
+  if (access (upper, F_OK) < 0 && errno == ENOENT)
+    return 0;
+  /* Renamed within the data dir's filesystem: O(1), whatever the layer
+   * holds; the caller removes aside once the sandbox runs again. */
+  if (rename (upper, old_upper) < 0)
+    return err_sys (err, "set the writable layer %s aside", upper);
+  if (rename (work, old_work) < 0 && errno != ENOENT)
+    return err_sys (err, "set %s aside", work);
+  if (mkdir (upper, 0755) < 0 || mkdir (work, 0700) < 0)
+    return err_sys (err, "make a new writable layer in %s", dir);
+  return own_upper (upper, top, spec, err);
+}
+
+int
 rootfs_image_reload (const char *data_dir, struct rootfs_overlay *ov, hk_err *err)
 {
   cleanup_free char *record = xasprintf ("%s/%s", data_dir, ROOTFS_IMAGE_RECORD);

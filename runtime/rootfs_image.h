@@ -35,6 +35,11 @@ int rootfs_image_prepare (const char *data_dir, char *const *layers, const char 
  * from what create recorded; ov->opts stays NULL (and 0 is returned) for a
  * sandbox without an image. */
 int rootfs_image_reload (const char *data_dir, struct rootfs_overlay *ov, hk_err *err);
+/* A stopped image sandbox's writable layer made new and empty (hako
+ * reset): upper/ and work/ under data_dir/rootfs are renamed into aside (a
+ * directory on the same filesystem) and made again as create makes them.
+ * Nothing to do (0) for a sandbox without one. */
+int rootfs_image_reset (const char *data_dir, const struct oci_spec *spec, const char *aside, hk_err *err);
 /* In a user namespace: the overlay of ov->dir (l/<n>, upper, work), made
  * here in hako's namespaces and detached, for the child to attach with
  * move_mount(2).  Each layer is a read-only mount idmapped to a user
