@@ -4,6 +4,7 @@ from hako._async import DEFAULT_LIFETIME, AsyncCommandHandle, AsyncSandbox
 from hako._errors import (AdmissionException, AlreadyExistsException, BusyException, CommandExitException,
                           InvalidArgumentException, NoSpaceException, NotFoundException, NotRunningException,
                           PermissionException, SandboxException, TimeoutException, UnsupportedException)
+from hako._pool import AsyncSandboxPool, SandboxPool
 from hako._sync import CommandHandle, Sandbox
 from hako._transport import SSH, Local, Transport
 from hako._types import CommandResult, EntryInfo, SandboxInfo, SandboxQuery
@@ -12,9 +13,11 @@ from hako.session import Session, session
 __version__ = "0.1.0"
 
 __all__ = [
-    "DEFAULT_LIFETIME", "AdmissionException", "AlreadyExistsException", "AsyncCommandHandle", "AsyncSandbox", "BusyException",
+    "DEFAULT_LIFETIME", "AdmissionException", "AlreadyExistsException", "AsyncCommandHandle", "AsyncSandbox",
+    "AsyncSandboxPool", "BusyException",
     "CommandExitException", "CommandHandle", "CommandResult", "EntryInfo", "InvalidArgumentException", "Local",
     "NoSpaceException", "NotFoundException", "NotRunningException", "PermissionException", "SSH", "Sandbox",
+    "SandboxPool",
     "SandboxException", "SandboxInfo", "SandboxQuery", "Session", "TimeoutException", "Transport", "UnsupportedException",
     "session",
 ]
