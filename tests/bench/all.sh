@@ -50,6 +50,7 @@
 #   SESSION_MB  200  (QUICK 50)  the large put/get file
 #   POOL_SANDBOXES 100 (QUICK 20), POOL_COMMANDS 10 (QUICK 3)  python.sh's pool
 #   POOL_TIMEOUT 900 (QUICK 120)  seconds before the pool names its unfinished sandboxes and fails
+#   POOL_ACQUIRES 200 (QUICK 64)  acquires of the warm-pool row (32 acquirers)
 #   PIECE_TIMEOUT 1800 (QUICK 300)  seconds before a piece counts as hung
 #   BENCH_ONLY  a subset of "run exec images snapshot proxy parallel session phases tails python"
 #   BENCH_LOG   where the pieces' output goes (default a file under /tmp,
@@ -71,14 +72,14 @@ if [ "${QUICK:-0}" = 1 ]; then
   : "${SNAP_SIZES:=10 50}" "${SNAP_RUNS:=2}" "${PROXY_SIZE:=134217728}"
   : "${PAR_PER:=3}" "${PROXY_LAT_N:=200}" "${PHASE_RUNS:=10}" "${SESSION_RUNS:=2}" "${SESSION_MB:=50}"
   : "${POOL_SANDBOXES:=20}" "${POOL_COMMANDS:=3}" "${POOL_TIMEOUT:=120}" "${PIECE_TIMEOUT:=300}"
-  : "${TAIL_SAMPLES:=40}"
+  : "${TAIL_SAMPLES:=40}" "${POOL_ACQUIRES:=64}"
 else
   : "${RUN_RUNS:=30}" "${EXEC_RUNS:=200}" "${WARMUP:=3}" "${RSS_RUNS:=5}" "${IMAGE_RUNS:=3}"
   : "${SNAP_SIZES:=10 200}" "${SNAP_RUNS:=5}" "${PROXY_SIZE:=1073741824}"
   : "${POOL_SANDBOXES:=100}" "${POOL_COMMANDS:=10}" "${POOL_TIMEOUT:=900}" "${PIECE_TIMEOUT:=1800}"
 fi
 : "${PAR_JOBS:=8}" "${PAR_PER:=10}" "${PROXY_LAT_N:=1000}" "${PHASE_RUNS:=30}" "${SESSION_RUNS:=5}" "${SESSION_MB:=200}"
-: "${TAIL_SAMPLES:=200}" "${TAIL_CONCS:=1 8 32}"
+: "${TAIL_SAMPLES:=200}" "${TAIL_CONCS:=1 8 32}" "${POOL_ACQUIRES:=200}"
 : "${BENCH_ONLY:=run exec images snapshot proxy parallel session phases tails python}"
 keep_log=${BENCH_LOG:+true}
 BENCH_LOG=${BENCH_LOG:-$(mktemp "${TMPDIR:-/tmp}"/hako-bench-all.XXXXXX.log)}
@@ -183,7 +184,7 @@ case " $BENCH_ONLY " in
     ;;
 esac
 piece python RUNS="$EXEC_RUNS" WARMUP="$WARMUP" POOL_SANDBOXES="$POOL_SANDBOXES" POOL_COMMANDS="$POOL_COMMANDS" \
-  POOL_TIMEOUT="$POOL_TIMEOUT"
+  POOL_TIMEOUT="$POOL_TIMEOUT" POOL_ACQUIRES="$POOL_ACQUIRES"
 elapsed=$(($(date +%s) - started))
 
 # ---- the table -----------------------------------------------------------------
@@ -217,6 +218,8 @@ elapsed=$(($(date +%s) - started))
   echo "py-lifecycle|Python create+run+kill vs run -d, exec, delete|hako sdk"
   echo "py-pool|Python $POOL_SANDBOXES sandboxes x $POOL_COMMANDS commands, one loop|sdk"
   echo "py-pool-rss|Python peak RSS of that loop|sdk"
+  echo "py-acquire-p50|Python pool acquire at steady state, p50|sdk"
+  echo "py-acquire-p99|Python pool acquire at steady state, p99|sdk"
 } > "$rows"
 
 echo "## hako benchmarks"

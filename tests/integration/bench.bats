@@ -30,7 +30,7 @@ cell () {
   command -v cc > /dev/null || skip "no C compiler (proxy.sh builds its HTTP server)"
   run env TMPDIR="$TEST_ROOT" HAKO="$HAKO" QUICK=1 RUN_RUNS=2 EXEC_RUNS=2 WARMUP=0 RSS_RUNS=1 \
     IMAGE_RUNS=1 CREATE_RUNS=2 LAYER1=usr/share/common-licenses LAYER2=usr/share/base-files \
-    SNAP_SIZES="1 2" SNAP_RUNS=2 PROXY_SIZE=4194304 PROXY_LAT_N=20 PAR_JOBS=2 PAR_PER=1 PHASE_RUNS=2 SESSION_RUNS=1 SESSION_MB=2 TAIL_SAMPLES=2 TAIL_CONCS="1 2" \
+    SNAP_SIZES="1 2" SNAP_RUNS=2 PROXY_SIZE=4194304 PROXY_LAT_N=20 PAR_JOBS=2 PAR_PER=1 PHASE_RUNS=2 SESSION_RUNS=1 SESSION_MB=2 TAIL_SAMPLES=2 TAIL_CONCS="1 2" POOL_ACQUIRES=8 \
     bash "$BATS_TEST_DIRNAME/../bench/all.sh"
   echo "$output"
   [ "$status" -eq 0 ]
@@ -101,6 +101,11 @@ ROWS
     done
   done
   echo "$output" | grep -qE '^\| Python commands.run\("true"\) \| 2 \| sdk \| [0-9.]+ \|' || { echo "no SDK tail row" >&2; return 1; }
+  # The warm pool's hand-out, p50 and p99.
+  for p in p50 p99; do
+    c=$(cell "Python pool acquire at steady state, $p" sdk) || { echo "no pool acquire $p row" >&2; return 1; }
+    [[ $c =~ ^[0-9.]+\ (ms|s)\| ]] || { echo "no figure: pool acquire $p: $c" >&2; return 1; }
+  done
   # Every piece removed its temporary directory.
   local left
   left=$(compgen -G "$TEST_ROOT/hako-*" || true)
