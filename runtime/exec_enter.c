@@ -476,7 +476,22 @@ static void __attribute__ ((noreturn)) inside_main (const struct exec_plan *p)
 {
   hk_err err = { 0 };
   TRACE (p, "inside: cgroup namespace");
-  if (p->cgroupns_fd >= 0)
+  /* A command whose tree has a cgroup of its own (exec_tree.h) sees it as
+   * the root, as the sandbox's process sees the sandbox's: /proc/self/cgroup
+   * says "/" and /sys/fs/cgroup (the sandbox's mount) has the sandbox's
+   * limits, which programs that size themselves read.  And none of the
+   * tree can move itself out of it: a move must be within the writer's
+   * cgroup namespace. */
+  if (p->cgroupns_fd >= 0 && p->tree_cgroupns)
+    {
+      if (unshare (CLONE_NEWCGROUP) < 0)
+        {
+          err_sys (&err, "make the command's cgroup namespace");
+          fail (p, 125, &err);
+        }
+      close (p->cgroupns_fd);
+    }
+  else if (p->cgroupns_fd >= 0)
     {
       if (setns (p->cgroupns_fd, CLONE_NEWCGROUP) < 0)
         {

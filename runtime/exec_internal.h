@@ -14,6 +14,7 @@
 #include "runtime/console.h"
 #include "runtime/exec.h"
 #include "runtime/exec_enter.h"
+#include "runtime/exec_tree.h"
 #include "runtime/store.h"
 #include "runtime/userdb.h"
 
@@ -50,6 +51,9 @@ struct exec_ctx
   int console_hako;           /* relay: hako's end of the terminal's socket, or -1 */
   struct console_relay relay; /* relay.master -1: none */
   char *tree;                 /* no mount namespace of its own: where hako built its root */
+  /* An attached command's tree in a cgroup of its own, in place of the
+   * subreaper (runtime/exec_tree.h); pt.dir_fd -1 when it has none. */
+  struct exec_tree pt;
 };
 
 /* Open the sandbox, check it runs, and decide everything the joiner needs:
