@@ -203,7 +203,8 @@ ovl_set (int fs, unsigned cmd, const char *key, int fd, hk_err *err)
 }
 
 int
-rootfs_image_open_tree (const char *dir, const struct oci_spec *spec, int *tree_fd, hk_err *err)
+rootfs_image_open_tree (const char *dir, const struct oci_spec *spec, int userns_fd, int *tree_fd,
+                        hk_err *err)
 {
   *tree_fd = -1;
   const struct oci_linux *l = &spec->linux;
@@ -214,8 +215,10 @@ rootfs_image_open_tree (const char *dir, const struct oci_spec *spec, int *tree_
   cleanup_close int work = dfd < 0 ? -1 : openat (dfd, "work", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (links < 0 || upper < 0 || work < 0)
     return err_sys (err, "open the writable layer in %s", dir);
-  cleanup_close int userns
-      = idmap_userns_open (l->uid_mappings, l->n_uid_mappings, l->gid_mappings, l->n_gid_mappings, err);
+  cleanup_close int own = userns_fd >= 0 ? -1
+                                         : idmap_userns_open (l->uid_mappings, l->n_uid_mappings,
+                                                              l->gid_mappings, l->n_gid_mappings, err);
+  int userns = userns_fd >= 0 ? userns_fd : own;
   if (userns < 0)
     return err_prefix (err, "idmapped image layers");
   cleanup_close int fs = sys_fsopen ("overlay", FSOPEN_CLOEXEC);

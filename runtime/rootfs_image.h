@@ -50,8 +50,11 @@ int rootfs_image_reset (const char *data_dir, const struct oci_spec *spec, const
  * above all, is ever host root's.  The overlay's mounter is hako (host
  * root), which it needs to read the layers' trusted.overlay.opaque marks;
  * overlayfs checks every access against the caller's (the sandbox's)
- * credentials first.  Needs root and Linux 6.13 (layers by fd). */
-int rootfs_image_open_tree (const char *dir, const struct oci_spec *spec, int *tree_fd, hk_err *err);
+ * credentials first.  Needs root and Linux 6.13 (layers by fd).  userns_fd:
+ * a user namespace with spec's maps (the sandbox's own), or -1 for one
+ * made here. */
+int rootfs_image_open_tree (const char *dir, const struct oci_spec *spec, int userns_fd, int *tree_fd,
+                            hk_err *err);
 void rootfs_overlay_free (struct rootfs_overlay *ov);
 
 #endif

@@ -646,7 +646,7 @@ arm_deadline (const struct sbx_create_opts *o, struct build *b, hk_err *err)
 /* The part of create after the checks: the state dir (kept on a restart),
  * the root, the work dir, the cgroups and the process. */
 /* Whether the root is mounted from a tree hako opens as real root before the
- * user namespace exists (an idmapped rootfs: idmap_open_tree; an image's
+ * sandbox's own process runs (an idmapped rootfs: idmap_open_tree; an image's
  * overlay in a user namespace), so the sandbox's mapped root never looks its
  * path up and the directories above it need not be searchable by it (a
  * bundle under a 0700 /root, podman's 0700 run dir). */

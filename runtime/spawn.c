@@ -39,7 +39,8 @@ enum sync_type
   SYNC_START,    /* parent -> child (foreground): exec now */
   SYNC_MOUNT_FD, /* parent -> child, before GO: the source of spec mount `status`, with its fd */
   SYNC_PROXY_FD, /* child -> parent, before READY: the proxy's listening socket, with its fd */
-  SYNC_JOINED    /* child -> parent (wait_joined), before GO: in its v1 cgroups */
+  SYNC_JOINED,   /* child -> parent (wait_joined), before GO: in its v1 cgroups */
+  SYNC_ROOT_FD   /* parent -> child, before GO: its root's detached mount tree, with its fd */
 };
 
 struct sync_msg
@@ -257,9 +258,10 @@ close_inherited (const struct spawn_cfg *cfg, int sync_fd, int root_tree, int mn
   fd_close_all_but (3 + cfg->preserve_fds, keep, n);
 }
 
-/* The bind sources the parent sends (one per mount, by index), until "go". */
+/* The bind sources the parent sends (one per mount, by index), and the
+ * root's tree when it is made after the clone, until "go". */
 static int *
-recv_mount_fds (int sync_fd, size_t n_mounts)
+recv_mount_fds (int sync_fd, size_t n_mounts, int *root_tree)
 {
   struct sync_msg m;
   int *src_fds = xmalloc ((n_mounts ? n_mounts : 1) * sizeof *src_fds);
@@ -272,6 +274,11 @@ recv_mount_fds (int sync_fd, size_t n_mounts)
         _exit (125);
       if (m.type == SYNC_GO)
         break;
+      if (m.type == SYNC_ROOT_FD && fd >= 0 && *root_tree < 0)
+        {
+          *root_tree = fd;
+          continue;
+        }
       if (m.type != SYNC_MOUNT_FD || fd < 0 || m.status < 0 || (size_t)m.status >= n_mounts)
         _exit (125);
       src_fds[m.status] = fd;
@@ -357,7 +364,7 @@ child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns, int root_tree
   child_join_cgroups (cfg, sync_fd);
   trace_mark ("child: wait for go");
   /* The bind sources the parent opened for us (mount_src.h), then "go". */
-  int *src_fds = recv_mount_fds (sync_fd, cfg->spec->n_mounts);
+  int *src_fds = recv_mount_fds (sync_fd, cfg->spec->n_mounts, &root_tree);
   trace_mark ("child: join namespaces");
   if (userns)
     prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
@@ -491,6 +498,44 @@ wait_joined (const struct spawn_child *c, hk_err *err)
   return err_setk (err, (enum err_kind)m.kind, m.errnum, "%s", m.msg);
 }
 
+/* The detached tree the child attaches as its root, where it needs one: an
+ * image's overlay of idmapped layers (a user namespace of its own), or the
+ * bundle's rootfs idmapped (sandbox.idmap).  userns_fd: a user namespace
+ * with the spec's maps to idmap through, or -1 to make one. */
+static int
+open_root_tree (const struct spawn_cfg *cfg, bool userns, int userns_fd, int *tree, hk_err *err)
+{
+  *tree = -1;
+  if (cfg->overlay && userns)
+    return rootfs_image_open_tree (cfg->overlay_dir, cfg->spec, userns_fd, tree, err);
+  if (cfg->spec->sandbox.idmap && cfg->spec->sandbox.root != HAKO_ROOT_TMPFS)
+    return idmap_open_tree (cfg->rootfs, cfg->spec, userns_fd, tree, err);
+  return 0;
+}
+
+/* The same, made after the clone through the child's own user namespace
+ * (its maps are the spec's, written by now): no process of a namespace of
+ * our own to fork, wait for and write maps into, which cost the critical
+ * path a fork (milliseconds under load).  Sent before "go". */
+static int
+send_root_tree (const struct spawn_cfg *cfg, const struct spawn_child *c, hk_err *err)
+{
+  char path[64];
+  snprintf (path, sizeof path, "/proc/%d/ns/user", (int)c->pid);
+  cleanup_close int ns = open (path, O_RDONLY | O_CLOEXEC);
+  if (ns < 0)
+    return err_sys (err, "open the sandbox's user namespace");
+  cleanup_close int tree = -1;
+  if (open_root_tree (cfg, true, ns, &tree, err) < 0)
+    return -1;
+  if (tree < 0)
+    return 0; /* none needed */
+  struct sync_msg m = { .type = SYNC_ROOT_FD };
+  if (fd_send (c->sync_fd, &m, sizeof m, tree) != (ssize_t)sizeof m)
+    return err_sys (err, "pass the root's mount tree");
+  return 0;
+}
+
 /* The parent's side after the clone: id maps, cgroups, the bind sources,
  * the createRuntime hooks, "go", then the device filter. */
 static int
@@ -499,6 +544,9 @@ parent_steps (const struct spawn_cfg *cfg, struct spawn_child *out, bool userns,
   trace_mark ("id maps");
   if (userns && idmap_write (out->pid, cfg->spec, err) < 0)
     return -1;
+  trace_mark ("idmapped root");
+  if (userns && send_root_tree (cfg, out, err) < 0)
+    return child_error (out, err);
   trace_mark ("cgroup enter");
   if (cfg->cgroup && cfg->cgroup->place (cfg->cgroup->arg, out->pid, in_v2, err) < 0)
     return child_error (out, err);
@@ -541,15 +589,11 @@ spawn_clone (const struct spawn_cfg *cfg, struct spawn_child *out, hk_err *err)
   if (mntns_before_clone (cfg->spec, cfg->overlay != NULL, &mntns_fd, err) < 0
       || join_pid_namespace (cfg->spec, err) < 0)
     return -1;
-  /* Made here, before clone: the child inherits the fd and attaches it. */
+  /* In a user namespace the clone makes, the root's tree is made once the
+   * child's maps are written, idmapped through the child's own namespace
+   * (parent_steps); else here, before clone, and the child inherits it. */
   cleanup_close int root_tree = -1;
-  if (cfg->overlay && userns)
-    {
-      if (rootfs_image_open_tree (cfg->overlay_dir, cfg->spec, &root_tree, err) < 0)
-        return -1;
-    }
-  else if (cfg->spec->sandbox.idmap && cfg->spec->sandbox.root != HAKO_ROOT_TMPFS
-           && idmap_open_tree (cfg->rootfs, cfg->spec, &root_tree, err) < 0)
+  if (!userns && open_root_tree (cfg, userns, -1, &root_tree, err) < 0)
     return -1;
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return err_sys (err, "socketpair");
