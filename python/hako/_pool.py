@@ -38,7 +38,8 @@ class AsyncSandboxPool:
     def __init__(self, size: int, *, on_error: Optional[ErrorCallback] = None, **create_args: Any) -> None:
         """Nothing is made until the first ``await pool.start()``, ``acquire()``
         or ``async with``.  ``create_args`` are ``AsyncSandbox.create``'s
-        (but ``sandbox_id``: each sandbox gets its own).  A create that fails
+        (but ``sandbox_id``: each sandbox gets its own; ``timeout`` defaults
+        to None, no lifetime, here).  A create that fails
         in the background is passed to ``on_error`` (default: a warning on
         the ``hako.pool`` logger), kept in ``errors``, and tried again after
         a pause that grows with each failure in a row (0.1 s to 5 s): the
@@ -47,6 +48,11 @@ class AsyncSandboxPool:
             raise InvalidArgumentException(f"pool size {size}: at least 1")
         if "sandbox_id" in create_args:
             raise InvalidArgumentException("a pool's sandboxes get ids of their own: no sandbox_id")
+        # No lifetime unless asked: create's default (DEFAULT_LIFETIME) would
+        # let a sandbox that waited long enough in the pool be handed out
+        # dead.  close() deletes what the pool made; a given timeout counts
+        # from the sandbox's creation, not from its hand-out.
+        create_args.setdefault("timeout", None)
         self.size = size
         self.errors: List[BaseException] = []
         self._args = create_args

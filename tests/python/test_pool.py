@@ -157,3 +157,19 @@ def test_async_pool(kw: Dict[str, Any]) -> None:
             await pool.release(got[2])
     asyncio.run(main())
     assert _ids(kw) == []
+
+
+def test_a_pool_sandbox_has_no_lifetime_unless_asked(kw: Dict[str, Any], roots: Any) -> None:
+    with SandboxPool(size=1, **kw) as pool:
+        a = pool.acquire(timeout=120)
+        r = roots.hako("state", a.sandbox_id)
+        assert r.returncode == 0, r.stderr
+        # No deadline file says when: create's 300 s default is not there.
+        deadline = os.path.join(kw["root"], a.sandbox_id, "deadline")
+        assert not os.path.exists(deadline) or open(deadline).read().strip() == "none"
+        pool.release(a)
+    with SandboxPool(size=1, timeout=600, **kw) as pool:
+        b = pool.acquire(timeout=120)
+        deadline = os.path.join(kw["root"], b.sandbox_id, "deadline")
+        assert os.path.exists(deadline) and open(deadline).read().strip() != "none"
+        pool.release(b)
