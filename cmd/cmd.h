@@ -40,6 +40,7 @@ int cmd_doctor (int argc, char **argv);
 int cmd_pause (int argc, char **argv);
 int cmd_resume (int argc, char **argv);
 int cmd_stop (int argc, char **argv);
+int cmd_reset (int argc, char **argv);
 int cmd_exec (int argc, char **argv);
 int cmd_put (int argc, char **argv);
 int cmd_get (int argc, char **argv);

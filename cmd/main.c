@@ -48,6 +48,7 @@ static const struct verb verbs[] = {
   { "update", cmd_update, "change a sandbox's limits" },
   { "events", cmd_events, "a sandbox's usage and OOM events as JSON" },
   { "stop", cmd_stop, "end every process of a sandbox, keep its filesystem" },
+  { "reset", cmd_reset, "a sandbox started afresh, its writable state new and empty" },
   { "image", cmd_image, "import, list, inspect, remove and verify images" },
   { "snapshot", cmd_snapshot, "copy a sandbox's writable state, frozen, into a directory" },
   { "fork", cmd_fork, "new sandboxes from one instant of a sandbox's writable state" },

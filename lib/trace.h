@@ -14,7 +14,11 @@
 
 /* Reads HAKO_TRACE; on (or with debug) it dups stderr to a close-on-exec fd
  * above the preserved ones, which a sandbox's setup keeps until its execve
- * (so a detached sandbox's phases still reach the caller, not its log). */
+ * (so a detached sandbox's phases still reach the caller, not its log).
+ * Its first line, "process start", is stamped with the time the process
+ * was forked (the kernel's count of its CPU and run-queue time taken off
+ * now), and the process's last line is "exit" (atexit), so that its lines
+ * cover its whole life: the phases of one process sum to its wall time. */
 void trace_init (bool debug);
 /* The fd the lines go to, -1 when tracing is off. */
 int trace_fd (void);

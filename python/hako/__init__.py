@@ -7,6 +7,7 @@ from hako._errors import (AdmissionException, AlreadyExistsException, BusyExcept
 from hako._metrics import SandboxMetrics
 from hako._procs import AsyncCommandHandle, AsyncPty, ProcessInfo, PtySize
 from hako._sync import CommandHandle, Pty, Sandbox
+from hako._pool import AsyncSandboxPool, SandboxPool
 from hako._transport import SSH, Local, Transport
 from hako._types import CommandResult, EntryInfo, SandboxInfo, SandboxList, SandboxQuery
 from hako.session import Session, session
@@ -15,10 +16,10 @@ __version__ = "0.1.0"
 
 __all__ = [
     "DEFAULT_LIFETIME", "AdmissionException", "AlreadyExistsException", "AsyncCommandHandle", "AsyncPty", "AsyncSandbox",
-    "BusyException",
+    "AsyncSandboxPool", "BusyException",
     "CommandExitException", "CommandHandle", "CommandResult", "EntryInfo", "InvalidArgumentException", "Local",
     "NoSpaceException", "NotFoundException", "NotRunningException", "PermissionException", "ProcessInfo", "Pty",
-    "PtySize", "SSH", "Sandbox",
+    "PtySize", "SSH", "Sandbox", "SandboxPool",
     "SandboxException", "SandboxInfo", "SandboxList", "SandboxMetrics", "SandboxQuery", "Session", "TimeoutException", "Transport", "UnsupportedException",
     "session",
 ]

@@ -798,6 +798,13 @@ class AsyncSandbox:
     async def start(self) -> None:
         await self._call(["start", self.sandbox_id])
 
+    async def reset(self, timeout: Optional[float] = None) -> None:
+        """As create left it (``hako reset``): every process killed (SIGTERM
+        first when ``timeout`` seconds are given), its writable state (/work,
+        an image's writable layer) new and empty, its own process started
+        again."""
+        await self._call(["reset"] + (["--time", _duration(timeout)] if timeout else []) + [self.sandbox_id])
+
     async def snapshot(self, dest: str) -> str:
         """Copy the writable state into the new directory ``dest``
         (``create(from_snapshot=dest)`` branches from it)."""

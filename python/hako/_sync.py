@@ -344,6 +344,10 @@ class Sandbox:
     def start(self) -> None:
         _run(self._a.start())
 
+    def reset(self, timeout: Optional[float] = None) -> None:
+        """As ``AsyncSandbox.reset``: a used sandbox made as new."""
+        _run(self._a.reset(timeout))
+
     def snapshot(self, dest: str) -> str:
         return _run(self._a.snapshot(dest))
 

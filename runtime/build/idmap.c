@@ -219,7 +219,7 @@ fs_type_name (long magic)
 }
 
 int
-idmap_open_tree (const char *path, const struct oci_spec *spec, int *tree_fd, hk_err *err)
+idmap_open_tree (const char *path, const struct oci_spec *spec, int userns_fd, int *tree_fd, hk_err *err)
 {
   *tree_fd = -1;
   if (!oci_spec_ns (spec, OCI_NS_USER))
@@ -234,8 +234,10 @@ idmap_open_tree (const char *path, const struct oci_spec *spec, int *tree_fd, hk
    * the child attaches it from this fd (mnt_relocate_root when its path is
    * out of the mapped root's reach). */
   const struct oci_linux *l = &spec->linux;
-  cleanup_close int userns
-      = idmap_userns_open (l->uid_mappings, l->n_uid_mappings, l->gid_mappings, l->n_gid_mappings, err);
+  cleanup_close int own = userns_fd >= 0 ? -1
+                                         : idmap_userns_open (l->uid_mappings, l->n_uid_mappings,
+                                                              l->gid_mappings, l->n_gid_mappings, err);
+  int userns = userns_fd >= 0 ? userns_fd : own;
   if (userns < 0)
     return err_prefix (err, "sandbox.idmap");
   cleanup_close int tree = sys_open_tree (AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);

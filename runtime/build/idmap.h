@@ -26,10 +26,12 @@ int idmap_userns_open (const struct oci_idmap *uid, size_t n_uid, const struct o
 /* sandbox.idmap: a detached clone of the mount tree at PATH (recursive),
  * idmapped to a user namespace with the spec's maps, so that what is owned
  * by id N on disk appears owned by N inside the sandbox.  *tree_fd is for
- * move_mount(2) in the child.  An unprivileged caller, a spec without a
+ * move_mount(2) in the child.  userns_fd: a user namespace with those maps
+ * (the sandbox's own, once its maps are written), or -1 for one made here.
+ * An unprivileged caller, a spec without a
  * user namespace or a filesystem that cannot be idmapped is an error
  * naming it: ownership never changes silently. */
-int idmap_open_tree (const char *path, const struct oci_spec *spec, int *tree_fd, hk_err *err);
+int idmap_open_tree (const char *path, const struct oci_spec *spec, int userns_fd, int *tree_fd, hk_err *err);
 
 /* The host id that sandbox id maps to; false when it is not mapped. */
 bool idmap_to_host (const struct oci_idmap *m, size_t n, uint32_t id, uint32_t *host);

@@ -123,6 +123,28 @@ rootfs_image_prepare (const char *data_dir, char *const *layers, const char *ima
 }
 
 int
+rootfs_image_reset (const char *data_dir, const struct oci_spec *spec, const char *aside, hk_err *err)
+{
+  cleanup_free char *dir = xasprintf ("%s/rootfs", data_dir);
+  cleanup_free char *upper = xasprintf ("%s/upper", dir);
+  cleanup_free char *work = xasprintf ("%s/work", dir);
+  cleanup_free char *top = xasprintf ("%s/l/0", dir);
+  cleanup_free char *old_upper = xasprintf ("%s/upper", aside);
+  cleanup_free char *old_work = xasprintf ("%s/overlay-work", aside);
+  if (access (upper, F_OK) < 0 && errno == ENOENT)
+    return 0;
+  /* Renamed within the data dir's filesystem: O(1), whatever the layer
+   * holds; the caller removes aside once the sandbox runs again. */
+  if (rename (upper, old_upper) < 0)
+    return err_sys (err, "set the writable layer %s aside", upper);
+  if (rename (work, old_work) < 0 && errno != ENOENT)
+    return err_sys (err, "set %s aside", work);
+  if (mkdir (upper, 0755) < 0 || mkdir (work, 0700) < 0)
+    return err_sys (err, "make a new writable layer in %s", dir);
+  return own_upper (upper, top, spec, err);
+}
+
+int
 rootfs_image_reload (const char *data_dir, struct rootfs_overlay *ov, hk_err *err)
 {
   cleanup_free char *record = xasprintf ("%s/%s", data_dir, ROOTFS_IMAGE_RECORD);
@@ -181,7 +203,8 @@ ovl_set (int fs, unsigned cmd, const char *key, int fd, hk_err *err)
 }
 
 int
-rootfs_image_open_tree (const char *dir, const struct oci_spec *spec, int *tree_fd, hk_err *err)
+rootfs_image_open_tree (const char *dir, const struct oci_spec *spec, int userns_fd, int *tree_fd,
+                        hk_err *err)
 {
   *tree_fd = -1;
   const struct oci_linux *l = &spec->linux;
@@ -192,8 +215,10 @@ rootfs_image_open_tree (const char *dir, const struct oci_spec *spec, int *tree_
   cleanup_close int work = dfd < 0 ? -1 : openat (dfd, "work", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (links < 0 || upper < 0 || work < 0)
     return err_sys (err, "open the writable layer in %s", dir);
-  cleanup_close int userns
-      = idmap_userns_open (l->uid_mappings, l->n_uid_mappings, l->gid_mappings, l->n_gid_mappings, err);
+  cleanup_close int own = userns_fd >= 0 ? -1
+                                         : idmap_userns_open (l->uid_mappings, l->n_uid_mappings,
+                                                              l->gid_mappings, l->n_gid_mappings, err);
+  int userns = userns_fd >= 0 ? userns_fd : own;
   if (userns < 0)
     return err_prefix (err, "idmapped image layers");
   cleanup_close int fs = sys_fsopen ("overlay", FSOPEN_CLOEXEC);

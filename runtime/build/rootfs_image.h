@@ -35,6 +35,11 @@ int rootfs_image_prepare (const char *data_dir, char *const *layers, const char 
  * from what create recorded; ov->opts stays NULL (and 0 is returned) for a
  * sandbox without an image. */
 int rootfs_image_reload (const char *data_dir, struct rootfs_overlay *ov, hk_err *err);
+/* A stopped image sandbox's writable layer made new and empty (hako
+ * reset): upper/ and work/ under data_dir/rootfs are renamed into aside (a
+ * directory on the same filesystem) and made again as create makes them.
+ * Nothing to do (0) for a sandbox without one. */
+int rootfs_image_reset (const char *data_dir, const struct oci_spec *spec, const char *aside, hk_err *err);
 /* In a user namespace: the overlay of ov->dir (l/<n>, upper, work), made
  * here in hako's namespaces and detached, for the child to attach with
  * move_mount(2).  Each layer is a read-only mount idmapped to a user
@@ -45,8 +50,11 @@ int rootfs_image_reload (const char *data_dir, struct rootfs_overlay *ov, hk_err
  * above all, is ever host root's.  The overlay's mounter is hako (host
  * root), which it needs to read the layers' trusted.overlay.opaque marks;
  * overlayfs checks every access against the caller's (the sandbox's)
- * credentials first.  Needs root and Linux 6.13 (layers by fd). */
-int rootfs_image_open_tree (const char *dir, const struct oci_spec *spec, int *tree_fd, hk_err *err);
+ * credentials first.  Needs root and Linux 6.13 (layers by fd).  userns_fd:
+ * a user namespace with spec's maps (the sandbox's own), or -1 for one
+ * made here. */
+int rootfs_image_open_tree (const char *dir, const struct oci_spec *spec, int userns_fd, int *tree_fd,
+                            hk_err *err);
 void rootfs_overlay_free (struct rootfs_overlay *ov);
 
 #endif

@@ -26,6 +26,7 @@
 #include "runtime/build/mount_src.h"
 #include "runtime/build/net.h"
 #include "runtime/build/rootfs_image.h"
+#include "runtime/cgroup/cgroup.h"
 #include "runtime/confine/process.h"
 #include "runtime/proxy/netpolicy.h"
 #include "runtime/state/pidinfo.h"
@@ -37,7 +38,9 @@ enum sync_type
   SYNC_ERROR,    /* child -> parent: setup failed; status and message follow */
   SYNC_START,    /* parent -> child (foreground): exec now */
   SYNC_MOUNT_FD, /* parent -> child, before GO: the source of spec mount `status`, with its fd */
-  SYNC_PROXY_FD  /* child -> parent, before READY: the proxy's listening socket, with its fd */
+  SYNC_PROXY_FD, /* child -> parent, before READY: the proxy's listening socket, with its fd */
+  SYNC_JOINED,   /* child -> parent (wait_joined), before GO: in its v1 cgroups */
+  SYNC_ROOT_FD   /* parent -> child, before GO: its root's detached mount tree, with its fd */
 };
 
 struct sync_msg
@@ -235,21 +238,30 @@ close_inherited (const struct spawn_cfg *cfg, int sync_fd, int root_tree, int mn
 {
   /* The preserved fds were open before hako started: all of ours are above. */
   trace_keep_above (3 + cfg->preserve_fds);
-  int keep[9] = { trace_fd (),
-                  sync_fd,
-                  cfg->fifo_fd,
-                  root_tree,
-                  cfg->spec->process->terminal ? cfg->console_fd : -1,
-                  mntns_fd,
-                  cfg->stdio_log ? cfg->log_out : -1,
-                  cfg->stdio_log ? cfg->log_err : -1,
-                  cfg->learn ? cfg->learn->sock : -1 };
-  fd_close_all_but (3 + cfg->preserve_fds, keep, sizeof keep / sizeof *keep);
+  enum
+  {
+    FIXED = 9,
+    MOST = FIXED + 32
+  };
+  int keep[MOST] = { trace_fd (),
+                     sync_fd,
+                     cfg->fifo_fd,
+                     root_tree,
+                     cfg->spec->process->terminal ? cfg->console_fd : -1,
+                     mntns_fd,
+                     cfg->stdio_log ? cfg->log_out : -1,
+                     cfg->stdio_log ? cfg->log_err : -1,
+                     cfg->learn ? cfg->learn->sock : -1 };
+  size_t n = FIXED;
+  for (size_t i = 0; cfg->cgroup && i < cfg->cgroup->n_v1_tasks && n < MOST; i++)
+    keep[n++] = cfg->cgroup->v1_tasks[i];
+  fd_close_all_but (3 + cfg->preserve_fds, keep, n);
 }
 
-/* The bind sources the parent sends (one per mount, by index), until "go". */
+/* The bind sources the parent sends (one per mount, by index), and the
+ * root's tree when it is made after the clone, until "go". */
 static int *
-recv_mount_fds (int sync_fd, size_t n_mounts)
+recv_mount_fds (int sync_fd, size_t n_mounts, int *root_tree)
 {
   struct sync_msg m;
   int *src_fds = xmalloc ((n_mounts ? n_mounts : 1) * sizeof *src_fds);
@@ -262,6 +274,11 @@ recv_mount_fds (int sync_fd, size_t n_mounts)
         _exit (125);
       if (m.type == SYNC_GO)
         break;
+      if (m.type == SYNC_ROOT_FD && fd >= 0 && *root_tree < 0)
+        {
+          *root_tree = fd;
+          continue;
+        }
       if (m.type != SYNC_MOUNT_FD || fd < 0 || m.status < 0 || (size_t)m.status >= n_mounts)
         _exit (125);
       src_fds[m.status] = fd;
@@ -297,6 +314,27 @@ child_default_home (const struct spawn_cfg *cfg)
     proc_env_default_home (rootfd, p->user.uid, &p->env);
 }
 
+/* The v1 cgroups, joined by this process itself (spawn_cgroup.v1_tasks):
+ * first, before anything it allocates or starts, while the parent writes
+ * the id maps.  The createRuntime hooks may look for the process's cgroups
+ * (a device hook writing its v1 devices cgroup): the parent waits for
+ * SYNC_JOINED before it runs them. */
+static void
+child_join_cgroups (const struct spawn_cfg *cfg, int sync_fd)
+{
+  const struct spawn_cgroup *cg = cfg->cgroup;
+  hk_err err = { 0 };
+  if (cg == NULL || cg->n_v1_tasks == 0)
+    return;
+  trace_mark ("child: v1 cgroups");
+  if (cg_join_self (cg->v1_tasks, cg->n_v1_tasks, &err) < 0)
+    child_fail (sync_fd, true, 125, &err);
+  for (size_t i = 0; i < cg->n_v1_tasks; i++)
+    close (cg->v1_tasks[i]);
+  if (cfg->wait_joined && sync_send (sync_fd, SYNC_JOINED, 0, NULL) < 0)
+    _exit (125);
+}
+
 static void __attribute__ ((noreturn))
 child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns, int root_tree, int mntns_fd)
 {
@@ -306,7 +344,7 @@ child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns, int root_tree
   /* If hako dies before the sandbox is ready, the half-built sandbox dies too
    * (and if it died before this line, the "go" read below sees EOF). */
   prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-  trace_mark ("child: wait for go");
+  trace_mark ("child: fds");
   sigset_t none;
   sigemptyset (&none);
   sigprocmask (SIG_SETMASK, &none, NULL);
@@ -323,8 +361,10 @@ child_main (const struct spawn_cfg *cfg, int sync_fd, bool userns, int root_tree
   if (cfg->spec->sandbox.init && (init_fd = init_memfd (&err)) < 0)
     child_fail (sync_fd, true, 125, &err);
 
+  child_join_cgroups (cfg, sync_fd);
+  trace_mark ("child: wait for go");
   /* The bind sources the parent opened for us (mount_src.h), then "go". */
-  int *src_fds = recv_mount_fds (sync_fd, cfg->spec->n_mounts);
+  int *src_fds = recv_mount_fds (sync_fd, cfg->spec->n_mounts, &root_tree);
   trace_mark ("child: join namespaces");
   if (userns)
     prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
@@ -456,6 +496,118 @@ child_record (struct spawn_child *c, pid_t pid, int pidfd, int sync_fd)
   };
 }
 
+/* A step of the parent's failed after the clone, maybe because the child
+ * failed first (joining its cgroups) and left: its message, when it sent
+ * one, says why better than our broken pipe.  Returns -1. */
+static int
+child_error (const struct spawn_child *c, hk_err *err)
+{
+  struct sync_msg m;
+  ssize_t r;
+  do
+    r = recv (c->sync_fd, &m, sizeof m, MSG_DONTWAIT);
+  while (r < 0 && errno == EINTR);
+  if (r == (ssize_t)sizeof m && m.type == SYNC_ERROR)
+    {
+      m.msg[sizeof m.msg - 1] = '\0';
+      err_setk (err, (enum err_kind)m.kind, m.errnum, "%s", m.msg);
+    }
+  return -1;
+}
+
+/* Until the child is in its v1 cgroups (or has failed to get there). */
+static int
+wait_joined (const struct spawn_child *c, hk_err *err)
+{
+  struct sync_msg m;
+  if (sync_recv (c->sync_fd, &m) < 0)
+    return err_set (err, EPIPE, "the sandbox's process died before it joined its cgroups");
+  if (m.type == SYNC_JOINED)
+    return 0;
+  m.msg[sizeof m.msg - 1] = '\0';
+  return err_setk (err, (enum err_kind)m.kind, m.errnum, "%s", m.msg);
+}
+
+/* The detached tree the child attaches as its root, where it needs one: an
+ * image's overlay of idmapped layers (a user namespace of its own), or the
+ * bundle's rootfs idmapped (sandbox.idmap).  userns_fd: a user namespace
+ * with the spec's maps to idmap through, or -1 to make one. */
+static int
+open_root_tree (const struct spawn_cfg *cfg, bool userns, int userns_fd, int *tree, hk_err *err)
+{
+  *tree = -1;
+  if (cfg->overlay && userns)
+    return rootfs_image_open_tree (cfg->overlay_dir, cfg->spec, userns_fd, tree, err);
+  if (cfg->spec->sandbox.idmap && cfg->spec->sandbox.root != HAKO_ROOT_TMPFS)
+    return idmap_open_tree (cfg->rootfs, cfg->spec, userns_fd, tree, err);
+  return 0;
+}
+
+/* The same, made after the clone through the child's own user namespace
+ * (its maps are the spec's, written by now): no process of a namespace of
+ * our own to fork, wait for and write maps into, which cost the critical
+ * path a fork (milliseconds under load).  Sent before "go". */
+static int
+send_root_tree (const struct spawn_cfg *cfg, const struct spawn_child *c, hk_err *err)
+{
+  char path[64];
+  snprintf (path, sizeof path, "/proc/%d/ns/user", (int)c->pid);
+  cleanup_close int ns = open (path, O_RDONLY | O_CLOEXEC);
+  if (ns < 0)
+    return err_sys (err, "open the sandbox's user namespace");
+  cleanup_close int tree = -1;
+  if (open_root_tree (cfg, true, ns, &tree, err) < 0)
+    return -1;
+  if (tree < 0)
+    return 0; /* none needed */
+  struct sync_msg m = { .type = SYNC_ROOT_FD };
+  if (fd_send (c->sync_fd, &m, sizeof m, tree) != (ssize_t)sizeof m)
+    return err_sys (err, "pass the root's mount tree");
+  return 0;
+}
+
+/* The parent's side after the clone: id maps, cgroups, the bind sources,
+ * the createRuntime hooks, "go", then the device filter. */
+static int
+parent_steps (const struct spawn_cfg *cfg, struct spawn_child *out, bool userns, bool in_v2, hk_err *err)
+{
+  trace_mark ("id maps");
+  if (userns && idmap_write (out->pid, cfg->spec, err) < 0)
+    return -1;
+  trace_mark ("idmapped root");
+  if (userns && send_root_tree (cfg, out, err) < 0)
+    return child_error (out, err);
+  trace_mark ("cgroup enter");
+  if (cfg->cgroup && cfg->cgroup->place (cfg->cgroup->arg, out->pid, in_v2, err) < 0)
+    return child_error (out, err);
+  trace_mark ("mount sources");
+  if (mnt_src_wanted (cfg->spec, userns) && send_mount_sources (cfg, out, err) < 0)
+    return child_error (out, err);
+  if (cfg->ns_fds && open_namespaces (out, userns, err) < 0)
+    return child_error (out, err);
+  trace_mark ("createRuntime hooks");
+  if (cfg->wait_joined && cfg->cgroup && cfg->cgroup->n_v1_tasks && wait_joined (out, err) < 0)
+    return -1;
+  if (cfg->before_go && cfg->before_go (cfg->before_go_arg, out->pid, err) < 0)
+    return -1;
+  trace_mark ("go, state creating");
+  if (sync_send (out->sync_fd, SYNC_GO, 0, NULL) < 0)
+    {
+      err_sys (err, "start sandbox setup");
+      return child_error (out, err);
+    }
+  /* The device filter, loaded and attached while the child mounts (the
+   * verifier's work off the serial path).  The attack it stops, a sandbox
+   * opening a disk or /dev/mem its rules deny, needs the sandbox's own code:
+   * none runs before the child's ready, which is read after this, and until
+   * then the child (hako's code) opens and makes only /dev's standard nodes
+   * and the spec's, which the rules allow or allow to make (mknod alone). */
+  trace_mark ("device filter");
+  if (cfg->cgroup && cfg->cgroup->filter && cfg->cgroup->filter (cfg->cgroup->arg, cfg->spec, err) < 0)
+    return -1;
+  return 0;
+}
+
 int
 spawn_clone (const struct spawn_cfg *cfg, struct spawn_child *out, hk_err *err)
 {
@@ -469,15 +621,11 @@ spawn_clone (const struct spawn_cfg *cfg, struct spawn_child *out, hk_err *err)
   if (mntns_before_clone (cfg->spec, cfg->overlay != NULL, &mntns_fd, err) < 0
       || join_pid_namespace (cfg->spec, err) < 0)
     return -1;
-  /* Made here, before clone: the child inherits the fd and attaches it. */
+  /* In a user namespace the clone makes, the root's tree is made once the
+   * child's maps are written, idmapped through the child's own namespace
+   * (parent_steps); else here, before clone, and the child inherits it. */
   cleanup_close int root_tree = -1;
-  if (cfg->overlay && userns)
-    {
-      if (rootfs_image_open_tree (cfg->overlay_dir, cfg->spec, &root_tree, err) < 0)
-        return -1;
-    }
-  else if (cfg->spec->sandbox.idmap && cfg->spec->sandbox.root != HAKO_ROOT_TMPFS
-           && idmap_open_tree (cfg->rootfs, cfg->spec, &root_tree, err) < 0)
+  if (!userns && open_root_tree (cfg, userns, -1, &root_tree, err) < 0)
     return -1;
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return err_sys (err, "socketpair");
@@ -510,34 +658,7 @@ spawn_clone (const struct spawn_cfg *cfg, struct spawn_child *out, hk_err *err)
   close (sv[1]);
   child_record (out, (pid_t)pid, pidfd, sv[0]);
   pid_stat (out->pid, &out->start_time, NULL);
-  trace_mark ("id maps");
-  if (userns && idmap_write (out->pid, cfg->spec, err) < 0)
-    return -1;
-  trace_mark ("cgroup enter");
-  if (cfg->cgroup
-      && cfg->cgroup->place (cfg->cgroup->arg, out->pid, (args.flags & CLONE_INTO_CGROUP) != 0, err) < 0)
-    return -1;
-  trace_mark ("mount sources");
-  if (mnt_src_wanted (cfg->spec, userns) && send_mount_sources (cfg, out, err) < 0)
-    return -1;
-  if (cfg->ns_fds && open_namespaces (out, userns, err) < 0)
-    return -1;
-  trace_mark ("createRuntime hooks");
-  if (cfg->before_go && cfg->before_go (cfg->before_go_arg, out->pid, err) < 0)
-    return -1;
-  trace_mark ("go, state creating");
-  if (sync_send (out->sync_fd, SYNC_GO, 0, NULL) < 0)
-    return err_sys (err, "start sandbox setup");
-  /* The device filter, loaded and attached while the child mounts (the
-   * verifier's work off the serial path).  The attack it stops, a sandbox
-   * opening a disk or /dev/mem its rules deny, needs the sandbox's own code:
-   * none runs before the child's ready, which is read after this, and until
-   * then the child (hako's code) opens and makes only /dev's standard nodes
-   * and the spec's, which the rules allow or allow to make (mknod alone). */
-  trace_mark ("device filter");
-  if (cfg->cgroup && cfg->cgroup->filter && cfg->cgroup->filter (cfg->cgroup->arg, cfg->spec, err) < 0)
-    return -1;
-  return 0;
+  return parent_steps (cfg, out, userns, (args.flags & CLONE_INTO_CGROUP) != 0, err);
 }
 
 int
@@ -556,6 +677,8 @@ spawn_wait_ready (struct spawn_child *c, int *status, hk_err *err)
           c->proxy_fd = fd;
           continue;
         }
+      if (r == 0 && m.type == SYNC_JOINED && fd < 0)
+        continue; /* read already when the hooks needed it; never harmful */
       if (fd >= 0)
         close (fd); /* only the proxy's listener comes with an fd, once */
       break;

@@ -24,8 +24,10 @@
 
 struct mnt_cgroup;
 
-/* The sandbox's cgroups, for spawn_clone: the child is put in them after its
- * id maps are written and before "go", so it runs nothing of its own outside. */
+/* The sandbox's cgroups, for spawn_clone: the child is put in its cgroup2
+ * one as it is born (CLONE_INTO_CGROUP) or after its id maps are written,
+ * and joins the v1 ones itself right after "go", before it builds
+ * anything: it runs nothing of its own outside them. */
 struct spawn_cgroup
 {
   int v2_fd; /* a cgroup2 directory for clone3's CLONE_INTO_CGROUP, or -1 */
@@ -35,6 +37,12 @@ struct spawn_cgroup
    * once the child has its go, before its ready is read. */
   int (*filter) (void *arg, const struct oci_spec *spec, hk_err *err);
   void *arg;
+  /* The v1 cgroups' "tasks" files (cg_open_self_join), which the child
+   * writes "0" into first thing after "go", joining them by itself: a
+   * move by another process's write waits for an RCU grace period
+   * (runtime/cgroup/cgroup_join.c); place then leaves the v1 ones alone. */
+  const int *v1_tasks;
+  size_t n_v1_tasks;
 };
 
 struct spawn_cfg
@@ -68,6 +76,10 @@ struct spawn_cfg
    * told to build its root (the prestart and createRuntime hooks).  NULL: none. */
   int (*before_go) (void *arg, pid_t pid, hk_err *err);
   void *before_go_arg;
+  /* The child reports once in its v1 cgroups and the parent waits for that
+   * before before_go: set when there are hooks to run there, which may look
+   * for the process's cgroups.  Otherwise nothing waits for it. */
+  bool wait_joined;
   /* run --learn: the process installs the observing filter last and hands
    * its listener to the learner over this link (runtime/confine/learn.h).  NULL: none. */
   const struct learn_link *learn;

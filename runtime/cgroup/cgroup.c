@@ -741,12 +741,12 @@ cg_open_v2 (const struct cg_sandbox *cg)
 }
 
 int
-cg_enter (const struct cg_sandbox *cg, pid_t pid, bool skip_v2, hk_err *err)
+cg_enter (const struct cg_sandbox *cg, pid_t pid, bool skip_v2, bool skip_v1, hk_err *err)
 {
   for (size_t i = 0; i < cg->n; i++)
     {
       const struct cg_dir *d = &cg->dirs[i];
-      if (!d->made || (skip_v2 && d->v2))
+      if (!d->made || (skip_v2 && d->v2) || (skip_v1 && !d->v2))
         continue;
       if (cg_writef (d->path, "cgroup.procs", err, "%d", (int)pid) < 0)
         return err_prefix (err, "place process %d in its cgroup", (int)pid);
@@ -839,8 +839,17 @@ populated (const struct cg_sandbox *cg)
     {
       char buf[16];
       hk_err ignored;
-      if (cg->dirs[i].made && cg_read (cg->dirs[i].path, "cgroup.procs", buf, sizeof buf, &ignored) == 0
-          && buf[0] != '\0')
+      uint64_t v2_populated = 0;
+      if (!cg->dirs[i].made)
+        continue;
+      /* cgroup2: its children's processes too (an exec's cgroup). */
+      if (cg->dirs[i].v2
+          && cg_read_key (cg->dirs[i].path, "cgroup.events", "populated", &v2_populated, &ignored) == 0)
+        {
+          if (v2_populated)
+            return true;
+        }
+      else if (cg_read (cg->dirs[i].path, "cgroup.procs", buf, sizeof buf, &ignored) == 0 && buf[0] != '\0')
         return true;
     }
   return false;
@@ -874,6 +883,10 @@ remove_dir (const char *path, hk_err *err)
 {
   uint64_t deadline = now_ms () + 2000;
   unsigned step = 0;
+  /* Its children first: a cgroup2 dir holds the cgroups of its attached
+   * execs (runtime/exec_tree.c), empty once the sandbox's are. */
+  if (cg_remove_children (path, err) < 0)
+    return -1;
   while (rmdir (path) < 0)
     {
       if (errno == ENOENT)

@@ -146,8 +146,17 @@ const char *cg_v2_path (const struct cg_sandbox *cg);
 /* An fd of it for clone3's CLONE_INTO_CGROUP, or -1. */
 int cg_open_v2 (const struct cg_sandbox *cg);
 /* Move pid into every one of the sandbox's cgroups (but the cgroup2 one when
- * skip_v2: clone3 already put it there). */
-int cg_enter (const struct cg_sandbox *cg, pid_t pid, bool skip_v2, hk_err *err);
+ * skip_v2: clone3 already put it there; and the v1 ones when skip_v1: the
+ * process joins them itself, cg_join_self). */
+int cg_enter (const struct cg_sandbox *cg, pid_t pid, bool skip_v2, bool skip_v1, hk_err *err);
+/* A single-threaded process joining the sandbox's v1 cgroups by itself
+ * (cgroup_join.c says why: no RCU grace period).  cg_open_self_join opens
+ * the "tasks" file of each v1 directory made (in hako, before the fork;
+ * *n may be 0); the process then calls cg_join_self, which writes "0"
+ * into each: a write moves the thread that makes it. */
+int cg_open_self_join (const struct cg_sandbox *cg, int **fds, size_t *n, hk_err *err);
+int cg_join_self (const int *fds, size_t n, hk_err *err);
+void cg_close_self_join (int *fds, size_t n);
 
 /* Freeze (or thaw) every process, and return only once the kernel says
  * they are all frozen (thawed). */

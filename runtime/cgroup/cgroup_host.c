@@ -192,24 +192,85 @@ cg_kill_procs (const char *dir, size_t *n, hk_err *err)
   return cg_signal_procs (dir, SIGKILL, n, err);
 }
 
-int
-cg_signal_procs (const char *dir, int sig, size_t *n, hk_err *err)
+/* Each directory below dir (a cgroup's children), fn (path, arg); 0 when
+ * there is none or dir is gone. */
+static int
+each_child (const char *dir, int (*fn) (const char *path, void *arg), void *arg)
 {
+  DIR *d = opendir (dir);
+  if (d == NULL)
+    return 0;
+  int r = 0;
+  struct dirent *de;
+  while (r == 0 && (de = readdir (d)) != NULL)
+    {
+      if (de->d_type != DT_DIR || de->d_name[0] == '.')
+        continue;
+      char path[PATH_MAX];
+      snprintf (path, sizeof path, "%s/%s", dir, de->d_name);
+      r = fn (path, arg);
+    }
+  closedir (d);
+  return r;
+}
+
+struct signal_walk
+{
+  int sig;
+  size_t n;
+};
+
+static int
+signal_dir (const char *dir, void *arg)
+{
+  struct signal_walk *w = arg;
   char path[PATH_MAX];
   snprintf (path, sizeof path, "%s/cgroup.procs", dir);
   FILE *f = fopen (path, "re");
-  *n = 0;
-  if (f == NULL)
-    return errno == ENOENT ? 0 : err_sys (err, "open %s", path);
-  int pid;
-  while (fscanf (f, "%d", &pid) == 1)
-    if (pid > 0)
-      {
-        kill (pid, sig);
-        (*n)++;
-      }
-  fclose (f);
+  if (f != NULL)
+    {
+      int pid;
+      while (fscanf (f, "%d", &pid) == 1)
+        if (pid > 0)
+          {
+            kill (pid, w->sig);
+            w->n++;
+          }
+      fclose (f);
+    }
+  return each_child (dir, signal_dir, w);
+}
+
+int
+cg_signal_procs (const char *dir, int sig, size_t *n, hk_err *err)
+{
+  (void)err;
+  struct signal_walk w = { .sig = sig };
+  signal_dir (dir, &w);
+  *n = w.n;
   return 0;
+}
+
+static int
+remove_child (const char *path, void *arg)
+{
+  hk_err *err = arg;
+  if (each_child (path, remove_child, err) < 0)
+    return -1;
+  uint64_t deadline = now_ms () + 2000;
+  unsigned step = 0;
+  while (rmdir (path) < 0)
+    if (errno == ENOENT)
+      return 0;
+    else if (errno != EBUSY || !cg_backoff (&step, deadline))
+      return err_sys (err, "remove cgroup %s", path);
+  return 0;
+}
+
+int
+cg_remove_children (const char *dir, hk_err *err)
+{
+  return each_child (dir, remove_child, err);
 }
 
 int

@@ -66,7 +66,11 @@ bool cg_file_exists (const char *dir, const char *file);
 const struct cg_dir *cg_dir_v1 (const struct cg_sandbox *cg, unsigned ctl);
 const struct cg_dir *cg_dir_v2 (const struct cg_sandbox *cg);
 
-/* SIGKILL every process listed in DIR/cgroup.procs; *n counts them. */
+/* rmdir every cgroup below DIR, deepest first (retrying EBUSY for a
+ * moment, as a task that just exited may still hold one). */
+int cg_remove_children (const char *dir, hk_err *err);
+/* SIGKILL every process listed in DIR/cgroup.procs and in its child
+ * cgroups' (an attached exec's); *n counts them. */
 int cg_kill_procs (const char *dir, size_t *n, hk_err *err);
 /* The same with any signal. */
 int cg_signal_procs (const char *dir, int sig, size_t *n, hk_err *err);

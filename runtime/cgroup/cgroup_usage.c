@@ -1,6 +1,7 @@
 /* cgroup_usage: what a sandbox's cgroups hold now and changing them later —
  * update, stats, the list of processes and OOM notifications.  The v1 and v2
  * files are the backends'; this is the part they share. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -135,6 +136,42 @@ cmp_pid (const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
+/* The pids of dir/cgroup.procs appended to *out, and with top those of
+ * its child cgroups (an attached exec's, runtime/exec_tree.c), whose
+ * cgroup.procs may be gone by the time it is read. */
+static int
+read_procs (const char *dir, pid_t **out, size_t *n, size_t *cap, bool top, hk_err *err)
+{
+  cleanup_free char *path = xasprintf ("%s/cgroup.procs", dir);
+  cleanup_free char *text = NULL;
+  hk_err gone;
+  if (file_read_all (path, 1 << 22, &text, NULL, top ? err : &gone) < 0)
+    return top ? -1 : 0;
+  char *save = NULL;
+  for (char *line = strtok_r (text, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
+    {
+      if (*n == *cap)
+        {
+          *cap = *cap ? *cap * 2 : 16;
+          *out = xrealloc (*out, *cap * sizeof **out);
+        }
+      (*out)[(*n)++] = (pid_t)strtol (line, NULL, 10);
+    }
+  if (!top)
+    return 0;
+  DIR *d = opendir (dir);
+  struct dirent *de;
+  while (d && (de = readdir (d)) != NULL)
+    if (de->d_type == DT_DIR && de->d_name[0] != '.')
+      {
+        cleanup_free char *child = xasprintf ("%s/%s", dir, de->d_name);
+        read_procs (child, out, n, cap, false, err);
+      }
+  if (d)
+    closedir (d);
+  return 0;
+}
+
 int
 cg_pids (const struct cg_sandbox *cg, pid_t **out, size_t *n, hk_err *err)
 {
@@ -148,21 +185,9 @@ cg_pids (const struct cg_sandbox *cg, pid_t **out, size_t *n, hk_err *err)
   *n = 0;
   if (d == NULL)
     return err_set (err, ENOENT, "the sandbox has no cgroup");
-  cleanup_free char *path = xasprintf ("%s/cgroup.procs", d->path);
-  cleanup_free char *text = NULL;
-  if (file_read_all (path, 1 << 22, &text, NULL, err) < 0)
-    return -1;
   size_t cap = 0;
-  char *save = NULL;
-  for (char *line = strtok_r (text, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
-    {
-      if (*n == cap)
-        {
-          cap = cap ? cap * 2 : 16;
-          *out = xrealloc (*out, cap * sizeof **out);
-        }
-      (*out)[(*n)++] = (pid_t)strtol (line, NULL, 10);
-    }
+  if (read_procs (d->path, out, n, &cap, true, err) < 0)
+    return -1;
   if (*n)
     qsort (*out, *n, sizeof **out, cmp_pid);
   return 0;

@@ -377,6 +377,54 @@ check_cgroups (struct doctor_report *r, const struct cg_host **host)
   doctor_field_strv (it, "writable_controllers", writable);
 }
 
+/* favordynmods, a cgroup mount option (Linux 6.0+; cgroup2's and v1's),
+ * makes the kernel keep its global threadgroup lock in the mode where a
+ * cgroup move never waits for an RCU grace period.  hako's own moves do
+ * not wait anyway (a process joins its v1 cgroups itself, its cgroup2 one
+ * as it is born: runtime/cgroup/cgroup_join.c); other tools' do. */
+static void
+check_cgroup_moves (struct doctor_report *r, const struct cg_host *h)
+{
+  if (h == NULL || h->layout == CG_NONE)
+    return;
+  cleanup_free char *text = NULL;
+  hk_err ignored;
+  const char *on = NULL, *suggest = NULL;
+  char *mounts = file_read_all ("/proc/self/mountinfo", 1 << 20, &text, NULL, &ignored) == 0 ? text : NULL;
+  for (char *save = NULL, *l = mounts ? strtok_r (mounts, "\n", &save) : NULL; l;
+       l = strtok_r (NULL, "\n", &save))
+    {
+      char *sep = strstr (l, " - ");
+      char mnt[4096], type[64], src[256], opts[1024];
+      if (sep == NULL || sscanf (l, "%*s %*s %*s %*s %4095s", mnt) != 1
+          || sscanf (sep + 3, "%63s %255s %1023s", type, src, opts) != 3
+          || (strcmp (type, "cgroup2") != 0 && strcmp (type, "cgroup") != 0))
+        continue;
+      if (suggest == NULL || strcmp (type, "cgroup2") == 0)
+        suggest = strcmp (type, "cgroup2") == 0 && strcmp (mnt, "/sys/fs/cgroup/unified") == 0
+                      ? "/sys/fs/cgroup/unified"
+                  : strcmp (type, "cgroup2") == 0 ? "/sys/fs/cgroup"
+                                                  : "/sys/fs/cgroup/memory";
+      if (strstr (opts, "favordynmods") && !strstr (opts, "nofavordynmods"))
+        on = strcmp (type, "cgroup2") == 0 ? "cgroup2" : "a v1 hierarchy";
+    }
+  static const char cost[]
+      = "every fork, exit and exec then takes the lock's slow path, a shared counter instead of "
+        "per-CPU ones, which shows on hosts that fork at high rates on many CPUs";
+  char *why = on ? xasprintf ("favordynmods is set (%s): no cgroup move waits for an RCU grace period; %s",
+                              on, cost)
+                 : xasprintf ("favordynmods is not set: a move of a process by another's write to "
+                              "cgroup.procs waits for an RCU grace period (5-50 ms after a quiet spell). "
+                              "hako's own moves do not (its processes join their cgroups themselves); for "
+                              "other tools', `mount -o remount,favordynmods %s` (Linux 6.0+) removes the "
+                              "wait, and %s",
+                              suggest ? suggest : "/sys/fs/cgroup", cost);
+  struct doctor_item *it
+      = doctor_add_item (r, "cgroup_moves", "cgroup moves without a grace period", on != NULL, why);
+  doctor_field_bool (it, "favordynmods", on != NULL);
+  doctor_field_str (it, "remount", on ? NULL : suggest);
+}
+
 static void
 check_overlay (struct doctor_report *r)
 {
@@ -907,6 +955,7 @@ doctor_probe (const char *state_root, struct doctor_report *r, hk_err *err)
   f.landlock_abi = check_landlock (r);
   check_seccomp (r);
   check_cgroups (r, &f.cg);
+  check_cgroup_moves (r, f.cg);
   check_overlay (r);
   check_syscalls (r, &f.syscalls);
   f.idmap = check_idmap (r, state_root);

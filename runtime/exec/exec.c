@@ -72,6 +72,15 @@ exec_result_free (struct exec_result *res)
 static void
 kill_tree (struct exec_ctx *x, struct exec_result *res)
 {
+  if (x->pt.dir_fd >= 0)
+    {
+      if (!exec_tree_kill (&x->pt))
+        {
+          free (res->warning);
+          res->warning = xstrdup ("processes the command started did not die after SIGKILL");
+        }
+      return;
+    }
   uint64_t until = now_ms () + 5000;
   for (unsigned round = 0;; round++)
     {
@@ -508,6 +517,8 @@ decide_result (struct exec_ctx *x, struct exec_result *res, int ws, hk_err *err)
 static void
 release_subreaper (struct exec_ctx *x, struct exec_result *res, bool kill)
 {
+  if (x->pt.dir_fd >= 0 && kill)
+    kill_tree (x, res);
   if (!x->plan.subreaper || x->child < 0)
     return;
   if (kill)
@@ -526,9 +537,9 @@ abort_command (struct exec_ctx *x, struct exec_result *res)
     sys_pidfd_send_signal (x->cmd_pidfd, SIGKILL, NULL, 0);
   else if (x->child > 0)
     kill (x->child, SIGKILL); /* our unreaped child: the pid is still its */
-  if (x->plan.subreaper)
+  if (x->plan.subreaper || x->pt.dir_fd >= 0)
     release_subreaper (x, res, true);
-  else if (x->child > 0)
+  if (!x->plan.subreaper && x->child > 0)
     waitpid (x->child, NULL, 0);
   x->child = -1;
 }
@@ -551,6 +562,9 @@ finish_foreground (struct exec_ctx *x, struct exec_result *res, hk_err *err)
       return -1;
     }
   res->duration_ms = now_ms () - x->t0;
+  /* The tree's cgroup says whether the command left processes behind. */
+  if (x->pt.dir_fd >= 0)
+    more = exec_tree_populated (&x->pt);
   release_subreaper (x, res, res->timed_out || (x->o->timeout_ms && more));
   console_relay_end (&x->relay);
   drain_pending (x, res);
@@ -604,6 +618,7 @@ ctx_free (struct exec_ctx *x)
                  &p->ctl[1], &p->errp[0], &p->errp[1],      &p->out[0],      &p->out[1],
                  &p->err[0], &p->err[1],  &x->sigfd,        &p->console_fd,  &x->console_hako };
   console_relay_end (&x->relay); /* the caller's terminal back as it was */
+  exec_tree_close (&x->pt);
   for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
     close_fd (fds[i]);
   if (x->cmd_pidfd != x->child_pidfd)
@@ -627,6 +642,29 @@ ctx_free (struct exec_ctx *x)
   free (x->tree);
 }
 
+/* An attached command's tree in a cgroup of its own instead of under a
+ * subreaper (runtime/exec_tree.h), where the sandbox has a cgroup2
+ * directory of hako's own (not an orchestrator's cgroupsPath, whose tools
+ * count the processes of that one directory) and cgroup.kill: the command
+ * is then forked into that cgroup, hako's child, sharing hako's memory
+ * until its execve, as a detached one is.  The watcher runs before the
+ * joiner, so that a client killed at any point takes the tree with it. */
+static int
+plan_tree (struct exec_ctx *x, hk_err *err)
+{
+  struct exec_plan *p = &x->plan;
+  if (!p->subreaper || p->cgroup_v2_fd < 0 || (x->spec && x->spec->linux.cgroups_path))
+    return 0;
+  if (exec_tree_open (&x->pt, p->cgroup_v2_fd, err) < 0)
+    return -1;
+  if (x->pt.dir_fd < 0)
+    return 0;
+  p->cgroup_v2_fd = x->pt.dir_fd; /* the parent's fd is the tree's now */
+  p->subreaper = false;
+  p->tree_cgroupns = true;
+  return exec_tree_watch (&x->pt, err);
+}
+
 int
 exec_run (const struct store *st, const struct exec_opts *o, struct exec_result *res, hk_err *err)
 {
@@ -648,6 +686,7 @@ exec_run (const struct store *st, const struct exec_opts *o, struct exec_result 
               .err = { -1, -1 },
               .stdio = { -1, -1, -1 },
               .console_fd = -1 },
+    .pt = { .parent_fd = -1, .dir_fd = -1, .kill_fd = -1, .done = { -1, -1 }, .watcher = -1 },
   };
   if (o->held && o->detach)
     for (int i = 0; i < 3; i++)
@@ -663,6 +702,8 @@ exec_run (const struct store *st, const struct exec_opts *o, struct exec_result 
     r = open_channels (&x, err);
   if (r == 0 && !o->detach)
     r = catch_signals (&x, err);
+  if (r == 0)
+    r = plan_tree (&x, err);
   if (r == 0 && (r = start_joiner (&x, res, err)) < 0)
     abort_command (&x, res);
   trace_mark ("exec: wait for the command");

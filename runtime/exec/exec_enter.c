@@ -368,6 +368,7 @@ static void __attribute__ ((noreturn)) subreaper_main (const struct exec_plan *p
    * in its /proc/PID/cmdline meanwhile.  Nothing the command uses points
    * into them (main's copy_argv). */
   hide_arguments ();
+  TRACE (p, "subreaper: clone the command");
   /* Our memory, not a copy, as the joiner shares hako's: a fork here cost
    * as much as the rest of the exec's set-up together.  We wait meanwhile
    * (CLONE_VFORK) and nothing of ours runs until its execve or its end. */
@@ -439,10 +440,12 @@ close_other_fds (const struct exec_plan *p)
   fd_close_all_but (3 + p->preserve_fds, keep, sizeof keep / sizeof *keep);
 }
 
-/* The v1 hierarchies: writing "0" to cgroup.procs moves the writer.  Done
- * before any namespace is joined (the paths are the host's) and before the
- * fork, so the command and everything it starts are born in the sandbox's
- * cgroups. */
+/* The v1 hierarchies: writing "0" to a "tasks" file moves the writing
+ * thread, which is the whole joiner (it is a thread group of one), and
+ * unlike a cgroup.procs write waits for no RCU grace period
+ * (runtime/cgroup/cgroup_join.c).  Done before any namespace is joined (the
+ * paths are the host's) and before the fork, so the command and everything
+ * it starts are born in the sandbox's cgroups. */
 static int
 join_cgroups (const struct exec_plan *p, hk_err *err)
 {
@@ -478,7 +481,23 @@ wait_gate (int fd)
 static void __attribute__ ((noreturn)) inside_main (const struct exec_plan *p)
 {
   hk_err err = { 0 };
-  if (p->cgroupns_fd >= 0)
+  TRACE (p, "inside: cgroup namespace");
+  /* A command whose tree has a cgroup of its own (exec_tree.h) sees it as
+   * the root, as the sandbox's process sees the sandbox's: /proc/self/cgroup
+   * says "/" and /sys/fs/cgroup (the sandbox's mount) has the sandbox's
+   * limits, which programs that size themselves read.  And none of the
+   * tree can move itself out of it: a move must be within the writer's
+   * cgroup namespace. */
+  if (p->cgroupns_fd >= 0 && p->tree_cgroupns)
+    {
+      if (unshare (CLONE_NEWCGROUP) < 0)
+        {
+          err_sys (&err, "make the command's cgroup namespace");
+          fail (p, 125, &err);
+        }
+      close (p->cgroupns_fd);
+    }
+  else if (p->cgroupns_fd >= 0)
     {
       if (setns (p->cgroupns_fd, CLONE_NEWCGROUP) < 0)
         {
@@ -682,7 +701,7 @@ static void __attribute__ ((noreturn)) enter_joiner (const struct exec_plan *p)
 }
 
 /* The joiner runs on this stack when it shares hako's memory: it only
- * closes fds, writes cgroup.procs, calls setns and clone3, and sends a
+ * closes fds, writes tasks files, calls setns and clone3, and sends a
  * message (a few hundred bytes of stack, no allocation). */
 static char joiner_stack[64 << 10] __attribute__ ((aligned (16)));
 

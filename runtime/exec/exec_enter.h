@@ -28,9 +28,13 @@ struct exec_plan
   /* Its root when it shares hako's mount namespace (it has none of its own):
    * setns cannot put us there, the joiner chroots into this instead; or -1. */
   int root_fd;
-  char **cgroup_procs; /* v1 cgroup.procs files to join first (host paths), or NULL */
+  char **cgroup_procs; /* v1 "tasks" files to join first (host paths), or NULL */
   int cgroup_v2_fd;    /* the sandbox's cgroup2 directory, when not ours, or -1 */
   int cgroupns_fd;     /* its cgroup namespace (CLONE_NEWCGROUP in ns_flags), or -1 */
+  /* The command's tree has a cgroup of its own (runtime/exec_tree.h): with
+   * cgroupns_fd, the command makes a cgroup namespace rooted there instead
+   * of joining the sandbox's. */
+  bool tree_cgroupns;
   const struct landlock_plan *landlock;
   const struct seccomp_prog *seccomp;
   bool subreaper;            /* attached: a subreaper between hako and the command */

@@ -15,6 +15,7 @@
 #include "runtime/confine/userdb.h"
 #include "runtime/exec/exec.h"
 #include "runtime/exec/exec_enter.h"
+#include "runtime/exec/exec_tree.h"
 #include "runtime/state/store.h"
 
 /* hako's side of one exec. */
@@ -50,6 +51,9 @@ struct exec_ctx
   int console_hako;           /* relay: hako's end of the terminal's socket, or -1 */
   struct console_relay relay; /* relay.master -1: none */
   char *tree;                 /* no mount namespace of its own: where hako built its root */
+  /* An attached command's tree in a cgroup of its own, in place of the
+   * subreaper (runtime/exec_tree.h); pt.dir_fd -1 when it has none. */
+  struct exec_tree pt;
 };
 
 /* Open the sandbox, check it runs, and decide everything the joiner needs:

@@ -264,14 +264,16 @@ plan_cgroup_line (struct exec_ctx *x, const char *text, bool differs, size_t *n,
       return 0;
     }
   x->plan.cgroup_procs = xrealloc (x->plan.cgroup_procs, (*n + 2) * sizeof (char *));
-  x->plan.cgroup_procs[(*n)++] = xasprintf ("%s/cgroup.procs", dir);
+  /* "tasks": the joiner moves itself alone, with no RCU grace period to
+   * wait for (runtime/cgroup/cgroup_join.c). */
+  x->plan.cgroup_procs[(*n)++] = xasprintf ("%s/tasks", dir);
   x->plan.cgroup_procs[*n] = NULL;
   return 0;
 }
 
 /* Join the sandbox's cgroups: in every hierarchy where its process sits
  * elsewhere than we do, the command is born in the sandbox's cgroup (the
- * joiner writes itself into a v1 cgroup.procs before it forks; the cgroup2
+ * joiner writes itself into a v1 tasks file before it forks; the cgroup2
  * directory is entered by clone3), so the command and all it starts are
  * counted and limited with the sandbox.  Read from /proc/PID/cgroup, so it
  * holds whoever made the cgroups; a hierarchy where we already share the

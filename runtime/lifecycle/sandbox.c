@@ -519,6 +519,7 @@ sbx_delete (const struct store *st, const char *id, bool force, hk_err *err)
   struct cg_sandbox cg = { 0 };
   /* As with runc, a forced delete of a sandbox that does not exist
    * succeeds: podman and containerd clean up after a failed create so. */
+  trace_mark ("delete: lock, state");
   if (store_open (st, id, true, &e, err) < 0)
     return force && err->errnum == ENOENT ? 0 : -1;
   int r = 0;
@@ -535,6 +536,7 @@ sbx_delete (const struct store *st, const char *id, bool force, hk_err *err)
         {
           if (s->status != OCI_STATUS_STOPPED)
             end_cause_write (e.dir, s->pid, s->pid_start_time, "deleted");
+          trace_mark ("delete: kill");
           r = kill_and_wait (s, &cg, err);
         }
     }
@@ -547,6 +549,7 @@ sbx_delete (const struct store *st, const char *id, bool force, hk_err *err)
       if (read_pid_record (&e, &fallback.pid, &fallback.pid_start_time) == 0)
         r = kill_and_wait (&fallback, &cg, err);
     }
+  trace_mark ("delete: proxy, hooks");
   if (r == 0)
     {
       proxy_stop (&e);
@@ -563,11 +566,14 @@ sbx_delete (const struct store *st, const char *id, bool force, hk_err *err)
       /* No hako process outlives delete: the monitor and the kept
        * processes' holders, which exit once they have reaped their
        * process, are given a moment, then killed. */
+      trace_mark ("delete: monitor");
       mon_wait_gone (e.dir, 1000, true);
       procs_wait_gone (e.dir, 1000, true);
       cleanup_free char *data = store_data_dir (st, id);
-      r = cg_remove (&cg, err) < 0 || disk_release (st, id, err) < 0 || rm_rf (data, err) < 0
-                  || mntns_release (&e, err) < 0
+      trace_mark ("delete: cgroups");
+      r = cg_remove (&cg, err);
+      trace_mark ("delete: data, state dir");
+      r = r < 0 || disk_release (st, id, err) < 0 || rm_rf (data, err) < 0 || mntns_release (&e, err) < 0
               ? -1
               : store_remove (&e, err);
     }
@@ -580,6 +586,7 @@ sbx_delete (const struct store *st, const char *id, bool force, hk_err *err)
   cg_sandbox_free (&cg);
   oci_state_free (s);
   store_close (&e);
+  trace_mark ("delete: done");
   return r;
 }
 

@@ -102,6 +102,12 @@ int sbx_stop (const struct store *st, const char *id, uint64_t timeout_ms, hk_er
  * sandbox's deadline (sandbox.limits.timeout) killed it. */
 int sbx_run_wait (const struct store *st, struct sbx_fg *fg, bool record, int *status, hk_err *err);
 void sbx_fg_free (struct sbx_fg *fg);
+/* hako reset (runtime/lifecycle/reset.c): stop (SIGKILL at once with timeout_ms 0),
+ * make the writable state new and empty (an image's writable layer, the
+ * host profile's /work), forget the log, and start the sandbox again from
+ * its config: nothing of the last run, process or file, survives.  The old
+ * state is renamed aside, O(1), and removed once the sandbox runs. */
+int sbx_reset (const struct store *st, const char *id, uint64_t timeout_ms, hk_err *err);
 /* Signal the sandbox's process, or with all every process in it. */
 int sbx_kill (const struct store *st, const char *id, int sig, bool all, hk_err *err);
 /* Before `run --rm` deletes it: keep the sandbox's proxy log (allowlist

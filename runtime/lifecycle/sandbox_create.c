@@ -350,7 +350,7 @@ static int
 place_in_cgroups (void *arg, pid_t pid, bool in_v2, hk_err *err)
 {
   struct build *b = arg;
-  return cg_enter (&b->cgroups, pid, in_v2, err);
+  return cg_enter (&b->cgroups, pid, in_v2, true, err);
 }
 
 static int
@@ -414,25 +414,24 @@ make_fifo (struct build *b, int *fifo_fd, hk_err *err)
   return 0;
 }
 
+/* spawn_clone with everything create prepared: the sandbox's cgroups (its
+ * cgroup2 dir for clone3, the v1 ones' tasks files it joins by itself), its
+ * view of them, the hooks before "go". */
 static int
-create_spawn (const struct sbx_create_opts *o, struct build *b, const char *rootfs, int *status, int *console,
-              hk_err *err)
+clone_child (const struct sbx_create_opts *o, struct build *b, const char *rootfs, int fifo_fd,
+             int console_fd, const char *work, const char *tree, hk_err *err)
 {
-  cleanup_close int fifo_fd = -1;
-  if (b->restart && remove_stale (b, err) < 0)
-    return -1;
-  cleanup_close int console_fd = -1;
-  if (open_console (o, &console_fd, console, err) < 0)
-    return -1;
-  if (!o->foreground && make_fifo (b, &fifo_fd, err) < 0)
-    return -1;
-  cleanup_free char *work = workdir_of (o, b);
-  cleanup_free char *tree = mntns_is_host (o->spec) ? mntns_tree_path (&b->entry) : NULL;
-  if (tree && mntns_prepare_tree (&b->entry, err) < 0)
-    return -1;
   cleanup_close int cgroup_fd = cg_open_v2 (&b->cgroups);
-  struct spawn_cgroup cgroup
-      = { .v2_fd = cgroup_fd, .place = place_in_cgroups, .filter = attach_filter, .arg = b };
+  int *v1_tasks = NULL;
+  size_t n_v1_tasks = 0;
+  if (cg_open_self_join (&b->cgroups, &v1_tasks, &n_v1_tasks, err) < 0)
+    return -1;
+  struct spawn_cgroup cgroup = { .v2_fd = cgroup_fd,
+                                 .place = place_in_cgroups,
+                                 .filter = attach_filter,
+                                 .arg = b,
+                                 .v1_tasks = v1_tasks,
+                                 .n_v1_tasks = n_v1_tasks };
   size_t n_view;
   cleanup_free struct mnt_cgroup *view = cgroup_view (&b->cgroups, &n_view);
   struct spawn_cfg cfg = { .spec = o->spec,
@@ -460,7 +459,29 @@ create_spawn (const struct sbx_create_opts *o, struct build *b, const char *root
   struct hook_arg hook_arg = { .o = o, .rootfs = rootfs };
   cfg.before_go = run_create_runtime_hooks;
   cfg.before_go_arg = &hook_arg;
-  if (spawn_clone (&cfg, &b->child, err) < 0)
+  cfg.wait_joined = o->spec->hooks.n[OCI_HOOK_PRESTART] || o->spec->hooks.n[OCI_HOOK_CREATE_RUNTIME];
+  int cloned = spawn_clone (&cfg, &b->child, err);
+  cg_close_self_join (v1_tasks, n_v1_tasks); /* the child's own copies join */
+  return cloned;
+}
+
+static int
+create_spawn (const struct sbx_create_opts *o, struct build *b, const char *rootfs, int *status, int *console,
+              hk_err *err)
+{
+  cleanup_close int fifo_fd = -1;
+  if (b->restart && remove_stale (b, err) < 0)
+    return -1;
+  cleanup_close int console_fd = -1;
+  if (open_console (o, &console_fd, console, err) < 0)
+    return -1;
+  if (!o->foreground && make_fifo (b, &fifo_fd, err) < 0)
+    return -1;
+  cleanup_free char *work = workdir_of (o, b);
+  cleanup_free char *tree = mntns_is_host (o->spec) ? mntns_tree_path (&b->entry) : NULL;
+  if (tree && mntns_prepare_tree (&b->entry, err) < 0)
+    return -1;
+  if (clone_child (o, b, rootfs, fifo_fd, console_fd, work, tree, err) < 0)
     return -1;
   close (console_fd); /* the child's now */
   console_fd = -1;
@@ -586,7 +607,7 @@ start_ports (struct build *b, hk_err *err)
 /* The part of create after the checks: the state dir (kept on a restart),
  * the root, the work dir, the cgroups and the process. */
 /* Whether the root is mounted from a tree hako opens as real root before the
- * user namespace exists (an idmapped rootfs: idmap_open_tree; an image's
+ * sandbox's own process runs (an idmapped rootfs: idmap_open_tree; an image's
  * overlay in a user namespace), so the sandbox's mapped root never looks its
  * path up and the directories above it need not be searchable by it (a
  * bundle under a 0700 /root, podman's 0700 run dir). */
@@ -688,7 +709,7 @@ sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_
    * which does the rest of create and reports back here, unless the caller
    * reaps it: --no-monitor, or a subreaper parent (conmon, containerd's
    * shim, which pass --pid-file and nothing else to say so). */
-  trace_mark ("state dir");
+  trace_mark ("monitor fork");
   bool monitored = !o->foreground && !o->no_monitor && !(o->pid_file && !o->restart && mon_caller_reaps ());
   struct mon_link link = { .pid = -1, .fd = -1 };
   if (monitored)
@@ -697,9 +718,11 @@ sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_
       if (r != 0)
         {
           build_free (&b);
+          trace_mark ("create: wait for the monitor");
           return r < 0 ? -1 : mon_wait (&link, status, err);
         }
     }
+  trace_mark ("state dir");
   if (build_sandbox (st, o, &b, &rootfs, monitored, &console, status, err) < 0)
     {
       build_abort (st, o->id, &b);

@@ -7,7 +7,8 @@
 # nsenter or a direct download where they do the same job — with each
 # tool's ratio to hako, measured in this run, under a description of the
 # machine.  Rows (docs/benchmarks.md says what each measures):
-#   run.sh       run /bin/true; create+start+delete; create+delete with
+#   run.sh       run /bin/true (runc spec's bundle; hako's default profile
+#                beside bwrap --unshare-all); create+start+delete; create+delete with
 #                --disk none, the default disk limit and --disk 1g; peak RSS
 #                of `run`
 #   exec.sh      exec true; peak RSS of `exec`; a detached (kept) exec to
@@ -26,6 +27,9 @@
 #   session.sh   run -d to the first exec; an idle session's PSS; put/get
 #   phases.sh    (after the table) where run's and exec's time goes, from
 #                hako's phase trace (HAKO_TRACE=1)
+#   tails.sh     (after that) p50, p90, p99 and max of run, create+start,
+#                ready to first command and exec, at 1, 8 and 32 at once,
+#                beside crun and bwrap, with the phase that holds hako's p99
 #   python.sh    the Python SDK beside the CLI calls it makes (docs/python.md)
 # A tool that is not installed shows "n/a (not installed)"; a piece that
 # fails shows "failed" in its rows and the suite goes on (exit status 1 at
@@ -49,12 +53,15 @@
 #   PAR_JOBS    8                concurrent workers of parallel.sh
 #   PAR_PER     10   (QUICK 3)   sandboxes per worker
 #   PHASE_RUNS  30   (QUICK 10)  traced runs (and execs) of phases.sh
+#   TAIL_SAMPLES 200 (QUICK 40)  samples of each tails.sh row at each concurrency
+#   TAIL_CONCS  "1 8 32"         the concurrencies of tails.sh
 #   SESSION_RUNS 5   (QUICK 2)   runs of each session.sh figure
 #   SESSION_MB  200  (QUICK 50)  the large put/get file
 #   POOL_SANDBOXES 100 (QUICK 20), POOL_COMMANDS 10 (QUICK 3)  python.sh's pool
 #   POOL_TIMEOUT 900 (QUICK 120)  seconds before the pool names its unfinished sandboxes and fails
+#   POOL_ACQUIRES 200 (QUICK 64)  acquires of the warm-pool row (32 acquirers)
 #   PIECE_TIMEOUT 1800 (QUICK 300)  seconds before a piece counts as hung
-#   BENCH_ONLY  a subset of "run exec images snapshot fork proxy ports parallel session phases python"
+#   BENCH_ONLY  a subset of "run exec images snapshot fork proxy ports parallel session phases tails python"
 #   BENCH_LOG   where the pieces' output goes (default a file under /tmp,
 #               kept only when a piece failed)
 # Needs root, hyperfine, jq, bc, curl (else busybox wget), a C compiler, and
@@ -74,19 +81,21 @@ if [ "${QUICK:-0}" = 1 ]; then
   : "${SNAP_SIZES:=10 50}" "${SNAP_RUNS:=2}" "${FORK_SIZES:=10 100}" "${FORK_RUNS:=2}" "${PROXY_SIZE:=134217728}"
   : "${PAR_PER:=3}" "${PROXY_LAT_N:=200}" "${PHASE_RUNS:=10}" "${SESSION_RUNS:=2}" "${SESSION_MB:=50}"
   : "${POOL_SANDBOXES:=20}" "${POOL_COMMANDS:=3}" "${POOL_TIMEOUT:=120}" "${PIECE_TIMEOUT:=300}"
+  : "${TAIL_SAMPLES:=40}" "${POOL_ACQUIRES:=64}"
 else
   : "${RUN_RUNS:=30}" "${EXEC_RUNS:=200}" "${WARMUP:=3}" "${RSS_RUNS:=5}" "${IMAGE_RUNS:=3}"
   : "${SNAP_SIZES:=10 200}" "${SNAP_RUNS:=5}" "${FORK_SIZES:=10 1024}" "${FORK_RUNS:=5}" "${PROXY_SIZE:=1073741824}"
   : "${POOL_SANDBOXES:=100}" "${POOL_COMMANDS:=10}" "${POOL_TIMEOUT:=900}" "${PIECE_TIMEOUT:=1800}"
 fi
 : "${PAR_JOBS:=8}" "${PAR_PER:=10}" "${PROXY_LAT_N:=1000}" "${PHASE_RUNS:=30}" "${SESSION_RUNS:=5}" "${SESSION_MB:=200}"
-: "${BENCH_ONLY:=run exec images snapshot fork proxy ports parallel session phases python}"
+: "${TAIL_SAMPLES:=200}" "${TAIL_CONCS:=1 8 32}" "${POOL_ACQUIRES:=200}"
+: "${BENCH_ONLY:=run exec images snapshot fork proxy ports parallel session phases tails python}"
 keep_log=${BENCH_LOG:+true}
 BENCH_LOG=${BENCH_LOG:-$(mktemp "${TMPDIR:-/tmp}"/hako-bench-all.XXXXXX.log)}
 lines=$(mktemp "${TMPDIR:-/tmp}"/hako-bench-lines.XXXXXX)
 rows=$(mktemp "${TMPDIR:-/tmp}"/hako-bench-rows.XXXXXX)
 last_words=$(mktemp "${TMPDIR:-/tmp}"/hako-bench-failed.XXXXXX)
-trap 'rm -f "$lines" "$rows" "$last_words" "${phases_md:-}"' EXIT
+trap 'rm -f "$lines" "$rows" "$last_words" "${phases_md:-}" "${tails_md:-}"' EXIT
 : > "$BENCH_LOG"
 
 # ---- the machine -------------------------------------------------------------
@@ -170,8 +179,23 @@ case " $BENCH_ONLY " in
     fi
     ;;
 esac
+# The tails: their own markdown too, after the table and the breakdown.
+tails_md=$(mktemp "${TMPDIR:-/tmp}"/hako-bench-tails.XXXXXX)
+case " $BENCH_ONLY " in
+  *" tails "*)
+    printf '== tails.sh ... ' >&2
+    t0=$SECONDS
+    if bash "$here/../watchdog.sh" -o "$BENCH_LOG" "$PIECE_TIMEOUT" /dev/null \
+      env HAKO="$HAKO" SAMPLES="$TAIL_SAMPLES" CONCS="$TAIL_CONCS" bash "$here/tails.sh" < /dev/null > "$tails_md" 2>> "$BENCH_LOG"; then
+      printf '%s s\n' "$((SECONDS - t0))" >&2
+    else
+      failed_pieces="$failed_pieces tails"
+      printf 'failed (see %s)\n' "$BENCH_LOG" >&2
+    fi
+    ;;
+esac
 piece python RUNS="$EXEC_RUNS" WARMUP="$WARMUP" POOL_SANDBOXES="$POOL_SANDBOXES" POOL_COMMANDS="$POOL_COMMANDS" \
-  POOL_TIMEOUT="$POOL_TIMEOUT"
+  POOL_TIMEOUT="$POOL_TIMEOUT" POOL_ACQUIRES="$POOL_ACQUIRES"
 elapsed=$(($(date +%s) - started))
 
 # ---- the table -----------------------------------------------------------------
@@ -179,6 +203,7 @@ elapsed=$(($(date +%s) - started))
 # The rows, in order: KEY|LABEL|TOOLS (hako first: the others' ratios are to it).
 {
   echo "run|run /bin/true|hako crun runc bwrap unshare"
+  echo "run-default|run /bin/true, hako's default profile; bwrap --unshare-all with a user namespace|hako bwrap"
   echo "lifecycle|create+start+delete|hako crun runc"
   echo "disk-create|create+delete, host profile; --disk none, default limit, --disk 1g|hako hako-default hako-disk"
   echo "exec|exec true|hako crun runc nsenter"
@@ -213,6 +238,8 @@ elapsed=$(($(date +%s) - started))
   echo "py-lifecycle|Python create+run+kill vs run -d, exec, delete|hako sdk"
   echo "py-pool|Python $POOL_SANDBOXES sandboxes x $POOL_COMMANDS commands, one loop|sdk"
   echo "py-pool-rss|Python peak RSS of that loop|sdk"
+  echo "py-acquire-p50|Python pool acquire at steady state, p50|sdk"
+  echo "py-acquire-p99|Python pool acquire at steady state, p99|sdk"
 } > "$rows"
 
 echo "## hako benchmarks"
@@ -232,7 +259,7 @@ echo "| measurement | tool | median | ÷ hako | note |"
 echo "|---|---|---:|---:|---|"
 awk -F'|' -v only=" $BENCH_ONLY " -v failed=" $failed_pieces " -v logf="$BENCH_LOG" -v nohf="$nohf" '
   function piece_of(key) {
-    if (key ~ /^(run|lifecycle|rss-run|disk-create)$/) return "run"
+    if (key ~ /^(run|run-default|lifecycle|rss-run|disk-create)$/) return "run"
     if (key ~ /^(exec|rss-exec|exec-detach)$/) return "exec"
     if (key ~ /^(import|create-)/) return "images"
     if (key ~ /^snapshot-/) return "snapshot"
@@ -300,6 +327,11 @@ if [ -s "$phases_md" ]; then
   echo
   echo "### Where the time goes (hako's phase trace)"
   cat "$phases_md"
+fi
+if [ -s "$tails_md" ]; then
+  echo
+  echo "### Tails: p50, p90, p99 and max, alone and at once"
+  cat "$tails_md"
 fi
 if [ -n "$failed_pieces" ]; then
   echo "all.sh: the failed pieces' last words (each at most 25 lines):" >&2

@@ -17,7 +17,8 @@
 #      proxy; every one must arrive whole.
 #
 # Client: curl when installed (it honours NO_PROXY=127.0.0.1, so the proxy
-# is named explicitly), else busybox wget.  Environment: HAKO (the binary;
+# is named explicitly), else busybox wget.  PIN (below): where the server,
+# the client and the proxy run.  Environment: HAKO (the binary;
 # default ../../hako from here), SIZE, CONNS (0 skips part 2), PORT (default
 # 18931), BENCH_FORMAT=lines (human output to stderr; stdout gets
 # `BENCH ROW TOOL VALUE UNIT` lines: rows proxy-http and proxy-connect
@@ -43,8 +44,25 @@ cleanup () {
 }
 trap cleanup EXIT INT TERM
 
+# PIN=1: the proxy on a CPU of its own, away from the server and the
+# client, as far as the CPUs go — with 3 or more, the server on CPU 0, the
+# client on 1, the proxy on 2; with 2, the server and the client share CPU
+# 0 and the proxy has CPU 1 — and the direct download pinned as its client
+# and server are, so the ratio is the relay's cost, not the scheduler's
+# luck on a machine shared three ways.  The default: pinned with 3 CPUs or
+# more; with 2 not (a client and server sharing one CPU move loopback bytes
+# faster than on two, which flatters direct), PIN=1 forces it.
+ncpu=$(nproc)
+PIN=${PIN:-$([ "$ncpu" -ge 3 ] && echo 1 || echo 0)}
+command -v taskset > /dev/null || PIN=0
+[ "$ncpu" -ge 2 ] || PIN=0
+on_server="" on_client="" proxy_cpu=""
+if [ "$PIN" = 1 ]; then
+  if [ "$ncpu" -ge 3 ]; then on_server="taskset -c 0" on_client="taskset -c 1" proxy_cpu=2
+  else on_server="taskset -c 0" on_client="taskset -c 0" proxy_cpu=1; fi
+fi
 cc -D_GNU_SOURCE -O2 -o "$tmp/http-serve" "$here/../fixtures/http-serve.c" || exit 1
-"$tmp/http-serve" "$PORT" &
+$on_server "$tmp/http-serve" "$PORT" &
 server=$!
 sleep 0.3
 url="http://127.0.0.1:$PORT/bytes/$SIZE"
@@ -71,13 +89,16 @@ times=""
 i=0
 while [ "$i" -lt "$REPEAT" ]; do
   i=$((i + 1))
-  t0=$(ms); $get_direct >/dev/null || { echo "direct download failed"; exit 1; }; t1=$(ms)
+  t0=$(ms); $on_client $get_direct >/dev/null || { echo "direct download failed"; exit 1; }; t1=$(ms)
   times="$times $((t1 - t0))"
 done
 direct=$(printf '%s\n' $times | median)
 
 $H run -d --allow "127.0.0.1:$PORT" bench-proxy -- sleep 600 || exit 1
-inside () { $H exec bench-proxy -- sh -c "$1"; }
+if [ -n "$proxy_cpu" ]; then
+  taskset -p -c "$proxy_cpu" "$(cut -d' ' -f1 "$tmp/state/bench-proxy/proxy.pid")" > /dev/null || exit 1
+fi
+inside () { $on_client $H exec bench-proxy -- sh -c "$1"; }
 # timed_inside CMD: REPEAT downloads inside, one time in ms per line.
 timed_inside () {
   inside "for i in \$(seq $REPEAT); do s=\$(date +%s%N); $1 >/dev/null || exit 1; e=\$(date +%s%N); echo \$(( (e - s) / 1000000 )); done"
@@ -91,12 +112,14 @@ tunnel=""
 mib=$((SIZE / 1048576))
 rate () { awk -v m="$mib" -v t="$1" 'BEGIN { printf "%.0f MiB/s (%d ms)", m / (t / 1000), t }'; }
 ratio () { awk -v d="$direct" -v t="$1" 'BEGIN { printf "%.0f%%", 100 * d / t }'; }
-echo "client: $client, $mib MiB from 127.0.0.1:$PORT, median of $REPEAT"
+pinned=""
+[ -n "$proxy_cpu" ] && pinned=", proxy pinned to CPU $proxy_cpu"
+echo "client: $client, $mib MiB from 127.0.0.1:$PORT, median of $REPEAT$pinned"
 echo "direct:          $(rate "$direct")"
 echo "proxy (HTTP):    $(rate "$proxy"), $(ratio "$proxy") of direct"
 [ -n "$tunnel" ] && echo "proxy (CONNECT): $(rate "$tunnel"), $(ratio "$tunnel") of direct"
 # emit ROW TOOL MS
-emit () { awk -v r="$1" -v n="$2" -v m="$mib" -v t="$3" -v c="$client" \
+emit () { awk -v r="$1" -v n="$2" -v m="$mib" -v t="$3" -v c="$client$pinned" \
             'BEGIN { printf "BENCH %s %s %.1f MiB/s %d MiB, %s\n", r, n, m / (t / 1000), m, c }' >&3; }
 emit proxy-http direct "$direct"
 emit proxy-http hako "$proxy"

@@ -9,6 +9,11 @@
 #   py-pool       100 sandboxes x 10 commands from one AsyncSandbox loop
 #                 (POOL_SANDBOXES, POOL_COMMANDS): total time, and
 #   py-pool-rss   the peak RSS of that Python process (ru_maxrss)
+#   py-acquire-p50, py-acquire-p99
+#                 AsyncSandboxPool.acquire() at steady state: POOL_ACQUIRERS
+#                 (32) tasks at once, a pool of POOL_SIZE (32), POOL_ACQUIRES
+#                 (200) acquires in all, each followed by one command, a
+#                 release (delete) and POOL_HOLD (2) s of think time
 # Environment: HAKO, RUNS (default 100), LIFE_RUNS (default 10), WARMUP
 # (default 3), POOL_TIMEOUT (default 240: seconds each Python part may take
 # before it names its unfinished steps and hako calls, and fails), PYTHON3 (default: a python3 that imports hako's deps, i.e. any),
@@ -24,6 +29,10 @@ WARMUP=${WARMUP:-3}
 POOL_SANDBOXES=${POOL_SANDBOXES:-100}
 POOL_COMMANDS=${POOL_COMMANDS:-10}
 POOL_TIMEOUT=${POOL_TIMEOUT:-240}
+POOL_SIZE=${POOL_SIZE:-32}
+POOL_ACQUIRERS=${POOL_ACQUIRERS:-32}
+POOL_ACQUIRES=${POOL_ACQUIRES:-200}
+POOL_HOLD=${POOL_HOLD:-2}
 PYTHON3=${PYTHON3:-python3}
 if [ "${BENCH_FORMAT:-}" = lines ]; then exec 3>&1 1>&2; else exec 3> /dev/null; fi
 emit () { printf 'BENCH %s\n' "$*" >&3; }
@@ -140,6 +149,44 @@ asyncio.run(main())
 total = time.perf_counter() - t0
 print(f"py-pool sdk {total * 1000:.0f} ms {n} sandboxes x {m} commands")
 print(f"py-pool-rss sdk {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.1f} MiB the Python process")
+PY
+# The warm pool at steady state: ACQUIRERS tasks at once on one loop, each
+# acquire (timed), one command, release (a delete, in the background), then
+# HOLD seconds of think time, so that the pool keeps up (the hand-out
+# itself is what is timed, not a wait for a create); "found empty" counts
+# the acquires that had to wait all the same.
+"$PYTHON3" - "$HAKO" "$work/hako" "$work/data" "$POOL_SIZE" "$POOL_ACQUIRERS" "$POOL_ACQUIRES" "$POOL_HOLD" \
+  "$POOL_TIMEOUT" <<'PY' >> "$work/py.lines"
+import asyncio, sys, time
+import hako
+exe, root, data = sys.argv[1:4]
+size, acquirers, n = map(int, sys.argv[4:7])
+hold, limit = float(sys.argv[7]), float(sys.argv[8])
+kw = dict(hako=exe, root=root, data_root=data)
+async def main():
+    async with hako.AsyncSandboxPool(size=size, timeout=None, **kw) as pool:
+        await pool.wait_ready(limit)
+        times, empty, left, bg = [], 0, [n], set()
+        async def acquirer():
+            nonlocal empty
+            while left[0] > 0:
+                left[0] -= 1
+                empty += pool.ready == 0
+                t0 = time.perf_counter()
+                sb = await pool.acquire(timeout=limit)
+                times.append(time.perf_counter() - t0)
+                await sb.commands.run("true")
+                task = asyncio.ensure_future(pool.release(sb))
+                bg.add(task)
+                task.add_done_callback(bg.discard)
+                await asyncio.sleep(hold)
+        await asyncio.wait_for(asyncio.gather(*(acquirer() for _ in range(acquirers))), limit)
+        await asyncio.gather(*bg)
+    times.sort()
+    note = f"{acquirers} acquirers, pool of {size}; {len(times)} acquires, {empty} found it empty"
+    print(f"py-acquire-p50 sdk {times[len(times) // 2] * 1000:.3f} ms {note}")
+    print(f"py-acquire-p99 sdk {times[min(len(times) - 1, int(len(times) * 0.99))] * 1000:.3f} ms {note}")
+asyncio.run(main())
 PY
 while read -r line; do emit "$line"; echo "$line"; done < "$work/py.lines"
 exit 0

@@ -11,7 +11,13 @@
 #   unshare  unshare -Umpniuf --map-root-user /bin/true (the host's /bin/true:
 #            namespaces alone, the floor; not in the rows below)
 # — every one with new pid, net, ipc, uts, mount and cgroup namespaces — and
-# prints each median and its ratio to hako's.  A runtime that is not installed
+# prints each median and its ratio to hako's.  Then the row of the same work
+# as hako's own default profile (run-default):
+#   hako     run --rm of a bundle from `hako spec` (user namespace, idmapped
+#            rootfs, Landlock, seccomp, memory and pids limits)
+#   bwrap    bwrap --unshare-all --unshare-user --uid 0 --gid 0 --bind ROOTFS /
+#            --proc /proc --dev /dev /bin/true (the same namespaces, user
+#            namespace included; no cgroups, seccomp or Landlock)  A runtime that is not installed
 # is reported as skipped; one that fails is reported as failed (with its
 # error) and the others are still measured.
 #
@@ -35,7 +41,8 @@
 # they are removed with the rest of the temporary directory), BENCH_FORMAT
 # (`lines`: the human output goes to stderr, and stdout gets one line
 # `BENCH ROW TOOL VALUE UNIT [NOTE]` per figure, VALUE `-` with the reason as
-# NOTE when there is none; rows: run, lifecycle, rss-run, disk-create).
+# NOTE when there is none; rows: run, run-default, lifecycle, rss-run,
+# disk-create).
 #
 # Debian 12's crun 1.8.1 refuses a hybrid cgroup layout ("cgroups in hybrid
 # mode not supported").  When crun fails on its own and /sys/fs/cgroup/unified
@@ -74,6 +81,8 @@ die () { say "bench: $*" >&2; exit 1; }
 command -v hyperfine > /dev/null || die "hyperfine not found: apt-get install hyperfine"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}"/hako-bench.XXXXXX) || die "mktemp failed"
+# A user namespace's root (the default profile's) passes through here.
+chmod 711 "$tmp"
 bundle=$tmp/bundle
 # Every runtime keeps its state on a tmpfs, as under its default root (/run):
 # a disk-backed state dir would time the disk, not the runtime.
@@ -156,12 +165,19 @@ record () {
   name=$1 status=$2 median=$3
   shift 3
   say "$name $status $median $*" >> "$results"
+  # hako-default and bwrap-all are the row of hako's default profile, as
+  # hako and bwrap.
+  case $name in
+    hako-default) r="run-default hako" ;;
+    bwrap-all) r="run-default bwrap" ;;
+    *) r="run $name" ;;
+  esac
   if [ "$status" = ok ]; then
-    emit "run $name $(awk -v m="$median" 'BEGIN { printf "%.3f", m * 1000 }') ms $*"
+    emit "$r $(awk -v m="$median" 'BEGIN { printf "%.3f", m * 1000 }') ms $*"
   elif [ "$status" = skipped ]; then
-    emit "run $name - - n/a $*"
+    emit "$r - - n/a $*"
   else
-    emit "run $name - - $status: $*"
+    emit "$r - - $status: $*"
   fi
 }
 
@@ -264,6 +280,29 @@ elif trial unshare unshare -Umpniuf --map-root-user /bin/true; then
   measure unshare "unshare -Umpniuf --map-root-user /bin/true"
 fi
 
+# The same work as hako's own default profile (`hako spec`: a user
+# namespace with an idmapped rootfs, Landlock, seccomp, cgroups with a
+# memory and a pids limit), beside bwrap making the same namespaces
+# (--unshare-all and a user namespace, root in it), which has no cgroups,
+# seccomp or Landlock.
+note=""
+if [ -n "$HAKO" ] && [ -x "$HAKO" ]; then
+  if HAKO=$HAKO "$here/../fixtures/make-bundle.sh" "$tmp/hbundle" hako /bin/true > /dev/null 2>&1; then
+    rt="'$HAKO' --root '$hako_root' --data-root '$hako_data'"
+    trial hako-default sh -c "$rt run --rm --bundle '$tmp/hbundle' trial-hd" &&
+      measure hako-default "$rt run --rm --bundle '$tmp/hbundle' bench-hd"
+  else
+    record hako-default failed - "hako spec could not make the default profile's bundle"
+  fi
+fi
+if ! command -v bwrap > /dev/null; then
+  record bwrap-all skipped - "(not installed)"
+else
+  bw="bwrap --unshare-all --unshare-user --uid 0 --gid 0"
+  bw="$bw --bind '$bundle/rootfs' / --proc /proc --dev /dev /bin/true"
+  trial bwrap-all sh -c "$bw" && measure bwrap-all "$bw"
+fi
+
 # ---- the table -------------------------------------------------------------
 
 say ""
@@ -287,7 +326,7 @@ say "(ratio: the runtime's median over hako's; above 1 means hako is faster)"
 awk '$2 != "ok" { n = ""; for (i = 4; i <= NF; i++) n = n " " $i
                   print $1 "\t" $2 n }' "$results" > "$tmp/missing"
 while IFS='	' read -r name why; do
-  [ "$name" = unshare ] && continue
+  case $name in unshare | hako-default | bwrap-all) continue ;; esac
   [ "$name" = bwrap ] || emit "lifecycle $name - - $why"
   emit "rss-run $name - - $why"
 done < "$tmp/missing"

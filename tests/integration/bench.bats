@@ -30,7 +30,7 @@ cell () {
   command -v cc > /dev/null || skip "no C compiler (proxy.sh builds its HTTP server)"
   run env TMPDIR="$TEST_ROOT" HAKO="$HAKO" QUICK=1 RUN_RUNS=2 EXEC_RUNS=2 WARMUP=0 RSS_RUNS=1 \
     IMAGE_RUNS=1 CREATE_RUNS=2 LAYER1=usr/share/common-licenses LAYER2=usr/share/base-files \
-    SNAP_SIZES="1 2" SNAP_RUNS=2 FORK_SIZES="1 2" FORK_RUNS=2 PROXY_SIZE=4194304 PROXY_LAT_N=20 PAR_JOBS=2 PAR_PER=1 PHASE_RUNS=2 SESSION_RUNS=1 SESSION_MB=2 \
+    SNAP_SIZES="1 2" SNAP_RUNS=2 FORK_SIZES="1 2" FORK_RUNS=2 PROXY_SIZE=4194304 PROXY_LAT_N=20 PAR_JOBS=2 PAR_PER=1 PHASE_RUNS=2 SESSION_RUNS=1 SESSION_MB=2 TAIL_SAMPLES=2 TAIL_CONCS="1 2" POOL_ACQUIRES=8 \
     bash "$BATS_TEST_DIRNAME/../bench/all.sh"
   echo "$output"
   [ "$status" -eq 0 ]
@@ -63,6 +63,7 @@ cell () {
     done
   done <<'ROWS'
 run /bin/true:hako crun runc bwrap unshare
+run /bin/true, hako's default profile; bwrap --unshare-all with a user namespace:hako bwrap
 create+start+delete:hako crun runc
 create+delete, host profile; --disk none, default limit, --disk 1g:hako hako-default hako-disk
 exec true:hako crun runc nsenter
@@ -98,6 +99,23 @@ ROWS
   # The breakdown from the phase trace, for run and for exec.
   echo "$output" | grep -q '^| clone | [0-9.]* |$' || { echo "no clone phase in run's breakdown" >&2; return 1; }
   echo "$output" | grep -q '^| joiner: setns | [0-9.]* |$' || { echo "no setns phase in exec's breakdown" >&2; return 1; }
+  # The tails: every row at each concurrency, hako's with figures and the
+  # phase of its p99.
+  local m
+  for m in "run /bin/true" "create+start" "ready to first command (run -d, exec true)" "exec true"; do
+    for c in 1 2; do
+      echo "$output" | grep -qF "| $m | $c | hako | " || { echo "no tail row: $m at $c" >&2; return 1; }
+      echo "$output" | grep -F "| $m | $c | hako | " | grep -qE '\| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+x \| p99.s phase: .+ \|$' ||
+        { echo "no figures in the tail row: $m at $c" >&2; return 1; }
+      echo "$output" | grep -qF "| $m | $c | crun | " || { echo "no crun tail row: $m at $c" >&2; return 1; }
+    done
+  done
+  echo "$output" | grep -qE '^\| Python commands.run\("true"\) \| 2 \| sdk \| [0-9.]+ \|' || { echo "no SDK tail row" >&2; return 1; }
+  # The warm pool's hand-out, p50 and p99.
+  for p in p50 p99; do
+    c=$(cell "Python pool acquire at steady state, $p" sdk) || { echo "no pool acquire $p row" >&2; return 1; }
+    [[ $c =~ ^[0-9.]+\ (ms|s)\| ]] || { echo "no figure: pool acquire $p: $c" >&2; return 1; }
+  done
   # Every piece removed its temporary directory.
   local left
   left=$(compgen -G "$TEST_ROOT/hako-*" || true)

@@ -84,6 +84,25 @@ host_cgroup_mode () {
   fi
 }
 
+@test "doctor: cgroup moves: favordynmods as the cgroup mounts say, and where to remount when it is not set" {
+  run $H doctor --format json
+  [ "$status" -eq 0 ]
+  echo "$output" | jq .checks.cgroup_moves
+  set=false
+  # mountinfo: after the " - " field, the type and the super options.
+  awk '{ for (i = 7; i < NF; i++) if ($i == "-") { if ($(i + 1) ~ /^cgroup2?$/) print $(i + 3); break } }' \
+    /proc/self/mountinfo | tr , '\n' | grep -qx favordynmods && set=true
+  [ "$(echo "$output" | jq .checks.cgroup_moves.favordynmods)" = "$set" ]
+  [ "$(echo "$output" | jq .checks.cgroup_moves.available)" = "$set" ]
+  if [ "$set" = false ]; then
+    remount=$(echo "$output" | jq -r .checks.cgroup_moves.remount)
+    [ "$(stat -f -c %T "$remount")" = cgroup2fs ] || [ "$(stat -f -c %T "$remount")" = cgroupfs ]
+    echo "$output" | jq -e '.checks.cgroup_moves.detail | test("remount,favordynmods")' > /dev/null
+  fi
+  # Either way, what it costs the host.
+  echo "$output" | jq -e '.checks.cgroup_moves.detail | test("fork, exit and exec")' > /dev/null
+}
+
 @test "doctor: user namespaces as root and as an ordinary user agree with unshare(1)" {
   run $H doctor --format json
   [ "$status" -eq 0 ]

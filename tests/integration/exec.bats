@@ -19,6 +19,11 @@ start_box () {
 
 box_pid () { $H state "$1" | jq -r .pid; }
 
+# tree_of PID: the exec cgroup (hako-exec-...) a process of an attached
+# exec's tree is in, as the host sees it; empty when the exec has none and
+# a subreaper holds its tree (a host without cgroup2: runtime/exec_tree.h).
+tree_of () { grep -o 'hako-exec-[0-9a-f-]*' "/proc/$1/cgroup" || true; }
+
 # box_procs ID: "PID PPID CMDLINE " of every process in the sandbox's pid
 # namespace, as the host sees them (the command line ends with a space, so
 # "sleep 100 " does not match the sandbox's own "sleep 1000 ").
@@ -277,10 +282,18 @@ box_procs () {
   start_box hide
   $H exec --timeout 20s hide sleep 702 & runner=$!
   for i in $(seq 50); do box_procs hide | grep -q "sleep 702" && break; sleep 0.1; done
+  cmd=$(box_procs hide | awk '/sleep 702 / { print $1 }')
+  tree=$(tree_of "$cmd")
   run $H exec hide sh -c 'for p in /proc/[0-9]*; do tr "\0" " " < $p/cmdline; echo; readlink $p/exe; done'
   kill -TERM $runner
   wait $runner || true
-  [[ "$output" == *"hako-exec"* ]]
+  # With a cgroup of its own, the tree has no helper in the sandbox at all
+  # (runtime/exec_tree.h); else its subreaper is there, hako-exec.
+  if [ -n "$tree" ]; then
+    [[ "$output" != *"hako-exec"* ]]
+  else
+    [[ "$output" == *"hako-exec"* ]]
+  fi
   [[ "$output" != *"$STATE"* ]]
   [[ "$output" != *"$HAKO"* ]]
 }
@@ -310,13 +323,24 @@ box_procs () {
       ls $p/fd > /dev/null 2>&1 && echo "read: fd"
       head -c 1 $p/mem > /dev/null 2>&1 && echo "read: mem"
     done'
+  cmd=$(box_procs pt | awk '/sleep 703 / { print $1 }')
+  tree=$(tree_of "$cmd")
+  parent=$(awk '{ print $4 }' "/proc/$cmd/stat")
   kill -TERM $runner
   wait $runner || true
   echo "$output"
-  # The probe ran with CAP_SYS_PTRACE (bit 19) and found the helper.
+  # The probe ran with CAP_SYS_PTRACE (bit 19) and found the helper, or
+  # (a tree with a cgroup of its own) no helper there is to find: the
+  # command's parent is the hako exec client itself, outside the sandbox's
+  # pid namespace.
   caps=$(echo "$output" | awk '/CapEff/ {print $2}')
   [ $(( 0x$caps >> 19 & 1 )) = 1 ]
-  [[ "$output" == *"helper "* ]]
+  if [ -n "$tree" ]; then
+    [[ "$output" != *"helper "* ]]
+    [ "$parent" = "$runner" ]
+  else
+    [[ "$output" == *"helper "* ]]
+  fi
   [[ "$output" != *"read: "* ]]
 }
 
@@ -493,4 +517,40 @@ box_procs () {
   else
     [[ "$output" == *"hk_no_alloc"* ]]
   fi
+}
+
+@test "exec: an attached command's tree has a cgroup of its own below the sandbox's; ps lists it; it goes with the exec, or with the sandbox" {
+  b=$(new_bundle tr)
+  edit_config "$b" '.linux.namespaces |= (map(select(.type != "cgroup")) + [{"type": "cgroup"}])'
+  start_box tr "$b"
+  pid=$(box_pid tr)
+  v2=$(awk -F: '$1 == "0" { print $3 }' "/proc/$pid/cgroup")
+  [ -n "$v2" ] || skip "no cgroup2 hierarchy: a subreaper holds the tree"
+  dir=$(stat -f -c %T /sys/fs/cgroup/unified > /dev/null 2>&1 && echo /sys/fs/cgroup/unified || echo /sys/fs/cgroup)$v2
+  # Seen from inside, the tree's cgroup is the root of a namespace of its own.
+  run $H exec tr sh -c 'cat /proc/self/cgroup'
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -qx '0::/'
+  $H exec tr sh -c 'echo ready; sleep 1601' > "$TEST_ROOT/out" 2>&1 & runner=$!
+  for i in $(seq 100); do box_procs tr | grep -q "sleep 1601 " && break; sleep 0.1; done
+  cmd=$(box_procs tr | awk '/sleep 1601 / { print $1 }')
+  tree=$(tree_of "$cmd")
+  [ -n "$tree" ]
+  [ -d "$dir/$tree" ]
+  # hako ps counts the tree's processes as the sandbox's.
+  $H ps --format json tr | jq -e --argjson c "$cmd" 'index($c) != null'
+  kill -TERM $runner
+  wait $runner || true
+  # The exec over, its cgroup is gone.
+  wait_for 10 test ! -d "$dir/$tree"
+  # An untimed command's background job keeps its cgroup while it runs; the
+  # sandbox's delete takes both.
+  $H exec tr sh -c 'setsid sleep 1602 > /dev/null 2>&1 < /dev/null &'
+  job=$(box_procs tr | awk '/sleep 1602 / { print $1 }')
+  left=$(tree_of "$job")
+  [ -n "$left" ]
+  [ -d "$dir/$left" ]
+  $H delete --force tr
+  [ ! -d "$dir" ]
+  pid_gone "$job"
 }

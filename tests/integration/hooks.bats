@@ -4,6 +4,7 @@
 # nothing, failures of poststart/poststop are only warnings.
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 setup_file () { hako_setup_file; }
 setup () { hako_setup; }
@@ -126,4 +127,41 @@ sandbox_hook () {
   [ "$($H exec un cat /tmp/cc.id)" = 0 ]
   [ "$($H exec un cat /tmp/cc.json | jq -r .id)" = un ]
   $H delete --force un
+}
+
+@test "hooks: prestart and createRuntime see the sandbox's process already in its cgroups (a device hook writes there)" {
+  b=$(new_bundle hc)
+  set_args "$b" sleep 30
+  # Each hook copies the process's /proc/PID/cgroup (the pid from its state).
+  for k in prestart createRuntime; do
+    printf '#!/bin/sh\ncat /proc/$(jq -r .pid)/cgroup > %s/%s.cgroup\n' "$TEST_ROOT" "$k" > "$TEST_ROOT/hook-$k"
+    chmod 755 "$TEST_ROOT/hook-$k"
+  done
+  edit_config "$b" ".hooks = {\"prestart\": [{\"path\": \"$TEST_ROOT/hook-prestart\"}],
+    \"createRuntime\": [{\"path\": \"$TEST_ROOT/hook-createRuntime\"}]}"
+  $H create --bundle "$b" hc
+  pid=$($H state hc | jq -r .pid)
+  cat "$TEST_ROOT/prestart.cgroup"
+  # Every hierarchy as the process has it for good: memory and pids are
+  # hako's own cgroups for it (hako-HASH/hc), in the v1 hierarchies too.
+  grep -q ":memory:/.*/hc$" "$TEST_ROOT/prestart.cgroup" || grep -q "^0::/.*/hc$" "$TEST_ROOT/prestart.cgroup"
+  diff "$TEST_ROOT/prestart.cgroup" /proc/"$pid"/cgroup
+  diff "$TEST_ROOT/createRuntime.cgroup" /proc/"$pid"/cgroup
+  $H delete --force hc
+}
+
+@test "hooks: a poststop hook whose key is spelled with a \\u escape still runs at delete" {
+  b=$(new_bundle hu)
+  set_args "$b" true
+  printf '#!/bin/sh\necho ran > %s/poststop.ran\n' "$TEST_ROOT" > "$TEST_ROOT/hook-pu"
+  chmod 755 "$TEST_ROOT/hook-pu"
+  # delete reads config.json's text for "hooks" before it parses it: the
+  # same key written \u0068ooks is still the hooks.
+  python3 -c 'import json, sys
+c = json.load(open(sys.argv[1]))
+t = json.dumps(c)[:-1] + ", \"\\u0068ooks\": {\"poststop\": [{\"path\": \"%s\"}]}}" % sys.argv[2]
+open(sys.argv[1], "w").write(t)' "$b/config.json" "$TEST_ROOT/hook-pu"
+  run ! grep -q '"hooks"' "$b/config.json"
+  $H run --rm --bundle "$b" hu
+  [ "$(cat "$TEST_ROOT/poststop.ran")" = ran ]
 }

@@ -108,3 +108,66 @@ in_order () {
   echo "$output"
   [ "$(echo $output)" = "0 1 2 3 4" ] # 4: ls's own directory fd
 }
+
+# trace_total FILE: the first line's pid (hako's own process), then the sum
+# of its phases, each from a line of that pid to its next (as phases.sh
+# counts them), then its last line's time less its first's, in ms.
+trace_total () {
+  awk '$1 != "hako-trace:" { next }
+       main == "" { main = $3 }
+       $3 == main { if (last != "") sum += ($2 - last) * 1000; else first = $2; last = $2 }
+       END { printf "%s %.3f %.3f\n", main, sum, (last - first) * 1000 }' "$1"
+}
+
+# monotonic: CLOCK_MONOTONIC in seconds, the trace's clock.
+monotonic () { python3 -c 'import time; print("%.9f" % time.monotonic())'; }
+
+@test "trace: a run's lines cover the whole process, from its fork (process start) to its exit, --rm's delete included; its phases sum to its own wall time" {
+  b=$(new_bundle t6)
+  set_args "$b" true
+  t0=$(monotonic)
+  run --separate-stderr env HAKO_TRACE=1 $H run --rm --bundle "$b" t6
+  t1=$(monotonic)
+  [ "$status" -eq 0 ]
+  printf '%s\n' "$stderr" > "$TEST_ROOT/trace"
+  cat "$TEST_ROOT/trace"
+  main=$(awk 'NR == 1 { print $3 }' "$TEST_ROOT/trace")
+  # hako's own lines: the first is the fork's, the last its exit, with
+  # --rm's delete between "run: exited" and it.
+  grep " $main " "$TEST_ROOT/trace" > "$TEST_ROOT/main"
+  [ "$(head -n 1 "$TEST_ROOT/main" | cut -d' ' -f4-)" = "process start" ]
+  [ "$(tail -n 1 "$TEST_ROOT/main" | cut -d' ' -f4-)" = exit ]
+  in_order "$TEST_ROOT/trace" "process start" main "run: exited" "delete: lock, state" "delete: cgroups" \
+    "delete: done" exit
+  # The start is the fork's time, not earlier than the test's clock before
+  # it; the exit is before the test's clock after it.
+  start=$(awk 'NR == 1 { print $2 }' "$TEST_ROOT/main")
+  end=$(awk 'END { print $2 }' "$TEST_ROOT/main")
+  awk -v a="$t0" -v s="$start" -v e="$end" -v b="$t1" 'BEGIN { exit !(a <= s && s <= e && e <= b) }'
+  # The phases of hako's process, added up, are its wall time from the
+  # fork to the exit (within rounding: 0.01 ms).
+  read -r pid sum total < <(trace_total "$TEST_ROOT/trace")
+  echo "pid $pid: phases $sum ms, wall $total ms"
+  [ "$pid" = "$main" ]
+  awk -v s="$sum" -v t="$total" 'BEGIN { d = s - t; exit !(t > 0 && d < 0.01 && d > -0.01) }'
+}
+
+@test "trace: create, start, exec and delete each trace from the fork to the exit" {
+  b=$(new_bundle t7)
+  set_args "$b" sleep 1000
+  HAKO_TRACE=1 $H create --bundle "$b" t7 > /dev/null 2> "$TEST_ROOT/create"
+  HAKO_TRACE=1 $H start t7 2> "$TEST_ROOT/start"
+  run --separate-stderr env HAKO_TRACE=1 $H exec t7 -- true
+  [ "$status" -eq 0 ]
+  printf '%s\n' "$stderr" > "$TEST_ROOT/exec"
+  HAKO_TRACE=1 $H delete --force t7 2> "$TEST_ROOT/delete"
+  for verb in create start exec delete; do
+    cat "$TEST_ROOT/$verb"
+    main=$(awk 'NR == 1 { print $3 }' "$TEST_ROOT/$verb")
+    [ "$(grep " $main " "$TEST_ROOT/$verb" | head -n 1 | cut -d' ' -f4-)" = "process start" ]
+    [ "$(grep " $main " "$TEST_ROOT/$verb" | tail -n 1 | cut -d' ' -f4-)" = exit ]
+    read -r pid sum total < <(trace_total "$TEST_ROOT/$verb")
+    awk -v s="$sum" -v t="$total" 'BEGIN { d = s - t; exit !(t > 0 && d < 0.01 && d > -0.01) }'
+  done
+  in_order "$TEST_ROOT/delete" "process start" main "delete: kill" "delete: cgroups" "delete: done" exit
+}

@@ -437,10 +437,10 @@ test_v2_lifecycle (void)
       "no swap accounting: refused, naming memory.swap.max: %s", err.msg);
   free (swap);
 
-  ok (cg_enter (&cg, NO_PID, false, &err) == 0, "enter writes cgroup.procs");
+  ok (cg_enter (&cg, NO_PID, false, false, &err) == 0, "enter writes cgroup.procs");
   is_str (get (leaf, "cgroup.procs"), "4194400", "  with the pid");
   put (leaf, "cgroup.procs", "");
-  ok (cg_enter (&cg, NO_PID, true, &err) == 0 && strcmp (get (leaf, "cgroup.procs"), "") == 0,
+  ok (cg_enter (&cg, NO_PID, true, false, &err) == 0 && strcmp (get (leaf, "cgroup.procs"), "") == 0,
       "enter skips the cgroup2 dir clone3 already placed it in");
   int fd = cg_open_v2 (&cg);
   ok (fd >= 0, "an fd of the cgroup2 dir for CLONE_INTO_CGROUP");
