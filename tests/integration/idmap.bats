@@ -115,6 +115,19 @@ host_bundle () {
   [ "$stderr" = "" ]
 }
 
+@test "-v SRC:/work:idmap on uid 1000's checkout: root writes there as host root, so create warns naming --user 1000, with which the files stay 1000's" {
+  d=$(pwd_dir)
+  chown 1000:1000 "$d"
+  chmod 755 "$d"
+  run -2 --separate-stderr $H run --rm -v "$d:/work:idmap" -w /work co1 -- sh -c 'echo x > f'
+  [[ "$stderr" == *"warning: -v $d:/work (idmapped): the sandbox's root (host uid 0 through the idmapping) cannot write to $d (mode 0755, owner 1000, group 1000)"*"(its owner: --user 1000)"* ]]
+  [[ "$stderr" == *"Permission denied"* ]]
+  run -0 --separate-stderr $H run --rm -u 1000 -v "$d:/work:idmap" -w /work co2 -- sh -c 'echo x > f; id -u'
+  [ "$stderr" = "" ]
+  [ "$output" = 1000 ]
+  [ "$(stat -c %u:%g "$d/f")" = 1000:1000 ]
+}
+
 # ---- the OCI config's form -------------------------------------------------------
 
 @test "config: options [\"rbind\", \"idmap\"] take the sandbox's mappings; a mount's own uidMappings map host uid 1000 to its root" {
