@@ -6,6 +6,8 @@
 
 #include <errno.h>
 #include <linux/capability.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -69,6 +71,20 @@ apply_network_mode (struct oci_spec *spec, hk_err *err)
     }
 }
 
+/* Whether hako is in the host's user namespace, which maps every id onto
+ * itself (uid 0 of another, rootless podman's, is no host root). */
+static bool
+in_initial_userns (void)
+{
+  unsigned in = 1, out = 1, count = 0;
+  FILE *f = fopen ("/proc/self/uid_map", "re");
+  if (f == NULL)
+    return true; /* no procfs to say otherwise: the kernel will */
+  int n = fscanf (f, "%u %u %u", &in, &out, &count);
+  fclose (f);
+  return n == 3 && in == 0 && out == 0 && count == 4294967295u;
+}
+
 /* Idmapped binds (hako-spec(5)): the parser checked their options and
  * mappings; what this host and this config must add is checked here. */
 static int
@@ -81,11 +97,11 @@ check_idmapped_binds (const struct oci_spec *spec, hk_err *err)
     return 0;
   const char *dst = spec->mounts[i].destination;
   /* The kernel lets only real root idmap a host filesystem. */
-  if (geteuid () != 0)
+  if (geteuid () != 0 || !in_initial_userns ())
     return err_set (err, ENOTSUP,
-                    ".mounts[%zu] (%s): an idmapped bind needs hako to run as root (rootless, the "
+                    ".mounts[%zu] (%s): an idmapped bind needs hako to run as root%s (rootless, the "
                     "caller's own files are already the sandbox root's: drop idmap)",
-                    i, dst);
+                    i, dst, geteuid () == 0 ? ", not as uid 0 of a user namespace" : "");
   /* Its tree is cloned in the sandbox's own mount namespace before the
    * sandbox is set up (mount_src.c), where the host's mount flags are
    * locked: one joined by path, or none, has no such moment. */
