@@ -50,14 +50,6 @@ mnt_bind_source (const struct oci_mount *m, const char *bundle)
   return m->source[0] == '/' ? xstrdup (m->source) : xasprintf ("%s/%s", bundle, m->source);
 }
 
-/* What the helper was doing when a source failed. */
-enum src_stage
-{
-  SRC_OPEN,  /* open(2) of the source */
-  SRC_CLONE, /* open_tree(OPEN_TREE_CLONE) of an idmapped bind's */
-  SRC_IDMAP, /* mount_setattr(MOUNT_ATTR_IDMAP) on the clone */
-};
-
 int
 mnt_bind_fd (const struct oci_mount *m, int src_fd, int target_fd, const char *target)
 {
@@ -68,6 +60,14 @@ mnt_bind_fd (const struct oci_mount *m, int src_fd, int target_fd, const char *t
   snprintf (src, sizeof src, "/proc/self/fd/%d", src_fd);
   return mount (src, target, NULL, MS_BIND | (m->flags & MS_REC), NULL);
 }
+
+/* What the helper was doing when a source failed. */
+enum src_stage
+{
+  SRC_OPEN,  /* open(2) of the source */
+  SRC_CLONE, /* open_tree(OPEN_TREE_CLONE) of an idmapped bind's */
+  SRC_IDMAP, /* mount_setattr(MOUNT_ATTR_IDMAP) on the clone */
+};
 
 struct src_msg
 {
