@@ -59,6 +59,13 @@ host_bundle () {
   [ "$(stat -c %u:%g "$d/out")" = 0:0 ]
   [ "$(stat -c %Y "$d/out")" = 981173106 ]
   [ ! -e "$d/gone" ]
+  # Stopped, its files are the host's: get and put say where, and do nothing.
+  $H run -v "$PWD:/work:idmap" w0 -- true
+  run -125 $H get w0 /work/in
+  [[ "$output" == *"/work/in is on the sandbox's idmapped bind at /work, whose files are the sandbox's only while it runs: on the host they are in $d"* ]]
+  run -125 $H put w0 /work/put </dev/null
+  [ ! -e "$d/put" ]
+  $H delete w0
   # A single file too, and podman's spelling with a mode: ":rw,idmap".
   run -0 $H run --rm -v "$d/in:/tmp/f:rw,idmap" w2 -- sh -c 'stat -c %u /tmp/f; echo again >> /tmp/f'
   [ "$output" = 0 ]
