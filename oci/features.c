@@ -140,10 +140,11 @@ gen_linux (struct json_out *o, const struct oci_features_host *host)
   gen_enabled (o, "apparmor", false);
   gen_enabled (o, "selinux", false);
   gen_enabled (o, "intelRdt", false);
-  /* The "idmap" mount option and mounts' uidMappings are not acted on yet. */
+  /* The "idmap" and "ridmap" mount options and mounts' uidMappings:
+   * idmapped binds (as root, in a user namespace: hako-spec(5)). */
   json_key (o, "mountExtensions");
   json_obj_open (o);
-  gen_enabled (o, "idmap", false);
+  gen_enabled (o, "idmap", true);
   json_obj_close (o);
   json_obj_close (o);
 }

@@ -15,9 +15,7 @@
 /* ---- mount options ---- */
 
 /* Options hako recognises but does not implement yet; they are dropped rather
- * than passed to the filesystem, which would refuse them.  (idmap and ridmap
- * are refused instead, in parse_mount: dropping them would silently change
- * the ownership the sandbox sees.) */
+ * than passed to the filesystem, which would refuse them. */
 static const char *const ignored_options[] = { "tmpcopyup" };
 
 static bool
@@ -45,6 +43,13 @@ mount_decode_options (struct oci_mount *m)
       unsigned long pg;
       if (spec_mount_flag (m, opt) || ignored_option (opt))
         continue;
+      /* Not for mount(2) (runtime-spec): the idmapping is made by hako. */
+      if (strcmp (opt, "idmap") == 0 || strcmp (opt, "ridmap") == 0)
+        {
+          m->idmap = true;
+          m->idmap_recursive = opt[0] == 'r';
+          continue;
+        }
       if (spec_propagation (opt, &pg))
         {
           m->propagation = pg;
@@ -64,6 +69,39 @@ mount_decode_options (struct oci_mount *m)
   m->data = n ? steal_pointer (&data) : NULL;
 }
 
+/* A mount's idmapping (runtime-spec 1.1): its own uidMappings and
+ * gidMappings, both or neither, which make it idmapped even without the
+ * "idmap" option (as runc reads them).  Only a bind can be idmapped.  Its
+ * host files would otherwise show owned by the ids the sandbox's own
+ * namespace maps them to; idmapped, the id N that owns a file on disk owns
+ * it inside, and a set-id program or a device node of the host's would be
+ * the sandbox's own: such a bind is nosuid and nodev, whatever it asks. */
+static int
+parse_mount_idmap (yajl_val v, const char *path, struct oci_mount *m, hk_err *err)
+{
+  int u = spec_parse_idmaps (v, path, "uidMappings", &m->uid_mappings, &m->n_uid_mappings, err);
+  int g = u < 0 ? -1 : spec_parse_idmaps (v, path, "gidMappings", &m->gid_mappings, &m->n_gid_mappings, err);
+  if (u < 0 || g < 0)
+    return -1;
+  if (u != g)
+    return json_error (err, path, u ? "gidMappings" : "uidMappings",
+                       "required with %s (runtime-spec: both or neither)", u ? "uidMappings" : "gidMappings");
+  if (u && (m->n_uid_mappings == 0 || m->n_gid_mappings == 0))
+    return json_error (err, path, m->n_uid_mappings ? "gidMappings" : "uidMappings", "must not be empty");
+  if (u)
+    m->idmap = true;
+  if (!m->idmap)
+    return 0;
+  if (!m->is_bind)
+    return json_error (err, path, u ? "uidMappings" : "options",
+                       "only a bind mount can be idmapped (\"bind\" or \"rbind\" in options, or type "
+                       "\"bind\"); this one is type \"%s\"",
+                       m->type);
+  m->flags |= MS_NOSUID | MS_NODEV;
+  m->clear_flags &= ~(unsigned long)(MS_NOSUID | MS_NODEV);
+  return 0;
+}
+
 static int
 parse_mount (yajl_val v, const char *path, struct oci_mount *m, hk_err *err)
 {
@@ -78,23 +116,10 @@ parse_mount (yajl_val v, const char *path, struct oci_mount *m, hk_err *err)
     return json_error (err, path, "destination", "required");
   if (!spec_is_abs (m->destination))
     return json_error (err, path, "destination", "must be an absolute path");
-  /* Per-mount idmapping (runtime-spec 1.1): not done yet, and ignoring it
-   * would silently show the mount's files with other owners than asked. */
-  for (size_t i = 0; m->options && m->options[i]; i++)
-    if (strcmp (m->options[i], "idmap") == 0 || strcmp (m->options[i], "ridmap") == 0)
-      return json_error (err, path, "options",
-                         "\"%s\": idmapped bind mounts are not supported yet "
-                         "(sandbox.idmap idmaps the rootfs)",
-                         m->options[i]);
-  if (yajl_tree_get (v, (const char *[]){ "uidMappings", NULL }, yajl_t_any)
-      || yajl_tree_get (v, (const char *[]){ "gidMappings", NULL }, yajl_t_any))
-    return json_error (err, path, "uidMappings",
-                       "per-mount id mappings are not supported yet "
-                       "(sandbox.idmap idmaps the rootfs)");
   mount_decode_options (m);
   if (m->type == NULL && !m->is_bind)
     return json_error (err, path, "type", "required unless the mount is a bind");
-  return 0;
+  return parse_mount_idmap (v, path, m, err);
 }
 
 static int
@@ -113,6 +138,28 @@ parse_mounts (yajl_val root, struct oci_spec *s, hk_err *err)
       if (parse_mount (json_at (a, i), path, &s->mounts[i], err) < 0)
         return -1;
     }
+  return 0;
+}
+
+/* Every idmapped bind needs the sandbox in a user namespace: hako makes the
+ * mapping in one made by real root and takes the sandbox's own mappings
+ * when the mount gives none (runtime-spec: without either, an error).
+ * Checked once linux.namespaces is read. */
+static int
+check_mount_idmaps (const struct oci_spec *s, hk_err *err)
+{
+  if (oci_spec_ns (s, OCI_NS_USER))
+    return 0;
+  for (size_t i = 0; i < s->n_mounts; i++)
+    if (s->mounts[i].idmap)
+      {
+        cleanup_free char *path = json_index (".mounts", i);
+        return json_error (err, path, s->mounts[i].n_uid_mappings ? "uidMappings" : "options",
+                           "the idmapped bind on %s needs a user namespace (\"user\" in "
+                           ".linux.namespaces)%s",
+                           s->mounts[i].destination,
+                           s->mounts[i].n_uid_mappings ? "" : ", whose mappings it takes");
+      }
   return 0;
 }
 
@@ -429,7 +476,8 @@ parse_top (yajl_val root, struct oci_spec *s, hk_err *err)
       || json_get_string (root, "", "domainname", &s->domainname, err) < 0 || parse_mounts (root, s, err) < 0
       || parse_hooks (root, &s->hooks, err) < 0
       || json_get_kv (root, "", "annotations", &s->annotations, &s->n_annotations, err) < 0
-      || spec_parse_linux (root, &s->linux, err) < 0 || spec_parse_annotations (s, err) < 0)
+      || spec_parse_linux (root, &s->linux, err) < 0 || check_mount_idmaps (s, err) < 0
+      || spec_parse_annotations (s, err) < 0)
     return -1;
   return 0;
 }
@@ -518,6 +566,8 @@ free_mounts (struct oci_mount *m, size_t n)
       free (m[i].source);
       strv_free (m[i].options);
       free (m[i].data);
+      free (m[i].uid_mappings);
+      free (m[i].gid_mappings);
     }
   free (m);
 }

@@ -30,6 +30,13 @@ struct oci_kv
   char *value;
 };
 
+struct oci_idmap
+{
+  uint32_t container_id;
+  uint32_t host_id;
+  uint32_t size;
+};
+
 struct oci_mount
 {
   char *destination;
@@ -42,6 +49,15 @@ struct oci_mount
   unsigned long propagation; /* MS_PRIVATE|MS_SLAVE|MS_SHARED|MS_UNBINDABLE (+MS_REC), 0 none */
   char *data;                /* the options that are not flags, joined with ',' (fs data) */
   bool is_bind;
+  /* An idmapped bind (runtime-spec 1.1): the "idmap" or "ridmap" option, or
+   * uidMappings/gidMappings given (as runc takes them).  Its files are shown
+   * through a user namespace of these mappings (n 0: the sandbox's own,
+   * linux.uidMappings), so that what id N owns on disk, id N owns inside.
+   * idmap_recursive ("ridmap"): every mount of an rbind's tree, not only the
+   * top one.  The parser makes such a bind nosuid and nodev. */
+  bool idmap, idmap_recursive;
+  struct oci_idmap *uid_mappings, *gid_mappings;
+  size_t n_uid_mappings, n_gid_mappings;
 };
 
 struct oci_rlimit
@@ -105,13 +121,6 @@ struct oci_namespace
 {
   enum oci_ns_type type;
   char *path; /* NULL: create a new one; else join this one */
-};
-
-struct oci_idmap
-{
-  uint32_t container_id;
-  uint32_t host_id;
-  uint32_t size;
 };
 
 struct oci_device
@@ -430,6 +439,10 @@ int oci_ns_from_name (const char *name);      /* -1 if unknown */
 unsigned long oci_ns_clone_flag (enum oci_ns_type t);
 /* The spec's namespace entry of that type, or NULL. */
 const struct oci_namespace *oci_spec_ns (const struct oci_spec *spec, enum oci_ns_type t);
+/* The first read-write idmapped bind of the spec's mounts, or NULL: what
+ * the sandbox writes there is owned on the host by the files' own owners
+ * (root's, for a directory of root's), so it is held to no set-id files. */
+const struct oci_mount *oci_spec_rw_idmap (const struct oci_spec *spec);
 
 /* Profiles for `hako spec` and `run --profile`: complete config.json text. */
 enum oci_profile

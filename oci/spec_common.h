@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "oci/json.h"
 #include "oci/spec.h"
 
 /* Why an SELinux label fails parsing: hako applies none, and a sandbox that
@@ -28,6 +29,12 @@ bool spec_propagation (const char *name, unsigned long *flags);
  * m's flags and clear_flags (the last one given wins); false for any other
  * name. */
 bool spec_mount_flag (struct oci_mount *m, const char *opt);
+/* OBJ's KEY (PATH names OBJ in messages: ".linux", ".mounts[2]"), an array
+ * of id mappings, into *out and *n: each entry complete, within the 32-bit
+ * ids, none overlapping another on either side, at most the kernel's 340.
+ * 1 when present, 0 when absent, -1 on error. */
+int spec_parse_idmaps (yajl_val obj, const char *path, const char *key, struct oci_idmap **out, size_t *n,
+                       hk_err *err);
 /* The mount option names the parser decodes (flags and propagation), one by
  * one: NULL past the last.  For `hako features`. */
 const char *spec_mount_option_name (size_t i);

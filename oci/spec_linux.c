@@ -55,47 +55,6 @@ parse_namespaces (yajl_val lin, struct oci_linux *l, hk_err *err)
   return 0;
 }
 
-static int
-parse_idmap (yajl_val v, const char *path, struct oci_idmap *m, hk_err *err)
-{
-  int c = 0, h = 0, s = 0;
-  if (!YAJL_IS_OBJECT (v))
-    return json_error (err, path, NULL, "must be an object");
-  if ((c = json_get_u32 (v, path, "containerID", &m->container_id, err)) < 0
-      || (h = json_get_u32 (v, path, "hostID", &m->host_id, err)) < 0
-      || (s = json_get_u32 (v, path, "size", &m->size, err)) < 0)
-    return -1;
-  if (!c)
-    return json_error (err, path, "containerID", "required");
-  if (!h)
-    return json_error (err, path, "hostID", "required");
-  if (!s || m->size == 0)
-    return json_error (err, path, "size", "must be greater than 0");
-  if ((uint64_t)m->container_id + m->size > (uint64_t)UINT32_MAX + 1
-      || (uint64_t)m->host_id + m->size > (uint64_t)UINT32_MAX + 1)
-    return json_error (err, path, "size", "the range runs past the last id (4294967295)");
-  return 0;
-}
-
-static int
-parse_idmaps (yajl_val lin, const char *key, struct oci_idmap **out, size_t *n, hk_err *err)
-{
-  yajl_val a = NULL;
-  int r = json_get_array (lin, ".linux", key, &a, err);
-  if (r <= 0)
-    return r;
-  cleanup_free char *base = json_path (".linux", key);
-  *out = xcalloc (json_len (a), sizeof **out);
-  for (size_t i = 0; i < json_len (a); i++)
-    {
-      cleanup_free char *path = json_index (base, i);
-      if (parse_idmap (json_at (a, i), path, &(*out)[i], err) < 0)
-        return -1;
-      (*n)++;
-    }
-  return 0;
-}
-
 /* ---- devices ---- */
 
 /* A one-letter type from ALLOWED ("cbup"). */
@@ -515,8 +474,8 @@ spec_parse_linux (yajl_val root, struct oci_linux *l, hk_err *err)
   if (json_is_set (lin, "mountLabel"))
     return err_set (err, ENOTSUP, ".linux.mountLabel: %s", SPEC_NO_LABELS);
   if (parse_namespaces (lin, l, err) < 0
-      || parse_idmaps (lin, "uidMappings", &l->uid_mappings, &l->n_uid_mappings, err) < 0
-      || parse_idmaps (lin, "gidMappings", &l->gid_mappings, &l->n_gid_mappings, err) < 0
+      || spec_parse_idmaps (lin, path, "uidMappings", &l->uid_mappings, &l->n_uid_mappings, err) < 0
+      || spec_parse_idmaps (lin, path, "gidMappings", &l->gid_mappings, &l->n_gid_mappings, err) < 0
       || json_get_kv (lin, path, "sysctl", &l->sysctl, &l->n_sysctl, err) < 0
       || parse_devices (lin, l, err) < 0 || parse_resources (lin, l, err) < 0
       || json_get_string (lin, path, "cgroupsPath", &l->cgroups_path, err) < 0

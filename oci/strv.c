@@ -1,7 +1,9 @@
-/* strv: NULL-terminated string vectors, and the namespace type table. */
+/* strv: NULL-terminated string vectors, the namespace type table, and what
+ * the runtime looks up in a parsed spec (a namespace, a writable idmapped bind). */
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 
 #include "lib/util.h"
 #include "oci/spec.h"
@@ -78,6 +80,15 @@ oci_spec_ns (const struct oci_spec *spec, enum oci_ns_type t)
   for (size_t i = 0; i < spec->linux.n_namespaces; i++)
     if (spec->linux.namespaces[i].type == t)
       return &spec->linux.namespaces[i];
+  return NULL;
+}
+
+const struct oci_mount *
+oci_spec_rw_idmap (const struct oci_spec *spec)
+{
+  for (size_t i = 0; i < spec->n_mounts; i++)
+    if (spec->mounts[i].idmap && !(spec->mounts[i].flags & MS_RDONLY))
+      return &spec->mounts[i];
   return NULL;
 }
 

@@ -12,7 +12,12 @@ static int
 apply_flags (const struct cmd_config_req *r, struct config_src *cfg, hk_err *err)
 {
   if (!r->to_file)
-    return cmd_apply_overrides (cfg, r->ov, r->args, err);
+    {
+      if (cmd_apply_overrides (cfg, r->ov, r->args, err) < 0)
+        return -1;
+      cmd_warn_volumes (cfg->spec, r->ov);
+      return 0;
+    }
   struct cmd_overrides rest = *r->ov;
   rest.devices = NULL;
   if (cmd_apply_overrides (cfg, &rest, r->args, err) < 0

@@ -112,7 +112,8 @@ enum
   "      --pids-limit N      most processes at once (-1 for none)\n"                                         \
   "  -e, --env K=V           set K in the environment (K alone: hako's own value)\n"                         \
   "      --env-file FILE     K=V lines (# comments) added as -e\n"                                           \
-  "  -v, --volume SRC:DST[:ro|rw]  bind the existing path SRC at DST\n"                                      \
+  "  -v, --volume SRC:DST[:ro|rw][,idmap]  bind the existing path SRC at DST (idmap: its host\n"             \
+  "                          owners shown as they are, and the sandbox writes as them)\n"                    \
   "      --tmpfs DST[:size=N,mode=M,ro,exec]  a fresh tmpfs at DST (noexec unless exec)\n"                   \
   "  -w, --workdir DIR       the process's working directory\n"                                              \
   "  -u, --user U[:G]        a name (the sandbox's /etc/passwd) or a uid, and a group or gid\n"              \

@@ -53,6 +53,11 @@ int cmd_apply_devices (struct config_src *cfg, char *const *devices, char *const
 /* hako spec --device: the names into .sandbox.devices of *json, checked. */
 int cmd_spec_devices (char *const *devices, char **json, hk_err *err);
 
+/* ---- volumes.c ---- */
+/* A warning for each of ov's -v binds (not idmapped) that the sandbox's
+ * user, as the host sees it, cannot enter, read (":ro") or write. */
+void cmd_warn_volumes (const struct oci_spec *spec, const struct cmd_overrides *ov);
+
 /* ---- profile.c ---- */
 /* The config in learning mode: the learned dimensions not enforced, and said so. */
 int cmd_apply_learn (struct config_src *cfg, const struct cmd_learn *l, const char *verb, const char *id,

@@ -186,23 +186,57 @@ new_mount (struct cmd_overrides *ov)
   return m;
 }
 
-/* SRC:DST[:ro|rw]: SRC must exist (nothing is made for it), as the caller
+/* -v's OPTS, comma-separated: ro or rw, and idmap or ridmap (podman's
+ * spellings: ":ro,idmap", ":idmap").  -1 after a usage error. */
+static int
+volume_opts (char *opts, const char *arg, const char *verb, bool *ro, const char **idmap)
+{
+  static const char form[] = "expected SRC:DST[:ro|rw][,idmap|ridmap]";
+  bool mode = false;
+  if (opts && opts[0] == '\0')
+    return cmd_usage (verb, "--volume \"%s\": nothing after the last ':' (%s)", arg, form), -1;
+  char *save = NULL;
+  for (char *w = opts ? strtok_r (opts, ",", &save) : NULL; w; w = strtok_r (NULL, ",", &save))
+    {
+      bool is_mode = strcmp (w, "ro") == 0 || strcmp (w, "rw") == 0;
+      bool is_idmap = strcmp (w, "idmap") == 0 || strcmp (w, "ridmap") == 0;
+      if (str_has_prefix (w, "idmap="))
+        return cmd_usage (verb,
+                          "--volume \"%s\": \"%s\": a mapping of its own is written in a config's mount "
+                          "(uidMappings and gidMappings, hako-spec(5)); \"idmap\" alone takes the sandbox's",
+                          arg, w),
+               -1;
+      if ((!is_mode && !is_idmap) || (is_mode && mode) || (is_idmap && *idmap))
+        return cmd_usage (verb, "--volume \"%s\": %s \"%s\" (%s)", arg,
+                          is_mode || is_idmap ? "a second" : "unknown option", w, form),
+               -1;
+      if (is_mode)
+        *ro = w[1] == 'o';
+      if (is_idmap)
+        *idmap = w[0] == 'r' ? "ridmap" : "idmap";
+      mode |= is_mode;
+    }
+  return 0;
+}
+
+/* SRC:DST[:ro|rw][,idmap|ridmap]: SRC must exist (nothing is made for it), as the caller
  * names it now: the config records the real path. */
 static int
 volume_arg (struct cmd_overrides *ov, const char *arg, const char *verb)
 {
-  static const char form[] = "expected SRC:DST[:ro|rw], SRC an existing path, DST absolute";
+  static const char form[] = "expected SRC:DST[:ro|rw][,idmap|ridmap], SRC an existing path, DST absolute";
   cleanup_free char *copy = xstrdup (arg);
   char *dst = strchr (copy, ':');
   if (dst == NULL || dst == copy)
     return cmd_usage (verb, "--volume \"%s\": %s", arg, form), -1;
   *dst++ = '\0';
-  char *mode = strchr (dst, ':');
-  if (mode)
-    *mode++ = '\0';
-  bool ro = mode && strcmp (mode, "ro") == 0;
-  if (mode && !ro && strcmp (mode, "rw") != 0)
-    return cmd_usage (verb, "--volume \"%s\": unknown mode \"%s\" (%s)", arg, mode, form), -1;
+  char *opts = strchr (dst, ':');
+  if (opts)
+    *opts++ = '\0';
+  bool ro = false;
+  const char *idmap = NULL;
+  if (volume_opts (opts, arg, verb, &ro, &idmap) < 0)
+    return -1;
   cleanup_free char *d = destination (dst);
   if (d == NULL)
     return cmd_usage (verb, "--volume \"%s\": destination \"%s\" (%s, not /, no \"..\")", arg, dst, form), -1;
@@ -214,13 +248,14 @@ volume_arg (struct cmd_overrides *ov, const char *arg, const char *verb)
                       strerror (errno)),
            -1;
   /* nosuid, nodev: a setuid program or a device node in a host directory
-   * gives nothing inside (and in a user namespace they are locked on). */
-  char *opts[] = { "rbind", ro ? "ro" : "rw", "nosuid", "nodev", NULL };
+   * gives nothing inside (and in a user namespace they are locked on).
+   * idmap: the sandbox's own mappings (hako-run(8) says what that trusts). */
+  char *opt[] = { "rbind", ro ? "ro" : "rw", "nosuid", "nodev", (char *)idmap, NULL };
   struct oci_override_mount *m = new_mount (ov);
   m->destination = steal_pointer (&d);
   m->type = xstrdup ("bind");
   m->source = src;
-  m->options = strv_dup (opts);
+  m->options = strv_dup (opt);
   return 0;
 }
 

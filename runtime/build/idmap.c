@@ -218,6 +218,13 @@ fs_type_name (long magic)
     }
 }
 
+const char *
+idmap_fs_name (const char *path)
+{
+  struct statfs sf;
+  return statfs (path, &sf) == 0 ? fs_type_name (sf.f_type) : "this filesystem";
+}
+
 int
 idmap_open_tree (const char *path, const struct oci_spec *spec, int userns_fd, int *tree_fd, hk_err *err)
 {
@@ -247,8 +254,7 @@ idmap_open_tree (const char *path, const struct oci_spec *spec, int userns_fd, i
   if (sys_mount_setattr (tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a) < 0)
     {
       int e = errno;
-      struct statfs sf;
-      const char *type = statfs (path, &sf) == 0 ? fs_type_name (sf.f_type) : "this filesystem";
+      const char *type = idmap_fs_name (path);
       return err_code (err, e,
                        "sandbox.idmap: the rootfs %s (or a mount under it) is on %s, which this kernel "
                        "cannot idmap (tmpfs needs Linux 6.3, most disk filesystems 5.12); set "

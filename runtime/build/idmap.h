@@ -33,6 +33,10 @@ int idmap_userns_open (const struct oci_idmap *uid, size_t n_uid, const struct o
  * naming it: ownership never changes silently. */
 int idmap_open_tree (const char *path, const struct oci_spec *spec, int userns_fd, int *tree_fd, hk_err *err);
 
+/* The type of the filesystem path is on ("ext4", "tmpfs"...), or "this
+ * filesystem" when it has no name here: for messages. */
+const char *idmap_fs_name (const char *path);
+
 /* The host id that sandbox id maps to; false when it is not mapped. */
 bool idmap_to_host (const struct oci_idmap *m, size_t n, uint32_t id, uint32_t *host);
 

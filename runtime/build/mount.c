@@ -284,16 +284,16 @@ mount_bind (const struct root *r, const struct mnt_ctx *ctx, const struct oci_mo
   /* The source is the spec author's host path: opened once, so what is
      checked (directory or file) is what gets mounted. */
   if (srcfd < 0)
-    srcfd = open (src, O_PATH | O_CLOEXEC);
+    srcfd = m->idmap ? (errno = ENOTSUP, -1) : open (src, O_PATH | O_CLOEXEC);
   struct stat st;
   if (srcfd < 0 || fstat (srcfd, &st) < 0)
     return err_sys (err, "mount %s on %s", src, dest);
   cleanup_close int fd = create_in_root (r, m->destination, !S_ISDIR (st.st_mode), err);
   if (fd < 0)
     return dest_failed (r, m, src, dest, err);
-  struct fdpath sb, tb;
-  const char *t = target (r, fd, m->destination, &tb);
-  if (mount (fd_path (srcfd, &sb), t, NULL, MS_BIND | (m->flags & MS_REC), NULL) < 0)
+  struct fdpath tb;
+  /* An idmapped one: the clone mount_src.c made, attached (mnt_bind_fd). */
+  if (mnt_bind_fd (m, srcfd, fd, target (r, fd, m->destination, &tb)) < 0)
     return err_sys (err, "mount %s on %s", src, dest);
   return mount_settle (r, m, true, src, err);
 }

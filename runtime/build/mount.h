@@ -59,6 +59,13 @@ bool mnt_is_bind (const struct oci_mount *m);
  * NULL when it has none (no source, or a relative one and no bundle). */
 char *mnt_bind_source (const struct oci_mount *m, const char *bundle);
 
+/* Bind m's source, src_fd, on target_fd (O_PATH; target: how mount(2)
+ * names it): an idmapped m's src_fd is the detached, idmapped clone of its
+ * tree (mnt_src_open), attached with move_mount on the inode target_fd pins;
+ * any other is bound from /proc/self/fd (recursively for an rbind).  -1
+ * with errno. */
+int mnt_bind_fd (const struct oci_mount *m, int src_fd, int target_fd, const char *target);
+
 /* A root attached from ctx->root_tree whose path the namespace's root cannot
  * look up (a bundle under a 0700 directory): make / rslave, mount a private
  * tmpfs on /tmp of this mount namespace and point ctx->rootfs at an empty

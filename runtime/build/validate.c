@@ -5,7 +5,11 @@
 #include "runtime/build/validate.h"
 
 #include <errno.h>
+#include <linux/capability.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "lib/util.h"
 #include "runtime/build/mntns.h"
@@ -67,6 +71,59 @@ apply_network_mode (struct oci_spec *spec, hk_err *err)
     }
 }
 
+/* Whether hako is in the host's user namespace, which maps every id onto
+ * itself (uid 0 of another, rootless podman's, is no host root). */
+static bool
+in_initial_userns (void)
+{
+  unsigned in = 1, out = 1, count = 0;
+  FILE *f = fopen ("/proc/self/uid_map", "re");
+  if (f == NULL)
+    return true; /* no procfs to say otherwise: the kernel will */
+  int n = fscanf (f, "%u %u %u", &in, &out, &count);
+  fclose (f);
+  return n == 3 && in == 0 && out == 0 && count == 4294967295u;
+}
+
+/* Idmapped binds (hako-spec(5)): the parser checked their options and
+ * mappings; what this host and this config must add is checked here. */
+static int
+check_idmapped_binds (const struct oci_spec *spec, hk_err *err)
+{
+  size_t i = 0;
+  while (i < spec->n_mounts && !spec->mounts[i].idmap)
+    i++;
+  if (i == spec->n_mounts)
+    return 0;
+  const char *dst = spec->mounts[i].destination;
+  /* The kernel lets only real root idmap a host filesystem. */
+  if (geteuid () != 0 || !in_initial_userns ())
+    return err_set (err, ENOTSUP,
+                    ".mounts[%zu] (%s): an idmapped bind needs hako to run as root%s (rootless, the "
+                    "caller's own files are already the sandbox root's: drop idmap)",
+                    i, dst, geteuid () == 0 ? ", not as uid 0 of a user namespace" : "");
+  /* Its tree is cloned in the sandbox's own mount namespace before the
+   * sandbox is set up (mount_src.c), where the host's mount flags are
+   * locked: one joined by path, or none, has no such moment. */
+  const struct oci_namespace *mnt = oci_spec_ns (spec, OCI_NS_MOUNT);
+  if (mnt == NULL || mnt->path)
+    return err_set (err, ENOTSUP, ".mounts[%zu] (%s): an idmapped bind needs a mount namespace of its own%s",
+                    i, dst, mnt ? " (not one joined by path)" : "");
+  /* A file capability written through a read-write one is stored with the
+   * host's root as its owner (v3, rootid 0), and honoured when anyone on
+   * the host runs the file: a sandbox that can set one could leave a
+   * privileged program behind.  seccomp cannot see an xattr's name, so the
+   * capability is what is refused (set-id modes: seccomp.c's filter). */
+  const struct oci_mount *rw = oci_spec_rw_idmap (spec);
+  if (rw && spec->process->has_caps && caps_any_has (&spec->process->caps, CAP_SETFCAP))
+    return err_set (err, EINVAL,
+                    ".process.capabilities: CAP_SETFCAP with the read-write idmapped bind on %s: a file "
+                    "capability set through it would be honoured on the host; drop CAP_SETFCAP "
+                    "(podman: --cap-drop SETFCAP) or make the bind read-only",
+                    rw->destination);
+  return 0;
+}
+
 static int sbx_validate_spec (struct oci_spec *spec, hk_err *err);
 
 int
@@ -104,7 +161,7 @@ sbx_validate_spec (struct oci_spec *spec, hk_err *err)
     return err_set (err, EINVAL, ".linux.uidMappings: mappings given without a user namespace");
   if ((spec->hostname || spec->domainname) && !oci_spec_ns (spec, OCI_NS_UTS))
     return err_set (err, EINVAL, ".hostname: setting a hostname needs a uts namespace");
-  if (proc_sysctls_check (spec, err) < 0)
+  if (proc_sysctls_check (spec, err) < 0 || check_idmapped_binds (spec, err) < 0)
     return -1;
   return 0;
 }

@@ -51,6 +51,21 @@ caps_validate (const struct oci_caps *caps, hk_err *err)
   return 0;
 }
 
+bool
+caps_any_has (const struct oci_caps *caps, int cap)
+{
+  char *const *sets[]
+      = { caps->bounding, caps->effective, caps->inheritable, caps->permitted, caps->ambient };
+  for (size_t s = 0; s < sizeof sets / sizeof *sets; s++)
+    for (size_t i = 0; sets[s] && sets[s][i]; i++)
+      {
+        cap_value_t v;
+        if (cap_lookup (sets[s][i], &v) == 0 && v == cap)
+          return true;
+      }
+  return false;
+}
+
 /* The set of names as a mask, one look-up per name (not one per name and
  * capability); unknown names were refused by caps_validate. */
 static uint64_t

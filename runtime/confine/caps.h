@@ -2,12 +2,16 @@
 #ifndef HAKO_RUNTIME_CAPS_H
 #define HAKO_RUNTIME_CAPS_H
 
+#include <stdbool.h>
+
 #include "lib/err.h"
 #include "oci/spec.h"
 
 /* Resolve every name in the spec's sets; an unknown name is an error naming it
  * (checked in the parent, before anything is built). */
 int caps_validate (const struct oci_caps *caps, hk_err *err);
+/* Whether any of the five sets names capability cap (CAP_*). */
+bool caps_any_has (const struct oci_caps *caps, int cap);
 /* Drop the bounding set to caps->bounding.  Needs CAP_SETPCAP: call before
  * switching user. */
 int caps_drop_bounding (const struct oci_caps *caps, hk_err *err);

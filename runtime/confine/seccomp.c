@@ -28,6 +28,9 @@ struct seccomp_prog
   struct sock_filter *insns;
   unsigned short len;
   unsigned int flags; /* SECCOMP_FILTER_FLAG_*, passed to seccomp(2) */
+  /* No set-id files (a read-write idmapped bind: attach_setid), installed
+   * before this one; NULL when absent. */
+  struct seccomp_prog *setid;
   /* sandbox.seccomp.allow compiled: installed after this one (see
    * seccomp_install); NULL when absent. */
   struct seccomp_prog *narrow;
@@ -523,10 +526,130 @@ attach_narrow (const struct oci_spec *spec, struct seccomp_prog **out, hk_err *e
   return 0;
 }
 
+/* ---- no set-id files: a read-write idmapped bind ----------------------------- */
+
+/* What a sandbox writes through a read-write idmapped bind is owned on the
+ * host by the files' own owners: root's, in a directory of root's.  A
+ * set-id program made there would run with that owner's privileges for
+ * anyone on the host who runs it (the bind is nosuid inside only), so such
+ * a sandbox makes no set-id file anywhere: each call that puts a mode on a
+ * file fails with EPERM when the mode has S_ISUID or S_ISGID.  (A file
+ * capability is the other way: validate.c refuses CAP_SETFCAP.) */
+static const struct
+{
+  const char *name;
+  unsigned mode_arg;
+  int flags_arg; /* the open flags, which decide whether mode counts; -1: it always does */
+} setid_calls[] = {
+  { "chmod", 1, -1 },   { "fchmod", 1, -1 }, { "fchmodat", 2, -1 }, { "mknod", 1, -1 },
+  { "mknodat", 2, -1 }, { "creat", 1, -1 },  { "open", 2, 1 },      { "openat", 3, 2 },
+};
+
+/* seccomp sees registers only: a mode in memory (openat2's struct open_how,
+ * io_uring's submissions) cannot be checked, and fchmodat2 is newer than
+ * Debian 12's libseccomp.  Those fail with ENOSYS, which libcs and io_uring
+ * users fall back from (to openat, fchmodat, epoll), on every architecture
+ * this host runs: their numbers are the same on each, x32's with bit 30. */
+static const struct sock_filter setid_stub[] = {
+  BPF_STMT (BPF_LD | BPF_W | BPF_ABS, 4), /* seccomp_data.arch */
+  BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 4, 0),
+  BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_I386, 3, 0),
+  BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_AARCH64, 2, 0),
+  BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_ARM, 1, 0),
+  BPF_STMT (BPF_JMP | BPF_JA, 7),
+  BPF_STMT (BPF_LD | BPF_W | BPF_ABS, 0), /* seccomp_data.nr */
+  BPF_STMT (BPF_ALU | BPF_AND | BPF_K, ~0x40000000U),
+  BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, 437 /* openat2 */, 3, 0),
+  BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, 452 /* fchmodat2 */, 2, 0),
+  BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, 425 /* io_uring_setup */, 1, 0),
+  BPF_STMT (BPF_JMP | BPF_JA, 1),
+  BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+};
+
+/* One EPERM rule per set-id bit (and per creating open flag). */
+static int
+add_setid_rules (scmp_filter_ctx ctx, size_t i)
+{
+  static const unsigned bits[] = { S_ISUID, S_ISGID };
+  static const unsigned creating[] = { O_CREAT, __O_TMPFILE };
+  int nr = seccomp_syscall_resolve_name (setid_calls[i].name), rc = 0;
+  if (nr == __NR_SCMP_ERROR)
+    return 0;
+  for (size_t b = 0; b < N_OF (bits) && rc == 0; b++)
+    for (size_t f = 0; f < (setid_calls[i].flags_arg < 0 ? 1 : N_OF (creating)) && rc == 0; f++)
+      {
+        struct scmp_arg_cmp c[2] = {
+          { .arg = setid_calls[i].mode_arg,
+            .op = SCMP_CMP_MASKED_EQ,
+            .datum_a = bits[b],
+            .datum_b = bits[b] },
+          { .arg = (unsigned)setid_calls[i].flags_arg,
+            .op = SCMP_CMP_MASKED_EQ,
+            .datum_a = creating[f],
+            .datum_b = creating[f] },
+        };
+        rc = seccomp_rule_add_array (ctx, SCMP_ACT_ERRNO (EPERM), nr, setid_calls[i].flags_arg < 0 ? 1 : 2,
+                                     c);
+      }
+  return rc;
+}
+
+static int
+compile_setid (struct seccomp_prog *p, hk_err *err)
+{
+  scmp_filter_ctx ctx = seccomp_init (SCMP_ACT_ALLOW);
+  if (ctx == NULL)
+    return err_set (err, ENOMEM, "seccomp: the set-id filter");
+  /* Every architecture this host can run: one left out would be killed. */
+  int rc = seccomp_attr_set (ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+#if defined(__x86_64__)
+  if (rc == 0 && (rc = seccomp_arch_add (ctx, SCMP_ARCH_X86)) == -EEXIST)
+    rc = 0;
+  if (rc == 0 && (rc = seccomp_arch_add (ctx, SCMP_ARCH_X32)) == -EEXIST)
+    rc = 0;
+#elif defined(__aarch64__)
+  if (rc == 0 && (rc = seccomp_arch_add (ctx, SCMP_ARCH_ARM)) == -EEXIST)
+    rc = 0;
+#endif
+  for (size_t i = 0; rc == 0 && i < N_OF (setid_calls); i++)
+    rc = add_setid_rules (ctx, i);
+  int r = rc < 0 ? err_code (err, -rc, "seccomp: the set-id filter") : export_bpf (ctx, p, err);
+  seccomp_release (ctx);
+  if (r < 0)
+    return -1;
+  size_t n = N_OF (setid_stub);
+  struct sock_filter *all = xmalloc ((p->len + n) * sizeof *all);
+  memcpy (all, setid_stub, sizeof setid_stub);
+  memcpy (all + n, p->insns, p->len * sizeof *all);
+  free (p->insns);
+  p->insns = all;
+  p->len = (unsigned short)(p->len + n);
+  return 0;
+}
+
+static int
+attach_setid (const struct oci_spec *spec, struct seccomp_prog **out, hk_err *err)
+{
+  if (oci_spec_rw_idmap (spec) == NULL)
+    return 0;
+  struct seccomp_prog *p = xcalloc (1, sizeof *p);
+  if (compile_setid (p, err) < 0)
+    {
+      seccomp_prog_free (p);
+      seccomp_prog_free (*out);
+      *out = NULL;
+      return -1;
+    }
+  if (*out == NULL)
+    *out = xcalloc (1, sizeof **out);
+  (*out)->setid = p;
+  return 0;
+}
+
 int
 seccomp_prepare (const struct oci_spec *spec, struct seccomp_prog **out, hk_err *err)
 {
-  if (prepare_main (spec, out, err) < 0)
+  if (prepare_main (spec, out, err) < 0 || attach_setid (spec, out, err) < 0)
     return -1;
   return attach_narrow (spec, out, err);
 }
@@ -700,7 +823,7 @@ seccomp_prepare_cached (const struct oci_spec *spec, const char *data_root, stru
   if (*out == NULL && prepare_main (spec, out, err) == 0)
     cache_store (dir, path, &in, *out);
   free (in.p);
-  if (*out == NULL)
+  if (*out == NULL || attach_setid (spec, out, err) < 0)
     return -1;
   return attach_narrow (spec, out, err);
 }
@@ -716,6 +839,11 @@ seccomp_install (const struct seccomp_prog *p, hk_err *err)
 {
   if (p == NULL)
     return 0;
+  /* The set-id filter first: a profile that refuses seccomp(2) itself
+   * would refuse it after.  Stacked, its errno wins where the profile
+   * allows the call. */
+  if (seccomp_install (p->setid, err) < 0)
+    return -1;
   struct sock_fprog prog = { .len = p->len, .filter = p->insns };
   if (p->len && sys_seccomp (SECCOMP_SET_MODE_FILTER, p->flags, &prog) < 0)
     {
@@ -752,6 +880,7 @@ seccomp_prog_free (struct seccomp_prog *p)
 {
   if (p == NULL)
     return;
+  seccomp_prog_free (p->setid);
   seccomp_prog_free (p->narrow);
   free (p->insns);
   free (p);
@@ -760,5 +889,5 @@ seccomp_prog_free (struct seccomp_prog *p)
 size_t
 seccomp_prog_len (const struct seccomp_prog *p)
 {
-  return p ? p->len + seccomp_prog_len (p->narrow) : 0;
+  return p ? p->len + seccomp_prog_len (p->setid) + seccomp_prog_len (p->narrow) : 0;
 }

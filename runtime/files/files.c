@@ -175,6 +175,14 @@ stopped_place (const struct view *v, const char *path, struct place *pl, hk_err 
                     "%s is on the sandbox's %s mount at %s, which is gone while it is "
                     "stopped",
                     path, m->type ? m->type : "", m->destination);
+  else if (m && m->idmap)
+    /* Its files are the sandbox's only through the idmapping, which only
+     * the running sandbox's mount has: as the sandbox's ids on the host,
+     * the helper would be refused, or write files of the wrong owner. */
+    return err_set (err, ENOTSUP,
+                    "%s is on the sandbox's idmapped bind at %s, whose files are the sandbox's only "
+                    "while it runs: on the host they are in %s",
+                    path, m->destination, m->source);
   else if (m && v->write && (m->flags & MS_RDONLY))
     /* Its files on the host may well be writable by the sandbox's ids (a
      * directory of theirs bound read-only): hako, working on the host

@@ -162,7 +162,7 @@ host_cgroup_mode () {
   [ "$status" -eq 125 ]
 }
 
-@test "features: the seccomp section (actions, archs, known and supported flags) in the OCI format" {
+@test "features: the seccomp section (actions, archs, known and supported flags) and idmapped mounts, in the OCI format" {
   run $H features
   [ "$status" -eq 0 ]
   echo "$output" | jq -e '.linux.seccomp.enabled == true' >/dev/null
@@ -175,7 +175,9 @@ host_cgroup_mode () {
   echo "$output" | jq -e '.linux.seccomp.knownFlags | index("SECCOMP_FILTER_FLAG_LOG") != null' >/dev/null
   # supportedFlags is a subset of knownFlags.
   echo "$output" | jq -e '(.linux.seccomp.supportedFlags - .linux.seccomp.knownFlags) == []' >/dev/null
-  echo "$output" | jq -e '.linux.mountExtensions.idmap.enabled == false' >/dev/null
+  # Idmapped binds ("idmap", "ridmap", a mount's uidMappings): hako-spec(5).
+  echo "$output" | jq -e '.linux.mountExtensions.idmap.enabled == true' >/dev/null
+  echo "$output" | jq -e '.mountOptions | index("idmap") != null and index("ridmap") != null' >/dev/null
 }
 
 @test "features: the Landlock ABI of this kernel, the one hako uses and the one the profiles need, as annotations" {

@@ -287,7 +287,12 @@ shared_dir () {
     check '--env "=x": expected NAME=VALUE or NAME' $verb -e =x "${tail[@]}"
     check "--env-file: open $TEST_ROOT/none: No such file" $verb --env-file "$TEST_ROOT/none" "${tail[@]}"
     check '--volume "/tmp:rel": destination "rel"' $verb -v /tmp:rel "${tail[@]}"
-    check '--volume "/tmp:/x:rx": unknown mode "rx"' $verb -v /tmp:/x:rx "${tail[@]}"
+    check '--volume "/tmp:/x:rx": unknown option "rx"' $verb -v /tmp:/x:rx "${tail[@]}"
+    check '--volume "/tmp:/x:ro,rw": a second "rw"' $verb -v /tmp:/x:ro,rw "${tail[@]}"
+    check '--volume "/tmp:/x:idmap,ridmap": a second "ridmap"' $verb -v /tmp:/x:idmap,ridmap "${tail[@]}"
+    check '--volume "/tmp:/x:": nothing after the last' $verb -v /tmp:/x: "${tail[@]}"
+    check '--volume "/tmp:/x:idmap=uids=0-1-10": "idmap=uids=0-1-10": a mapping of its own is written in a config' \
+      $verb -v /tmp:/x:idmap=uids=0-1-10 "${tail[@]}"
     check '--volume "/tmp": expected SRC:DST[:ro|rw]' $verb -v /tmp "${tail[@]}"
     check '--tmpfs "/x:size=zz": "size=zz"' $verb --tmpfs /x:size=zz "${tail[@]}"
     check '--tmpfs "/": destination "/"' $verb --tmpfs / "${tail[@]}"

@@ -166,6 +166,22 @@ rl_multi_map () {
   [ -z "$(ls -A "$XDG/hako")" ]
 }
 
+@test "rootless: -v SRC:DST:idmap is refused (only root may idmap a host file system): 125 naming the fix, nothing left; the user's files are root's inside without it" {
+  $R spec --rootless
+  run -125 $R run --rm -v "$RL_DIR/home:/x:idmap" rl5 -- true
+  echo "$output"
+  [[ "$output" == *"run rl5: .mounts["*"] (/x): an idmapped bind needs hako to run as root (rootless, the caller's own files are already the sandbox root's: drop idmap)"* ]]
+  [ -z "$(ls -A "$XDG/hako")" ]
+  run -0 --separate-stderr $R run --rm -v "$RL_DIR/home:/x" rl6 -- stat -c %u /x
+  [ "$output" = 0 ]
+  [ "$stderr" = "" ]
+  # As rootless podman runs it: uid 0, but of the user's namespace.
+  U="runuser -u $RL_USER -- env -C $RL_DIR/bundle XDG_RUNTIME_DIR=$XDG HOME=$RL_DIR/home unshare -U --map-root-user $HAKO"
+  run -125 $U run --rm -v "$RL_DIR/home:/x:idmap" rl7 -- true
+  [[ "$output" == *"an idmapped bind needs hako to run as root, not as uid 0 of a user namespace"* ]]
+  [ -z "$(ls -A "$XDG/hako")" ]
+}
+
 @test "rootless: no cgroups unless delegated — it runs without one, and a limit fails create naming the controller" {
   $R spec --rootless
   run $R --debug run --rm rl5 -- true

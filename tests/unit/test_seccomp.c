@@ -747,6 +747,69 @@ kernel_has_seccomp (void)
   return syscall (SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) == 0;
 }
 
+/* ---- no set-id files with a read-write idmapped bind -------------------------- */
+
+static char setid_file[64];
+
+static int
+probe_setid (void)
+{
+  int bad = 0;
+  cleanup_free char *created = xasprintf ("%s.new", setid_file);
+  bad += err_of (chmod (setid_file, 04755)) != EPERM;
+  bad += err_of (chmod (setid_file, 02755)) != EPERM;
+  bad += err_of (open (created, O_CREAT | O_WRONLY, 04755)) != EPERM;
+  bad += err_of (mknod (created, S_IFREG | 02755, 0)) != EPERM;
+  bad += err_of (syscall (SYS_openat2, AT_FDCWD, created, NULL, 0)) != ENOSYS;
+  bad += err_of (syscall (452 /* fchmodat2 */, AT_FDCWD, setid_file, 04755, 0)) != ENOSYS;
+  bad += err_of (chmod (setid_file, 0700)) != 0;
+  bad += err_of (open (setid_file, O_RDONLY, 04755)) != 0; /* no O_CREAT: the mode is not used */
+  return bad;
+}
+
+/* A spec with an idmapped bind (options OPTS), no linux.seccomp. */
+static struct seccomp_prog *
+idmapped (const char *opts, hk_err *err)
+{
+  cleanup_free char *text
+      = xasprintf ("{" BASE ",'linux':{'namespaces':[{'type':'user'},{'type':'mount'}],"
+                   "'uidMappings':[{'containerID':0,'hostID':1000000000,'size':65536}],"
+                   "'gidMappings':[{'containerID':0,'hostID':1000000000,'size':65536}]},"
+                   "'mounts':[{'destination':'/w','type':'bind','source':'/tmp','options':%s}]}",
+                   opts);
+  struct oci_spec *spec = parse_q (text, err);
+  struct seccomp_prog *p = NULL;
+  if (spec)
+    seccomp_prepare (spec, &p, err);
+  oci_spec_free (spec);
+  return p;
+}
+
+static void
+test_setid (void)
+{
+  hk_err err = { 0 };
+  struct seccomp_prog *p = idmapped ("['rbind','idmap']", &err);
+  ok (p != NULL && seccomp_prog_len (p) > 0,
+      "a read-write idmapped bind: a filter, without linux.seccomp (%s)", p ? "ok" : err.msg);
+  snprintf (setid_file, sizeof setid_file, "/tmp/hako-test-setid.%d", (int)getpid ());
+  cleanup_free char *created = xasprintf ("%s.new", setid_file);
+  int fd = open (setid_file, O_CREAT | O_WRONLY | O_TRUNC, 0600);
+  if (fd >= 0)
+    close (fd);
+  ok (fd >= 0 && exited (run_under (p, probe_setid), 0),
+      "set-id modes: chmod, open(O_CREAT), mknod refused (EPERM), openat2 and fchmodat2 ENOSYS; plain modes "
+      "pass");
+  struct stat st;
+  ok (stat (setid_file, &st) == 0 && (st.st_mode & 07777) == 0700 && access (created, F_OK) < 0,
+      "nothing set-id was made");
+  unlink (setid_file);
+  seccomp_prog_free (p);
+  p = idmapped ("['rbind','ro','idmap']", &err);
+  ok (p == NULL && seccomp_prog_len (p) == 0, "a read-only one: no filter");
+  seccomp_prog_free (p);
+}
+
 int
 main (void)
 {
@@ -761,5 +824,6 @@ main (void)
   test_default_profile ();
   test_narrowed ();
   test_cache ();
+  test_setid ();
   return tap_done ();
 }

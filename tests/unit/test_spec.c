@@ -566,10 +566,46 @@ static const struct
     ".mounts[3].destination: must be an absolute path" },
   { "{" BASE ",'mounts':[{'type':'tmpfs'}]}", ".mounts[0].destination: required" },
   { "{" BASE ",'mounts':[{'destination':'/x','type':'bind','source':'/s','options':['rbind','idmap']}]}",
-    ".mounts[0].options: \"idmap\": idmapped bind mounts are not supported yet" },
+    ".mounts[0].options: the idmapped bind on /x needs a user namespace (\"user\" in .linux.namespaces), "
+    "whose mappings it takes" },
   { "{" BASE ",'mounts':[{'destination':'/x','type':'bind','source':'/s','options':['bind'],"
+    "'uidMappings':[{'containerID':0,'hostID':1000,'size':1}],'gidMappings':[{'containerID':0,'hostID':1000,"
+    "'size':1}]}]}",
+    ".mounts[0].uidMappings: the idmapped bind on /x needs a user namespace (\"user\" in "
+    ".linux.namespaces)" },
+  { "{" BASE ",'mounts':[{'destination':'/x','type':'tmpfs','source':'t','options':['idmap']}]}",
+    ".mounts[0].options: only a bind mount can be idmapped (\"bind\" or \"rbind\" in options, or type "
+    "\"bind\"); this one is type \"tmpfs\"" },
+  { "{" BASE ",'mounts':[{'destination':'/x','type':'proc','source':'proc',"
+    "'uidMappings':[{'containerID':0,'hostID':1000,'size':1}],'gidMappings':[{'containerID':0,'hostID':1000,"
+    "'size':1}]}]}",
+    ".mounts[0].uidMappings: only a bind mount can be idmapped" },
+  { "{" BASE ",'mounts':[{'destination':'/x','source':'/s','options':['rbind','idmap'],"
     "'uidMappings':[{'containerID':0,'hostID':1000,'size':1}]}]}",
-    ".mounts[0].uidMappings: per-mount id mappings are not supported yet" },
+    ".mounts[0].gidMappings: required with uidMappings (runtime-spec: both or neither)" },
+  { "{" BASE ",'mounts':[{'destination':'/x','source':'/s','options':['rbind'],"
+    "'gidMappings':[{'containerID':0,'hostID':1000,'size':1}]}]}",
+    ".mounts[0].uidMappings: required with gidMappings (runtime-spec: both or neither)" },
+  { "{" BASE ",'mounts':[{'destination':'/x','source':'/s','options':['rbind'],'uidMappings':[],"
+    "'gidMappings':[{'containerID':0,'hostID':1000,'size':1}]}]}",
+    ".mounts[0].uidMappings: must not be empty" },
+  { "{" BASE ",'mounts':[{'destination':'/x','source':'/s','options':['rbind'],"
+    "'uidMappings':[{'containerID':0,'hostID':1000,'size':0}],'gidMappings':[]}]}",
+    ".mounts[0].uidMappings[0].size: must be greater than 0" },
+  { "{" BASE ",'mounts':[{'destination':'/x','source':'/s','options':['rbind'],"
+    "'uidMappings':[{'containerID':0,'hostID':1000,'size':10},{'containerID':5,'hostID':2000,'size':1}],"
+    "'gidMappings':[{'containerID':0,'hostID':1000,'size':1}]}]}",
+    ".mounts[0].uidMappings[1].containerID: the range overlaps entry 0's" },
+  { "{" BASE ",'mounts':[{'destination':'/x','source':'/s','options':['rbind'],"
+    "'uidMappings':[{'containerID':0,'hostID':1000,'size':1}],"
+    "'gidMappings':[{'containerID':0,'hostID':1000,'size':10},{'containerID':10,'hostID':1009,'size':1}]}]}",
+    ".mounts[0].gidMappings[1].hostID: the range overlaps entry 0's" },
+  { "{" BASE ",'mounts':[{'destination':'/x','source':'/s','options':['rbind'],"
+    "'uidMappings':{'containerID':0},'gidMappings':[]}]}",
+    ".mounts[0].uidMappings: must be an array" },
+  { "{" BASE ",'linux':{'uidMappings':[{'containerID':0,'hostID':1000,'size':2},"
+    "{'containerID':1,'hostID':5000,'size':1}]}}",
+    ".linux.uidMappings[1].containerID: the range overlaps entry 0's" },
   { "{" BASE ",'mounts':[{'destination':'/x','options':['ro']}]}",
     ".mounts[0].type: required unless the mount is a bind" },
   { "{" BASE ",'mounts':[{'destination':'/x','type':'tmpfs','options':'ro'}]}",
@@ -834,6 +870,40 @@ test_mount_options (void)
           && m[9].propagation == (MS_UNBINDABLE | MS_REC),
       "norelatime,nostrictatime,atime,diratime,nomand,runbindable");
   ok (m[10].is_bind && m[10].flags == MS_BIND && m[10].propagation == (MS_SHARED | MS_REC), "bind,rshared");
+  oci_spec_free (s);
+}
+
+/* A mount's idmapping: the options, its own mappings, made nosuid and nodev. */
+static void
+test_mount_idmap (void)
+{
+  hk_err err = { 0 };
+  struct oci_spec *s = parse_q (
+      "{" BASE ",'linux':{'namespaces':[{'type':'user'},{'type':'mount'}],"
+      "'uidMappings':[{'containerID':0,'hostID':1000000000,'size':65536}],"
+      "'gidMappings':[{'containerID':0,'hostID':1000000000,'size':65536}]},'mounts':["
+      "{'destination':'/m0','type':'bind','source':'/x','options':['rbind','idmap','suid']},"
+      "{'destination':'/m1','source':'/x','options':['rbind','ridmap','ro']},"
+      "{'destination':'/m2','source':'/x','options':['bind'],"
+      "'uidMappings':[{'containerID':0,'hostID':5,'size':2},{'containerID':2,'hostID':100,'size':3}],"
+      "'gidMappings':[{'containerID':0,'hostID':7,'size':1}]},"
+      "{'destination':'/m3','source':'/x','options':['rbind']}]}",
+      &err);
+  ok (s != NULL, "idmapped mounts parse (%s)", s ? "ok" : err.msg);
+  if (s == NULL)
+    return;
+  struct oci_mount *m = s->mounts;
+  ok (m[0].idmap && !m[0].idmap_recursive && m[0].data == NULL && m[0].n_uid_mappings == 0,
+      "idmap: not recursive, not passed to mount(2), the sandbox's mappings");
+  ok ((m[0].flags & (MS_NOSUID | MS_NODEV)) == (MS_NOSUID | MS_NODEV) && !(m[0].clear_flags & MS_NOSUID),
+      "an idmapped bind is nosuid and nodev, whatever it asks (\"suid\")");
+  ok (m[1].idmap && m[1].idmap_recursive && (m[1].flags & MS_RDONLY), "ridmap, ro: recursive");
+  ok (m[2].idmap && m[2].n_uid_mappings == 2 && m[2].uid_mappings[1].container_id == 2
+          && m[2].uid_mappings[1].host_id == 100 && m[2].uid_mappings[1].size == 3 && m[2].n_gid_mappings == 1
+          && m[2].gid_mappings[0].host_id == 7,
+      "uidMappings and gidMappings without the option: idmapped with them (as runc)");
+  ok (!m[3].idmap && !(m[3].flags & MS_NOSUID), "a plain rbind is not");
+  ok (oci_spec_rw_idmap (s) == &m[0], "the first read-write idmapped bind");
   oci_spec_free (s);
 }
 
@@ -1170,6 +1240,7 @@ main (void)
   test_annotations ();
   test_device_mode ();
   test_mount_options ();
+  test_mount_idmap ();
   test_profiles ();
   test_profile_limits ();
   test_init ();
