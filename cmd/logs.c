@@ -33,11 +33,21 @@ logs_emit (void *arg, const struct sbxlog_line *l)
 {
   struct logs_out *o = arg;
   FILE *f = l->err ? stderr : stdout;
-  if (o->timestamps && !o->mid[l->err])
-    fprintf (f, "%s ", l->time);
-  fwrite (l->text, 1, l->len, f);
+  /* One record, one write: stderr is unbuffered, and a reader (the SDK's
+   * on_stderr) that got "b" and "\n" apart would see two chunks. */
+  bool stamp = o->timestamps && !o->mid[l->err];
+  size_t tlen = stamp ? strlen (l->time) + 1 : 0;
+  cleanup_free char *rec = xmalloc (tlen + l->len + 1);
+  if (stamp)
+    {
+      memcpy (rec, l->time, tlen - 1);
+      rec[tlen - 1] = ' ';
+    }
+  memcpy (rec + tlen, l->text, l->len);
+  size_t n = tlen + l->len;
   if (!l->partial)
-    fputc ('\n', f);
+    rec[n++] = '\n';
+  fwrite (rec, 1, n, f);
   o->mid[l->err] = l->partial;
   if (fflush (f) == 0 && !ferror (f))
     return 0;
