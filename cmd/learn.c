@@ -216,7 +216,9 @@ cmd_apply_learn (struct config_src *cfg, const struct cmd_learn *l, const char *
 {
   if (l->out == NULL)
     return 0;
-  bool net = cfg->spec && cfg->spec->sandbox.net_mode == HAKO_NET_ALLOWLIST;
+  bool net = cfg->spec
+             && (cfg->spec->sandbox.net_mode == HAKO_NET_ALLOWLIST
+                 || cfg->spec->sandbox.net_mode == HAKO_NET_DENYLIST);
   cleanup_free char *note = xasprintf (
       "learning into %s: unconfined in Landlock's filesystem and TCP rules%s (observed, not enforced)%s",
       l->out, net ? " and the network allow-list" : "",

@@ -338,7 +338,9 @@ cmd_override_option (struct cmd_overrides *ov, int opt, const char *arg, const c
   switch (opt)
     {
     case 'N':
-    case 'A': return cmd_net_option (&ov->net, opt, arg, verb) < 0 ? -1 : 1;
+    case 'A':
+    case CMD_OPT_DENY:
+    case CMD_OPT_SECRET: return cmd_net_option (&ov->net, opt, arg, verb) < 0 ? -1 : 1;
     case 'D': ov->disk = arg; return 1;
     case CMD_OPT_DEVICE: return cmd_device_option (&ov->devices, arg, verb) < 0 ? -1 : 1;
     case CMD_OPT_MEMORY:

@@ -1,46 +1,190 @@
-/* spec_network: `--network`, `--allow` (and `--disk`) written into the config
- * text, so the config frozen at create (and read again by exec and a later
- * start) is the one the sandbox runs with. */
+/* spec_network: `--network`, `--allow`, `--deny`, `--secret` (and `--disk`)
+ * written into the config text, each secret given its placeholder, so the config frozen at create (and read
+ * again by exec and a later start) is the one the sandbox runs with. */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "lib/util.h"
 #include "oci/json.h"
 #include "oci/spec.h"
 
-/* The network object: mode (given, else the old one), allow (old + added). */
-struct net_edit
+/* A fresh placeholder: 128 random bits, so no text the sandbox sends by
+ * chance is one, and guessing another sandbox's tells nothing anyway. */
+char *
+oci_secret_placeholder (void)
 {
-  const char *mode;
-  char *const *allow;
-};
+  uint8_t r[16];
+  size_t got = 0;
+  while (got < sizeof r)
+    {
+      ssize_t n = getrandom (r + got, sizeof r - got, 0);
+      if (n > 0)
+        got += (size_t)n;
+      else if (errno != EINTR)
+        abort (); /* no randomness: nothing safe to hand out */
+    }
+  char hex[33];
+  for (size_t i = 0; i < sizeof r; i++)
+    snprintf (hex + 2 * i, 3, "%02x", r[i]);
+  return xasprintf ("hako-secret-%s", hex);
+}
+
+int
+oci_secret_arg_parse (const char *arg, struct oci_secret_arg *out, hk_err *err)
+{
+  *out = (struct oci_secret_arg){ 0 };
+  const char *eq = strchr (arg, '=');
+  const char *at = strrchr (arg, '@');
+  if (eq == NULL || at == NULL || at < eq)
+    return err_set (err, EINVAL, "\"%s\": expected NAME=env:VARIABLE@HOST or NAME=file:/PATH@HOST", arg);
+  out->name = xstrndup (arg, (size_t)(eq - arg));
+  out->from = xstrndup (eq + 1, (size_t)(at - eq - 1));
+  const char *host = at + 1;
+  size_t hlen = strlen (host);
+  if (hlen > 6 && strcmp (host + hlen - 6, ",query") == 0)
+    {
+      out->query = true;
+      hlen -= 6;
+    }
+  out->host = xstrndup (host, hlen);
+  char *h = NULL;
+  uint16_t port;
+  int r = 0;
+  const char *c = out->name;
+  bool name_ok = c[0] && !(c[0] >= '0' && c[0] <= '9') && strlen (c) <= 128;
+  for (; *c; c++)
+    name_ok &= (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_';
+  if (!name_ok)
+    r = err_set (err, EINVAL, "\"%s\": NAME must be an environment variable's name ([A-Za-z_][A-Za-z0-9_]*)",
+                 arg);
+  else if (oci_secret_check_from (out->from, err) < 0
+           || oci_secret_parse_host (out->host, &h, &port, err) < 0)
+    r = err_prefix (err, "\"%s\"", arg);
+  free (h);
+  if (r < 0)
+    oci_secret_arg_free (out);
+  return r;
+}
+
+void
+oci_secret_arg_free (struct oci_secret_arg *a)
+{
+  free (a->name);
+  free (a->from);
+  free (a->host);
+  *a = (struct oci_secret_arg){ 0 };
+}
+
+/* The rules of old's key, then the added ones. */
+static void
+emit_rules (struct json_out *o, const char *key, yajl_val old, char *const *added)
+{
+  yajl_val v = json_get (old, key);
+  if (json_len (v) == 0 && (added == NULL || added[0] == NULL))
+    return;
+  json_key (o, key);
+  json_arr_open (o);
+  for (size_t i = 0; YAJL_IS_ARRAY (v) && i < v->u.array.len; i++)
+    json_value (o, v->u.array.values[i]);
+  for (size_t i = 0; added && added[i]; i++)
+    json_str (o, added[i]);
+  json_arr_close (o);
+}
+
+/* One secret object of the spec's, with a placeholder when it has none. */
+static void
+emit_old_secret (struct json_out *o, yajl_val s)
+{
+  static const char *const skip[] = { "placeholder", NULL };
+  yajl_val ph = json_get (s, "placeholder");
+  json_obj_open (o);
+  json_members_but (o, s, skip);
+  if (YAJL_IS_STRING (ph))
+    json_kstr (o, "placeholder", ph->u.string);
+  else
+    {
+      cleanup_free char *fresh = oci_secret_placeholder ();
+      json_kstr (o, "placeholder", fresh);
+    }
+  json_obj_close (o);
+}
+
+static bool
+secret_replaced (yajl_val s, const struct oci_secret_arg *added, size_t n)
+{
+  yajl_val name = json_get (s, "name");
+  for (size_t i = 0; YAJL_IS_STRING (name) && i < n; i++)
+    if (strcmp (added[i].name, name->u.string) == 0)
+      return true;
+  return false;
+}
+
+static void
+emit_secrets (struct json_out *o, yajl_val old, const struct oci_secret_arg *added, size_t n)
+{
+  yajl_val v = json_get (old, "secrets");
+  if (!YAJL_IS_ARRAY (v) && n == 0)
+    {
+      if (v)
+        {
+          json_key (o, "secrets");
+          json_value (o, v); /* not an array: kept, for the parser to refuse */
+        }
+      return;
+    }
+  json_key (o, "secrets");
+  json_arr_open (o);
+  for (size_t i = 0; YAJL_IS_ARRAY (v) && i < v->u.array.len; i++)
+    if (!secret_replaced (v->u.array.values[i], added, n))
+      {
+        if (YAJL_IS_OBJECT (v->u.array.values[i]))
+          emit_old_secret (o, v->u.array.values[i]);
+        else
+          json_value (o, v->u.array.values[i]);
+      }
+  for (size_t i = 0; i < n; i++)
+    {
+      cleanup_free char *ph = oci_secret_placeholder ();
+      json_obj_open (o);
+      json_kstr (o, "name", added[i].name);
+      json_kstr (o, "from", added[i].from);
+      json_kstr (o, "host", added[i].host);
+      json_kstr (o, "placeholder", ph);
+      if (added[i].query)
+        json_kbool (o, "query", true);
+      json_obj_close (o);
+    }
+  json_arr_close (o);
+}
 
 static void
 emit_network (struct json_out *o, yajl_val old, const void *arg)
 {
-  const struct net_edit *e = arg;
-  yajl_val old_mode = json_get (old, "mode"), old_allow = json_get (old, "allow");
+  const struct oci_net_edit *e = arg;
+  static const char *const skip[] = { "mode", "allow", "deny", "secrets", NULL };
+  yajl_val old_mode = json_get (old, "mode");
   json_obj_open (o);
-  for (size_t i = 0; YAJL_IS_OBJECT (old) && i < old->u.object.len; i++)
-    {
-      const char *k = old->u.object.keys[i];
-      if (strcmp (k, "mode") != 0 && strcmp (k, "allow") != 0)
-        {
-          json_key (o, k);
-          json_value (o, old->u.object.values[i]);
-        }
-    }
+  json_members_but (o, old, skip);
   if (e->mode)
     json_kstr (o, "mode", e->mode);
-  else if (YAJL_IS_STRING (old_mode))
-    json_kstr (o, "mode", old_mode->u.string);
-  json_key (o, "allow");
+  else if (old_mode)
+    {
+      json_key (o, "mode");
+      json_value (o, old_mode);
+    }
+  json_key (o, "allow"); /* written even when empty, as before */
   json_arr_open (o);
-  for (size_t i = 0; YAJL_IS_ARRAY (old_allow) && i < old_allow->u.array.len; i++)
-    json_value (o, old_allow->u.array.values[i]);
+  yajl_val v = json_get (old, "allow");
+  for (size_t i = 0; YAJL_IS_ARRAY (v) && i < v->u.array.len; i++)
+    json_value (o, v->u.array.values[i]);
   for (size_t i = 0; e->allow && e->allow[i]; i++)
     json_str (o, e->allow[i]);
   json_arr_close (o);
+  emit_rules (o, "deny", old, e->deny);
+  emit_secrets (o, old, e->secrets, e->n_secrets);
   json_obj_close (o);
 }
 
@@ -85,11 +229,10 @@ edit_sandbox (const char *json, size_t len, const char *member,
 }
 
 int
-oci_spec_set_network (const char *json, size_t len, const char *mode, char *const *allow, char **out,
-                      size_t *out_len, hk_err *err)
+oci_spec_set_network (const char *json, size_t len, const struct oci_net_edit *e, char **out, size_t *out_len,
+                      hk_err *err)
 {
-  struct net_edit e = { .mode = mode, .allow = allow };
-  return edit_sandbox (json, len, "network", emit_network, &e, out, out_len, err);
+  return edit_sandbox (json, len, "network", emit_network, e, out, out_len, err);
 }
 
 /* The limits object with disk set to the size as given. */

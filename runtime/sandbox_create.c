@@ -35,6 +35,7 @@
 #include "runtime/mount.h"
 #include "runtime/pidinfo.h"
 #include "runtime/process.h"
+#include "runtime/proxy/egress.h"
 #include "runtime/proxy/netpolicy.h"
 #include "runtime/rootfs_image.h"
 #include "runtime/sbxlog.h"
@@ -88,6 +89,7 @@ apply_network_mode (struct oci_spec *spec, hk_err *err)
       return 0;
     case HAKO_NET_HOST: ns_remove (spec, OCI_NS_NETWORK); return 0;
     case HAKO_NET_ALLOWLIST:
+    case HAKO_NET_DENYLIST:
       /* A pod's container shares the pod's netns, its proxy included. */
       if (spec->sandbox.net_join)
         {
@@ -658,6 +660,9 @@ build_sandbox (const struct store *st, const struct sbx_create_opts *o, struct b
   if (admission_reserve (st, o->id, o->spec, err) < 0 || resolve_rootfs (o, b, rootfs, err) < 0
       || (!root_by_fd (o) && idmap_check_reachable (o->spec, *rootfs, err) < 0)
       || (!b->restart && file_write_new (config, o->config_json, o->config_len, 0600, err) < 0)
+      || egress_prepare (&b->entry, o->spec, b->restart, err) < 0
+      || egress_mounts (&b->entry, o->spec, o->image_layers != NULL || o->spec->sandbox.image, *rootfs, err)
+             < 0
       || prepare_log (o, b, monitored, err) < 0 || prepare_data_dir (st, o, b, err) < 0
       || prepare_workdir (o, b, err) < 0 || prepare_image_layer (o, b, err) < 0
       || create_cgroups (b, o, err) < 0 || create_spawn (o, b, *rootfs, status, console, err) < 0

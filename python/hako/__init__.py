@@ -6,7 +6,7 @@ from hako._errors import (AdmissionException, AlreadyExistsException, BusyExcept
                           PermissionException, SandboxException, TimeoutException, UnsupportedException)
 from hako._sync import CommandHandle, Sandbox
 from hako._transport import SSH, Local, Transport
-from hako._types import CommandResult, EntryInfo, SandboxInfo, SandboxQuery
+from hako._types import CommandResult, EntryInfo, SandboxInfo, SandboxQuery, Secret
 from hako.session import Session, session
 
 __version__ = "0.1.0"
@@ -15,6 +15,6 @@ __all__ = [
     "DEFAULT_LIFETIME", "AdmissionException", "AlreadyExistsException", "AsyncCommandHandle", "AsyncSandbox", "BusyException",
     "CommandExitException", "CommandHandle", "CommandResult", "EntryInfo", "InvalidArgumentException", "Local",
     "NoSpaceException", "NotFoundException", "NotRunningException", "PermissionException", "SSH", "Sandbox",
-    "SandboxException", "SandboxInfo", "SandboxQuery", "Session", "TimeoutException", "Transport", "UnsupportedException",
+    "SandboxException", "SandboxInfo", "SandboxQuery", "Secret", "Session", "TimeoutException", "Transport", "UnsupportedException",
     "session",
 ]

@@ -9,7 +9,7 @@ from typing import Any, Coroutine, Dict, List, Mapping, Optional, Sequence, Type
 
 from hako._async import (DEFAULT_LIFETIME, AsyncCommandHandle, AsyncSandbox, Command, OutputCallback, WriteData)
 from hako._transport import Transport
-from hako._types import CommandResult, EntryInfo, SandboxInfo, SandboxQuery
+from hako._types import CommandResult, EntryInfo, SandboxInfo, SandboxQuery, Secret
 
 T = TypeVar("T")
 _local = threading.local()
@@ -136,12 +136,13 @@ class Sandbox:
 
     @classmethod
     def create(cls, image: Optional[str] = None, profile: str = "host", bundle: Optional[str] = None,
-               network: str = "none", allow: Sequence[str] = (), memory: Optional[Union[int, str]] = None,
+               network: Optional[str] = None, allow: Sequence[str] = (), memory: Optional[Union[int, str]] = None,
                cpus: Optional[float] = None, pids: Optional[int] = None, disk: Optional[Union[int, str]] = None,
                timeout: Optional[float] = DEFAULT_LIFETIME, envs: Optional[Mapping[str, str]] = None,
                cwd: Optional[str] = None, user: Optional[str] = None, mounts: Sequence[str] = (),
                sandbox_id: Optional[str] = None, from_snapshot: Optional[str] = None, *,
                devices: Sequence[str] = (), metadata: Optional[Mapping[str, str]] = None,
+               deny: Sequence[str] = (), secrets: Optional[Mapping[str, Union[Secret, str]]] = None,
                hako: Optional[str] = None, root: Optional[str] = None,
                data_root: Optional[str] = None, transport: Optional[Transport] = None) -> "Sandbox":
         """As ``AsyncSandbox.create``: a lifetime of ``timeout`` seconds
@@ -149,8 +150,8 @@ class Sandbox:
         return cls._wrap(_run(AsyncSandbox.create(
             image=image, profile=profile, bundle=bundle, network=network, allow=allow, memory=memory, cpus=cpus,
             pids=pids, disk=disk, timeout=timeout, envs=envs, cwd=cwd, user=user, mounts=mounts,
-            sandbox_id=sandbox_id, from_snapshot=from_snapshot, devices=devices, metadata=metadata, hako=hako,
-            root=root, data_root=data_root, transport=transport)))
+            sandbox_id=sandbox_id, from_snapshot=from_snapshot, devices=devices, metadata=metadata, deny=deny,
+            secrets=secrets, hako=hako, root=root, data_root=data_root, transport=transport)))
 
     @classmethod
     def connect(cls, sandbox_id: str, *, hako: Optional[str] = None, root: Optional[str] = None,

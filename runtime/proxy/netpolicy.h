@@ -17,8 +17,10 @@
 #define NETPOLICY_PROXY_ADDR "127.0.0.1"
 #define NETPOLICY_PROXY_PORT 3128
 
-/* Allowlist mode: check every allow-list entry (a malformed one fails
- * create, named) and add the proxy variables to the process's environment.
+/* The allowlist and denylist modes, whose way out is the proxy. */
+bool netpolicy_proxied (const struct oci_spec *spec);
+
+/* Proxied modes: add the proxy variables to the process's environment.
  * Other modes: nothing. */
 int netpolicy_prepare (struct oci_spec *spec, hk_err *err);
 
@@ -28,12 +30,12 @@ int netpolicy_prepare (struct oci_spec *spec, hk_err *err);
 int netpolicy_check_joined (const char *path, hk_err *err);
 
 /* A new copy of env, with HTTP_PROXY, HTTPS_PROXY, http_proxy, https_proxy,
- * ALL_PROXY and NO_PROXY set when spec is in allowlist mode (for exec).
+ * ALL_PROXY and NO_PROXY set when spec is in a proxied mode (for exec).
  * NO_PROXY is "localhost,127.0.0.1,::1" (the sandbox's own lo), or empty
  * when the allow-list opens a loopback address of the host's. */
 char **netpolicy_env (const struct oci_spec *spec, char *const *env);
 
-/* Whether spec's sandbox gets a proxy of its own: allowlist mode, not a
+/* Whether spec's sandbox gets a proxy of its own: a proxied mode, not a
  * pod's container (which shares its pod's). */
 bool netpolicy_has_proxy (const struct oci_spec *spec);
 

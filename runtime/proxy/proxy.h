@@ -4,7 +4,10 @@
 #ifndef HAKO_RUNTIME_PROXY_H
 #define HAKO_RUNTIME_PROXY_H
 
-#include "runtime/proxy/allowlist.h"
+#include "runtime/proxy/policy.h"
+#include "runtime/store.h"
+
+struct tls_ctx;
 
 /* Bounds: a client that sends no complete request head within
  * HEAD_TIMEOUT (from its connection, or from its previous request), or a
@@ -27,7 +30,14 @@ struct proxy_cfg
    * the allow-list unused, and each HOST:PORT reached is appended here, one
    * a line, for the learner; the run is said to be unconfined. */
   int learn_fd;
-  const struct allowlist *al;
+  /* The control socket (<state>/proxy.sock, root's): `hako update` sends a
+   * new policy over it (proxy_ctl.c); -1 none. */
+  int ctl_fd;
+  const char *sandbox; /* its id, for the log */
+  const struct store_entry *store;
+  struct egress_policy *policy;
+  struct tls_ctx *tls; /* the sandbox's CA and the origins' trust; NULL: no interception */
+  uint64_t head_timeout_ms;
 };
 
 /* Serve until watch_fd reports its process gone.  Returns 0 then, -1 if the
