@@ -7,16 +7,19 @@
 
 #include "cmd/cmd.h"
 #include "lib/util.h"
+#include "runtime/proxy/decisions.h"
 #include "runtime/sbxwait.h"
 
 static const char logs_help[]
-    = "Usage: hako logs [-f] [--tail N] [--timestamps] ID\n\n"
+    = "Usage: hako logs [-f] [--tail N] [--timestamps] [--network] ID\n\n"
       "Print what the process of a sandbox started by `hako run --detach` wrote:\n"
       "its stdout to stdout, its stderr to stderr, oldest first.  The log is bounded\n"
       "(run --log-size, default 16m): the oldest output is dropped first.\n\n"
       "  -f, --follow       go on printing new output until the process has ended\n"
       "  -n, --tail N       only the last N lines\n"
       "  -t, --timestamps   each line starts with the time it was written (RFC 3339)\n"
+      "      --network      the network decision log instead: one JSON line per\n"
+      "                     request its proxy decided on (hako-logs(8))\n"
       "  -h, --help         this text\n";
 
 struct logs_out
@@ -43,18 +46,27 @@ logs_emit (void *arg, const struct sbxlog_line *l)
   return errno == EPIPE ? 1 : -1;
 }
 
+static int
+decision_emit (void *arg, const char *line, size_t len)
+{
+  (void)arg;
+  fwrite (line, 1, len, stdout);
+  fputc ('\n', stdout);
+  if (fflush (stdout) == 0 && !ferror (stdout))
+    return 0;
+  return errno == EPIPE ? 1 : -1;
+}
+
 int
 cmd_logs (int argc, char **argv)
 {
   static const struct option opts[] = {
-    { "follow", no_argument, NULL, 'f' },
-    { "tail", required_argument, NULL, 'n' },
-    { "timestamps", no_argument, NULL, 't' },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
+    { "follow", no_argument, NULL, 'f' },     { "tail", required_argument, NULL, 'n' },
+    { "timestamps", no_argument, NULL, 't' }, { "network", no_argument, NULL, 'N' },
+    { "help", no_argument, NULL, 'h' },       { NULL, 0, NULL, 0 },
   };
   struct logs_out out = { 0 };
-  bool follow = false;
+  bool follow = false, network = false;
   long tail = 0;
   char *end;
   int c;
@@ -63,6 +75,7 @@ cmd_logs (int argc, char **argv)
       {
       case 'f': follow = true; break;
       case 't': out.timestamps = true; break;
+      case 'N': network = true; break;
       case 'n':
         tail = strtol (optarg, &end, 10);
         if (end == optarg || *end != '\0' || tail < 0)
@@ -77,7 +90,12 @@ cmd_logs (int argc, char **argv)
   hk_err err = { 0 };
   struct store st = { 0 };
   int r = 0;
-  if (cmd_store (&st, &err) < 0 || sbx_logs (&st, id, tail, follow, logs_emit, &out, &err) < 0)
+  if (network && out.timestamps)
+    r = cmd_usage ("logs", "--network: each line has its time already (--timestamps is for the output)");
+  else if (cmd_store (&st, &err) < 0
+           || (network ? sbx_network_log (&st, id, tail, follow, decision_emit, NULL, &err)
+                       : sbx_logs (&st, id, tail, follow, logs_emit, &out, &err))
+                  < 0)
     r = cmd_fail ("logs", id, &err);
   store_fini (&st);
   return r;

@@ -403,6 +403,8 @@ struct oci_net_edit
   char *const *deny;                    /* appended to .deny */
   const struct oci_secret_arg *secrets; /* added to .secrets (replacing one of the same name) */
   size_t n_secrets;
+  char *const *revoke;    /* rules removed from .allow and .deny, as written (one not there: an error) */
+  bool keep_placeholders; /* a secret replaced keeps its placeholder (`update`: its processes hold it) */
 };
 /* The config text with e written into sandbox.network, and every secret
  * without a placeholder given a fresh one. */

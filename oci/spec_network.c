@@ -78,17 +78,28 @@ oci_secret_arg_free (struct oci_secret_arg *a)
   *a = (struct oci_secret_arg){ 0 };
 }
 
-/* The rules of old's key, then the added ones. */
+static bool
+revoked (yajl_val rule, char *const *revoke)
+{
+  for (size_t i = 0; YAJL_IS_STRING (rule) && revoke && revoke[i]; i++)
+    if (strcmp (rule->u.string, revoke[i]) == 0)
+      return true;
+  return false;
+}
+
+/* The rules of old's key but the revoked ones, then the added ones. */
 static void
-emit_rules (struct json_out *o, const char *key, yajl_val old, char *const *added)
+emit_rules (struct json_out *o, const char *key, yajl_val old, char *const *added, char *const *revoke,
+            bool always)
 {
   yajl_val v = json_get (old, key);
-  if (json_len (v) == 0 && (added == NULL || added[0] == NULL))
+  if (!always && json_len (v) == 0 && (added == NULL || added[0] == NULL))
     return;
   json_key (o, key);
   json_arr_open (o);
   for (size_t i = 0; YAJL_IS_ARRAY (v) && i < v->u.array.len; i++)
-    json_value (o, v->u.array.values[i]);
+    if (!revoked (v->u.array.values[i], revoke))
+      json_value (o, v->u.array.values[i]);
   for (size_t i = 0; added && added[i]; i++)
     json_str (o, added[i]);
   json_arr_close (o);
@@ -122,9 +133,24 @@ secret_replaced (yajl_val s, const struct oci_secret_arg *added, size_t n)
   return false;
 }
 
-static void
-emit_secrets (struct json_out *o, yajl_val old, const struct oci_secret_arg *added, size_t n)
+/* The placeholder the spec's secret of that name has, or NULL. */
+static const char *
+old_placeholder (yajl_val secrets, const char *name)
 {
+  for (size_t i = 0; YAJL_IS_ARRAY (secrets) && i < secrets->u.array.len; i++)
+    {
+      yajl_val s = secrets->u.array.values[i], n = json_get (s, "name"), ph = json_get (s, "placeholder");
+      if (YAJL_IS_STRING (n) && strcmp (n->u.string, name) == 0 && YAJL_IS_STRING (ph))
+        return ph->u.string;
+    }
+  return NULL;
+}
+
+static void
+emit_secrets (struct json_out *o, yajl_val old, const struct oci_net_edit *e)
+{
+  const struct oci_secret_arg *added = e->secrets;
+  size_t n = e->n_secrets;
   yajl_val v = json_get (old, "secrets");
   if (!YAJL_IS_ARRAY (v) && n == 0)
     {
@@ -147,7 +173,8 @@ emit_secrets (struct json_out *o, yajl_val old, const struct oci_secret_arg *add
       }
   for (size_t i = 0; i < n; i++)
     {
-      cleanup_free char *ph = oci_secret_placeholder ();
+      const char *kept = e->keep_placeholders ? old_placeholder (v, added[i].name) : NULL;
+      cleanup_free char *ph = kept ? xstrdup (kept) : oci_secret_placeholder ();
       json_obj_open (o);
       json_kstr (o, "name", added[i].name);
       json_kstr (o, "from", added[i].from);
@@ -175,16 +202,9 @@ emit_network (struct json_out *o, yajl_val old, const void *arg)
       json_key (o, "mode");
       json_value (o, old_mode);
     }
-  json_key (o, "allow"); /* written even when empty, as before */
-  json_arr_open (o);
-  yajl_val v = json_get (old, "allow");
-  for (size_t i = 0; YAJL_IS_ARRAY (v) && i < v->u.array.len; i++)
-    json_value (o, v->u.array.values[i]);
-  for (size_t i = 0; e->allow && e->allow[i]; i++)
-    json_str (o, e->allow[i]);
-  json_arr_close (o);
-  emit_rules (o, "deny", old, e->deny);
-  emit_secrets (o, old, e->secrets, e->n_secrets);
+  emit_rules (o, "allow", old, e->allow, e->revoke, true); /* written even when empty, as before */
+  emit_rules (o, "deny", old, e->deny, e->revoke, false);
+  emit_secrets (o, old, e);
   json_obj_close (o);
 }
 
@@ -228,10 +248,42 @@ edit_sandbox (const char *json, size_t len, const char *member,
   return json_out_finish (&o, out, out_len, err);
 }
 
+/* Each rule to revoke must be there: a misspelt one would leave the rule
+ * in force while its user believes it gone. */
+static int
+check_revoke (const char *json, size_t len, char *const *revoke, hk_err *err)
+{
+  if (revoke == NULL || revoke[0] == NULL)
+    return 0;
+  yajl_val root;
+  if (json_parse (json, len, &root, err) < 0)
+    return -1;
+  yajl_val net = json_get (json_get (root, "sandbox"), "network");
+  int r = 0;
+  for (size_t i = 0; r == 0 && revoke[i]; i++)
+    {
+      bool found = false;
+      const char *keys[] = { "allow", "deny" };
+      for (size_t k = 0; k < 2 && !found; k++)
+        {
+          yajl_val a = json_get (net, keys[k]);
+          for (size_t j = 0; YAJL_IS_ARRAY (a) && j < a->u.array.len && !found; j++)
+            found = revoked (a->u.array.values[j], (char *const[]){ revoke[i], NULL });
+        }
+      if (!found)
+        r = err_set (err, EINVAL, "\"%s\" is not one of the sandbox's rules (give it as it is written there)",
+                     revoke[i]);
+    }
+  yajl_tree_free (root);
+  return r;
+}
+
 int
 oci_spec_set_network (const char *json, size_t len, const struct oci_net_edit *e, char **out, size_t *out_len,
                       hk_err *err)
 {
+  if (check_revoke (json, len, e->revoke, err) < 0)
+    return -1;
   return edit_sandbox (json, len, "network", emit_network, e, out, out_len, err);
 }
 

@@ -88,6 +88,8 @@ make_ca (const struct store_entry *e, hk_err *err)
 
 /* ---- secrets ------------------------------------------------------------------- */
 
+static int read_value (const struct hako_secret *s, char **out, hk_err *err);
+
 /* A value that goes into a header must not end it: CR, LF or NUL would
  * let it add headers (or a request) of its own. */
 static int
@@ -105,6 +107,13 @@ check_value (const char *name, const char *v, size_t len, hk_err *err)
   if (len == 0)
     return err_set (err, EINVAL, "secret %s: its value is empty", name);
   return 0;
+}
+
+int
+egress_read_value (const char *name, const char *from, char **out, hk_err *err)
+{
+  struct hako_secret s = { .name = (char *)name, .from = (char *)from };
+  return read_value (&s, out, err);
 }
 
 static int

@@ -37,6 +37,8 @@ int egress_prepare (const struct store_entry *e, const struct oci_spec *spec, bo
 /* The secrets' values as spec names them, read from their sources now
  * (`update --secret`).  The error names the secret, never its value. */
 int egress_read_values (const struct oci_spec *spec, struct oci_secret_value **out, size_t *n, hk_err *err);
+/* One secret's value, read from from ("env:VAR", "file:PATH") now. */
+int egress_read_value (const char *name, const char *from, char **out, hk_err *err);
 /* The values kept in the state dir. */
 int egress_load_values (const struct store_entry *e, struct oci_secret_value **out, size_t *n, hk_err *err);
 /* ... and written there (0600, atomically). */
@@ -57,5 +59,24 @@ char **egress_env (const struct oci_spec *spec, char *const *env);
  * an image's: only the first). */
 int egress_mounts (const struct store_entry *e, struct oci_spec *spec, bool image, const char *rootfs,
                    hk_err *err);
+
+/* `hako update` on a sandbox's network: what changes. */
+struct egress_change
+{
+  const char *mode;   /* "allowlist" or "denylist"; NULL: as it is */
+  char *const *allow; /* rules added */
+  char *const *deny;
+  char *const *revoke; /* rules removed, as written */
+  const struct oci_secret_arg
+      *secrets; /* added, or replacing one of the same name (which keeps its placeholder) */
+  size_t n_secrets;
+};
+/* The change written into the sandbox's config (what exec and a restart
+ * read) and kept secrets, then sent to its running proxy, which applies it
+ * to every request from then on and cuts the connections it no longer lets
+ * through (*cut: how many).  A sandbox that is not proxied, or one created
+ * without interception asked to intercept, is refused and left as it was. */
+int sbx_update_network (const struct store *st, const char *id, const struct egress_change *ch, size_t *cut,
+                        hk_err *err);
 
 #endif

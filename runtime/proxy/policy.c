@@ -362,3 +362,23 @@ policy_intercepts (const struct egress_policy *p)
 {
   return p->n_secrets > 0 || has_https_request_rules (p);
 }
+
+size_t
+policy_placeholders (const struct egress_policy *p, const char *text, size_t len, const char **names,
+                     size_t max)
+{
+  size_t n = 0;
+  for (size_t i = 0; p->n_secrets && i < len; i++)
+    {
+      const struct egress_secret *s = policy_secret_at (p, text + i, len - i);
+      if (s == NULL)
+        continue;
+      bool seen = false;
+      for (size_t j = 0; j < n; j++)
+        seen |= names[j] == s->name;
+      if (!seen && n < max)
+        names[n++] = s->name;
+      i += strlen (s->placeholder) - 1;
+    }
+  return n;
+}

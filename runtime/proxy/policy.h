@@ -92,6 +92,10 @@ bool policy_opens_loopback (const struct net_rules *allow);
 
 /* The secret whose placeholder starts at text, or NULL. */
 const struct egress_secret *policy_secret_at (const struct egress_policy *p, const char *text, size_t len);
+/* The names of the secrets whose placeholders text holds (at most max, in
+ * names, which point into p): for a request that gets none put in. */
+size_t policy_placeholders (const struct egress_policy *p, const char *text, size_t len, const char **names,
+                            size_t max);
 /* Whether secret s may be sent to host:port. */
 bool policy_secret_for (const struct egress_secret *s, const char *host, uint16_t port);
 

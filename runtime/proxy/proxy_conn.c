@@ -63,7 +63,11 @@ static void
 log_request (struct proxy *p, const struct conn *c, const char *verdict, const char *rule, const char *reason,
              int status)
 {
-  struct oci_proxy_event ev = { .method = c->method[0] ? c->method : NULL,
+  const char *left[5] = { NULL };
+  for (size_t i = 0; i < c->n_left && i < 4; i++)
+    left[i] = c->left[i];
+  struct oci_proxy_event ev = { .unreplaced = left,
+                                .method = c->method[0] ? c->method : NULL,
                                 .scheme = c->connect ? NULL : "http",
                                 .host = c->host[0] ? c->host : NULL,
                                 .port = c->port,
@@ -334,7 +338,7 @@ check_request (struct proxy *p, struct conn *c, const struct http_request *req, 
 
 /* The connection's current request: what its log lines name. */
 static void
-set_request (struct conn *c, const struct http_request *req)
+set_request (const struct proxy *p, struct conn *c, const struct http_request *req)
 {
   http_authority (req->host, req->port, c->target, sizeof c->target);
   snprintf (c->host, sizeof c->host, "%s", req->host);
@@ -342,8 +346,15 @@ set_request (struct conn *c, const struct http_request *req)
   c->port = req->port;
   c->connect = req->connect;
   c->path[0] = '\0';
-  if (!req->connect)
-    log_path (req->head + req->path_off, req->path_len, c->path, sizeof c->path);
+  c->n_left = 0;
+  if (req->connect)
+    return;
+  log_path (req->head + req->path_off, req->path_len, c->path, sizeof c->path);
+  /* A placeholder goes out as it is over plain HTTP: said so in the log. */
+  const char *names[4];
+  c->n_left = policy_placeholders (p->pol, req->head, req->head_len, names, 4);
+  for (size_t i = 0; i < c->n_left; i++)
+    snprintf (c->left[i], sizeof c->left[i], "%s", names[i]);
 }
 
 /* Body bytes of the current request that are in c->in, passed on: 1 some
@@ -434,7 +445,7 @@ process_in (struct proxy *p, struct conn *c)
         }
       consume_in (c, (size_t)h);
       c->head_since = now_ms ();
-      set_request (c, &req);
+      set_request (p, c, &req);
       bool intercept;
       if (!check_request (p, c, &req, &intercept))
         {

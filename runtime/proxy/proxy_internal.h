@@ -56,8 +56,12 @@ struct conn
   char host[256];             /* its host as asked (name, or address without brackets) */
   char method[24];
   uint16_t port;
-  char path[512];          /* the current request's path, no query (for the log) */
-  char rule[32];           /* the rule that let the upstream (or tunnel) through */
+  char path[512]; /* the current request's path, no query (for the log) */
+  char rule[32];  /* the rule that let the upstream (or tunnel) through */
+  /* Secrets whose placeholders the current request carries over plain
+   * HTTP, where none is put in: for its log line. */
+  char left[4][64];
+  size_t n_left;
   char address[64];        /* the address connected to */
   struct resolve_job *job; /* while resolving */
   struct sockaddr_storage addrs[MAX_ADDRS];
