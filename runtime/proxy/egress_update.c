@@ -67,6 +67,18 @@ static int
 new_config (const struct store_entry *e, const char *text, size_t len, const struct egress_change *ch,
             char **out, size_t *out_len, struct oci_spec **spec, hk_err *err)
 {
+  /* The mode first: rules for a sandbox without the proxy are refused as
+   * such, not as a config error. */
+  struct oci_spec *old = NULL;
+  if (oci_spec_parse (text, len, &old, err) < 0)
+    return -1;
+  bool proxied = netpolicy_proxied (old);
+  oci_spec_free (old);
+  if (!proxied)
+    return err_setk (
+        err, ERR_INVALID_ARGUMENT, EINVAL,
+        "the sandbox's network is not through the proxy (mode allowlist or denylist): its rules and "
+        "secrets are set at create (--network, --allow)");
   struct oci_net_edit ed = { .mode = ch->mode,
                              .allow = ch->allow,
                              .deny = ch->deny,

@@ -150,6 +150,20 @@ mitm_answer_and_close (struct proxy *p, struct conn *c, int status, const char *
 }
 
 void
+mitm_refuse (struct proxy *p, struct conn *c, int status, const char *reason)
+{
+  struct mitm *m = c->m;
+  if (m->qn == 0)
+    {
+      mitm_answer_and_close (p, c, status, reason);
+      return;
+    }
+  m->deferred = status;
+  snprintf (m->deferred_why, sizeof m->deferred_why, "%s", reason);
+  m->st = M_DEFER;
+}
+
+void
 mitm_fail (struct proxy *p, struct conn *c, int status, const char *reason)
 {
   struct mitm *m = c->m;
@@ -512,14 +526,16 @@ pump (struct proxy *p, struct conn *c)
 {
   for (int round = 0; round < ROUNDS; round++)
     {
+      /* A side that failed has answered (or closed): -1 with c still
+       * open is an answer of ours to flush, which is progress. */
       int a = client_io (p, c);
-      if (a < 0 || c->dead)
+      if (c->dead)
         return -1;
       bool b = mitm_process_requests (p, c);
       if (c->dead)
         return -1;
       int o = c->m->st == M_CLOSING ? 0 : origin_io (p, c);
-      if (o < 0 || c->dead)
+      if (c->dead)
         return -1;
       if (!a && !b && !o)
         return 0;
@@ -535,6 +551,11 @@ finish (struct proxy *p, struct conn *c)
   bool flushed = m->down_try == 0 && m->down.off == m->down_ready && m->down_ready == m->down.len;
   if (m->origin_eof && m->rst == R_CLOSE)
     answered (p, c);
+  if (m->st == M_DEFER && m->qn == 0 && flushed)
+    {
+      mitm_answer_and_close (p, c, m->deferred, m->deferred_why);
+      return 0;
+    }
   if (m->st == M_CLOSING || (m->origin_eof && (m->qn > 0 || m->upgraded)))
     {
       if (!flushed)

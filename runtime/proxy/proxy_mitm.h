@@ -38,6 +38,7 @@ enum mitm_state
   M_REPLY,     /* the CONNECT's 200 going out */
   M_CLIENT_HS, /* the client's handshake */
   M_OPEN,      /* requests and responses */
+  M_DEFER,     /* a refusal waits for the answers to the requests before it */
   M_CLOSING    /* an answer of ours going out, then the end */
 };
 
@@ -70,6 +71,8 @@ struct mitm
   int rstatus;
   bool client_eof, origin_eof;
   uint64_t sent, received; /* the whole tunnel's plaintext, for its log line */
+  int deferred;            /* M_DEFER: the refusal's status ... */
+  char deferred_why[400];  /* ... and reason */
   const char *verdict;     /* the CONNECT's line: "allow", or "deny"/"error" and why */
   char reason[640];
 };
@@ -88,6 +91,9 @@ void mitm_log_request (struct proxy *p, const struct conn *c, const struct pendi
                        const char *rule, const char *reason, int status, uint64_t received);
 /* Answer status inside the client's TLS, then end the connection. */
 void mitm_answer_and_close (struct proxy *p, struct conn *c, int status, const char *reason);
+/* A request refused: answered once the requests before it are (pipelined,
+ * they go first), then the connection ends. */
+void mitm_refuse (struct proxy *p, struct conn *c, int status, const char *reason);
 
 /* proxy_mitm_req.c: what the client sent, toward the origin: bodies as
  * framed, heads checked (true when something moved). */

@@ -192,7 +192,7 @@ take_request (struct proxy *p, struct conn *c, size_t h)
     {
       mitm_log_request (p, c, q, "deny", d.rule, reason, status, 0);
       http_request_free (&req);
-      mitm_answer_and_close (p, c, status, reason);
+      mitm_refuse (p, c, status, reason);
       return false;
     }
   snprintf (q->rule, sizeof q->rule, "%s", d.rule);
@@ -268,7 +268,7 @@ mitm_process_requests (struct proxy *p, struct conn *c)
           struct pending *q = &m->q[(m->qh + m->qn) % MAX_PENDING];
           *q = (struct pending){ 0 };
           mitm_log_request (p, c, q, "deny", "default", "request head larger than 16 KiB", 431, 0);
-          mitm_answer_and_close (p, c, 431, "request head larger than 16 KiB");
+          mitm_refuse (p, c, 431, "request head larger than 16 KiB");
           return true;
         }
       if (!take_request (p, c, (size_t)h))

@@ -484,7 +484,10 @@ tls_failure (gnutls_session_t s, int code, char *out, size_t size)
       unsigned status = tls.gnutls_session_get_verify_cert_status (s);
       if (tls.gnutls_certificate_verification_status_print (status, GNUTLS_CRT_X509, &d, 0) == 0)
         {
-          snprintf (out, size, "the origin's certificate is refused: %.*s", (int)d.size, d.data);
+          int n = (int)d.size;
+          while (n > 0 && (d.data[n - 1] == ' ' || d.data[n - 1] == '\0' || d.data[n - 1] == '\n'))
+            n--;
+          snprintf (out, size, "the origin's certificate is refused: %.*s", n, d.data);
           (*tls.free) (d.data);
           return;
         }
