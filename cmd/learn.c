@@ -236,7 +236,8 @@ cmd_apply_learn (struct config_src *cfg, const struct cmd_learn *l, const char *
     fprintf (stderr,
              "hako %s: %s: warning: learning mode: the network is not confined: the proxy forwards every "
              "public destination (the host's loopback, link-local and private addresses only where "
-             "--allow names them) and records each host:port into %s\n",
+             "--allow names them), sees inside every HTTPS connection (the sandbox trusts its CA), and "
+             "records each request's method, host and path into %s\n",
              verb, id, l->out);
   return 0;
 }

@@ -34,7 +34,9 @@ egress_intercepts (const struct oci_spec *spec)
   const struct hako_sandbox *sb = &spec->sandbox;
   if (sb->net_mode != HAKO_NET_ALLOWLIST && sb->net_mode != HAKO_NET_DENYLIST)
     return false;
-  if (sb->n_secrets > 0)
+  /* `run --learn` (its config carries org.hako.learn): every request is
+   * seen, to be learned. */
+  if (sb->n_secrets > 0 || oci_annotation_value (spec, "org.hako.learn") != NULL)
     return true;
   for (size_t i = 0; i < sb->allow_rules.n; i++)
     if (sb->allow_rules.v[i].request && sb->allow_rules.v[i].https)

@@ -221,7 +221,9 @@ policy_destination (const struct egress_policy *p, const char *host, uint16_t po
         /* In the denylist mode an address is let through: seen, so
          * that a request for a name a deny rule names cannot go to its
          * address with that name in SNI and Host. */
-        || (https && p->mode == HAKO_NET_DENYLIST && net_parse_literal (h, a) && has_https_request_rules (p));
+        || (https && p->mode == HAKO_NET_DENYLIST && net_parse_literal (h, a) && has_https_request_rules (p))
+        /* Learning sees every request, to write rules for them. */
+        || (https && p->learn);
   enum pol_verdict ok = see && https ? POL_INTERCEPT : POL_ALLOW;
   if ((i = find_destination (&p->allow, h, port)) >= 0)
     {

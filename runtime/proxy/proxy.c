@@ -93,6 +93,9 @@ proxy_log (struct proxy *p, struct oci_proxy_event *ev)
     p->logged += len;
   if (line)
     fd_write_all (p->cfg->log_fd, line, len);
+  /* `run --learn`: the learner reads the same lines (hako-learn(7)). */
+  if (line && p->cfg->learn_fd >= 0)
+    fd_write_all (p->cfg->learn_fd, line, len);
 }
 
 /* ---- connections ----------------------------------------------------------- */

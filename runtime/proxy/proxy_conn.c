@@ -128,17 +128,6 @@ static void
 begin_connect (struct proxy *p, struct conn *c)
 {
   int e = 0;
-  if (p->cfg->learn_fd >= 0)
-    {
-      /* The target as a rule would name it (host:port, [v6]:port); the
-       * learner turns these lines into rules.  Client text is kept
-       * printable so a line cannot smuggle a second one in. */
-      char t[sizeof c->target + 2];
-      proxy_sanitize (c->target, t, sizeof t - 1);
-      size_t n = strlen (t);
-      t[n++] = '\n';
-      fd_write_all (p->cfg->learn_fd, t, n);
-    }
   if (!connect_next (p, c, &e))
     {
       char reason[512];

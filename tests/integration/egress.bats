@@ -445,3 +445,33 @@ print(h.hexdigest())")
   [ "$status" -eq 125 ]
   [[ "$output" == *"not through the proxy"* ]]
 }
+
+@test "learning: run --learn sees inside HTTPS and writes the narrowest request rules; enforced, they let those through only" {
+  local P="$TEST_ROOT/p.json"
+  run $H run --rm --network allowlist $lo:$PS --learn "$P" ln -- sh -c "
+    for i in 1 2 3 4 5; do curl -s https://api.test:$PS/repos/o/r/releases/\$i >/dev/null; done
+    curl -s -X POST -d x https://api.test:$PS/repos/o/r/issues >/dev/null
+    curl -s -I https://api.test:$PS/repos/o/r/releases/1 >/dev/null
+    curl -s https://other.test:$PS/x >/dev/null"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"sees inside every HTTPS connection"* ]]
+  run jq -c .sandbox.network "$P"
+  [ "$output" = "{\"mode\":\"allowlist\",\"allow\":[\"GET https://api.test:$PS/repos/o/r/releases/*\",\"GET https://other.test:$PS/x\",\"HEAD https://api.test:$PS/repos/o/r/releases/1\",\"POST https://api.test:$PS/repos/o/r/issues\"]}" ]
+  grep -q "^network.allow POST https://api.test:$PS/repos/o/r/issues: used by the sandbox's client, seen by the proxy" "$P.notes"
+  run $H run --rm --profile-file "$P" $lo:$PS le -- sh -c "
+    curl $code https://api.test:$PS/repos/o/r/releases/9; echo
+    curl $code -X POST https://api.test:$PS/repos/o/r/releases/9; echo
+    curl $code https://other.test:$PS/x; echo
+    curl $code https://other.test:$PS/y; echo"
+  echo "$output"
+  [ "${lines[0]}" = 200 ]
+  [ "${lines[1]}" = 403 ]
+  [ "${lines[2]}" = 200 ]
+  [ "${lines[3]}" = 403 ]
+  # A profile granting a request rule on the host's loopback is refused.
+  echo "{\"sandbox\": {\"network\": {\"mode\": \"allowlist\", \"allow\": [\"GET http://127.0.0.1:$PP/x\"]}}}" > "$TEST_ROOT/bad.json"
+  run $H run --rm --profile-file "$TEST_ROOT/bad.json" lb -- true
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"is a loopback destination, which a profile never grants; name it on the command line (--allow 'GET http://127.0.0.1:$PP/x')"* ]]
+}
