@@ -21,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
@@ -90,7 +92,7 @@ mitm_up_closed (struct conn *c)
     tls_session_free (NULL, m->us);
   m->us = NULL;
   m->us_ready = false;
-  m->up_try = 0;
+  m->up_flush = false;
   /* What was queued for that origin (a head with a secret in it, maybe)
    * goes nowhere else. */
   explicit_bzero (m->up.d, m->up.cap);
@@ -207,6 +209,10 @@ mitm_begin (struct proxy *p, struct conn *c)
   cleanup_free char *r = http_response (200, "", &n);
   dir_queue (&c->u2c, r, n);
   m->st = M_REPLY;
+  /* A TLS handshake is small writes answered by small writes: Nagle's
+   * algorithm would hold each for the peer's delayed ACK (40 ms). */
+  int one = 1;
+  setsockopt (c->cl.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   return 0;
 }
 
@@ -225,6 +231,8 @@ mitm_connected (struct proxy *p, struct conn *c)
 {
   struct mitm *m = c->m;
   hk_err err = { 0 };
+  int one = 1;
+  setsockopt (c->up.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   if (tls_client_session (p->tls, c->up.fd, m->sni.host, &m->us, &err) < 0)
     {
       mitm_fail (p, c, 502, err.msg);
@@ -340,15 +348,14 @@ frame_responses (struct proxy *p, struct conn *c)
 
 /* ---- the relay ------------------------------------------------------------------ */
 
-/* Room at down's end; its framed part moves with it (not while a record
- * is half sent: GnuTLS is retried on the same bytes). */
+/* Room at down's end; its framed part moves with it. */
 static size_t
 down_room (struct mitm *m)
 {
   struct tbuf *b = &m->down;
-  if (m->down_try == 0 && b->off == b->len)
+  if (b->off == b->len)
     b->off = b->len = m->down_ready = 0;
-  else if (m->down_try == 0 && b->off > 0 && b->len == b->cap)
+  else if (b->off > 0 && b->len == b->cap)
     {
       memmove (b->d, b->d + b->off, b->len - b->off);
       m->down_ready -= b->off;
@@ -376,29 +383,6 @@ tls_read (gnutls_session_t s, struct tbuf *b, size_t room, int *code)
     return 0;
   *code = (int)n;
   return -2;
-}
-
-/* Send up to n bytes at d as one record (or finish the one *try says is
- * half sent): bytes done, 0 nothing now, -1 fatal (*code). */
-static ssize_t
-tls_write (gnutls_session_t s, const char *d, size_t n, size_t *try, int *code)
-{
-  size_t want = *try ? *
-  try:
-    (n < 16384 ? n : 16384);
-  ssize_t r = *try ? tls.gnutls_record_send (s, NULL, 0) : tls.gnutls_record_send (s, d, want);
-  if (r == GNUTLS_E_AGAIN || r == GNUTLS_E_INTERRUPTED)
-    {
-      *try = want;
-      return 0;
-    }
-  *try = 0;
-  if (r < 0)
-    {
-      *code = (int)r;
-      return -1;
-    }
-  return r;
 }
 
 static const char *
@@ -452,10 +436,9 @@ client_io (struct proxy *p, struct conn *c)
       m->sent += n > 0 ? (uint64_t)n : 0;
       moved |= n != 0;
     }
-  if (m->down_try || m->down_ready > m->down.off)
+  if (m->down_flush || m->down_ready > m->down.off)
     {
-      ssize_t n
-          = tls_write (m->cs, m->down.d + m->down.off, m->down_ready - m->down.off, &m->down_try, &code);
+      ssize_t n = tls_send (m->cs, m->down.d + m->down.off, m->down_ready - m->down.off, &m->down_flush, &code);
       if (n < 0)
         {
           mitm_close (p, c, "the client went away");
@@ -483,16 +466,16 @@ origin_io (struct proxy *p, struct conn *c)
     }
   if (!m->us_ready)
     return moved;
-  if (m->up_try || tbuf_used (&m->up) > 0)
+  if (m->up_flush || tbuf_used (&m->up) > 0)
     {
-      ssize_t n = tls_write (m->us, m->up.d + m->up.off, tbuf_used (&m->up), &m->up_try, &code);
+      ssize_t n = tls_send (m->us, m->up.d + m->up.off, tbuf_used (&m->up), &m->up_flush, &code);
       if (n < 0)
         {
           mitm_fail (p, c, 502, "the origin went away");
           return -1;
         }
       m->up.off += (size_t)n;
-      if (m->up.off == m->up.len && m->up_try == 0)
+      if (m->up.off == m->up.len)
         m->up.off = m->up.len = 0;
       moved |= n > 0;
     }
@@ -548,7 +531,7 @@ static int
 finish (struct proxy *p, struct conn *c)
 {
   struct mitm *m = c->m;
-  bool flushed = m->down_try == 0 && m->down.off == m->down_ready && m->down_ready == m->down.len;
+  bool flushed = !m->down_flush && m->down.off == m->down_ready && m->down_ready == m->down.len;
   if (m->origin_eof && m->rst == R_CLOSE)
     answered (p, c);
   if (m->st == M_DEFER && m->qn == 0 && flushed)
@@ -589,7 +572,7 @@ mitm_update (struct proxy *p, struct conn *c)
     cl = tls.gnutls_record_get_direction (m->cs) ? EPOLLOUT : EPOLLIN;
   else
     {
-      if (m->down_try || m->down_ready > m->down.off)
+      if (m->down_flush || m->down_ready > m->down.off)
         cl |= EPOLLOUT;
       if (m->st == M_OPEN && !m->client_eof && tbuf_used (&m->up) < UP_MAX
           && m->cin.len - m->cin.off < m->cin.cap)
@@ -601,7 +584,7 @@ mitm_update (struct proxy *p, struct conn *c)
     up = tls.gnutls_record_get_direction (m->us) ? EPOLLOUT : EPOLLIN;
   else if (m->us_ready)
     {
-      if (m->up_try || tbuf_used (&m->up) > 0)
+      if (m->up_flush || tbuf_used (&m->up) > 0)
         up |= EPOLLOUT;
       if (!m->origin_eof && (m->down.len < m->down.cap || m->down.off > 0))
         up |= EPOLLIN;

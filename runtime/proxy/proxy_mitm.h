@@ -57,7 +57,7 @@ struct mitm
   gnutls_session_t cs, us;
   bool us_ready; /* the origin's handshake is done */
   struct tbuf cin, up, down;
-  size_t up_try, down_try; /* a record_send that returned AGAIN: retried with this size */
+  bool up_flush, down_flush; /* records GnuTLS holds, not sent yet (tls_send) */
   size_t down_ready;       /* down.d[off, down_ready) is framed, to go to the client */
   uint64_t body_left;
   bool chunked, upgraded;

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <stdint.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include "lib/netclass.h"
@@ -196,12 +198,54 @@ struct tls_ctx
   size_t n_leaves;
 };
 
-/* What a server session carries: its SNI check and the leaf it presents. */
+/* What a session carries: (a server's) its SNI check and the leaf it
+ * presents; its read-ahead.  GnuTLS reads a record's header and then its
+ * body, two syscalls a record (and a third that says EAGAIN): reading up
+ * to TLS_READAHEAD at once serves a bulk transfer's records from memory. */
+#define TLS_READAHEAD (64 * 1024)
 struct server_ptr
 {
   struct tls_sni_check *check;
   struct leaf *leaf;
+  gnutls_session_t s;
+  int fd;
+  size_t off, len;
+  char buf[TLS_READAHEAD];
 };
+
+static ssize_t
+pull (gnutls_transport_ptr_t ptr, void *data, size_t size)
+{
+  struct server_ptr *sp = ptr;
+  if (sp->off == sp->len)
+    {
+      ssize_t n = recv (sp->fd, sp->buf, sizeof sp->buf, 0);
+      if (n <= 0)
+        {
+          if (n < 0)
+            tls.gnutls_transport_set_errno (sp->s, errno);
+          return n;
+        }
+      sp->off = 0;
+      sp->len = (size_t)n;
+    }
+  size_t k = sp->len - sp->off < size ? sp->len - sp->off : size;
+  memcpy (data, sp->buf + sp->off, k);
+  sp->off += k;
+  return (ssize_t)k;
+}
+
+/* The session's transport: reads through its read-ahead, writes with
+ * GnuTLS's own (writev on the fd). */
+static void
+set_transport (gnutls_session_t s, struct server_ptr *sp, int fd)
+{
+  sp->s = s;
+  sp->fd = fd;
+  tls.gnutls_session_set_ptr (s, sp);
+  tls.gnutls_transport_set_ptr2 (s, sp, (gnutls_transport_ptr_t)(intptr_t)fd);
+  tls.gnutls_transport_set_pull_function (s, pull);
+}
 
 static int
 import_ca (struct tls_ctx *t, const char *key_pem, const char *crt_pem, hk_err *err)
@@ -375,6 +419,8 @@ check_client_hello (gnutls_session_t s)
 {
   struct server_ptr *sp = tls.gnutls_session_get_ptr (s);
   struct tls_sni_check *c = sp->check;
+  if (c == NULL)
+    return 0;
   char name[256];
   size_t len = sizeof name - 1;
   unsigned type = 0;
@@ -426,7 +472,7 @@ tls_server_session (struct tls_ctx *t, int fd, struct tls_sni_check *check, gnut
   sp->check = check;
   sp->leaf = l;
   l->users++;
-  tls.gnutls_session_set_ptr (s, sp);
+  set_transport (s, sp, fd);
   /* Only HTTP/1.1: a client that prefers h2 falls back to it. */
   r = tls.gnutls_set_default_priority (s);
   if (r == 0)
@@ -440,7 +486,6 @@ tls_server_session (struct tls_ctx *t, int fd, struct tls_sni_check *check, gnut
     }
   tls.gnutls_handshake_set_post_client_hello_function (s, check_client_hello);
   tls.gnutls_handshake_set_timeout (s, 0); /* the proxy's own head timeout bounds it */
-  tls.gnutls_transport_set_int2 (s, fd, fd);
   *out = s;
   return 0;
 }
@@ -453,7 +498,7 @@ tls_client_session (struct tls_ctx *t, int fd, const char *host, gnutls_session_
   int r = tls.gnutls_init (&s, GNUTLS_CLIENT | GNUTLS_NONBLOCK | GNUTLS_NO_SIGNAL);
   if (r < 0)
     return tls_err (err, r, "start TLS with the origin");
-  tls.gnutls_session_set_ptr (s, NULL);
+  set_transport (s, xcalloc (1, sizeof (struct server_ptr)), fd);
   r = tls.gnutls_set_default_priority (s);
   if (r == 0)
     r = tls.gnutls_credentials_set (s, GNUTLS_CRD_CERTIFICATE, t->trust);
@@ -463,14 +508,13 @@ tls_client_session (struct tls_ctx *t, int fd, const char *host, gnutls_session_
     r = tls.gnutls_alpn_set_protocols (s, &http11, 1, 0);
   if (r < 0)
     {
-      tls.gnutls_deinit (s);
+      tls_session_free (t, s);
       return tls_err (err, r, "start TLS with the origin");
     }
   /* The origin's chain and name are checked in the handshake: a forged
    * certificate ends it before a byte of the request is sent. */
   tls.gnutls_session_set_verify_cert (s, host, 0);
   tls.gnutls_handshake_set_timeout (s, 0);
-  tls.gnutls_transport_set_int2 (s, fd, fd);
   *out = s;
   return 0;
 }
@@ -500,10 +544,48 @@ tls_session_free (struct tls_ctx *t, gnutls_session_t s)
 {
   (void)t;
   struct server_ptr *sp = tls.gnutls_session_get_ptr (s);
-  if (sp)
-    {
-      sp->leaf->users--;
-      free (sp);
-    }
   tls.gnutls_deinit (s);
+  if (sp && sp->leaf)
+    sp->leaf->users--;
+  free (sp);
+}
+
+#define SEND_BATCH (256 * 1024)
+
+ssize_t
+tls_send (gnutls_session_t s, const char *d, size_t n, bool *flush, int *code)
+{
+  int r;
+  if (*flush)
+    {
+      r = tls.gnutls_record_uncork (s, 0);
+      if (r == GNUTLS_E_AGAIN || r == GNUTLS_E_INTERRUPTED)
+        return 0;
+      *flush = false;
+      if (r < 0)
+        return *code = r, -1;
+    }
+  if (n == 0)
+    return 0;
+  /* Corked, each record_send makes a record in GnuTLS's buffer; uncork
+   * sends them together (one writev while the socket takes them). */
+  tls.gnutls_record_cork (s);
+  size_t taken = 0;
+  while (taken < n && taken < SEND_BATCH)
+    {
+      ssize_t k = tls.gnutls_record_send (s, d + taken, n - taken < 16384 ? n - taken : 16384);
+      if (k < 0)
+        {
+          *code = (int)k;
+          tls.gnutls_record_uncork (s, 0);
+          return -1;
+        }
+      taken += (size_t)k;
+    }
+  r = tls.gnutls_record_uncork (s, 0);
+  if (r == GNUTLS_E_AGAIN || r == GNUTLS_E_INTERRUPTED)
+    *flush = true;
+  else if (r < 0)
+    return *code = r, -1;
+  return (ssize_t)taken;
 }

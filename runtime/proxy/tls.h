@@ -28,7 +28,11 @@
   X (gnutls_deinit)                                                                                          \
   X (gnutls_set_default_priority)                                                                            \
   X (gnutls_credentials_set)                                                                                 \
-  X (gnutls_transport_set_int2)                                                                              \
+  X (gnutls_transport_set_ptr2)                                                                              \
+  X (gnutls_transport_set_pull_function)                                                                     \
+  X (gnutls_transport_set_errno)                                                                             \
+  X (gnutls_record_cork)                                                                                     \
+  X (gnutls_record_uncork)                                                                                   \
   X (gnutls_handshake)                                                                                       \
   X (gnutls_handshake_set_timeout)                                                                           \
   X (gnutls_handshake_set_post_client_hello_function)                                                        \
@@ -124,6 +128,13 @@ int tls_client_session (struct tls_ctx *t, int fd, const char *host, gnutls_sess
 /* Why a client session's handshake failed (err_code's text, or the
  * certificate's verification status). */
 void tls_failure (gnutls_session_t s, int code, char *out, size_t size);
+/* Send n bytes at d (or, *flush set, first the records still held):
+ * records made (as many as fit in one go) and sent with as few syscalls as
+ * the socket takes.  The bytes counted are GnuTLS's from then on: *flush
+ * says some are not out yet (wait for the socket to be writable, call
+ * again).  Bytes taken (0 while flushing), -1 on a fatal error (*code). */
+ssize_t tls_send (gnutls_session_t s, const char *d, size_t n, bool *flush, int *code);
+
 /* Release a session made above (tls_ctx's leaf stays cached). */
 void tls_session_free (struct tls_ctx *t, gnutls_session_t s);
 
