@@ -212,6 +212,13 @@ int
 egress_prepare (const struct store_entry *e, const struct oci_spec *spec, bool restart, hk_err *err)
 {
   const struct hako_sandbox *sb = &spec->sandbox;
+  /* A pod's containers use its pause container's proxy, whose CA their
+   * trust would not hold: refused rather than half working. */
+  if (egress_intercepts (spec) && oci_annotation_value (spec, "io.kubernetes.cri.container-type"))
+    return err_setk (err, ERR_UNSUPPORTED, ENOTSUP,
+                     "https request rules and secrets (interception) are not supported for a pod yet: its "
+                     "containers share the pod's proxy, whose CA their trust would not hold; give the pod "
+                     "destination rules, or http:// request rules");
   for (size_t i = 0; i < sb->n_secrets; i++)
     if (sb->secrets[i].placeholder == NULL)
       return err_set (err, EINVAL, ".sandbox.network.secrets[%zu]: no placeholder (create writes one)", i);

@@ -184,8 +184,16 @@ lo="--allow 127.0.0.1"
   run $H create --bundle "$b" a3
   [ "$status" -eq 125 ]
   [[ "$output" == *"annotation org.hako.secret: unknown"* ]]
+  # A pod's containers would share a proxy whose CA they do not trust:
+  # interception for a pod is refused, saying so.
+  edit_config "$b" '.annotations = {"io.kubernetes.cri.container-type": "sandbox", "org.hako.network": "allowlist",
+    "org.hako.allow": "GET https://pypi.org/simple/**"}'
+  run $H create --bundle "$b" a4
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"interception) are not supported for a pod yet"* ]]
   [ ! -e "$STATE/a2" ]
   [ ! -e "$STATE/a3" ]
+  [ ! -e "$STATE/a4" ]
 }
 
 @test "HTTPS: requests are decided inside TLS by method and path; other hosts keep an opaque tunnel" {
