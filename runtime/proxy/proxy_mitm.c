@@ -18,11 +18,11 @@
  * All buffers are bounded: a sandbox that sends faster than the origin
  * reads, or an origin faster than the sandbox, is held back, not stored. */
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
@@ -371,18 +371,27 @@ down_room (struct mitm *m)
 static ssize_t
 tls_read (gnutls_session_t s, struct tbuf *b, size_t room, int *code)
 {
-  ssize_t n = tls.gnutls_record_recv (s, b->d + b->len, room);
-  if (n > 0)
+  /* AGAIN with bytes still read ahead: a record that carried no data (a
+   * TLS 1.3 session ticket, a key update) was taken; the next may. */
+  for (int tries = 0; tries < 16; tries++)
     {
-      b->len += (size_t)n;
-      return n;
+      ssize_t n = tls.gnutls_record_recv (s, b->d + b->len, room);
+      if (n > 0)
+        {
+          b->len += (size_t)n;
+          return n;
+        }
+      if (n == 0 || n == GNUTLS_E_PREMATURE_TERMINATION)
+        return -1;
+      if (n != GNUTLS_E_AGAIN && n != GNUTLS_E_INTERRUPTED && tls.gnutls_error_is_fatal ((int)n))
+        {
+          *code = (int)n;
+          return -2;
+        }
+      if (!tls_buffered (s))
+        return 0;
     }
-  if (n == 0 || n == GNUTLS_E_PREMATURE_TERMINATION)
-    return -1;
-  if (n == GNUTLS_E_AGAIN || n == GNUTLS_E_INTERRUPTED || !tls.gnutls_error_is_fatal ((int)n))
-    return 0;
-  *code = (int)n;
-  return -2;
+  return 0;
 }
 
 static const char *
@@ -438,7 +447,8 @@ client_io (struct proxy *p, struct conn *c)
     }
   if (m->down_flush || m->down_ready > m->down.off)
     {
-      ssize_t n = tls_send (m->cs, m->down.d + m->down.off, m->down_ready - m->down.off, &m->down_flush, &code);
+      ssize_t n
+          = tls_send (m->cs, m->down.d + m->down.off, m->down_ready - m->down.off, &m->down_flush, &code);
       if (n < 0)
         {
           mitm_close (p, c, "the client went away");
@@ -656,7 +666,12 @@ mitm_step (struct proxy *p, struct conn *c)
   int more = pump (p, c);
   if (more < 0 || c->dead || finish (p, c))
     return;
-  if (more)
+  /* Bytes read ahead that no event will announce: another step soon. */
+  bool client_room = tbuf_used (&m->up) < UP_MAX && m->cin.len - m->cin.off < m->cin.cap;
+  bool origin_room = m->down.len < m->down.cap || m->down.off > 0;
+  bool held = (m->cs && m->st == M_OPEN && !m->client_eof && client_room && tls_buffered (m->cs))
+              || (m->us && m->us_ready && !m->origin_eof && origin_room && tls_buffered (m->us));
+  if (more || held)
     proxy_again (p, c);
   mitm_update (p, c);
 }

@@ -58,7 +58,7 @@ struct mitm
   bool us_ready; /* the origin's handshake is done */
   struct tbuf cin, up, down;
   bool up_flush, down_flush; /* records GnuTLS holds, not sent yet (tls_send) */
-  size_t down_ready;       /* down.d[off, down_ready) is framed, to go to the client */
+  size_t down_ready;         /* down.d[off, down_ready) is framed, to go to the client */
   uint64_t body_left;
   bool chunked, upgraded;
   struct http_chunked chunks;

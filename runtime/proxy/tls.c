@@ -6,12 +6,13 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <stdint.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -235,6 +236,22 @@ pull (gnutls_transport_ptr_t ptr, void *data, size_t size)
   return (ssize_t)k;
 }
 
+/* Whether a read would find data within ms: GnuTLS asks this of the
+ * transport (its own default would take the read-ahead's pointer for an
+ * fd).  What the read-ahead holds counts. */
+static int
+pull_timeout (gnutls_transport_ptr_t ptr, unsigned int ms)
+{
+  struct server_ptr *sp = ptr;
+  if (sp->off < sp->len)
+    return 1;
+  struct pollfd p = { .fd = sp->fd, .events = POLLIN };
+  int r = poll (&p, 1, ms == GNUTLS_INDEFINITE_TIMEOUT ? -1 : (int)ms);
+  if (r < 0)
+    tls.gnutls_transport_set_errno (sp->s, errno);
+  return r;
+}
+
 /* The session's transport: reads through its read-ahead, writes with
  * GnuTLS's own (writev on the fd). */
 static void
@@ -245,6 +262,7 @@ set_transport (gnutls_session_t s, struct server_ptr *sp, int fd)
   tls.gnutls_session_set_ptr (s, sp);
   tls.gnutls_transport_set_ptr2 (s, sp, (gnutls_transport_ptr_t)(intptr_t)fd);
   tls.gnutls_transport_set_pull_function (s, pull);
+  tls.gnutls_transport_set_pull_timeout_function (s, pull_timeout);
 }
 
 static int
@@ -548,6 +566,13 @@ tls_session_free (struct tls_ctx *t, gnutls_session_t s)
   if (sp && sp->leaf)
     sp->leaf->users--;
   free (sp);
+}
+
+bool
+tls_buffered (gnutls_session_t s)
+{
+  struct server_ptr *sp = tls.gnutls_session_get_ptr (s);
+  return (sp && sp->off < sp->len) || tls.gnutls_record_check_pending (s) > 0;
 }
 
 #define SEND_BATCH (256 * 1024)

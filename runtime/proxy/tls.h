@@ -30,6 +30,7 @@
   X (gnutls_credentials_set)                                                                                 \
   X (gnutls_transport_set_ptr2)                                                                              \
   X (gnutls_transport_set_pull_function)                                                                     \
+  X (gnutls_transport_set_pull_timeout_function)                                                             \
   X (gnutls_transport_set_errno)                                                                             \
   X (gnutls_record_cork)                                                                                     \
   X (gnutls_record_uncork)                                                                                   \
@@ -134,6 +135,10 @@ void tls_failure (gnutls_session_t s, int code, char *out, size_t size);
  * says some are not out yet (wait for the socket to be writable, call
  * again).  Bytes taken (0 while flushing), -1 on a fatal error (*code). */
 ssize_t tls_send (gnutls_session_t s, const char *d, size_t n, bool *flush, int *code);
+
+/* Whether bytes s has read are waiting to be taken (in its read-ahead, or
+ * in GnuTLS): epoll cannot see them, so whoever reads s must read again. */
+bool tls_buffered (gnutls_session_t s);
 
 /* Release a session made above (tls_ctx's leaf stays cached). */
 void tls_session_free (struct tls_ctx *t, gnutls_session_t s);
