@@ -300,7 +300,7 @@ oci_net_path_split (const char *path, size_t len, char ***segs, size_t *n, const
       *why = "the path does not start with '/'";
       return -1;
     }
-  char **v = xcalloc (end / 2 + 2, sizeof *v);
+  char **v = xcalloc (end + 2, sizeof *v); /* a segment per "/" at most, and the NULL */
   size_t k = 0;
   for (size_t i = 1; i <= end;)
     {

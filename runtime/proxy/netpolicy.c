@@ -1,5 +1,5 @@
-/* netpolicy: the allowlist network mode around a sandbox — its checks at
- * create, the proxy variables of its processes, and the proxy's life:
+/* netpolicy: the proxied network modes (allowlist, denylist) around a
+ * sandbox — the proxy variables of its processes, and the proxy's life:
  * a listening socket made inside the sandbox's netns by its first process,
  * served by a process in the host's netns.
  *

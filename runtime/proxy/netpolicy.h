@@ -1,5 +1,5 @@
-/* netpolicy: the allowlist network mode around a sandbox — its checks at
- * create, the proxy variables of its processes, and the proxy's life:
+/* netpolicy: the proxied network modes (allowlist, denylist) around a
+ * sandbox — the proxy variables of its processes, and the proxy's life:
  * a listening socket made inside the sandbox's netns by its first process,
  * served by a process in the host's netns. */
 #ifndef HAKO_RUNTIME_NETPOLICY_H
@@ -54,8 +54,8 @@ int netpolicy_listen (hk_err *err);
  * <state>/proxy.log.  Other modes: nothing.  A proxy already recorded is
  * stopped first, so a restarted sandbox (a new process in a new netns,
  * with a new socket) can call it again.  learn_fd >= 0 (`run --learn`):
- * the proxy forwards every destination and appends the HOST:PORT it
- * reached there (proxy_cfg). */
+ * the proxy forwards every destination, sees inside every HTTPS
+ * connection, and appends its decision lines there (proxy_cfg). */
 int proxy_start (const struct store_entry *e, const struct oci_spec *spec, int sandbox_pidfd, int *listen_fd,
                  int learn_fd, hk_err *err);
 /* Kill the sandbox's proxy, if it has one, wait for it and forget it.

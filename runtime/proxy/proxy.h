@@ -1,6 +1,7 @@
-/* proxy: the allowlist sandbox's way out — an HTTP proxy (CONNECT and
- * absolute-URI requests) on one epoll loop, checking every target against
- * the allow-list and relaying bytes with splice. */
+/* proxy: a proxied sandbox's way out — an HTTP proxy (CONNECT and
+ * absolute-URI requests) on one epoll loop, checking every destination and
+ * request against the egress policy (policy.h), relaying opaque tunnels
+ * with splice and intercepting the CONNECTs the rules say to see inside. */
 #ifndef HAKO_RUNTIME_PROXY_H
 #define HAKO_RUNTIME_PROXY_H
 
@@ -26,9 +27,10 @@ struct proxy_cfg
   int listen_fd; /* listening TCP socket (in the sandbox's netns), non-blocking */
   int watch_fd;  /* pidfd of the sandbox's process: the proxy ends when it exits; -1 none */
   int log_fd;    /* decisions as JSON lines (O_APPEND); -1 none */
-  /* `run --learn` (hako-learn(7)): >= 0, every destination is forwarded,
-   * the allow-list unused, and each HOST:PORT reached is appended here, one
-   * a line, for the learner; the run is said to be unconfined. */
+  /* `run --learn` (hako-learn(7)): >= 0, every destination is forwarded
+   * (the rules unused but for the host's own and neighbouring addresses),
+   * every HTTPS connection intercepted, and each decision line (the log's)
+   * appended here too, for the learner; the run is said to be unconfined. */
   int learn_fd;
   /* The control socket (<state>/proxy.sock, root's): `hako update` sends a
    * new policy over it (proxy_ctl.c); -1 none. */

@@ -194,6 +194,11 @@ test_path_split (void)
           && segs[2][0] == '\0',
       "segments decoded, the query left out");
   strv_free (segs);
+  p = "////";
+  ok (oci_net_path_split (p, strlen (p), &segs, &n, &why) == 0 && n == 4 && segs[3][0] == '\0'
+          && segs[4] == NULL,
+      "\"////\": four empty segments (found by fuzz_netrule: one a slash, and the NULL)");
+  strv_free (segs);
   const char *bad[] = { "/a/../b", "/a/./b", "/a/%2e%2E/b", "/a%2fb", "/a%5cb", "/a\\b",
                         "/a%00",   "/a%zz",  "/a%2",        "x",      "" };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
