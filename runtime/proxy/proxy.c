@@ -145,7 +145,7 @@ conn_close (struct proxy *p, struct conn *c)
     return;
   c->dead = true;
   if (c->m)
-    mitm_free (c);
+    mitm_free (p, c);
   up_close (p, c);
   close (c->cl.fd); /* out of the epoll set with it, as in up_close */
   c->cl.fd = -1;

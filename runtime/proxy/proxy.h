@@ -20,6 +20,9 @@ struct tls_ctx;
 #define PROXY_HEAD_TIMEOUT_MS 30000
 #define PROXY_IDLE_TIMEOUT_MS 600000
 #define PROXY_MAX_CONNS 1024
+/* Intercepted connections at once (each holds TLS sessions and buffers:
+ * proxy_mitm.h); a CONNECT past them is refused with 503. */
+#define PROXY_MAX_MITM 256
 #define PROXY_LOG_MAX (8 << 20)
 
 struct proxy_cfg

@@ -84,6 +84,7 @@ struct proxy
   struct conn *conns;
   struct conn *graveyard; /* closed during this batch of events, freed after it */
   size_t n_conns;
+  size_t n_mitm;       /* intercepted connections now, at most PROXY_MAX_MITM */
   bool accept_paused;  /* out of fds: the listener waits for a connection to close */
   size_t logged;       /* bytes written to the log */
   struct conn *again;  /* connections to step once more after this batch of events */
@@ -125,7 +126,7 @@ int mitm_begin (struct proxy *p, struct conn *c);
 void mitm_step (struct proxy *p, struct conn *c);
 void mitm_connected (struct proxy *p, struct conn *c);
 void mitm_fail (struct proxy *p, struct conn *c, int status, const char *reason);
-void mitm_free (struct conn *c);
+void mitm_free (struct proxy *p, struct conn *c);
 /* The upstream is about to be closed: its TLS session goes first. */
 void mitm_up_closed (struct conn *c);
 bool mitm_wants_head (const struct conn *c);

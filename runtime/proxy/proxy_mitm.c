@@ -100,11 +100,12 @@ mitm_up_closed (struct conn *c)
 }
 
 void
-mitm_free (struct conn *c)
+mitm_free (struct proxy *p, struct conn *c)
 {
   struct mitm *m = c->m;
   if (m == NULL)
     return;
+  p->n_mitm--;
   if (m->us)
     tls_session_free (NULL, m->us);
   if (m->cs)
@@ -186,6 +187,12 @@ mitm_begin (struct proxy *p, struct conn *c)
 {
   if (p->tls == NULL)
     return -1;
+  if (p->n_mitm >= PROXY_MAX_MITM)
+    {
+      conn_fail (p, c, 503, "error", c->rule, "too many intercepted connections at once: try again");
+      return 0;
+    }
+  p->n_mitm++;
   struct mitm *m = xcalloc (1, sizeof *m);
   c->m = m;
   m->verdict = "allow";

@@ -7,9 +7,13 @@
 #include "runtime/proxy/proxy_internal.h"
 #include "runtime/proxy/tls.h"
 
-#define IN_CAP (64 * 1024)    /* client plaintext not parsed yet */
-#define UP_MAX (256 * 1024)   /* plaintext queued for the origin */
-#define DOWN_CAP (256 * 1024) /* plaintext from the origin, framed as it goes */
+/* What one intercepted connection holds at most (with GnuTLS's two
+ * sessions, each its read-ahead): some 300 KiB, at most PROXY_MAX_MITM of
+ * them: the proxy lives outside the sandbox's memory limit, so a sandbox
+ * opening connections must not make it grow without bound. */
+#define IN_CAP (32 * 1024)    /* client plaintext not parsed yet */
+#define UP_MAX (64 * 1024)    /* plaintext queued for the origin */
+#define DOWN_CAP (128 * 1024) /* plaintext from the origin, framed as it goes */
 #define RESP_HEAD_MAX (64 * 1024)
 #define MAX_PENDING 32 /* requests sent and not yet answered (pipelining) */
 #define MAX_NAMES 8

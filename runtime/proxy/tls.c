@@ -202,8 +202,8 @@ struct tls_ctx
 /* What a session carries: (a server's) its SNI check and the leaf it
  * presents; its read-ahead.  GnuTLS reads a record's header and then its
  * body, two syscalls a record (and a third that says EAGAIN): reading up
- * to TLS_READAHEAD at once serves a bulk transfer's records from memory. */
-#define TLS_READAHEAD (64 * 1024)
+ * to TLS_READAHEAD at once takes a record with its header. */
+#define TLS_READAHEAD (18 * 1024) /* a whole record (16 KiB, its header and tag) at once */
 struct server_ptr
 {
   struct tls_sni_check *check;
