@@ -9,10 +9,11 @@
 #include "cmd/cmd.h"
 #include "lib/util.h"
 #include "runtime/exec/procs.h"
+#include "runtime/proxy/decisions.h"
 #include "runtime/state/sbxwait.h"
 
 static const char logs_help[]
-    = "Usage: hako logs [-f] [--tail N] [--timestamps] [--process P] ID\n\n"
+    = "Usage: hako logs [-f] [--tail N] [--timestamps] [--process P | --network] ID\n\n"
       "Print what the process of a sandbox started by `hako run --detach` wrote:\n"
       "its stdout to stdout, its stderr to stderr, oldest first.  The log is bounded\n"
       "(run --log-size, default 16m): the oldest output is dropped first.\n\n"
@@ -20,6 +21,8 @@ static const char logs_help[]
       "  -n, --tail N       only the last N lines (0: none; with -f, from now on)\n"
       "  -p, --process P    the kept process P (started by `hako exec --detach`)\n"
       "  -t, --timestamps   each line starts with the time it was written (RFC 3339)\n"
+      "      --network      the network decision log instead: one JSON line per\n"
+      "                     request its proxy decided on (hako-logs(8))\n"
       "  -h, --help         this text\n";
 
 struct logs_out
@@ -56,16 +59,31 @@ logs_emit (void *arg, const struct sbxlog_line *l)
   return errno == EPIPE ? 1 : -1;
 }
 
+static int
+decision_emit (void *arg, const char *line, size_t len)
+{
+  (void)arg;
+  fwrite (line, 1, len, stdout);
+  fputc ('\n', stdout);
+  if (fflush (stdout) == 0 && !ferror (stdout))
+    return 0;
+  return errno == EPIPE ? 1 : -1;
+}
+
 int
 cmd_logs (int argc, char **argv)
 {
   static const struct option opts[] = {
-    { "follow", no_argument, NULL, 'f' },     { "tail", required_argument, NULL, 'n' },
-    { "timestamps", no_argument, NULL, 't' }, { "process", required_argument, NULL, 'p' },
-    { "help", no_argument, NULL, 'h' },       { NULL, 0, NULL, 0 },
+    { "follow", no_argument, NULL, 'f' },
+    { "tail", required_argument, NULL, 'n' },
+    { "timestamps", no_argument, NULL, 't' },
+    { "process", required_argument, NULL, 'p' },
+    { "network", no_argument, NULL, 'N' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
   };
   struct logs_out out = { 0 };
-  bool follow = false;
+  bool follow = false, network = false;
   long tail = -1;
   pid_t process = 0;
   char *end;
@@ -79,6 +97,7 @@ cmd_logs (int argc, char **argv)
         if (cmd_process_id ("logs", optarg, &process) < 0)
           return EXIT_HAKO;
         break;
+      case 'N': network = true; break;
       case 'n':
         tail = strtol (optarg, &end, 10);
         if (end == optarg || *end != '\0' || tail < 0)
@@ -93,10 +112,15 @@ cmd_logs (int argc, char **argv)
   hk_err err = { 0 };
   struct store st = { 0 };
   int r = 0;
-  if (cmd_store (&st, &err) < 0
-      || (process ? proc_logs (&st, id, process, tail, follow, logs_emit, &out, &err)
-                  : sbx_logs (&st, id, tail, follow, logs_emit, &out, &err))
-             < 0)
+  if (network && out.timestamps)
+    r = cmd_usage ("logs", "--network: each line has its time already (--timestamps is for the output)");
+  else if (network && process)
+    r = cmd_usage ("logs", "--network is the sandbox's proxy's log: not with --process");
+  else if (cmd_store (&st, &err) < 0
+           || (network   ? sbx_network_log (&st, id, tail, follow, decision_emit, NULL, &err)
+               : process ? proc_logs (&st, id, process, tail, follow, logs_emit, &out, &err)
+                         : sbx_logs (&st, id, tail, follow, logs_emit, &out, &err))
+                  < 0)
     r = cmd_fail ("logs", id, &err);
   store_fini (&st);
   return r;

@@ -1,4 +1,5 @@
 /* update: change a running sandbox's limits (runc's options and -r FILE). */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
@@ -8,11 +9,13 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/config/config.h"
 #include "lib/util.h"
 #include "oci/knobs.h"
 #include "oci/resources.h"
 #include "runtime/lifecycle/limits.h"
 #include "runtime/lifecycle/sandbox.h"
+#include "runtime/proxy/egress.h"
 
 static const char update_help[]
     = "Usage: hako update [OPTIONS] ID [OPTIONS]\n\n"
@@ -32,7 +35,17 @@ static const char update_help[]
       "  --cpuset-mems LIST       memory nodes allowed\n"
       "  --timeout DUR            kill every process of the sandbox DUR from now\n"
       "                           (500ms, 30s, 5m, 1h; 0 or none: no deadline);\n"
-      "                           this run only, a restart gets sandbox.limits.timeout\n";
+      "                           this run only, a restart gets sandbox.limits.timeout\n"
+      "The network policy of a sandbox in allowlist or denylist mode (hako-spec(5),\n"
+      "NETWORK RULES), live: the next request meets it, open connections it no\n"
+      "longer lets through are cut.\n"
+      "  --allow RULE             add an allow rule (repeatable)\n"
+      "  --deny RULE              add a deny rule (repeatable)\n"
+      "  --revoke RULE            remove a rule, as it is written (repeatable)\n"
+      "  --secret NAME=env:VAR@HOST  add or replace a secret (a replaced one keeps its\n"
+      "                           placeholder; a new one is in the environment of later\n"
+      "                           execs only)\n"
+      "  --network MODE           allowlist or denylist\n";
 
 enum
 {
@@ -47,6 +60,7 @@ enum
   OPT_CPUSET_CPUS,
   OPT_CPUSET_MEMS,
   OPT_TIMEOUT,
+  OPT_REVOKE,
 };
 
 /* A size, or -1 for "no limit". */
@@ -151,81 +165,149 @@ static const struct option opts[] = {
   { "cpuset-cpus", required_argument, NULL, OPT_CPUSET_CPUS },
   { "cpuset-mems", required_argument, NULL, OPT_CPUSET_MEMS },
   { "timeout", required_argument, NULL, OPT_TIMEOUT },
+  { "allow", required_argument, NULL, 'A' },
+  { "deny", required_argument, NULL, CMD_OPT_DENY },
+  { "secret", required_argument, NULL, CMD_OPT_SECRET },
+  { "network", required_argument, NULL, 'N' },
+  { "revoke", required_argument, NULL, OPT_REVOKE },
   { "help", no_argument, NULL, 'h' },
   { NULL, 0, NULL, 0 },
 };
 
-int
-cmd_update (int argc, char **argv)
+static bool
+net_asked (const struct cmd_net *n, char *const *revoke)
 {
-  bool has_timeout = false;
-  uint64_t timeout_ms = 0;
-  struct oci_resources opt = { 0 }, r = { 0 };
-  const char *file = NULL;
-  double cpus = 0;
-  int c, ret = 0;
-  /* Options go before or after the id (`update ID --memory N`, as docker
-   * update takes them): optind 0 makes getopt start afresh, in its
-   * permuting order; main's own getopt ("+") left it in order mode. */
-  optind = 0;
-  while ((c = getopt_long (argc, argv, "r:h", opts, NULL)) != -1)
+  return n->mode || n->allow || n->deny || n->n_secrets || revoke;
+}
+
+/* The network part of update, after the limits. */
+static int
+update_network (const struct store *st, const char *id, const struct cmd_net *n, char *const *revoke,
+                hk_err *err)
+{
+  if (n->mode && strcmp (n->mode, "allowlist") != 0 && strcmp (n->mode, "denylist") != 0)
+    return err_setk (err, ERR_INVALID_ARGUMENT, EINVAL,
+                     "--network %s: a running sandbox's mode changes between allowlist and denylist only",
+                     n->mode);
+  struct egress_change ch = { .mode = n->mode,
+                              .allow = n->allow,
+                              .deny = n->deny,
+                              .revoke = revoke,
+                              .secrets = n->secrets,
+                              .n_secrets = n->n_secrets };
+  size_t cut = 0;
+  return sbx_update_network (st, id, &ch, &cut, err);
+}
+
+/* What update's options asked for. */
+struct update_args
+{
+  struct oci_resources opt;
+  const char *file;
+  double cpus;
+  bool has_timeout;
+  uint64_t timeout_ms;
+  struct cmd_net net;
+  char **revoke;
+};
+
+static void
+update_args_free (struct update_args *a)
+{
+  oci_resources_free (&a->opt);
+  cmd_net_free (&a->net);
+  strv_free (a->revoke);
+}
+
+/* One option into a: 0, or the exit status of a usage error (reported). */
+static int
+update_option (struct update_args *a, int c, char **argv)
+{
+  if (c == 'r')
+    a->file = optarg;
+  else if (c == 'A' || c == 'N' || c == CMD_OPT_DENY || c == CMD_OPT_SECRET)
+    return cmd_net_option (&a->net, c, optarg, "update") < 0 ? EXIT_HAKO : 0;
+  else if (c == OPT_REVOKE)
     {
-      if (c == 'h')
-        return cmd_help (update_help);
-      if (c == 'r')
-        file = optarg;
-      else if (c == OPT_TIMEOUT)
-        {
-          has_timeout = true;
-          if (strcmp (optarg, "none") != 0 && strcmp (optarg, "0") != 0
-              && (optarg[0] < '0' || optarg[0] > '9' || parse_duration_ms (optarg, &timeout_ms) < 0
-                  || timeout_ms == 0))
-            {
-              oci_resources_free (&opt);
-              return cmd_usage ("update",
-                                "--timeout \"%s\": expected a duration such as 500ms, 30s, 5m or 1h, "
-                                "or 0 or none",
-                                optarg);
-            }
-        }
-      else if (c == '?' || c == ':' || take_option (c, optarg, &opt, &cpus) < 0)
-        {
-          oci_resources_free (&opt);
-          return c == '?' || c == ':'
-                     ? cmd_bad_option ("update", argv, opts)
-                     : cmd_usage ("update", "%s: bad value \"%s\"", argv[optind - 1], optarg);
-        }
+      size_t k = strv_len (a->revoke);
+      a->revoke = xrealloc (a->revoke, (k + 2) * sizeof *a->revoke);
+      a->revoke[k] = xstrdup (optarg);
+      a->revoke[k + 1] = NULL;
     }
-  if (argc - optind != 1)
+  else if (c == OPT_TIMEOUT)
     {
-      oci_resources_free (&opt);
-      return cmd_usage ("update", "expects exactly one sandbox ID");
+      a->has_timeout = true;
+      if (strcmp (optarg, "none") != 0 && strcmp (optarg, "0") != 0
+          && (optarg[0] < '0' || optarg[0] > '9' || parse_duration_ms (optarg, &a->timeout_ms) < 0
+              || a->timeout_ms == 0))
+        return cmd_usage ("update",
+                          "--timeout \"%s\": expected a duration such as 500ms, 30s, 5m or 1h, or 0 or none",
+                          optarg);
     }
-  const char *id = argv[optind];
+  else if (c == '?' || c == ':')
+    return cmd_bad_option ("update", argv, opts);
+  else if (take_option (c, optarg, &a->opt, &a->cpus) < 0)
+    return cmd_usage ("update", "%s: bad value \"%s\"", argv[optind - 1], optarg);
+  return 0;
+}
+
+static int
+update_apply (struct update_args *a, const char *id)
+{
   hk_err err = { 0 };
   struct store st = { 0 };
-  if (file && read_resources (file, &r, &err) < 0)
+  struct oci_resources r = { 0 };
+  int ret = 0;
+  if (a->file && read_resources (a->file, &r, &err) < 0)
     ret = cmd_fail ("update", id, &err);
   else
     {
-      oci_resources_merge (&r, &opt);
-      if (cpus > 0)
+      oci_resources_merge (&r, &a->opt);
+      if (a->cpus > 0)
         {
           /* --cpus 1.5: 150000 µs of each 100000 µs period (or the one given). */
           if (!r.has_cpu_period)
             r.cpu_period = 100000;
           r.has_cpu_period = true;
-          r.cpu_quota = (int64_t)(cpus * (double)r.cpu_period + 0.5);
+          r.cpu_quota = (int64_t)(a->cpus * (double)r.cpu_period + 0.5);
           r.has_cpu_quota = true;
         }
-      if (!sets_anything (&r) && !has_timeout)
-        ret = cmd_usage ("update", "nothing to change: give -r FILE, a limit option or --timeout");
+      bool net = net_asked (&a->net, a->revoke);
+      if (!sets_anything (&r) && !a->has_timeout && !net)
+        ret = cmd_usage ("update",
+                         "nothing to change: give -r FILE, a limit option, --timeout or a network option");
       else if (cmd_store (&st, &err) < 0 || (sets_anything (&r) && sbx_update (&st, id, &r, &err) < 0)
-               || (has_timeout && sbx_set_timeout (&st, id, timeout_ms, &err) < 0))
+               || (a->has_timeout && sbx_set_timeout (&st, id, a->timeout_ms, &err) < 0)
+               || (net && update_network (&st, id, &a->net, a->revoke, &err) < 0))
         ret = cmd_fail ("update", id, &err);
     }
-  oci_resources_free (&opt);
   oci_resources_free (&r);
   store_fini (&st);
+  return ret;
+}
+
+int
+cmd_update (int argc, char **argv)
+{
+  struct update_args a = { 0 };
+  int c, ret = 0;
+  /* Options go before or after the id (`update ID --memory N`, as docker
+   * update takes them): optind 0 makes getopt start afresh, in its
+   * permuting order; main's own getopt ("+") left it in order mode. */
+  optind = 0;
+  while (ret == 0 && (c = getopt_long (argc, argv, "r:h", opts, NULL)) != -1)
+    {
+      if (c == 'h')
+        {
+          update_args_free (&a);
+          return cmd_help (update_help);
+        }
+      ret = update_option (&a, c, argv);
+    }
+  if (ret == 0 && argc - optind != 1)
+    ret = cmd_usage ("update", "expects exactly one sandbox ID");
+  if (ret == 0)
+    ret = update_apply (&a, argv[optind]);
+  update_args_free (&a);
   return ret;
 }

@@ -4,7 +4,11 @@
  * and learning. */
 #include "lib/netclass.h"
 
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <netinet/in.h>
 #include <string.h>
+#include <sys/socket.h>
 
 bool
 net_prefix_match (const uint8_t *a, const uint8_t *net, unsigned prefix)
@@ -104,4 +108,77 @@ net_class_word (enum net_class c)
     case NET_RESERVED: return "reserved";
     }
   return "reserved";
+}
+
+static const uint8_t v4_mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+void
+net_addr_from_v4 (const void *v4, uint8_t out[16])
+{
+  memcpy (out, v4_mapped, 12);
+  memcpy (out + 12, v4, 4);
+}
+
+void
+net_addr_from_sockaddr (const struct sockaddr *sa, uint8_t out[16])
+{
+  if (sa->sa_family == AF_INET)
+    net_addr_from_v4 (&((const struct sockaddr_in *)sa)->sin_addr, out);
+  else
+    memcpy (out, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+}
+
+bool
+net_parse_literal (const char *text, uint8_t out[16])
+{
+  struct in_addr a4;
+  struct in6_addr a6;
+  char buf[INET6_ADDRSTRLEN + 2];
+  size_t n = strlen (text);
+  if (inet_pton (AF_INET, text, &a4) == 1)
+    {
+      net_addr_from_v4 (&a4, out);
+      return true;
+    }
+  if (n >= 2 && text[0] == '[' && text[n - 1] == ']' && n - 2 < sizeof buf)
+    {
+      memcpy (buf, text + 1, n - 2);
+      buf[n - 2] = '\0';
+      text = buf;
+    }
+  if (inet_pton (AF_INET6, text, &a6) != 1)
+    return false;
+  memcpy (out, &a6, 16);
+  return true;
+}
+
+bool
+net_normalize_name (const char *in, char *out, size_t size)
+{
+  size_t n = strlen (in);
+  if (n > 0 && in[n - 1] == '.')
+    n--;
+  if (n == 0 || n > 253 || n >= size)
+    return false;
+  size_t label = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      unsigned char c = (unsigned char)in[i];
+      if (c == '.')
+        {
+          if (label == 0 || out[i - 1] == '-')
+            return false;
+          label = 0;
+        }
+      else if (isalnum (c) || c == '_' || (c == '-' && label > 0))
+        {
+          if (++label > 63)
+            return false;
+        }
+      else
+        return false;
+      out[i] = (char)tolower (c);
+    }
+  out[n] = '\0';
+  return out[n - 1] != '-';
 }

@@ -4,6 +4,7 @@
 #define HAKO_LIB_NETCLASS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* What an address is to the host the proxy runs on: the one place hako
@@ -30,5 +31,18 @@ const char *net_class_word (enum net_class c);
 bool net_prefix_match (const uint8_t *a, const uint8_t *net, unsigned prefix);
 /* The whole range net/prefix lies in one range that is not public. */
 bool net_range_special (const uint8_t net[16], unsigned prefix);
+
+/* A literal address (IPv4, or IPv6 with or without brackets) as 16 bytes;
+ * false when text is not one (a host name). */
+bool net_parse_literal (const char *text, uint8_t out[16]);
+/* An IPv4 address (network order) as 16 bytes, mapped into ::ffff:0:0/96. */
+void net_addr_from_v4 (const void *v4, uint8_t out[16]);
+/* A sockaddr_in or sockaddr_in6's address as 16 bytes. */
+struct sockaddr;
+void net_addr_from_sockaddr (const struct sockaddr *sa, uint8_t out[16]);
+/* A host name lower-cased, one trailing dot dropped, its syntax checked
+ * (labels of letters, digits, '-' and '_', at most 63 bytes each, 253 in
+ * all): false when it is not one. */
+bool net_normalize_name (const char *in, char *out, size_t size);
 
 #endif

@@ -39,6 +39,7 @@ struct ann_def
 static const struct ann_def defs[] = {
   { "network", "network", "mode", ANN_STRING },
   { "allow", "network", "allow", ANN_LIST },
+  { "deny", "network", "deny", ANN_LIST },
   { "landlock.read", "landlock", "read", ANN_LIST },
   { "landlock.write", "landlock", "write", ANN_LIST },
   { "landlock.exec", "landlock", "exec", ANN_LIST },
@@ -95,15 +96,20 @@ emit_value (struct json_out *o, const char *ann, const struct ann_def *d, const 
   cleanup_free char *copy = xstrdup (value);
   char *rest = copy, *item;
   /* "" is an empty list ([]): for Landlock, "nothing of that kind"; an
-   * empty item elsewhere is kept, for the sandbox parser to refuse. */
-  if (copy[strspn (copy, " \t")] == '\0')
+   * empty item elsewhere is kept, for the sandbox parser to refuse.  A
+   * value with a newline is one item a line (a YAML block: network rules,
+   * whose methods are comma-separated), blank lines skipped. */
+  bool lines = strchr (copy, '\n') != NULL;
+  if (copy[strspn (copy, " \t\r\n")] == '\0')
     rest = NULL;
-  while ((item = strsep (&rest, ",")) != NULL)
+  while ((item = strsep (&rest, lines ? "\n" : ",")) != NULL)
     {
       item += strspn (item, " \t");
       size_t n = strlen (item);
-      while (n > 0 && (item[n - 1] == ' ' || item[n - 1] == '\t'))
+      while (n > 0 && (item[n - 1] == ' ' || item[n - 1] == '\t' || item[n - 1] == '\r'))
         item[--n] = '\0';
+      if (lines && n == 0)
+        continue;
       if (d->kind == ANN_LIST)
         {
           json_str (o, item);
@@ -135,9 +141,10 @@ build (const struct oci_spec *s, const struct ann_def *only, size_t *len, hk_err
       for (size_t i = 0; i < N_DEFS; i++)
         {
           const struct ann_def *d = &defs[i];
-          /* The allow-list is checked with its mode: alone it is refused. */
-          bool wanted = only == NULL || only == d
-                        || (strcmp (only->key, "allow") == 0 && strcmp (d->key, "mode") == 0);
+          /* The rules are checked with their mode: alone they are refused. */
+          bool rules
+              = strcmp (only ? only->key : "", "allow") == 0 || strcmp (only ? only->key : "", "deny") == 0;
+          bool wanted = only == NULL || only == d || (rules && strcmp (d->key, "mode") == 0);
           const char *v = kv_get (s, spec_annotation_name (i));
           if (strcmp (d->member, members[m]) != 0 || !wanted || v == NULL)
             continue;
@@ -208,6 +215,12 @@ merge (struct hako_sandbox *s, struct hako_sandbox *a, hk_err *err)
         return conflict ("network", err);
       s->net_mode = a->net_mode;
       take_strv (&s->net_allow, &a->net_allow);
+      take_strv (&s->net_deny, &a->net_deny);
+      oci_net_rules_free (&s->allow_rules);
+      oci_net_rules_free (&s->deny_rules);
+      s->allow_rules = a->allow_rules;
+      s->deny_rules = a->deny_rules;
+      a->allow_rules = a->deny_rules = (struct net_rules){ 0 };
     }
   if (a->landlock.present)
     {
@@ -248,8 +261,9 @@ parse_one (const struct oci_spec *s, size_t i, struct hako_sandbox *one, hk_err 
   cleanup_free char *ann = xstrdup (spec_annotation_name (i));
   if (kv_get (s, ann) == NULL)
     return 0;
-  if (strcmp (defs[i].key, "allow") == 0 && kv_get (s, PREFIX "network") == NULL)
-    return err_set (err, EINVAL, "annotation %s: needs " PREFIX "network: allowlist", ann);
+  if ((strcmp (defs[i].key, "allow") == 0 || strcmp (defs[i].key, "deny") == 0)
+      && kv_get (s, PREFIX "network") == NULL)
+    return err_set (err, EINVAL, "annotation %s: needs " PREFIX "network: allowlist or denylist", ann);
   size_t len;
   cleanup_free char *text = build (s, &defs[i], &len, err);
   if (text == NULL)
@@ -352,7 +366,8 @@ spec_parse_annotations (struct oci_spec *s, hk_err *err)
    * (containerd names the pause container's): the proxy there is the pod's,
    * run for its sandbox container (runtime/proxy/netpolicy.c). */
   const struct oci_namespace *net = oci_spec_ns (s, OCI_NS_NETWORK);
-  s->sandbox.net_join = s->sandbox.net_mode == HAKO_NET_ALLOWLIST && type && strcmp (type, "container") == 0
-                        && net && net->path && net->path[0];
+  bool proxied = s->sandbox.net_mode == HAKO_NET_ALLOWLIST || s->sandbox.net_mode == HAKO_NET_DENYLIST;
+  s->sandbox.net_join
+      = proxied && type && strcmp (type, "container") == 0 && net && net->path && net->path[0];
   return 0;
 }

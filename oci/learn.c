@@ -361,7 +361,8 @@ add_records (struct set *sets, struct set *withheld, const struct learn_rec *rec
         case 't': set_add (&sets[S_CONNECT], r->value, r, false); break;
         case 's': set_add (&sets[S_SYSCALL], r->value, r, false); break;
         case 'h':
-          set_add (oci_learn_needs_consent (r->value) ? withheld : &sets[S_ALLOW], r->value, r, false);
+        case 'q':
+          set_add (oci_learn_rule_needs_consent (r->value) ? withheld : &sets[S_ALLOW], r->value, r, false);
           break;
         default: break;
         }
@@ -369,10 +370,44 @@ add_records (struct set *sets, struct set *withheld, const struct learn_rec *rec
   set_free (&made);
 }
 
+/* The allow set's request rules (those with a space) replaced by their
+ * narrowest covering set (oci_learn_request_rules), each keeping an
+ * observation of a rule it covers for the notes. */
+static void
+tidy_requests (struct set *allow)
+{
+  char **in = xcalloc (allow->n + 1, sizeof *in);
+  struct rule *src = xcalloc (allow->n + 1, sizeof *src);
+  size_t n = 0;
+  for (size_t i = 0; i < allow->n;)
+    if (strchr (allow->v[i].value, ' '))
+      {
+        src[n] = allow->v[i];
+        in[n++] = allow->v[i].value;
+        allow->v[i] = allow->v[--allow->n];
+      }
+    else
+      i++;
+  size_t *from;
+  char **out = oci_learn_request_rules (in, &from);
+  for (size_t i = 0; out[i]; i++)
+    {
+      const struct rule *o = &src[from[i]];
+      set_add (allow, out[i], o->ex, o->old);
+    }
+  strv_free (out);
+  free (from);
+  for (size_t i = 0; i < n; i++)
+    free (src[i].value);
+  free (src);
+  free (in);
+}
+
 /* Collapse the path sets, drop the read rules a write rule covers, sort. */
 static void
 tidy_sets (struct set *sets)
 {
+  tidy_requests (&sets[S_ALLOW]);
   collapse (&sets[S_WRITE]);
   collapse (&sets[S_EXEC]);
   collapse (&sets[S_READ]);
@@ -439,7 +474,7 @@ static void
 withhold_allow (struct set *allow, struct set *withheld)
 {
   for (size_t i = 0; i < allow->n;)
-    if (oci_learn_needs_consent (allow->v[i].value))
+    if (oci_learn_rule_needs_consent (allow->v[i].value))
       {
         set_add (withheld, allow->v[i].value, NULL, false);
         set_drop (allow, i);
@@ -478,13 +513,15 @@ notes_text (const char *path, const char *command, struct set *sets, struct set 
   for (size_t i = 0; i < withheld->n; i++)
     {
       cleanup_free char *v = oci_learn_escape (withheld->v[i].value);
-      const char *why = oci_learn_needs_consent (withheld->v[i].value);
+      const char *why = oci_learn_rule_needs_consent (withheld->v[i].value);
+      const char *q = strchr (v, ' ') ? "'" : "";
       fprintf (f,
                "# not granted: network.allow %s: a %s destination (the host's own or its network's), "
-               "which a learned profile never grants; to reach it, name it when enforcing: --allow %s\n",
-               v, why, v);
+               "which a learned profile never grants; to reach it, name it when enforcing: --allow %s%s%s\n",
+               v, why, q, v, q);
       *add = xrealloc (*add, (n_added + 2) * sizeof **add);
-      (*add)[n_added++] = xasprintf ("!network.allow %s: not granted (%s; needs --allow %s)", v, why, v);
+      (*add)[n_added++]
+          = xasprintf ("!network.allow %s: not granted (%s; needs --allow %s%s%s)", v, why, q, v, q);
       (*add)[n_added] = NULL;
     }
   fclose (f);

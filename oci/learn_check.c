@@ -14,6 +14,7 @@
 #include "oci/json.h"
 #include "oci/learn.h"
 #include "oci/learn_internal.h"
+#include "oci/netrule.h"
 
 /* ---- destinations that need consent ------------------------------------------ */
 
@@ -80,6 +81,42 @@ oci_learn_needs_consent (const char *hostport)
   else
     return NULL;
   return why_not_public (a);
+}
+
+const char *
+oci_learn_rule_needs_consent (const char *rule)
+{
+  if (strchr (rule, ' ') == NULL)
+    return oci_learn_needs_consent (rule);
+  const char *auth = strstr (rule, "://");
+  if (auth == NULL)
+    return "reserved"; /* not a rule learning writes: not granted */
+  auth += 3;
+  cleanup_free char *hostport = xstrndup (auth, strcspn (auth, "/"));
+  return oci_learn_needs_consent (hostport);
+}
+
+/* A request rule as learning writes it: methods, an http(s) URL with a
+ * port, one host (no suffix), a path. */
+static bool
+learned_request (const char *v)
+{
+  struct net_rule r;
+  hk_err err;
+  if (oci_net_rule_parse (v, &r, &err) < 0)
+    return false;
+  const char *auth = strstr (v, "://");
+  bool port = false;
+  if (auth)
+    {
+      auth += 3;
+      size_t alen = strcspn (auth, "/");
+      const char *close = auth[0] == '[' ? memchr (auth, ']', alen) : NULL;
+      port = close ? close[1] == ':' : memchr (auth, ':', alen) != NULL;
+    }
+  bool ok = r.request && port && (r.kind == NR_NAME || (r.kind == NR_NET && r.prefix == 128));
+  oci_net_rule_free (&r);
+  return ok;
 }
 
 /* S with every byte a terminal could act on (controls, DEL, anything past
@@ -183,19 +220,21 @@ check_network (yajl_val pnet, hk_err *err)
       cleanup_free char *field = xasprintf (".sandbox.network.allow[%zu]", i);
       if (!YAJL_IS_STRING (e))
         return refuse (field, "must be a HOST:PORT string", err);
-      if (!learned_shape (e->u.string))
+      if (!learned_shape (e->u.string) && !learned_request (e->u.string))
         return refuse (field,
-                       "not an entry learning writes (HOST:PORT as a client named it); a CIDR, *.suffix, "
-                       "URL or port-less host is given on the command line (--allow)",
+                       "not an entry learning writes (HOST:PORT as a client named it, or METHODS "
+                       "SCHEME://HOST:PORT/PATH); a CIDR, *.suffix, URL or port-less host is given on the "
+                       "command line (--allow)",
                        err);
-      const char *why = oci_learn_needs_consent (e->u.string);
+      const char *why = oci_learn_rule_needs_consent (e->u.string);
       if (why)
         {
           cleanup_free char *v = oci_learn_escape (e->u.string);
+          const char *q = strchr (v, ' ') ? "'" : "";
           cleanup_free char *msg
               = xasprintf ("%s is a %s destination, which a profile never grants; name it on the command "
-                           "line (--allow %s) to reach it",
-                           v, why, v);
+                           "line (--allow %s%s%s) to reach it",
+                           v, why, q, v, q);
           return refuse (field, msg, err);
         }
     }

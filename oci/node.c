@@ -245,6 +245,41 @@ oci_node_consents (const struct oci_node *node, const char *name, const char *va
   return false;
 }
 
+/* "egress": {"trust": FILE, "hosts": FILE, "head_timeout": DURATION}: the
+ * proxies' settings (hako-node(5)). */
+static int
+parse_egress (yajl_val v, struct oci_node *out, hk_err *err)
+{
+  static const char *const keys[] = { "trust", "hosts" };
+  char *dest[] = { out->egress_trust, out->egress_hosts };
+  if (!YAJL_IS_OBJECT (v))
+    return json_error (err, "", "egress", "must be an object");
+  for (size_t i = 0; i < v->u.object.len; i++)
+    {
+      const char *k = v->u.object.keys[i];
+      yajl_val x = v->u.object.values[i];
+      size_t j = 0;
+      while (j < 2 && strcmp (k, keys[j]) != 0)
+        j++;
+      if (j < 2)
+        {
+          if (!YAJL_IS_STRING (x) || x->u.string[0] != '/' || strlen (x->u.string) >= OCI_NODE_MAX_PATH)
+            return json_error (err, ".egress", k, "must be an absolute path");
+          snprintf (dest[j], OCI_NODE_MAX_PATH, "%s", x->u.string);
+        }
+      else if (strcmp (k, "head_timeout") == 0)
+        {
+          uint64_t ms = 0;
+          if (!YAJL_IS_STRING (x) || parse_duration_ms (x->u.string, &ms) < 0 || ms == 0 || ms > 3600000)
+            return json_error (err, ".egress", k, "must be a duration (\"5s\", \"30s\"), at most 1h");
+          out->egress_head_timeout_ms = ms;
+        }
+      else
+        return json_error (err, ".egress", k, "unknown field (trust, hosts, head_timeout)");
+    }
+  return 0;
+}
+
 static int
 parse_fields (yajl_val root, struct oci_node *out, hk_err *err)
 {
@@ -301,11 +336,16 @@ parse_fields (yajl_val root, struct oci_node *out, hk_err *err)
           if (parse_annotations (v, out, err) < 0)
             return -1;
         }
+      else if (strcmp (k, "egress") == 0)
+        {
+          if (parse_egress (v, out, err) < 0)
+            return -1;
+        }
       else
         return json_error (
             err, "", k,
             "unknown field (memory_pool, overcommit, require_memory_limit, "
-            "default_memory, default_pids, default_disk, devices, cdi_spec_dirs, annotations)");
+            "default_memory, default_pids, default_disk, devices, cdi_spec_dirs, annotations, egress)");
     }
   return 0;
 }

@@ -17,6 +17,7 @@
 #define OCI_NODE_MAX_NAME 128
 #define OCI_NODE_MAX_CDI_DIRS 8
 #define OCI_NODE_MAX_CONSENTS 32
+#define OCI_NODE_MAX_PATH 256
 struct oci_node_device
 {
   char name[OCI_NODE_MAX_NAME];
@@ -55,6 +56,13 @@ struct oci_node
   /* "annotations": {"allow": {NAME: [VALUE, ...]}}, flattened. */
   struct oci_node_consent consents[OCI_NODE_MAX_CONSENTS];
   size_t n_consents;
+  /* "egress": the proxies' trust for origins they intercept (a PEM file of
+   * CAs in place of the host's store; "" the host's), a hosts(5) file they
+   * resolve with before DNS ("" none), and how long a client may take to
+   * send a request head or finish a TLS handshake (0: 30 s). */
+  char egress_trust[OCI_NODE_MAX_PATH];
+  char egress_hosts[OCI_NODE_MAX_PATH];
+  uint64_t egress_head_timeout_ms;
 };
 
 /* The disk limit a sandbox that sets none gets on this node (node may be

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "lib/err.h"
+#include "oci/netrule.h"
 
 /* -std=gnu11 predefines the old `linux` macro (use __linux__ instead); it
  * would clobber the spec's `linux` member. */
@@ -278,7 +279,22 @@ enum hako_net_mode
   HAKO_NET_UNSET = 0, /* follow linux.namespaces */
   HAKO_NET_NONE,
   HAKO_NET_HOST,
-  HAKO_NET_ALLOWLIST
+  HAKO_NET_ALLOWLIST, /* through the proxy: what the allow rules name, less the deny rules */
+  HAKO_NET_DENYLIST   /* through the proxy: every public destination but the deny rules' */
+};
+
+/* A secret the proxy adds to requests (sandbox.network.secrets): the
+ * sandbox's environment has NAME set to the placeholder; the proxy puts the
+ * value (read from `from` at create, kept in the state dir) in its place in
+ * requests to host:port over TLS it verified, and nowhere else. */
+struct hako_secret
+{
+  char *name;        /* the environment variable inside */
+  char *from;        /* "env:VAR" (hako's environment) or "file:PATH" */
+  char *host;        /* a host name (normalized) or a literal address, no brackets */
+  uint16_t port;     /* 443 unless given */
+  char *placeholder; /* what NAME holds inside; NULL until create writes one */
+  bool query;        /* also in the request's query string, not only its headers */
 };
 
 enum hako_root_kind
@@ -311,7 +327,11 @@ struct hako_sandbox
   bool present;
   enum hako_root_kind root;
   enum hako_net_mode net_mode;
-  char **net_allow;
+  /* The rules as written (sandbox.network.allow and .deny) and parsed. */
+  char **net_allow, **net_deny;
+  struct net_rules allow_rules, deny_rules;
+  struct hako_secret *secrets;
+  size_t n_secrets;
   char *profile; /* "host", "default", or NULL */
   struct hako_landlock landlock;
   bool has_timeout;
@@ -373,10 +393,37 @@ struct oci_spec
  * ".process.args: must be a non-empty array".  Unknown fields are ignored. */
 int oci_spec_parse (const char *json, size_t len, struct oci_spec **out, hk_err *err);
 int oci_spec_load (const char *path, struct oci_spec **out, hk_err *err);
-/* The config text with sandbox.network.mode set to mode (when not NULL) and
- * allow appended to sandbox.network.allow: `--network` and `--allow`. */
-int oci_spec_set_network (const char *json, size_t len, const char *mode, char *const *allow, char **out,
+/* --secret NAME=env:VARIABLE@HOST[:PORT][,query] or NAME=file:/PATH@...,
+ * checked: its parts as written. */
+struct oci_secret_arg
+{
+  char *name, *from, *host;
+  bool query;
+};
+int oci_secret_arg_parse (const char *arg, struct oci_secret_arg *out, hk_err *err);
+void oci_secret_arg_free (struct oci_secret_arg *a);
+/* "hako-secret-" and 32 random hex digits. */
+char *oci_secret_placeholder (void);
+/* What `--network`, `--allow`, `--deny` and `--secret` change. */
+struct oci_net_edit
+{
+  const char *mode;                     /* sandbox.network.mode, when not NULL */
+  char *const *allow;                   /* appended to .allow */
+  char *const *deny;                    /* appended to .deny */
+  const struct oci_secret_arg *secrets; /* added to .secrets (replacing one of the same name) */
+  size_t n_secrets;
+  char *const *revoke;    /* rules removed from .allow and .deny, as written (one not there: an error) */
+  bool keep_placeholders; /* a secret replaced keeps its placeholder (`update`: its processes hold it) */
+};
+/* The config text with e written into sandbox.network, and every secret
+ * without a placeholder given a fresh one. */
+int oci_spec_set_network (const char *json, size_t len, const struct oci_net_edit *e, char **out,
                           size_t *out_len, hk_err *err);
+/* A secret's source ("env:VAR" or "file:/PATH") checked; the error names it. */
+int oci_secret_check_from (const char *from, hk_err *err);
+/* A secret's host, "HOST" or "HOST:PORT" (one name or address): *host the
+ * normalized name or the address without brackets, *port 443 unless given. */
+int oci_secret_parse_host (const char *text, char **host, uint16_t *port, hk_err *err);
 /* The config text with sandbox.limits.disk set to size as written ("64m",
  * "-1"): `--disk`.  The caller parses the result, which checks the size. */
 int oci_spec_set_disk (const char *json, size_t len, const char *size, char **out, size_t *out_len,

@@ -19,6 +19,8 @@ void spec_free_resources (struct oci_resources *r);
 
 /* spec_sandbox.c: hako's "sandbox" object. */
 int spec_parse_sandbox (yajl_val root, struct hako_sandbox *sb, hk_err *err);
+/* The sandbox object's "network" member (its errors say ".sandbox.network..."). */
+int spec_parse_network (yajl_val network, struct hako_sandbox *sb, hk_err *err);
 void spec_free_sandbox (struct hako_sandbox *sb);
 void spec_free_landlock (struct hako_landlock *l);
 

@@ -1,10 +1,14 @@
 /* spec_sandbox: hako's "sandbox" object — root kind, network policy, Landlock,
  * limits, image, work dir and the built-in init (hako-spec(5), THE SANDBOX OBJECT). */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/netclass.h"
 #include "lib/util.h"
 #include "oci/spec_common.h"
 #include "oci/spec_internal.h"
@@ -25,37 +29,175 @@ parse_root_kind (yajl_val sb, struct hako_sandbox *s, hk_err *err)
   return 0;
 }
 
+/* The rules of .sandbox.network.KEY, as written and parsed. */
+static int
+parse_rules (yajl_val n, const char *key, char ***texts, struct net_rules *rules, hk_err *err)
+{
+  const char *path = ".sandbox.network";
+  if (json_get_strv (n, path, key, texts, err) < 0)
+    return -1;
+  *rules = (struct net_rules){ .v = xcalloc (strv_len (*texts) + 1, sizeof *rules->v) };
+  for (size_t i = 0; *texts && (*texts)[i]; i++)
+    {
+      cleanup_free char *base = json_path (path, key);
+      cleanup_free char *p = json_index (base, i);
+      if ((*texts)[i][0] == '\0')
+        return json_error (err, p, NULL, "must not be empty");
+      if (oci_net_rule_parse ((*texts)[i], &rules->v[i], err) < 0)
+        return err_prefix (err, "%s", p);
+      rules->n++;
+    }
+  return 0;
+}
+
+/* An environment variable's name: [A-Za-z_][A-Za-z0-9_]*. */
+static bool
+env_name_ok (const char *s)
+{
+  if (s == NULL || !(isalpha ((unsigned char)s[0]) || s[0] == '_') || strlen (s) > 128)
+    return false;
+  for (const char *c = s; *c; c++)
+    if (!(isalnum ((unsigned char)*c) || *c == '_'))
+      return false;
+  return true;
+}
+
+/* A placeholder: long enough not to be met by chance, and made of
+ * characters no header, query or environment treats specially. */
+static bool
+placeholder_ok (const char *s)
+{
+  size_t n = strlen (s);
+  if (n < 20 || n > 200)
+    return false;
+  for (const char *c = s; *c; c++)
+    if (!(isalnum ((unsigned char)*c) || *c == '_' || *c == '-' || *c == '.'))
+      return false;
+  return true;
+}
+
+int
+oci_secret_check_from (const char *from, hk_err *err)
+{
+  if (str_has_prefix (from, "env:") && env_name_ok (from + 4))
+    return 0;
+  if (str_has_prefix (from, "file:") && from[5] == '/')
+    return 0;
+  return err_set (err, EINVAL, "\"%s\": the value comes from env:VARIABLE or file:/ABSOLUTE/PATH", from);
+}
+
+int
+oci_secret_parse_host (const char *text, char **host, uint16_t *port, hk_err *err)
+{
+  struct net_rule r;
+  if (oci_net_rule_parse (text, &r, err) < 0)
+    return -1;
+  bool one = r.kind == NR_NAME || (r.kind == NR_NET && r.prefix == 128);
+  if (!one || r.request || strstr (text, "://"))
+    {
+      oci_net_rule_free (&r);
+      return err_set (err, EINVAL, "\"%s\": a secret names one host (HOST or HOST:PORT)", text);
+    }
+  char addr[INET6_ADDRSTRLEN];
+  static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
+  if (r.kind == NR_NET && memcmp (r.addr, mapped, 12) == 0)
+    inet_ntop (AF_INET, r.addr + 12, addr, sizeof addr);
+  else if (r.kind == NR_NET)
+    inet_ntop (AF_INET6, r.addr, addr, sizeof addr);
+  *host = xstrdup (r.kind == NR_NET ? addr : r.name);
+  *port = r.port ? r.port : 443;
+  oci_net_rule_free (&r);
+  return 0;
+}
+
+static int
+parse_secret (yajl_val v, const char *p, struct hako_secret *s, hk_err *err)
+{
+  cleanup_free char *host = NULL;
+  if (!YAJL_IS_OBJECT (v))
+    return json_error (err, p, NULL, "must be an object {\"name\", \"from\", \"host\"}");
+  if (json_get_string (v, p, "name", &s->name, err) < 0 || json_get_string (v, p, "from", &s->from, err) < 0
+      || json_get_string (v, p, "host", &host, err) < 0
+      || json_get_string (v, p, "placeholder", &s->placeholder, err) < 0
+      || json_get_bool (v, p, "query", &s->query, err) < 0)
+    return -1;
+  if (!env_name_ok (s->name))
+    return json_error (err, p, "name", "an environment variable's name ([A-Za-z_][A-Za-z0-9_]*)");
+  if (s->from == NULL)
+    return json_error (err, p, "from", "required (env:VARIABLE or file:/PATH)");
+  if (oci_secret_check_from (s->from, err) < 0)
+    return err_prefix (err, "%s.from", p);
+  if (host == NULL)
+    return json_error (err, p, "host", "required (the host the value is sent to)");
+  if (oci_secret_parse_host (host, &s->host, &s->port, err) < 0)
+    return err_prefix (err, "%s.host", p);
+  if (s->placeholder && !placeholder_ok (s->placeholder))
+    return json_error (err, p, "placeholder", "20 to 200 letters, digits, '_', '-' or '.'");
+  return 0;
+}
+
+static int
+parse_secrets (yajl_val n, struct hako_sandbox *s, hk_err *err)
+{
+  yajl_val a = NULL;
+  int r = json_get_array (n, ".sandbox.network", "secrets", &a, err);
+  if (r <= 0)
+    return r;
+  s->secrets = xcalloc (json_len (a) + 1, sizeof *s->secrets);
+  for (size_t i = 0; i < json_len (a); i++)
+    {
+      cleanup_free char *p = json_index (".sandbox.network.secrets", i);
+      struct hako_secret *x = &s->secrets[s->n_secrets++];
+      if (parse_secret (json_at (a, i), p, x, err) < 0)
+        return -1;
+      for (size_t j = 0; j < i; j++)
+        if (strcmp (s->secrets[j].name, x->name) == 0
+            || (x->placeholder && s->secrets[j].placeholder
+                && strcmp (s->secrets[j].placeholder, x->placeholder) == 0))
+          return json_error (err, p, NULL, "secret %s is given twice (or its placeholder is another's)",
+                             x->name);
+    }
+  return 0;
+}
+
 static int
 parse_network (yajl_val sb, struct hako_sandbox *s, hk_err *err)
 {
-  const char *path = ".sandbox.network";
   yajl_val n = NULL;
-  cleanup_free char *mode = NULL;
   int r = json_get_object (sb, ".sandbox", "network", &n, err);
   if (r <= 0)
     return r;
-  if (json_get_string (n, path, "mode", &mode, err) < 0
-      || json_get_strv (n, path, "allow", &s->net_allow, err) < 0)
+  return spec_parse_network (n, s, err);
+}
+
+int
+spec_parse_network (yajl_val n, struct hako_sandbox *s, hk_err *err)
+{
+  const char *path = ".sandbox.network";
+  cleanup_free char *mode = NULL;
+  if (json_get_string (n, path, "mode", &mode, err) < 0)
     return -1;
   if (mode == NULL)
-    return json_error (err, path, "mode", "required (none, host or allowlist)");
+    return json_error (err, path, "mode", "required (none, host, allowlist or denylist)");
   if (strcmp (mode, "none") == 0)
     s->net_mode = HAKO_NET_NONE;
   else if (strcmp (mode, "host") == 0)
     s->net_mode = HAKO_NET_HOST;
   else if (strcmp (mode, "allowlist") == 0)
     s->net_mode = HAKO_NET_ALLOWLIST;
+  else if (strcmp (mode, "denylist") == 0)
+    s->net_mode = HAKO_NET_DENYLIST;
   else
-    return json_error (err, path, "mode", "unknown mode \"%s\" (none, host, allowlist)", mode);
-  /* An allow-list under another mode would be silently meaningless. */
-  if (strv_len (s->net_allow) > 0 && s->net_mode != HAKO_NET_ALLOWLIST)
-    return json_error (err, path, "allow", "only valid with mode \"allowlist\" (mode is \"%s\")", mode);
-  for (size_t i = 0; s->net_allow && s->net_allow[i]; i++)
-    if (s->net_allow[i][0] == '\0')
-      {
-        cleanup_free char *p = json_index (".sandbox.network.allow", i);
-        return json_error (err, p, NULL, "must not be empty");
-      }
+    return json_error (err, path, "mode", "unknown mode \"%s\" (none, host, allowlist, denylist)", mode);
+  if (parse_rules (n, "allow", &s->net_allow, &s->allow_rules, err) < 0
+      || parse_rules (n, "deny", &s->net_deny, &s->deny_rules, err) < 0 || parse_secrets (n, s, err) < 0)
+    return -1;
+  /* Rules under a mode without the proxy would be silently meaningless. */
+  bool proxied = s->net_mode == HAKO_NET_ALLOWLIST || s->net_mode == HAKO_NET_DENYLIST;
+  const char *key = s->allow_rules.n ? "allow" : s->deny_rules.n ? "deny" : s->n_secrets ? "secrets" : NULL;
+  if (key && !proxied)
+    return json_error (err, path, key, "only valid with mode \"allowlist\" or \"denylist\" (mode is \"%s\")",
+                       mode);
   return 0;
 }
 
@@ -302,6 +444,17 @@ void
 spec_free_sandbox (struct hako_sandbox *s)
 {
   strv_free (s->net_allow);
+  strv_free (s->net_deny);
+  oci_net_rules_free (&s->allow_rules);
+  oci_net_rules_free (&s->deny_rules);
+  for (size_t i = 0; i < s->n_secrets; i++)
+    {
+      free (s->secrets[i].name);
+      free (s->secrets[i].from);
+      free (s->secrets[i].host);
+      free (s->secrets[i].placeholder);
+    }
+  free (s->secrets);
   free (s->profile);
   spec_free_landlock (&s->landlock);
   free (s->image);

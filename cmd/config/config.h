@@ -36,12 +36,23 @@ struct config_src
   char *snapshot_data;
 };
 
-/* --network MODE and --allow ENTRY (create, run). */
+/* --network MODE, --allow RULE, --deny RULE and --secret SPEC (create, run,
+ * spec). */
 struct cmd_net
 {
   const char *mode;
-  char **allow;
+  char **allow, **deny;
+  struct oci_secret_arg *secrets;
+  size_t n_secrets;
 };
+#define CMD_OPT_DENY 0x4601
+#define CMD_OPT_SECRET 0x4602
+/* Record option opt ('N' --network, 'A' --allow, CMD_OPT_DENY,
+ * CMD_OPT_SECRET) into n; -1 after a usage error (reported).  create, run
+ * and spec through the override table; update for a running sandbox's
+ * policy. */
+int cmd_net_option (struct cmd_net *n, int opt, const char *arg, const char *verb);
+void cmd_net_free (struct cmd_net *n);
 
 /* --device NAME (create, run, spec; devices.c): a CDI device
  * (vendor.com/class=name) or a host node (/dev/fuse), repeatable. */
@@ -81,6 +92,8 @@ enum
 #define CMD_OVERRIDE_OPTIONS \
   { "network", required_argument, NULL, 'N' }, \
   { "allow", required_argument, NULL, 'A' }, \
+  { "deny", required_argument, NULL, CMD_OPT_DENY }, \
+  { "secret", required_argument, NULL, CMD_OPT_SECRET }, \
   { "disk", required_argument, NULL, 'D' }, \
   { "memory", required_argument, NULL, CMD_OPT_MEMORY }, \
   { "memory-swap", required_argument, NULL, CMD_OPT_MEMORY_SWAP }, \
@@ -102,8 +115,12 @@ enum
 /* clang-format on */
 /* Their lines of each verb's --help. */
 #define CMD_OVERRIDES_HELP                                                                                   \
-  "      --network MODE      none, host or allowlist (sets sandbox.network.mode)\n"                          \
-  "      --allow ENTRY       add to the network allow-list (repeatable; implies allowlist)\n"                \
+  "      --network MODE      none, host, allowlist or denylist (sets sandbox.network.mode)\n"                \
+  "      --allow RULE        allow a destination (HOST[:PORT], *.SUFFIX, CIDR) or requests\n"                \
+  "                          ('GET,HEAD https://HOST/PATH/**') (repeatable; implies allowlist)\n"            \
+  "      --deny RULE         deny them (repeatable; alone implies denylist: all else allowed)\n"             \
+  "      --secret NAME=env:VAR@HOST  NAME inside holds a placeholder the proxy replaces by\n"                \
+  "                          $VAR (or file:/PATH's content) in requests to HOST over TLS\n"                  \
   "      --disk SIZE         bound what it keeps under the data root (sandbox.limits.disk:\n"                \
   "                          bytes or a k/m/g suffix, none; default 10g or node.json's)\n"                   \
   "      --memory SIZE       memory limit (bytes or a k/m/g suffix, -1 for none)\n"                          \

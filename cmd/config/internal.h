@@ -29,13 +29,10 @@ int cmd_load_source (const struct cmd_config_req *req, struct config_src *out, h
 int cmd_image_user_root (char *const *layers);
 
 /* ---- overrides.c ---- */
-/* Record option opt ('N' --network, 'A' --allow); -1 after a usage error. */
-int cmd_net_option (struct cmd_net *n, int opt, const char *arg, const char *verb);
-/* --network and --allow written into the config text (so the frozen
+/* --network, --allow, --deny and --secret written into the config text (so the frozen
  * config.json says what the sandbox runs with), parsed again; args as for
  * cmd_load_config. */
 int cmd_apply_network (struct config_src *cfg, const struct cmd_net *n, char *const *args, hk_err *err);
-void cmd_net_free (struct cmd_net *n);
 /* --disk SIZE (create, run, spec): sandbox.limits.disk written into the
  * config text and parsed again (which checks SIZE); NULL: nothing. */
 int cmd_apply_disk (struct config_src *cfg, const char *disk, char *const *args, hk_err *err);

@@ -19,6 +19,7 @@
 #include "cmd/cmd.h"
 #include "cmd/config/internal.h"
 #include "lib/util.h"
+#include "oci/netrule.h"
 #include "runtime/confine/userdb.h"
 
 /* The CFS period --cpus writes (docker's and the kernel's default). */
@@ -367,23 +368,65 @@ label_arg (struct oci_overrides *o, const char *arg, const char *verb)
   return 0;
 }
 
+static void
+strv_push (char ***v, const char *s)
+{
+  size_t k = strv_len (*v);
+  *v = xrealloc (*v, (k + 2) * sizeof **v);
+  (*v)[k] = xstrdup (s);
+  (*v)[k + 1] = NULL;
+}
+
+/* --secret: checked now, so that a value that is not there fails before
+ * anything is made (create reads it again, into the state dir). */
+static int
+secret_option (struct cmd_net *n, const char *arg, const char *verb)
+{
+  struct oci_secret_arg a;
+  hk_err err = { 0 };
+  if (oci_secret_arg_parse (arg, &a, &err) < 0)
+    return cmd_usage (verb, "--secret %s", err.msg), -1;
+  const char *missing = NULL;
+  if (str_has_prefix (a.from, "env:") && getenv (a.from + 4) == NULL)
+    missing = "is not set in hako's environment";
+  else if (str_has_prefix (a.from, "file:") && access (a.from + 5, R_OK) < 0)
+    missing = "cannot be read";
+  if (missing)
+    {
+      cmd_usage (verb, "--secret %s: %s %s", a.name, a.from + (a.from[0] == 'e' ? 4 : 5), missing);
+      oci_secret_arg_free (&a);
+      return -1;
+    }
+  n->secrets = xrealloc (n->secrets, (n->n_secrets + 1) * sizeof *n->secrets);
+  n->secrets[n->n_secrets++] = a;
+  return 0;
+}
+
 int
 cmd_net_option (struct cmd_net *n, int opt, const char *arg, const char *verb)
 {
   if (opt == 'N')
     {
-      if (strcmp (arg, "none") != 0 && strcmp (arg, "host") != 0 && strcmp (arg, "allowlist") != 0)
+      if (strcmp (arg, "none") != 0 && strcmp (arg, "host") != 0 && strcmp (arg, "allowlist") != 0
+          && strcmp (arg, "denylist") != 0)
         {
-          cmd_usage (verb, "--network: unknown mode \"%s\" (none, host, allowlist)", arg);
+          cmd_usage (verb, "--network: unknown mode \"%s\" (none, host, allowlist, denylist)", arg);
           return -1;
         }
       n->mode = arg;
       return 0;
     }
-  size_t k = strv_len (n->allow);
-  n->allow = xrealloc (n->allow, (k + 2) * sizeof *n->allow);
-  n->allow[k] = xstrdup (arg);
-  n->allow[k + 1] = NULL;
+  if (opt == CMD_OPT_SECRET)
+    return secret_option (n, arg, verb);
+  struct net_rule r;
+  hk_err err = { 0 };
+  if (oci_net_rule_parse (arg, &r, &err) < 0)
+    {
+      cmd_usage (verb, "--%s: %s", opt == 'A' ? "allow" : "deny", err.msg);
+      return -1;
+    }
+  oci_net_rule_free (&r);
+  strv_push (opt == 'A' ? &n->allow : &n->deny, arg);
   return 0;
 }
 
@@ -395,7 +438,9 @@ cmd_override_option (struct cmd_overrides *ov, int opt, const char *arg, const c
   switch (opt)
     {
     case 'N':
-    case 'A': return cmd_net_option (&ov->net, opt, arg, verb) < 0 ? -1 : 1;
+    case 'A':
+    case CMD_OPT_DENY:
+    case CMD_OPT_SECRET: return cmd_net_option (&ov->net, opt, arg, verb) < 0 ? -1 : 1;
     case 'D': ov->disk = arg; return 1;
     case CMD_OPT_DEVICE: return cmd_device_option (&ov->devices, arg, verb) < 0 ? -1 : 1;
     case CMD_OPT_MEMORY:
@@ -534,19 +579,43 @@ resolve_user (const struct config_src *cfg, const char *user, struct oci_overrid
   return 0;
 }
 
+/* Whether the config has a secret that still needs its placeholder. */
+static bool
+needs_placeholders (const struct oci_spec *spec)
+{
+  for (size_t i = 0; spec && i < spec->sandbox.n_secrets; i++)
+    if (spec->sandbox.secrets[i].placeholder == NULL)
+      return true;
+  return false;
+}
+
 int
 cmd_apply_network (struct config_src *cfg, const struct cmd_net *n, char *const *args, hk_err *err)
 {
-  if (n->mode == NULL && n->allow == NULL)
+  if (n->mode == NULL && n->allow == NULL && n->deny == NULL && n->n_secrets == 0
+      && !needs_placeholders (cfg->spec))
     return 0;
-  /* --allow alone means the allowlist mode. */
-  const char *mode = n->mode ? n->mode : "allowlist";
+  /* --allow alone means the allowlist mode, --deny alone the denylist
+   * mode; a config already in one keeps it. */
+  enum hako_net_mode now = cfg->spec ? cfg->spec->sandbox.net_mode : HAKO_NET_UNSET;
+  bool proxied = now == HAKO_NET_ALLOWLIST || now == HAKO_NET_DENYLIST;
+  const char *mode = n->mode;
+  if (mode == NULL && !proxied)
+    mode = n->allow ? "allowlist" : n->deny ? "denylist" : NULL;
+  bool will = mode ? strcmp (mode, "allowlist") == 0 || strcmp (mode, "denylist") == 0 : proxied;
+  if (n->n_secrets && !will)
+    return err_setk (err, ERR_INVALID_ARGUMENT, EINVAL,
+                     "--secret: the proxy puts secrets in requests: give --allow or --deny (or --network "
+                     "allowlist or denylist)");
+  struct oci_net_edit e = {
+    .mode = mode, .allow = n->allow, .deny = n->deny, .secrets = n->secrets, .n_secrets = n->n_secrets
+  };
   char *json;
   size_t len;
-  if (oci_spec_set_network (cfg->json, cfg->len, mode, n->allow, &json, &len, err) < 0)
+  if (oci_spec_set_network (cfg->json, cfg->len, &e, &json, &len, err) < 0)
     return err_prefix (err, "--network");
   if (cmd_replace_config (cfg, json, len, args, err) < 0)
-    return err_prefix (err, "--network/--allow");
+    return err_prefix (err, "--network/--allow/--deny/--secret");
   return 0;
 }
 
@@ -567,7 +636,11 @@ void
 cmd_net_free (struct cmd_net *n)
 {
   strv_free (n->allow);
-  n->allow = NULL;
+  strv_free (n->deny);
+  for (size_t i = 0; i < n->n_secrets; i++)
+    oci_secret_arg_free (&n->secrets[i]);
+  free (n->secrets);
+  *n = (struct cmd_net){ 0 };
 }
 
 int

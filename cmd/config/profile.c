@@ -15,7 +15,9 @@ cmd_apply_learn (struct config_src *cfg, const struct cmd_learn *l, const char *
 {
   if (l->out == NULL)
     return 0;
-  bool net = cfg->spec && cfg->spec->sandbox.net_mode == HAKO_NET_ALLOWLIST;
+  bool net = cfg->spec
+             && (cfg->spec->sandbox.net_mode == HAKO_NET_ALLOWLIST
+                 || cfg->spec->sandbox.net_mode == HAKO_NET_DENYLIST);
   cleanup_free char *note = xasprintf (
       "learning into %s: unconfined in Landlock's filesystem and TCP rules%s (observed, not enforced)%s",
       l->out, net ? " and the network allow-list" : "",
@@ -33,7 +35,8 @@ cmd_apply_learn (struct config_src *cfg, const struct cmd_learn *l, const char *
     fprintf (stderr,
              "hako %s: %s: warning: learning mode: the network is not confined: the proxy forwards every "
              "public destination (the host's loopback, link-local and private addresses only where "
-             "--allow names them) and records each host:port into %s\n",
+             "--allow names them), sees inside every HTTPS connection (the sandbox trusts its CA), and "
+             "records each request's method, host and path into %s\n",
              verb, id, l->out);
   return 0;
 }

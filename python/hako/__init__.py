@@ -9,7 +9,7 @@ from hako._procs import AsyncCommandHandle, AsyncPty, ProcessInfo, PtySize
 from hako._sync import CommandHandle, Pty, Sandbox
 from hako._pool import AsyncSandboxPool, SandboxPool
 from hako._transport import SSH, Local, Transport
-from hako._types import CommandResult, EntryInfo, SandboxInfo, SandboxList, SandboxQuery
+from hako._types import CommandResult, EntryInfo, SandboxInfo, SandboxList, SandboxQuery, Secret
 from hako.session import Session, session
 
 __version__ = "0.1.0"
@@ -20,7 +20,7 @@ __all__ = [
     "CommandExitException", "CommandHandle", "CommandResult", "EntryInfo", "InvalidArgumentException", "Local",
     "NoSpaceException", "NotFoundException", "NotRunningException", "PermissionException", "ProcessInfo", "Pty",
     "PtySize", "SSH", "Sandbox", "SandboxPool",
-    "SandboxException", "SandboxInfo", "SandboxList", "SandboxMetrics", "SandboxQuery", "Session", "TimeoutException", "Transport", "UnsupportedException",
+    "SandboxException", "SandboxInfo", "SandboxList", "SandboxMetrics", "SandboxQuery", "Secret", "Session", "TimeoutException", "Transport", "UnsupportedException",
     "session",
 ]
 

@@ -24,7 +24,7 @@ from hako._procs import AsyncCommandHandle, AsyncPty, KeptCommands
 from hako._procs import start as start_kept
 from hako._transport import SSH, SSH_STATUS_SCRIPT, Local, Transport
 from hako._types import (CommandResult, EntryInfo, FilesystemEvent, FileType, SandboxInfo, SandboxList, SandboxQuery,
-                         WriteEntry, WriteInfo, list_filters, query_keeps)
+                         Secret, WriteEntry, WriteInfo, list_filters, query_keeps)
 
 OutputCallback = Callable[[str], Any]
 Command = Union[str, Sequence[str]]
@@ -630,12 +630,14 @@ class AsyncSandbox:
 
     @classmethod
     async def create(cls, image: Optional[str] = None, profile: str = "host", bundle: Optional[str] = None,
-                     network: str = "none", allow: Sequence[str] = (), memory: Optional[Union[int, str]] = None,
+                     network: Optional[str] = None, allow: Sequence[str] = (),
+                     memory: Optional[Union[int, str]] = None,
                      cpus: Optional[float] = None, pids: Optional[int] = None, disk: Optional[Union[int, str]] = None,
                      timeout: Optional[float] = DEFAULT_LIFETIME, envs: Optional[Mapping[str, str]] = None,
                      cwd: Optional[str] = None, user: Optional[str] = None, mounts: Sequence[str] = (),
                      sandbox_id: Optional[str] = None, from_snapshot: Optional[str] = None, *,
                      devices: Sequence[str] = (), metadata: Optional[Mapping[str, str]] = None,
+                     deny: Sequence[str] = (), secrets: Optional[Mapping[str, Union[Secret, str]]] = None,
                      template: Optional[str] = None, hako: Optional[str] = None, root: Optional[str] = None,
                      data_root: Optional[str] = None, transport: Optional[Transport] = None) -> "AsyncSandbox":
         """Create and start a sandbox; its own process only keeps it alive.
@@ -643,8 +645,15 @@ class AsyncSandbox:
         It lives ``timeout`` seconds (DEFAULT_LIFETIME, 300, as e2b's; None:
         until deleted), so a crashed orchestrator leaves nothing running;
         ``set_timeout`` moves the deadline.  ``metadata`` becomes its labels
-        (``--label``), which ``list(query=...)`` filters by.  ``template`` is
-        e2b's name for ``image``."""
+        (``--label``), which ``list(query=...)`` filters by.
+
+        The network: ``network`` is none, host, allowlist or denylist
+        (default none, or allowlist with ``allow``, denylist with ``deny``
+        alone); ``allow`` and ``deny`` are rules (hako-spec(5), NETWORK
+        RULES: "pypi.org", "GET,HEAD https://api.github.com/repos/**");
+        ``secrets`` maps a name to a ``Secret`` (or the CLI's
+        "env:VAR@HOST" form), which the sandbox sees only as a placeholder.
+        ``template`` is e2b's name for ``image``."""
         if template is not None:
             if image is not None:
                 raise InvalidArgumentException("give image= or template= (e2b's name for it), not both")
@@ -660,10 +669,16 @@ class AsyncSandbox:
             args += ["--image", image]
         else:
             args += ["--profile", profile]
+        env: Dict[str, str] = {}
         if not from_snapshot:  # a snapshot's network is its config's
-            args += ["--network", network]
+            if network is not None or not (allow or deny or secrets):
+                args += ["--network", network or "none"]
             for a in allow:
                 args += ["--allow", a]
+            for a in deny:
+                args += ["--deny", a]
+            for i, (name, sec) in enumerate((secrets or {}).items()):
+                args += ["--secret", _secret_arg(t, name, sec, i, env)]
         if disk is not None:
             args += ["--disk", str(disk)]
         if timeout:
@@ -695,7 +710,7 @@ class AsyncSandbox:
             args += ["--"] + IDLE
         # Cancelled meanwhile, hako still ends its work (killed halfway it
         # would leave half a sandbox), and the sandbox nobody holds then goes.
-        await _call(t, args, sandbox_id=sid, undo=["delete", "--force", sid])
+        await _call(t, args, sandbox_id=sid, undo=["delete", "--force", sid], env=env or None)
         return cls(sid, t)
 
     @classmethod
@@ -869,12 +884,34 @@ class AsyncSandbox:
         await self.kill()
 
 
+def _secret_arg(t: Transport, name: str, sec: Union[Secret, str], i: int, env: Dict[str, str]) -> str:
+    """``--secret``'s argument for one secret; a value given as such goes
+    in hako's environment (never its command line, which ``ps`` shows)."""
+    if isinstance(sec, str):
+        return f"{name}={sec}"
+    given = [x for x in (sec.value, sec.env, sec.file) if x is not None]
+    if len(given) != 1:
+        raise InvalidArgumentException(f"secret {name}: give exactly one of value, env and file")
+    query = ",query" if sec.query else ""
+    if sec.env is not None:
+        return f"{name}=env:{sec.env}@{sec.host}{query}"
+    if sec.file is not None:
+        return f"{name}=file:{sec.file}@{sec.host}{query}"
+    if t.remote:
+        raise InvalidArgumentException(
+            f"secret {name}: a value is passed in hako's environment, which ssh does not carry: "
+            "give env= or file= on the remote machine")
+    var = f"HAKO_SDK_SECRET_{i}"
+    env[var] = sec.value or ""
+    return f"{name}=env:{var}@{sec.host}{query}"
+
+
 async def _call(t: Transport, args: Sequence[str], *, ok: Sequence[int] = (0,), sandbox_id: Optional[str],
                 stdin_data: Optional[bytes] = None, stdin_file: Optional[IO[Any]] = None,
                 stdin_chunks: Optional[IO[Any]] = None, stdin_tar: Optional[str] = None,
                 stdout_file: Optional[IO[Any]] = None,
-                undo: Union[Sequence[str], Callable[[bytes], Sequence[str]], None] = None
-                ) -> Tuple[int, bytes, bytes]:
+                undo: Union[Sequence[str], Callable[[bytes], Sequence[str]], None] = None,
+                env: Optional[Mapping[str, str]] = None) -> Tuple[int, bytes, bytes]:
     """Run hako ARGS; its exit status, stdout, stderr.  A status outside ``ok``
     raises the exception of the error kind hako printed.
 
@@ -890,7 +927,7 @@ async def _call(t: Transport, args: Sequence[str], *, ok: Sequence[int] = (0,), 
     elif stdin_data is not None or stdin_chunks is not None or stdin_tar is not None:
         stdin = PIPE
     try:
-        proc = Process(argv, stdin=stdin, stdout=stdout_file if stdout_file is not None else PIPE)
+        proc = Process(argv, stdin=stdin, stdout=stdout_file if stdout_file is not None else PIPE, env=env)
     except FileNotFoundError as e:
         raise NotFoundException(f"cannot run {argv[0]!r}: {e}") from None
     feeder: "Optional[asyncio.Future[None]]" = None

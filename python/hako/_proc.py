@@ -23,7 +23,7 @@ import os
 import signal
 import subprocess
 import threading
-from typing import IO, Any, List, Optional, Sequence, Tuple, Union
+from typing import IO, Any, List, Mapping, Optional, Sequence, Tuple, Union
 
 CHUNK = 65536
 PIPE = subprocess.PIPE
@@ -179,10 +179,12 @@ class Process:
     ``stdout``, ``stderr`` are a Writer and Readers for PIPE, else None."""
 
     def __init__(self, argv: Sequence[str], *, stdin: Redirect = DEVNULL, stdout: Redirect = PIPE,
-                 stderr: Redirect = PIPE, pass_fds: Sequence[int] = ()) -> None:
+                 stderr: Redirect = PIPE, pass_fds: Sequence[int] = (),
+                 env: Optional[Mapping[str, str]] = None) -> None:
         loop = asyncio.get_running_loop()
+        full = None if env is None else {**os.environ, **env}
         self._popen = subprocess.Popen(list(argv), stdin=stdin, stdout=stdout, stderr=stderr,
-                                       pass_fds=tuple(pass_fds), bufsize=0)
+                                       pass_fds=tuple(pass_fds), bufsize=0, env=full)
         self.pid = self._popen.pid
         self.stdin = Writer(self._popen.stdin) if self._popen.stdin is not None else None
         self.stdout = Reader(self._popen.stdout) if self._popen.stdout is not None else None

@@ -14,8 +14,8 @@ from hako._files import AsyncFileStreamReader, Watch, timed
 from hako._metrics import SandboxMetrics
 from hako._procs import AsyncCommandHandle, Chunk, ProcessInfo, PtyCallback, PtySize
 from hako._transport import Transport
-from hako._types import (CommandResult, EntryInfo, FilesystemEvent, SandboxInfo, SandboxList, SandboxQuery, WriteEntry,
-                         WriteInfo)
+from hako._types import (CommandResult, EntryInfo, FilesystemEvent, SandboxInfo, SandboxList, SandboxQuery, Secret,
+                         WriteEntry, WriteInfo)
 
 T = TypeVar("T")
 _local = threading.local()
@@ -282,12 +282,13 @@ class Sandbox:
 
     @classmethod
     def create(cls, image: Optional[str] = None, profile: str = "host", bundle: Optional[str] = None,
-               network: str = "none", allow: Sequence[str] = (), memory: Optional[Union[int, str]] = None,
+               network: Optional[str] = None, allow: Sequence[str] = (), memory: Optional[Union[int, str]] = None,
                cpus: Optional[float] = None, pids: Optional[int] = None, disk: Optional[Union[int, str]] = None,
                timeout: Optional[float] = DEFAULT_LIFETIME, envs: Optional[Mapping[str, str]] = None,
                cwd: Optional[str] = None, user: Optional[str] = None, mounts: Sequence[str] = (),
                sandbox_id: Optional[str] = None, from_snapshot: Optional[str] = None, *,
                devices: Sequence[str] = (), metadata: Optional[Mapping[str, str]] = None,
+               deny: Sequence[str] = (), secrets: Optional[Mapping[str, Union[Secret, str]]] = None,
                template: Optional[str] = None, hako: Optional[str] = None, root: Optional[str] = None,
                data_root: Optional[str] = None, transport: Optional[Transport] = None) -> "Sandbox":
         """As ``AsyncSandbox.create``: a lifetime of ``timeout`` seconds
@@ -296,7 +297,7 @@ class Sandbox:
             image=image, profile=profile, bundle=bundle, network=network, allow=allow, memory=memory, cpus=cpus,
             pids=pids, disk=disk, timeout=timeout, envs=envs, cwd=cwd, user=user, mounts=mounts,
             sandbox_id=sandbox_id, from_snapshot=from_snapshot, devices=devices, metadata=metadata,
-            template=template, hako=hako, root=root, data_root=data_root, transport=transport)))
+            deny=deny, secrets=secrets, template=template, hako=hako, root=root, data_root=data_root, transport=transport)))
 
     @classmethod
     def connect(cls, sandbox_id: str, *, hako: Optional[str] = None, root: Optional[str] = None,

@@ -241,3 +241,22 @@ class FilesystemEvent:
 
     name: str
     type: FilesystemEventType
+
+
+@dataclass(frozen=True)
+class Secret:
+    """A secret the sandbox never sees (``create(secrets={"NAME": Secret(...)})``):
+    its environment's NAME holds a random placeholder, and hako's egress
+    proxy puts the value in its place in requests to ``host`` (HOST or
+    HOST:PORT, port 443 by default) over TLS it verified, and nowhere else.
+
+    The value comes from exactly one of ``value`` (passed in hako's
+    environment: a local transport only), ``env`` (a variable of hako's
+    environment on the machine it runs on) or ``file`` (a file there).
+    ``query``: also replace the placeholder in the URL's query string."""
+
+    host: str
+    value: Optional[str] = None
+    env: Optional[str] = None
+    file: Optional[str] = None
+    query: bool = False

@@ -7,7 +7,7 @@
  * the id maps (idmap), the pty (console), the loopback of its network
  * namespace (net), the OCI hooks (hooks), the disk limit (disk) and hako's
  * pid 1 (init).  runtime/lifecycle/'s create puts them together.  It may use
- * the rooms below it: cgroup, state, proxy, node, confine
+ * the rooms below it: cgroup, state, node, proxy, confine
  * (tests/style/layers.sh). */
 #ifndef HAKO_RUNTIME_SPAWN_H
 #define HAKO_RUNTIME_SPAWN_H

@@ -54,6 +54,7 @@ apply_network_mode (struct oci_spec *spec, hk_err *err)
       return 0;
     case HAKO_NET_HOST: ns_remove (spec, OCI_NS_NETWORK); return 0;
     case HAKO_NET_ALLOWLIST:
+    case HAKO_NET_DENYLIST:
       /* A pod's container shares the pod's netns, its proxy included. */
       if (spec->sandbox.net_join)
         {

@@ -315,9 +315,9 @@ plan_build (struct landlock_plan *p, const struct oci_spec *spec, hk_err *err)
       for (size_t i = 0; i < l->n_tcp_connect; i++)
         plan_add_port (p, l->tcp_connect[i], LANDLOCK_ACCESS_NET_CONNECT_TCP);
     }
-  /* The allowlist mode's proxy must stay reachable whatever the spec's
+  /* The proxied modes' proxy must stay reachable whatever the spec's
    * tcp_connect list says: it is the sandbox's one way out. */
-  if (spec->sandbox.net_mode == HAKO_NET_ALLOWLIST && (p->handled_net & LANDLOCK_ACCESS_NET_CONNECT_TCP))
+  if (netpolicy_proxied (spec) && (p->handled_net & LANDLOCK_ACCESS_NET_CONNECT_TCP))
     plan_add_port (p, NETPOLICY_PROXY_PORT, LANDLOCK_ACCESS_NET_CONNECT_TCP);
   /* No TCP rules of hako's own in any network mode.  In a private netns
    * ("none", "allowlist") the only TCP peers are the sandbox's own processes

@@ -714,7 +714,9 @@ learn_net_collect (int net_fd, struct learn_obs *obs)
 {
   if (net_fd < 0)
     return;
-  char buf[4096];
+  /* The proxy's decision lines (oci/report/proxy_log.h), as hako logs
+   * --network prints them: what each request was (oci_learn_decision). */
+  char buf[32768];
   size_t have = 0;
   off_t off = 0;
   for (;;)
@@ -730,15 +732,19 @@ learn_net_collect (int net_fd, struct learn_obs *obs)
       char *line = buf, *nl;
       while ((nl = memchr (line, '\n', have - (line - buf))) != NULL)
         {
-          *nl = '\0';
-          if (*line)
-            learn_obs_add (obs, 'h', line, "the sandbox's client, forwarded by the proxy in learning mode");
+          char *value = NULL;
+          char kind = oci_learn_decision (line, (size_t)(nl - line), &value);
+          if (kind)
+            learn_obs_add (obs, kind, value,
+                           kind == 'h' ? "the sandbox's client, through an opaque tunnel of the proxy"
+                                       : "the sandbox's client, seen by the proxy in learning mode");
+          free (value);
           line = nl + 1;
         }
       have -= line - buf;
       memmove (buf, line, have);
       if (have == sizeof buf - 1)
-        have = 0; /* a line longer than any target: not one the proxy wrote */
+        have = 0; /* a line longer than any decision: not one the proxy wrote */
     }
 }
 

@@ -33,9 +33,10 @@ struct learn_link
 {
   int sock;
   bool all;
-  /* Allowlist mode: the proxy forwards every destination instead of
-   * refusing the unlisted, and appends each HOST:PORT it reached, one a
-   * line, to this file (a memfd the learner reads at the end); -1 none. */
+  /* A proxied mode: the proxy forwards every destination instead of
+   * refusing the unlisted, sees every request (interception on), and
+   * appends its decision lines (the proxy log's) to this file, a memfd the
+   * learner reads at the end; -1 none. */
   int net_fd;
 };
 
@@ -48,7 +49,7 @@ int learn_child_install (int sock, bool all, hk_err *err);
 /* The learner: receive the listener from sock and record until no process
  * uses the filter any more: 1, or 0 when the sandbox died before it had one. */
 int learn_serve (int sock, struct learn_obs *obs, hk_err *err);
-/* The HOST:PORT lines the proxy appended to net_fd, as 'h' records. */
+/* The decision lines the proxy appended to net_fd, as 'h' and 'q' records. */
 void learn_net_collect (int net_fd, struct learn_obs *obs);
 /* Add a record (deduplicated); for learn_serve and the unit tests. */
 void learn_obs_add (struct learn_obs *obs, char kind, const char *value, const char *note);

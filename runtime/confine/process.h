@@ -6,7 +6,7 @@
  * it runs as, from the sandbox's own /etc/passwd (userdb), the one hardening
  * sequence every process of a sandbox goes through (process), and `run
  * --learn`'s observing filter and learner (learn, learn_probe).  It may use
- * the rooms below it: cgroup, state, proxy, node (tests/style/layers.sh). */
+ * the rooms below it: cgroup, state, node, proxy (tests/style/layers.sh). */
 #ifndef HAKO_RUNTIME_PROCESS_H
 #define HAKO_RUNTIME_PROCESS_H
 

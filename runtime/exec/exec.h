@@ -7,7 +7,7 @@
  * running sandbox — its plan (exec_plan), the joiner, subreaper and command
  * (exec_enter), hako's wait and relay (exec), and a command's process tree
  * (proctree); exec_internal.h is for this room only.  It may use the rooms
- * below it: cgroup, state, proxy, node, confine, build
+ * below it: cgroup, state, node, proxy, confine, build
  * (tests/style/layers.sh). */
 #ifndef HAKO_RUNTIME_EXEC_H
 #define HAKO_RUNTIME_EXEC_H

@@ -34,6 +34,7 @@
 #include "runtime/lifecycle/fork.h"
 #include "runtime/node/admission.h"
 #include "runtime/node/consent.h"
+#include "runtime/proxy/egress.h"
 #include "runtime/proxy/netpolicy.h"
 #include "runtime/proxy/ports.h"
 #include "runtime/save/snapshot.h"
@@ -643,6 +644,9 @@ build_sandbox (const struct store *st, const struct sbx_create_opts *o, struct b
       || resolve_rootfs (o, b, rootfs, err) < 0
       || (!root_by_fd (o) && idmap_check_reachable (o->spec, *rootfs, err) < 0)
       || (!b->restart && file_write_new (config, o->config_json, o->config_len, 0600, err) < 0)
+      || egress_prepare (&b->entry, o->spec, b->restart, err) < 0
+      || egress_mounts (&b->entry, o->spec, o->image_layers != NULL || o->spec->sandbox.image, *rootfs, err)
+             < 0
       || prepare_log (o, b, monitored, err) < 0 || prepare_data_dir (st, o, b, err) < 0
       || prepare_workdir (o, b, err) < 0 || prepare_image_layer (o, b, err) < 0
       || create_cgroups (b, o, err) < 0 || create_spawn (o, b, *rootfs, status, console, err) < 0

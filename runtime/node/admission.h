@@ -4,8 +4,8 @@
 /* The room runtime/node/ (this is its main header): what the node's config
  * (node.json, hako-node(5)) grants — the memory pool and the device slots a
  * sandbox is admitted to (admission), and the consent the org.hako.*
- * annotations need (consent).  It may use the rooms below it: cgroup, state,
- * proxy (tests/style/layers.sh). */
+ * annotations need (consent).  It may use the rooms below it: cgroup, state
+ * (tests/style/layers.sh). */
 #ifndef HAKO_RUNTIME_ADMISSION_H
 #define HAKO_RUNTIME_ADMISSION_H
 

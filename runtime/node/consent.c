@@ -17,7 +17,6 @@
 
 #include "lib/netclass.h"
 #include "runtime/node/admission.h"
-#include "runtime/proxy/allowlist.h"
 
 #define CONSENT_HINT "; a pod may set it only where the node config (hako-node(5)) lists it: "
 
@@ -61,11 +60,13 @@ check_network (const struct oci_spec *spec, const struct oci_node *node, hk_err 
       "it puts the container in the node's network namespace, out of the one its pod was given");
 }
 
-/* An allow-list entry that names a loopback, link-local, private or
- * reserved address opens it from the proxy, in the node's network
- * namespace: the node's 127.0.0.1, its cloud's metadata service, its
- * cluster.  A host name is no way round: the proxy refuses a name that
- * resolves to such an address unless an entry names it (al_addr_allowed). */
+/* An allow rule that names a loopback, link-local, private or reserved
+ * address opens it from the proxy, in the node's network namespace: the
+ * node's 127.0.0.1, its cloud's metadata service, its cluster.  A host name
+ * is no way round: the proxy refuses a name that resolves to such an
+ * address unless a rule names it (policy_address), and a metadata
+ * service's name unless a rule names it exactly — which is a widening too.
+ * Deny rules only narrow: org.hako.deny needs no consent. */
 static int
 check_allow (const struct oci_spec *spec, const struct oci_node *node, hk_err *err)
 {
@@ -75,21 +76,17 @@ check_allow (const struct oci_spec *spec, const struct oci_node *node, hk_err *e
   if (r <= 0)
     return r;
   r = 0;
-  for (size_t i = 0; r == 0 && a.net_allow && a.net_allow[i]; i++)
+  for (size_t i = 0; r == 0 && i < a.allow_rules.n; i++)
     {
-      struct al_entry e;
-      const char *entry = a.net_allow[i];
-      if (al_parse_entry (entry, &e, err) < 0)
-        r = err_prefix (err, "annotation %s", name);
-      else if (e.kind == AL_NET && e.special && !oci_node_consents (node, name, entry))
-        {
-          char subject[512], why[256];
-          snprintf (subject, sizeof subject, "annotation %s: entry \"%s\"", name, entry);
-          snprintf (why, sizeof why, "%s, which the proxy reaches from the node's network namespace",
-                    net_class_name (net_class (e.addr)));
-          r = refuse (err, subject, why, name, entry);
-        }
-      free (e.name);
+      const struct net_rule *e = &a.allow_rules.v[i];
+      bool metadata = e->kind == NR_NAME && oci_net_is_metadata_name (e->name);
+      if (!((e->kind == NR_NET && e->special) || metadata) || oci_node_consents (node, name, e->text))
+        continue;
+      char subject[512], why[256];
+      snprintf (subject, sizeof subject, "annotation %s: entry \"%s\"", name, e->text);
+      snprintf (why, sizeof why, "%s, which the proxy reaches from the node's network namespace",
+                metadata ? "a cloud metadata service's name" : net_class_name (net_class (e->addr)));
+      r = refuse (err, subject, why, name, e->text);
     }
   oci_sandbox_free (&a);
   return r;

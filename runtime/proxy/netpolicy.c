@@ -1,5 +1,5 @@
-/* netpolicy: the allowlist network mode around a sandbox — its checks at
- * create, the proxy variables of its processes, and the proxy's life:
+/* netpolicy: the proxied network modes (allowlist, denylist) around a
+ * sandbox — the proxy variables of its processes, and the proxy's life:
  * a listening socket made inside the sandbox's netns by its first process,
  * served by a process in the host's netns.
  *
@@ -27,8 +27,13 @@
 
 #include "lib/syscalls.h"
 #include "lib/util.h"
-#include "runtime/proxy/allowlist.h"
+#include "runtime/node/admission.h"
+#include "runtime/proxy/egress.h"
+#include "runtime/proxy/policy.h"
 #include "runtime/proxy/proxy.h"
+#include "runtime/proxy/proxy_ctl.h"
+#include "runtime/proxy/proxy_resolve.h"
+#include "runtime/proxy/tls.h"
 #include "runtime/state/pidinfo.h"
 
 #define STR2(x) #x
@@ -51,13 +56,7 @@ static const char *const proxy_vars[] = {
 static bool
 no_proxy_loopback (const struct oci_spec *spec)
 {
-  struct allowlist al;
-  hk_err err;
-  if (al_parse (spec->sandbox.net_allow, &al, &err) < 0)
-    return true; /* refused at create anyway */
-  bool host_lo = al_names_loopback (&al);
-  al_free (&al);
-  return !host_lo;
+  return !policy_opens_loopback (&spec->sandbox.allow_rules);
 }
 
 static char *
@@ -74,7 +73,7 @@ netpolicy_env (const struct oci_spec *spec, char *const *env)
   size_t n = strv_len (env);
   char **v = xcalloc (n + N_PROXY_VARS + 1, sizeof *v);
   size_t k = 0;
-  bool on = spec->sandbox.net_mode == HAKO_NET_ALLOWLIST;
+  bool on = netpolicy_proxied (spec);
   for (size_t i = 0; i < n; i++)
     {
       bool replaced = false;
@@ -90,18 +89,25 @@ netpolicy_env (const struct oci_spec *spec, char *const *env)
   for (size_t j = 0; on && j < N_PROXY_VARS; j++)
     v[k++] = proxy_var (j, keep_loopback);
   v[k] = NULL;
-  return v;
+  if (!on)
+    return v;
+  /* The secrets' placeholders and the trust variables. */
+  char **w = egress_env (spec, v);
+  strv_free (v);
+  return w;
+}
+
+bool
+netpolicy_proxied (const struct oci_spec *spec)
+{
+  return spec->sandbox.net_mode == HAKO_NET_ALLOWLIST || spec->sandbox.net_mode == HAKO_NET_DENYLIST;
 }
 
 int
 netpolicy_prepare (struct oci_spec *spec, hk_err *err)
 {
-  if (spec->sandbox.net_mode != HAKO_NET_ALLOWLIST)
+  if (!netpolicy_proxied (spec))
     return 0;
-  struct allowlist al;
-  if (al_parse (spec->sandbox.net_allow, &al, err) < 0)
-    return -1;
-  al_free (&al);
   if (spec->process)
     {
       char **env = netpolicy_env (spec, spec->process->env);
@@ -177,7 +183,7 @@ bool
 netpolicy_has_proxy (const struct oci_spec *spec)
 {
   /* A pod's container: the proxy is the pod's sandbox container's. */
-  return spec->sandbox.net_mode == HAKO_NET_ALLOWLIST && !spec->sandbox.net_join;
+  return netpolicy_proxied (spec) && !spec->sandbox.net_join;
 }
 
 /* Made by the sandbox's first process, in its new network namespace, and
@@ -258,6 +264,139 @@ read_record (const struct store_entry *e, pid_t *pid, uint64_t *start)
   return pid_record_read (path, pid, start);
 }
 
+/* Everything the proxy is given, gathered by hako as the caller (root)
+ * before the fork: the proxy, as nobody, could read none of it. */
+struct proxy_boot
+{
+  struct egress_policy pol;
+  char *ca_key, *ca_crt; /* the sandbox's CA (PEM), when it intercepts */
+  char *hosts;           /* node.json's egress.hosts, read; NULL none */
+  char trust[OCI_NODE_MAX_PATH];
+  uint64_t head_timeout_ms;
+};
+
+static void
+boot_free (struct proxy_boot *b)
+{
+  policy_free (&b->pol);
+  if (b->ca_key)
+    explicit_bzero (b->ca_key, strlen (b->ca_key));
+  free (b->ca_key);
+  free (b->ca_crt);
+  free (b->hosts);
+  *b = (struct proxy_boot){ 0 };
+}
+
+/* Each secret of the policy gets its value, kept in the state dir at create. */
+static int
+attach_values (const struct store_entry *e, struct egress_policy *pol, hk_err *err)
+{
+  struct oci_secret_value *v;
+  size_t n;
+  if (pol->n_secrets == 0)
+    return 0;
+  if (egress_load_values (e, &v, &n, err) < 0)
+    return -1;
+  int r = policy_set_values (pol, v, n, err);
+  oci_secret_values_free (v, n);
+  return r;
+}
+
+static int
+boot_gather (const struct store_entry *e, const struct oci_spec *spec, bool learn, struct proxy_boot *b,
+             hk_err *err)
+{
+  *b = (struct proxy_boot){ 0 };
+  struct oci_node node;
+  bool present;
+  if (policy_from_spec (spec, &b->pol, err) < 0)
+    return -1;
+  b->pol.learn = learn;
+  if (attach_values (e, &b->pol, err) < 0 || admission_load_node (&node, &present, err) < 0)
+    return -1;
+  if (present)
+    {
+      snprintf (b->trust, sizeof b->trust, "%s", node.egress_trust);
+      b->head_timeout_ms = node.egress_head_timeout_ms;
+      if (node.egress_hosts[0] && file_read_all (node.egress_hosts, 1 << 20, &b->hosts, NULL, err) < 0)
+        return err_prefix (err, "node config egress.hosts");
+    }
+  if (!egress_intercepts (spec))
+    return 0;
+  cleanup_free char *key = store_path (e, EGRESS_CA_KEY), *crt = store_path (e, EGRESS_CA_CRT);
+  if (file_read_all (key, 64 << 10, &b->ca_key, NULL, err) < 0
+      || file_read_all (crt, 64 << 10, &b->ca_crt, NULL, err) < 0)
+    return err_prefix (err, "the sandbox's egress CA");
+  return 0;
+}
+
+/* In the proxy, before it drops its privileges: what needs root or files. */
+static int
+boot_child (struct proxy_boot *b, struct proxy_cfg *cfg, hk_err *err)
+{
+  cfg->policy = &b->pol;
+  cfg->head_timeout_ms = b->head_timeout_ms ? b->head_timeout_ms : PROXY_HEAD_TIMEOUT_MS;
+  if (b->hosts)
+    resolver_set_hosts (b->hosts);
+  if (b->ca_key && tls_ctx_new (b->ca_key, b->ca_crt, b->trust[0] ? b->trust : NULL, &cfg->tls, err) < 0)
+    return -1;
+  if (b->ca_key)
+    explicit_bzero (b->ca_key, strlen (b->ca_key));
+  return 0;
+}
+
+/* Fork the proxy: it sets itself up (boot_child), drops what it does not
+ * need, then says so by closing a pipe (or writes why it could not). */
+static pid_t
+proxy_fork (const struct store_entry *e, struct proxy_boot *boot, int listen_fd, int watch_fd, int log_fd,
+            int ctl_fd, int learn_fd, hk_err *err)
+{
+  int ready[2];
+  if (pipe2 (ready, O_CLOEXEC) < 0)
+    return err_sys (err, "proxy: pipe");
+  pid_t pid = fork ();
+  if (pid < 0)
+    {
+      close (ready[0]);
+      close (ready[1]);
+      return err_sys (err, "fork the proxy");
+    }
+  if (pid == 0)
+    {
+      close (ready[0]);
+      struct proxy_cfg cfg = { .listen_fd = listen_fd,
+                               .watch_fd = watch_fd,
+                               .log_fd = log_fd,
+                               .learn_fd = learn_fd,
+                               .ctl_fd = ctl_fd,
+                               .sandbox = e->id,
+                               .store = e };
+      hk_err berr = { 0 };
+      if (boot_child (boot, &cfg, &berr) < 0)
+        {
+          fd_write_all (ready[1], berr.msg, strlen (berr.msg));
+          _exit (125);
+        }
+      int keep[6] = { listen_fd, watch_fd, log_fd, ctl_fd, ready[1], learn_fd };
+      proxy_confine (keep, learn_fd >= 0 ? 6 : 5);
+      close (ready[1]);
+      _exit (proxy_run (&cfg) < 0 ? 125 : 0);
+    }
+  close (ready[1]);
+  char why[512] = "";
+  ssize_t n;
+  while ((n = read (ready[0], why, sizeof why - 1)) < 0 && errno == EINTR)
+    ;
+  close (ready[0]);
+  if (n > 0)
+    {
+      why[n] = '\0';
+      waitpid (pid, NULL, 0);
+      return err_set (err, EIO, "proxy: %s", why);
+    }
+  return pid;
+}
+
 int
 proxy_start (const struct store_entry *e, const struct oci_spec *spec, int sandbox_pidfd, int *listen_fd_in,
              int learn_fd, hk_err *err)
@@ -270,33 +409,30 @@ proxy_start (const struct store_entry *e, const struct oci_spec *spec, int sandb
   if (listen_fd < 0)
     return err_set (err, EIO, "proxy: the sandbox's process made no listening socket");
   proxy_stop (e); /* a restart: the previous proxy served a namespace that is gone */
-  struct allowlist al;
-  if (al_parse (spec->sandbox.net_allow, &al, err) < 0)
-    return -1;
+  struct proxy_boot boot;
+  if (boot_gather (e, spec, learn_fd >= 0, &boot, err) < 0)
+    {
+      boot_free (&boot);
+      return err_prefix (err, "proxy");
+    }
   cleanup_free char *log_path = store_path (e, "proxy.log");
   cleanup_close int log_fd = open (log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   cleanup_close int watch_fd = fcntl (sandbox_pidfd, F_DUPFD_CLOEXEC, 3);
+  cleanup_close int ctl_fd = -1;
   if (log_fd < 0 || watch_fd < 0)
     {
-      al_free (&al);
+      boot_free (&boot);
       return err_sys (err, "proxy: open %s", log_path);
     }
-  pid_t pid = fork ();
+  if ((ctl_fd = proxy_ctl_listen (e, err)) < 0)
+    {
+      boot_free (&boot);
+      return err_prefix (err, "proxy");
+    }
+  pid_t pid = proxy_fork (e, &boot, listen_fd, watch_fd, log_fd, ctl_fd, learn_fd, err);
+  boot_free (&boot);
   if (pid < 0)
-    {
-      al_free (&al);
-      return err_sys (err, "fork the proxy");
-    }
-  if (pid == 0)
-    {
-      int keep[4] = { listen_fd, watch_fd, log_fd, learn_fd };
-      proxy_confine (keep, learn_fd >= 0 ? 4 : 3);
-      struct proxy_cfg cfg = {
-        .listen_fd = listen_fd, .watch_fd = watch_fd, .log_fd = log_fd, .learn_fd = learn_fd, .al = &al
-      };
-      _exit (proxy_run (&cfg) < 0 ? 125 : 0);
-    }
-  al_free (&al);
+    return -1;
   if (write_record (e, pid, err) < 0)
     {
       kill (pid, SIGKILL);

@@ -1,13 +1,15 @@
-/* netpolicy: the allowlist network mode around a sandbox — its checks at
- * create, the proxy variables of its processes, and the proxy's life:
+/* netpolicy: the proxied network modes (allowlist, denylist) around a
+ * sandbox — the proxy variables of its processes, and the proxy's life:
  * a listening socket made inside the sandbox's netns by its first process,
  * served by a process in the host's netns. */
 
 /* The room runtime/proxy/ (this is the header the other rooms use): the
- * allowlist network mode — the allow-list (allowlist), the HTTP proxy
- * (proxy, proxy_dir, proxy_http, proxy_resolve) and its life around a
- * sandbox (netpolicy).  It may use the rooms below it: cgroup, state
- * (tests/style/layers.sh). */
+ * network a sandbox reaches through hako — the egress proxy of the
+ * allowlist and denylist modes (its policy, its loop, TLS interception,
+ * secrets, the decision log, live updates; docs/architecture.md, "The
+ * egress proxy"), its life around a sandbox (netpolicy), and published
+ * ports (ports, portfwd).  It may use the rooms below it: cgroup, state,
+ * node (node.json's egress trust and hosts) (tests/style/layers.sh). */
 #ifndef HAKO_RUNTIME_NETPOLICY_H
 #define HAKO_RUNTIME_NETPOLICY_H
 
@@ -23,8 +25,10 @@
 #define NETPOLICY_PROXY_ADDR "127.0.0.1"
 #define NETPOLICY_PROXY_PORT 3128
 
-/* Allowlist mode: check every allow-list entry (a malformed one fails
- * create, named) and add the proxy variables to the process's environment.
+/* The allowlist and denylist modes, whose way out is the proxy. */
+bool netpolicy_proxied (const struct oci_spec *spec);
+
+/* Proxied modes: add the proxy variables to the process's environment.
  * Other modes: nothing. */
 int netpolicy_prepare (struct oci_spec *spec, hk_err *err);
 
@@ -34,12 +38,12 @@ int netpolicy_prepare (struct oci_spec *spec, hk_err *err);
 int netpolicy_check_joined (const char *path, hk_err *err);
 
 /* A new copy of env, with HTTP_PROXY, HTTPS_PROXY, http_proxy, https_proxy,
- * ALL_PROXY and NO_PROXY set when spec is in allowlist mode (for exec).
+ * ALL_PROXY and NO_PROXY set when spec is in a proxied mode (for exec).
  * NO_PROXY is "localhost,127.0.0.1,::1" (the sandbox's own lo), or empty
  * when the allow-list opens a loopback address of the host's. */
 char **netpolicy_env (const struct oci_spec *spec, char *const *env);
 
-/* Whether spec's sandbox gets a proxy of its own: allowlist mode, not a
+/* Whether spec's sandbox gets a proxy of its own: a proxied mode, not a
  * pod's container (which shares its pod's). */
 bool netpolicy_has_proxy (const struct oci_spec *spec);
 
@@ -58,8 +62,8 @@ int netpolicy_listen (hk_err *err);
  * <state>/proxy.log.  Other modes: nothing.  A proxy already recorded is
  * stopped first, so a restarted sandbox (a new process in a new netns,
  * with a new socket) can call it again.  learn_fd >= 0 (`run --learn`):
- * the proxy forwards every destination and appends the HOST:PORT it
- * reached there (proxy_cfg). */
+ * the proxy forwards every destination, sees inside every HTTPS
+ * connection, and appends its decision lines there (proxy_cfg). */
 int proxy_start (const struct store_entry *e, const struct oci_spec *spec, int sandbox_pidfd, int *listen_fd,
                  int learn_fd, hk_err *err);
 /* Kill the sandbox's proxy, if it has one, wait for it and forget it.

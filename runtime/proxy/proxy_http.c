@@ -126,13 +126,68 @@ out_add (char *out, size_t *len, const void *data, size_t n)
   *len += n;
 }
 
-/* Walk the headers: check them, copy the ones the origin should see into
- * out (Host replaced by the URI's authority, Proxy-* dropped). */
+/* A comma-separated header value holds token (case-insensitive). */
+static bool
+value_has_token (const char *v, size_t n, const char *token)
+{
+  size_t t = strlen (token);
+  for (size_t i = 0; i < n;)
+    {
+      while (i < n && (v[i] == ' ' || v[i] == '\t' || v[i] == ','))
+        i++;
+      size_t j = i;
+      while (j < n && v[j] != ',')
+        j++;
+      size_t e = j;
+      while (e > i && (v[e - 1] == ' ' || v[e - 1] == '\t'))
+        e--;
+      if (e - i == t && strncasecmp (v + i, token, t) == 0)
+        return true;
+      i = j;
+    }
+  return false;
+}
+
+struct head_walk
+{
+  bool origin; /* an intercepted request: Host kept and captured */
+  int n_host;  /* Host headers seen */
+  const char *host_v;
+  size_t host_vlen;
+  bool keep_alive, close;
+};
+
+/* One Content-Length value into req (equal repeats allowed, as RFC 9112). */
 static int
-parse_headers (const char *p, const char *end, struct http_request *req, char *out, size_t *olen, int *status,
-               char *reason, size_t rsize)
+take_length (const char *v, size_t vlen, bool *has_length, struct http_request *req, int *status,
+             char *reason, size_t rsize)
+{
+  uint64_t n = 0;
+  if (vlen == 0 || vlen > 15)
+    return fail (status, 400, reason, rsize, "bad Content-Length");
+  for (size_t i = 0; i < vlen; i++)
+    {
+      if (!isdigit ((unsigned char)v[i]))
+        return fail (status, 400, reason, rsize, "bad Content-Length");
+      n = n * 10 + (uint64_t)(v[i] - '0');
+    }
+  if (*has_length && n != req->body_len)
+    return fail (status, 400, reason, rsize, "conflicting Content-Length headers");
+  *has_length = true;
+  req->body_len = n;
+  return 0;
+}
+
+/* Walk the headers: check them, copy the ones the origin should see into
+ * out (proxy form: Host replaced by the URI's authority; both: Proxy-*
+ * dropped).  Transfer-Encoding is "chunked" alone, once: anything else is
+ * a framing the proxy and the origin might read differently. */
+static int
+parse_headers (const char *p, const char *end, struct http_request *req, struct head_walk *w, char *out,
+               size_t *olen, int *status, char *reason, size_t rsize)
 {
   bool has_length = false;
+  int n_te = 0;
   while (p < end)
     {
       const char *eol = memchr (p, '\r', (size_t)(end - p));
@@ -158,25 +213,33 @@ parse_headers (const char *p, const char *end, struct http_request *req, char *o
       bool keep = true;
       if (header_is (p, nlen, "Content-Length"))
         {
-          uint64_t n = 0;
-          if (vlen == 0 || vlen > 15)
-            return fail (status, 400, reason, rsize, "bad Content-Length");
-          for (size_t i = 0; i < vlen; i++)
-            {
-              if (!isdigit ((unsigned char)v[i]))
-                return fail (status, 400, reason, rsize, "bad Content-Length");
-              n = n * 10 + (uint64_t)(v[i] - '0');
-            }
-          if (has_length && n != req->body_len)
-            return fail (status, 400, reason, rsize, "conflicting Content-Length headers");
-          has_length = true;
-          req->body_len = n;
+          if (take_length (v, vlen, &has_length, req, status, reason, rsize) < 0)
+            return -1;
         }
       else if (header_is (p, nlen, "Transfer-Encoding"))
-        req->body_raw = true;
-      else if (header_is (p, nlen, "Host") || header_is (p, nlen, "Proxy-Connection")
-               || header_is (p, nlen, "Proxy-Authorization"))
+        {
+          if (++n_te > 1)
+            return fail (status, 400, reason, rsize, "more than one Transfer-Encoding header");
+          if (vlen != 7 || strncasecmp (v, "chunked", 7) != 0)
+            return fail (status, 501, reason, rsize, "only Transfer-Encoding: chunked is relayed");
+          req->chunked = true;
+        }
+      else if (header_is (p, nlen, "Host"))
+        {
+          w->n_host++;
+          w->host_v = v;
+          w->host_vlen = vlen;
+          keep = w->origin;
+        }
+      else if (header_is (p, nlen, "Proxy-Connection") || header_is (p, nlen, "Proxy-Authorization"))
         keep = false;
+      else if (header_is (p, nlen, "Connection"))
+        {
+          w->close |= value_has_token (v, vlen, "close");
+          w->keep_alive |= value_has_token (v, vlen, "keep-alive");
+        }
+      else if (header_is (p, nlen, "Upgrade"))
+        req->upgrade = true;
       if (keep && out)
         {
           out_add (out, olen, p, (size_t)(eol - p));
@@ -184,16 +247,17 @@ parse_headers (const char *p, const char *end, struct http_request *req, char *o
         }
       p = eol + 2;
     }
-  if (has_length && req->body_raw)
+  if (has_length && req->chunked)
     return fail (status, 400, reason, rsize, "both Content-Length and Transfer-Encoding");
   return 0;
 }
 
-int
-http_parse_request (const char *head, size_t len, struct http_request *req, int *status, char *reason,
-                    size_t rsize)
+/* The request line, checked: METHOD SP TARGET SP HTTP/1.x.  *target and
+ * *version point into head; *eol at its CR. */
+static int
+parse_request_line (const char *head, size_t len, struct http_request *req, const char **target, size_t *tlen,
+                    const char **version, const char **eol_out, int *status, char *reason, size_t rsize)
 {
-  *req = (struct http_request){ 0 };
   const char *end = head + len;
   /* No NUL or other control character anywhere in the head (HTAB, CR, LF
    * aside): the head is handled with C string functions after this, and a
@@ -208,7 +272,6 @@ http_parse_request (const char *head, size_t len, struct http_request *req, int 
   const char *eol = memchr (head, '\r', len);
   if (eol == NULL || eol + 1 >= end || eol[1] != '\n')
     return fail (status, 400, reason, rsize, "bad request line");
-  /* METHOD SP TARGET SP HTTP/1.x */
   const char *sp1 = memchr (head, ' ', (size_t)(eol - head));
   const char *sp2 = sp1 ? memchr (sp1 + 1, ' ', (size_t)(eol - sp1 - 1)) : NULL;
   if (sp1 == NULL || sp2 == NULL || sp1 == head || sp2 == sp1 + 1
@@ -218,22 +281,42 @@ http_parse_request (const char *head, size_t len, struct http_request *req, int 
     if (!is_tchar ((unsigned char)*c))
       return fail (status, 400, reason, rsize, "bad method");
   memcpy (req->method, head, (size_t)(sp1 - head));
-  const char *version = sp2 + 1;
-  size_t vlen = (size_t)(eol - version);
-  if (vlen != 8 || strncmp (version, "HTTP/1.", 7) != 0 || (version[7] != '0' && version[7] != '1'))
+  *version = sp2 + 1;
+  size_t vlen = (size_t)(eol - *version);
+  if (vlen != 8 || strncmp (*version, "HTTP/1.", 7) != 0 || ((*version)[7] != '0' && (*version)[7] != '1'))
     return fail (status, 505, reason, rsize, "only HTTP/1.0 and HTTP/1.1 are spoken here");
-  const char *target = sp1 + 1;
-  size_t tlen = (size_t)(sp2 - target);
-  for (size_t i = 0; i < tlen; i++)
-    if ((unsigned char)target[i] <= ' ' || target[i] == 0x7f)
+  *target = sp1 + 1;
+  *tlen = (size_t)(sp2 - *target);
+  for (size_t i = 0; i < *tlen; i++)
+    if ((unsigned char)(*target)[i] <= ' ' || (*target)[i] == 0x7f)
       return fail (status, 400, reason, rsize, "bad request target");
+  *eol_out = eol;
+  return 0;
+}
 
+static void
+set_close (struct http_request *req, const char *version, const struct head_walk *w)
+{
+  req->close = w->close || (version[7] == '0' && !w->keep_alive);
+}
+
+int
+http_parse_request (const char *head, size_t len, struct http_request *req, int *status, char *reason,
+                    size_t rsize)
+{
+  *req = (struct http_request){ 0 };
+  const char *target, *version, *eol;
+  size_t tlen;
+  struct head_walk w = { 0 };
+  if (parse_request_line (head, len, req, &target, &tlen, &version, &eol, status, reason, rsize) < 0)
+    return -1;
+  const char *end = head + len;
   if (strcmp (req->method, "CONNECT") == 0)
     {
       req->connect = true;
       if (!parse_authority (target, tlen, 443, req))
         return fail (status, 400, reason, rsize, "CONNECT needs host:port");
-      return parse_headers (eol + 2, end, req, NULL, NULL, status, reason, rsize);
+      return parse_headers (eol + 2, end, req, &w, NULL, NULL, status, reason, rsize);
     }
   if (tlen < 7 || strncasecmp (target, "http://", 7) != 0)
     return fail (status, 400, reason, rsize,
@@ -247,7 +330,7 @@ http_parse_request (const char *head, size_t len, struct http_request *req, int 
   if (!parse_authority (auth, alen, 80, req))
     return fail (status, 400, reason, rsize, "bad host in the URI");
   const char *path = auth + alen;
-  size_t plen = (size_t)(sp2 - path);
+  size_t plen = (size_t)(target + tlen - path);
 
   /* The origin form drops "http://" and the old Host line, and adds "/", a
      Host line ("Host: " AUTHORITY CRLF) and a NUL: never more than this. */
@@ -255,15 +338,17 @@ http_parse_request (const char *head, size_t len, struct http_request *req, int 
   size_t olen = 0;
   out_add (out, &olen, req->method, strlen (req->method));
   out_add (out, &olen, " ", 1);
+  req->path_off = olen;
   if (plen == 0 || path[0] != '/')
     out_add (out, &olen, "/", 1);
   out_add (out, &olen, path, plen);
+  req->path_len = olen - req->path_off;
   out_add (out, &olen, " ", 1);
   out_add (out, &olen, version, 8);
   out_add (out, &olen, "\r\nHost: ", 8);
   out_add (out, &olen, auth, alen);
   out_add (out, &olen, "\r\n", 2);
-  if (parse_headers (eol + 2, end, req, out, &olen, status, reason, rsize) < 0)
+  if (parse_headers (eol + 2, end, req, &w, out, &olen, status, reason, rsize) < 0)
     {
       free (out);
       return -1;
@@ -272,7 +357,216 @@ http_parse_request (const char *head, size_t len, struct http_request *req, int 
   out[olen] = '\0';
   req->head = out;
   req->head_len = olen;
+  set_close (req, version, &w);
   return 0;
+}
+
+int
+http_parse_origin_request (const char *head, size_t len, uint16_t default_port, struct http_request *req,
+                           int *status, char *reason, size_t rsize)
+{
+  *req = (struct http_request){ 0 };
+  const char *target, *version, *eol;
+  size_t tlen;
+  struct head_walk w = { .origin = true };
+  if (parse_request_line (head, len, req, &target, &tlen, &version, &eol, status, reason, rsize) < 0)
+    return -1;
+  if (strcmp (req->method, "CONNECT") == 0)
+    return fail (status, 405, reason, rsize, "CONNECT inside a tunnel is not relayed");
+  if (target[0] != '/')
+    return fail (status, 400, reason, rsize, "inside a tunnel, requests name a path (origin form)");
+  char *out = xmalloc (len + 1);
+  size_t olen = 0;
+  out_add (out, &olen, head, (size_t)(eol + 2 - head));
+  req->path_off = (size_t)(target - head);
+  req->path_len = tlen;
+  if (parse_headers (eol + 2, head + len, req, &w, out, &olen, status, reason, rsize) < 0)
+    {
+      free (out);
+      return -1;
+    }
+  out_add (out, &olen, "\r\n", 2);
+  out[olen] = '\0';
+  req->head = out;
+  req->head_len = olen;
+  set_close (req, version, &w);
+  /* The Host header says where the request goes: one, and a well-formed one. */
+  if (w.n_host != 1)
+    return fail (status, 400, reason, rsize, "a request needs exactly one Host header");
+  if (!parse_authority (w.host_v, w.host_vlen, default_port, req))
+    return fail (status, 400, reason, rsize, "bad Host header");
+  return 0;
+}
+
+int
+http_parse_response (const char *head, size_t len, bool head_request, struct http_response *resp)
+{
+  *resp = (struct http_response){ 0 };
+  /* HTTP/1.x NNN ... */
+  if (len < 12 || strncmp (head, "HTTP/1.", 7) != 0 || head[8] != ' ' || !isdigit ((unsigned char)head[9])
+      || !isdigit ((unsigned char)head[10]) || !isdigit ((unsigned char)head[11]))
+    return -1;
+  resp->status = (head[9] - '0') * 100 + (head[10] - '0') * 10 + (head[11] - '0');
+  if (resp->status < 100)
+    return -1;
+  const char *p = memchr (head, '\n', len), *end = head + len;
+  bool te = false;
+  while (p && ++p < end)
+    {
+      const char *eol = memchr (p, '\n', (size_t)(end - p));
+      if (eol == NULL)
+        break;
+      const char *colon = memchr (p, ':', (size_t)(eol - p));
+      if (colon)
+        {
+          const char *v;
+          size_t vlen, nlen = (size_t)(colon - p);
+          const char *e = eol > p && eol[-1] == '\r' ? eol - 1 : eol;
+          header_value (colon, e, &v, &vlen);
+          if (header_is (p, nlen, "Content-Length"))
+            {
+              uint64_t n = 0;
+              if (vlen == 0 || vlen > 15)
+                return -1;
+              for (size_t i = 0; i < vlen; i++)
+                {
+                  if (!isdigit ((unsigned char)v[i]))
+                    return -1;
+                  n = n * 10 + (uint64_t)(v[i] - '0');
+                }
+              if (resp->content_length && n != resp->body_len)
+                return -1;
+              resp->content_length = true;
+              resp->body_len = n;
+            }
+          else if (header_is (p, nlen, "Transfer-Encoding"))
+            te = true, resp->chunked = value_has_token (v, vlen, "chunked");
+        }
+      p = eol;
+    }
+  /* No body: a HEAD's answer, 1xx, 204, 304 (RFC 9112 6.3). */
+  if (head_request || (resp->status >= 100 && resp->status < 200) || resp->status == 204
+      || resp->status == 304)
+    {
+      resp->chunked = resp->until_close = false;
+      resp->content_length = true;
+      resp->body_len = 0;
+      return 0;
+    }
+  if (te)
+    {
+      resp->content_length = false;
+      resp->until_close = !resp->chunked;
+      return 0;
+    }
+  resp->until_close = !resp->content_length;
+  return 0;
+}
+
+enum
+{
+  CH_SIZE,    /* hex digits of a chunk size */
+  CH_EXT,     /* ;extensions up to CR */
+  CH_SIZE_LF, /* the LF after the size line's CR */
+  CH_DATA,    /* the chunk's bytes */
+  CH_DATA_CR, /* the CR after them */
+  CH_DATA_LF, /* and the LF */
+  CH_TRAILER, /* a trailer line (or the final empty line) */
+  CH_TRAILER_LF,
+  CH_DONE
+};
+
+#define CHUNK_LINE_MAX 4096
+#define CHUNK_TRAILER_MAX 16384
+
+static int
+chunk_size_byte (struct http_chunked *c, char ch, const char **why)
+{
+  int h = isxdigit ((unsigned char)ch) ? (isdigit ((unsigned char)ch) ? ch - '0' : (tolower (ch) - 'a' + 10))
+                                       : -1;
+  if (h >= 0 && c->st == CH_SIZE)
+    {
+      if (++c->digits > 15)
+        return *why = "a chunk size of more than 15 hex digits", -1;
+      c->left = c->left * 16 + (uint64_t)h;
+      return 0;
+    }
+  if (c->digits == 0)
+    return *why = "a chunk without a size", -1;
+  if (ch == '\r')
+    return c->st = CH_SIZE_LF, 0;
+  if (ch == ';' || c->st == CH_EXT)
+    {
+      if (ch == '\n' || ((unsigned char)ch < 0x20 && ch != '\t'))
+        return *why = "a bad chunk extension", -1;
+      return c->st = CH_EXT, 0;
+    }
+  return *why = "a bad chunk size", -1;
+}
+
+ssize_t
+http_chunked_feed (struct http_chunked *c, const char *buf, size_t len, bool *done, const char **why)
+{
+  size_t i = 0;
+  *done = c->st == CH_DONE;
+  while (i < len && c->st != CH_DONE)
+    {
+      if (c->st == CH_DATA)
+        {
+          size_t k = c->left < len - i ? (size_t)c->left : len - i;
+          i += k;
+          c->left -= k;
+          if (c->left == 0)
+            c->st = CH_DATA_CR;
+          continue;
+        }
+      char ch = buf[i++];
+      switch (c->st)
+        {
+        case CH_SIZE:
+        case CH_EXT:
+          if (++c->line > CHUNK_LINE_MAX)
+            return *why = "a chunk size line too long", -1;
+          if (chunk_size_byte (c, ch, why) < 0)
+            return -1;
+          break;
+        case CH_SIZE_LF:
+          if (ch != '\n')
+            return *why = "a chunk size line without CRLF", -1;
+          c->line = 0;
+          c->digits = 0;
+          c->st = c->left ? CH_DATA : CH_TRAILER;
+          break;
+        case CH_DATA_CR:
+          if (ch != '\r')
+            return *why = "chunk data longer than its size", -1;
+          c->st = CH_DATA_LF;
+          break;
+        case CH_DATA_LF:
+          if (ch != '\n')
+            return *why = "chunk data without CRLF", -1;
+          c->st = CH_SIZE;
+          break;
+        case CH_TRAILER:
+          if (++c->trailer > CHUNK_TRAILER_MAX)
+            return *why = "chunked trailers too long", -1;
+          if (ch == '\r')
+            c->st = CH_TRAILER_LF;
+          else if (ch == '\n' || ((unsigned char)ch < 0x20 && ch != '\t'))
+            return *why = "a bad trailer line", -1;
+          else
+            c->line++;
+          break;
+        case CH_TRAILER_LF:
+          if (ch != '\n')
+            return *why = "a trailer line without CRLF", -1;
+          c->st = c->line == 0 ? CH_DONE : CH_TRAILER;
+          c->line = 0;
+          break;
+        }
+    }
+  *done = c->st == CH_DONE;
+  return (ssize_t)i;
 }
 
 void
@@ -298,6 +592,7 @@ status_text (int status)
     case 403: return "Forbidden";
     case 405: return "Method Not Allowed";
     case 408: return "Request Timeout";
+    case 421: return "Misdirected Request";
     case 431: return "Request Header Fields Too Large";
     case 502: return "Bad Gateway";
     case 503: return "Service Unavailable";

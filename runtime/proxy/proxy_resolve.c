@@ -7,7 +7,10 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #define RESOLVERS 2
@@ -19,6 +22,48 @@ static struct
   struct resolve_job *head, *tail;
   int done[2];
 } resolver = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .done = { -1, -1 } };
+
+/* node.json's egress.hosts: name -> address, first line wins. */
+struct host_entry
+{
+  char name[256];
+  char addr[64];
+};
+static struct host_entry *hosts;
+static size_t n_hosts;
+
+void
+resolver_set_hosts (const char *text)
+{
+  char *copy = strdup (text), *save = NULL;
+  for (char *line = copy ? strtok_r (copy, "\n", &save) : NULL; line; line = strtok_r (NULL, "\n", &save))
+    {
+      char *hash = strchr (line, '#');
+      if (hash)
+        *hash = '\0';
+      char *s2 = NULL, *addr = strtok_r (line, " \t", &s2), *name;
+      while (addr && (name = strtok_r (NULL, " \t", &s2)) != NULL)
+        {
+          struct host_entry *h = realloc (hosts, (n_hosts + 1) * sizeof *hosts);
+          if (h == NULL)
+            break;
+          hosts = h;
+          snprintf (hosts[n_hosts].name, sizeof hosts[n_hosts].name, "%s", name);
+          snprintf (hosts[n_hosts].addr, sizeof hosts[n_hosts].addr, "%s", addr);
+          n_hosts++;
+        }
+    }
+  free (copy);
+}
+
+static const char *
+hosts_lookup (const char *name)
+{
+  for (size_t i = 0; i < n_hosts; i++)
+    if (strcasecmp (hosts[i].name, name) == 0)
+      return hosts[i].addr;
+  return NULL;
+}
 
 static void *
 resolver_main (void *arg)
@@ -35,7 +80,10 @@ resolver_main (void *arg)
         resolver.tail = NULL;
       pthread_mutex_unlock (&resolver.mu);
       struct addrinfo hints = { .ai_flags = AI_NUMERICSERV, .ai_socktype = SOCK_STREAM };
-      j->gai = getaddrinfo (j->host, j->port, &hints, &j->res);
+      const char *pinned = hosts_lookup (j->host);
+      if (pinned)
+        hints.ai_flags |= AI_NUMERICHOST;
+      j->gai = getaddrinfo (pinned ? pinned : j->host, j->port, &hints, &j->res);
       /* A pointer is far below PIPE_BUF: the write is atomic. */
       while (write (resolver.done[1], &j, sizeof j) < 0 && errno == EINTR)
         ;

@@ -19,6 +19,10 @@ struct resolve_job
   int gai;
 };
 
+/* Names the workers answer from text (hosts(5) lines: ADDRESS NAME...)
+ * before asking the resolver (node.json's egress.hosts).  Before
+ * resolver_init. */
+void resolver_set_hosts (const char *text);
 /* Start the workers (signals blocked in them: they stay with the loop). */
 int resolver_init (void);
 /* Readable when a finished job is waiting. */

@@ -46,11 +46,8 @@ sbx_refresh_status (const struct store_entry *e, struct oci_state *s)
     }
 }
 
-/* The allowlist network mode's proxy (`state`'s proxy_pid): the process its
- * record <state dir>/proxy.pid names (written by proxy_start,
- * runtime/proxy/netpolicy.c), while it lives; 0 when none does. */
-static pid_t
-proxy_pid (const struct store_entry *e)
+pid_t
+sbx_proxy_pid (const struct store_entry *e)
 {
   pid_t pid;
   uint64_t start;
@@ -84,7 +81,7 @@ sbx_state (const struct store *st, const char *id, struct oci_state **out, hk_er
   if (r == 0)
     sbx_refresh_status (&e, *out);
   if (r == 0)
-    (*out)->proxy_pid = proxy_pid (&e);
+    (*out)->proxy_pid = sbx_proxy_pid (&e);
   uint64_t deadline = r == 0 && (*out)->status != OCI_STATUS_STOPPED ? deadline_get (e.dir) : 0;
   if (deadline)
     (*out)->deadline = deadline_text (deadline);

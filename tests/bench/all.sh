@@ -23,6 +23,9 @@
 #   ports.sh     a published port (run -p): download throughput and a small
 #                request's latency on a new connection, p50 and p99, beside a
 #                direct loopback connection
+#   egress.sh    the proxy over HTTPS: a download intercepted, through an
+#                opaque tunnel and direct; a small request's p50 and p99,
+#                intercepted and direct
 #   parallel.sh  sandboxes per second, 8 concurrent run /bin/true
 #   session.sh   run -d to the first exec; an idle session's PSS; put/get
 #   phases.sh    (after the table) where run's and exec's time goes, from
@@ -50,6 +53,7 @@
 #   FORK_RUNS   5    (QUICK 2)
 #   PROXY_SIZE  1 GiB (QUICK 128 MiB)  bytes per download through the proxy
 #   PROXY_LAT_N 1000 (QUICK 200)  small requests timed for the p50/p99 rows
+#   EGRESS_SIZE 1 GiB (QUICK 128 MiB)  bytes per HTTPS download (egress.sh)
 #   PAR_JOBS    8                concurrent workers of parallel.sh
 #   PAR_PER     10   (QUICK 3)   sandboxes per worker
 #   PHASE_RUNS  30   (QUICK 10)  traced runs (and execs) of phases.sh
@@ -61,7 +65,7 @@
 #   POOL_TIMEOUT 900 (QUICK 120)  seconds before the pool names its unfinished sandboxes and fails
 #   POOL_ACQUIRES 200 (QUICK 64)  acquires of the warm-pool row (32 acquirers)
 #   PIECE_TIMEOUT 1800 (QUICK 300)  seconds before a piece counts as hung
-#   BENCH_ONLY  a subset of "run exec images snapshot fork proxy ports parallel session phases tails python"
+#   BENCH_ONLY  a subset of "run exec images snapshot fork proxy egress ports parallel session phases tails python"
 #   BENCH_LOG   where the pieces' output goes (default a file under /tmp,
 #               kept only when a piece failed)
 # Needs root, hyperfine, jq, bc, curl (else busybox wget), a C compiler, and
@@ -78,18 +82,18 @@ HAKO=$(cd "$(dirname "$HAKO")" && pwd)/$(basename "$HAKO")
 if [ "${QUICK:-0}" = 1 ]; then
   : "${RUN_RUNS:=10}" "${EXEC_RUNS:=30}" "${WARMUP:=1}" "${RSS_RUNS:=3}" "${IMAGE_RUNS:=2}"
   : "${LAYER1:=usr/share/perl}" "${LAYER2:=usr/share/perl5}"
-  : "${SNAP_SIZES:=10 50}" "${SNAP_RUNS:=2}" "${FORK_SIZES:=10 100}" "${FORK_RUNS:=2}" "${PROXY_SIZE:=134217728}"
+  : "${SNAP_SIZES:=10 50}" "${SNAP_RUNS:=2}" "${FORK_SIZES:=10 100}" "${FORK_RUNS:=2}" "${PROXY_SIZE:=134217728}" "${EGRESS_SIZE:=134217728}"
   : "${PAR_PER:=3}" "${PROXY_LAT_N:=200}" "${PHASE_RUNS:=10}" "${SESSION_RUNS:=2}" "${SESSION_MB:=50}"
   : "${POOL_SANDBOXES:=20}" "${POOL_COMMANDS:=3}" "${POOL_TIMEOUT:=120}" "${PIECE_TIMEOUT:=300}"
   : "${TAIL_SAMPLES:=40}" "${POOL_ACQUIRES:=64}"
 else
   : "${RUN_RUNS:=30}" "${EXEC_RUNS:=200}" "${WARMUP:=3}" "${RSS_RUNS:=5}" "${IMAGE_RUNS:=3}"
-  : "${SNAP_SIZES:=10 200}" "${SNAP_RUNS:=5}" "${FORK_SIZES:=10 1024}" "${FORK_RUNS:=5}" "${PROXY_SIZE:=1073741824}"
+  : "${SNAP_SIZES:=10 200}" "${SNAP_RUNS:=5}" "${FORK_SIZES:=10 1024}" "${FORK_RUNS:=5}" "${PROXY_SIZE:=1073741824}" "${EGRESS_SIZE:=1073741824}"
   : "${POOL_SANDBOXES:=100}" "${POOL_COMMANDS:=10}" "${POOL_TIMEOUT:=900}" "${PIECE_TIMEOUT:=1800}"
 fi
 : "${PAR_JOBS:=8}" "${PAR_PER:=10}" "${PROXY_LAT_N:=1000}" "${PHASE_RUNS:=30}" "${SESSION_RUNS:=5}" "${SESSION_MB:=200}"
 : "${TAIL_SAMPLES:=200}" "${TAIL_CONCS:=1 8 32}" "${POOL_ACQUIRES:=200}"
-: "${BENCH_ONLY:=run exec images snapshot fork proxy ports parallel session phases tails python}"
+: "${BENCH_ONLY:=run exec images snapshot fork proxy egress ports parallel session phases tails python}"
 keep_log=${BENCH_LOG:+true}
 BENCH_LOG=${BENCH_LOG:-$(mktemp "${TMPDIR:-/tmp}"/hako-bench-all.XXXXXX.log)}
 lines=$(mktemp "${TMPDIR:-/tmp}"/hako-bench-lines.XXXXXX)
@@ -162,6 +166,7 @@ piece snapshot RUNS="$SNAP_RUNS" SNAP_SIZES="$SNAP_SIZES"
 piece fork RUNS="$FORK_RUNS" FORK_SIZES="$FORK_SIZES"
 piece proxy SIZE="$PROXY_SIZE" LAT_N="$PROXY_LAT_N" CONNS=0
 piece ports SIZE="$PROXY_SIZE" LAT_N="$PROXY_LAT_N"
+piece egress SIZE="$EGRESS_SIZE" LAT_N="$PROXY_LAT_N"
 piece parallel JOBS="$PAR_JOBS" PER="$PAR_PER"
 piece session RUNS="$SESSION_RUNS" SESSION_MB="$SESSION_MB"
 # The breakdown: its own markdown (not table rows), printed after the table.
@@ -226,6 +231,10 @@ elapsed=$(($(date +%s) - started))
   echo "port-fwd|published port, download|hako direct"
   echo "port-p50|published port, small request on a new connection p50|hako direct"
   echo "port-p99|published port, small request on a new connection p99|hako direct"
+  echo "egress-intercept|egress, HTTPS download intercepted|hako direct"
+  echo "egress-tunnel|egress, HTTPS download, opaque tunnel|hako direct"
+  echo "egress-p50|egress, small HTTPS request intercepted, p50|hako direct"
+  echo "egress-p99|egress, small HTTPS request intercepted, p99|hako direct"
   echo "parallel|concurrent run /bin/true|hako crun runc bwrap"
   echo "session-exec|session, run -d --profile host to first exec|hako"
   echo "session-pss|session, PSS of idle monitor + process|hako"

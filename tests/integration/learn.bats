@@ -314,11 +314,12 @@ EOF2
   [ "$status" -eq 0 ]
   [[ "$output" == *"the network is not confined"* ]]
   [[ "$output" == *hello* ]]
-  # The host's loopback is not granted by what was learned: the report and
-  # the notes say so and how to grant it; the allow-list stays empty.
-  [[ "$output" == *"! network.allow 127.0.0.1:$P1: not granted (loopback; needs --allow 127.0.0.1:$P1)"* ]]
+  # The host's loopback is not granted by what was learned (the request the
+  # proxy saw, as its rule): the report and the notes say so and how to
+  # grant it; the allow-list stays empty.
+  [[ "$output" == *"! network.allow GET http://127.0.0.1:$P1/hi.txt: not granted (loopback; needs --allow 'GET http://127.0.0.1:$P1/hi.txt')"* ]]
   jq -e '.sandbox.network == {mode: "allowlist", allow: []}' "$P"
-  grep -q "^# not granted: network.allow 127.0.0.1:$P1: a loopback destination.*--allow 127.0.0.1:$P1\$" "$P.notes"
+  grep -q "^# not granted: network.allow GET http://127.0.0.1:$P1/hi.txt: a loopback destination.*--allow 'GET http://127.0.0.1:$P1/hi.txt'\$" "$P.notes"
 
   # Enforced alone, the profile does not reach it (with no loopback in the
   # list, NO_PROXY sends the client to the sandbox's own loopback).

@@ -251,7 +251,7 @@ until_listening () {
     printf 'GET http://localhost:$PORT_A/ HTTP/1.1\r\n\r\n' | busybox nc 127.0.0.1 3128
     printf 'GET http://unlisted.invalid/ HTTP/1.1\r\n\r\n' | busybox nc 127.0.0.1 3128"
   echo "$output"
-  [[ "$output" == *"localhost resolves to 127.0.0.1, a loopback, private or link-local address"* ]]
+  [[ "$output" == *"localhost resolves to 127.0.0.1: a loopback address (the host's own services), which no rule names"* ]]
   [[ "$output" == *"unlisted.invalid:80 is not in the sandbox's network allow-list"* ]]
   # Bounded and strict: a 20 KiB head, a request that is not a proxy request.
   run $H exec rs -- bash -c "
@@ -385,10 +385,10 @@ until_listening () {
   run $H run --rm --allow "https://pypi.org/simple" ur3 -- true
   echo "$output"
   [ "$status" -eq 125 ]
-  [[ "$output" == *'"https://pypi.org/simple": the allow-list grants hosts and ports, not paths: give the URL without "/simple"'* ]]
+  [[ "$output" == *'"https://pypi.org/simple": a URL with a path is a request rule and needs its methods: "GET,HEAD https://pypi.org/simple"'* ]]
   run $H run --rm --allow "ftp://pypi.org" ur4 -- true
   [ "$status" -eq 125 ]
-  [[ "$output" == *"give HOST, HOST:PORT, *.SUFFIX or a CIDR"* ]]
+  [[ "$output" == *"give HOST, HOST:PORT, *.SUFFIX, a CIDR or \"METHODS URL\""* ]]
   [ ! -e "$STATE/ur3" ]
   [ ! -e "$STATE/ur4" ]
 }
@@ -415,7 +415,7 @@ until_listening () {
   cd "$TEST_ROOT"
   run $H create --profile host --allow "10.0.0.0/33" ma
   [ "$status" -eq 125 ]
-  [[ "$output" == *'hako: create ma: network allow-list entry "10.0.0.0/33"'* ]]
+  [[ "$output" == *'hako: create: --allow: network rule "10.0.0.0/33": prefix length 33 is longer than the address'* ]]
   run $H run --rm --allow "bad name" ma -- true
   [ "$status" -eq 125 ]
   [[ "$output" == *'"bad name"'* ]]

@@ -497,3 +497,48 @@ def test_metadata_labels_and_list_by_query(kw: Dict[str, Any], roots: Any) -> No
     finally:
         for s in (a, b, c):
             s.kill()
+
+
+def test_egress_rules_and_secrets(kw: Dict[str, Any], roots: Any) -> None:
+    """allow/deny rules by method and path reach hako's proxy; a secret's
+    value never enters the sandbox, only its placeholder does."""
+    import http.server
+    import socketserver
+
+    seen: List[str] = []
+
+    class H(http.server.BaseHTTPRequestHandler):
+        def _any(self) -> None:
+            seen.append(f"{self.command} {self.path} {self.headers.get('X-T', '')}")
+            self.send_response(200)
+            self.send_header("Content-Length", "3")
+            self.end_headers()
+            self.wfile.write(b"ok\n")
+
+        do_GET = do_POST = do_DELETE = _any
+
+        def log_message(self, *a: Any) -> None:
+            pass
+
+    srv = socketserver.ThreadingTCPServer(("127.0.0.1", 0), H)
+    port = srv.server_address[1]
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        base = f"http://127.0.0.1:{port}"
+        with Sandbox.create(allow=[f"GET,POST {base}/ok/**"], deny=[f"POST {base}/ok/locked"],
+                            secrets={"TOKEN": hako.Secret(host="api.example.com", value="s3cret-sdk-value")},
+                            **kw) as sb:
+            codes = sb.commands.run(
+                f"for a in 'GET /ok/a' 'POST /ok/b' 'POST /ok/locked' 'DELETE /ok/a' 'GET /other'; do "
+                f"set -- $a; curl -s -o /dev/null -w '%{{http_code}} ' -X $1 -H \"X-T: $TOKEN\" {base}$2; done").stdout
+            assert codes.split() == ["200", "200", "403", "403", "403"]
+            env = sb.commands.run("echo $TOKEN; tr '\\0' '\\n' < /proc/self/environ | grep -c s3cret-sdk-value",
+                                  check=False).stdout.split()
+            assert env[0].startswith("hako-secret-") and env[1] == "0"
+            # Plain HTTP to another host: the placeholder went out as it was.
+            assert seen[0] == f"GET /ok/a {env[0]}"
+            with pytest.raises(hako.InvalidArgumentException):
+                Sandbox.create(secrets={"T": hako.Secret(host="h", value="v", env="X")}, allow=["h"], **kw)
+    finally:
+        srv.shutdown()
+        srv.server_close()

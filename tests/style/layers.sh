@@ -21,7 +21,7 @@ allowed () {
   esac
 }
 # runtime/'s rooms, bottom first (docs/architecture.md says what each holds).
-ROOMS="cgroup state proxy node confine build exec files save lifecycle doctor"
+ROOMS="cgroup state node proxy confine build exec files save lifecycle doctor"
 dirs="cmd runtime images oci lib init"
 set -- $ROOMS
 echo "1..$((6 + $# + 1))"

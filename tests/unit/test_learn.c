@@ -152,6 +152,61 @@ test_withheld_and_escaped (const char *path, const char *notes)
   strv_free (added);
 }
 
+/* The proxy's decision lines read back, and the request rules made of
+ * them: methods together per path, siblings as "*", a '*' of a path kept
+ * a character. */
+static void
+test_requests (const char *path)
+{
+  char *v = NULL;
+  const char *l1 = "{\"method\":\"GET\",\"scheme\":\"https\",\"host\":\"api.example\",\"port\":443,"
+                   "\"path\":\"/a/*b\",\"verdict\":\"learn\"}";
+  ok (oci_learn_decision (l1, strlen (l1), &v) == 'q'
+          && strcmp (v, "GET https://api.example:443/a/%2Ab") == 0,
+      "a request line: 'q' %s", v ? v : "-");
+  free (v);
+  const char *l2
+      = "{\"method\":\"CONNECT\",\"host\":\"::1\",\"port\":8443,\"tunnel\":\"opaque\",\"verdict\":\"allow\"}";
+  ok (oci_learn_decision (l2, strlen (l2), &v) == 'h' && strcmp (v, "[::1]:8443") == 0,
+      "an opaque tunnel: 'h' %s", v ? v : "-");
+  free (v);
+  const char *l3 = "{\"method\":\"CONNECT\",\"host\":\"a\",\"port\":443,\"tunnel\":\"intercepted\","
+                   "\"verdict\":\"learn\"}";
+  const char *l4 = "{\"method\":\"GET\",\"scheme\":\"https\",\"host\":\"a\",\"port\":443,\"path\":\"/"
+                   "\",\"verdict\":\"deny\"}";
+  ok (oci_learn_decision (l3, strlen (l3), &v) == 0 && oci_learn_decision (l4, strlen (l4), &v) == 0
+          && oci_learn_decision ("{", 1, &v) == 0,
+      "an intercepted CONNECT (its requests count), a refusal, a broken line: nothing");
+  char *in[] = { "GET https://h:443/r/1", "GET https://h:443/r/2",       "GET https://h:443/r/3",
+                 "GET https://h:443/r/4", "HEAD https://h:443/r/1",      "POST https://h:443/x",
+                 "GET https://h:443/x",   "GET,PUT https://g:8443/a/**", NULL };
+  size_t *from;
+  char **out = oci_learn_request_rules (in, &from);
+  ok (strv_len (out) == 4 && strcmp (out[0], "GET https://h:443/r/*") == 0
+          && strcmp (out[1], "HEAD https://h:443/r/1") == 0
+          && strcmp (out[2], "GET,POST https://h:443/x") == 0
+          && strcmp (out[3], "GET,PUT https://g:8443/a/**") == 0,
+      "4 siblings: \"*\"; methods of a path together; an old rule kept whole (%s, %s, %s, %s)", out[0],
+      out[1], out[2], out[3]);
+  strv_free (out);
+  free (from);
+  /* Learned on loopback: withheld, the hint quoted. */
+  hk_err err = { 0 };
+  char **added = NULL;
+  unlink (path);
+  struct learn_rec recs[]
+      = { REC ('q', "GET http://127.0.0.1:80/x"), REC ('q', "GET https://api.example:443/y") };
+  ok (oci_learn_update (path, recs, 2, false, "cmd", &added, &err) == 0, "learned: %s", err.msg);
+  cleanup_free char *text = slurp (path);
+  ok (strstr (text, "\"GET https://api.example:443/y\"") && !strstr (text, "127.0.0.1"),
+      "the public request rule granted, the loopback one not");
+  bool hint = false;
+  for (size_t i = 0; added && added[i]; i++)
+    hint |= strstr (added[i], "needs --allow 'GET http://127.0.0.1:80/x'") != NULL;
+  ok (hint, "the report says how to grant it, quoted");
+  strv_free (added);
+}
+
 int
 main (void)
 {
@@ -226,6 +281,7 @@ main (void)
   test_refused (cfg);
   test_consent ();
   test_withheld_and_escaped (path, notes);
+  test_requests (path);
 
   unlink (path);
   unlink (notes);

@@ -73,8 +73,8 @@ test_forward (void)
       "no path: \"/\", default port 80");
   http_request_free (&req);
   ok (parse ("POST http://a/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", &req, &status, reason) == 0
-          && req.body_raw,
-      "Transfer-Encoding: the rest is passed raw");
+          && req.chunked && req.body_len == 0,
+      "Transfer-Encoding: chunked");
   http_request_free (&req);
   ok (parse ("GET http://[::1]:81/x HTTP/1.1\r\n\r\n", &req, &status, reason) == 0
           && strcmp (req.host, "::1") == 0 && req.port == 81,
@@ -112,7 +112,111 @@ test_refusals (void)
   refused ("CONNECT [::1 HTTP/1.1\r\n\r\n", 400, "unclosed bracket");
   refused ("CONNECT a/b:1 HTTP/1.1\r\n\r\n", 400, "slash in host");
   refused ("G(T http://a/ HTTP/1.1\r\n\r\n", 400, "bad method");
+  refused ("POST http://a/ HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501,
+           "a Transfer-Encoding other than chunked");
+  refused ("POST http://a/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n", 400,
+           "two Transfer-Encoding headers");
+  refused ("POST http://a/ HTTP/1.1\r\nTransfer-Encoding: xchunked\r\n\r\n", 501, "xchunked");
   refused ("GET http://a/ HTTP/1.1\r\nBad Name: x\r\n\r\n", 400, "space in header name");
+}
+
+/* Requests inside an intercepted tunnel: origin form, one Host. */
+static void
+test_origin (void)
+{
+  struct http_request req;
+  int status = 0;
+  char reason[256] = "";
+  const char *h = "GET /a/b?c=1 HTTP/1.1\r\nHost: API.example.com\r\nProxy-Authorization: x\r\nX: y\r\n\r\n";
+  ok (http_parse_origin_request (h, strlen (h), 443, &req, &status, reason, sizeof reason) == 0
+          && strcmp (req.host, "API.example.com") == 0 && req.port == 443 && req.path_len == 8
+          && strncmp (req.head + req.path_off, "/a/b?c=1", 8) == 0,
+      "origin form: the Host header's host, its default port, the path");
+  is_str (req.head, "GET /a/b?c=1 HTTP/1.1\r\nHost: API.example.com\r\nX: y\r\n\r\n",
+          "forwarded as it came, Proxy-* dropped");
+  http_request_free (&req);
+  const char *h10 = "GET / HTTP/1.0\r\nHost: a:8443\r\n\r\n";
+  ok (http_parse_origin_request (h10, strlen (h10), 443, &req, &status, reason, sizeof reason) == 0
+          && req.port == 8443 && req.close,
+      "HTTP/1.0: a port in Host, the connection closes after");
+  http_request_free (&req);
+  const struct
+  {
+    const char *head;
+    int status;
+    const char *what;
+  } bad[] = {
+    { "GET / HTTP/1.1\r\n\r\n", 400, "no Host" },
+    { "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400, "two Host headers" },
+    { "GET https://a/ HTTP/1.1\r\nHost: a\r\n\r\n", 400, "absolute form inside the tunnel" },
+    { "CONNECT a:443 HTTP/1.1\r\nHost: a\r\n\r\n", 405, "CONNECT inside the tunnel" },
+    { "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n", 400,
+      "CL and TE" },
+    { "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n", 400, "two lengths" },
+    { "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 505, "the HTTP/2 preface" },
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+    {
+      int r = http_parse_origin_request (bad[i].head, strlen (bad[i].head), 443, &req, &status, reason,
+                                         sizeof reason);
+      ok (r < 0 && status == bad[i].status, "%s: %d %s", bad[i].what, status, reason);
+      http_request_free (&req);
+    }
+}
+
+static void
+test_response_head (void)
+{
+  struct http_response r;
+  const char *a = "HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n";
+  ok (http_parse_response (a, strlen (a), false, &r) == 0 && r.status == 200 && r.content_length
+          && r.body_len == 12,
+      "Content-Length");
+  const char *b = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n";
+  ok (http_parse_response (b, strlen (b), false, &r) == 0 && r.chunked && !r.content_length,
+      "chunked wins over a length");
+  const char *c = "HTTP/1.0 200 OK\r\n\r\n";
+  ok (http_parse_response (c, strlen (c), false, &r) == 0 && r.until_close,
+      "neither: until the origin closes");
+  ok (http_parse_response (a, strlen (a), true, &r) == 0 && r.body_len == 0, "a HEAD's answer has no body");
+  const char *d = "HTTP/1.1 304 Not Modified\r\nContent-Length: 9\r\n\r\n";
+  ok (http_parse_response (d, strlen (d), false, &r) == 0 && r.body_len == 0 && !r.until_close, "nor a 304");
+  ok (http_parse_response ("SSH-2.0\r\n\r\n", 11, false, &r) < 0, "not a response");
+}
+
+/* Where a chunked body ends, fed in any pieces. */
+static void
+test_chunked (void)
+{
+  const char *body = "4;ext=1\r\nWiki\r\n5\r\npedia\r\n0\r\nTrailer: x\r\n\r\nGET /next";
+  size_t blen = strlen (body) - strlen ("GET /next");
+  for (size_t piece = 1; piece <= 7; piece += 3)
+    {
+      struct http_chunked ch = { 0 };
+      size_t taken = 0;
+      bool done = false;
+      const char *why = NULL;
+      while (!done && taken < strlen (body))
+        {
+          size_t n = strlen (body) - taken < piece ? strlen (body) - taken : piece;
+          ssize_t k = http_chunked_feed (&ch, body + taken, n, &done, &why);
+          if (k < 0)
+            break;
+          taken += (size_t)k;
+        }
+      ok (done && taken == blen, "pieces of %zu: the body ends before the next request (%zu of %zu)", piece,
+          taken, blen);
+    }
+  const char *bad[] = { "x\r\n", "4\nWiki\r\n",           "4\r\nWikiX\r\n", "1234567890123456\r\n",
+                        "\r\n",  "0\r\nbad\nline\r\n\r\n" };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+    {
+      struct http_chunked ch = { 0 };
+      bool done;
+      const char *why = NULL;
+      ok (http_chunked_feed (&ch, bad[i], strlen (bad[i]), &done, &why) < 0 && why,
+          "malformed chunk %zu refused: %s", i, why ? why : "-");
+    }
 }
 
 static void
@@ -138,6 +242,9 @@ main (void)
   test_head_end ();
   test_connect ();
   test_forward ();
+  test_origin ();
+  test_response_head ();
+  test_chunked ();
   test_refusals ();
   test_response ();
   return tap_done ();
