@@ -165,11 +165,13 @@ test_requests (const char *path)
           && strcmp (v, "GET https://api.example:443/a/%2Ab") == 0,
       "a request line: 'q' %s", v ? v : "-");
   free (v);
+  v = NULL; /* the next ok's message may be evaluated before its call */
   const char *l2
       = "{\"method\":\"CONNECT\",\"host\":\"::1\",\"port\":8443,\"tunnel\":\"opaque\",\"verdict\":\"allow\"}";
   ok (oci_learn_decision (l2, strlen (l2), &v) == 'h' && strcmp (v, "[::1]:8443") == 0,
       "an opaque tunnel: 'h' %s", v ? v : "-");
   free (v);
+  v = NULL; /* the next ok's message may be evaluated before its call */
   const char *l3 = "{\"method\":\"CONNECT\",\"host\":\"a\",\"port\":443,\"tunnel\":\"intercepted\","
                    "\"verdict\":\"learn\"}";
   const char *l4 = "{\"method\":\"GET\",\"scheme\":\"https\",\"host\":\"a\",\"port\":443,\"path\":\"/"
