@@ -273,9 +273,12 @@ class AsyncCommandHandle:
         """SIGKILL it and its process group.  False if it had ended."""
         if self._pid is None or self._result is not None:
             return False
-        if not await _kill(self._sandbox, self._pid):
-            return False
+        # Set first: _kill returns once the end is recorded, which the
+        # follower may read before it returns, and that end is "killed".
         self._killed = True
+        if not await _kill(self._sandbox, self._pid):
+            self._killed = False
+            return False
         if not self._disconnected:
             try:
                 await asyncio.shield(self._done)
@@ -315,11 +318,23 @@ class AsyncCommandHandle:
 # ---- the verbs over hako's ----------------------------------------------------------------
 
 
+# How long kill waits for the end of the process it killed (a paused
+# sandbox's process dies only once thawed: not waited for beyond this).
+KILL_WAIT = 5.0
+
+
 async def _kill(sb: "AsyncSandbox", pid: int) -> bool:
+    """SIGKILL the kept process and its group; returns once its record says
+    it ended (e2b's kill returns with the process gone: ``commands.list()``
+    right after does not show it), or after KILL_WAIT seconds."""
     try:
         await sb._call(["kill", "--all", "--process", str(pid), sb.sandbox_id, "KILL"])
     except (NotRunningException, NotFoundException):
         return False
+    try:
+        await asyncio.wait_for(sb._call(["wait", "--process", str(pid), sb.sandbox_id], ok=range(256)), KILL_WAIT)
+    except asyncio.TimeoutError:
+        pass
     return True
 
 
