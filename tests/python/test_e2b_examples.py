@@ -21,6 +21,7 @@ on 127.0.0.1 past any proxy of the environment."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import io
 import re
@@ -32,7 +33,7 @@ from typing import Any, Dict, List
 
 import pytest
 
-from hako import (CommandExitException, FileNotFoundException, FilesystemEventType, FileType,
+from hako import (AsyncSandbox, CommandExitException, FilesystemEvent, FileNotFoundException, FilesystemEventType, FileType,
                   InvalidArgumentException, NotFoundException, PtySize, Sandbox, SandboxException, SandboxQuery,
                   SandboxState, TimeoutException, WriteEntry, WriteInfo)
 
@@ -490,7 +491,7 @@ def test_metadata_and_list(kw: Dict[str, Any]) -> None:
 
 def test_sandbox_lifetime(kw: Dict[str, Any]) -> None:
     # docs/sandbox: a timeout on create, set_timeout, get_info, kill; python-sdk tests.
-    sandbox = Sandbox.create(timeout=60, **kw)
+    sandbox = Sandbox(timeout=60, **kw)  # e2b's constructor, as create
     try:
         info = sandbox.get_info()
         assert info.sandbox_id == sandbox.sandbox_id and info.metadata == {}
@@ -596,3 +597,53 @@ def test_fork(kw: Dict[str, Any]) -> None:
                 f.kill()
         with pytest.raises(InvalidArgumentException):
             Sandbox.fork(sandbox.sandbox_id, count=0, **kw)
+
+
+# ---- the async SDK -------------------------------------------------------------------------
+
+
+def test_async_sandbox(kw: Dict[str, Any]) -> None:
+    # python-sdk's async tests: the same calls awaited; watch_dir and
+    # pty.create take callbacks.
+    async def main() -> None:
+        sandbox = await AsyncSandbox.create(**kw)
+        try:
+            out: List[str] = []
+            result = await sandbox.commands.run("echo hello", on_stdout=out.append)
+            assert (result.stdout, out) == ("hello\n", ["hello\n"])
+
+            cmd = await sandbox.commands.run("echo one; sleep 10", background=True)
+            async for stdout, _, _ in cmd:
+                assert stdout == "one\n"
+                break
+            assert await sandbox.commands.kill(cmd.pid)
+
+            event_triggered = asyncio.Event()
+            received: List[FilesystemEvent] = []
+
+            def handle_event(e: FilesystemEvent) -> None:
+                if e.type == FilesystemEventType.WRITE and e.name == "test_watch.txt":
+                    received.append(e)
+                    event_triggered.set()
+
+            handle = await sandbox.files.watch_dir(HOME, on_event=handle_event)
+            await sandbox.files.write(f"{HOME}/test_watch.txt", "This file will be watched.")
+            await asyncio.wait_for(event_triggered.wait(), 20)
+            assert received[0].name == "test_watch.txt"
+            await handle.stop()
+
+            output: List[str] = []
+            terminal = await sandbox.pty.create(PtySize(24, 80), on_data=lambda x: output.append(x.decode()),
+                                                envs={"ABC": "123"})
+            await sandbox.pty.send_stdin(terminal.pid, b"echo $ABC\n")
+            await sandbox.pty.send_stdin(terminal.pid, b"exit\n")
+            await terminal.wait()
+            assert terminal.exit_code == 0 and "123" in "".join(output)
+
+            same = await AsyncSandbox.connect(sandbox.sandbox_id, **kw)
+            assert (await same.get_info()).state == SandboxState.RUNNING
+        finally:
+            assert await AsyncSandbox.kill(sandbox.sandbox_id, **kw)  # by id
+        assert not await sandbox.kill()
+
+    asyncio.run(main())
