@@ -32,3 +32,11 @@ from hako._types import FilesystemEvent, FilesystemEventType, FileType, WriteEnt
 
 __all__ += ["AsyncFileStreamReader", "AsyncWatchHandle", "FileNotFoundException", "FileStreamReader", "FileType",
             "FilesystemEvent", "FilesystemEventType", "WatchHandle", "WriteEntry", "WriteInfo"]
+
+# e2b's other names: its sandbox states, its paginator, its exceptions.
+from hako._errors import NotEnoughSpaceException, SandboxNotFoundException  # noqa: E402
+from hako._types import SandboxState  # noqa: E402
+
+SandboxPaginator = SandboxList
+
+__all__ += ["NotEnoughSpaceException", "SandboxNotFoundException", "SandboxPaginator", "SandboxState"]

@@ -17,6 +17,7 @@ from hako._errors import (CommandExitException, InvalidArgumentException, NotFou
                           NotRunningException, SandboxException, TimeoutException, UnsupportedException,
                           from_kind)
 from hako._download import Unpacked
+from hako._either import either
 from hako._files import AsyncWatchHandle, TarStream, Watch, entry_fields, open_stream, tar_name, timed
 from hako._metrics import MetricsHistory, SandboxMetrics
 from hako._proc import CHUNK, DEVNULL, PIPE, Process, Reader, Writer, despite_cancel
@@ -348,16 +349,18 @@ class AsyncCommands(KeptCommands):
     def __init__(self, sandbox: "AsyncSandbox") -> None:
         self._sandbox = sandbox
 
-    async def run(self, cmd: Command, *, timeout: Optional[float] = 60, envs: Optional[Mapping[str, str]] = None,
-                  cwd: Optional[str] = None, user: Optional[str] = None,
-                  stdin: Optional[Union[bool, str, bytes]] = None,
+    async def run(self, cmd: Command, background: Optional[bool] = False, envs: Optional[Mapping[str, str]] = None,
+                  user: Optional[str] = None, cwd: Optional[str] = None,
                   on_stdout: Optional[OutputCallback] = None, on_stderr: Optional[OutputCallback] = None,
-                  background: bool = False, max_output: Optional[int] = None,
+                  stdin: Optional[Union[bool, str, bytes]] = None, timeout: Optional[float] = 60,
+                  request_timeout: Optional[float] = None, *, max_output: Optional[int] = None,
                   check: bool = True) -> Any:
         """Run ``cmd`` (a shell string or an argv list).  Returns a CommandResult,
         or with ``background=True`` an AsyncCommandHandle (a kept process:
         ``hako exec --detach``).  ``stdin``: data for its stdin; with
-        ``background=True``, ``True`` keeps its stdin open for ``send_stdin``."""
+        ``background=True``, ``True`` keeps its stdin open for ``send_stdin``.
+        The parameters come in e2b's order; ``request_timeout`` is accepted
+        and ignored (nothing but hako to wait for)."""
         sb = self._sandbox
         args = _exec_options(sb, timeout, max_output, envs, cwd, user)
         if background:
@@ -412,8 +415,8 @@ class AsyncFiles:
         return out if format == "bytes" else out.decode("utf-8", "replace")
 
     async def write(self, path: Union[str, Sequence[WriteEntry]], data: Optional[WriteData] = None,
-                    user: Optional[str] = None, mode: Optional[int] = None, make_dirs: bool = True,
-                    request_timeout: Optional[float] = None) -> Any:
+                    user: Optional[str] = None, request_timeout: Optional[float] = None, *,
+                    mode: Optional[int] = None, make_dirs: bool = True) -> Any:
         """Write ``data`` (str, bytes, a local path, or a file object) to
         ``path``, streamed (a path or a binary file with a descriptor is hako's
         stdin as it is), whole or not at all: a WriteInfo.  A list of
@@ -452,8 +455,8 @@ class AsyncFiles:
                 await sb._call(a, stdin_chunks=data)
 
     async def write_files(self, files: Sequence[WriteEntry], user: Optional[str] = None,
-                          mode: Optional[int] = None, make_dirs: bool = True,
-                          request_timeout: Optional[float] = None) -> List[WriteInfo]:
+                          request_timeout: Optional[float] = None, *, mode: Optional[int] = None,
+                          make_dirs: bool = True) -> List[WriteInfo]:
         """Write every WriteEntry(path, data) in one hako call (``put --tar``),
         in order, each file whole; one tar member in memory at a time."""
         entries = [entry_fields(e) for e in files]
@@ -714,46 +717,100 @@ class AsyncSandbox:
         return cls(sid, t)
 
     @classmethod
-    async def connect(cls, sandbox_id: str, *, hako: Optional[str] = None, root: Optional[str] = None,
-                      data_root: Optional[str] = None, transport: Optional[Transport] = None,
-                      envs: Optional[Mapping[str, str]] = None, cwd: Optional[str] = None,
-                      user: Optional[str] = None) -> "AsyncSandbox":
-        """An existing sandbox (NotFoundException if there is none)."""
-        sb = cls(sandbox_id, _make_transport(transport, hako, root, data_root), envs, cwd, user)
-        await sb.get_info()
-        return sb
+    def _by_id(cls, sandbox_id: str, hako: Optional[str] = None, root: Optional[str] = None,
+               data_root: Optional[str] = None, transport: Optional[Transport] = None) -> "AsyncSandbox":
+        """A handle on the sandbox ``sandbox_id`` (nothing asked of hako yet):
+        what e2b's calls by id (``AsyncSandbox.kill(sandbox_id)``) act on."""
+        return cls(sandbox_id, _make_transport(transport, hako, root, data_root))
+
+    async def _connect(self, timeout: Optional[float] = None,
+                       request_timeout: Optional[float] = None) -> "AsyncSandbox":
+        """e2b's ``await sb.connect(timeout=)``: this sandbox, resumed if it
+        was paused (NotFoundException if it is gone); a ``timeout`` that ends
+        later than its deadline moves the deadline there (a shorter one, or a
+        sandbox without a deadline, is left as it is, as e2b's)."""
+        info = await timed(self.get_info(), request_timeout)
+        if info.status == "paused":
+            await self.resume()
+        if timeout is not None and info.end_at is not None:
+            if datetime.now(timezone.utc).timestamp() + timeout > info.end_at.timestamp():
+                await self.set_timeout(timeout)
+        return self
 
     @classmethod
-    async def list(cls, query: Union[SandboxQuery, Mapping[str, Any], None] = None, *, hako: Optional[str] = None,
+    async def _connect_id(cls, sandbox_id: str, timeout: Optional[float] = None,
+                          request_timeout: Optional[float] = None, *, hako: Optional[str] = None,
+                          root: Optional[str] = None, data_root: Optional[str] = None,
+                          transport: Optional[Transport] = None, envs: Optional[Mapping[str, str]] = None,
+                          cwd: Optional[str] = None, user: Optional[str] = None) -> "AsyncSandbox":
+        """``await AsyncSandbox.connect(sandbox_id)``: an existing sandbox
+        (NotFoundException if there is none), resumed if paused, its deadline
+        moved to ``timeout`` seconds from now if that is later; ``envs``,
+        ``cwd``, ``user``: for the commands run through this handle."""
+        sb = cls(sandbox_id, _make_transport(transport, hako, root, data_root), envs, cwd, user)
+        return await sb._connect(timeout, request_timeout)
+
+    connect = either(_connect, "_connect_id")
+
+    @classmethod
+    async def list(cls, query: Union[SandboxQuery, Mapping[str, Any], None] = None, limit: Optional[int] = None,
+                   next_token: Optional[str] = None, order: Optional[str] = None,
+                   request_timeout: Optional[float] = None, *, hako: Optional[str] = None,
                    root: Optional[str] = None, data_root: Optional[str] = None,
                    transport: Optional[Transport] = None) -> SandboxList:
         """The sandboxes, those whose metadata has every key and value of
         ``query``'s and whose status is one of its ``state`` (when given): a
-        list, which is also e2b's paginator (``next_items()``, ``has_next``)."""
+        list, which is also e2b's paginator (``next_items()``, ``has_next``;
+        pages of ``limit``, ``next_token`` where the next one starts).
+        ``order``: ``"asc"`` oldest first, ``"desc"`` newest first (by start)."""
+        if order not in (None, "asc", "desc"):
+            raise InvalidArgumentException(f"order {order!r}: expected 'asc' or 'desc'")
         t = _make_transport(transport, hako, root, data_root)
-        _, out, _ = await _call(t, ["list", "--format", "json"] + list_filters(query), sandbox_id=None)
-        infos = [SandboxInfo.from_state(o) for o in json.loads(out or b"[]")]
-        return SandboxList(i for i in infos if query_keeps(query, i))
+        _, out, _ = await timed(_call(t, ["list", "--format", "json"] + list_filters(query), sandbox_id=None),
+                                request_timeout)
+        infos = [i for i in (SandboxInfo.from_state(o) for o in json.loads(out or b"[]")) if query_keeps(query, i)]
+        if order is not None:
+            never = datetime.max.replace(tzinfo=timezone.utc)  # not started: after every start
+            infos.sort(key=lambda i: i.started_at or never, reverse=order == "desc")
+        return SandboxList(infos, limit=limit, next_token=next_token)
 
-    async def get_info(self) -> SandboxInfo:
-        _, out, _ = await self._call(["state", self.sandbox_id])
+    async def _get_info(self, request_timeout: Optional[float] = None) -> SandboxInfo:
+        _, out, _ = await timed(self._call(["state", self.sandbox_id]), request_timeout)
         return SandboxInfo.from_state(json.loads(out))
 
-    async def is_running(self) -> bool:
-        return (await self.get_info()).status == "running"
+    @classmethod
+    async def _get_info_id(cls, sandbox_id: str, request_timeout: Optional[float] = None,
+                           **conn: Any) -> SandboxInfo:
+        return await cls._by_id(sandbox_id, **conn)._get_info(request_timeout)
 
-    async def set_timeout(self, seconds: float) -> None:
-        """Move the sandbox's deadline to ``seconds`` from now (``hako update --timeout``)."""
-        await self._call(["update", "--timeout", _duration(seconds), self.sandbox_id])
+    get_info = either(_get_info, "_get_info_id")
 
-    async def get_metrics(self, start: Optional[datetime] = None,
-                          end: Optional[datetime] = None) -> List[SandboxMetrics]:
+    async def is_running(self, request_timeout: Optional[float] = None) -> bool:
+        return (await self.get_info(request_timeout)).status == "running"
+
+    async def _set_timeout(self, timeout: float, request_timeout: Optional[float] = None) -> None:
+        """Move the sandbox's deadline to ``timeout`` seconds from now, earlier
+        or later (``hako update --timeout``)."""
+        await timed(self._call(["update", "--timeout", _duration(timeout), self.sandbox_id]), request_timeout)
+
+    @classmethod
+    async def _set_timeout_id(cls, sandbox_id: str, timeout: float, request_timeout: Optional[float] = None,
+                              **conn: Any) -> None:
+        await cls._by_id(sandbox_id, **conn)._set_timeout(timeout, request_timeout)
+
+    set_timeout = either(_set_timeout, "_set_timeout_id")
+
+    async def _get_metrics(self, start: Optional[datetime] = None, end: Optional[datetime] = None,
+                           request_timeout: Optional[float] = None) -> List[SandboxMetrics]:
         """e2b's usage samples, oldest first: one taken now (``hako events
         --stats``) after those this object took before, within ``start`` and
         ``end`` (naive: local time).  hako keeps no history (no daemon): a
         sample's CPU percentage is over the time since the one before, the
         first one's since the sandbox started.  A sandbox that is not
         running gives the samples taken while it ran."""
+        return await timed(self._sample(start, end), request_timeout)
+
+    async def _sample(self, start: Optional[datetime], end: Optional[datetime]) -> List[SandboxMetrics]:
         if not self._metrics.samples:
             started = (await self.get_info()).started_at
         else:
@@ -764,6 +821,15 @@ class AsyncSandbox:
             return self._metrics.between(start, end)
         self._metrics.add(json.loads(out), datetime.now(timezone.utc), started)
         return self._metrics.between(start, end)
+
+    @classmethod
+    async def _get_metrics_id(cls, sandbox_id: str, start: Optional[datetime] = None,
+                              end: Optional[datetime] = None, request_timeout: Optional[float] = None,
+                              **conn: Any) -> List[SandboxMetrics]:
+        """By id: a new handle's one sample (it has taken none before)."""
+        return await cls._by_id(sandbox_id, **conn)._get_metrics(start, end, request_timeout)
+
+    get_metrics = either(_get_metrics, "_get_metrics_id")
 
     async def get_host(self, port: int, *, host_ip: Optional[str] = None) -> str:
         """``"HOST:PORT"`` where this machine reaches the sandbox's TCP ``port``
@@ -790,8 +856,11 @@ class AsyncSandbox:
             ip = "127.0.0.1" if ip == "0.0.0.0" else "::1"
         return f"[{ip}]:{host_port}" if ":" in ip else f"{ip}:{host_port}"
 
-    async def kill(self) -> bool:
+    async def _kill(self, request_timeout: Optional[float] = None) -> bool:
         """Delete the sandbox and everything in it.  False if it was already gone."""
+        return await timed(self._delete(), request_timeout)
+
+    async def _delete(self) -> bool:
         # delete --force of no sandbox succeeds (runc's contract): ask first.
         try:
             await self._call(["state", self.sandbox_id])
@@ -800,8 +869,27 @@ class AsyncSandbox:
         await self._call(["delete", "--force", self.sandbox_id])
         return True
 
-    async def pause(self) -> None:
-        await self._call(["pause", self.sandbox_id])
+    @classmethod
+    async def _kill_id(cls, sandbox_id: str, request_timeout: Optional[float] = None, **conn: Any) -> bool:
+        return await cls._by_id(sandbox_id, **conn)._kill(request_timeout)
+
+    kill = either(_kill, "_kill_id")
+
+    async def _pause(self, request_timeout: Optional[float] = None) -> bool:
+        """Freeze every process of the sandbox (``hako pause``; memory stays
+        where it is); ``resume()`` or ``connect()`` thaws it.  False if it
+        was paused already (e2b's answer)."""
+        if (await self.get_info(request_timeout)).status == "paused":
+            return False
+        await timed(self._call(["pause", self.sandbox_id]), request_timeout)
+        return True
+
+    @classmethod
+    async def _pause_id(cls, sandbox_id: str, request_timeout: Optional[float] = None, **conn: Any) -> bool:
+        return await cls._by_id(sandbox_id, **conn)._pause(request_timeout)
+
+    pause = either(_pause, "_pause_id")
+    beta_pause = either(_pause, "_pause_id")  # e2b's older name
 
     async def resume(self) -> None:
         await self._call(["resume", self.sandbox_id])
@@ -826,8 +914,8 @@ class AsyncSandbox:
         await self._call(["snapshot", self.sandbox_id, dest])
         return dest
 
-    async def fork(self, count: int = 1, *, timeout: Optional[float] = None,
-                   sandbox_ids: Optional[Sequence[str]] = None) -> List["AsyncSandbox"]:
+    async def _fork(self, count: Optional[int] = 1, *, timeout: Optional[float] = None,
+                    sandbox_ids: Optional[Sequence[str]] = None) -> List["AsyncSandbox"]:
         """``count`` new running sandboxes whose files (/work, an image's
         writable layer) are this one's at one instant (``hako fork``); this
         one is frozen only for that instant and runs on unchanged, and what
@@ -838,7 +926,9 @@ class AsyncSandbox:
         spelling).  ``sandbox_ids`` names them (default: new ids).  On a
         btrfs disk (``hako doctor``: fork) each child is a snapshot, whatever
         the size; elsewhere the files are copied.  All or none: on failure
-        no child is left, and the exception says why."""
+        no child is left, and the exception says why.  ``count=None``: one."""
+        if count is None:
+            count = 1
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
             raise InvalidArgumentException(f"fork: count={count!r}: must be a positive number")
         ids = list(sandbox_ids) if sandbox_ids is not None else [_new_id() for _ in range(count)]
@@ -858,6 +948,14 @@ class AsyncSandbox:
                 _call(self._transport, ["delete", "--force", *ids], sandbox_id=self.sandbox_id)))
             raise
         return kids
+
+    @classmethod
+    async def _fork_id(cls, sandbox_id: str, *, count: Optional[int] = 1, timeout: Optional[float] = None,
+                       sandbox_ids: Optional[Sequence[str]] = None, **conn: Any) -> List["AsyncSandbox"]:
+        """``AsyncSandbox.fork(sandbox_id, count=, timeout=)``: e2b's fork by id."""
+        return await cls._by_id(sandbox_id, **conn)._fork(count, timeout=timeout, sandbox_ids=sandbox_ids)
+
+    fork = either(_fork, "_fork_id")
 
     async def snapshot_image(self, name: str) -> Dict[str, Any]:
         """Commit an image sandbox's writable layer as the image ``name``."""

@@ -29,9 +29,10 @@ class NotFoundException(SandboxException):
     kind = "not_found"
 
 
-# e2b's name for a file that is not there: the same exception here (kind
-# not_found does not say whether the file or the sandbox is missing).
+# e2b's names for a file and for a sandbox that are not there: the same
+# exception here (kind not_found does not say which is missing).
 FileNotFoundException = NotFoundException
+SandboxNotFoundException = NotFoundException
 
 
 class AlreadyExistsException(SandboxException):
@@ -80,6 +81,10 @@ class NoSpaceException(SandboxException):
     """A disk or quota is full (kind ``no_space``)."""
 
     kind = "no_space"
+
+
+# e2b's name for it.
+NotEnoughSpaceException = NoSpaceException
 
 
 class TimeoutException(SandboxException):

@@ -83,6 +83,7 @@ class AsyncCommandHandle:
         self._pty = pty
         self._callbacks: Tuple[Any, Any, Any] = (on_stdout, on_stderr, on_pty)
         self._events: List[Tuple[int, Any]] = []  # (0 stdout, 1 stderr, 2 pty; the text or bytes)
+        self._cursor = 0  # the events iterating the handle has yielded (the next loop goes on from there)
         self._text: List[List[str]] = [[], []]
         self._more = asyncio.Event()
         self._killed = False
@@ -212,15 +213,23 @@ class AsyncCommandHandle:
     def error(self) -> Optional[str]:
         return self._result.error if self._result is not None else None
 
-    async def _chunks(self) -> AsyncIterator[Chunk]:
-        i = 0
+    async def _chunks(self, strict: bool) -> AsyncIterator[Chunk]:
+        """Its output as it comes, from the start.  ``strict`` (iterating the
+        handle, e2b's): from where the last loop over the handle stopped, and
+        TimeoutException after the last chunk when its ``timeout`` killed it."""
+        i = self._cursor if strict else 0
         while True:
             while i < len(self._events):
                 kind, data = self._events[i]
                 i += 1
+                if strict:
+                    self._cursor = i
                 yield (data, None, None) if kind == 0 else (None, data, None) if kind == 1 else (None, None, data)
             if self._done.done():
                 if i >= len(self._events):
+                    res = None if self._done.cancelled() or self._done.exception() else self._done.result()
+                    if strict and res is not None and res.timed_out:
+                        raise TimeoutException("command timed out", result=res, sandbox_id=self.sandbox_id)
                     return
                 continue
             waiter: "asyncio.Future[Any]" = asyncio.ensure_future(self._more.wait())
@@ -231,8 +240,10 @@ class AsyncCommandHandle:
                 waiter.cancel()
 
     def __aiter__(self) -> AsyncIterator[Chunk]:
-        """(stdout, stderr, pty) as they come, from the first; ends with the process."""
-        return self._chunks()
+        """(stdout, stderr, pty) as they come, from the first (a loop after
+        one that stopped early goes on where it stopped, as e2b's); ends with
+        the process (TimeoutException if its ``timeout`` killed it)."""
+        return self._chunks(True)
 
     async def wait(self, on_stdout: Optional[OutputCallback] = None, on_stderr: Optional[OutputCallback] = None,
                    on_pty: Optional[PtyCallback] = None, check: bool = True) -> CommandResult:
@@ -240,7 +251,7 @@ class AsyncCommandHandle:
         CommandExitException on a non-zero exit and TimeoutException when its
         timeout killed it, unless ``check=False`` (or this handle killed it)."""
         if on_stdout or on_stderr or on_pty:
-            async for out, err, pty in self:
+            async for out, err, pty in self._chunks(False):
                 r: Any = None
                 if out is not None and on_stdout is not None:
                     r = on_stdout(out)
@@ -262,9 +273,12 @@ class AsyncCommandHandle:
         """SIGKILL it and its process group.  False if it had ended."""
         if self._pid is None or self._result is not None:
             return False
-        if not await _kill(self._sandbox, self._pid):
-            return False
+        # Set first: _kill returns once the end is recorded, which the
+        # follower may read before it returns, and that end is "killed".
         self._killed = True
+        if not await _kill(self._sandbox, self._pid):
+            self._killed = False
+            return False
         if not self._disconnected:
             try:
                 await asyncio.shield(self._done)
@@ -272,13 +286,13 @@ class AsyncCommandHandle:
                 pass
         return True
 
-    async def send_stdin(self, data: Union[str, bytes]) -> None:
+    async def send_stdin(self, data: Union[str, bytes], request_timeout: Optional[float] = None) -> None:
         """To its stdin (``stdin=True`` at run) or its terminal."""
         if self._pid is None:
             raise NotRunningException("the command never ran", sandbox_id=self.sandbox_id)
         await _send_stdin(self._sandbox, self._pid, data, close=False)
 
-    async def close_stdin(self) -> None:
+    async def close_stdin(self, request_timeout: Optional[float] = None) -> None:
         if self._pid is None:
             raise NotRunningException("the command never ran", sandbox_id=self.sandbox_id)
         await _send_stdin(self._sandbox, self._pid, b"", close=True)
@@ -304,11 +318,23 @@ class AsyncCommandHandle:
 # ---- the verbs over hako's ----------------------------------------------------------------
 
 
+# How long kill waits for the end of the process it killed (a paused
+# sandbox's process dies only once thawed: not waited for beyond this).
+KILL_WAIT = 5.0
+
+
 async def _kill(sb: "AsyncSandbox", pid: int) -> bool:
+    """SIGKILL the kept process and its group; returns once its record says
+    it ended (e2b's kill returns with the process gone: ``commands.list()``
+    right after does not show it), or after KILL_WAIT seconds."""
     try:
         await sb._call(["kill", "--all", "--process", str(pid), sb.sandbox_id, "KILL"])
     except (NotRunningException, NotFoundException):
         return False
+    try:
+        await asyncio.wait_for(sb._call(["wait", "--process", str(pid), sb.sandbox_id], ok=range(256)), KILL_WAIT)
+    except asyncio.TimeoutError:
+        pass
     return True
 
 
@@ -389,9 +415,9 @@ class AsyncPty:
         self._sandbox = sandbox
 
     async def create(self, size: PtySize = PtySize(), on_data: Optional[PtyCallback] = None,
-                     cwd: Optional[str] = None, envs: Optional[Dict[str, str]] = None,
-                     user: Optional[str] = None, timeout: Optional[float] = 60,
-                     request_timeout: Optional[float] = None,
+                     user: Optional[str] = None, cwd: Optional[str] = None,
+                     envs: Optional[Dict[str, str]] = None, timeout: Optional[float] = 60,
+                     request_timeout: Optional[float] = None, *,
                      cmd: Optional[Sequence[str]] = None) -> AsyncCommandHandle:
         """A shell on a new terminal of ``size`` (bash -i -l where there is
         bash, else sh -i; or ``cmd``); ``on_data`` gets its output (bytes).
@@ -432,9 +458,9 @@ class KeptCommands:
         """The running kept processes (background commands and PTY sessions)."""
         return [_info(r) for r in await _records(self._sandbox) if r.get("state") == "running"]
 
-    async def connect(self, pid: int, on_stdout: Optional[OutputCallback] = None,
-                      on_stderr: Optional[OutputCallback] = None, timeout: Optional[float] = None,
-                      request_timeout: Optional[float] = None) -> AsyncCommandHandle:
+    async def connect(self, pid: int, timeout: Optional[float] = None, request_timeout: Optional[float] = None,
+                      on_stdout: Optional[OutputCallback] = None,
+                      on_stderr: Optional[OutputCallback] = None) -> AsyncCommandHandle:
         """Follow a background command again: its output from the start, its end."""
         return await _connect(self._sandbox, pid, False, on_stdout, on_stderr, None)
 

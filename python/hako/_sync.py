@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any, AsyncIterator, Coroutine, Dict, Iterator, List, Mapping, Optional, Sequence, TypeVar, Union
 
 from hako._async import DEFAULT_LIFETIME, AsyncSandbox, Command, OutputCallback, WriteData
+from hako._either import either
 from hako._errors import SandboxException
 from hako._files import AsyncFileStreamReader, Watch, timed
 from hako._metrics import SandboxMetrics
@@ -91,11 +92,11 @@ class CommandHandle:
     def kill(self) -> bool:
         return _run(self._h.kill())
 
-    def send_stdin(self, data: Union[str, bytes]) -> None:
-        _run(self._h.send_stdin(data))
+    def send_stdin(self, data: Union[str, bytes], request_timeout: Optional[float] = None) -> None:
+        _run(self._h.send_stdin(data, request_timeout))
 
-    def close_stdin(self) -> None:
-        _run(self._h.close_stdin())
+    def close_stdin(self, request_timeout: Optional[float] = None) -> None:
+        _run(self._h.close_stdin(request_timeout))
 
     def disconnect(self) -> None:
         _run(self._h.disconnect())
@@ -105,10 +106,11 @@ class Commands:
     def __init__(self, sb: AsyncSandbox) -> None:
         self._c = sb.commands
 
-    def run(self, cmd: Command, *, timeout: Optional[float] = 60, envs: Optional[Mapping[str, str]] = None,
-            cwd: Optional[str] = None, user: Optional[str] = None, stdin: Optional[Union[bool, str, bytes]] = None,
-            on_stdout: Optional[OutputCallback] = None, on_stderr: Optional[OutputCallback] = None,
-            background: bool = False, max_output: Optional[int] = None, check: bool = True) -> Any:
+    def run(self, cmd: Command, background: Optional[bool] = False, envs: Optional[Mapping[str, str]] = None,
+            user: Optional[str] = None, cwd: Optional[str] = None, on_stdout: Optional[OutputCallback] = None,
+            on_stderr: Optional[OutputCallback] = None, stdin: Optional[Union[bool, str, bytes]] = None,
+            timeout: Optional[float] = 60, request_timeout: Optional[float] = None, *,
+            max_output: Optional[int] = None, check: bool = True) -> Any:
         """Run ``cmd``; a CommandResult, or a CommandHandle with ``background=True``."""
         r = _run(self._c.run(cmd, timeout=timeout, envs=envs, cwd=cwd, user=user, stdin=stdin,
                              on_stdout=on_stdout, on_stderr=on_stderr, background=background,
@@ -118,9 +120,9 @@ class Commands:
     def list(self, request_timeout: Optional[float] = None) -> List[ProcessInfo]:
         return _run(self._c.list())
 
-    def connect(self, pid: int, on_stdout: Optional[OutputCallback] = None,
-                on_stderr: Optional[OutputCallback] = None, timeout: Optional[float] = None,
-                request_timeout: Optional[float] = None) -> CommandHandle:
+    def connect(self, pid: int, timeout: Optional[float] = None, request_timeout: Optional[float] = None, *,
+                on_stdout: Optional[OutputCallback] = None,
+                on_stderr: Optional[OutputCallback] = None) -> CommandHandle:
         return CommandHandle(_run(self._c.connect(pid, on_stdout=on_stdout, on_stderr=on_stderr)))
 
     def kill(self, pid: int, request_timeout: Optional[float] = None) -> bool:
@@ -139,14 +141,17 @@ class Pty:
     def __init__(self, sb: AsyncSandbox) -> None:
         self._p = sb.pty
 
-    def create(self, size: PtySize = PtySize(), on_data: Optional[PtyCallback] = None, cwd: Optional[str] = None,
-               envs: Optional[Dict[str, str]] = None, user: Optional[str] = None, timeout: Optional[float] = 60,
-               request_timeout: Optional[float] = None, cmd: Optional[Sequence[str]] = None) -> CommandHandle:
+    def create(self, size: PtySize = PtySize(), user: Optional[str] = None, cwd: Optional[str] = None,
+               envs: Optional[Dict[str, str]] = None, timeout: Optional[float] = 60,
+               request_timeout: Optional[float] = None, *, on_data: Optional[PtyCallback] = None,
+               cmd: Optional[Sequence[str]] = None) -> CommandHandle:
+        """As e2b's (its parameters in e2b's order); ``on_data`` and ``cmd`` are
+        hako's (``on_data``: the output as it comes, as e2b's async one)."""
         return CommandHandle(_run(self._p.create(size, on_data=on_data, cwd=cwd, envs=envs, user=user,
                                                  timeout=timeout, cmd=cmd)))
 
-    def connect(self, pid: int, on_data: Optional[PtyCallback] = None, timeout: Optional[float] = None,
-                request_timeout: Optional[float] = None) -> CommandHandle:
+    def connect(self, pid: int, timeout: Optional[float] = None, request_timeout: Optional[float] = None, *,
+                on_data: Optional[PtyCallback] = None) -> CommandHandle:
         return CommandHandle(_run(self._p.connect(pid, on_data=on_data)))
 
     def send_stdin(self, pid: int, data: Union[str, bytes], request_timeout: Optional[float] = None) -> None:
@@ -214,13 +219,14 @@ class Files:
         return FileStreamReader(r) if format == "stream" else r
 
     def write(self, path: Union[str, Sequence[WriteEntry]], data: Optional[WriteData] = None,
-              user: Optional[str] = None, mode: Optional[int] = None, make_dirs: bool = True,
-              request_timeout: Optional[float] = None) -> Any:
+              user: Optional[str] = None, request_timeout: Optional[float] = None, *,
+              mode: Optional[int] = None, make_dirs: bool = True) -> Any:
         return _run(self._f.write(path, data, user=user, mode=mode, make_dirs=make_dirs,
                                   request_timeout=request_timeout))
 
-    def write_files(self, files: Sequence[WriteEntry], user: Optional[str] = None, mode: Optional[int] = None,
-                    make_dirs: bool = True, request_timeout: Optional[float] = None) -> List[WriteInfo]:
+    def write_files(self, files: Sequence[WriteEntry], user: Optional[str] = None,
+                    request_timeout: Optional[float] = None, *, mode: Optional[int] = None,
+                    make_dirs: bool = True) -> List[WriteInfo]:
         return _run(self._f.write_files(files, user=user, mode=mode, make_dirs=make_dirs,
                                         request_timeout=request_timeout))
 
@@ -299,42 +305,88 @@ class Sandbox:
             sandbox_id=sandbox_id, from_snapshot=from_snapshot, devices=devices, metadata=metadata,
             deny=deny, secrets=secrets, template=template, hako=hako, root=root, data_root=data_root, transport=transport)))
 
-    @classmethod
-    def connect(cls, sandbox_id: str, *, hako: Optional[str] = None, root: Optional[str] = None,
-                data_root: Optional[str] = None, transport: Optional[Transport] = None,
-                envs: Optional[Mapping[str, str]] = None, cwd: Optional[str] = None,
-                user: Optional[str] = None) -> "Sandbox":
-        return cls._wrap(_run(AsyncSandbox.connect(sandbox_id, hako=hako, root=root, data_root=data_root,
-                                             transport=transport, envs=envs, cwd=cwd, user=user)))
+    def _connect(self, timeout: Optional[float] = None, request_timeout: Optional[float] = None) -> "Sandbox":
+        """e2b's ``sb.connect(timeout=)``: this sandbox, resumed if paused, its
+        deadline moved to ``timeout`` seconds from now if that is later."""
+        _run(self._a.connect(timeout, request_timeout))
+        return self
 
     @classmethod
-    def list(cls, query: Union[SandboxQuery, Mapping[str, Any], None] = None, *, hako: Optional[str] = None,
-             root: Optional[str] = None, data_root: Optional[str] = None,
+    def _connect_id(cls, sandbox_id: str, timeout: Optional[float] = None, request_timeout: Optional[float] = None,
+                    *, hako: Optional[str] = None, root: Optional[str] = None, data_root: Optional[str] = None,
+                    transport: Optional[Transport] = None, envs: Optional[Mapping[str, str]] = None,
+                    cwd: Optional[str] = None, user: Optional[str] = None) -> "Sandbox":
+        """``Sandbox.connect(sandbox_id)``: as ``AsyncSandbox.connect``."""
+        return cls._wrap(_run(AsyncSandbox.connect(sandbox_id, timeout, request_timeout, hako=hako, root=root,
+                                                   data_root=data_root, transport=transport, envs=envs, cwd=cwd,
+                                                   user=user)))
+
+    connect = either(_connect, "_connect_id")
+
+    @classmethod
+    def list(cls, query: Union[SandboxQuery, Mapping[str, Any], None] = None, limit: Optional[int] = None,
+             next_token: Optional[str] = None, order: Optional[str] = None, request_timeout: Optional[float] = None,
+             *, hako: Optional[str] = None, root: Optional[str] = None, data_root: Optional[str] = None,
              transport: Optional[Transport] = None) -> SandboxList:
-        return _run(AsyncSandbox.list(query, hako=hako, root=root, data_root=data_root, transport=transport))
+        return _run(AsyncSandbox.list(query, limit, next_token, order, request_timeout, hako=hako, root=root,
+                                      data_root=data_root, transport=transport))
 
-    def get_info(self) -> SandboxInfo:
-        return _run(self._a.get_info())
+    def _get_info(self, request_timeout: Optional[float] = None) -> SandboxInfo:
+        return _run(self._a.get_info(request_timeout))
 
-    def is_running(self) -> bool:
-        return _run(self._a.is_running())
+    @classmethod
+    def _get_info_id(cls, sandbox_id: str, request_timeout: Optional[float] = None, **conn: Any) -> SandboxInfo:
+        return _run(AsyncSandbox.get_info(sandbox_id, request_timeout, **conn))
 
-    def set_timeout(self, seconds: float) -> None:
-        _run(self._a.set_timeout(seconds))
+    get_info = either(_get_info, "_get_info_id")
 
-    def get_metrics(self, start: Optional[datetime] = None, end: Optional[datetime] = None) -> List[SandboxMetrics]:
+    def is_running(self, request_timeout: Optional[float] = None) -> bool:
+        return _run(self._a.is_running(request_timeout))
+
+    def _set_timeout(self, timeout: float, request_timeout: Optional[float] = None) -> None:
+        _run(self._a.set_timeout(timeout, request_timeout))
+
+    @classmethod
+    def _set_timeout_id(cls, sandbox_id: str, timeout: float, request_timeout: Optional[float] = None,
+                        **conn: Any) -> None:
+        _run(AsyncSandbox.set_timeout(sandbox_id, timeout, request_timeout, **conn))
+
+    set_timeout = either(_set_timeout, "_set_timeout_id")
+
+    def _get_metrics(self, start: Optional[datetime] = None, end: Optional[datetime] = None,
+                     request_timeout: Optional[float] = None) -> List[SandboxMetrics]:
         """As ``AsyncSandbox.get_metrics``: usage samples, the last one now."""
-        return _run(self._a.get_metrics(start, end))
+        return _run(self._a.get_metrics(start, end, request_timeout))
+
+    @classmethod
+    def _get_metrics_id(cls, sandbox_id: str, start: Optional[datetime] = None, end: Optional[datetime] = None,
+                        request_timeout: Optional[float] = None, **conn: Any) -> List[SandboxMetrics]:
+        return _run(AsyncSandbox.get_metrics(sandbox_id, start, end, request_timeout, **conn))
+
+    get_metrics = either(_get_metrics, "_get_metrics_id")
 
     def get_host(self, port: int, *, host_ip: Optional[str] = None) -> str:
         """As ``AsyncSandbox.get_host``: ``"HOST:PORT"`` of the sandbox's ``port``."""
         return _run(self._a.get_host(port, host_ip=host_ip))
 
-    def kill(self) -> bool:
-        return _run(self._a.kill())
+    def _kill(self, request_timeout: Optional[float] = None) -> bool:
+        return _run(self._a.kill(request_timeout))
 
-    def pause(self) -> None:
-        _run(self._a.pause())
+    @classmethod
+    def _kill_id(cls, sandbox_id: str, request_timeout: Optional[float] = None, **conn: Any) -> bool:
+        return _run(AsyncSandbox.kill(sandbox_id, request_timeout, **conn))
+
+    kill = either(_kill, "_kill_id")
+
+    def _pause(self, request_timeout: Optional[float] = None) -> bool:
+        return _run(self._a.pause(request_timeout))
+
+    @classmethod
+    def _pause_id(cls, sandbox_id: str, request_timeout: Optional[float] = None, **conn: Any) -> bool:
+        return _run(AsyncSandbox.pause(sandbox_id, request_timeout, **conn))
+
+    pause = either(_pause, "_pause_id")
+    beta_pause = either(_pause, "_pause_id")  # e2b's older name
 
     def resume(self) -> None:
         _run(self._a.resume())
@@ -352,11 +404,19 @@ class Sandbox:
     def snapshot(self, dest: str) -> str:
         return _run(self._a.snapshot(dest))
 
-    def fork(self, count: int = 1, *, timeout: Optional[float] = None,
-             sandbox_ids: Optional[Sequence[str]] = None) -> List["Sandbox"]:
+    def _fork(self, count: Optional[int] = 1, *, timeout: Optional[float] = None,
+              sandbox_ids: Optional[Sequence[str]] = None) -> List["Sandbox"]:
         """As ``AsyncSandbox.fork``: ``count`` running children with this
         one's files as they were at one instant."""
         return [Sandbox._wrap(a) for a in _run(self._a.fork(count, timeout=timeout, sandbox_ids=sandbox_ids))]
+
+    @classmethod
+    def _fork_id(cls, sandbox_id: str, *, count: Optional[int] = 1, timeout: Optional[float] = None,
+                 sandbox_ids: Optional[Sequence[str]] = None, **conn: Any) -> List["Sandbox"]:
+        kids = _run(AsyncSandbox.fork(sandbox_id, count=count, timeout=timeout, sandbox_ids=sandbox_ids, **conn))
+        return [cls._wrap(a) for a in kids]
+
+    fork = either(_fork, "_fork_id")
 
     def snapshot_image(self, name: str) -> Dict[str, Any]:
         return _run(self._a.snapshot_image(name))

@@ -7,6 +7,8 @@ from datetime import datetime, timedelta, timezone
 from enum import Enum
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, TypedDict, Union
 
+from hako._errors import InvalidArgumentException
+
 # A label is the annotation of this prefix (hako-run(8), --label).
 LABEL_PREFIX = "io.hako.label."
 
@@ -90,25 +92,53 @@ def parse_time(text: Any) -> Optional[datetime]:
     return t.replace(microsecond=micros, tzinfo=timezone.utc)
 
 
-class SandboxList(List[SandboxInfo]):
-    """``Sandbox.list()``'s answer: a list, and e2b's paginator over it (one
-    page: ``next_items()`` gives it all, then ``has_next`` is False)."""
+class SandboxState(str, Enum):
+    """A sandbox's state: e2b's ``RUNNING`` and ``PAUSED``, and hako's
+    ``CREATED`` and ``STOPPED`` (a str, so ``info.state == "running"`` and
+    ``info.state == SandboxState.RUNNING`` both hold)."""
 
-    def __init__(self, items: Iterable[SandboxInfo] = ()) -> None:
+    RUNNING = "running"
+    PAUSED = "paused"
+    CREATED = "created"
+    STOPPED = "stopped"
+
+
+class SandboxList(List[SandboxInfo]):
+    """``Sandbox.list()``'s answer: a list, and e2b's paginator over it
+    (``has_next``, ``next_token``, ``next_items()``).  Without ``limit`` it
+    is one page, the whole list; with it, pages of ``limit`` sandboxes, and
+    ``next_token`` (e2b's cursor: here the position in the list) starts
+    another ``Sandbox.list`` where this page ended."""
+
+    def __init__(self, items: Iterable[SandboxInfo] = (), *, limit: Optional[int] = None,
+                 next_token: Optional[str] = None) -> None:
         super().__init__(items)
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+            raise InvalidArgumentException(f"limit {limit!r}: must be a positive number")
+        if next_token is not None and not (next_token.isdigit() and int(next_token) <= len(self)):
+            raise InvalidArgumentException(f"next_token {next_token!r}: not a token of this list")
+        self._limit = limit
+        self._pos = int(next_token) if next_token else 0
         self._taken = False
 
     @property
     def has_next(self) -> bool:
-        return not self._taken
+        """True until the last page has been taken (before the first, always)."""
+        return not self._taken or self._pos < len(self)
 
     @property
     def next_token(self) -> Optional[str]:
-        return None
+        """Where the next page starts; None when there is none."""
+        return str(self._pos) if self._taken and self._pos < len(self) else None
 
     def next_items(self) -> List[SandboxInfo]:
+        """The next page (all of the list without ``limit``); after the last
+        page, an empty list."""
+        end = len(self) if self._limit is None else self._pos + self._limit
+        page = list(self[self._pos:end])
+        self._pos = min(end, len(self))
         self._taken = True
-        return list(self)
+        return page
 
 
 def labels_of(obj: Dict[str, Any]) -> Dict[str, str]:
