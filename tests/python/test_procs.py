@@ -167,7 +167,11 @@ def test_pty_sessions(kw: Dict[str, Any]) -> None:
             await sb.pty.send_stdin(t.pid, b"stty size\n")
             await _until(data, b"40 120")
             # an interactive cat: a line echoed by the terminal, then by cat; ^D ends it
-            await t.send_stdin(b"cat\n")
+            # (typed once the shell has given the terminal back to cooked mode
+            # for the command line: before that, its line editor reads with
+            # the kernel's echo off, and the line would be echoed once)
+            await t.send_stdin(b"echo ready-$((6*7)); cat\n")
+            await _until(data, b"ready-42")
             await sb.pty.send_stdin(t.pid, b"hello\n")
             await _until(data, b"hello\r\nhello\r\n")
             await sb.pty.send_stdin(t.pid, b"\x04")
