@@ -243,6 +243,20 @@ host_parent () {
   [ "$($H exec p cat /work/a)" = before ]
 }
 
+@test "attack: a nested subvolume the child made read-only does not keep its delete from clearing it" {
+  need_snapshot
+  command -v btrfs > /dev/null || skip "no btrfs (btrfs-progs) on the host for the host profile to run"
+  host_parent p
+  $H fork p c
+  # SUBVOL_SETFLAGS is the subvolume owner's: no capability refuses it.
+  $H exec c sh -c 'btrfs subvolume create /work/sv > /dev/null; mkdir /work/sv/d; echo x > /work/sv/d/f
+    btrfs property set /work/sv ro true 2> /dev/null; ! touch /work/sv/g 2> /dev/null'
+  $H delete --force c
+  gone c
+  [ "$(stat -c %h "$DATA/disks/p.img")" = 1 ]
+  [ "$($H exec p cat /work/a)" = before ]
+}
+
 @test "a child restarts after a reboot unmounted it: its family's image is found, never bound twice" {
   need_snapshot
   host_parent p
