@@ -227,6 +227,24 @@ holds_record () { ls -l "/proc/$1/fd" 2> /dev/null | grep -q "/procs/$2\$"; }
   [ "$output" = "[]" ]
 }
 
+@test "attack: a kept process's command with escape sequences and a newline is one plain line in ps --detached, whole in its JSON" {
+  start_box k10
+  p=$($H exec --detach k10 sh -c 'sleep 7310' "$(printf 'a\033]0;owned\007b')" "$(printf 'c\302\233%s' 2J)" "$(printf 'd\ne')")
+  run -0 $H ps --detached k10
+  echo "$output"
+  [ "${#lines[@]}" = 2 ]
+  [[ "${lines[1]}" == *" running "*" sh -c sleep 7310 a?]0;owned?b c??2J d?e" ]]
+  [[ "$output" != *$'\033'* ]]
+  [[ "$output" != *$'\233'* ]]
+  run -0 $H ps --detached --format json k10
+  echo "$output" | jq -e --arg a "$(printf 'a\033]0;owned\007b')" --arg d "$(printf 'd\ne')" '.[0].command[3] == $a and .[0].command[5] == $d'
+  # The command and the process's own cmdline are the host's business only
+  # through its record: its holder, not the sandbox, wrote it (0700).
+  [ "$(stat -c %a "$STATE/k10/procs/$p")" = 700 ]
+  [ "$(stat -c %a "$STATE/k10/procs/$p/ctl")" = 600 ]
+  run -0 $H kill --process "$p" k10 KILL
+}
+
 @test "procs: a terminal: --tty-size sets it, resize changes it (stty size inside); resize of a process without one: 125" {
   start_box t1
   p=$($H exec --detach --tty --tty-size 30x100 t1 sh)
