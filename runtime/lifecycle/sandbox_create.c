@@ -94,8 +94,9 @@ build_free (struct build *b)
 
 /* Undo a failed create: the process, the data dir (and its disk) and the state dir. */
 static void
-build_abort (const struct store *st, const char *id, struct build *b)
+build_abort (const struct store *st, const struct sbx_create_opts *o, struct build *b)
 {
+  const char *id = o->id;
   hk_err ignored;
   if (b->entry.dir)
     {
@@ -110,9 +111,13 @@ build_abort (const struct store *st, const char *id, struct build *b)
       disk_release (st, id, &ignored);
       rm_rf (b->data_dir, &ignored);
     }
-  /* Never remove the state dir over a tree still mounted there. */
+  /* Never remove the state dir over a tree still mounted there.  A fork's
+   * child's stays for the fork's guard, whose delete also takes the data
+   * the fork made for it (its snapshot, its name in the family's image),
+   * which this create may not have reached yet: without the dir, the
+   * guard found no sandbox to delete and left them. */
   bool released = b->entry.dir == NULL || mntns_release (&b->entry, &ignored) == 0;
-  if (b->entry.dir && !b->restart && released)
+  if (b->entry.dir && !b->restart && !o->reserved && released)
     store_remove (&b->entry, &ignored);
   store_close (&b->entry);
   build_free (b);
@@ -729,7 +734,7 @@ sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_
   trace_mark ("state dir");
   if (build_sandbox (st, o, &b, &rootfs, monitored, &console, status, err) < 0)
     {
-      build_abort (st, o->id, &b);
+      build_abort (st, o, &b);
       if (monitored)
         mon_fail (&link, *status, err);
       return -1;
