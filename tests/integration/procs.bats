@@ -13,7 +13,10 @@ bats_require_minimum_version 1.5.0
 
 setup_file () { hako_setup_file; }
 setup () { hako_setup; }
-teardown () { hako_teardown; }
+teardown () {
+  [ -z "${HOST_PROC:-}" ] || kill "$HOST_PROC" 2> /dev/null || true
+  hako_teardown
+}
 
 # start_box ID: a running sandbox whose process just waits.
 start_box () {
@@ -225,6 +228,36 @@ holds_record () { ls -l "/proc/$1/fd" 2> /dev/null | grep -q "/procs/$2\$"; }
   [[ "$output" == *'"kind":"not_found"'* ]]
   run -0 $H ps --detached --format json k9
   [ "$output" = "[]" ]
+}
+
+@test "attack: a kept process's pid taken by a host process once it ended: kill --process, wait and logs act on the record, never on the host process" {
+  start_box k11
+  p=$($H exec --detach k11 sh -c 'echo mine; exec sleep 7331')
+  wait_for 10 log_has k11 "$p" mine
+  $H kill --process "$p" k11 KILL
+  run -137 $H wait --process "$p" k11
+  # A host process gets the same pid (the kernel hands out ns_last_pid + 1).
+  local q=
+  for i in $(seq 200); do
+    echo $((p - 1)) > /proc/sys/kernel/ns_last_pid
+    sleep 7332 > /dev/null 2>&1 &
+    q=$!
+    HOST_PROC=$q
+    [ "$q" = "$p" ] && break
+    kill "$q"
+    wait "$q" 2> /dev/null || true
+    q=
+  done
+  [ -n "$q" ] || skip "pid $p went to another process each time (a busy host)"
+  run -125 $H --log-format json kill --process "$p" k11 KILL
+  [[ "$output" == *'"kind":"not_running"'*"has ended"* ]]
+  run -137 $H wait --process "$p" k11
+  run -0 $H logs --process "$p" k11
+  [ "$output" = mine ]
+  # The host process lives on, unsignalled.
+  [ "$(awk '{print $3}' "/proc/$q/stat")" = S ]
+  kill "$q"
+  wait "$q" 2> /dev/null || true
 }
 
 @test "attack: a kept process's command with escape sequences and a newline is one plain line in ps --detached, whole in its JSON" {
