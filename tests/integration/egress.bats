@@ -333,6 +333,30 @@ except urllib.error.HTTPError as e:
   [ "$output" = "$(curl -sS "http://127.0.0.1:$PP/bytes/$n" | sha256sum)" ]
 }
 
+@test "attack: the decision log takes a hostile request's path and host as text: one JSON object a line, nothing forged" {
+  $H run -d --allow api.test:$PS l1 -- sleep 120
+  printf '%s\n' 'import socket' \
+    'reqs = [b"GET http://evil.test/a%22b\",\"verdict\":\"allow\",\"x\":\"\\\\ HTTP/1.1\r\nHost: evil.test\r\n\r\n",' \
+    '        b"GET http://evil.test/esc\x1b[31m\x9b2J HTTP/1.1\r\nHost: evil.test\r\n\r\n",' \
+    '        b"CONNECT evil\x1b]0;t\x07.test:443 HTTP/1.1\r\nHost: x\r\n\r\n",' \
+    '        b"GET http://evil.test/nl\r\nX-Injected: 1 HTTP/1.1\r\nHost: evil.test\r\n\r\n"]' \
+    'for r in reqs:' \
+    '    s = socket.create_connection(("127.0.0.1", 3128)); s.sendall(r)' \
+    '    print(s.recv(100).split(b"\r\n")[0].decode()); s.close()' > "$TEST_ROOT/inj.py"
+  chmod 644 "$TEST_ROOT/inj.py"
+  $H cp "$TEST_ROOT/inj.py" l1:/tmp/inj.py
+  run -0 inside l1 "/usr/bin/python3 /tmp/inj.py"
+  echo "$output"
+  [ "$(echo "$output" | grep -c '^HTTP/1.1 [45]')" = 4 ]
+  run -0 $H logs --network l1
+  echo "$output"
+  # Each line one object of its own, its text printable ASCII; no forged verdict.
+  [ "$(echo "$output" | wc -l)" = "$(echo "$output" | jq -c . | wc -l)" ]
+  [ "$(echo "$output" | jq -r .verdict | sort -u | paste -sd,)" = deny ]
+  [ "$(echo "$output" | LC_ALL=C grep -c '[^ -~]')" = 0 ]
+  echo "$output" | jq -e -s 'any(.[]; .path == "/a%22b\",\"verdict\":\"allow\",\"x\":\"\\\\")' > /dev/null
+}
+
 @test "secrets: a source that is not there, or a value no header can carry, fails create: 125, nothing made" {
   run $H run --rm --allow api.test:$PS --secret T=env:NO_SUCH_VAR_EGRESS@api.test x1 -- true
   [ "$status" -eq 125 ]
