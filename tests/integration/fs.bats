@@ -118,6 +118,31 @@ events () { jq -r '"\(.type) \(.name)"' "$1" | paste -sd, -; }
   run ! grep -q $'\233' "$TEST_ROOT/w"
 }
 
+@test "attack: rm -r while the sandbox swaps a directory of the tree with a symlink (RENAME_EXCHANGE) never removes what the link names" {
+  $H run -d --profile host sw -- sleep 1000
+  $H exec sw sh -c 'mkdir -p /work/keep; for i in $(seq 50); do echo k > /work/keep/f$i; done'
+  # Swapped as fast as it can: /work/t/d a directory, then a link to /work/keep.
+  $H exec -d sw python3 -c '
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+while True:
+    os.makedirs("/work/t/d/e", exist_ok=True)
+    try:
+        os.symlink("/work/keep", "/work/t/l")
+    except FileExistsError:
+        pass
+    for _ in range(200):
+        libc.renameat2(-100, b"/work/t/d", -100, b"/work/t/l", 2)
+' > /dev/null
+  wait_for 10 $H exec sw test -L /work/t/l
+  for i in $(seq 30); do
+    $H fs rm -r sw /work/t > /dev/null 2>&1 || true
+  done
+  run -0 $H exec sw sh -c 'ls /work/keep | wc -l'
+  [ "$output" = 50 ]
+  $H delete --force sw
+}
+
 # marked ID FILE: a file touched in ID's /tmp/e shows in the text watch at FILE.
 marked () { $H exec "$1" touch /tmp/e/mark; grep -q "mark" "$2"; }
 
