@@ -141,12 +141,14 @@ entry_json (FILE *f, const struct fs_entry *e, bool rel)
 /* A name as text: a control character is '?', as ls writes to a terminal.
  * The sandbox chose the name: raw, an escape sequence in it would be sent
  * to the caller's terminal (to retitle it, move the cursor over earlier
- * lines, or worse on some emulators), and a newline would forge a line. */
+ * lines, or worse on some emulators), and a newline would forge a line;
+ * C1's CSI (U+009B) is one in UTF-8 too (text_sanitize). */
 static void
 put_name (FILE *f, const char *s)
 {
-  for (; *s; s++)
-    fputc ((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
+  cleanup_free char *shown = xstrdup (s);
+  text_sanitize (shown, NULL);
+  fputs (shown, f);
 }
 
 static void
@@ -167,10 +169,8 @@ entry_text (FILE *f, const struct fs_entry *e, const char *name)
     snprintf (group, sizeof group, "%s", e->group);
   else
     snprintf (group, sizeof group, "%u", (unsigned)e->st.st_gid);
-  for (char *c = owner; *c; c++)
-    *c = (unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c;
-  for (char *c = group; *c; c++)
-    *c = (unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c;
+  text_sanitize (owner, NULL);
+  text_sanitize (group, NULL);
   fprintf (f, "%s %-8s %-8s %10lld %s ", perms, owner, group, (long long)e->st.st_size, when);
   put_name (f, name);
   if (e->target)

@@ -198,8 +198,14 @@ print_kept (const struct oci_kept *p, size_t n)
       printf ("%-8d %-6d %-8s %-5s %-16s ", (int)p[i].pid, (int)p[i].ns_pid, oci_kept_state_name (p[i].state),
               code, ended ? p[i].reason : "-");
       print_when (p[i].started_ms);
+      /* One line a process: its words' newlines and escape sequences
+       * (whoever chose them: an agent's command) are '?'. */
       for (size_t a = 0; p[i].argv && p[i].argv[a]; a++)
-        printf ("%s%s", a ? " " : "", p[i].argv[a]);
+        {
+          cleanup_free char *word = xstrdup (p[i].argv[a]);
+          text_sanitize (word, NULL);
+          printf ("%s%s", a ? " " : "", word);
+        }
       putchar ('\n');
     }
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "lib/jsonstr.h"
+#include "lib/util.h"
 
 static int log_fd = -1;
 static enum log_format log_fmt = LOG_TEXT;
@@ -144,11 +145,8 @@ log_to_stderr (const char *level, const struct log_fields *f, const char *msg)
    * hako fs removed): its escape sequences must not reach the caller's
    * terminal, which they could retitle, scroll or overwrite. */
   char shown[4096];
-  size_t i = 0;
-  for (; msg[i] && i < sizeof shown - 1; i++)
-    shown[i]
-        = ((unsigned char)msg[i] < 0x20 && msg[i] != '\n' && msg[i] != '\t') || msg[i] == 0x7f ? '?' : msg[i];
-  shown[i] = '\0';
+  snprintf (shown, sizeof shown, "%s", msg);
+  text_sanitize (shown, "\n\t");
   fprintf (stderr, "hako: %s%s\n", strcmp (level, "warning") == 0 ? "warning: " : "", shown);
 }
 

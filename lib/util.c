@@ -166,6 +166,45 @@ str_has_suffix (const char *s, const char *suffix)
   return a >= b && strcmp (s + a - b, suffix) == 0;
 }
 
+/* The length of the valid UTF-8 character at s (its code point in *cp), or 0. */
+static size_t
+utf8_char (const unsigned char *s, uint32_t *cp)
+{
+  size_t n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 && s[0] < 0xe0 ? 2 : 0;
+  if (n == 0)
+    return 0;
+  uint32_t c = s[0] & (0x7f >> n);
+  for (size_t i = 1; i < n; i++)
+    {
+      if ((s[i] & 0xc0) != 0x80)
+        return 0;
+      c = (c << 6) | (s[i] & 0x3f);
+    }
+  /* Overlong forms, surrogates, past U+10FFFF. */
+  if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10ffff)) || (c >= 0xd800 && c <= 0xdfff))
+    return 0;
+  *cp = c;
+  return n;
+}
+
+void
+text_sanitize (char *s, const char *keep)
+{
+  unsigned char *p = (unsigned char *)s;
+  while (*p)
+    {
+      uint32_t c = *p;
+      size_t n = *p < 0x80 ? 1 : utf8_char (p, &c);
+      bool bad = n == 0 || (c < 0x20 && strchr (keep ? keep : "", (int)c) == NULL) || (c >= 0x7f && c < 0xa0);
+      if (n == 0)
+        n = 1;
+      for (size_t i = 0; i < n; i++)
+        if (bad)
+          p[i] = '?';
+      p += n;
+    }
+}
+
 int
 fd_read_all (int fd, size_t max, char **out, size_t *len, hk_err *err)
 {

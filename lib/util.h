@@ -57,6 +57,12 @@ bool path_has_dotdot (const char *path);
  * under, a path below it too.  Lexical: no "." or ".." handling. */
 bool path_within (const char *path, const char *dir, bool under);
 bool str_has_suffix (const char *s, const char *suffix);
+/* s made safe to print on a terminal, in place, byte for byte: each byte of
+ * a control character — C0 (but those in keep), DEL, C1 (U+0080..U+009F,
+ * whose CSI begins an escape sequence on xterm and VTE as ESC [ does) — and
+ * each byte that is not valid UTF-8 (a lone 0x9b is CSI to an 8-bit
+ * terminal) becomes '?'.  For text a sandbox chose: its names, its users'. */
+void text_sanitize (char *s, const char *keep);
 
 /* Test hook for the crash tests: true when HAKO_TEST_STALL names POINT, after
  * creating DIR/stalled, so the test knows the process is at POINT (to kill

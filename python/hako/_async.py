@@ -7,6 +7,7 @@ import codecs
 import io
 import json
 import os
+import re
 import secrets
 import tarfile
 from datetime import datetime, timezone
@@ -610,6 +611,7 @@ class AsyncSandbox:
 
     def __init__(self, sandbox_id: str, transport: Transport, envs: Optional[Mapping[str, str]] = None,
                  cwd: Optional[str] = None, user: Optional[str] = None) -> None:
+        check_id(sandbox_id)
         self.sandbox_id = sandbox_id
         self._transport = transport
         self._envs: Dict[str, str] = dict(envs or {})
@@ -1004,6 +1006,18 @@ def _secret_arg(t: Transport, name: str, sec: Union[Secret, str], i: int, env: D
     return f"{name}=env:{var}@{sec.host}{query}"
 
 
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
+def check_id(sandbox_id: str) -> None:
+    """hako's own grammar for an id, checked before it goes into an argv,
+    where anything else could be read as one of the verb's options ("-a",
+    "--force") or, over SSH, be a remote shell's word."""
+    if not isinstance(sandbox_id, str) or not _ID.fullmatch(sandbox_id):
+        raise InvalidArgumentException(f"invalid sandbox id {sandbox_id!r}: must match "
+                                       "[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
 async def _call(t: Transport, args: Sequence[str], *, ok: Sequence[int] = (0,), sandbox_id: Optional[str],
                 stdin_data: Optional[bytes] = None, stdin_file: Optional[IO[Any]] = None,
                 stdin_chunks: Optional[IO[Any]] = None, stdin_tar: Optional[str] = None,
@@ -1018,6 +1032,8 @@ async def _call(t: Transport, args: Sequence[str], *, ok: Sequence[int] = (0,), 
     let finish (nothing half made or half deleted), and when it succeeded
     all the same, hako UNDO is run (UNDO: an argv, or a function of what
     hako wrote on stdout that returns one)."""
+    if sandbox_id is not None:
+        check_id(sandbox_id)
     argv = t.argv(args)
     stdin: Any = DEVNULL
     if stdin_file is not None:

@@ -7,7 +7,7 @@ import shlex
 import shutil
 from typing import List, Optional, Sequence
 
-from hako._errors import NotFoundException
+from hako._errors import InvalidArgumentException, NotFoundException
 
 
 class Transport:
@@ -57,6 +57,14 @@ class SSH(Transport):
                  root: Optional[str] = None, data_root: Optional[str] = None,
                  ssh: str = "ssh", options: Sequence[str] = ()) -> None:
         super().__init__(hako, root, data_root)
+        # ssh reads a destination that begins with "-" as an option of its
+        # own ("-oProxyCommand=..." runs a command here): a host or user
+        # name handed on from elsewhere must not become one.
+        for what, value in (("host", host), ("user", user)):
+            if value is not None and (not value or value.startswith("-")
+                                      or any(c.isspace() or ord(c) < 0x20 or c == "\x7f" for c in value)):
+                raise InvalidArgumentException(f"SSH {what} {value!r}: not a {what} name (empty, "
+                                               "begins with '-', or holds a space or a control character)")
         self.host = host
         self.user = user
         self.port = port

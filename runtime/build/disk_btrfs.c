@@ -185,6 +185,24 @@ dbt_snapshot (int top, int src, const char *name, hk_err *err)
   return 0;
 }
 
+/* A nested subvolume the sandbox made read-only (BTRFS_IOC_SUBVOL_SETFLAGS
+ * is its owner's to call, no capability needed) would fail every unlink
+ * below it with EROFS, and its sandbox could then never be deleted: the
+ * flag is cleared before the tree is emptied. */
+static void
+make_writable (int fd)
+{
+  struct stat sb;
+  uint64_t flags = 0;
+  if (fstat (fd, &sb) == 0 && sb.st_ino == BTRFS_SUBVOL_ROOT_INO
+      && ioctl (fd, BTRFS_IOC_SUBVOL_GETFLAGS, &flags) == 0 && (flags & BTRFS_SUBVOL_RDONLY))
+    {
+      flags &= ~(uint64_t)BTRFS_SUBVOL_RDONLY;
+      if (ioctl (fd, BTRFS_IOC_SUBVOL_SETFLAGS, &flags) < 0)
+        errno = 0; /* the unlinks below say why */
+    }
+}
+
 /* rm -rf of name in at inside the detached top-level, where nothing is
  * mounted: it crosses into nested subvolumes (another st_dev, same
  * filesystem), which rm_rf would not, and an emptied one goes with rmdir. */
@@ -199,6 +217,7 @@ rm_tree (int at, const char *name, hk_err *err)
   int fd = openat (at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
     return err_sys (err, "open %s", name);
+  make_writable (fd);
   DIR *d = fdopendir (fd);
   if (d == NULL)
     {

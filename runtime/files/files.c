@@ -104,11 +104,13 @@ self_fd (int fd, char *buf, size_t size)
 static int
 view_open (const struct store *st, const char *id, struct view *v, hk_err *err)
 {
-  *v = (struct view){ .id = id, .root = -1 };
+  *v = (struct view){ .id = id, .root = -1, .workdir = -1 };
   if (sbx_state (st, id, &v->state, err) < 0)
     return -1;
   if (v->state->status == OCI_STATUS_CREATING)
     return err_set (err, EBUSY, "sandbox %s is still being created", id);
+  if (v->state->status == OCI_STATUS_STOPPED && v->state->workdir)
+    v->workdir = open (v->state->workdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
   struct store_entry e;
   if (store_open (st, id, false, &e, err) < 0)
     return -1;
@@ -122,6 +124,8 @@ view_close (struct view *v)
 {
   if (v->root >= 0)
     close (v->root);
+  if (v->workdir >= 0)
+    close (v->workdir);
   oci_state_free (v->state);
   if (v->spec)
     oci_spec_free (v->spec);
@@ -168,7 +172,8 @@ stopped_place (const struct view *v, const char *path, struct place *pl, hk_err 
     {
       len = strlen (wd);
       m = NULL;
-      pl->rootfd = open (v->state->workdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+      pl->rootfd = v->workdir >= 0 ? openat (v->workdir, ".", O_PATH | O_DIRECTORY | O_CLOEXEC)
+                                   : open (v->state->workdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
     }
   else if (m && !m->is_bind)
     return err_set (err, ENOENT,

@@ -32,6 +32,11 @@ struct view
   /* The root: in the helper of a running sandbox, its "/"; -1 when stopped
    * (its directories on the host, stopped_place). */
   int root;
+  /* Stopped: its work dir, opened by hako (O_PATH): the data dir above it
+   * lets only the sandbox's root pass (sandbox_create.c's gate), not the
+   * user a call names, whose permissions begin at the work dir, as in the
+   * running sandbox.  -1: none. */
+  int workdir;
   bool write; /* put, cp in: a stopped sandbox's read-only mounts refuse */
 };
 

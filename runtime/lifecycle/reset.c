@@ -19,18 +19,23 @@
 #include "runtime/state/store.h"
 
 /* The last run's files in the state dir that a next user must not read:
- * its output (hako logs; runtime/sbxlog.c's log and log.1). */
+ * its output (hako logs; runtime/sbxlog.c's log and log.1), its kept
+ * processes' records (their commands and their logs: ps --detached, logs
+ * --process), its network decisions (logs --network: the hosts and paths
+ * it asked for).  The stop before waited for the kept processes' holders,
+ * and the proxy went with the process. */
 static int
 forget_output (const struct store_entry *e, hk_err *err)
 {
-  static const char *const names[] = { "log", "log.1" };
+  static const char *const names[] = { "log", "log.1", "proxy.log" };
   for (size_t i = 0; i < sizeof names / sizeof *names; i++)
     {
       cleanup_free char *path = store_path (e, names[i]);
       if (unlink (path) < 0 && errno != ENOENT)
         return err_sys (err, "remove %s", path);
     }
-  return 0;
+  cleanup_free char *procs = store_path (e, "procs");
+  return rm_rf (procs, err);
 }
 
 /* Under the sandbox's lock, stopped by hako: the writable state renamed

@@ -94,8 +94,9 @@ build_free (struct build *b)
 
 /* Undo a failed create: the process, the data dir (and its disk) and the state dir. */
 static void
-build_abort (const struct store *st, const char *id, struct build *b)
+build_abort (const struct store *st, const struct sbx_create_opts *o, struct build *b)
 {
+  const char *id = o->id;
   hk_err ignored;
   if (b->entry.dir)
     {
@@ -110,9 +111,13 @@ build_abort (const struct store *st, const char *id, struct build *b)
       disk_release (st, id, &ignored);
       rm_rf (b->data_dir, &ignored);
     }
-  /* Never remove the state dir over a tree still mounted there. */
+  /* Never remove the state dir over a tree still mounted there.  A fork's
+   * child's stays for the fork's guard, whose delete also takes the data
+   * the fork made for it (its snapshot, its name in the family's image),
+   * which this create may not have reached yet: without the dir, the
+   * guard found no sandbox to delete and left them. */
   bool released = b->entry.dir == NULL || mntns_release (&b->entry, &ignored) == 0;
-  if (b->entry.dir && !b->restart && released)
+  if (b->entry.dir && !b->restart && !o->reserved && released)
     store_remove (&b->entry, &ignored);
   store_close (&b->entry);
   build_free (b);
@@ -192,6 +197,30 @@ prepare_data_dir (const struct store *st, const struct sbx_create_opts *o, struc
       || (b->disk_size && disk_create (st, o->id, b->disk_size, err) < 0))
     return -1;
   test_stall_forever ("after-disk", b->entry.dir);
+  return 0;
+}
+
+/* The data dir (its /work, its writable layer) closed to the host's other
+ * users: they could pass through it (0711) to read the sandbox's files by
+ * path (its ids are in every `ps`), where its /work is 0755.  Only its
+ * root's host group may pass, which its mounts and a stopped sandbox's
+ * helper need (mapped root looks the path up); without a user namespace
+ * the sandbox is real root, and the dir is 0700. */
+static int
+gate_data_dir (const struct sbx_create_opts *o, const struct build *b, hk_err *err)
+{
+  if (b->data_dir == NULL || geteuid () != 0)
+    return 0; /* rootless: the data root is the user's own */
+  uint32_t gid = 0;
+  if (oci_spec_ns (o->spec, OCI_NS_USER)
+      && !idmap_to_host (o->spec->linux.gid_mappings, o->spec->linux.n_gid_mappings, 0, &gid))
+    return 0; /* no root inside to pass: left as it was made */
+  /* A root of a user namespace of its own (rootless podman's) may not map
+   * that group: its data root is its user's already. */
+  if (chown (b->data_dir, 0, (gid_t)gid) < 0)
+    return errno == EINVAL || errno == EPERM ? 0 : err_sys (err, "close %s to other users", b->data_dir);
+  if (chmod (b->data_dir, gid ? 0710 : 0700) < 0)
+    return err_sys (err, "close %s to other users", b->data_dir);
   return 0;
 }
 
@@ -648,9 +677,9 @@ build_sandbox (const struct store *st, const struct sbx_create_opts *o, struct b
       || egress_mounts (&b->entry, o->spec, o->image_layers != NULL || o->spec->sandbox.image, *rootfs, err)
              < 0
       || prepare_log (o, b, monitored, err) < 0 || prepare_data_dir (st, o, b, err) < 0
-      || prepare_workdir (o, b, err) < 0 || prepare_image_layer (o, b, err) < 0
-      || create_cgroups (b, o, err) < 0 || create_spawn (o, b, *rootfs, status, console, err) < 0
-      || arm_deadline (o, b, err) < 0
+      || gate_data_dir (o, b, err) < 0 || prepare_workdir (o, b, err) < 0
+      || prepare_image_layer (o, b, err) < 0 || create_cgroups (b, o, err) < 0
+      || create_spawn (o, b, *rootfs, status, console, err) < 0 || arm_deadline (o, b, err) < 0
       || proxy_start (&b->entry, o->spec, b->child.pidfd, &b->child.proxy_fd,
                       o->learn ? o->learn->net_fd : -1, err)
              < 0
@@ -729,7 +758,7 @@ sbx_create (const struct store *st, const struct sbx_create_opts *o, struct sbx_
   trace_mark ("state dir");
   if (build_sandbox (st, o, &b, &rootfs, monitored, &console, status, err) < 0)
     {
-      build_abort (st, o->id, &b);
+      build_abort (st, o, &b);
       if (monitored)
         mon_fail (&link, *status, err);
       return -1;

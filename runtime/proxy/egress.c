@@ -108,6 +108,12 @@ check_value (const char *name, const char *v, size_t len, hk_err *err)
     }
   if (len == 0)
     return err_set (err, EINVAL, "secret %s: its value is empty", name);
+  /* The proxy masks a value in its host's answers (proxy_mask.h), holding
+   * back as many bytes as the longest value: bounded, as its buffers are. */
+  if (len > EGRESS_SECRET_MAX)
+    return err_set (err, EINVAL,
+                    "secret %s: its value is %zu bytes, more than the %d a request's head may carry", name,
+                    len, EGRESS_SECRET_MAX);
   return 0;
 }
 

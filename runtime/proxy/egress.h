@@ -19,6 +19,7 @@
 #define EGRESS_CA_CRT "egress-ca.crt"
 #define EGRESS_CA_BUNDLE "egress-ca-bundle.crt" /* the host's bundle and the CA: mounted inside */
 #define EGRESS_SECRETS "egress-secrets.json"
+#define EGRESS_SECRET_MAX 8192 /* bytes of a secret's value, at most */
 /* Where the bundle is inside, and what the trust variables name. */
 #define EGRESS_BUNDLE_INSIDE "/etc/ssl/certs/ca-certificates.crt"
 /* The host's bundle, to which the CA is added. */

@@ -109,6 +109,7 @@ apply (struct proxy *p, const char *text, size_t len, size_t *cut, hk_err *err)
   np->learn = p->pol->learn;
   struct egress_policy *old = p->pol;
   p->pol = np;
+  p->pol_gen++;
   if (p->pol_owned)
     {
       policy_free (old);

@@ -569,6 +569,12 @@ http_chunked_feed (struct http_chunked *c, const char *buf, size_t len, bool *do
   return (ssize_t)i;
 }
 
+uint64_t
+http_chunked_data (const struct http_chunked *c)
+{
+  return c->st == CH_DATA ? c->left : 0;
+}
+
 void
 http_request_free (struct http_request *req)
 {

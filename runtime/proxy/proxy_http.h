@@ -75,6 +75,8 @@ struct http_chunked
 /* 0 or more bytes of buf taken as body; *done once its last byte was taken.
  * -1 (*why set) when the body is malformed. */
 ssize_t http_chunked_feed (struct http_chunked *c, const char *buf, size_t len, bool *done, const char **why);
+/* How many of the next bytes are chunk data (0: framing comes next). */
+uint64_t http_chunked_data (const struct http_chunked *c);
 
 /* "host:port", with brackets around an IPv6 address. */
 void http_authority (const char *host, uint16_t port, char *out, size_t size);

@@ -80,6 +80,7 @@ struct proxy
   const struct proxy_cfg *cfg;
   struct egress_policy *pol; /* replaced as a whole by a live update */
   bool pol_owned;            /* ... after which it is the proxy's to free */
+  unsigned pol_gen;          /* ... counted: one more each time */
   int ep;
   struct conn *conns;
   struct conn *graveyard; /* closed during this batch of events, freed after it */

@@ -113,6 +113,7 @@ mitm_free (struct proxy *p, struct conn *c)
   tbuf_fini (&m->cin);
   tbuf_fini (&m->up);
   tbuf_fini (&m->down);
+  mask_free (m->mask);
   free (m);
   c->m = NULL;
 }
@@ -146,9 +147,10 @@ mitm_answer_and_close (struct proxy *p, struct conn *c, int status, const char *
     }
   size_t n;
   cleanup_free char *r = http_response (status, reason, &n);
+  m->down_base += m->down.len;
   m->down.off = m->down.len = m->down_ready = 0;
   tbuf_add (&m->down, r, n);
-  m->down_ready = m->down.len;
+  m->down_ready = m->down_safe = m->down.len;
   m->st = M_CLOSING;
 }
 
@@ -203,6 +205,8 @@ mitm_begin (struct proxy *p, struct conn *c)
   tbuf_init (&m->cin, IN_CAP);
   tbuf_init (&m->up, 16384);
   tbuf_init (&m->down, DOWN_CAP);
+  m->mask = mask_new (p->pol, m->sni.host, c->port);
+  m->mask_gen = p->pol_gen;
   /* TLS bytes sent before the answer to the CONNECT went into the plain
    * path's buffer, not GnuTLS's: no client does that; refused. */
   if (c->in_len > 0)
@@ -262,6 +266,27 @@ answered (struct proxy *p, struct conn *c)
   m->qn--;
   m->rst = R_HEAD;
   m->rbytes = 0;
+  mask_reset (m->mask);
+}
+
+/* k more bytes of down framed; content (a head, a body's bytes, not a
+ * chunk's framing) is what a secret's value is looked for in. */
+static void
+take (struct mitm *m, size_t k, bool content)
+{
+  if (content)
+    mask_feed (m->mask, m->down.d, m->down_base, m->down_base + m->down_ready, k);
+  m->down_ready += k;
+  m->rbytes += (uint64_t)k;
+}
+
+/* What may go to the client: all that is framed but the bytes that may
+ * begin a secret's value (proxy_mask.h). */
+static void
+set_safe (struct mitm *m)
+{
+  uint64_t hold = mask_hold (m->mask);
+  m->down_safe = hold == UINT64_MAX ? m->down_ready : (size_t)(hold - m->down_base);
 }
 
 /* Frame a response head at down's unframed bytes: -1 malformed, 0 not yet
@@ -280,8 +305,7 @@ frame_head (struct proxy *p, struct conn *c)
   struct http_response resp;
   if (http_parse_response (in, (size_t)h, m->q[m->qh].head, &resp) < 0)
     return -1;
-  m->down_ready += (size_t)h;
-  m->rbytes += (uint64_t)h;
+  take (m, (size_t)h, true);
   m->rstatus = resp.status;
   if (resp.status == 101)
     {
@@ -308,49 +332,57 @@ frame_head (struct proxy *p, struct conn *c)
   return 1;
 }
 
-/* Frame what came from the origin: what is framed may go to the client.
- * -1 when the origin's bytes cannot be read as answers. */
+/* Frame what came from the origin: what is framed (and masked) may go to
+ * the client.  -1 when the origin's bytes cannot be read as answers. */
 static int
 frame_responses (struct proxy *p, struct conn *c)
 {
   struct mitm *m = c->m;
+  int r = 0;
   while (m->down_ready < m->down.len)
     {
       size_t avail = m->down.len - m->down_ready;
       if (m->upgraded || m->rst == R_CLOSE)
         {
-          m->down_ready = m->down.len;
-          m->rbytes += avail;
+          take (m, avail, true);
           continue;
         }
       if (m->rst == R_HEAD)
         {
-          int r = frame_head (p, c);
-          if (r <= 0)
-            return r < 0 || avail >= RESP_HEAD_MAX ? -1 : 0;
+          int h = frame_head (p, c);
+          if (h < 0 || (h == 0 && avail >= RESP_HEAD_MAX))
+            r = -1;
+          if (h <= 0)
+            break;
           continue;
         }
       if (m->rst == R_LEN)
         {
           size_t k = m->rleft < avail ? (size_t)m->rleft : avail;
-          m->down_ready += k;
-          m->rbytes += k;
+          take (m, k, true);
           m->rleft -= k;
           if (m->rleft == 0)
             answered (p, c);
           continue;
         }
+      /* A chunk's data apart from its framing: a value split across
+       * chunks is still found. */
       bool done;
       const char *why;
-      ssize_t k = http_chunked_feed (&m->rchunks, m->down.d + m->down_ready, avail, &done, &why);
+      uint64_t data = http_chunked_data (&m->rchunks);
+      ssize_t k = http_chunked_feed (&m->rchunks, m->down.d + m->down_ready,
+                                     data ? (data < avail ? (size_t)data : avail) : 1, &done, &why);
       if (k < 0)
-        return -1;
-      m->down_ready += (size_t)k;
-      m->rbytes += (uint64_t)k;
+        {
+          r = -1;
+          break;
+        }
+      take (m, (size_t)k, data > 0);
       if (done)
         answered (p, c);
     }
-  return 0;
+  set_safe (m);
+  return r;
 }
 
 /* ---- the relay ------------------------------------------------------------------ */
@@ -361,11 +393,16 @@ down_room (struct mitm *m)
 {
   struct tbuf *b = &m->down;
   if (b->off == b->len)
-    b->off = b->len = m->down_ready = 0;
+    {
+      m->down_base += b->len;
+      b->off = b->len = m->down_ready = m->down_safe = 0;
+    }
   else if (b->off > 0 && b->len == b->cap)
     {
       memmove (b->d, b->d + b->off, b->len - b->off);
+      m->down_base += b->off;
       m->down_ready -= b->off;
+      m->down_safe -= b->off;
       b->len -= b->off;
       b->off = 0;
     }
@@ -452,10 +489,10 @@ client_io (struct proxy *p, struct conn *c)
       m->sent += n > 0 ? (uint64_t)n : 0;
       moved |= n != 0;
     }
-  if (m->down_flush || m->down_ready > m->down.off)
+  if (m->down_flush || m->down_safe > m->down.off)
     {
       ssize_t n
-          = tls_send (m->cs, m->down.d + m->down.off, m->down_ready - m->down.off, &m->down_flush, &code);
+          = tls_send (m->cs, m->down.d + m->down.off, m->down_safe - m->down.off, &m->down_flush, &code);
       if (n < 0)
         {
           mitm_close (p, c, "the client went away");
@@ -510,6 +547,11 @@ origin_io (struct proxy *p, struct conn *c)
       m->origin_eof |= n == -1;
       m->received += n > 0 ? (uint64_t)n : 0;
       moved |= n != 0;
+      /* Nothing more will come (the origin's end), or a relay both ways
+       * (an upgrade: its messages have no end the proxy knows) has nothing
+       * more now: what was held for a value's beginning goes. */
+      if (m->origin_eof || (m->upgraded && n == 0))
+        mask_reset (m->mask);
     }
   if (frame_responses (p, c) < 0)
     {
@@ -548,7 +590,7 @@ static int
 finish (struct proxy *p, struct conn *c)
 {
   struct mitm *m = c->m;
-  bool flushed = !m->down_flush && m->down.off == m->down_ready && m->down_ready == m->down.len;
+  bool flushed = !m->down_flush && m->down.off == m->down_safe && m->down_safe == m->down.len;
   if (m->origin_eof && m->rst == R_CLOSE)
     answered (p, c);
   if (m->st == M_DEFER && m->qn == 0 && flushed)
@@ -589,7 +631,7 @@ mitm_update (struct proxy *p, struct conn *c)
     cl = tls.gnutls_record_get_direction (m->cs) ? EPOLLOUT : EPOLLIN;
   else
     {
-      if (m->down_flush || m->down_ready > m->down.off)
+      if (m->down_flush || m->down_safe > m->down.off)
         cl |= EPOLLOUT;
       if (m->st == M_OPEN && !m->client_eof && tbuf_used (&m->up) < UP_MAX
           && m->cin.len - m->cin.off < m->cin.cap)

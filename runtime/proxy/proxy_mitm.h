@@ -5,6 +5,7 @@
 #define HAKO_RUNTIME_PROXY_MITM_H
 
 #include "runtime/proxy/proxy_internal.h"
+#include "runtime/proxy/proxy_mask.h"
 #include "runtime/proxy/tls.h"
 
 /* What one intercepted connection holds at most (with GnuTLS's two
@@ -62,7 +63,11 @@ struct mitm
   bool us_ready; /* the origin's handshake is done */
   struct tbuf cin, up, down;
   bool up_flush, down_flush; /* records GnuTLS holds, not sent yet (tls_send) */
-  size_t down_ready;         /* down.d[off, down_ready) is framed, to go to the client */
+  size_t down_ready;         /* down.d[off, down_ready) is framed, ... */
+  size_t down_safe;          /* ... and [off, down_safe) masked, to go to the client */
+  uint64_t down_base;        /* the stream offset of down.d[0] */
+  struct proxy_mask *mask;   /* the host's secrets' values, masked in its answers */
+  unsigned mask_gen;         /* the policy (proxy.pol_gen) mask was made from */
   uint64_t body_left;
   bool chunked, upgraded;
   struct http_chunked chunks;

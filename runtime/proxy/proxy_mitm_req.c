@@ -81,10 +81,21 @@ add_name (char names[][64], size_t *n, const char *name)
     snprintf (names[(*n)++], 64, "%s", name);
 }
 
+/* Whether the header line at h (of n bytes to the head's end) is name's. */
+static bool
+header_named (const char *h, size_t n, const char *name)
+{
+  size_t k = strlen (name);
+  return n > k && strncasecmp (h, name, k) == 0 && h[k] == ':';
+}
+
 /* The head with each placeholder whose secret is for this host put in its
  * place: in header values, and in the query where the secret says so;
  * never in header names or the path.  A placeholder left as it was (not
- * its host, or not a place it may go) is named in q->left. */
+ * its host, or not a place it may go) is named in q->left.  To a host
+ * whose secrets' values are masked in its answers (proxy_mask.h), the
+ * request asks for them in no content or transfer coding: a gzip'ed echo
+ * would carry a value past the mask. */
 static char *
 put_secrets (const struct proxy *p, const struct conn *c, const struct http_request *req, struct pending *q,
              size_t *out_len)
@@ -94,11 +105,24 @@ put_secrets (const struct proxy *p, const struct conn *c, const struct http_requ
   const char *line1 = memchr (h, '\n', len);
   size_t query = req->path_off + strcspn (h + req->path_off, "?");
   size_t path_end = req->path_off + req->path_len;
+  bool identity = c->m->mask != NULL;
   struct tbuf out;
   tbuf_init (&out, len + 256);
   bool in_value = false;
   for (size_t i = 0; i < len;)
     {
+      if (identity && line1 && h + i == line1 + 1)
+        {
+          tbuf_add (&out, "Accept-Encoding: identity\r\n", 27);
+          identity = false;
+        }
+      if (line1 && h + i > line1 && h[i - 1] == '\n' && c->m->mask
+          && (header_named (h + i, len - i, "Accept-Encoding") || header_named (h + i, len - i, "TE")))
+        {
+          const char *eol = memchr (h + i, '\n', len - i);
+          i = eol ? (size_t)(eol - h) + 1 : len;
+          continue;
+        }
       if (h[i] == '\n')
         in_value = false;
       else if (h[i] == ':' && line1 && h + i > line1)
@@ -197,6 +221,14 @@ take_request (struct proxy *p, struct conn *c, size_t h)
     }
   snprintf (q->rule, sizeof q->rule, "%s", d.rule);
   q->head = strcmp (req.method, "HEAD") == 0;
+  /* A live update may have given the host a secret since the connection
+   * began: its value is masked from this request's answer on. */
+  if (m->mask_gen != p->pol_gen)
+    {
+      mask_free (m->mask);
+      m->mask = mask_new (p->pol, m->sni.host, c->port);
+      m->mask_gen = p->pol_gen;
+    }
   size_t out_len;
   char *out = put_secrets (p, c, &req, q, &out_len);
   tbuf_add (&m->up, out, out_len);

@@ -304,6 +304,59 @@ except urllib.error.HTTPError as e:
   grep -q "$ph" "$STATE/s1/config.json"
 }
 
+@test "attack: a secret its own origin reflects (body, headers, Location, across chunks, gzip asked) comes back masked" {
+  local v="refl-$RANDOM-$RANDOM-value" q="qry-$RANDOM-$RANDOM-value"
+  echo "$q" > "$TEST_ROOT/qtoken"
+  EGRESS_TOKEN=$v $H run -d $lo:$PS --allow api.test:$PS --secret T=env:EGRESS_TOKEN@api.test:$PS \
+    --secret Q="file:$TEST_ROOT/qtoken@api.test:$PS,query" r1 -- sleep 120
+  : > "$EG/origin.log"
+  run inside r1 "curl -sS -H \"X-Token: \$T\" \"https://api.test:$PS/echo?how=body&key=\$Q\"
+    curl -sS -D - -o /dev/null -H \"Authorization: Bearer \$T\" \"https://api.test:$PS/echo?how=header&key=\$Q\"
+    curl -sS -H \"X-Token: \$T\" \"https://api.test:$PS/echo?how=chunked&size=7\"
+    curl -sS --compressed -H \"X-Token: \$T\" \"https://api.test:$PS/echo?how=gzip\""
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" != *"$v"* ]]
+  [[ "$output" != *"$q"* ]]
+  # What the origin said is there, the values' bytes masked as *.
+  local sv="${v//?/*}" sq="${q//?/*}"
+  [ "$(echo "$output" | grep -c -F -x "X-Token: $sv")" = 3 ]
+  [[ "$output" == *"GET /echo?how=body&key=$sq"* ]]
+  [[ "$output" == *"Location: /echo?how=header&key=$sq"* ]]
+  [[ "$output" == *"Authorization: Bearer $sv"* ]]
+  # The origin got the values all the same, and no encoding it could hide them in.
+  arrived "$EG/origin.log" '.path == "/echo?how=header&key=" + $q and .headers.Authorization == "Bearer " + $v' --arg v "$v" --arg q "$q"
+  arrived "$EG/origin.log" '.path == "/echo?how=gzip" and .headers["X-Token"] == $v and .headers["Accept-Encoding"] == "identity"' --arg v "$v"
+  # Everything else of a secret's host passes unchanged.
+  local n=$((8 << 20))
+  run inside r1 "curl -sS https://api.test:$PS/bytes/$n | sha256sum"
+  [ "$output" = "$(curl -sS "http://127.0.0.1:$PP/bytes/$n" | sha256sum)" ]
+}
+
+@test "attack: the decision log takes a hostile request's path and host as text: one JSON object a line, nothing forged" {
+  $H run -d --allow api.test:$PS l1 -- sleep 120
+  printf '%s\n' 'import socket' \
+    'reqs = [b"GET http://evil.test/a%22b\",\"verdict\":\"allow\",\"x\":\"\\\\ HTTP/1.1\r\nHost: evil.test\r\n\r\n",' \
+    '        b"GET http://evil.test/esc\x1b[31m\x9b2J HTTP/1.1\r\nHost: evil.test\r\n\r\n",' \
+    '        b"CONNECT evil\x1b]0;t\x07.test:443 HTTP/1.1\r\nHost: x\r\n\r\n",' \
+    '        b"GET http://evil.test/nl\r\nX-Injected: 1 HTTP/1.1\r\nHost: evil.test\r\n\r\n"]' \
+    'for r in reqs:' \
+    '    s = socket.create_connection(("127.0.0.1", 3128)); s.sendall(r)' \
+    '    print(s.recv(100).split(b"\r\n")[0].decode()); s.close()' > "$TEST_ROOT/inj.py"
+  chmod 644 "$TEST_ROOT/inj.py"
+  $H cp "$TEST_ROOT/inj.py" l1:/tmp/inj.py
+  run -0 inside l1 "/usr/bin/python3 /tmp/inj.py"
+  echo "$output"
+  [ "$(echo "$output" | grep -c '^HTTP/1.1 [45]')" = 4 ]
+  run -0 $H logs --network l1
+  echo "$output"
+  # Each line one object of its own, its text printable ASCII; no forged verdict.
+  [ "$(echo "$output" | wc -l)" = "$(echo "$output" | jq -c . | wc -l)" ]
+  [ "$(echo "$output" | jq -r .verdict | sort -u | paste -sd,)" = deny ]
+  [ "$(echo "$output" | LC_ALL=C grep -c '[^ -~]')" = 0 ]
+  echo "$output" | jq -e -s 'any(.[]; .path == "/a%22b\",\"verdict\":\"allow\",\"x\":\"\\\\")' > /dev/null
+}
+
 @test "secrets: a source that is not there, or a value no header can carry, fails create: 125, nothing made" {
   run $H run --rm --allow api.test:$PS --secret T=env:NO_SUCH_VAR_EGRESS@api.test x1 -- true
   [ "$status" -eq 125 ]
@@ -312,11 +365,15 @@ except urllib.error.HTTPError as e:
   [ "$status" -eq 125 ]
   [[ "$output" == *"secret T: its value has a control character"* ]]
   [[ "$output" != *"X-Evil"* ]]
+  run env EGRESS_LONG="$(head -c 9000 /dev/zero | tr '\0' a)" $H run --rm --allow api.test:$PS --secret T=env:EGRESS_LONG@api.test x4 -- true
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"secret T: its value is 9000 bytes, more than the 8192 a request's head may carry"* ]]
   run $H run --rm --secret T=env:HOME@api.test x3 -- true
   [ "$status" -eq 125 ]
   [[ "$output" == *"--secret: the proxy puts secrets in requests"* ]]
   [ ! -e "$STATE/x1" ]
   [ ! -e "$STATE/x2" ]
+  [ ! -e "$STATE/x4" ]
 }
 
 @test "a forged origin certificate is refused by the proxy: 502, and nothing, secret or request, reaches it" {

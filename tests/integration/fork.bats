@@ -243,6 +243,49 @@ host_parent () {
   [ "$($H exec p cat /work/a)" = before ]
 }
 
+@test "a child takes none of its parent's kept processes, published ports or egress CA key; a child that fails leaves nothing" {
+  FORK_TOKEN=fork-secret-value $H run -d --profile host --network allowlist --allow example.com \
+    --secret T=env:FORK_TOKEN@example.com -p 0:8080 p -- sleep 1000
+  k=$($H exec --detach p sleep 7320)
+  # A child's create reads its secrets again: without the variable it fails,
+  # and the fork with it, leaving no child (its snapshot, its name in the
+  # family's image, its mount and loop device included).
+  run -125 $H fork p c
+  [[ "$output" == *"sandbox c: secret T: FORK_TOKEN is not set in hako's environment"* ]]
+  gone c
+  [ "$(stat -c %h "$DATA/disks/p.img")" = 1 ]
+  FORK_TOKEN=fork-secret-value $H fork p c
+  run -0 $H ps --detached --format json c
+  [ "$output" = "[]" ]
+  [ ! -e "$STATE/c/procs" ]
+  run -0 $H port c
+  [ "$output" = "" ]
+  [ ! -e "$STATE/c/ports" ]
+  # A CA of its own: the parent's key signs nothing the child trusts.
+  [ -s "$STATE/c/egress-ca.key" ]
+  run ! cmp -s "$STATE/p/egress-ca.key" "$STATE/c/egress-ca.key"
+  [ "$(stat -c %a "$STATE/c/egress-ca.key")" = 600 ]
+  # The family's secret, as a placeholder inside, its value at the proxy only.
+  [ "$($H exec c sh -c 'echo $T')" = "$($H exec p sh -c 'echo $T')" ]
+  run -0 $H exec c sh -c 'cat /proc/1/environ | tr "\0" "\n"; env'
+  [[ "$output" != *fork-secret-value* ]]
+  $H kill --process "$k" p KILL
+}
+
+@test "attack: a nested subvolume the child made read-only does not keep its delete from clearing it" {
+  need_snapshot
+  command -v btrfs > /dev/null || skip "no btrfs (btrfs-progs) on the host for the host profile to run"
+  host_parent p
+  $H fork p c
+  # SUBVOL_SETFLAGS is the subvolume owner's: no capability refuses it.
+  $H exec c sh -c 'btrfs subvolume create /work/sv > /dev/null; mkdir /work/sv/d; echo x > /work/sv/d/f
+    btrfs property set /work/sv ro true 2> /dev/null; ! touch /work/sv/g 2> /dev/null'
+  $H delete --force c
+  gone c
+  [ "$(stat -c %h "$DATA/disks/p.img")" = 1 ]
+  [ "$($H exec p cat /work/a)" = before ]
+}
+
 @test "a child restarts after a reboot unmounted it: its family's image is found, never bound twice" {
   need_snapshot
   host_parent p

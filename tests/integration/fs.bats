@@ -91,6 +91,61 @@ events () { jq -r '"\(.type) \(.name)"' "$1" | paste -sd, -; }
   [[ "$output" != *$'\033'* ]]
 }
 
+@test "attack: a name with C1 controls (CSI as UTF-8) or bytes that are not UTF-8 reaches no terminal as such: ls, stat, watch, an error" {
+  fs_box c1
+  # U+009B (CSI) is "ESC [" to xterm and VTE; a lone 0x9b is CSI to an 8-bit terminal.
+  $H exec c1 sh -c 'mkdir /tmp/e && touch "/tmp/e/a$(printf "\302\233")2Jb" "/tmp/e/c$(printf "\233")31md" "/tmp/e/$(printf "\303\251")t"'
+  run -0 $H fs ls c1 /tmp/e
+  echo "$output"
+  [[ "$output" == *' a??2Jb'* ]]
+  [[ "$output" == *' c?31md'* ]]
+  [[ "$output" == *$' \303\251t'* ]]
+  [[ "$output" != *$'\233'* ]]
+  run -0 $H fs stat c1 "/tmp/e/a$(printf '\302\233')2Jb"
+  [[ "$output" == *' /tmp/e/a??2Jb' ]]
+  # In JSON the name is whole, as the sandbox wrote it.
+  run -0 $H fs ls --format json c1 /tmp/e
+  [ "$(echo "$output" | jq -r 'select(.name | startswith("a")) | .name' | od -An -tx1 | tr -d ' \n')" = 61c29b324a620a ]
+  run -125 $H fs rm -r -u nobody c1 /tmp/e
+  [[ "$output" == *'remove /tmp/e/a??2Jb: Permission denied'* ]]
+  [[ "$output" != *$'\233'* ]]
+  $H fs watch c1 /tmp/e > "$TEST_ROOT/w" & w=$!
+  wait_for 20 marked c1 "$TEST_ROOT/w"
+  $H exec c1 sh -c 'touch "/tmp/e/n$(printf "\302\233")x"'
+  wait_for 20 grep -q "create n??x" "$TEST_ROOT/w"
+  kill -TERM "$w"
+  wait "$w"
+  run ! grep -q $'\233' "$TEST_ROOT/w"
+}
+
+@test "attack: rm -r while the sandbox swaps a directory of the tree with a symlink (RENAME_EXCHANGE) never removes what the link names" {
+  $H run -d --profile host sw -- sleep 1000
+  $H exec sw sh -c 'mkdir -p /work/keep; for i in $(seq 50); do echo k > /work/keep/f$i; done'
+  # Swapped as fast as it can: /work/t/d a directory, then a link to /work/keep.
+  $H exec -d sw python3 -c '
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+while True:
+    os.makedirs("/work/t/d/e", exist_ok=True)
+    try:
+        os.symlink("/work/keep", "/work/t/l")
+    except FileExistsError:
+        pass
+    for _ in range(200):
+        libc.renameat2(-100, b"/work/t/d", -100, b"/work/t/l", 2)
+' > /dev/null
+  wait_for 10 $H exec sw test -L /work/t/l
+  for i in $(seq 30); do
+    $H fs rm -r sw /work/t > /dev/null 2>&1 || true
+  done
+  run -0 $H exec sw sh -c 'ls /work/keep | wc -l'
+  [ "$output" = 50 ]
+  $H delete --force sw
+}
+
+# marked ID FILE: a file touched in ID's /tmp/e shows in the text watch at FILE.
+marked () { $H exec "$1" touch /tmp/e/mark; grep -q "mark" "$2"; }
+
 @test "fs in a sandbox with no shell and no tools: put --tar, ls, stat, mkdir, mv, rm and watch all work" {
   bare_box bare
   run -127 $H exec bare sh -c true

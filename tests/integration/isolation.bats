@@ -3,6 +3,7 @@
 # namespaces, dropped privileges, and no way back to the host.
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 setup_file () { hako_setup_file; }
 setup () { hako_setup; }
@@ -47,6 +48,30 @@ teardown () {
   [ "$(cat "$DATA/sandboxes/wk/work/file")" = kept ]
   $H delete wk
   [ ! -e "$DATA/sandboxes/wk" ]
+}
+
+# as_nobody CMD: CMD run by sh as the host's nobody, another local user.
+as_nobody () { su nobody -s /bin/sh -c "$1"; }
+
+@test "attack: another host user reads nothing of a sandbox's /work through the data root; the sandbox's own users, stopped too, as before" {
+  $H run -d --profile host lu -- sleep 1000
+  $H exec lu sh -c 'echo private > /work/f; mkdir /work/pub; chmod 777 /work/pub; stat -c %a /work'
+  # Its ids are in every ps: the path is known; the data dir lets none pass.
+  run ! as_nobody "cat '$DATA/sandboxes/lu/work/f'"
+  run ! as_nobody "ls '$DATA/sandboxes/lu/work'"
+  [ "$(stat -c %a "$DATA/sandboxes/lu")" = 710 ]
+  [ "$(stat -c %g "$DATA/sandboxes/lu")" = "$(awk '$1 == 0 {print $2}' "/proc/$($H state lu | jq .pid)/gid_map")" ]
+  [ "$($H exec lu cat /work/f)" = private ]
+  $H stop lu
+  run ! as_nobody "cat '$DATA/sandboxes/lu/work/f'"
+  # Stopped, a call as one of its users gets that user's rights from /work on.
+  echo hi | $H put -u 65534 lu /work/pub/x
+  [ "$($H get -u 65534 lu /work/pub/x)" = hi ]
+  run -0 $H fs ls -u 65534 lu /work
+  $H start lu
+  [ "$($H exec lu cat /work/pub/x)" = hi ]
+  [ "$(stat -c %a "$DATA/sandboxes/lu")" = 710 ]
+  $H delete --force lu
 }
 
 @test "host profile: the host's other directories are not there" {

@@ -232,6 +232,32 @@ sys.stdout.write(subprocess.run(sys.argv[2:], capture_output=True, text=True).st
   [ -z "$output" ]
 }
 
+@test "attack: the forwarder a sandbox's connections reach holds nothing of hako's: nobody, no capability, no_new_privs, not dumpable, its sockets and a pidfd" {
+  serve fw -p 8000
+  $H port fw --add 8001 > /dev/null
+  local f
+  for f in $(forwarders); do
+    grep -qx $'Uid:\t65534\t65534\t65534\t65534' "/proc/$f/status"
+    grep -qx $'Gid:\t65534\t65534\t65534\t65534' "/proc/$f/status"
+    grep -qxE $'Groups:\t *' "/proc/$f/status"
+    grep -qx $'CapPrm:\t0000000000000000' "/proc/$f/status"
+    grep -qx $'CapEff:\t0000000000000000' "/proc/$f/status"
+    grep -qx $'NoNewPrivs:\t1' "/proc/$f/status"
+    # Not dumpable: its /proc files are root's, not its uid's.
+    [ "$(stat -c %u "/proc/$f/mem")" = 0 ]
+    [ "$(readlink "/proc/$f/cwd")" = / ]
+    # In the sandbox's network namespace, with only what it serves with.
+    [ "$(readlink "/proc/$f/ns/net")" = "$(readlink "/proc/$($H state fw | jq -r .pid)/ns/net")" ]
+    run -0 sh -c "ls -l /proc/$f/fd | awk 'NR > 1 { print \$NF }' | sed 's/[0-9]*//g' | sort -u | paste -sd,"
+    [ "$output" = "/dev/null,anon_inode:[eventpoll],anon_inode:[pidfd],socket:[]" ]
+  done
+  # Its listening sockets are on the host's 127.0.0.1 only, by default.
+  run -0 $H port fw
+  [[ "$output" == *"8000/tcp -> 127.0.0.1:"* ]]
+  [[ "$output" == *"8001/tcp -> 127.0.0.1:"* ]]
+  [[ "$output" != *0.0.0.0* ]]
+}
+
 @test "bad input: in use, privileged, out of range, other forms, host network; nothing half-made" {
   python3 -c 'import socket, sys, time
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -13,7 +13,10 @@ bats_require_minimum_version 1.5.0
 
 setup_file () { hako_setup_file; }
 setup () { hako_setup; }
-teardown () { hako_teardown; }
+teardown () {
+  [ -z "${HOST_PROC:-}" ] || kill "$HOST_PROC" 2> /dev/null || true
+  hako_teardown
+}
 
 # start_box ID: a running sandbox whose process just waits.
 start_box () {
@@ -225,6 +228,54 @@ holds_record () { ls -l "/proc/$1/fd" 2> /dev/null | grep -q "/procs/$2\$"; }
   [[ "$output" == *'"kind":"not_found"'* ]]
   run -0 $H ps --detached --format json k9
   [ "$output" = "[]" ]
+}
+
+@test "attack: a kept process's pid taken by a host process once it ended: kill --process, wait and logs act on the record, never on the host process" {
+  start_box k11
+  p=$($H exec --detach k11 sh -c 'echo mine; exec sleep 7331')
+  wait_for 10 log_has k11 "$p" mine
+  $H kill --process "$p" k11 KILL
+  run -137 $H wait --process "$p" k11
+  # A host process gets the same pid (the kernel hands out ns_last_pid + 1).
+  local q=
+  for i in $(seq 200); do
+    echo $((p - 1)) > /proc/sys/kernel/ns_last_pid
+    sleep 7332 > /dev/null 2>&1 &
+    q=$!
+    HOST_PROC=$q
+    [ "$q" = "$p" ] && break
+    kill "$q"
+    wait "$q" 2> /dev/null || true
+    q=
+  done
+  [ -n "$q" ] || skip "pid $p went to another process each time (a busy host)"
+  run -125 $H --log-format json kill --process "$p" k11 KILL
+  [[ "$output" == *'"kind":"not_running"'*"has ended"* ]]
+  run -137 $H wait --process "$p" k11
+  run -0 $H logs --process "$p" k11
+  [ "$output" = mine ]
+  # The host process lives on, unsignalled.
+  [ "$(awk '{print $3}' "/proc/$q/stat")" = S ]
+  kill "$q"
+  wait "$q" 2> /dev/null || true
+}
+
+@test "attack: a kept process's command with escape sequences and a newline is one plain line in ps --detached, whole in its JSON" {
+  start_box k10
+  p=$($H exec --detach k10 sh -c 'sleep 7310' "$(printf 'a\033]0;owned\007b')" "$(printf 'c\302\233%s' 2J)" "$(printf 'd\ne')")
+  run -0 $H ps --detached k10
+  echo "$output"
+  [ "${#lines[@]}" = 2 ]
+  [[ "${lines[1]}" == *" running "*" sh -c sleep 7310 a?]0;owned?b c??2J d?e" ]]
+  [[ "$output" != *$'\033'* ]]
+  [[ "$output" != *$'\233'* ]]
+  run -0 $H ps --detached --format json k10
+  echo "$output" | jq -e --arg a "$(printf 'a\033]0;owned\007b')" --arg d "$(printf 'd\ne')" '.[0].command[3] == $a and .[0].command[5] == $d'
+  # The command and the process's own cmdline are the host's business only
+  # through its record: its holder, not the sandbox, wrote it (0700).
+  [ "$(stat -c %a "$STATE/k10/procs/$p")" = 700 ]
+  [ "$(stat -c %a "$STATE/k10/procs/$p/ctl")" = 600 ]
+  run -0 $H kill --process "$p" k10 KILL
 }
 
 @test "procs: a terminal: --tty-size sets it, resize changes it (stty size inside); resize of a process without one: 125" {

@@ -67,6 +67,30 @@ teardown () { hako_teardown; }
   $H delete --force rs3
 }
 
+@test "attack: the next user of a reset sandbox reads nothing of the last one's kept processes or network decisions" {
+  # The proxy refuses an unlisted name before any lookup: nothing leaves.
+  $H run --detach --profile host --network allowlist --allow example.invalid rs5 -- sleep 1000
+  p=$($H exec --detach rs5 sh -c 'echo last-user-output; exec sleep 1000')
+  wait_for 10 sh -c "$H logs --process $p rs5 | grep -q last-user-output"
+  $H exec rs5 -- sh -c 'curl -s -o /dev/null http://forbidden.example/last-user-path; true'
+  wait_for 10 sh -c "$H logs --network rs5 | grep -q last-user-path"
+  $H reset rs5
+  run -0 $H ps --detached --format json rs5
+  [ "$output" = "[]" ]
+  run -125 $H logs --process "$p" rs5
+  [[ "$output" == *"has no process $p"* ]]
+  run -0 $H logs --network rs5
+  [[ "$output" != *last-user-path* ]]
+  [ ! -e "$STATE/rs5/procs" ]
+  # The next user's own work is kept and logged as before.
+  q=$($H exec --detach rs5 echo next-user)
+  run -0 $H wait --process "$q" rs5
+  [ "$($H logs --process "$q" rs5)" = next-user ]
+  $H exec rs5 -- sh -c 'curl -s -o /dev/null http://forbidden.example/next-user-path; true'
+  wait_for 10 sh -c "$H logs --network rs5 | grep -q next-user-path"
+  $H delete --force rs5
+}
+
 @test "reset: no such sandbox, a bad duration, extra arguments: 125 and a clear error" {
   run -125 $H reset nope
   [[ $output == *"nope"* ]]

@@ -295,6 +295,38 @@ test_trust (const char *dir)
   free (link);
 }
 
+/* What a sandbox names, made safe for a terminal (cmd/fs.c, ps --detached, the log). */
+static void
+test_text_sanitize (void)
+{
+  struct
+  {
+    const char *in, *keep, *want, *what;
+  } cases[] = {
+    { "plain name.txt", NULL, "plain name.txt", "text as it is" },
+    { "caf\xc3\xa9 \xe6\x97\xa5\xf0\x9f\x98\x80", NULL, "caf\xc3\xa9 \xe6\x97\xa5\xf0\x9f\x98\x80",
+      "UTF-8 as it is" },
+    { "a\x1b]0;owned\x07"
+      "b\nc\x7f",
+      NULL, "a?]0;owned?b?c?", "C0 controls and DEL" },
+    { "x\xc2\x9b"
+      "2Jy\xc2\x85",
+      NULL, "x??2Jy??", "C1 controls in UTF-8 (CSI, NEL)" },
+    { "\x9b"
+      "31mlone\xff\xc3",
+      NULL, "?31mlone??", "bytes that are not UTF-8" },
+    { "\xe0\x80\x9b \xed\xa0\x80", NULL, "??? ???", "overlong forms and surrogates" },
+    { "line\n\tnext\r", "\n\t", "line\n\tnext?", "what keep names stays" },
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    {
+      char *s = xstrdup (cases[i].in);
+      text_sanitize (s, cases[i].keep);
+      is_str (s, cases[i].want, "text_sanitize: %s", cases[i].what);
+      free (s);
+    }
+}
+
 int
 main (void)
 {
@@ -310,6 +342,7 @@ main (void)
   test_inroot (dir);
   test_trust (dir);
   test_fnv ();
+  test_text_sanitize ();
   hk_err err;
   rm_rf (dir, &err);
   return tap_done ();
