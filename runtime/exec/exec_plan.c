@@ -217,6 +217,17 @@ has_controller (const char *list, const char *name)
   return false;
 }
 
+/* Whether the command gets a v1 memory cgroup of its own (an exec slot,
+ * runtime/cgroup/cgroup_slot.c) for an OOM count of its own: an attached
+ * command (a detached one outlives hako, which holds the slot), in
+ * cgroups hako made (not an orchestrator's cgroupsPath, whose tools read
+ * its one directory). */
+static bool
+wants_slot (const struct exec_ctx *x)
+{
+  return EXEC_ACCOUNTING && !x->o->detach && !x->o->builtin && !(x->spec && x->spec->linux.cgroups_path);
+}
+
 /* One hierarchy: where the command must be born (when the sandbox's
  * process is elsewhere than we are), and the oom_kill counter of the memory
  * controller, v1's winning over v2's (on a hybrid host v2 has no memory). */
@@ -228,7 +239,7 @@ plan_cgroup_line (struct exec_ctx *x, const char *text, bool differs, size_t *n,
   if (!cg_line_split (line, &controllers, &path))
     return 0;
   bool v2 = strcmp (line, "0") == 0 && *controllers == '\0';
-  bool memory = has_controller (controllers, "memory") || (v2 && x->oom_file == NULL);
+  bool memory = EXEC_ACCOUNTING && (has_controller (controllers, "memory") || (v2 && x->oom_dir == NULL));
   if (!differs && !memory)
     return 0;
   cleanup_free char *dir = cg_dir_of (v2, controllers, path);
@@ -245,13 +256,13 @@ plan_cgroup_line (struct exec_ctx *x, const char *text, bool differs, size_t *n,
     }
   if (memory)
     {
-      char *f = xasprintf ("%s/%s", dir, v2 ? "memory.events" : "memory.oom_control");
+      cleanup_free char *f = xasprintf ("%s/%s", dir, v2 ? "memory.events" : "memory.oom_control");
       if (access (f, R_OK) == 0)
         {
-          free (x->oom_file);
-          x->oom_file = steal_pointer (&f);
+          free (x->oom_dir);
+          x->oom_dir = xstrdup (dir);
+          x->oom_v2 = v2;
         }
-      free (f);
     }
   if (!differs)
     return 0;
@@ -263,10 +274,21 @@ plan_cgroup_line (struct exec_ctx *x, const char *text, bool differs, size_t *n,
         return err_sys (err, "the sandbox's cgroup %s", dir);
       return 0;
     }
+  /* v1's memory: the command's own slot below the sandbox's, when one is
+   * free (else the sandbox's cgroup, and the sandbox's count). */
+  const char *join = dir;
+  if (memory && x->oom_dir && !x->oom_v2 && wants_slot (x) && cg_mem_slot_take (dir, &x->slot) == 0)
+    {
+      join = x->slot.dir;
+      free (x->oom_dir);
+      x->oom_dir = xstrdup (x->slot.dir);
+      x->oom_slot = true;
+      x->oom_before = x->slot.before;
+    }
   x->plan.cgroup_procs = xrealloc (x->plan.cgroup_procs, (*n + 2) * sizeof (char *));
   /* "tasks": the joiner moves itself alone, with no RCU grace period to
    * wait for (runtime/cgroup/cgroup_join.c). */
-  x->plan.cgroup_procs[(*n)++] = xasprintf ("%s/tasks", dir);
+  x->plan.cgroup_procs[(*n)++] = xasprintf ("%s/tasks", join);
   x->plan.cgroup_procs[*n] = NULL;
   return 0;
 }
@@ -300,13 +322,24 @@ plan_cgroups (struct exec_ctx *x, hk_err *err)
   return r;
 }
 
-/* The "oom_kill N" line of memory.events (v2) or memory.oom_control (v1). */
+/* The "oom_kill N" line of memory.events (v2: the cgroup and all below
+ * it), or of v1's memory.oom_control: the slot's own, or the sandbox's with
+ * its slots'. */
 bool
-read_oom_kills (const char *file, uint64_t *n)
+exec_oom_count (const struct exec_watch *w, uint64_t *n)
 {
+  if (w->oom_dir == NULL)
+    return false;
+  if (!w->oom_v2 && !w->oom_slot)
+    {
+      hk_err ignored;
+      return cg_v1_oom_kills (w->oom_dir, n, &ignored) == 0;
+    }
+  cleanup_free char *file
+      = xasprintf ("%s/%s", w->oom_dir, w->oom_v2 ? "memory.events" : "memory.oom_control");
   cleanup_free char *text = NULL;
   hk_err ignored;
-  if (file == NULL || file_read_all (file, 1 << 16, &text, NULL, &ignored) < 0)
+  if (file_read_all (file, 1 << 16, &text, NULL, &ignored) < 0)
     return false;
   for (char *l = text; l && *l; l = strchr (l, '\n') ? strchr (l, '\n') + 1 : NULL)
     if (str_has_prefix (l, "oom_kill "))
@@ -674,10 +707,11 @@ plan_exec (const struct store *st, struct exec_ctx *x, hk_err *err)
   x->plan.subreaper = !x->o->detach && !x->o->builtin;
   x->plan.new_session = x->plan.tty || has_controlling_terminal ();
   x->plan.preserve_fds = x->o->preserve_fds;
-  if (x->oom_file && !read_oom_kills (x->oom_file, &x->oom_before))
+  struct exec_watch w = { .oom_dir = x->oom_dir, .oom_v2 = x->oom_v2 };
+  if (x->oom_dir && !x->oom_slot && !exec_oom_count (&w, &x->oom_before))
     {
-      free (x->oom_file);
-      x->oom_file = NULL;
+      free (x->oom_dir);
+      x->oom_dir = NULL;
     }
   return 0;
 }
