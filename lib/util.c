@@ -268,6 +268,11 @@ file_write_new (const char *path, const char *data, size_t len, mode_t mode, hk_
 int
 mkdir_p (const char *path, mode_t mode, hk_err *err)
 {
+  /* Most calls find the directory there already (every verb's state root):
+   * one call says so, instead of one per component.  Else each component,
+   * whose failure is named as before. */
+  if (mkdir (path, mode) == 0 || errno == EEXIST)
+    return 0;
   cleanup_free char *p = xstrdup (path);
   for (char *s = p + 1;; s++)
     {

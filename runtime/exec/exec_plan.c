@@ -64,12 +64,42 @@ wait_resumed (const struct store *st, struct exec_ctx *x, hk_err *err)
   return 0;
 }
 
+/* The sandbox's state as an exec needs it: its status and process, the
+ * process held by a pidfd from the start (its start time checked once,
+ * by pid_open).  Not sbx_state's full refresh: an exec has no use for the
+ * proxy's pid or the deadline, and needs no second look at the process. */
+static int
+read_state (const struct store_entry *e, struct exec_ctx *x, hk_err *err)
+{
+  if (store_read_state (e, &x->state, err) < 0)
+    return -1;
+  struct oci_state *s = x->state;
+  if (s->status != OCI_STATUS_STOPPED)
+    {
+      x->plan.pidfd = pid_open (s->pid, s->pid_start_time);
+      if (x->plan.pidfd < 0)
+        s->status = OCI_STATUS_STOPPED;
+    }
+  return 0;
+}
+
 static int
 open_sandbox (const struct store *st, struct exec_ctx *x, hk_err *err)
 {
   const char *id = x->o->id;
-  if (sbx_state (st, id, &x->state, err) < 0 || (x->o->ignore_paused && wait_resumed (st, x, err) < 0))
+  struct store_entry e;
+  if (store_open (st, id, false, &e, err) < 0)
     return -1;
+  if (read_state (&e, x, err) < 0)
+    {
+      store_close (&e);
+      return -1;
+    }
+  if (x->o->ignore_paused && x->state->status == OCI_STATUS_PAUSED && wait_resumed (st, x, err) < 0)
+    {
+      store_close (&e);
+      return -1;
+    }
   /* A created sandbox has its namespaces and root already, its process
    * waiting for start: a command runs there as runc's exec does (a hook or
    * a shim preparing it).  A builtin (put, get) needs the namespaces only:
@@ -77,13 +107,13 @@ open_sandbox (const struct store *st, struct exec_ctx *x, hk_err *err)
   bool ok = x->state->status == OCI_STATUS_RUNNING || x->state->status == OCI_STATUS_CREATED
             || (x->o->builtin && x->state->status == OCI_STATUS_PAUSED);
   if (!ok)
-    return err_set (err, ESRCH, "sandbox %s: container not running (it is %s)", id,
-                    oci_status_name (x->state->status));
+    {
+      store_close (&e);
+      return err_set (err, ESRCH, "sandbox %s: container not running (it is %s)", id,
+                      oci_status_name (x->state->status));
+    }
   /* The spec frozen at create: the same process defaults, Landlock and
    * seccomp as the sandbox's process, whatever the bundle says now. */
-  struct store_entry e;
-  if (store_open (st, id, false, &e, err) < 0)
-    return -1;
   cleanup_free char *config = store_path (&e, "config.json");
   if (oci_spec_load (config, &x->spec, err) < 0 || sbx_validate (x->spec, err) < 0)
     {
@@ -94,7 +124,6 @@ open_sandbox (const struct store *st, struct exec_ctx *x, hk_err *err)
     x->tree = mntns_tree_path (&e);
   x->state_dir = xstrdup (e.dir);
   store_close (&e);
-  x->plan.pidfd = pid_open (x->state->pid, x->state->pid_start_time);
   if (x->plan.pidfd < 0)
     return err_set (err, ESRCH, "sandbox %s: container not running", id);
   return 0;
