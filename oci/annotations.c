@@ -182,7 +182,7 @@ parse_text (const char *text, size_t len, struct hako_sandbox *out, hk_err *err)
   if (json_parse (text, len, &root, err) < 0)
     return -1;
   int r = spec_parse_sandbox (root, out, err);
-  yajl_tree_free (root);
+  json_free (root);
   return r;
 }
 

@@ -540,7 +540,7 @@ cdi_spec_parse (const char *text, size_t len, const char *file, bool yaml, struc
   if (r == 0)
     r = parse_spec_tree (root, s, err);
   if (root)
-    yajl_tree_free (root);
+    json_free (root);
   if (r < 0)
     {
       cdi_spec_free (s);

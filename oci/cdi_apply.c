@@ -465,7 +465,7 @@ cdi_apply_config (const char *json, size_t len, char *const *extra, char **out, 
     return -1;
   if (!YAJL_IS_OBJECT (root))
     {
-      yajl_tree_free (root);
+      json_free (root);
       return err_setk (err, ERR_INVALID_CONFIG, EINVAL, "the config must be a JSON object");
     }
   if (collect_requests (root, extra, &p.requests, err) < 0)
@@ -514,7 +514,7 @@ done:
   if (loaded)
     cdi_registry_free (&reg);
   plan_free (&p);
-  yajl_tree_free (root);
+  json_free (root);
   return rc;
 }
 
@@ -527,7 +527,7 @@ cdi_config_add_requests (const char *json, size_t len, char *const *devices, cha
     return -1;
   if (!YAJL_IS_OBJECT (root))
     {
-      yajl_tree_free (root);
+      json_free (root);
       return err_setk (err, ERR_INVALID_CONFIG, EINVAL, "the config must be a JSON object");
     }
   static const char *const skip_root[] = { "sandbox", NULL };
@@ -544,7 +544,7 @@ cdi_config_add_requests (const char *json, size_t len, char *const *devices, cha
   emit_strings_plus (&o, json_get (sb, "devices"), devices);
   json_obj_close (&o);
   json_obj_close (&o);
-  yajl_tree_free (root);
+  json_free (root);
   return json_out_finish (&o, out, out_len, err);
 }
 

@@ -70,7 +70,7 @@ oci_secret_values_parse (const char *text, size_t len, struct oci_secret_value *
   if (json_parse (text, len, &root, err) < 0)
     return -1;
   int r = values_from (root, out, n, err);
-  yajl_tree_free (root);
+  json_free (root);
   return r;
 }
 
@@ -106,7 +106,7 @@ oci_egress_update_text (const char *config_json, size_t config_len, const struct
     json_null (&o);
   emit_values (&o, v, n);
   json_obj_close (&o);
-  yajl_tree_free (root);
+  json_free (root);
   if (json_out_finish (&o, &text, NULL, err) < 0)
     return NULL;
   return text;
@@ -131,7 +131,7 @@ oci_egress_update_parse (const char *text, size_t len, struct hako_sandbox *sb,
     r = spec_parse_network (network, sb, err);
   if (r == 0)
     r = values_from (root, values, n, err);
-  yajl_tree_free (root);
+  json_free (root);
   if (r < 0)
     spec_free_sandbox (sb);
   return r;

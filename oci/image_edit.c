@@ -132,7 +132,7 @@ oci_image_config_add_layer (const char *text, size_t len, const struct oci_layer
   json_obj_close (&o);
   r = json_out_finish (&o, out, out_len, err);
 out:
-  yajl_tree_free (root);
+  json_free (root);
   return r;
 }
 
@@ -203,6 +203,6 @@ oci_index_add_ref (const char *text, size_t len, const struct oci_desc *d, char 
   json_obj_close (&o);
   r = json_out_finish (&o, out, out_len, err);
 out:
-  yajl_tree_free (root);
+  json_free (root);
   return r;
 }

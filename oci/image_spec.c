@@ -100,7 +100,7 @@ oci_media_type_peek (const char *text, size_t len, char **out, hk_err *err)
     return -1;
   int r = YAJL_IS_OBJECT (root) ? json_get_string (root, "", "mediaType", out, err)
                                 : json_error (err, "", NULL, "must be an object");
-  yajl_tree_free (root);
+  json_free (root);
   return r < 0 ? -1 : 0;
 }
 
@@ -116,7 +116,7 @@ oci_index_parse (const char *text, size_t len, struct oci_index *out, hk_err *er
                   || parse_desc_array (root, "manifests", &out->manifests, &out->n_manifests, err) < 0
               ? -1
               : 0;
-  yajl_tree_free (root);
+  json_free (root);
   if (r < 0)
     oci_index_free (out);
   return r;
@@ -153,7 +153,7 @@ oci_manifest_parse (const char *text, size_t len, struct oci_manifest *out, hk_e
     goto out;
   r = 0;
 out:
-  yajl_tree_free (root);
+  json_free (root);
   if (r < 0)
     oci_manifest_free (out);
   return r;
@@ -218,7 +218,7 @@ oci_image_config_parse (const char *text, size_t len, struct oci_image_config *o
       }
   r = 0;
 out:
-  yajl_tree_free (root);
+  json_free (root);
   if (r < 0)
     oci_image_config_free (out);
   return r;
@@ -268,7 +268,7 @@ oci_docker_manifest_parse (const char *text, size_t len, struct oci_docker_manif
     }
   r = 0;
 out:
-  yajl_tree_free (root);
+  json_free (root);
   if (r < 0)
     oci_docker_manifest_free (out);
   return r;
@@ -365,7 +365,7 @@ oci_image_names_parse (const char *text, size_t len, struct oci_image_names *out
     }
   r = 0;
 out:
-  yajl_tree_free (root);
+  json_free (root);
   if (r < 0)
     oci_image_names_free (out);
   return r;

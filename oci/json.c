@@ -4,10 +4,13 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <yajl/yajl_parse.h>
 
 #include "lib/util.h"
 #include "oci/spec.h"
@@ -42,6 +45,287 @@ json_invalid (hk_err *err, const char *msg)
   return -1;
 }
 
+/* ---- the tree, in one arena ----
+ *
+ * yajl_tree_parse made every node, string, key and number a malloc of its
+ * own and grew each object's and array's arrays one realloc per member:
+ * for hako's default profile (15 KB, mostly its seccomp names) that was
+ * two thirds of a config's parse, and its yajl_tree_free a tenth more,
+ * paid by every run, create and exec (docs/benchmarks.md, issue 39).  The
+ * same yajl parser (same options, same errors) now calls back into a
+ * builder that puts the tree in a few large blocks: a container's members
+ * wait on a stack and are copied out once, sized, at its end; json_free
+ * frees the blocks.  The nodes are yajl's own type, read as before. */
+
+struct arena
+{
+  struct arena *next;
+  size_t used, cap;
+};
+
+/* The blocks' headers keep the nodes after them 16-aligned. */
+#define ARENA_HDR ((sizeof (struct arena) + 15) & ~(size_t)15)
+
+struct frame
+{
+  yajl_val node;
+  size_t start;    /* its members' first slot on the stack */
+  const char *key; /* an object's key waiting for its value */
+};
+
+struct builder
+{
+  struct arena *first, *cur;
+  yajl_val root;
+  struct frame *frames;
+  size_t depth, frames_cap;
+  yajl_val *vals; /* the open containers' members, innermost last */
+  const char **keys;
+  size_t top, cap;
+};
+
+static struct arena *
+arena_block (size_t cap)
+{
+  struct arena *a = xmalloc (ARENA_HDR + cap);
+  *a = (struct arena){ .cap = cap };
+  return a;
+}
+
+static void *
+arena_alloc (struct builder *b, size_t n)
+{
+  n = (n + 7) & ~(size_t)7;
+  if (b->cur->cap - b->cur->used < n)
+    {
+      size_t cap = b->cur->cap > n ? b->cur->cap : n;
+      struct arena *a = arena_block (cap);
+      b->cur->next = a;
+      b->cur = a;
+    }
+  void *p = (char *)b->cur + ARENA_HDR + b->cur->used;
+  b->cur->used += n;
+  return p;
+}
+
+static char *
+arena_str (struct builder *b, const void *s, size_t len)
+{
+  char *p = arena_alloc (b, len + 1);
+  memcpy (p, s, len);
+  p[len] = '\0';
+  return p;
+}
+
+static yajl_val
+node (struct builder *b, yajl_type type)
+{
+  yajl_val v = arena_alloc (b, sizeof *v);
+  memset (v, 0, sizeof *v);
+  v->type = type;
+  return v;
+}
+
+/* V into the innermost open container (with its pending key), or the root. */
+static int
+add (struct builder *b, yajl_val v)
+{
+  if (b->depth == 0)
+    {
+      b->root = v;
+      return 1;
+    }
+  if (b->top == b->cap)
+    {
+      b->cap = b->cap ? 2 * b->cap : 64;
+      b->vals = xrealloc (b->vals, b->cap * sizeof *b->vals);
+      b->keys = xrealloc (b->keys, b->cap * sizeof *b->keys);
+    }
+  struct frame *f = &b->frames[b->depth - 1];
+  b->keys[b->top] = f->key;
+  b->vals[b->top++] = v;
+  f->key = NULL;
+  return 1;
+}
+
+static int
+open_container (struct builder *b, yajl_type type)
+{
+  yajl_val v = node (b, type);
+  add (b, v);
+  if (b->depth == b->frames_cap)
+    {
+      b->frames_cap = b->frames_cap ? 2 * b->frames_cap : 16;
+      b->frames = xrealloc (b->frames, b->frames_cap * sizeof *b->frames);
+    }
+  b->frames[b->depth++] = (struct frame){ .node = v, .start = b->top };
+  return 1;
+}
+
+static int
+close_container (struct builder *b)
+{
+  struct frame *f = &b->frames[--b->depth];
+  size_t n = b->top - f->start;
+  yajl_val *vals = NULL;
+  if (n)
+    {
+      vals = arena_alloc (b, n * sizeof *vals);
+      memcpy (vals, b->vals + f->start, n * sizeof *vals);
+    }
+  if (YAJL_IS_OBJECT (f->node))
+    {
+      const char **keys = NULL;
+      if (n)
+        {
+          keys = arena_alloc (b, n * sizeof *keys);
+          memcpy (keys, b->keys + f->start, n * sizeof *keys);
+        }
+      f->node->u.object.keys = keys;
+      f->node->u.object.values = vals;
+      f->node->u.object.len = n;
+    }
+  else
+    {
+      f->node->u.array.values = vals;
+      f->node->u.array.len = n;
+    }
+  b->top = f->start;
+  return 1;
+}
+
+static int
+on_null (void *ctx)
+{
+  return add (ctx, node (ctx, yajl_t_null));
+}
+
+static int
+on_bool (void *ctx, int val)
+{
+  return add (ctx, node (ctx, val ? yajl_t_true : yajl_t_false));
+}
+
+/* What yajl's own integer reader gives: ERANGE past 64 bits or on a
+ * character that is not a digit (a fraction, an exponent). */
+static long long
+parse_integer (const char *s, int *range)
+{
+  long long ret = 0, sign = 1;
+  *range = 0;
+  if (*s == '-')
+    sign = -1, s++;
+  else if (*s == '+')
+    s++;
+  for (; *s; s++)
+    {
+      if (*s < '0' || *s > '9' || ret > (LLONG_MAX - (*s - '0')) / 10)
+        {
+          *range = 1;
+          return sign == 1 ? LLONG_MAX : LLONG_MIN;
+        }
+      ret = ret * 10 + (*s - '0');
+    }
+  return sign * ret;
+}
+
+/* A number as yajl_tree made it: its text, its integer value when that is
+ * one of 64 bits, and its double when strtod takes all of it.  Up to 15
+ * digits without a fraction or exponent (every number in a config but a
+ * few) the double is the integer itself, exact, without strtod. */
+static int
+on_number (void *ctx, const char *s, size_t len)
+{
+  yajl_val v = node (ctx, yajl_t_number);
+  char *r = v->u.number.r = arena_str (ctx, s, len);
+  size_t neg = r[0] == '-', digits = len - neg;
+  if (digits >= 1 && digits <= 15 && strspn (r + neg, "0123456789") == digits)
+    {
+      long long i = 0;
+      for (size_t k = neg; k < len; k++)
+        i = i * 10 + (r[k] - '0');
+      v->u.number.i = neg ? -i : i;
+      v->u.number.d = neg && i == 0 ? -0.0 : (double)v->u.number.i;
+      v->u.number.flags = YAJL_NUMBER_INT_VALID | YAJL_NUMBER_DOUBLE_VALID;
+      return add (ctx, v);
+    }
+  int range;
+  v->u.number.i = parse_integer (r, &range);
+  if (!range)
+    v->u.number.flags |= YAJL_NUMBER_INT_VALID;
+  char *end = NULL;
+  errno = 0;
+  v->u.number.d = strtod (r, &end);
+  if (errno == 0 && end && *end == '\0')
+    v->u.number.flags |= YAJL_NUMBER_DOUBLE_VALID;
+  return add (ctx, v);
+}
+
+static int
+on_string (void *ctx, const unsigned char *s, size_t len)
+{
+  yajl_val v = node (ctx, yajl_t_string);
+  v->u.string = arena_str (ctx, s, len);
+  return add (ctx, v);
+}
+
+static int
+on_key (void *ctx, const unsigned char *s, size_t len)
+{
+  struct builder *b = ctx;
+  b->frames[b->depth - 1].key = arena_str (b, s, len);
+  return 1;
+}
+
+static int
+on_start_map (void *ctx)
+{
+  return open_container (ctx, yajl_t_object);
+}
+
+static int
+on_start_array (void *ctx)
+{
+  return open_container (ctx, yajl_t_array);
+}
+
+static int
+on_end (void *ctx)
+{
+  return close_container (ctx);
+}
+
+static const yajl_callbacks builder_callbacks = {
+  .yajl_null = on_null,
+  .yajl_boolean = on_bool,
+  .yajl_number = on_number,
+  .yajl_string = on_string,
+  .yajl_start_map = on_start_map,
+  .yajl_map_key = on_key,
+  .yajl_end_map = on_end,
+  .yajl_start_array = on_start_array,
+  .yajl_end_array = on_end,
+};
+
+static void
+arena_free (struct arena *a)
+{
+  while (a)
+    {
+      struct arena *next = a->next;
+      free (a);
+      a = next;
+    }
+}
+
+void
+json_free (yajl_val root)
+{
+  /* The root is the first node of the first block: the header precedes it. */
+  if (root)
+    arena_free ((struct arena *)(void *)((char *)root - ARENA_HDR));
+}
+
 int
 json_parse (const char *text, size_t len, yajl_val *out, hk_err *err)
 {
@@ -54,18 +338,39 @@ json_parse (const char *text, size_t len, yajl_val *out, hk_err *err)
     return json_invalid (err, "the text holds a NUL byte");
   if (has_nul_escape (text, len))
     return json_invalid (err, "strings must not hold NUL characters (\\u0000)");
-  cleanup_free char *buf = xmalloc (len + 1);
-  memcpy (buf, text, len);
-  buf[len] = '\0';
-  char msg[1024] = "";
-  yajl_val v = yajl_tree_parse (buf, msg, sizeof msg);
-  if (v == NULL)
+  /* A node, its text and its slot in a parent take about 4 bytes of tree
+   * per byte of a config; a denser text grows more blocks. */
+  struct builder b = { 0 };
+  b.first = b.cur = arena_block (len < 4096 ? 16384 : 4 * len);
+  yajl_handle h = yajl_alloc (&builder_callbacks, NULL, &b);
+  if (h == NULL)
     {
+      fputs ("hako: out of memory\n", stderr);
+      abort ();
+    }
+  /* As yajl_tree_parse: comments allowed, everything else strict. */
+  yajl_config (h, yajl_allow_comments, 1);
+  yajl_status st = yajl_parse (h, (const unsigned char *)text, len);
+  if (st == yajl_status_ok)
+    st = yajl_complete_parse (h);
+  free (b.frames);
+  free (b.vals);
+  free (b.keys);
+  if (st != yajl_status_ok || b.root == NULL)
+    {
+      unsigned char *e = yajl_get_error (h, 1, (const unsigned char *)text, len);
+      char msg[1024];
       /* yajl draws a caret under the text on further lines: keep the first. */
+      snprintf (msg, sizeof msg, "%s", e ? (const char *)e : "");
       msg[strcspn (msg, "\n")] = '\0';
+      if (e)
+        yajl_free_error (h, e);
+      yajl_free (h);
+      arena_free (b.first);
       return json_invalid (err, msg[0] ? msg : "parse error");
     }
-  *out = v;
+  yajl_free (h);
+  *out = b.root;
   return 0;
 }
 
@@ -132,20 +437,40 @@ is_identifier (const char *s)
   return true;
 }
 
+/* The paths name a field in an error, but are made for every array element
+ * a config has (hundreds in the default profile): by hand, not vasprintf. */
+static char *
+concat (const char *a, const char *b, size_t blen, const char *c)
+{
+  size_t alen = strlen (a), clen = strlen (c);
+  char *out = xmalloc (alen + blen + clen + 1);
+  memcpy (out, a, alen);
+  memcpy (out + alen, b, blen);
+  memcpy (out + alen + blen, c, clen + 1);
+  return out;
+}
+
 char *
 json_path (const char *path, const char *key)
 {
   if (key == NULL)
     return xstrdup (path);
   if (is_identifier (key))
-    return xasprintf ("%s.%s", path, key);
-  return xasprintf ("%s[\"%s\"]", path, key);
+    return concat (path, ".", 1, key);
+  cleanup_free char *quoted = concat ("[\"", key, strlen (key), "\"]");
+  return concat (path, quoted, strlen (quoted), "");
 }
 
 char *
 json_index (const char *path, size_t i)
 {
-  return xasprintf ("%s[%zu]", path, i);
+  char digits[24];
+  size_t n = sizeof digits;
+  do
+    digits[--n] = (char)('0' + i % 10);
+  while ((i /= 10) != 0);
+  digits[--n] = '[';
+  return concat (path, digits + n, sizeof digits - n, "]");
 }
 
 int

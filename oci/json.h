@@ -18,9 +18,11 @@ struct oci_kv;
 
 /* Parse LEN bytes of JSON text (need not be NUL-terminated).  Malformed text
  * fails with "invalid JSON: <yajl's message>"; so does a string holding a NUL
- * (\u0000), which C strings would silently cut short.  Free *out with
- * yajl_tree_free. */
+ * (\u0000), which C strings would silently cut short.  The tree is
+ * yajl's types in an arena of its own: free *out with json_free (never
+ * yajl_tree_free), and only the root it gave. */
 int json_parse (const char *text, size_t len, yajl_val *out, hk_err *err);
+void json_free (yajl_val root);
 
 /* The member KEY of OBJ; NULL when OBJ is not an object, KEY is absent or its
  * value is null (a null field is an absent field, as for Go's encoding/json).

@@ -256,7 +256,7 @@ load_old (const char *path, struct set *sets, bool *had_seccomp, hk_err *err)
       || load_strv (sc, ".sandbox.seccomp", "allow", &sets[S_SYSCALL], err) < 0)
     r = err_prefix (err, "%s", path);
   *had_seccomp = sc != NULL;
-  yajl_tree_free (root);
+  json_free (root);
   return r;
 }
 
@@ -582,7 +582,7 @@ parse_object (const char *json, size_t len, const char *what, yajl_val *root, hk
     return err_prefix (err, "%s", what);
   if (!YAJL_IS_OBJECT (*root))
     {
-      yajl_tree_free (*root);
+      json_free (*root);
       return err_setk (err, ERR_INVALID_CONFIG, EINVAL, "%s: must be a JSON object", what);
     }
   return 0;
@@ -633,7 +633,7 @@ oci_spec_learn_edit (const char *json, size_t len, const char *note, char **out,
       json_obj_close (&o);
     }
   json_obj_close (&o);
-  yajl_tree_free (root);
+  json_free (root);
   return json_out_finish (&o, out, out_len, err);
 }
 
@@ -717,7 +717,7 @@ oci_spec_apply_profile (const char *json, size_t len, const char *profile, size_
   if (oci_learn_check_profile (psb, pll, pnet, psc, err) < 0
       || parse_object (json, len, "the config", &root, err) < 0)
     {
-      yajl_tree_free (prof);
+      json_free (prof);
       return -1;
     }
   /* linux.seccomp (hako's filter, or the bundle's) is left as it is: the
@@ -746,7 +746,7 @@ oci_spec_apply_profile (const char *json, size_t len, const char *profile, size_
       emit_sandbox_member (&o, NULL, pll, pnet, psc);
     }
   json_obj_close (&o);
-  yajl_tree_free (root);
-  yajl_tree_free (prof);
+  json_free (root);
+  json_free (prof);
   return json_out_finish (&o, out, out_len, err);
 }

@@ -64,7 +64,7 @@ oci_learn_decision (const char *line, size_t len, char **value)
           *value = xasprintf ("%s:%ld", h, p);
         }
     }
-  yajl_tree_free (root);
+  json_free (root);
   return kind;
 }
 

@@ -360,6 +360,6 @@ oci_node_parse (const char *text, size_t len, const char *file, struct oci_node 
   if (r == 0)
     r = parse_fields (root, out, err);
   if (root)
-    yajl_tree_free (root);
+    json_free (root);
   return r < 0 ? err_prefix (err, "%s", file) : 0;
 }

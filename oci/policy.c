@@ -178,7 +178,7 @@ oci_policy_parse (const char *text, size_t len, struct oci_policy *out, hk_err *
            && json_get_object (root, "", "transports", &transports, err) >= 0
            && (transports == NULL || parse_transports (transports, out, err) == 0))
     r = 0;
-  yajl_tree_free (root);
+  json_free (root);
   if (r < 0)
     oci_policy_free (out);
   return r;
@@ -267,7 +267,7 @@ oci_simple_sig_parse (const char *text, size_t len, struct oci_simple_sig *out, 
     }
   r = 0;
 out:
-  yajl_tree_free (root);
+  json_free (root);
   if (r < 0)
     oci_simple_sig_free (out);
   return r;

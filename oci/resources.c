@@ -116,7 +116,7 @@ oci_resources_parse (const char *text, size_t len, struct oci_resources *out, hk
   else if (canonical_keys (root, NULL, err) == 0 && spec_parse_resources (root, out, err) == 0
            && refuse_unchangeable (out, err) == 0)
     r = 0;
-  yajl_tree_free (root);
+  json_free (root);
   if (r < 0)
     oci_resources_free (out);
   return r;
@@ -296,7 +296,7 @@ oci_config_set_resources (const char *config, size_t len, const struct oci_resou
     return -1;
   if (!YAJL_IS_OBJECT (root))
     {
-      yajl_tree_free (root);
+      json_free (root);
       return err_set (err, EINVAL, "config.json: not a JSON object");
     }
   struct json_out o;
@@ -306,6 +306,6 @@ oci_config_set_resources (const char *config, size_t len, const struct oci_resou
   json_key (&o, "linux");
   write_linux (&o, json_get (root, "linux"), r);
   json_obj_close (&o);
-  yajl_tree_free (root);
+  json_free (root);
   return json_out_finish (&o, out, out_len, err);
 }

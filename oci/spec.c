@@ -490,7 +490,7 @@ oci_spec_parse (const char *json, size_t len, struct oci_spec **out, hk_err *err
     return err_kind (err, ERR_INVALID_CONFIG);
   struct oci_spec *s = xcalloc (1, sizeof *s);
   int r = parse_top (root, s, err);
-  yajl_tree_free (root);
+  json_free (root);
   if (r < 0)
     {
       oci_spec_free (s);
@@ -521,7 +521,7 @@ oci_process_parse (const char *json, size_t len, struct oci_process **out, hk_er
   struct oci_process *p = xcalloc (1, sizeof *p);
   int r = YAJL_IS_OBJECT (root) ? parse_process_object (root, p, err)
                                 : err_set (err, EINVAL, "the process must be a JSON object");
-  yajl_tree_free (root);
+  json_free (root);
   if (r < 0)
     {
       oci_process_free (p);

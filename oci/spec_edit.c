@@ -299,12 +299,12 @@ oci_spec_override (const char *json, size_t len, const struct oci_overrides *ov,
     return -1;
   if (!YAJL_IS_OBJECT (root))
     {
-      yajl_tree_free (root);
+      json_free (root);
       return err_set (err, EINVAL, "the config must be a JSON object");
     }
   struct json_out o;
   json_out_init (&o, "  ");
   emit_obj (&o, root, "", &e);
-  yajl_tree_free (root);
+  json_free (root);
   return json_out_finish (&o, out, out_len, err);
 }

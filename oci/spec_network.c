@@ -219,7 +219,7 @@ edit_sandbox (const char *json, size_t len, const char *member,
     return -1;
   if (!YAJL_IS_OBJECT (root))
     {
-      yajl_tree_free (root);
+      json_free (root);
       return err_set (err, EINVAL, "the config must be a JSON object");
     }
   yajl_val sb = json_get (root, "sandbox");
@@ -244,7 +244,7 @@ edit_sandbox (const char *json, size_t len, const char *member,
   emit_member (&o, json_get (sb, member), arg);
   json_obj_close (&o);
   json_obj_close (&o);
-  yajl_tree_free (root);
+  json_free (root);
   return json_out_finish (&o, out, out_len, err);
 }
 
@@ -274,7 +274,7 @@ check_revoke (const char *json, size_t len, char *const *revoke, hk_err *err)
         r = err_set (err, EINVAL, "\"%s\" is not one of the sandbox's rules (give it as it is written there)",
                      revoke[i]);
     }
-  yajl_tree_free (root);
+  json_free (root);
   return r;
 }
 

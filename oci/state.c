@@ -157,7 +157,7 @@ oci_state_parse (const char *json, size_t len, struct oci_state **out, hk_err *e
     return -1;
   struct oci_state *st = xcalloc (1, sizeof *st);
   int r = parse_state (v, st, err);
-  yajl_tree_free (v);
+  json_free (v);
   if (r < 0)
     {
       oci_state_free (st);

@@ -203,6 +203,26 @@ int cg_signal (const struct cg_sandbox *cg, int sig, hk_err *err);
 /* How many processes the OOM killer has killed in the sandbox's memory
  * cgroup so far (0 when it has none). */
 int cg_oom_kills (const struct cg_sandbox *cg, uint64_t *n, hk_err *err);
+/* The oom_kill count of the v1 memory cgroup memdir and of its exec slots
+ * (below): what cgroup2's memory.events counts, all of the sandbox's. */
+int cg_v1_oom_kills (const char *memdir, uint64_t *n, hk_err *err);
+
+/* An attached exec's own v1 memory cgroup below the sandbox's (hako-mem-N,
+ * made on first use, kept and reused: cgroup_slot.c), held with flock while
+ * the command runs, so that its oom_kill count is the command's tree's
+ * alone.  Take: 0 with fd >= 0 (dir is its host path, before its count),
+ * -1 when none is free or can be made. */
+struct cg_mem_slot
+{
+  int fd;
+  char *dir;
+  uint64_t before;
+};
+int cg_mem_slot_take (const char *memdir, struct cg_mem_slot *s);
+/* How many of the slot's processes the OOM killer took since the take. */
+int cg_mem_slot_oom_kills (const struct cg_mem_slot *s, uint64_t *n);
+void cg_mem_slot_release (struct cg_mem_slot *s);
+
 /* Kill what is still inside, wait until the cgroups are empty, remove them
  * (and the shared parent once empty). */
 int cg_remove (struct cg_sandbox *cg, hk_err *err);

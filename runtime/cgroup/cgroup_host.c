@@ -378,7 +378,10 @@ cg_host_probe (const char *root, enum cg_layout layout, const char *self_text, s
       bool v2 = strcmp (de->d_name, "unified") == 0;
       cleanup_free char *mount = xasprintf ("%s/%s", root, de->d_name);
       struct stat sb;
-      if ((v2 && out->layout != CG_HYBRID) || lstat (mount, &sb) < 0 || !S_ISDIR (sb.st_mode))
+      /* readdir's type says it is a directory (not a symlink) without a
+       * call of its own; only a filesystem that does not say needs lstat. */
+      if ((v2 && out->layout != CG_HYBRID)
+          || (de->d_type == DT_UNKNOWN && (lstat (mount, &sb) < 0 || !S_ISDIR (sb.st_mode))))
         continue;
       if (detect && !fs_has_magic (mount, v2 ? CGROUP2_SUPER_MAGIC : CGROUP_SUPER_MAGIC))
         continue;

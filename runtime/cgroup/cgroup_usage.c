@@ -203,13 +203,16 @@ count_oom_kill (const char *key, uint64_t v, void *arg)
 }
 
 /* The count of OOM kills: "oom_kill N" in v2's memory.events and in v1's
- * memory.oom_control (4.13+).  Counting, rather than trusting the
- * notification, keeps out v1's eventfd firing when the cgroup is removed. */
+ * memory.oom_control (4.13+), there with its exec slots' (cgroup_slot.c).
+ * Counting, rather than trusting the notification, keeps out v1's eventfd
+ * firing when the cgroup is removed. */
 static int
 oom_count (const struct cg_oom_watch *w, uint64_t *n, hk_err *err)
 {
   *n = 0;
-  return cg_read_kv (w->dir, w->v2 ? "memory.events" : "memory.oom_control", count_oom_kill, n, err);
+  if (!w->v2)
+    return cg_v1_oom_kills (w->dir, n, err);
+  return cg_read_kv (w->dir, "memory.events", count_oom_kill, n, err);
 }
 
 int

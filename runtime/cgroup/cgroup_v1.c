@@ -477,13 +477,13 @@ v1_stats (const struct cg_sandbox *cg, struct oci_stats *s, hk_err *err)
   return 0;
 }
 
-/* memory.oom_control's "oom_kill" (4.13+). */
+/* memory.oom_control's "oom_kill" (4.13+), with the exec slots'. */
 static int
 v1_oom_kills (const struct cg_sandbox *cg, uint64_t *n, hk_err *err)
 {
   const char *dir = dir_of (cg, CG_MEMORY);
   *n = 0;
-  return dir ? cg_read_key (dir, "memory.oom_control", "oom_kill", n, err) : 0;
+  return dir ? cg_v1_oom_kills (dir, n, err) : 0;
 }
 
 const struct cg_backend cg_v1_backend = {

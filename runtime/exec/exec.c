@@ -324,10 +324,13 @@ command_ended (struct exec_ctx *x, struct exec_result *res, int *ws, bool *more,
     {
       struct rusage ru;
       struct enter_usage u;
-      if (wait4 (x->child, ws, 0, &ru) < 0)
+      if (wait4 (x->child, ws, 0, EXEC_ACCOUNTING ? &ru : NULL) < 0)
         return err_sys (err, "wait for the command");
-      enter_usage_of (&ru, &u);
-      take_usage (res, &u);
+      if (EXEC_ACCOUNTING)
+        {
+          enter_usage_of (&ru, &u);
+          take_usage (res, &u);
+        }
       x->child = -1;
       *ended = true;
       return 0;
@@ -354,7 +357,8 @@ command_ended (struct exec_ctx *x, struct exec_result *res, int *ws, bool *more,
       *ws = m.value;
       *more = m.more != 0;
       *ended = true;
-      take_usage (res, &m.usage);
+      if (EXEC_ACCOUNTING)
+        take_usage (res, &m.usage);
     }
   return 0;
 }
@@ -410,7 +414,9 @@ watch_of (const struct exec_ctx *x)
   return (struct exec_watch){ .state_dir = x->state ? x->state_dir : NULL,
                               .sandbox_pid = x->state ? x->state->pid : 0,
                               .sandbox_start = x->state ? x->state->pid_start_time : 0,
-                              .oom_file = x->oom_file,
+                              .oom_dir = x->oom_dir,
+                              .oom_v2 = x->oom_v2,
+                              .oom_slot = x->oom_slot,
                               .oom_before = x->oom_before };
 }
 
@@ -418,8 +424,8 @@ void
 exec_watch_free (struct exec_watch *w)
 {
   free (w->state_dir);
-  free (w->oom_file);
-  w->state_dir = w->oom_file = NULL;
+  free (w->oom_dir);
+  w->state_dir = w->oom_dir = NULL;
 }
 
 /* A command killed by a signal may have died with its sandbox: the
@@ -456,18 +462,33 @@ await_sandbox_end (const struct exec_ctx *x, enum exec_reason reason)
     pid_wait_exit (fd, 5000);
 }
 
-/* What the OOM killer did in the sandbox's memory cgroup while the command
- * ran.  The counter is the sandbox's, not the command's: the command's own
- * tree lost a process to it when the command was SIGKILLed, or exited 137,
- * which is how a shell reports a child killed by SIGKILL (sh -c 'a; b'). */
+/* What the OOM killer did while the command ran: in the command's own
+ * memory cgroup (an exec slot, where the memory controller is v1), or in
+ * the sandbox's. */
 static void
 count_oom_kills (const struct exec_watch *w, struct exec_result *res)
 {
   uint64_t now;
-  if (w->oom_file == NULL || !read_oom_kills (w->oom_file, &now))
+  if (!exec_oom_count (w, &now))
     return;
   res->has_oom_kills = true;
   res->oom_kills = now > w->oom_before ? now - w->oom_before : 0;
+}
+
+/* With a count of its own, the command's tree lost a process to the OOM
+ * killer exactly when its count rose: reason oom, whatever the command
+ * then did (a shell whose child was killed may go on and exit 0), unless
+ * its own --timeout or its sandbox's end killed it.  With the sandbox's
+ * count, a process elsewhere in the sandbox may be the one killed: oom
+ * only when the command itself was SIGKILLed, or exited 137 as a shell
+ * does when its last command was (sh -c 'a; b'). */
+static void
+judge_oom (const struct exec_watch *w, struct exec_result *res)
+{
+  if (res->oom_kills == 0 || (res->reason != EXEC_EXITED && res->reason != EXEC_SIGNALED))
+    return;
+  if (w->oom_slot || res->status == 128 + SIGKILL)
+    res->reason = EXEC_OOM;
 }
 
 void
@@ -480,14 +501,13 @@ exec_judge_end (const struct exec_watch *w, int ws, bool timed_out, struct exec_
       res->status = 128 + sig;
       res->signal = sig;
       res->reason = sig == SIGKILL && timed_out ? EXEC_TIMEOUT : sandbox_end_reason (w);
-      if (res->reason == EXEC_SIGNALED && sig == SIGKILL && res->oom_kills > 0)
-        res->reason = EXEC_OOM;
     }
   else
     {
       res->status = WEXITSTATUS (ws);
-      res->reason = res->status == 128 + SIGKILL && res->oom_kills > 0 ? EXEC_OOM : EXEC_EXITED;
+      res->reason = EXEC_EXITED;
     }
+  judge_oom (w, res);
   /* The deadline came just as the command ended on its own: not a timeout. */
   res->timed_out = res->reason == EXEC_TIMEOUT;
 }
@@ -561,7 +581,8 @@ finish_foreground (struct exec_ctx *x, struct exec_result *res, hk_err *err)
       abort_command (x, res);
       return -1;
     }
-  res->duration_ms = now_ms () - x->t0;
+  if (EXEC_ACCOUNTING)
+    res->duration_ms = now_ms () - x->t0;
   /* The tree's cgroup says whether the command left processes behind. */
   if (x->pt.dir_fd >= 0)
     more = exec_tree_populated (&x->pt);
@@ -604,7 +625,8 @@ finish_detached (struct exec_ctx *x, struct exec_result *res, hk_err *err)
       *x->o->watch = (struct exec_watch){ .state_dir = w.state_dir ? xstrdup (w.state_dir) : NULL,
                                           .sandbox_pid = w.sandbox_pid,
                                           .sandbox_start = w.sandbox_start,
-                                          .oom_file = w.oom_file ? xstrdup (w.oom_file) : NULL,
+                                          .oom_dir = w.oom_dir ? xstrdup (w.oom_dir) : NULL,
+                                          .oom_v2 = w.oom_v2,
                                           .oom_before = w.oom_before };
     }
   return 0;
@@ -634,7 +656,8 @@ ctx_free (struct exec_ctx *x)
   userdb_user_free (&x->user);
   landlock_plan_free (x->landlock);
   seccomp_prog_free (x->seccomp);
-  free (x->oom_file);
+  cg_mem_slot_release (&x->slot); /* once its count is read: decide_result */
+  free (x->oom_dir);
   free (x->state_dir);
   if (x->spec)
     oci_spec_free (x->spec);
@@ -687,6 +710,7 @@ exec_run (const struct store *st, const struct exec_opts *o, struct exec_result 
               .stdio = { -1, -1, -1 },
               .console_fd = -1 },
     .pt = { .parent_fd = -1, .dir_fd = -1, .kill_fd = -1, .done = { -1, -1 }, .watcher = -1 },
+    .slot = { .fd = -1 },
   };
   if (o->held && o->detach)
     for (int i = 0; i < 3; i++)

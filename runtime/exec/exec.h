@@ -131,8 +131,11 @@ struct exec_result
   uint64_t duration_ms; /* from the fork to the command's exit */
   uint64_t max_output;  /* the cap that applied (--max-output or the sandbox's) */
   pid_t pid;            /* the command's pid on the host */
-  /* The sandbox's memory cgroup's oom_kill count rose by oom_kills while
-   * the command ran; has_oom_kills false when there is no counter. */
+  /* How many processes the OOM killer took while the command ran: of the
+   * command's own tree where it has a memory cgroup of its own (the memory
+   * controller is v1: runtime/cgroup/cgroup_slot.c), else of the whole
+   * sandbox (the rise of its count); has_oom_kills false when there is no
+   * counter. */
   bool has_oom_kills;
   uint64_t oom_kills;
   /* What the command's processes used (getrusage's RUSAGE_CHILDREN of the
@@ -156,7 +159,12 @@ struct exec_watch
   char *state_dir;        /* <root>/<id> */
   pid_t sandbox_pid;      /* the sandbox's process, */
   uint64_t sandbox_start; /* and its start time */
-  char *oom_file;         /* the memory cgroup's oom_kill counter, or NULL */
+  /* The memory cgroup whose oom_kill count is read, or NULL: the
+   * command's own (oom_slot: v1's memory.oom_control of its exec slot, the
+   * command's tree alone), else the sandbox's (v2's memory.events, v1's
+   * memory.oom_control with its slots'). */
+  char *oom_dir;
+  bool oom_v2, oom_slot;
   uint64_t oom_before;
 };
 void exec_watch_free (struct exec_watch *w);

@@ -12,11 +12,24 @@
 #include "oci/spec.h"
 #include "oci/state.h"
 #include "runtime/build/console.h"
+#include "runtime/cgroup/cgroup.h"
 #include "runtime/confine/userdb.h"
 #include "runtime/exec/exec.h"
 #include "runtime/exec/exec_enter.h"
 #include "runtime/exec/exec_tree.h"
 #include "runtime/state/store.h"
+
+/* What an exec result says the command used (wall time, CPU, peak memory,
+ * OOM kills: issue 36) costs a few reads of cgroup files a command, and an
+ * exec slot (runtime/cgroup/cgroup_slot.c) where the memory controller is
+ * v1.  -DHAKO_NO_EXEC_ACCOUNTING compiles it out, for the bench row that
+ * measures that cost (tests/bench/exec.sh, `make bench`'s
+ * tests/bench/hako-noacct); never in a hako that is installed. */
+#ifdef HAKO_NO_EXEC_ACCOUNTING
+#define EXEC_ACCOUNTING 0
+#else
+#define EXEC_ACCOUNTING 1
+#endif
 
 /* hako's side of one exec. */
 struct exec_ctx
@@ -33,9 +46,12 @@ struct exec_ctx
   struct landlock_plan *landlock;
   struct seccomp_prog *seccomp;
   char *state_dir; /* <root>/<id>: the deadline's and stop's records */
-  char *oom_file;  /* the memory cgroup's oom_kill counter, or NULL */
+  /* The oom_kill count read before and after (exec_watch says how). */
+  char *oom_dir;
+  bool oom_v2, oom_slot;
   uint64_t oom_before;
-  uint64_t paused_ms; /* --ignore-paused: how long the sandbox stayed paused first */
+  struct cg_mem_slot slot; /* the command's own v1 memory cgroup, held; fd -1: none */
+  uint64_t paused_ms;      /* --ignore-paused: how long the sandbox stayed paused first */
   /* Running: */
   uint64_t t0;
   pid_t child; /* hako's child: subreaper, or (--detach) command */
@@ -59,7 +75,7 @@ struct exec_ctx
 /* Open the sandbox, check it runs, and decide everything the joiner needs:
  * x->plan, the cgroups, the process, the terminal and the root. */
 int plan_exec (const struct store *st, struct exec_ctx *x, hk_err *err);
-/* The "oom_kill N" line of memory.events (v2) or memory.oom_control (v1). */
-bool read_oom_kills (const char *file, uint64_t *n);
+/* The oom_kill count w names (exec_watch), false when there is none. */
+bool exec_oom_count (const struct exec_watch *w, uint64_t *n);
 
 #endif

@@ -64,12 +64,42 @@ wait_resumed (const struct store *st, struct exec_ctx *x, hk_err *err)
   return 0;
 }
 
+/* The sandbox's state as an exec needs it: its status and process, the
+ * process held by a pidfd from the start (its start time checked once,
+ * by pid_open).  Not sbx_state's full refresh: an exec has no use for the
+ * proxy's pid or the deadline, and needs no second look at the process. */
+static int
+read_state (const struct store_entry *e, struct exec_ctx *x, hk_err *err)
+{
+  if (store_read_state (e, &x->state, err) < 0)
+    return -1;
+  struct oci_state *s = x->state;
+  if (s->status != OCI_STATUS_STOPPED)
+    {
+      x->plan.pidfd = pid_open (s->pid, s->pid_start_time);
+      if (x->plan.pidfd < 0)
+        s->status = OCI_STATUS_STOPPED;
+    }
+  return 0;
+}
+
 static int
 open_sandbox (const struct store *st, struct exec_ctx *x, hk_err *err)
 {
   const char *id = x->o->id;
-  if (sbx_state (st, id, &x->state, err) < 0 || (x->o->ignore_paused && wait_resumed (st, x, err) < 0))
+  struct store_entry e;
+  if (store_open (st, id, false, &e, err) < 0)
     return -1;
+  if (read_state (&e, x, err) < 0)
+    {
+      store_close (&e);
+      return -1;
+    }
+  if (x->o->ignore_paused && x->state->status == OCI_STATUS_PAUSED && wait_resumed (st, x, err) < 0)
+    {
+      store_close (&e);
+      return -1;
+    }
   /* A created sandbox has its namespaces and root already, its process
    * waiting for start: a command runs there as runc's exec does (a hook or
    * a shim preparing it).  A builtin (put, get) needs the namespaces only:
@@ -77,13 +107,13 @@ open_sandbox (const struct store *st, struct exec_ctx *x, hk_err *err)
   bool ok = x->state->status == OCI_STATUS_RUNNING || x->state->status == OCI_STATUS_CREATED
             || (x->o->builtin && x->state->status == OCI_STATUS_PAUSED);
   if (!ok)
-    return err_set (err, ESRCH, "sandbox %s: container not running (it is %s)", id,
-                    oci_status_name (x->state->status));
+    {
+      store_close (&e);
+      return err_set (err, ESRCH, "sandbox %s: container not running (it is %s)", id,
+                      oci_status_name (x->state->status));
+    }
   /* The spec frozen at create: the same process defaults, Landlock and
    * seccomp as the sandbox's process, whatever the bundle says now. */
-  struct store_entry e;
-  if (store_open (st, id, false, &e, err) < 0)
-    return -1;
   cleanup_free char *config = store_path (&e, "config.json");
   if (oci_spec_load (config, &x->spec, err) < 0 || sbx_validate (x->spec, err) < 0)
     {
@@ -94,7 +124,6 @@ open_sandbox (const struct store *st, struct exec_ctx *x, hk_err *err)
     x->tree = mntns_tree_path (&e);
   x->state_dir = xstrdup (e.dir);
   store_close (&e);
-  x->plan.pidfd = pid_open (x->state->pid, x->state->pid_start_time);
   if (x->plan.pidfd < 0)
     return err_set (err, ESRCH, "sandbox %s: container not running", id);
   return 0;
@@ -217,6 +246,17 @@ has_controller (const char *list, const char *name)
   return false;
 }
 
+/* Whether the command gets a v1 memory cgroup of its own (an exec slot,
+ * runtime/cgroup/cgroup_slot.c) for an OOM count of its own: an attached
+ * command (a detached one outlives hako, which holds the slot), in
+ * cgroups hako made (not an orchestrator's cgroupsPath, whose tools read
+ * its one directory). */
+static bool
+wants_slot (const struct exec_ctx *x)
+{
+  return EXEC_ACCOUNTING && !x->o->detach && !x->o->builtin && !(x->spec && x->spec->linux.cgroups_path);
+}
+
 /* One hierarchy: where the command must be born (when the sandbox's
  * process is elsewhere than we are), and the oom_kill counter of the memory
  * controller, v1's winning over v2's (on a hybrid host v2 has no memory). */
@@ -228,7 +268,7 @@ plan_cgroup_line (struct exec_ctx *x, const char *text, bool differs, size_t *n,
   if (!cg_line_split (line, &controllers, &path))
     return 0;
   bool v2 = strcmp (line, "0") == 0 && *controllers == '\0';
-  bool memory = has_controller (controllers, "memory") || (v2 && x->oom_file == NULL);
+  bool memory = EXEC_ACCOUNTING && (has_controller (controllers, "memory") || (v2 && x->oom_dir == NULL));
   if (!differs && !memory)
     return 0;
   cleanup_free char *dir = cg_dir_of (v2, controllers, path);
@@ -245,13 +285,13 @@ plan_cgroup_line (struct exec_ctx *x, const char *text, bool differs, size_t *n,
     }
   if (memory)
     {
-      char *f = xasprintf ("%s/%s", dir, v2 ? "memory.events" : "memory.oom_control");
+      cleanup_free char *f = xasprintf ("%s/%s", dir, v2 ? "memory.events" : "memory.oom_control");
       if (access (f, R_OK) == 0)
         {
-          free (x->oom_file);
-          x->oom_file = steal_pointer (&f);
+          free (x->oom_dir);
+          x->oom_dir = xstrdup (dir);
+          x->oom_v2 = v2;
         }
-      free (f);
     }
   if (!differs)
     return 0;
@@ -263,10 +303,21 @@ plan_cgroup_line (struct exec_ctx *x, const char *text, bool differs, size_t *n,
         return err_sys (err, "the sandbox's cgroup %s", dir);
       return 0;
     }
+  /* v1's memory: the command's own slot below the sandbox's, when one is
+   * free (else the sandbox's cgroup, and the sandbox's count). */
+  const char *join = dir;
+  if (memory && x->oom_dir && !x->oom_v2 && wants_slot (x) && cg_mem_slot_take (dir, &x->slot) == 0)
+    {
+      join = x->slot.dir;
+      free (x->oom_dir);
+      x->oom_dir = xstrdup (x->slot.dir);
+      x->oom_slot = true;
+      x->oom_before = x->slot.before;
+    }
   x->plan.cgroup_procs = xrealloc (x->plan.cgroup_procs, (*n + 2) * sizeof (char *));
   /* "tasks": the joiner moves itself alone, with no RCU grace period to
    * wait for (runtime/cgroup/cgroup_join.c). */
-  x->plan.cgroup_procs[(*n)++] = xasprintf ("%s/tasks", dir);
+  x->plan.cgroup_procs[(*n)++] = xasprintf ("%s/tasks", join);
   x->plan.cgroup_procs[*n] = NULL;
   return 0;
 }
@@ -300,13 +351,24 @@ plan_cgroups (struct exec_ctx *x, hk_err *err)
   return r;
 }
 
-/* The "oom_kill N" line of memory.events (v2) or memory.oom_control (v1). */
+/* The "oom_kill N" line of memory.events (v2: the cgroup and all below
+ * it), or of v1's memory.oom_control: the slot's own, or the sandbox's with
+ * its slots'. */
 bool
-read_oom_kills (const char *file, uint64_t *n)
+exec_oom_count (const struct exec_watch *w, uint64_t *n)
 {
+  if (w->oom_dir == NULL)
+    return false;
+  if (!w->oom_v2 && !w->oom_slot)
+    {
+      hk_err ignored;
+      return cg_v1_oom_kills (w->oom_dir, n, &ignored) == 0;
+    }
+  cleanup_free char *file
+      = xasprintf ("%s/%s", w->oom_dir, w->oom_v2 ? "memory.events" : "memory.oom_control");
   cleanup_free char *text = NULL;
   hk_err ignored;
-  if (file == NULL || file_read_all (file, 1 << 16, &text, NULL, &ignored) < 0)
+  if (file_read_all (file, 1 << 16, &text, NULL, &ignored) < 0)
     return false;
   for (char *l = text; l && *l; l = strchr (l, '\n') ? strchr (l, '\n') + 1 : NULL)
     if (str_has_prefix (l, "oom_kill "))
@@ -674,10 +736,11 @@ plan_exec (const struct store *st, struct exec_ctx *x, hk_err *err)
   x->plan.subreaper = !x->o->detach && !x->o->builtin;
   x->plan.new_session = x->plan.tty || has_controlling_terminal ();
   x->plan.preserve_fds = x->o->preserve_fds;
-  if (x->oom_file && !read_oom_kills (x->oom_file, &x->oom_before))
+  struct exec_watch w = { .oom_dir = x->oom_dir, .oom_v2 = x->oom_v2 };
+  if (x->oom_dir && !x->oom_slot && !exec_oom_count (&w, &x->oom_before))
     {
-      free (x->oom_file);
-      x->oom_file = NULL;
+      free (x->oom_dir);
+      x->oom_dir = NULL;
     }
   return 0;
 }

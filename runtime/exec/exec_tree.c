@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -97,9 +98,12 @@ static void __attribute__ ((no_sanitize ("undefined"))) watcher_close_others (in
   rsys (SYS_close_range, from, ~0U, 0);
 }
 
-/* Waits for hako's word on the pipe: "d" is hako done with the tree; EOF
- * is hako gone without a word (killed): then cgroup.kill takes every
- * process of the tree, which is then removed once empty. */
+/* Waits for hako's word on the pipe: "d" is hako done with the tree: it
+ * lets go of hako's stdout and stderr, removes the cgroup if it is empty
+ * (a background job of an untimed command keeps it) and exits, so that
+ * hako need not wait for the rmdir (tens of microseconds a command); EOF is
+ * hako gone without a word (killed): then cgroup.kill takes every process
+ * of the tree, which is then removed once empty. */
 static int __attribute__ ((no_sanitize ("undefined"))) watcher_main (void *arg)
 {
   const struct watch_arg *w = arg;
@@ -114,7 +118,12 @@ static int __attribute__ ((no_sanitize ("undefined"))) watcher_main (void *arg)
     r = rsys (SYS_read, done, (long)&c, 1);
   while (r == -EINTR);
   if (r == 1 && c == 'd')
-    return 0;
+    {
+      rsys (SYS_close, 1, 0, 0);
+      rsys (SYS_close, 2, 0, 0);
+      rsys (SYS_unlinkat, parent, (long)name, AT_REMOVEDIR);
+      return 0;
+    }
   rsys (SYS_write, kill_fd, (long)"1", 1);
   struct timespec ms = { 0, 1000000 };
   for (int i = 0; i < 5000; i++)
@@ -200,8 +209,7 @@ exec_tree_open (struct exec_tree *t, int sandbox_v2_fd, hk_err *err)
     return 0;
   sweep (sandbox_v2_fd);
   uint64_t nonce = 0;
-  cleanup_close int ur = open ("/dev/urandom", O_RDONLY | O_CLOEXEC);
-  if (ur < 0 || read (ur, &nonce, sizeof nonce) != (ssize_t)sizeof nonce)
+  if (getrandom (&nonce, sizeof nonce, GRND_NONBLOCK) != (ssize_t)sizeof nonce)
     nonce = now_ms ();
   snprintf (t->name, sizeof t->name, TREE_PREFIX "%d-%016llx", (int)getpid (), (unsigned long long)nonce);
   if (mkdirat (sandbox_v2_fd, t->name, 0755) < 0)
@@ -261,12 +269,13 @@ exec_tree_close (struct exec_tree *t)
       close (t->done[1]);
       t->done[1] = -1;
     }
+  /* The watcher removes the cgroup once told; without one, hako does. */
   if (t->watcher > 0)
     waitpid (t->watcher, NULL, WNOHANG);
+  else if (t->parent_fd >= 0 && t->name[0])
+    unlinkat (t->parent_fd, t->name, AT_REMOVEDIR);
   t->watcher = -1;
   /* The dir_fd is the plan's (CLONE_INTO_CGROUP), closed with it. */
-  if (t->parent_fd >= 0 && t->name[0])
-    unlinkat (t->parent_fd, t->name, AT_REMOVEDIR);
   if (t->kill_fd >= 0)
     close (t->kill_fd);
   if (t->parent_fd >= 0)

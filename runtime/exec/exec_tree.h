@@ -41,10 +41,10 @@ bool exec_tree_populated (const struct exec_tree *t);
 /* SIGKILL every process of the tree and wait (up to 5 s) until none is
  * left; false when some are. */
 bool exec_tree_kill (const struct exec_tree *t);
-/* The exec is over: the watcher is told nothing is left to do, the cgroup
- * removed if empty (a background job of an untimed command keeps it until
- * it ends; the next exec or the sandbox's removal takes it then), fds
- * closed.  Safe on a tree never opened. */
+/* The exec is over: the watcher is told nothing is left to do and removes
+ * the cgroup if empty, off hako's way out (a background job of an untimed
+ * command keeps it until it ends; the next exec or the sandbox's removal
+ * takes it then); fds closed.  Safe on a tree never opened. */
 void exec_tree_close (struct exec_tree *t);
 
 #endif

@@ -717,10 +717,10 @@ check_meta (const char *dir, const char *meta, const struct snapshot_src *s, cha
           && json_get_string (json_get (root, "image"), ".image", "recordDigest", record_digest, err) < 0))
     {
       if (root)
-        yajl_tree_free (root);
+        json_free (root);
       return err_prefix (err, "snapshot %s: %s", dir, SNAPSHOT_META);
     }
-  yajl_tree_free (root);
+  json_free (root);
   if (*kind == NULL
       || (strcmp (*kind, "image") != 0 && strcmp (*kind, "workdir") != 0 && strcmp (*kind, "bundle") != 0))
     return err_setk (err, ERR_INVALID_CONFIG, EINVAL, "snapshot %s: %s: kind is not image, workdir or bundle",

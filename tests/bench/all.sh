@@ -11,8 +11,10 @@
 #                beside bwrap --unshare-all); create+start+delete; create+delete with
 #                --disk none, the default disk limit and --disk 1g; peak RSS
 #                of `run`
-#   exec.sh      exec true; peak RSS of `exec`; a detached (kept) exec to
-#                its first output
+#   exec.sh      exec true; exec true with the per-command accounting and
+#                compiled out (HAKO_NOACCT: tests/bench/hako-noacct, which
+#                `make bench` builds); peak RSS of `exec`; a detached (kept)
+#                exec to its first output
 #   images.sh    image import + unpack; create from a small and a large image
 #   snapshot.sh  snapshot of SNAP_SIZES MB of /work
 #   fork.sh      fork of FORK_SIZES MB of /work into one child, beside
@@ -40,6 +42,8 @@
 #
 # Environment (defaults; QUICK=1 gives a smoke run of about a minute):
 #   HAKO        the hako binary (../../hako from here, then PATH)
+#   HAKO_NOACCT hako without the per-command accounting (default
+#               tests/bench/hako-noacct beside HAKO's build)
 #   RUN_RUNS    30   (QUICK 10)  hyperfine runs of run and create+start+delete
 #   EXEC_RUNS   200  (QUICK 30)  hyperfine runs of exec
 #   WARMUP      3    (QUICK 1)
@@ -212,6 +216,7 @@ elapsed=$(($(date +%s) - started))
   echo "lifecycle|create+start+delete|hako crun runc"
   echo "disk-create|create+delete, host profile; --disk none, default limit, --disk 1g|hako hako-default hako-disk"
   echo "exec|exec true|hako crun runc nsenter"
+  echo "exec-acct|exec true, the per-command accounting on (hako) and compiled out (hako-noacct), interleaved|hako hako-noacct"
   echo "rss-run|peak RSS, run /bin/true|hako crun runc bwrap"
   echo "rss-exec|peak RSS, exec true|hako crun runc"
   echo "exec-detach|detached exec to first output (exec -d to its first log line)|hako"
@@ -269,7 +274,7 @@ echo "|---|---|---:|---:|---|"
 awk -F'|' -v only=" $BENCH_ONLY " -v failed=" $failed_pieces " -v logf="$BENCH_LOG" -v nohf="$nohf" '
   function piece_of(key) {
     if (key ~ /^(run|run-default|lifecycle|rss-run|disk-create)$/) return "run"
-    if (key ~ /^(exec|rss-exec|exec-detach)$/) return "exec"
+    if (key ~ /^(exec|exec-acct|rss-exec|exec-detach)$/) return "exec"
     if (key ~ /^(import|create-)/) return "images"
     if (key ~ /^snapshot-/) return "snapshot"
     if (key ~ /^fork-/) return "fork"
@@ -280,7 +285,7 @@ awk -F'|' -v only=" $BENCH_ONLY " -v failed=" $failed_pieces " -v logf="$BENCH_L
     return "proxy"
   }
   function installed(tool,   rc) {
-    if (tool ~ /^(hako|hako-default|hako-disk|direct|tar|gunzip|cp|sdk|snapshot\+branch)$/) return 1
+    if (tool ~ /^(hako|hako-default|hako-disk|hako-noacct|direct|tar|gunzip|cp|sdk|snapshot\+branch)$/) return 1
     if (!(tool in have)) have[tool] = (system("command -v " tool " > /dev/null") == 0)
     return have[tool]
   }

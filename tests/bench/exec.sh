@@ -8,18 +8,26 @@
 #   runc     runc exec ID true
 #   nsenter  nsenter -a -t PID true   (namespaces only: no cgroup, no caps,
 #                                      no seccomp, no Landlock — the floor)
-# and prints medians and ratios to hako's; then the peak RSS of each exec
-# command (/usr/bin/time -f %M, median of RSS_RUNS); then a kept process's
+# and prints medians and ratios to hako's; then what the per-command
+# accounting costs (issue 36: what an exec result says the command used —
+# wall time, CPU, peak memory, OOM kills; hako-exec(8)): `hako exec ID true`
+# beside the same with HAKO_NOACCT, the same hako with that accounting
+# compiled out (tests/bench/hako-noacct, built by make with
+# -DHAKO_NO_EXEC_ACCOUNTING), ACCT_RUNS each interleaved run by run by
+# tests/bench/lat.c, medians and their difference; then the peak RSS of
+# each exec command (/usr/bin/time -f %M, median of RSS_RUNS); then a kept process's
 # start: from `hako exec --detach ID echo first` to the first line in its
 # log (the state tree's procs/<pid>/log, polled), median of DETACH_RUNS.  Debian 12's crun
 # refuses a hybrid cgroup layout: on such a host crun runs (and is timed) in a
 # private mount namespace without /sys/fs/cgroup/unified, as
 # tests/bench/run.sh does.
-# Environment: HAKO, RUNS (default 200), WARMUP (default 10), RUNC_RUNS
+# Environment: HAKO, HAKO_NOACCT (default tests/bench/hako-noacct beside
+# HAKO's build, when there), ACCT_RUNS (default RUNS), RUNS (default
+# 200), WARMUP (default 10), RUNC_RUNS
 # (default 50 or RUNS if fewer: runc is slow), RSS_RUNS (default 5),
 # DETACH_RUNS (default 50 or RUNS if fewer), BENCH_FORMAT=lines (human
 # output to stderr; stdout gets `BENCH ROW TOOL VALUE UNIT [NOTE]` lines,
-# rows exec, rss-exec and exec-detach).
+# rows exec, exec-acct, rss-exec and exec-detach).
 # Needs root.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -28,6 +36,8 @@ RUNS=${RUNS:-200}
 WARMUP=${WARMUP:-10}
 RUNC_RUNS=${RUNC_RUNS:-$((RUNS < 50 ? RUNS : 50))}
 RSS_RUNS=${RSS_RUNS:-5}
+ACCT_RUNS=${ACCT_RUNS:-$RUNS}
+HAKO_NOACCT=${HAKO_NOACCT:-$(dirname "$HAKO")/tests/bench/hako-noacct}
 DETACH_RUNS=${DETACH_RUNS:-$((RUNS < 50 ? RUNS : 50))}
 if [ "${BENCH_FORMAT:-}" = lines ]; then exec 3>&1 1>&2; else exec 3> /dev/null; fi
 emit () { printf 'BENCH %s\n' "$*" >&3; }
@@ -92,6 +102,31 @@ other () {
 other crun "$out/c.json" $ok_crun "$why_crun" \
   "$($hybrid && echo ' (hybrid cgroups: private mount ns without /sys/fs/cgroup/unified)')"
 other runc "$out/r.json" $ok_runc "$why_runc" ""
+
+# The accounting: the same exec with it and without, interleaved (A, B, A,
+# B...) so that a busy machine's drift moves both alike; the difference of
+# the medians is its cost.
+accounting () {
+  local why=""
+  [ -x "$HAKO_NOACCT" ] || why="n/a (not built: make tests/bench/hako-noacct)"
+  command -v cc > /dev/null || why="n/a (no C compiler for tests/bench/lat.c)"
+  if [ -n "$why" ]; then
+    emit "exec-acct hako - - $why"
+    emit "exec-acct hako-noacct - - $why"
+    return 0
+  fi
+  cc -O2 -o "$work/lat" "$here/lat.c" || return 1
+  local HN="$HAKO_NOACCT --root $work/hako --data-root $work/data"
+  "$work/lat" -n "$((ACCT_RUNS * 2))" -w "$WARMUP" -o "$out/acct" -- $H exec hx true :or $HN exec hx true || return 1
+  local a b
+  a=$(awk '$1 == 0 { print $4 }' "$out/acct" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+  b=$(awk '$1 == 1 { print $4 }' "$out/acct" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+  printf '%-12s %8.2f ms  with the per-command accounting\n' hako "$a"
+  printf '%-12s %8.2f ms  without it (%+.3f ms)\n' hako-noacct "$b" "$(awk -v a="$a" -v b="$b" 'BEGIN { print a - b }')"
+  emit "exec-acct hako $a ms"
+  emit "exec-acct hako-noacct $b ms the accounting costs $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", a - b }') ms (medians of $ACCT_RUNS each, interleaved)"
+}
+accounting || emit "exec-acct hako - - failed"
 
 # Peak RSS: GNU time's maximum resident set size of the exec command and what
 # it waited for (the runtime's own processes and /bin/true).

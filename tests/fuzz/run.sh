@@ -7,7 +7,7 @@
 # Environment: DEP_CFLAGS / DEP_LIBS (the dependencies' flags, from make).
 set -u
 src=$1 build=$2 secs=$3
-targets=${FUZZ_TARGETS:-"fuzz_spec fuzz_state fuzz_exec_result fuzz_parse fuzz_proxy_http fuzz_netrule fuzz_image_json fuzz_policy fuzz_unpack"}
+targets=${FUZZ_TARGETS:-"fuzz_spec fuzz_json fuzz_state fuzz_exec_result fuzz_parse fuzz_proxy_http fuzz_netrule fuzz_image_json fuzz_policy fuzz_unpack"}
 n=$(echo $targets | wc -w)
 echo "1..$n"
 skip_all () {

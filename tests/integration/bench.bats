@@ -67,6 +67,7 @@ run /bin/true, hako's default profile; bwrap --unshare-all with a user namespace
 create+start+delete:hako crun runc
 create+delete, host profile; --disk none, default limit, --disk 1g:hako hako-default hako-disk
 exec true:hako crun runc nsenter
+exec true, the per-command accounting on (hako) and compiled out (hako-noacct), interleaved:hako hako-noacct
 peak RSS, run /bin/true:hako crun runc bwrap
 peak RSS, exec true:hako crun runc
 image import + unpack:hako umoci tar gunzip

@@ -537,7 +537,37 @@ test_v1_oom_kills (void)
   ok (cg_load (record, &cg, &err) == 0 && cg.n == 1, "load a v1 memory record: %s", err.msg);
   put (mem, "memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 4\n");
   ok (cg_oom_kills (&cg, &kills, &err) == 0 && kills == 4, "oom_kill read from memory.oom_control");
+
+  /* The exec slots: an empty one is taken and held, a held or populated
+   * one passed over; the sandbox's count adds the slots' (v1 counts a kill
+   * in the victim's own cgroup only), not another child's. */
+  char *s0 = xasprintf ("%s/hako-mem-0", mem), *s1 = xasprintf ("%s/hako-mem-1", mem);
+  char *other = xasprintf ("%s/theirs", mem);
+  mkdir (s0, 0755);
+  mkdir (s1, 0755);
+  mkdir (other, 0755);
+  put (s0, "memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n");
+  put (s0, "cgroup.procs", "");
+  put (s1, "memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 1\n");
+  put (s1, "cgroup.procs", "4242\n");
+  put (other, "memory.oom_control", "oom_kill 7\n");
+  ok (cg_oom_kills (&cg, &kills, &err) == 0 && kills == 7, "the sandbox's count adds its slots' (4 + 2 + 1)");
+  struct cg_mem_slot a, b;
+  ok (cg_mem_slot_take (mem, &a) == 0 && a.fd >= 0 && a.before == 2 && strcmp (a.dir, s0) == 0,
+      "an empty slot is taken, its count read");
+  /* hako-mem-1 holds a process: passed over; hako-mem-2 is made, but a
+   * fake tree's directory has no cgroup.procs: taken by nobody. */
+  ok (cg_mem_slot_take (mem, &b) < 0 && b.fd < 0, "a held slot and a populated one are passed over");
+  put (s0, "memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 5\n");
+  ok (cg_mem_slot_oom_kills (&a, &kills) == 0 && kills == 3, "the slot's count since the take");
+  cg_mem_slot_release (&a);
+  ok (cg_mem_slot_take (mem, &b) == 0 && strcmp (b.dir, s0) == 0 && b.before == 5,
+      "a released slot is taken again");
+  cg_mem_slot_release (&b);
   cg_sandbox_free (&cg);
+  free (s0);
+  free (s1);
+  free (other);
   free (text);
   free (record);
   free (mem);
