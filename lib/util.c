@@ -6,10 +6,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <time.h>
@@ -488,6 +491,30 @@ fd_close_all_but (unsigned int first, int *keep, size_t n)
       from = (unsigned int)keep[i] + 1;
     }
   sys_close_range (from, ~0U, 0);
+}
+
+void
+fd_detach_helper (int *keep, size_t n)
+{
+  sigset_t none;
+  sigemptyset (&none);
+  sigprocmask (SIG_SETMASK, &none, NULL);
+  setsid ();
+  prctl (PR_SET_PDEATHSIG, 0, 0, 0, 0);
+  int null = open ("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null >= 0)
+    {
+      dup2 (null, 0);
+      dup2 (null, 1);
+      dup2 (null, 2);
+    }
+  fd_close_all_but (3, keep, n);
+  struct rlimit rl;
+  if (getrlimit (RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max)
+    {
+      rl.rlim_cur = rl.rlim_max;
+      setrlimit (RLIMIT_NOFILE, &rl);
+    }
 }
 
 char *

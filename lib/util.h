@@ -88,6 +88,11 @@ int fd_write_all (int fd, const void *buf, size_t len);
  * entries ignored; keep is sorted in place): what a process must not take
  * into a sandbox or through an exec. */
 void fd_close_all_but (unsigned int first, int *keep, size_t n);
+/* A helper that outlives its caller and serves a sandbox (the egress proxy,
+ * a port's forwarder): no signal blocked, its own session, no parent-death
+ * signal, stdio on /dev/null, only the fds in keep (from 3), and its open
+ * files' limit raised to the hard one (each connection costs several). */
+void fd_detach_helper (int *keep, size_t n);
 /* Write path through a temporary file in the same directory, then rename: a
  * reader, or a hako killed half-way, sees the old contents or the new ones,
  * never half.  No fsync: this is for the state tree, which lives on tmpfs

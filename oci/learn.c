@@ -75,15 +75,6 @@ set_drop (struct set *s, size_t i)
   s->v[i] = s->v[--s->n];
 }
 
-static bool
-path_under (const char *path, const char *dir)
-{
-  size_t n = strlen (dir);
-  if (strcmp (dir, "/") == 0)
-    return path[0] == '/';
-  return strncmp (path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
 static char *
 parent_of (const char *path)
 {
@@ -115,7 +106,7 @@ drop_covered (struct set *s)
   for (size_t i = 0; i < s->n;)
     {
       size_t j = 0;
-      while (j < s->n && (j == i || !path_under (s->v[i].value, s->v[j].value)))
+      while (j < s->n && (j == i || !path_within (s->v[i].value, s->v[j].value, true)))
         j++;
       if (j == s->n)
         {
@@ -170,9 +161,9 @@ norm_path (const char *p)
   for (size_t i = 0; i < sizeof granted / sizeof *granted; i++)
     if (strcmp (p, granted[i]) == 0)
       return NULL;
-  if (path_under (p, "/dev/pts"))
+  if (path_within (p, "/dev/pts", true))
     return NULL;
-  if (path_under (p, "/proc"))
+  if (path_within (p, "/proc", true))
     return xstrdup ("/proc");
   return xstrdup (p);
 }
@@ -416,7 +407,7 @@ tidy_sets (struct set *sets)
     {
       bool covered = false;
       for (size_t j = 0; j < sets[S_WRITE].n && !covered; j++)
-        covered = path_under (sets[S_READ].v[i].value, sets[S_WRITE].v[j].value);
+        covered = path_within (sets[S_READ].v[i].value, sets[S_WRITE].v[j].value, true);
       if (covered)
         set_drop (&sets[S_READ], i);
       else

@@ -104,16 +104,6 @@ path_clean (const char *path)
   return out;
 }
 
-/* PATH is DIR or below it (both cleaned). */
-static bool
-path_under (const char *path, const char *dir)
-{
-  size_t n = strlen (dir);
-  if (strcmp (dir, "/") == 0)
-    return path[0] == '/';
-  return strncmp (path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
 /* Add ACCESS on PATH; a second rule on the same path merges into the first. */
 static void
 plan_add_path (struct landlock_plan *p, const char *path, uint64_t access, bool optional, const char *origin)
@@ -206,7 +196,7 @@ mount_covered (const struct oci_spec *spec, size_t i)
       if (spec->mounts[j].destination == NULL)
         continue;
       cleanup_free char *later = path_clean (spec->mounts[j].destination);
-      if (path_under (dest, later))
+      if (path_within (dest, later, true))
         return true;
     }
   return false;
@@ -518,7 +508,7 @@ landlock_plan_fs_access (const struct landlock_plan *p, const char *path)
   cleanup_free char *clean = path_clean (path);
   uint64_t a = 0;
   for (size_t i = 0; i < p->n_paths; i++)
-    if (path_under (clean, p->paths[i].path))
+    if (path_within (clean, p->paths[i].path, true))
       a |= p->paths[i].access;
   return a & p->handled_fs;
 }

@@ -222,26 +222,8 @@ netpolicy_listen (hk_err *err)
 static void
 proxy_confine (int *keep, size_t n)
 {
-  sigset_t none;
-  sigemptyset (&none);
-  sigprocmask (SIG_SETMASK, &none, NULL);
-  setsid ();
-  prctl (PR_SET_PDEATHSIG, 0, 0, 0, 0);
-  int null = open ("/dev/null", O_RDWR | O_CLOEXEC);
-  if (null >= 0)
-    {
-      dup2 (null, 0);
-      dup2 (null, 1);
-      dup2 (null, 2);
-    }
-  fd_close_all_but (3, keep, n);
   /* One socket and one pipe pair per direction: 5 fds a connection. */
-  struct rlimit rl;
-  if (getrlimit (RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max)
-    {
-      rl.rlim_cur = rl.rlim_max;
-      setrlimit (RLIMIT_NOFILE, &rl);
-    }
+  fd_detach_helper (keep, n);
   if (geteuid () == 0
       && (setgroups (0, NULL) < 0 || setresgid (65534, 65534, 65534) < 0
           || setresuid (65534, 65534, 65534) < 0))

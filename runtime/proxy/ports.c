@@ -369,28 +369,10 @@ static void
 fwd_confine (int *keep, size_t n)
 {
   prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
-  sigset_t none;
-  sigemptyset (&none);
-  sigprocmask (SIG_SETMASK, &none, NULL);
   signal (SIGCHLD, SIG_DFL);
-  setsid ();
-  prctl (PR_SET_PDEATHSIG, 0, 0, 0, 0);
-  int null = open ("/dev/null", O_RDWR | O_CLOEXEC);
-  if (null >= 0)
-    {
-      dup2 (null, 0);
-      dup2 (null, 1);
-      dup2 (null, 2);
-    }
-  fd_close_all_but (3, keep, n);
+  fd_detach_helper (keep, n);
   if (chdir ("/") < 0)
     _exit (125);
-  struct rlimit rl;
-  if (getrlimit (RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max)
-    {
-      rl.rlim_cur = rl.rlim_max;
-      setrlimit (RLIMIT_NOFILE, &rl);
-    }
 }
 
 static int

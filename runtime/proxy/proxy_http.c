@@ -300,6 +300,26 @@ set_close (struct http_request *req, const char *version, const struct head_walk
   req->close = w->close || (version[7] == '0' && !w->keep_alive);
 }
 
+/* The headers from p to end added to out (the request line is there, olen
+ * bytes), the blank line after them, and the request given out as its
+ * head; out is freed on failure. */
+static int
+finish_head (const char *p, const char *end, struct http_request *req, struct head_walk *w, char *out,
+             size_t olen, const char *version, int *status, char *reason, size_t rsize)
+{
+  if (parse_headers (p, end, req, w, out, &olen, status, reason, rsize) < 0)
+    {
+      free (out);
+      return -1;
+    }
+  out_add (out, &olen, "\r\n", 2);
+  out[olen] = '\0';
+  req->head = out;
+  req->head_len = olen;
+  set_close (req, version, w);
+  return 0;
+}
+
 int
 http_parse_request (const char *head, size_t len, struct http_request *req, int *status, char *reason,
                     size_t rsize)
@@ -348,16 +368,8 @@ http_parse_request (const char *head, size_t len, struct http_request *req, int 
   out_add (out, &olen, "\r\nHost: ", 8);
   out_add (out, &olen, auth, alen);
   out_add (out, &olen, "\r\n", 2);
-  if (parse_headers (eol + 2, end, req, &w, out, &olen, status, reason, rsize) < 0)
-    {
-      free (out);
-      return -1;
-    }
-  out_add (out, &olen, "\r\n", 2);
-  out[olen] = '\0';
-  req->head = out;
-  req->head_len = olen;
-  set_close (req, version, &w);
+  if (finish_head (eol + 2, end, req, &w, out, olen, version, status, reason, rsize) < 0)
+    return -1;
   return 0;
 }
 
@@ -380,16 +392,8 @@ http_parse_origin_request (const char *head, size_t len, uint16_t default_port, 
   out_add (out, &olen, head, (size_t)(eol + 2 - head));
   req->path_off = (size_t)(target - head);
   req->path_len = tlen;
-  if (parse_headers (eol + 2, head + len, req, &w, out, &olen, status, reason, rsize) < 0)
-    {
-      free (out);
-      return -1;
-    }
-  out_add (out, &olen, "\r\n", 2);
-  out[olen] = '\0';
-  req->head = out;
-  req->head_len = olen;
-  set_close (req, version, &w);
+  if (finish_head (eol + 2, head + len, req, &w, out, olen, version, status, reason, rsize) < 0)
+    return -1;
   /* The Host header says where the request goes: one, and a well-formed one. */
   if (w.n_host != 1)
     return fail (status, 400, reason, rsize, "a request needs exactly one Host header");
