@@ -92,11 +92,9 @@ canonical_keys (yajl_val v, const char *parent, hk_err *err)
         if (strcmp (v->u.object.keys[j], c) == 0)
           return err_set (err, EINVAL, ".linux.resources%s%s: \"%s\" and \"%s\" name the same field",
                           parent ? "." : "", parent ? parent : "", v->u.object.keys[j], v->u.object.keys[i]);
-      if (strcmp (v->u.object.keys[i], c) != 0)
-        {
-          free ((char *)v->u.object.keys[i]);
-          v->u.object.keys[i] = xstrdup (c);
-        }
+      /* The tree's strings are its arena's (oci/json.c): the key is
+       * pointed at the table's spelling, never freed here. */
+      v->u.object.keys[i] = c;
       if (parent == NULL && canonical_keys (v->u.object.values[i], c, err) < 0)
         return -1;
     }
