@@ -158,13 +158,16 @@ fi
 # A kept process: `exec --detach` returns its id once it runs; its holder
 # copies its output into procs/<pid>/log.  Timed to that file's first byte.
 first_output () {
-  local i t0 t1 p log
+  local i t0 t1 p log end
   : > "$out/detach"
   for ((i = 0; i < DETACH_RUNS; i++)); do
     t0=$(date +%s%N)
     p=$($H exec --detach hx echo first) || return 1
     log=$work/hako/hx/procs/$p/log
-    until [ -s "$log" ]; do :; done
+    # Bounded: a hako that keeps no such log (an older build's --detach)
+    # fails the row instead of spinning for ever.
+    end=$((SECONDS + 10))
+    until [ -s "$log" ]; do ((SECONDS < end)) || return 1; done
     t1=$(date +%s%N)
     echo "$(((t1 - t0) / 1000))" >> "$out/detach"
     $H wait --process "$p" hx > /dev/null || return 1
