@@ -98,3 +98,19 @@ proctitle_set (const char *name, const char *const *words, int n, int keep)
       *area++ = i + 1 < n ? ' ' : '\0';
     }
 }
+
+void
+proctitle_sandbox (const char *what, const char *state_dir)
+{
+  char *root = strdup (state_dir);
+  char *slash = root ? strrchr (root, '/') : NULL;
+  if (slash != NULL)
+    {
+      *slash = '\0';
+      char name[16];
+      snprintf (name, sizeof name, "hako %s", what);
+      const char *words[] = { "hako", what, slash + 1, "--root", root[0] ? root : "/" };
+      proctitle_set (name, words, 5, 3);
+    }
+  free (root);
+}

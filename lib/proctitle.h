@@ -18,4 +18,9 @@ bool proctitle_area (unsigned long *start, unsigned long *end);
  * Nothing may point into the original arguments (main copies argv). */
 void proctitle_set (const char *name, const char *const *words, int n, int keep);
 
+/* Name a process of hako's that serves the sandbox whose state directory
+ * is ROOT/ID: comm "hako WHAT", arguments "hako WHAT ID --root ROOT" (the
+ * root dropped where the area has no room for it). */
+void proctitle_sandbox (const char *what, const char *state_dir);
+
 #endif

@@ -391,19 +391,6 @@ fwd_drop (bool in_userns, hk_err *err)
   return 0;
 }
 
-/* "hako ports ID --root ROOT" in ps (and for the tests' leak checks). */
-static void
-fwd_name (const char *state_dir)
-{
-  cleanup_free char *root = xstrdup (state_dir);
-  char *slash = strrchr (root, '/');
-  if (slash == NULL)
-    return;
-  *slash = '\0';
-  const char *words[] = { "hako", "ports", slash + 1, "--root", root[0] ? root : "/" };
-  proctitle_set ("hako ports", words, 5, 3);
-}
-
 struct fwd_args
 {
   const char *state_dir;
@@ -435,7 +422,8 @@ static void __attribute__ ((noreturn)) fwd_main (const struct fwd_args *a)
     close (a->netns_fd);
   if (a->userns_fd >= 0)
     close (a->userns_fd);
-  fwd_name (a->state_dir);
+  /* "hako ports ID --root ROOT" in ps (and for the tests' leak checks). */
+  proctitle_sandbox ("ports", a->state_dir);
   struct fwd_report r = { .ok = 1, .pid = getpid () };
   fd_write_all (a->report_fd, &r, sizeof r);
   close (a->report_fd);

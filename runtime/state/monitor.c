@@ -229,26 +229,14 @@ detach (const struct mon_link *l, const struct mon_watch *w)
   fd_close_all_but (3, keep, 3);
 }
 
-/* What ps shows for it while the sandbox lives: "hako monitor ID" (and the
- * root where hako's arguments leave room), not the verb that forked it (a
- * sandbox woken by `wake` looked like a `hako wake` hung for its life). */
-static void
-name_monitor (const char *state_dir)
-{
-  cleanup_free char *root = xstrdup (state_dir);
-  char *slash = strrchr (root, '/');
-  if (slash == NULL)
-    return;
-  *slash = '\0';
-  const char *words[] = { "hako", "monitor", slash + 1, "--root", root[0] ? root : "/" };
-  proctitle_set ("hako monitor", words, 5, 3);
-}
-
 void
 mon_run (struct mon_link *l, struct mon_watch *w)
 {
   detach (l, w);
-  name_monitor (w->state_dir);
+  /* What ps shows for it while the sandbox lives: "hako monitor ID" (and
+   * the root where hako's arguments leave room), not the verb that forked it
+   * (a sandbox woken by `wake` looked like a `hako wake` hung for its life). */
+  proctitle_sandbox ("monitor", w->state_dir);
   struct mon_msg m = { .ok = 1 };
   mon_send (l, &m);
   if (w->log_out >= 0 || w->log_err >= 0)
