@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <time.h>
@@ -515,6 +516,23 @@ fd_detach_helper (int *keep, size_t n)
       rl.rlim_cur = rl.rlim_max;
       setrlimit (RLIMIT_NOFILE, &rl);
     }
+}
+
+int
+fd_connect_result (int fd)
+{
+  int e = 0;
+  socklen_t len = sizeof e;
+  if (getsockopt (fd, SOL_SOCKET, SO_ERROR, &e, &len) < 0)
+    return errno;
+  if (e != 0)
+    return e;
+  struct sockaddr_storage peer;
+  socklen_t plen = sizeof peer;
+  /* No error and no peer yet: the connect is still in progress. */
+  if (getpeername (fd, (struct sockaddr *)&peer, &plen) < 0 && errno == ENOTCONN)
+    return EINPROGRESS;
+  return 0;
 }
 
 char *

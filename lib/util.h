@@ -93,6 +93,10 @@ void fd_close_all_but (unsigned int first, int *keep, size_t n);
  * signal, stdio on /dev/null, only the fds in keep (from 3), and its open
  * files' limit raised to the hard one (each connection costs several). */
 void fd_detach_helper (int *keep, size_t n);
+/* Where a non-blocking connect on fd stands once its poll woke: 0
+ * connected, EINPROGRESS not yet (woken by something else), else the
+ * connect's errno. */
+int fd_connect_result (int fd);
 /* Write path through a temporary file in the same directory, then rename: a
  * reader, or a hako killed half-way, sees the old contents or the new ones,
  * never half.  No fsync: this is for the state tree, which lives on tmpfs

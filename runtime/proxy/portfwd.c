@@ -154,14 +154,9 @@ connect_inner (struct fwd *f, struct fconn *c)
 static bool
 finish_connect (struct fwd *f, struct fconn *c)
 {
-  int e = 0;
-  socklen_t len = sizeof e;
-  if (getsockopt (c->in.fd, SOL_SOCKET, SO_ERROR, &e, &len) < 0)
-    e = errno;
-  struct sockaddr_storage peer;
-  socklen_t plen = sizeof peer;
-  if (e == 0 && getpeername (c->in.fd, (struct sockaddr *)&peer, &plen) < 0 && errno == ENOTCONN)
-    return true; /* still in progress: woken by the client */
+  int e = fd_connect_result (c->in.fd);
+  if (e == EINPROGRESS)
+    return true; /* woken by the client */
   if (e == 0)
     {
       c->connecting = false;

@@ -247,17 +247,10 @@ upstream_begin (struct proxy *p, struct conn *c)
 static void
 finish_connect (struct proxy *p, struct conn *c)
 {
-  int e = 0;
-  socklen_t len = sizeof e;
-  if (getsockopt (c->up.fd, SOL_SOCKET, SO_ERROR, &e, &len) < 0)
-    e = errno;
-  struct sockaddr_storage peer;
-  socklen_t plen = sizeof peer;
-  /* No error and no peer yet: still in progress (we were woken by the client). */
-  if (e == 0 && getpeername (c->up.fd, (struct sockaddr *)&peer, &plen) < 0 && errno == ENOTCONN
-      && !c->up.hup)
-    return;
-  if (e == 0 && c->up.hup)
+  int e = fd_connect_result (c->up.fd);
+  if (e == EINPROGRESS && !c->up.hup)
+    return; /* woken by the client */
+  if ((e == 0 || e == EINPROGRESS) && c->up.hup)
     e = ECONNREFUSED;
   if (e != 0)
     {
